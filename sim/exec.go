@@ -1,0 +1,652 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// HostParams are the CPU costs the executor charges on each rank.
+type HostParams struct {
+	// Overhead is the CPU time to start a send and to take in a received
+	// message (LogP's o).
+	Overhead Time
+	// ReducePsPerByte is the CPU time per byte of reduction, in picoseconds
+	// (the gamma of the alpha-beta-gamma model).
+	ReducePsPerByte float64
+	// EagerLimit is the largest message sent eagerly: such a send completes
+	// once its data has left. A larger message uses rendezvous: its send
+	// also waits until the receiver has matched it.
+	EagerLimit int64
+}
+
+// Config says how to execute a schedule.
+type Config struct {
+	Host    HostParams
+	Network NetworkFactory
+	// Data, when not nil, holds every rank's buffers (Data[rank][buffer]);
+	// the run then carries real elements in messages and applies the
+	// schedule's ReduceOp, so the final buffers can be checked.
+	Data [][][]uint64
+}
+
+// Result is what an execution measured.
+type Result struct {
+	Finish   []Time // when each rank completed its last op
+	Makespan Time   // the latest finish
+	Ops      uint64 // ops completed
+	Messages uint64 // messages sent
+	Bytes    uint64 // message bytes sent
+	Events   uint64 // engine events run
+}
+
+// MaxRanks is the largest number of ranks an execution supports.
+const MaxRanks = 1 << 28
+
+// Execute runs schedule s on eng under cfg until every rank has finished,
+// and returns per-rank finish times. A schedule that cannot finish returns a
+// *DeadlockError naming the blocked ranks and their pending ops.
+//
+// Memory grows with ranks and with ops in flight, not with the length of
+// the programs: ops are read from each rank's Source as the rank advances
+// and forgotten once complete.
+func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
+	if s.Ranks < 1 || s.Ranks > MaxRanks {
+		return nil, fmt.Errorf("schedule %q: %d ranks; need 1..%d", s.Name, s.Ranks, MaxRanks)
+	}
+	if cfg.Host.ReducePsPerByte < 0 || math.IsNaN(cfg.Host.ReducePsPerByte) || cfg.Host.Overhead < 0 {
+		return nil, errors.New("host parameters must not be negative")
+	}
+	x := &executor{
+		eng:       eng,
+		host:      cfg.Host,
+		data:      cfg.Data,
+		reduce:    s.ReduceOp,
+		lookahead: int32(max(s.Lookahead, 1)),
+		ranks:     make([]rank, s.Ranks),
+		freeEdge:  -1,
+		freeMsg:   noMsg,
+	}
+	if x.data != nil && len(x.data) != s.Ranks {
+		return nil, fmt.Errorf("data mode: %d rank buffers for %d ranks", len(x.data), s.Ranks)
+	}
+	x.id = eng.Register(x)
+	net, err := cfg.Network(eng, x, s.Ranks)
+	if err != nil {
+		return nil, err
+	}
+	x.net = net
+	for r := range x.ranks {
+		x.ranks[r].src = s.Rank(r)
+	}
+	x.draining = true
+	for r := range x.ranks {
+		x.refill(int32(r))
+		x.finishIfDone(int32(r))
+	}
+	x.drainQueue()
+	x.draining = false
+	eng.Run()
+	res := &Result{
+		Finish:   make([]Time, len(x.ranks)),
+		Ops:      x.ops,
+		Messages: x.messages,
+		Bytes:    x.bytes,
+		Events:   eng.Events(),
+	}
+	for r := range x.ranks {
+		res.Finish[r] = x.ranks[r].finish
+		res.Makespan = max(res.Makespan, x.ranks[r].finish)
+	}
+	if x.err != nil {
+		return res, x.err
+	}
+	if err := x.deadlock(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+const (
+	slotWaiting uint8 = iota // read; some dependency not complete
+	slotIssued               // started
+	slotDone                 // complete
+)
+
+// slot is one read, not yet forgotten op of a rank.
+type slot struct {
+	kind    OpKind
+	reduce  bool
+	state   uint8
+	peer    int32
+	tag     int32
+	pending int32  // dependencies not yet complete
+	deps    int32  // head of the list of ops waiting for this one; -1 if none
+	msg     uint32 // send: its message
+	bytes   int64
+	dur     Time
+	data    Region
+}
+
+// rank is one rank's interpreter state.
+type rank struct {
+	src      Source
+	win      []slot // ring buffer of ops base..next-1, indexed by program index
+	base     int32  // oldest op not yet complete (all before it are)
+	next     int32  // program index of the next op to read
+	waiting  int32  // read ops waiting for dependencies
+	open     int32  // read ops not complete
+	ended    bool   // the source has no more ops
+	finished bool
+	cpuFree  Time     // the CPU is busy until then
+	posted   []int32  // posted, unmatched receives, oldest first
+	unexp    []uint32 // arrived, unmatched messages, oldest first
+	finish   Time
+}
+
+// edge says that op waits for the op whose list it is in.
+type edge struct{ op, next int32 }
+
+const noMsg = math.MaxUint32
+
+// message is one send in flight.
+type message struct {
+	src, dst  int32
+	tag       int32
+	sendIdx   int32
+	bytes     int64
+	payload   []uint64
+	localDone bool // the sender's NIC is done with it
+	matched   bool // a receive took it
+	sendDone  bool // the send op completed
+	nextFree  uint32
+}
+
+// Event kinds, packed into the top bits of an event's argument.
+const (
+	evDone   = 1 // the op's CPU work ends: it completes
+	evInject = 2 // the send's CPU overhead ends: its data goes out
+)
+
+func pack(kind uint64, r, idx int32) uint64 {
+	return kind<<60 | uint64(r)<<32 | uint64(uint32(idx))
+}
+
+func unpack(arg uint64) (kind uint64, r, idx int32) {
+	return arg >> 60, int32(arg >> 32 & (1<<28 - 1)), int32(uint32(arg))
+}
+
+type executor struct {
+	eng       *Engine
+	id        HandlerID
+	net       Network
+	host      HostParams
+	data      [][][]uint64
+	reduce    ReduceOp
+	lookahead int32
+	ranks     []rank
+	edges     []edge
+	freeEdge  int32
+	msgs      []message
+	freeMsg   uint32
+	queue     []uint64 // ops completed but not yet processed, FIFO
+	qhead     int
+	draining  bool
+	scratch   []Op
+	finished  int
+	ops       uint64
+	messages  uint64
+	bytes     uint64
+	err       error
+}
+
+func (x *executor) slot(r, idx int32) *slot {
+	w := x.ranks[r].win
+	return &w[int(idx)&(len(w)-1)]
+}
+
+// Handle runs the executor's own events.
+func (x *executor) Handle(arg uint64) {
+	kind, r, idx := unpack(arg)
+	nested := x.enter()
+	switch kind {
+	case evDone:
+		x.complete(r, idx)
+	case evInject:
+		x.inject(r, idx)
+	}
+	x.leave(nested)
+}
+
+// Injected implements Sink.
+func (x *executor) Injected(id uint32) {
+	nested := x.enter()
+	m := &x.msgs[id]
+	m.localDone = true
+	if m.bytes <= x.host.EagerLimit || m.matched {
+		x.completeSend(id)
+	}
+	x.leave(nested)
+}
+
+// Delivered implements Sink.
+func (x *executor) Delivered(id uint32) {
+	nested := x.enter()
+	m := &x.msgs[id]
+	rk := &x.ranks[m.dst]
+	for i, idx := range rk.posted {
+		s := x.slot(m.dst, idx)
+		if s.peer == m.src && s.tag == m.tag {
+			rk.posted = removeAt(rk.posted, i)
+			x.match(m.dst, idx, id)
+			x.leave(nested)
+			return
+		}
+	}
+	rk.unexp = append(rk.unexp, id)
+	x.leave(nested)
+}
+
+// enter and leave bracket every entry point; completions found inside are
+// processed in FIFO order by the outermost one, so that long chains of
+// zero-cost ops neither recurse nor depend on call depth.
+func (x *executor) enter() bool {
+	was := x.draining
+	x.draining = true
+	return was
+}
+
+func (x *executor) leave(nested bool) {
+	if nested {
+		return
+	}
+	x.drainQueue()
+	x.draining = false
+}
+
+func (x *executor) drainQueue() {
+	for x.qhead < len(x.queue) {
+		_, r, idx := unpack(x.queue[x.qhead])
+		x.qhead++
+		x.finishOp(r, idx)
+	}
+	x.queue = x.queue[:0]
+	x.qhead = 0
+}
+
+func (x *executor) fail(err error) {
+	if x.err == nil {
+		x.err = err
+	}
+	x.eng.Stop()
+}
+
+// refill reads rank r's next ops while fewer than lookahead of them wait.
+func (x *executor) refill(r int32) {
+	rk := &x.ranks[r]
+	for !rk.ended && rk.waiting < x.lookahead && x.err == nil {
+		ops := rk.src.Next(x.scratch[:0])
+		x.scratch = ops[:0]
+		if len(ops) == 0 {
+			rk.ended = true
+			break
+		}
+		for i := range ops {
+			x.read(r, &ops[i])
+		}
+	}
+}
+
+func (x *executor) read(r int32, op *Op) {
+	rk := &x.ranks[r]
+	idx := rk.next
+	if idx == math.MaxInt32 {
+		x.fail(fmt.Errorf("rank %d: more than %d ops", r, math.MaxInt32))
+		return
+	}
+	if err := checkOp(r, idx, op, int32(len(x.ranks))); err != nil {
+		x.fail(err)
+		return
+	}
+	if x.data != nil && op.Kind != OpCalc {
+		bufs := x.data[r]
+		if int(op.Data.Buf) >= len(bufs) || op.Data.Off+op.Data.Count > int64(len(bufs[op.Data.Buf])) {
+			x.fail(fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r, idx, op, op.Data))
+			return
+		}
+	}
+	if int(idx-rk.base) == len(rk.win) {
+		x.grow(rk)
+	}
+	s := x.slot(r, idx)
+	*s = slot{kind: op.Kind, reduce: op.Reduce, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, data: op.Data, deps: -1, msg: noMsg}
+	for _, d := range op.After {
+		if d < rk.base {
+			continue
+		}
+		ds := x.slot(r, d)
+		if ds.state == slotDone {
+			continue
+		}
+		ds.deps = x.newEdge(idx, ds.deps)
+		s.pending++
+	}
+	rk.next++
+	rk.open++
+	if s.pending > 0 {
+		rk.waiting++
+		return
+	}
+	x.issue(r, idx)
+}
+
+// grow doubles a rank's window, keeping every op at its program index.
+func (x *executor) grow(rk *rank) {
+	n := max(2*len(rk.win), 2)
+	win := make([]slot, n)
+	for i := rk.base; i < rk.next; i++ {
+		win[int(i)&(n-1)] = rk.win[int(i)&(len(rk.win)-1)]
+	}
+	rk.win = win
+}
+
+func (x *executor) newEdge(op, next int32) int32 {
+	if x.freeEdge >= 0 {
+		i := x.freeEdge
+		x.freeEdge = x.edges[i].next
+		x.edges[i] = edge{op: op, next: next}
+		return i
+	}
+	x.edges = append(x.edges, edge{op: op, next: next})
+	return int32(len(x.edges) - 1)
+}
+
+// issue starts an op whose dependencies are complete.
+func (x *executor) issue(r, idx int32) {
+	s := x.slot(r, idx)
+	s.state = slotIssued
+	rk := &x.ranks[r]
+	switch s.kind {
+	case OpCalc:
+		x.busyCPU(r, idx, s.dur+x.reduceCost(s.bytes))
+	case OpSend:
+		now := x.eng.Now()
+		rk.cpuFree = max(now, rk.cpuFree) + x.host.Overhead
+		if rk.cpuFree == now {
+			x.inject(r, idx)
+		} else {
+			x.eng.At(rk.cpuFree, x.id, pack(evInject, r, idx))
+		}
+	case OpRecv:
+		for i, id := range rk.unexp {
+			m := &x.msgs[id]
+			if m.src == s.peer && m.tag == s.tag {
+				rk.unexp = removeAt(rk.unexp, i)
+				x.match(r, idx, id)
+				return
+			}
+		}
+		rk.posted = append(rk.posted, idx)
+	}
+}
+
+// busyCPU occupies rank r's CPU for cost after whatever it is doing, then
+// completes op idx.
+func (x *executor) busyCPU(r, idx int32, cost Time) {
+	rk := &x.ranks[r]
+	now := x.eng.Now()
+	rk.cpuFree = max(now, rk.cpuFree) + cost
+	if rk.cpuFree == now {
+		x.complete(r, idx)
+		return
+	}
+	x.eng.At(rk.cpuFree, x.id, pack(evDone, r, idx))
+}
+
+func (x *executor) reduceCost(bytes int64) Time {
+	if bytes == 0 || x.host.ReducePsPerByte == 0 {
+		return 0
+	}
+	return FromSeconds(float64(bytes) * x.host.ReducePsPerByte / 1e12)
+}
+
+func (x *executor) inject(r, idx int32) {
+	s := x.slot(r, idx)
+	id := x.newMsg()
+	s.msg = id
+	m := &x.msgs[id]
+	m.src, m.dst, m.tag, m.sendIdx, m.bytes = r, s.peer, s.tag, idx, s.bytes
+	if x.data != nil {
+		buf := x.data[r][s.data.Buf]
+		m.payload = append(m.payload[:0], buf[s.data.Off:s.data.Off+s.data.Count]...)
+	}
+	x.messages++
+	x.bytes += uint64(s.bytes)
+	if s.peer == r { // a message to oneself never touches the network
+		x.Injected(id)
+		x.Delivered(id)
+		return
+	}
+	x.net.Inject(Transfer{ID: id, Src: r, Dst: s.peer, Bytes: s.bytes})
+}
+
+func (x *executor) newMsg() uint32 {
+	if x.freeMsg != noMsg {
+		id := x.freeMsg
+		m := &x.msgs[id]
+		x.freeMsg = m.nextFree
+		*m = message{payload: m.payload[:0]}
+		return id
+	}
+	if len(x.msgs) == noMsg {
+		panic("sim: too many messages in flight")
+	}
+	x.msgs = append(x.msgs, message{})
+	return uint32(len(x.msgs) - 1)
+}
+
+func (x *executor) releaseMsg(id uint32) {
+	m := &x.msgs[id]
+	m.nextFree = x.freeMsg
+	x.freeMsg = id
+}
+
+// match pairs receive idx of rank r with message id.
+func (x *executor) match(r, idx int32, id uint32) {
+	s := x.slot(r, idx)
+	m := &x.msgs[id]
+	if s.bytes != m.bytes {
+		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
+			r, idx, opString(s), m.bytes, m.src, m.sendIdx))
+		return
+	}
+	if x.data != nil {
+		if int64(len(m.payload)) != s.data.Count {
+			x.fail(fmt.Errorf("rank %d op %d (%s) expects %d elements but rank %d op %d sent %d",
+				r, idx, opString(s), s.data.Count, m.src, m.sendIdx, len(m.payload)))
+			return
+		}
+		dst := x.data[r][s.data.Buf][s.data.Off : s.data.Off+s.data.Count]
+		if s.reduce {
+			x.reduce.Apply(dst, m.payload)
+		} else {
+			copy(dst, m.payload)
+		}
+	}
+	cost := x.host.Overhead
+	if s.reduce {
+		cost += x.reduceCost(s.bytes)
+	}
+	x.busyCPU(r, idx, cost)
+	m.matched = true
+	switch {
+	case m.sendDone:
+		x.releaseMsg(id)
+	case m.localDone:
+		x.completeSend(id) // rendezvous: the sender was waiting for us
+	}
+}
+
+func (x *executor) completeSend(id uint32) {
+	m := &x.msgs[id]
+	m.sendDone = true
+	x.complete(m.src, m.sendIdx)
+	if m.matched {
+		x.releaseMsg(id)
+	}
+}
+
+// complete queues op idx of rank r as complete.
+func (x *executor) complete(r, idx int32) {
+	x.queue = append(x.queue, pack(0, r, idx))
+}
+
+func (x *executor) finishOp(r, idx int32) {
+	rk := &x.ranks[r]
+	s := x.slot(r, idx)
+	s.state = slotDone
+	rk.open--
+	x.ops++
+	for e := s.deps; e >= 0; {
+		ed := x.edges[e]
+		d := x.slot(r, ed.op)
+		d.pending--
+		if d.pending == 0 {
+			rk.waiting--
+			x.issue(r, ed.op)
+		}
+		x.edges[e].next = x.freeEdge
+		x.freeEdge = e
+		e = ed.next
+	}
+	s.deps = -1
+	for rk.base < rk.next && x.slot(r, rk.base).state == slotDone {
+		rk.base++
+	}
+	x.refill(r)
+	x.finishIfDone(r)
+}
+
+func (x *executor) finishIfDone(r int32) {
+	rk := &x.ranks[r]
+	if rk.ended && rk.open == 0 && !rk.finished {
+		rk.finished = true
+		rk.finish = x.eng.Now()
+		x.finished++
+		rk.win, rk.posted = nil, nil // a finished rank keeps no memory
+	}
+}
+
+func removeAt[T any](s []T, i int) []T {
+	copy(s[i:], s[i+1:])
+	return s[:len(s)-1]
+}
+
+func opString(s *slot) string {
+	op := Op{Kind: s.kind, Reduce: s.reduce, Peer: s.peer, Tag: s.tag, Bytes: s.bytes, Dur: s.dur}
+	return op.String()
+}
+
+// PendingOp is an op that could not complete, as a DeadlockError reports it.
+type PendingOp struct {
+	Rank  int32
+	Index int32 // program index; -1 for a message nobody received
+	Op    string
+	State string
+}
+
+// DeadlockError reports a schedule that cannot finish: the blocked ranks and
+// every op they wait on (up to maxPendingReported), and messages that were
+// sent but never received.
+type DeadlockError struct {
+	At      Time
+	Ranks   int
+	Blocked []int32
+	Pending []PendingOp
+	Omitted int // pending ops left out of Pending
+}
+
+const maxPendingReported = 1000
+
+func (e *DeadlockError) Error() string {
+	var b strings.Builder
+	if len(e.Blocked) > 0 {
+		fmt.Fprintf(&b, "deadlock at %v: %d of %d ranks cannot finish (ranks %s)", e.At, len(e.Blocked), e.Ranks, rankList(e.Blocked))
+	} else {
+		fmt.Fprintf(&b, "unmatched messages at %v: every rank finished but messages were never received", e.At)
+	}
+	const shown = 8
+	for i, p := range e.Pending {
+		if i == shown {
+			fmt.Fprintf(&b, "; and %d more", len(e.Pending)-shown+e.Omitted)
+			break
+		}
+		if p.Index >= 0 {
+			fmt.Fprintf(&b, "; rank %d op %d %s: %s", p.Rank, p.Index, p.Op, p.State)
+		} else {
+			fmt.Fprintf(&b, "; at rank %d, %s: %s", p.Rank, p.Op, p.State)
+		}
+	}
+	return b.String()
+}
+
+func rankList(ranks []int32) string {
+	var parts []string
+	for i, r := range ranks {
+		if i == 16 {
+			parts = append(parts, fmt.Sprintf("... %d more", len(ranks)-16))
+			break
+		}
+		parts = append(parts, fmt.Sprint(r))
+	}
+	return strings.Join(parts, ",")
+}
+
+// deadlock returns the DeadlockError describing what is left, or nil.
+func (x *executor) deadlock() error {
+	de := &DeadlockError{At: x.eng.Now(), Ranks: len(x.ranks)}
+	add := func(p PendingOp) {
+		if len(de.Pending) < maxPendingReported {
+			de.Pending = append(de.Pending, p)
+		} else {
+			de.Omitted++
+		}
+	}
+	for r := range x.ranks {
+		rk := &x.ranks[r]
+		r := int32(r)
+		if !rk.finished {
+			de.Blocked = append(de.Blocked, r)
+			for idx := rk.base; idx < rk.next; idx++ {
+				s := x.slot(r, idx)
+				var state string
+				switch {
+				case s.state == slotDone:
+					continue
+				case s.state == slotWaiting:
+					state = fmt.Sprintf("waits for %d earlier ops", s.pending)
+				case s.kind == OpRecv:
+					state = "posted; no matching send arrived"
+				case s.kind == OpSend && s.msg != noMsg && x.msgs[s.msg].localDone:
+					state = "sent (rendezvous); the receiver never matched it"
+				default:
+					state = "in progress"
+				}
+				add(PendingOp{Rank: r, Index: idx, Op: opString(s), State: state})
+			}
+			if !rk.ended {
+				add(PendingOp{Rank: r, Index: rk.next, Op: "(rest of program)", State: "not reached"})
+			}
+		}
+		for _, id := range rk.unexp {
+			m := &x.msgs[id]
+			add(PendingOp{Rank: r, Index: -1, State: "arrived; no receive matched it",
+				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, m.sendIdx)})
+		}
+	}
+	if len(de.Blocked) == 0 && len(de.Pending) == 0 {
+		return nil
+	}
+	return de
+}

@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, progs []Program, cfg Config) (*Result, error) {
+	t.Helper()
+	if cfg.Network == nil {
+		cfg.Network = FixedLatency(10 * Nanosecond)
+	}
+	return Execute(New(1), FromPrograms("test", progs, 0), cfg)
+}
+
+func send(peer, tag int32, bytes int64, after ...int32) Op {
+	return Op{Kind: OpSend, Peer: peer, Tag: tag, Bytes: bytes, After: after}
+}
+
+func recv(peer, tag int32, bytes int64, after ...int32) Op {
+	return Op{Kind: OpRecv, Peer: peer, Tag: tag, Bytes: bytes, After: after}
+}
+
+func TestPingPongTiming(t *testing.T) {
+	// Rank 0 sends, then waits for the reply; each message takes 10ns and
+	// each send or receive costs 1ns of CPU: 1 (o) + 10 + 1 (o) at rank 1,
+	// which then replies: + 1 + 10 + 1 = 24ns.
+	progs := []Program{
+		{send(1, 0, 8), recv(1, 1, 8, 0)},
+		{recv(0, 0, 8), send(0, 1, 8, 0)},
+	}
+	res, err := run(t, progs, Config{Host: HostParams{Overhead: Nanosecond, EagerLimit: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Finish[0] != 24*Nanosecond || res.Finish[1] != 13*Nanosecond {
+		t.Fatalf("finish = %v, want [24ns 13ns]", res.Finish)
+	}
+	if res.Ops != 4 || res.Messages != 2 || res.Bytes != 16 {
+		t.Fatalf("ops %d messages %d bytes %d, want 4 2 16", res.Ops, res.Messages, res.Bytes)
+	}
+}
+
+func TestRendezvousSendWaitsForMatch(t *testing.T) {
+	// Rank 1 posts its receive only after a 100ns calc. An eager send
+	// completes at once; a rendezvous send completes at the match (100ns).
+	progs := []Program{
+		{send(1, 0, 64)},
+		{{Kind: OpCalc, Dur: 100 * Nanosecond}, recv(0, 0, 64, 0)},
+	}
+	for _, tc := range []struct {
+		eager int64
+		want  Time
+	}{{64, 0}, {63, 100 * Nanosecond}} {
+		res, err := run(t, progs, Config{Host: HostParams{EagerLimit: tc.eager}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finish[0] != tc.want {
+			t.Errorf("eager limit %d: sender finished at %v, want %v", tc.eager, res.Finish[0], tc.want)
+		}
+	}
+}
+
+func TestMatchingIsFIFOPerSourceAndTag(t *testing.T) {
+	// Two messages with the same tag land in order; a third with another
+	// tag is matched by tag, whatever the posting order.
+	progs := []Program{
+		{
+			{Kind: OpSend, Peer: 1, Tag: 5, Bytes: 8, Data: Region{Off: 0, Count: 1}},
+			{Kind: OpSend, Peer: 1, Tag: 5, Bytes: 8, Data: Region{Off: 1, Count: 1}},
+			{Kind: OpSend, Peer: 1, Tag: 6, Bytes: 8, Data: Region{Off: 2, Count: 1}},
+		},
+		{
+			{Kind: OpRecv, Peer: 0, Tag: 6, Bytes: 8, Data: Region{Off: 0, Count: 1}},
+			{Kind: OpRecv, Peer: 0, Tag: 5, Bytes: 8, Data: Region{Off: 1, Count: 1}},
+			{Kind: OpRecv, Peer: 0, Tag: 5, Bytes: 8, Data: Region{Off: 2, Count: 1}},
+		},
+	}
+	data := [][][]uint64{{{10, 11, 12}}, {{0, 0, 0}}}
+	if _, err := run(t, progs, Config{Data: data, Network: RandomLatency(50)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := data[1][0]; got[0] != 12 || got[1] != 10 || got[2] != 11 {
+		t.Fatalf("rank 1 got %v, want [12 10 11]", got)
+	}
+}
+
+func TestDeadlockNamesRanksAndOps(t *testing.T) {
+	// Both ranks receive before they send: a classic deadlock.
+	progs := []Program{
+		{recv(1, 0, 8), send(1, 0, 8, 0)},
+		{recv(0, 0, 8), send(0, 0, 8, 0)},
+		{},
+	}
+	_, err := run(t, progs, Config{})
+	var de *DeadlockError
+	if !errors.As(err, &de) {
+		t.Fatalf("got %v, want a DeadlockError", err)
+	}
+	if len(de.Blocked) != 2 || de.Blocked[0] != 0 || de.Blocked[1] != 1 {
+		t.Fatalf("blocked ranks %v, want [0 1]", de.Blocked)
+	}
+	msg := err.Error()
+	for _, want := range []string{"2 of 3 ranks", "rank 0 op 0 recv 8B from 1 tag 0: posted; no matching send arrived", "rank 1 op 1 send 8B to 0 tag 0: waits for 1 earlier ops"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+}
+
+func TestRendezvousDeadlock(t *testing.T) {
+	// Both ranks send a large message before receiving: with rendezvous
+	// neither send completes, so the receives that follow them never post.
+	progs := []Program{
+		{send(1, 0, 1000), recv(1, 0, 1000, 0)},
+		{send(0, 0, 1000), recv(0, 0, 1000, 0)},
+	}
+	if _, err := run(t, progs, Config{Host: HostParams{EagerLimit: 100}}); err == nil || !strings.Contains(err.Error(), "receiver never matched it") {
+		t.Fatalf("got %v, want a rendezvous deadlock", err)
+	}
+	if _, err := run(t, progs, Config{Host: HostParams{EagerLimit: 1000}}); err != nil {
+		t.Fatalf("eager exchange failed: %v", err)
+	}
+}
+
+func TestUnmatchedMessageIsAnError(t *testing.T) {
+	progs := []Program{{send(1, 3, 8)}, {}}
+	_, err := run(t, progs, Config{Host: HostParams{EagerLimit: 8}})
+	if err == nil || !strings.Contains(err.Error(), "message of 8B from rank 0 tag 3") {
+		t.Fatalf("got %v, want an unmatched-message error", err)
+	}
+}
+
+func TestSizeMismatchIsAnError(t *testing.T) {
+	progs := []Program{{send(1, 0, 8)}, {recv(0, 0, 16)}}
+	_, err := run(t, progs, Config{Host: HostParams{EagerLimit: 8}})
+	if err == nil || !strings.Contains(err.Error(), "sizes differ") {
+		t.Fatalf("got %v, want a size mismatch", err)
+	}
+}
+
+func TestBadOpsAreErrors(t *testing.T) {
+	for name, prog := range map[string]Program{
+		"peer out of range": {send(5, 0, 8)},
+		"forward dep":       {send(1, 0, 8, 0)},
+		"negative size":     {send(1, 0, -1)},
+	} {
+		if _, err := run(t, []Program{prog, {}}, Config{}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if err := Validate([]Program{prog, {}}); err == nil {
+			t.Errorf("%s: Validate found nothing", name)
+		}
+	}
+}
+
+func TestValidateFindsUnpairedTraffic(t *testing.T) {
+	err := Validate([]Program{{send(1, 0, 8), send(1, 0, 8)}, {recv(0, 0, 8)}})
+	if err == nil || !strings.Contains(err.Error(), "rank 0 -> 1 tag 0") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A long chain of zero-cost ops completes without recursion, in one instant.
+func TestLongZeroCostChain(t *testing.T) {
+	const n = 200000
+	prog := make(Program, n)
+	prog[0] = Op{Kind: OpCalc}
+	for i := 1; i < n; i++ {
+		prog[i] = Op{Kind: OpCalc, After: []int32{int32(i - 1)}}
+	}
+	res, err := run(t, []Program{prog}, Config{})
+	if err != nil || res.Ops != n || res.Makespan != 0 {
+		t.Fatalf("ops %d makespan %v err %v", res.Ops, res.Makespan, err)
+	}
+}
+
+func TestCalcOccupiesTheCPU(t *testing.T) {
+	// Two independent calcs on one rank run one after the other.
+	prog := Program{{Kind: OpCalc, Dur: 5}, {Kind: OpCalc, Bytes: 10}}
+	res, err := Execute(New(1), FromPrograms("calc", []Program{prog}, 8), Config{
+		Host: HostParams{ReducePsPerByte: 2}, Network: FixedLatency(0)})
+	if err != nil || res.Makespan != 25 {
+		t.Fatalf("makespan %v err %v, want 25ps", res.Makespan, err)
+	}
+}

@@ -1,0 +1,93 @@
+package sim
+
+// Transfer is one message handed to a Network.
+type Transfer struct {
+	ID       uint32 // the executor's message ID, passed back to the Sink
+	Src, Dst int32  // ranks
+	Bytes    int64
+}
+
+// Sink receives a Network's reports about the transfers injected into it.
+type Sink interface {
+	// Injected is called once per transfer, when the source has pushed its
+	// last byte out: the send buffer is free again.
+	Injected(id uint32)
+	// Delivered is called once per transfer, when the last byte is at the
+	// destination and the message can be matched. It never precedes
+	// Injected for the same transfer.
+	Delivered(id uint32)
+}
+
+// Network moves transfers between ranks. A Network owns its state, schedules
+// its own events on the engine, and reports through the Sink it was built
+// with. Transfers between one pair of ranks must be delivered in the order
+// they were injected (MPI's non-overtaking rule).
+type Network interface {
+	// Inject starts tr at the engine's current time.
+	Inject(tr Transfer)
+}
+
+// NetworkFactory builds a Network for a run of the given number of ranks.
+type NetworkFactory func(eng *Engine, sink Sink, ranks int) (Network, error)
+
+// fixedLatency delivers every message after the same delay, with no
+// serialization: the simplest network there is.
+type fixedLatency struct {
+	eng   *Engine
+	sink  Sink
+	id    HandlerID
+	delay Time
+}
+
+// FixedLatency returns a factory for a network in which every message takes
+// the same delay and nothing is shared. It is the reference network for
+// checking programs, not a model of a machine.
+func FixedLatency(delay Time) NetworkFactory {
+	return func(eng *Engine, sink Sink, ranks int) (Network, error) {
+		n := &fixedLatency{eng: eng, sink: sink, delay: delay}
+		n.id = eng.Register(n)
+		return n, nil
+	}
+}
+
+func (n *fixedLatency) Inject(tr Transfer) {
+	n.sink.Injected(tr.ID)
+	n.eng.After(n.delay, n.id, uint64(tr.ID))
+}
+
+func (n *fixedLatency) Handle(arg uint64) { n.sink.Delivered(uint32(arg)) }
+
+// randomLatency delivers each message after a random delay drawn from a
+// seeded stream, keeping each pair's messages in order.
+type randomLatency struct {
+	eng  *Engine
+	sink Sink
+	id   HandlerID
+	max  Time
+	rng  interface{ Int64N(int64) int64 }
+	last map[[2]int32]Time
+}
+
+// RandomLatency returns a factory for a network in which each message takes
+// a random delay in [0, maxDelay], drawn from the engine's seeded streams,
+// while messages between one pair of ranks stay in order. Running a program
+// over it under many seeds shakes out programs whose results depend on
+// timing (a missing dependency, a race on a buffer).
+func RandomLatency(maxDelay Time) NetworkFactory {
+	return func(eng *Engine, sink Sink, ranks int) (Network, error) {
+		n := &randomLatency{eng: eng, sink: sink, max: maxDelay, rng: eng.Stream(0x7a11), last: map[[2]int32]Time{}}
+		n.id = eng.Register(n)
+		return n, nil
+	}
+}
+
+func (n *randomLatency) Inject(tr Transfer) {
+	n.sink.Injected(tr.ID)
+	at := n.eng.Now() + Time(n.rng.Int64N(int64(n.max)+1))
+	pair := [2]int32{tr.Src, tr.Dst}
+	at = max(at, n.last[pair])
+	n.last[pair] = at
+	n.eng.At(at, n.id, uint64(tr.ID))
+}
+
+func (n *randomLatency) Handle(arg uint64) { n.sink.Delivered(uint32(arg)) }

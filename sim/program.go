@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// OpKind says what an Op does.
+type OpKind uint8
+
+// The kinds of op.
+const (
+	OpSend OpKind = iota + 1 // send Bytes to Peer with Tag
+	OpRecv                   // receive Bytes from Peer with Tag
+	OpCalc                   // local computation
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpSend:
+		return "send"
+	case OpRecv:
+		return "recv"
+	case OpCalc:
+		return "calc"
+	}
+	return fmt.Sprintf("OpKind(%d)", uint8(k))
+}
+
+// Region is a range of elements in one of a rank's data buffers. It only
+// matters in data mode, where messages carry real elements.
+type Region struct {
+	Buf   uint8 // which of the rank's buffers
+	Off   int64 // first element
+	Count int64 // number of elements
+}
+
+// Op is one operation of a rank's program.
+type Op struct {
+	Kind OpKind
+	// Reduce, on a Recv, combines the incoming elements into Data with the
+	// schedule's ReduceOp instead of overwriting them, and charges the
+	// reduction (Bytes at the host's reduce rate) on the receiving CPU.
+	Reduce bool
+	Peer   int32 // Send, Recv: the other rank
+	Tag    int32 // Send, Recv: matched FIFO per (source, tag), as MPI does
+	// Bytes is the message size of a Send or Recv, and for a Calc the bytes
+	// of local reduction work, charged at the host's reduce rate.
+	Bytes int64
+	Dur   Time   // Calc: a fixed duration, added to the Bytes-based cost
+	Data  Region // Send: elements sent; Recv: where they land
+	// After lists program indices of earlier ops of this rank that must
+	// complete before this op starts (GOAL's requires). A Source may reuse
+	// the backing array after its next call to Next.
+	After []int32
+}
+
+// String describes op for error messages and traces.
+func (op *Op) String() string {
+	switch op.Kind {
+	case OpSend:
+		return fmt.Sprintf("send %dB to %d tag %d", op.Bytes, op.Peer, op.Tag)
+	case OpRecv:
+		if op.Reduce {
+			return fmt.Sprintf("recv+reduce %dB from %d tag %d", op.Bytes, op.Peer, op.Tag)
+		}
+		return fmt.Sprintf("recv %dB from %d tag %d", op.Bytes, op.Peer, op.Tag)
+	case OpCalc:
+		return fmt.Sprintf("calc %v + %dB", op.Dur, op.Bytes)
+	}
+	return op.Kind.String()
+}
+
+// Source produces one rank's ops in program order, a few at a time, so
+// that a program never has to exist in memory all at once.
+type Source interface {
+	// Next appends the rank's next ops to ops and returns the result. A
+	// result with nothing appended ends the program.
+	Next(ops []Op) []Op
+}
+
+// ReduceOp is the element-wise combination applied by reducing receives.
+type ReduceOp uint8
+
+// Reduction operators. Sums wrap, so that every contribution counted twice
+// or missed changes the result (with overwhelming probability for random
+// inputs).
+const (
+	ReduceSum ReduceOp = iota // wrapping uint64 addition
+	ReduceMax                 // maximum
+)
+
+// Apply combines src into dst element by element.
+func (r ReduceOp) Apply(dst, src []uint64) {
+	switch r {
+	case ReduceSum:
+		for i, v := range src {
+			dst[i] += v
+		}
+	case ReduceMax:
+		for i, v := range src {
+			dst[i] = max(dst[i], v)
+		}
+	}
+}
+
+// Schedule is a collective (or any parallel program) as per-rank programs.
+type Schedule struct {
+	Name  string
+	Ranks int
+	// Rank returns a fresh Source for rank r's program.
+	Rank func(r int) Source
+	// Lookahead bounds how many read ops that still wait for dependencies
+	// the interpreter holds before it stops reading a rank's program. The
+	// default (0, meaning 1) is MPI program order: code after an unmet wait
+	// has not run yet. Schedules read whole from files use a large value so
+	// that every ready op issues as soon as it is ready (GOAL semantics).
+	Lookahead int
+	// Buffers returns the element count of each of rank r's data buffers,
+	// for data mode. Nil means the schedule moves no data.
+	Buffers  func(r int) []int64
+	ReduceOp ReduceOp
+}
+
+// Program is one rank's ops held in memory: a materialized Source.
+type Program []Op
+
+// Materialize reads every rank's whole program; for small schedules only
+// (validation, export, explanation). After slices are copied.
+func Materialize(s Schedule) []Program {
+	progs := make([]Program, s.Ranks)
+	for r := range s.Ranks {
+		src := s.Rank(r)
+		var buf []Op
+		for {
+			buf = src.Next(buf[:0])
+			if len(buf) == 0 {
+				break
+			}
+			for _, op := range buf {
+				op.After = slices.Clone(op.After)
+				progs[r] = append(progs[r], op)
+			}
+		}
+	}
+	return progs
+}
+
+// FromPrograms makes a Schedule that replays materialized programs.
+func FromPrograms(name string, progs []Program, lookahead int) Schedule {
+	return Schedule{
+		Name:      name,
+		Ranks:     len(progs),
+		Lookahead: lookahead,
+		Rank:      func(r int) Source { return &programSource{ops: progs[r]} },
+	}
+}
+
+type programSource struct {
+	ops  []Op
+	next int
+}
+
+// Next hands out the program in chunks, so that replaying a large program
+// costs no more memory than streaming it.
+func (p *programSource) Next(ops []Op) []Op {
+	end := min(p.next+64, len(p.ops))
+	ops = append(ops, p.ops[p.next:end]...)
+	p.next = end
+	return ops
+}
+
+// Validate checks a materialized schedule statically: peers and
+// dependencies in range, and for every ordered pair of ranks and tag, the
+// sends and receives agree in number and in sizes. Every problem found is
+// reported.
+func Validate(progs []Program) error {
+	type key struct{ src, dst, tag int32 }
+	sends := map[key][]int64{}
+	recvs := map[key][]int64{}
+	var errs []error
+	p := int32(len(progs))
+	for r, prog := range progs {
+		for i, op := range prog {
+			if err := checkOp(int32(r), int32(i), &op, p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			switch op.Kind {
+			case OpSend:
+				k := key{int32(r), op.Peer, op.Tag}
+				sends[k] = append(sends[k], op.Bytes)
+			case OpRecv:
+				k := key{op.Peer, int32(r), op.Tag}
+				recvs[k] = append(recvs[k], op.Bytes)
+			}
+		}
+	}
+	keys := make([]key, 0, len(sends)+len(recvs))
+	for k := range sends {
+		keys = append(keys, k)
+	}
+	for k := range recvs {
+		if _, ok := sends[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.src != b.src {
+			return int(a.src - b.src)
+		}
+		if a.dst != b.dst {
+			return int(a.dst - b.dst)
+		}
+		return int(a.tag - b.tag)
+	})
+	for _, k := range keys {
+		s, r := sends[k], recvs[k]
+		if !slices.Equal(s, r) {
+			errs = append(errs, fmt.Errorf("rank %d -> %d tag %d: sends of %v bytes but receives of %v bytes", k.src, k.dst, k.tag, s, r))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkOp reports an op that no interpreter could run.
+func checkOp(rank, index int32, op *Op, ranks int32) error {
+	where := fmt.Sprintf("rank %d op %d (%v)", rank, index, op)
+	switch op.Kind {
+	case OpSend, OpRecv:
+		if op.Peer < 0 || op.Peer >= ranks {
+			return fmt.Errorf("%s: peer %d outside 0..%d", where, op.Peer, ranks-1)
+		}
+		if op.Bytes < 0 {
+			return fmt.Errorf("%s: negative size", where)
+		}
+	case OpCalc:
+		if op.Bytes < 0 || op.Dur < 0 {
+			return fmt.Errorf("%s: negative cost", where)
+		}
+	default:
+		return fmt.Errorf("%s: unknown op kind", where)
+	}
+	if op.Data.Count < 0 || op.Data.Off < 0 {
+		return fmt.Errorf("%s: negative data region", where)
+	}
+	for _, d := range op.After {
+		if d < 0 || d >= index {
+			return fmt.Errorf("%s: depends on op %d, which is not an earlier op", where, d)
+		}
+	}
+	return nil
+}
