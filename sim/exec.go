@@ -123,6 +123,7 @@ type slot struct {
 	tag     int32
 	pending int32  // dependencies not yet complete
 	deps    int32  // head of the list of ops waiting for this one; -1 if none
+	last    int32  // tail of that list, so that waiters issue in program order
 	msg     uint32 // send: its message
 	bytes   int64
 	dur     Time
@@ -329,7 +330,13 @@ func (x *executor) read(r int32, op *Op) {
 		if ds.state == slotDone {
 			continue
 		}
-		ds.deps = x.newEdge(idx, ds.deps)
+		e := x.newEdge(idx)
+		if ds.deps < 0 {
+			ds.deps = e
+		} else {
+			x.edges[ds.last].next = e
+		}
+		ds.last = e
 		s.pending++
 	}
 	rk.next++
@@ -351,14 +358,14 @@ func (x *executor) grow(rk *rank) {
 	rk.win = win
 }
 
-func (x *executor) newEdge(op, next int32) int32 {
+func (x *executor) newEdge(op int32) int32 {
 	if x.freeEdge >= 0 {
 		i := x.freeEdge
 		x.freeEdge = x.edges[i].next
-		x.edges[i] = edge{op: op, next: next}
+		x.edges[i] = edge{op: op, next: -1}
 		return i
 	}
-	x.edges = append(x.edges, edge{op: op, next: next})
+	x.edges = append(x.edges, edge{op: op, next: -1})
 	return int32(len(x.edges) - 1)
 }
 
@@ -371,6 +378,14 @@ func (x *executor) issue(r, idx int32) {
 	case OpCalc:
 		x.busyCPU(r, idx, s.dur+x.reduceCost(s.bytes))
 	case OpSend:
+		id := x.newMsg()
+		s.msg = id
+		m := &x.msgs[id]
+		m.src, m.dst, m.tag, m.sendIdx, m.bytes = r, s.peer, s.tag, idx, s.bytes
+		if x.data != nil {
+			buf := x.data[r][s.data.Buf]
+			m.payload = append(m.payload[:0], buf[s.data.Off:s.data.Off+s.data.Count]...)
+		}
 		now := x.eng.Now()
 		rk.cpuFree = max(now, rk.cpuFree) + x.host.Overhead
 		if rk.cpuFree == now {
@@ -413,14 +428,7 @@ func (x *executor) reduceCost(bytes int64) Time {
 
 func (x *executor) inject(r, idx int32) {
 	s := x.slot(r, idx)
-	id := x.newMsg()
-	s.msg = id
-	m := &x.msgs[id]
-	m.src, m.dst, m.tag, m.sendIdx, m.bytes = r, s.peer, s.tag, idx, s.bytes
-	if x.data != nil {
-		buf := x.data[r][s.data.Buf]
-		m.payload = append(m.payload[:0], buf[s.data.Off:s.data.Off+s.data.Count]...)
-	}
+	id := s.msg
 	x.messages++
 	x.bytes += uint64(s.bytes)
 	if s.peer == r { // a message to oneself never touches the network

@@ -186,3 +186,27 @@ func TestCalcOccupiesTheCPU(t *testing.T) {
 		t.Fatalf("makespan %v err %v, want 25ps", res.Makespan, err)
 	}
 }
+
+// Ops freed by the same completion start in program order, and a send
+// captures its data at start: so an exchange of running sums with a
+// reducing receive ordered after the send never double counts.
+func TestSendCapturesDataAtStartAndReadyOpsStartInOrder(t *testing.T) {
+	mk := func(peer int32) Program {
+		return Program{
+			{Kind: OpCalc, Dur: 5},
+			{Kind: OpSend, Peer: peer, Bytes: 8, Data: Region{Count: 1}, After: []int32{0}},
+			{Kind: OpRecv, Peer: peer, Bytes: 8, Reduce: true, Data: Region{Count: 1}, After: []int32{0}},
+		}
+	}
+	for _, look := range []int{1, 100} {
+		data := [][][]uint64{{{3}}, {{4}}}
+		_, err := Execute(New(1), FromPrograms("x", []Program{mk(1), mk(0)}, look), Config{
+			Data: data, Host: HostParams{Overhead: 7, EagerLimit: 8}, Network: FixedLatency(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data[0][0][0] != 7 || data[1][0][0] != 7 {
+			t.Fatalf("lookahead %d: got %d and %d, want 7 and 7", look, data[0][0][0], data[1][0][0])
+		}
+	}
+}

@@ -37,6 +37,12 @@ type Region struct {
 }
 
 // Op is one operation of a rank's program.
+//
+// Semantics the interpreter guarantees: an op starts once every op in its
+// After list has completed; ops that become ready at the same moment start
+// in program order; a Send captures its data when it starts (as a buffered
+// send does), so a later receive into the same region cannot change what it
+// sends; a Recv applies its data when it is matched.
 type Op struct {
 	Kind OpKind
 	// Reduce, on a Recv, combines the incoming elements into Data with the

@@ -1,0 +1,393 @@
+package collectives
+
+import "github.com/collsim/collsim/sim"
+
+// Each algorithm below is a stepper: per-rank state plus a step method that
+// emits the rank's next ops. Tags are distinct per step, so matching never
+// depends on the order in which independent ops are issued.
+
+// ringAllreduce: reduce-scatter then allgather around a ring (Patarasuk and
+// Yuan 2009). At reduce-scatter step k rank r sends block r-k to r+1 and
+// reduces block r-k-1 from r-1; afterwards it owns block r+1 and circulates
+// it for p-1 allgather steps.
+type ringAllreduce struct {
+	r, p int
+	n    int64
+	k    int
+	last int32
+}
+
+func (s *ringAllreduce) step(b *builder) bool {
+	if s.k >= 2*(s.p-1) {
+		return false
+	}
+	right, left := mod(s.r+1, s.p), mod(s.r-1, s.p)
+	if s.k < s.p-1 {
+		b.send(right, s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), s.last)
+		s.last = b.recvReduce(left, s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
+	} else {
+		j := s.k - (s.p - 1)
+		b.send(right, s.k, block(0, s.n, s.p, mod(s.r+1-j, s.p)), s.last)
+		s.last = b.recv(left, s.k, block(0, s.n, s.p, mod(s.r-j, s.p)), s.last)
+	}
+	s.k++
+	return true
+}
+
+// foldPhase is the non-power-of-two fold used by recursive doubling and
+// Rabenseifner (Thakur, Rabenseifner, Gropp 2005): with pof2 the largest
+// power of two <= p and rem = p-pof2, each even rank below 2*rem hands its
+// vector to the odd rank above it and sits out; the others take new ranks
+// 0..pof2-1. At the end the odd ranks send the result back.
+type foldPhase struct {
+	r, p, pof2, rem int
+	newrank         int // -1 for a rank that sits out
+}
+
+func newFold(r, p int) foldPhase {
+	f := foldPhase{r: r, p: p, pof2: floorPow2(p)}
+	f.rem = p - f.pof2
+	switch {
+	case r < 2*f.rem && r%2 == 0:
+		f.newrank = -1
+	case r < 2*f.rem:
+		f.newrank = r / 2
+	default:
+		f.newrank = r - f.rem
+	}
+	return f
+}
+
+// real maps a new rank back to its rank.
+func (f *foldPhase) real(newrank int) int {
+	if newrank < f.rem {
+		return 2*newrank + 1
+	}
+	return newrank + f.rem
+}
+
+// pre emits the fold of the whole vector (tag 0) and returns the op the
+// rest of the rank's program must follow.
+func (f *foldPhase) pre(b *builder, all sim.Region) int32 {
+	if f.r >= 2*f.rem {
+		return -1
+	}
+	if f.newrank < 0 {
+		return b.send(f.r+1, 0, all)
+	}
+	return b.recvReduce(f.r-1, 0, all)
+}
+
+// post emits the return of the result to the ranks that sat out.
+func (f *foldPhase) post(b *builder, tag int, all sim.Region, last int32) {
+	switch {
+	case f.r >= 2*f.rem:
+	case f.newrank < 0:
+		b.recv(f.r+1, tag, all, last)
+	default:
+		b.send(f.r-1, tag, all, last)
+	}
+}
+
+// recursiveDoubling: after the fold, log2(pof2) rounds in which partners at
+// distance 1, 2, 4, ... exchange whole vectors and reduce.
+type recursiveDoubling struct {
+	foldPhase
+	n     int64
+	stage int // 0 fold, 1 exchange rounds, 2 unfold, 3 done
+	mask  int
+	last  int32
+}
+
+func (s *recursiveDoubling) step(b *builder) bool {
+	all := sim.Region{Count: s.n}
+	switch s.stage {
+	case 0:
+		s.last = s.pre(b, all)
+		s.stage, s.mask = 1, 1
+	case 1:
+		if s.newrank < 0 || s.mask >= s.pof2 {
+			s.stage = 2
+			return true
+		}
+		peer := s.real(s.newrank ^ s.mask)
+		tag := 1 + ceilLog2(s.mask)
+		b.send(peer, tag, all, s.last)
+		s.last = b.recvReduce(peer, tag, all, s.last)
+		s.mask <<= 1
+	case 2:
+		s.post(b, 1+ceilLog2(s.pof2), all, s.last)
+		s.stage = 3
+	default:
+		return false
+	}
+	return true
+}
+
+// rabenseifner: after the fold, a reduce-scatter by recursive halving over
+// pof2 blocks, then an allgather by recursive doubling (Rabenseifner 2004;
+// Thakur, Rabenseifner, Gropp 2005).
+type rabenseifner struct {
+	foldPhase
+	n      int64
+	stage  int // 0 fold, 1 halving, 2 doubling, 3 unfold, 4 done
+	mask   int
+	lo, hi int // blocks this rank is responsible for
+	round  int
+	last   int32
+}
+
+func (s *rabenseifner) step(b *builder) bool {
+	all := sim.Region{Count: s.n}
+	switch s.stage {
+	case 0:
+		s.last = s.pre(b, all)
+		s.stage, s.mask, s.lo, s.hi = 1, 1, 0, s.pof2
+		if s.newrank < 0 {
+			s.stage = 3
+		}
+	case 1:
+		if s.mask >= s.pof2 {
+			s.stage, s.mask = 2, s.pof2/2
+			return true
+		}
+		peer := s.real(s.newrank ^ s.mask)
+		half := (s.hi - s.lo) / 2
+		keepLo, keepHi, sendLo, sendHi := s.lo, s.lo+half, s.lo+half, s.hi
+		if s.newrank&s.mask != 0 {
+			keepLo, keepHi, sendLo, sendHi = s.lo+half, s.hi, s.lo, s.lo+half
+		}
+		s.round++
+		b.send(peer, s.round, blocks(0, s.n, s.pof2, sendLo, sendHi), s.last)
+		s.last = b.recvReduce(peer, s.round, blocks(0, s.n, s.pof2, keepLo, keepHi), s.last)
+		s.lo, s.hi = keepLo, keepHi
+		s.mask <<= 1
+	case 2:
+		if s.mask < 1 {
+			s.stage = 3
+			return true
+		}
+		peer := s.real(s.newrank ^ s.mask)
+		width := s.hi - s.lo
+		otherLo := s.hi
+		if s.newrank&s.mask != 0 {
+			otherLo = s.lo - width
+		}
+		s.round++
+		b.send(peer, s.round, blocks(0, s.n, s.pof2, s.lo, s.hi), s.last)
+		s.last = b.recv(peer, s.round, blocks(0, s.n, s.pof2, otherLo, otherLo+width), s.last)
+		s.lo, s.hi = min(s.lo, otherLo), max(s.hi, otherLo+width)
+		s.mask >>= 1
+	case 3:
+		// Ranks that sat out did no rounds, so the tag comes from p alone.
+		s.post(b, 1+2*ceilLog2(s.pof2), all, s.last)
+		s.stage = 4
+	default:
+		return false
+	}
+	return true
+}
+
+// binomialReduce sends each rank's vector, combined with its subtree's, to
+// its parent in a binomial tree rooted at root: the relative rank v
+// receives from v+1, v+2, v+4, ... below its lowest set bit, then sends to
+// v minus that bit (MPICH's binomial reduce).
+type binomialReduce struct {
+	r, p, root int
+	n          int64
+	tag        int
+	mask       int
+	children   []int32
+	done       bool
+	sent       int32 // the send to the parent, or -1 at the root
+}
+
+func newBinomialReduce(r, p, root int, n int64, tag int) binomialReduce {
+	return binomialReduce{r: r, p: p, root: root, n: n, tag: tag, mask: 1, sent: -1}
+}
+
+func (s *binomialReduce) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	v := mod(s.r-s.root, s.p)
+	all := sim.Region{Count: s.n}
+	for s.mask < s.p {
+		m := s.mask
+		s.mask <<= 1
+		if v&m != 0 {
+			s.sent = b.send(mod(v-m+s.root, s.p), s.tag, all, s.children...)
+			s.done = true
+			return true
+		}
+		if v+m < s.p {
+			s.children = append(s.children, b.recvReduce(mod(v+m+s.root, s.p), s.tag, all))
+			return true
+		}
+	}
+	s.done = true
+	return false
+}
+
+// last returns the op that ends the rank's part: the send to the parent,
+// or at the root the last child's reduction.
+func (s *binomialReduce) last() []int32 {
+	if s.sent >= 0 {
+		return []int32{s.sent}
+	}
+	return s.children
+}
+
+// binomialBcast: the relative rank v receives from v minus its lowest set
+// bit, then sends to v+m for every lower power of two m, largest first
+// (MPICH's binomial broadcast).
+type binomialBcast struct {
+	r, p, root int
+	n          int64
+	tag        int
+	after      []int32 // ops the receive (at the root: the sends) must follow
+	mask       int
+	stage      int // 0 receive, 1 send, 2 done
+}
+
+func newBinomialBcast(r, p, root int, n int64, tag int, after []int32) binomialBcast {
+	return binomialBcast{r: r, p: p, root: root, n: n, tag: tag, after: after, mask: 1}
+}
+
+func (s *binomialBcast) step(b *builder) bool {
+	v := mod(s.r-s.root, s.p)
+	all := sim.Region{Count: s.n}
+	switch s.stage {
+	case 0:
+		for s.mask < s.p {
+			if v&s.mask != 0 {
+				s.after = []int32{b.recv(mod(v-s.mask+s.root, s.p), s.tag, all, s.after...)}
+				break
+			}
+			s.mask <<= 1
+		}
+		s.mask >>= 1
+		s.stage = 1
+		return true
+	case 1:
+		for ; s.mask > 0; s.mask >>= 1 {
+			if v+s.mask < s.p {
+				b.send(mod(v+s.mask+s.root, s.p), s.tag, all, s.after...)
+				s.mask >>= 1
+				return true
+			}
+		}
+		s.stage = 2
+		return true
+	}
+	return false
+}
+
+// reduceBcast: allreduce as a binomial reduce to rank 0 followed by a
+// binomial broadcast from rank 0.
+type reduceBcast struct {
+	red   binomialReduce
+	bc    binomialBcast
+	stage int
+}
+
+func (s *reduceBcast) step(b *builder) bool {
+	if s.stage == 0 {
+		if s.red.step(b) {
+			return true
+		}
+		s.bc = newBinomialBcast(s.red.r, s.red.p, 0, s.red.n, 1, s.red.last())
+		s.stage = 1
+	}
+	return s.bc.step(b)
+}
+
+// ringAllgather: at step k rank r passes block r-k to r+1 and receives
+// block r-k-1 from r-1.
+type ringAllgather struct {
+	r, p int
+	n    int64
+	k    int
+	last int32
+}
+
+func (s *ringAllgather) step(b *builder) bool {
+	if s.k >= s.p-1 {
+		return false
+	}
+	b.send(mod(s.r+1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), s.last)
+	s.last = b.recv(mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
+	s.k++
+	return true
+}
+
+// ringReduceScatter: at step k rank r sends its partial block r-k-1 to r+1
+// and reduces block r-k-2 from r-1, so that after p-1 steps it holds the
+// full sum of block r.
+type ringReduceScatter struct {
+	r, p int
+	n    int64
+	k    int
+	last int32
+}
+
+func (s *ringReduceScatter) step(b *builder) bool {
+	if s.k >= s.p-1 {
+		return false
+	}
+	b.send(mod(s.r+1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
+	s.last = b.recvReduce(mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-2, s.p)), s.last)
+	s.k++
+	return true
+}
+
+// pairwiseAlltoall: rank r first copies its own block, then at step i
+// exchanges with one partner: r XOR i when p is a power of two, otherwise
+// it sends to r+i and receives from r-i (MPICH's pairwise exchange). Each
+// step waits for the previous one, as with MPI_Sendrecv.
+type pairwiseAlltoall struct {
+	r, p      int
+	c         int64 // elements per pair
+	i         int
+	sent, got int32
+}
+
+func (s *pairwiseAlltoall) step(b *builder) bool {
+	if s.i >= s.p {
+		return false
+	}
+	to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
+	if s.p&(s.p-1) == 0 {
+		to, from = s.r^s.i, s.r^s.i
+	}
+	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
+	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
+	prevSent, prevGot := s.sent, s.got
+	s.sent = b.send(to, s.i, out, prevSent, prevGot)
+	s.got = b.recv(from, s.i, in, prevSent, prevGot)
+	s.i++
+	return true
+}
+
+// disseminationBarrier: in round k every rank signals r+2^k and waits for
+// r-2^k (Hensgen, Finkel, Manber 1988); after ceil(log2 p) rounds every
+// rank has heard, directly or not, from every other.
+type disseminationBarrier struct {
+	r, p int
+	dist int
+	last int32
+}
+
+func (s *disseminationBarrier) step(b *builder) bool {
+	if s.dist >= s.p {
+		return false
+	}
+	tag := ceilLog2(s.dist + 1)
+	// Barrier messages are empty; in data mode they carry the sender's
+	// knowledge vector (Count p, Bytes 0) so the check can prove the barrier.
+	know := sim.Region{Count: int64(s.p)}
+	b.emit(sim.Op{Kind: sim.OpSend, Peer: int32(mod(s.r+s.dist, s.p)), Tag: int32(tag), Data: know}, []int32{s.last})
+	s.last = b.emit(sim.Op{Kind: sim.OpRecv, Reduce: true, Peer: int32(mod(s.r-s.dist, s.p)), Tag: int32(tag), Data: know}, []int32{s.last})
+	s.dist *= 2
+	return true
+}

@@ -1,0 +1,181 @@
+package collectives
+
+import (
+	"fmt"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// semantics says what a collective computes, element by element: the
+// buffers each rank has, what is in them before, and what must be in them
+// after.
+type semantics struct {
+	buffers func(p Params) []int64
+	// init fills rank r's buffers before the call.
+	init func(p Params, r int, bufs [][]uint64, in input)
+	// want returns the value element i of buffer buf must hold at rank r
+	// after the call, and whether it is checked at all.
+	want   func(p Params, r int, buf uint8, i int64, in input) (uint64, bool)
+	reduce sim.ReduceOp
+}
+
+// input is rank r's pseudo-random input element i (splitmix64 of the
+// seed, rank and index): distinct everywhere, so that a block that lands in
+// the wrong place, or a contribution counted twice or missed, shows up.
+type input struct{ seed uint64 }
+
+func (in input) at(r int, i int64) uint64 {
+	z := in.seed + uint64(r)*0x9e3779b97f4a7c15 + uint64(i)*0xd1b54a32d192ed03
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// stale is what a rank holds in a buffer it only receives into: distinct
+// from any correct value, so that an element never written is caught.
+func (in input) stale(r int, i int64) uint64 { return ^in.at(r, i) }
+
+// sum is the wrapping sum of every rank's element i.
+func (in input) sum(p int, i int64) uint64 {
+	var s uint64
+	for r := range p {
+		s += in.at(r, i)
+	}
+	return s
+}
+
+// owner returns the block of the even split of n into p that holds i.
+func owner(n int64, p int, i int64) int {
+	q, rem := n/int64(p), n%int64(p)
+	if i < rem*(q+1) {
+		return int(i / (q + 1))
+	}
+	return int(rem + (i-rem*(q+1))/q)
+}
+
+func oneBuffer(p Params) []int64 { return []int64{p.Count} }
+
+func fillInput(p Params, r int, bufs [][]uint64, in input) {
+	for i := range bufs[0] {
+		bufs[0][i] = in.at(r, int64(i))
+	}
+}
+
+var semanticsOf = map[Collective]semantics{
+	Allreduce: {
+		buffers: oneBuffer,
+		init:    fillInput,
+		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+			return in.sum(p.Ranks, i), true
+		},
+	},
+	Bcast: {
+		buffers: oneBuffer,
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			for i := range bufs[0] {
+				bufs[0][i] = in.stale(r, int64(i))
+				if r == p.Root {
+					bufs[0][i] = in.at(r, int64(i))
+				}
+			}
+		},
+		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+			return in.at(p.Root, i), true
+		},
+	},
+	Allgather: {
+		buffers: oneBuffer,
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			for i := range bufs[0] {
+				bufs[0][i] = in.stale(r, int64(i))
+				if owner(p.Count, p.Ranks, int64(i)) == r {
+					bufs[0][i] = in.at(r, int64(i))
+				}
+			}
+		},
+		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+			return in.at(owner(p.Count, p.Ranks, i), i), true
+		},
+	},
+	ReduceScatter: {
+		buffers: oneBuffer,
+		init:    fillInput,
+		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+			if owner(p.Count, p.Ranks, i) != r {
+				return 0, false
+			}
+			return in.sum(p.Ranks, i), true
+		},
+	},
+	Alltoall: {
+		buffers: func(p Params) []int64 { return []int64{p.Count * int64(p.Ranks), p.Count * int64(p.Ranks)} },
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			for i := range bufs[0] {
+				bufs[0][i] = in.at(r, int64(i))
+				bufs[1][i] = in.stale(r, int64(i))
+			}
+		},
+		want: func(p Params, r int, buf uint8, i int64, in input) (uint64, bool) {
+			if buf != 1 || p.Count == 0 {
+				return 0, false
+			}
+			from, k := int(i/p.Count), i%p.Count
+			return in.at(from, int64(r)*p.Count+k), true
+		},
+	},
+	Barrier: {
+		// Each rank starts knowing only itself; dissemination messages
+		// carry knowledge vectors combined by max. A barrier is correct iff
+		// every rank ends knowing every rank.
+		buffers: func(p Params) []int64 { return []int64{int64(p.Ranks)} },
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			clear(bufs[0])
+			bufs[0][r] = 1
+		},
+		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+			return 1, true
+		},
+		reduce: sim.ReduceMax,
+	},
+}
+
+// Check runs a's schedule for p with real data over net and verifies every
+// element of every rank's buffers. seed picks the inputs (and, through the
+// engine, any randomness of net). It returns the run's result so that
+// callers can also look at timing.
+func Check(a Algorithm, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
+	s, err := a.Build(p)
+	if err != nil {
+		return nil, err
+	}
+	return verify(s, a.Collective, p, seed, net)
+}
+
+// verify runs s, a schedule for collective c, with real data and checks it.
+func verify(s sim.Schedule, c Collective, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
+	sem := semanticsOf[c]
+	in := input{seed: seed}
+	data := make([][][]uint64, p.Ranks)
+	for r := range data {
+		for _, n := range s.Buffers(r) {
+			data[r] = append(data[r], make([]uint64, n))
+		}
+		sem.init(p, r, data[r], in)
+	}
+	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: data, Host: sim.HostParams{EagerLimit: 64 << 10}})
+	if err != nil {
+		return res, fmt.Errorf("%s p=%d count=%d: %w", s.Name, p.Ranks, p.Count, err)
+	}
+	for r := range data {
+		for b, buf := range data[r] {
+			for i, got := range buf {
+				want, checked := sem.want(p, r, uint8(b), int64(i), in)
+				if checked && got != want {
+					return res, fmt.Errorf("%s p=%d count=%d: rank %d buffer %d element %d is %#x, want %#x",
+						s.Name, p.Ranks, p.Count, r, b, i, got, want)
+				}
+			}
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,203 @@
+package collectives
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// Collective names an MPI-style collective operation.
+type Collective string
+
+// The collectives. What Params.Count means differs: see Params.
+const (
+	Allreduce     Collective = "allreduce"
+	Bcast         Collective = "bcast"
+	Allgather     Collective = "allgather"
+	ReduceScatter Collective = "reduce_scatter"
+	Alltoall      Collective = "alltoall"
+	Barrier       Collective = "barrier"
+)
+
+// Collectives lists every collective, in a stable order.
+var Collectives = []Collective{Allreduce, Bcast, Allgather, ReduceScatter, Alltoall, Barrier}
+
+// Params sizes one collective call.
+type Params struct {
+	Ranks int
+	// Count is the number of elements: the vector on each rank (allreduce,
+	// bcast); the whole gathered vector, split as evenly as possible into
+	// one block per rank (allgather's output, reduce_scatter's input); the
+	// elements each rank sends to each rank (alltoall). Barrier ignores it.
+	Count    int64
+	ElemSize int64 // bytes per element; 0 means 8
+	Root     int   // bcast's root
+}
+
+func (p Params) elemSize() int64 {
+	if p.ElemSize == 0 {
+		return 8
+	}
+	return p.ElemSize
+}
+
+// Algorithm is one way to carry out a collective.
+type Algorithm struct {
+	Collective Collective
+	Name       string
+	Summary    string // one paragraph: the idea, its steps and when it wins
+	Cost       string // its alpha-beta-gamma cost, for reading
+	newRank    func(p Params, r int) stepper
+}
+
+// ID is "collective/name".
+func (a *Algorithm) ID() string { return string(a.Collective) + "/" + a.Name }
+
+// Build returns the algorithm's schedule for p. Programs are generated as
+// ranks advance, so Build itself costs nothing per op.
+func (a *Algorithm) Build(p Params) (sim.Schedule, error) {
+	if err := p.check(a.Collective); err != nil {
+		return sim.Schedule{}, fmt.Errorf("%s: %w", a.ID(), err)
+	}
+	sem := semanticsOf[a.Collective]
+	es := p.elemSize()
+	return sim.Schedule{
+		Name:     a.ID(),
+		Ranks:    p.Ranks,
+		Rank:     func(r int) sim.Source { return newStream(a.newRank(p, r), es) },
+		Buffers:  func(r int) []int64 { return sem.buffers(p) },
+		ReduceOp: sem.reduce,
+	}, nil
+}
+
+func (p Params) check(c Collective) error {
+	switch {
+	case p.Ranks < 1 || p.Ranks > sim.MaxRanks:
+		return fmt.Errorf("ranks must be 1..%d, not %d", sim.MaxRanks, p.Ranks)
+	case p.Count < 0:
+		return fmt.Errorf("element count must not be negative, not %d", p.Count)
+	case p.ElemSize < 0:
+		return fmt.Errorf("element size must not be negative, not %d", p.ElemSize)
+	case p.Root < 0 || p.Root >= p.Ranks:
+		return fmt.Errorf("root %d is not a rank of 0..%d", p.Root, p.Ranks-1)
+	case c == Alltoall && p.Count > (1<<62)/int64(p.Ranks):
+		return fmt.Errorf("alltoall of %d elements per pair on %d ranks overflows", p.Count, p.Ranks)
+	}
+	return nil
+}
+
+// SizeBytes is the message size of the call as nccl-tests reports it: the
+// vector for allreduce and bcast, the whole gathered vector for allgather
+// and reduce_scatter, what each rank sends in all for alltoall.
+func (p Params) SizeBytes(c Collective) int64 {
+	switch c {
+	case Alltoall:
+		return p.Count * int64(p.Ranks) * p.elemSize()
+	case Barrier:
+		return 0
+	}
+	return p.Count * p.elemSize()
+}
+
+// BusFactor converts algorithm bandwidth to bus bandwidth (nccl-tests
+// PERFORMANCE.md): the fraction of the data each rank's link must carry
+// for an optimal algorithm, so that bus bandwidth is comparable to link
+// bandwidth whatever the rank count.
+func BusFactor(c Collective, ranks int) float64 {
+	p := float64(ranks)
+	switch c {
+	case Allreduce:
+		return 2 * (p - 1) / p
+	case Allgather, ReduceScatter, Alltoall:
+		return (p - 1) / p
+	}
+	return 1
+}
+
+var registry = []Algorithm{
+	{Collective: Allreduce, Name: "ring",
+		Summary: "Reduce-scatter then allgather around a logical ring (Patarasuk and Yuan 2009). The vector is cut into p blocks; in each of p-1 steps every rank sends one block to its right neighbour and reduces the block from its left, so that each rank ends up owning one fully reduced block, which then circulates p-1 more steps. Every link carries 2(p-1)/p of the vector, the bandwidth optimum, but latency grows as 2(p-1) alpha: the choice for large vectors.",
+		Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
+		newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+	{Collective: Allreduce, Name: "recursive_doubling",
+		Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
+		Cost:    "log2 p (a + nb + ng); otherwise (floor(log2 p)+2)a + (floor(log2 p)+2)nb + (floor(log2 p)+1)ng",
+		newRank: func(p Params, r int) stepper {
+			return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+		}},
+	{Collective: Allreduce, Name: "rabenseifner",
+		Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather by recursive doubling (Rabenseifner 2004). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
+		Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng; plus a fold (a + nb + ng) and an unfold (a + nb) when p is not a power of two",
+		newRank: func(p Params, r int) stepper {
+			return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+		}},
+	{Collective: Allreduce, Name: "reduce_bcast",
+		Summary: "A binomial-tree reduce to rank 0 followed by a binomial-tree broadcast from rank 0. Simple and latency-light, but every level moves the whole vector twice and the root does all the final reductions: a baseline, and the algorithm of the oldest MPI libraries.",
+		Cost:    "ceil(log2 p)(2a + 2nb + ng), exact for powers of two, an upper bound otherwise",
+		newRank: func(p Params, r int) stepper {
+			return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
+		}},
+	{Collective: Bcast, Name: "binomial",
+		Summary: "The root sends to the ranks at relative distance p/2, p/4, ..., 1 (largest first); every rank that has the data forwards it the same way within its subtree. ceil(log2 p) levels of whole-vector messages: ideal for short messages, wasteful of bandwidth for long ones.",
+		Cost:    "ceil(log2 p)(a + nb), exact for powers of two, an upper bound otherwise",
+		newRank: func(p Params, r int) stepper {
+			bc := newBinomialBcast(r, p.Ranks, p.Root, p.Count, 0, nil)
+			return &bc
+		}},
+	{Collective: Allgather, Name: "ring",
+		Summary: "Each rank passes the newest block it has to its right neighbour: p-1 steps of one block each. Bandwidth-optimal ((p-1)/p of the data per link), latency linear in p.",
+		Cost:    "(p-1)a + (p-1)/p nb, with n/p rounded up to whole elements",
+		newRank: func(p Params, r int) stepper { return &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+	{Collective: ReduceScatter, Name: "ring",
+		Summary: "The reduce-scatter half of the ring allreduce: in each of p-1 steps every rank sends a partial block to its right neighbour and reduces the one from its left; rank r ends with block r fully reduced.",
+		Cost:    "(p-1)a + (p-1)/p n(b + g), with n/p rounded up to whole elements",
+		newRank: func(p Params, r int) stepper {
+			return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}
+		}},
+	{Collective: Alltoall, Name: "pairwise",
+		Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange). One message in and one out per step, so no port is overloaded: the choice for long messages.",
+		Cost:    "(p-1)(a + cb), c the block per pair",
+		newRank: func(p Params, r int) stepper {
+			return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, sent: -1, got: -1}
+		}},
+	{Collective: Barrier, Name: "dissemination",
+		Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
+		Cost:    "ceil(log2 p) a",
+		newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: -1} }},
+}
+
+// All returns every algorithm, ordered by collective then name.
+func All() []Algorithm {
+	out := slices.Clone(registry)
+	slices.SortStableFunc(out, func(a, b Algorithm) int {
+		ia, ib := slices.Index(Collectives, a.Collective), slices.Index(Collectives, b.Collective)
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Lookup finds an algorithm; the error lists the valid choices.
+func Lookup(c Collective, name string) (Algorithm, error) {
+	if !slices.Contains(Collectives, c) {
+		names := make([]string, len(Collectives))
+		for i, c := range Collectives {
+			names[i] = string(c)
+		}
+		return Algorithm{}, fmt.Errorf("unknown collective %q; valid: %s", c, strings.Join(names, ", "))
+	}
+	var names []string
+	for _, a := range All() {
+		if a.Collective == c {
+			if a.Name == name {
+				return a, nil
+			}
+			names = append(names, a.Name)
+		}
+	}
+	return Algorithm{}, fmt.Errorf("unknown %s algorithm %q; valid: %s", c, name, strings.Join(names, ", "))
+}
