@@ -1,0 +1,111 @@
+package topology
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/encoding"
+	"gonum.org/v1/gonum/graph/encoding/dot"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+)
+
+// vertex is a gonum node that knows its label and kind, for DOT export.
+type vertex struct {
+	id    int64
+	label string
+	host  bool
+}
+
+func (v vertex) ID() int64     { return v.id }
+func (v vertex) DOTID() string { return v.label }
+func (v vertex) Attributes() []encoding.Attribute {
+	if v.host {
+		return []encoding.Attribute{{Key: "shape", Value: "box"}}
+	}
+	return []encoding.Attribute{{Key: "shape", Value: "ellipse"}}
+}
+
+// bwEdge is a gonum edge labelled with its bandwidth.
+type bwEdge struct {
+	graph.Edge
+	label string
+}
+
+func (e bwEdge) Attributes() []encoding.Attribute {
+	return []encoding.Attribute{{Key: "label", Value: e.label}}
+}
+
+// Graph returns the topology as a gonum directed graph (one edge per
+// directed link; parallel links collapse into one edge).
+func (t *Topology) Graph() *simple.DirectedGraph {
+	g := simple.NewDirectedGraph()
+	for v := range t.vertices {
+		g.AddNode(vertex{id: int64(v), label: t.vertexOf[v], host: v < t.hosts})
+	}
+	for _, l := range t.links {
+		if l.From == l.To || g.HasEdgeFromTo(int64(l.From), int64(l.To)) {
+			continue
+		}
+		g.SetEdge(bwEdge{Edge: simple.Edge{F: g.Node(int64(l.From)), T: g.Node(int64(l.To))},
+			label: fmt.Sprintf("%.4gGB/s", l.Bandwidth/1e9)})
+	}
+	return g
+}
+
+// DOT returns the topology in Graphviz DOT form.
+func (t *Topology) DOT() ([]byte, error) {
+	return dot.Marshal(t.Graph(), t.name, "", "  ")
+}
+
+// connected reports an error unless every vertex can reach every other.
+func (t *Topology) connected() error {
+	sccs := topo.TarjanSCC(t.Graph())
+	if len(sccs) > 1 {
+		return fmt.Errorf("%s: not connected: %d separate parts", t.name, len(sccs))
+	}
+	return nil
+}
+
+// Diameter returns the largest number of links on a shortest path between
+// two hosts (breadth-first search over the frozen adjacency; hosts that
+// hang off the same vertex share one search).
+func (t *Topology) Diameter() int {
+	dist := make([]int32, t.vertices)
+	queue := make([]int32, 0, t.vertices)
+	done := map[int32]int{}
+	diameter := 0
+	for h := range t.hosts {
+		links := t.adjLinks[t.adjStart[h]:t.adjStart[h+1]]
+		if len(links) == 1 {
+			if d, ok := done[t.links[links[0]].To]; ok {
+				diameter = max(diameter, d)
+				continue
+			}
+		}
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[h] = 0
+		queue = append(queue[:0], int32(h))
+		far := 0
+		for len(queue) > 0 {
+			v := queue[0]
+			queue = queue[1:]
+			if int(v) < t.hosts {
+				far = max(far, int(dist[v]))
+			}
+			for _, id := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
+				if w := t.links[id].To; dist[w] < 0 {
+					dist[w] = dist[v] + 1
+					queue = append(queue, w)
+				}
+			}
+		}
+		if len(links) == 1 {
+			done[t.links[links[0]].To] = far
+		}
+		diameter = max(diameter, far)
+	}
+	return diameter
+}

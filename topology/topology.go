@@ -1,0 +1,193 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Kind tells hosts from switches.
+type Kind uint8
+
+// Vertex kinds.
+const (
+	Host   Kind = iota // an endpoint where ranks run (a node, a GPU, a core)
+	Switch             // a switch, router, NIC or intra-node fabric
+)
+
+// LinkSpec is the bandwidth and latency of a link.
+type LinkSpec struct {
+	Bandwidth float64 // bytes per second, > 0
+	Latency   float64 // seconds, >= 0
+}
+
+func (l LinkSpec) check(what string) error {
+	if !(l.Bandwidth > 0) || math.IsInf(l.Bandwidth, 0) {
+		return fmt.Errorf("%s: bandwidth must be positive and finite, not %g B/s", what, l.Bandwidth)
+	}
+	if !(l.Latency >= 0) || math.IsInf(l.Latency, 0) {
+		return fmt.Errorf("%s: latency must be zero or positive, not %gs", what, l.Latency)
+	}
+	return nil
+}
+
+// Link is a directed link between two vertices.
+type Link struct {
+	From, To int32
+	LinkSpec
+}
+
+// router computes the links of the route from host src to host dst,
+// appending their IDs to path.
+type router func(src, dst int32, path []int32) []int32
+
+// Topology is a machine: vertices 0..Hosts()-1 are hosts, the rest
+// switches, joined by directed links. It is immutable once built.
+type Topology struct {
+	name      string
+	hosts     int
+	vertices  int
+	vertexOf  []string // label of each vertex, for export
+	links     []Link
+	route     router
+	bisection float64
+	adjStart  []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
+	adjLinks  []int32
+}
+
+// Name describes the topology, for example "fat-tree k=32 n=2".
+func (t *Topology) Name() string { return t.name }
+
+// Hosts returns the number of hosts.
+func (t *Topology) Hosts() int { return t.hosts }
+
+// Vertices returns the number of hosts plus switches.
+func (t *Topology) Vertices() int { return t.vertices }
+
+// Switches returns the number of non-host vertices.
+func (t *Topology) Switches() int { return t.vertices - t.hosts }
+
+// Links returns the directed links; a link's ID is its index.
+func (t *Topology) Links() []Link { return t.links }
+
+// Label returns a vertex's name, for example "h12" or "r3.5".
+func (t *Topology) Label(v int32) string { return t.vertexOf[v] }
+
+// Route appends to path the IDs of the links from host src to host dst, in
+// order, and returns it. The route from a host to itself is empty.
+func (t *Topology) Route(src, dst int, path []int32) []int32 {
+	if src == dst {
+		return path
+	}
+	return t.route(int32(src), int32(dst), path)
+}
+
+// Bisection returns the bandwidth, in bytes per second in each direction,
+// of the topology's natural balanced cut (half the hosts on each side, cut
+// where the builder's structure says it is narrowest; the builder documents
+// which cut).
+func (t *Topology) Bisection() float64 { return t.bisection }
+
+// builder accumulates vertices and links.
+type builder struct {
+	t *Topology
+}
+
+func newBuilder(name string, hosts int) *builder {
+	t := &Topology{name: name, hosts: hosts}
+	for h := range hosts {
+		t.vertexOf = append(t.vertexOf, fmt.Sprintf("h%d", h))
+	}
+	t.vertices = hosts
+	return &builder{t: t}
+}
+
+// vertex adds a switch and returns its ID.
+func (b *builder) vertex(label string) int32 {
+	b.t.vertexOf = append(b.t.vertexOf, label)
+	b.t.vertices++
+	return int32(b.t.vertices - 1)
+}
+
+// link adds a directed link and returns its ID.
+func (b *builder) link(from, to int32, spec LinkSpec) int32 {
+	b.t.links = append(b.t.links, Link{From: from, To: to, LinkSpec: spec})
+	return int32(len(b.t.links) - 1)
+}
+
+// pair adds links both ways and returns the ID of from->to; to->from is the
+// next ID.
+func (b *builder) pair(from, to int32, spec LinkSpec) int32 {
+	id := b.link(from, to, spec)
+	b.link(to, from, spec)
+	return id
+}
+
+func (b *builder) done(route router, bisection float64) *Topology {
+	t := b.t
+	t.route, t.bisection = route, bisection
+	t.adjStart = make([]int32, t.vertices+1)
+	for _, l := range t.links {
+		t.adjStart[l.From+1]++
+	}
+	for v := range t.vertices {
+		t.adjStart[v+1] += t.adjStart[v]
+	}
+	t.adjLinks = make([]int32, len(t.links))
+	fill := append([]int32(nil), t.adjStart[:t.vertices]...)
+	for id, l := range t.links {
+		t.adjLinks[fill[l.From]] = int32(id)
+		fill[l.From]++
+	}
+	return t
+}
+
+// Crossbar is hosts joined by one switch: every route is two links.
+// Bisection: half the hosts' links.
+func Crossbar(hosts int, link LinkSpec) (*Topology, error) {
+	if hosts < 1 {
+		return nil, fmt.Errorf("crossbar: hosts must be at least 1, not %d", hosts)
+	}
+	if err := link.check("crossbar link"); err != nil {
+		return nil, err
+	}
+	b := newBuilder(fmt.Sprintf("crossbar %d hosts", hosts), hosts)
+	sw := b.vertex("s0")
+	for h := range hosts {
+		b.pair(int32(h), sw, link) // up = 2h, down = 2h+1
+	}
+	route := func(src, dst int32, path []int32) []int32 { return append(path, 2*src, 2*dst+1) }
+	return b.done(route, float64(hosts/2)*link.Bandwidth), nil
+}
+
+// Check verifies that the topology is connected and that routes between a
+// sample of host pairs are unbroken chains of links from source to
+// destination. Builders call it in tests; it is cheap enough for the CLI.
+func (t *Topology) Check() error {
+	if err := t.connected(); err != nil {
+		return err
+	}
+	var errs []error
+	var path []int32
+	step := max(1, t.hosts/64)
+	for s := 0; s < t.hosts; s += step {
+		for d := 0; d < t.hosts; d += step {
+			path = t.Route(s, d, path[:0])
+			at := int32(s)
+			for _, id := range path {
+				if id < 0 || int(id) >= len(t.links) || t.links[id].From != at {
+					errs = append(errs, fmt.Errorf("%s: route %d->%d is broken at link %d", t.name, s, d, id))
+					break
+				}
+				at = t.links[id].To
+			}
+			if at != int32(d) && len(errs) == 0 {
+				errs = append(errs, fmt.Errorf("%s: route %d->%d ends at %s", t.name, s, d, t.Label(at)))
+			}
+			if len(errs) > 0 {
+				return errors.Join(errs...)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+var gig = LinkSpec{Bandwidth: 1e9, Latency: 1e-7}
+
+// allRoutesValid checks the route of every ordered host pair: a chain of
+// links from source to destination, no link used twice, length minimal.
+func allRoutesValid(t interface {
+	Fatalf(string, ...any)
+}, topo *Topology, maxHops int) {
+	var path []int32
+	for s := range topo.Hosts() {
+		for d := range topo.Hosts() {
+			path = topo.Route(s, d, path[:0])
+			at := int32(s)
+			seen := map[int32]bool{}
+			for _, id := range path {
+				l := topo.Links()[id]
+				if l.From != at || seen[id] {
+					t.Fatalf("%s: route %d->%d broken or looping at link %d (%v)", topo.Name(), s, d, id, path)
+				}
+				seen[id] = true
+				at = l.To
+			}
+			if at != int32(d) || len(path) > maxHops {
+				t.Fatalf("%s: route %d->%d ends at %d after %d links (max %d)", topo.Name(), s, d, at, len(path), maxHops)
+			}
+		}
+	}
+}
+
+func TestBuilderCounts(t *testing.T) {
+	mustDF := func(p, a, h, g int) *Topology {
+		tp, err := Dragonfly(DragonflySpec{P: p, A: a, H: h, G: g, Host: gig, Local: gig, Global: gig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	must := func(tp *Topology, err error) *Topology {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	fatTree := must(FatTree(4, 3, gig, 1))
+	tests := []struct {
+		name                            string
+		topo                            *Topology
+		hosts, switches, links, diamtr  int
+		bisectionLinks                  float64
+	}{
+		// crossbar: one switch, a link each way per host.
+		{"crossbar 8", must(Crossbar(8, gig)), 8, 1, 16, 2, 4},
+		// k-ary n-tree (Petrini, Vanneschi 1997): k^n hosts, n k^(n-1)
+		// switches, 2 links per host plus 2 k^n per level boundary.
+		{"fat-tree 4-ary 3-tree", fatTree, 64, 48, 128 + 2*2*64, 6, 32},
+		// dragonfly (Kim et al. 2008), balanced a=2p=2h, g=a*h+1: 72 hosts
+		// for p=2; a(a-1) local links per group; g(g-1) global links.
+		{"dragonfly a=4 p=2 h=2", mustDF(2, 4, 2, 9), 72, 36, 144 + 9*12 + 9*8, 5, 20},
+		// torus k-ary n-cube: 2 links per host plus 2n per router.
+		{"torus 4x4x4", must(Torus([]int{4, 4, 4}, gig)), 64, 64, 128 + 64*6, 2 + 6, 32},
+		{"torus 2x3", must(Torus([]int{2, 3}, gig)), 6, 6, 12 + 6*1 + 6*2, 2 + 2, 3},
+		// multi-node: 4 nodes of 8 devices on a crossbar.
+		{"multi-node 4x8", must(MultiNode(must(Crossbar(4, gig)), NodeSpec{Devices: 8, Fabric: gig, NIC: gig})), 32, 1 + 4 + 4, 8 + 64 + 8, 6, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := tc.topo
+			if tp.Hosts() != tc.hosts || tp.Switches() != tc.switches || len(tp.Links()) != tc.links {
+				t.Fatalf("hosts %d switches %d links %d, want %d %d %d", tp.Hosts(), tp.Switches(), len(tp.Links()), tc.hosts, tc.switches, tc.links)
+			}
+			if d := tp.Diameter(); d != tc.diamtr {
+				t.Errorf("diameter %d, want %d", d, tc.diamtr)
+			}
+			if b := tp.Bisection() / gig.Bandwidth; b != tc.bisectionLinks {
+				t.Errorf("bisection %g links, want %g", b, tc.bisectionLinks)
+			}
+			if err := tp.Check(); err != nil {
+				t.Fatal(err)
+			}
+			allRoutesValid(t, tp, tc.diamtr)
+			if _, err := tp.DOT(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Routes are valid and within the topology's diameter for random shapes.
+func TestRoutesProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var tp *Topology
+		var err error
+		maxHops := 0
+		switch rapid.IntRange(0, 3).Draw(t, "kind") {
+		case 0:
+			tp, err = FatTree(rapid.IntRange(1, 5).Draw(t, "k"), rapid.IntRange(1, 3).Draw(t, "n"), gig, 1)
+		case 1:
+			a := rapid.IntRange(1, 6).Draw(t, "a")
+			h := rapid.IntRange(0, 3).Draw(t, "h")
+			g := rapid.IntRange(1, a*h+1).Draw(t, "g")
+			tp, err = Dragonfly(DragonflySpec{P: rapid.IntRange(1, 3).Draw(t, "p"), A: a, H: h, G: g, Host: gig, Local: gig, Global: gig})
+			// Minimal routing takes one global hop: host, local, global,
+			// local, host. A path through a third group can be shorter.
+			maxHops = 5
+		case 2:
+			tp, err = Torus(rapid.SliceOfN(rapid.IntRange(1, 5), 1, 3).Draw(t, "dims"), gig)
+		case 3:
+			inner, _ := Torus([]int{rapid.IntRange(1, 4).Draw(t, "nodes")}, gig)
+			tp, err = MultiNode(inner, NodeSpec{Devices: rapid.IntRange(1, 4).Draw(t, "devices"), Fabric: gig, NIC: gig})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Check(); err != nil {
+			t.Fatal(err)
+		}
+		allRoutesValid(t, tp, max(maxHops, tp.Diameter()))
+	})
+}
+
+func TestBadShapesAreErrors(t *testing.T) {
+	bad := LinkSpec{Bandwidth: 0, Latency: 1e-6}
+	cases := map[string]func() error{
+		"crossbar no hosts":        func() error { _, err := Crossbar(0, gig); return err },
+		"zero bandwidth":           func() error { _, err := Crossbar(4, bad); return err },
+		"negative latency":         func() error { _, err := Crossbar(4, LinkSpec{Bandwidth: 1, Latency: -1}); return err },
+		"fat-tree taper below one": func() error { _, err := FatTree(4, 2, gig, 0.5); return err },
+		"fat-tree too large":       func() error { _, err := FatTree(1000, 4, gig, 1); return err },
+		"dragonfly too many groups": func() error {
+			_, err := Dragonfly(DragonflySpec{P: 2, A: 4, H: 2, G: 10, Host: gig, Local: gig, Global: gig})
+			return err
+		},
+		"torus zero dim": func() error { _, err := Torus([]int{4, 0}, gig); return err },
+		"multi-node no devices": func() error {
+			c, _ := Crossbar(2, gig)
+			_, err := MultiNode(c, NodeSpec{Fabric: gig, NIC: gig})
+			return err
+		},
+	}
+	for name, f := range cases {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	_, err := Dragonfly(DragonflySpec{P: 2, A: 4, H: 2, G: 10, Host: gig, Local: gig, Global: gig})
+	if !strings.Contains(err.Error(), "at most 9 groups") {
+		t.Errorf("dragonfly error does not say how to fix it: %v", err)
+	}
+}
+
+func TestPlacement(t *testing.T) {
+	block, _ := Place(PlaceBlock, 6, 4, 2, 0)
+	rr, _ := Place(PlaceRoundRobin, 6, 4, 2, 0)
+	if !slices.Equal(block, []int32{0, 0, 1, 1, 2, 2}) || !slices.Equal(rr, []int32{0, 1, 2, 3, 0, 1}) {
+		t.Fatalf("block %v round-robin %v", block, rr)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		hosts := rapid.IntRange(1, 50).Draw(t, "hosts")
+		slots := rapid.IntRange(1, 4).Draw(t, "slots")
+		ranks := rapid.IntRange(1, hosts*slots).Draw(t, "ranks")
+		seed := rapid.Uint64().Draw(t, "seed")
+		a, err := Place(PlaceRandom, ranks, hosts, slots, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Place(PlaceRandom, ranks, hosts, slots, seed)
+		if !slices.Equal(a, b) {
+			t.Fatal("random placement not reproducible")
+		}
+		use := make([]int, hosts)
+		for _, h := range a {
+			use[h]++
+			if use[h] > slots {
+				t.Fatalf("host %d overfilled: %v", h, a)
+			}
+		}
+	})
+	if _, err := Place(PlaceBlock, 9, 4, 2, 0); err == nil || !strings.Contains(err.Error(), "do not fit") {
+		t.Fatalf("overfull placement: %v", err)
+	}
+	if _, err := Place("scatter", 4, 4, 1, 0); err == nil || !strings.Contains(err.Error(), "valid: block") {
+		t.Fatalf("unknown policy: %v", err)
+	}
+}
