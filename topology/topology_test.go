@@ -52,10 +52,10 @@ func TestBuilderCounts(t *testing.T) {
 	}
 	fatTree := must(FatTree(4, 3, gig, 1))
 	tests := []struct {
-		name                            string
-		topo                            *Topology
-		hosts, switches, links, diamtr  int
-		bisectionLinks                  float64
+		name                           string
+		topo                           *Topology
+		hosts, switches, links, diamtr int
+		bisectionLinks                 float64
 	}{
 		// crossbar: one switch, a link each way per host.
 		{"crossbar 8", must(Crossbar(8, gig)), 8, 1, 16, 2, 4},
