@@ -1,0 +1,174 @@
+package network
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// AnalyticConfig configures the analytic model.
+type AnalyticConfig struct {
+	Topology  *topology.Topology
+	Placement []int32 // host of each rank
+	// Gap is LogGP's g: the least time between the starts of two messages
+	// through one NIC, in each direction.
+	Gap sim.Time
+	// Local is the channel between ranks placed on the same host (shared
+	// memory): messages between them never touch the network.
+	Local topology.LinkSpec
+}
+
+// Analytic returns a factory for the analytic model: LogGP without
+// contention (Alexandrov et al. 1995). A message of s bytes on a route with
+// latencies l_i and bandwidths b_i takes L = sum l_i and G = s / min b_i.
+// Each host's NIC sends one message at a time and receives one at a time
+// (single-port, full duplex): a message starts leaving when the sender's
+// NIC is free, its head reaches the receiver L later, and it is taken in
+// when the receiver's NIC is free, G after which it is delivered. Links are
+// never shared between messages: this model prices algorithms exactly as
+// the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
+// show contention; the flow model does.
+//
+// Serialization times are rounded up to whole picoseconds per message.
+func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
+	t := cfg.Topology
+	if t == nil {
+		return nil, fmt.Errorf("analytic network: no topology")
+	}
+	for r, h := range cfg.Placement {
+		if h < 0 || int(h) >= t.Hosts() {
+			return nil, fmt.Errorf("analytic network: rank %d placed on host %d, which %s does not have", r, h, t.Name())
+		}
+	}
+	if cfg.Gap < 0 {
+		return nil, fmt.Errorf("analytic network: gap must not be negative")
+	}
+	links := t.Links()
+	lat := make([]sim.Time, len(links))
+	psPerByte := make([]float64, len(links))
+	for i, l := range links {
+		lat[i] = sim.FromSeconds(l.Latency)
+		psPerByte[i] = 1e12 / l.Bandwidth
+	}
+	localLat := sim.FromSeconds(cfg.Local.Latency)
+	localPs := 0.0
+	if cfg.Local.Bandwidth > 0 {
+		localPs = 1e12 / cfg.Local.Bandwidth
+	}
+	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
+		if ranks > len(cfg.Placement) {
+			return nil, fmt.Errorf("analytic network: %d ranks but only %d placed", ranks, len(cfg.Placement))
+		}
+		m := &analytic{
+			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
+			lat: lat, psPerByte: psPerByte, localLat: localLat, localPs: localPs,
+			txFree: make([]sim.Time, t.Hosts()), rxFree: make([]sim.Time, t.Hosts()),
+			localFree: make([]sim.Time, t.Hosts()), free: -1,
+		}
+		m.id = eng.Register(m)
+		return m, nil
+	}, nil
+}
+
+type analytic struct {
+	eng       *sim.Engine
+	id        sim.HandlerID
+	sink      sim.Sink
+	topo      *topology.Topology
+	place     []int32
+	gap       sim.Time
+	lat       []sim.Time
+	psPerByte []float64
+	localLat  sim.Time
+	localPs   float64
+	txFree    []sim.Time // per host: the NIC's sending side is busy until then
+	rxFree    []sim.Time // per host: the NIC's receiving side is busy until then
+	localFree []sim.Time // per host: the shared-memory channel is busy until then
+	flights   []flight
+	free      int32
+	path      []int32
+}
+
+// flight is a message whose head is on its way to the receiving NIC.
+type flight struct {
+	id   uint32
+	dst  int32 // host
+	ser  sim.Time
+	next int32 // free list
+}
+
+const (
+	evInjected  = 1
+	evArrived   = 2
+	evDelivered = 3
+)
+
+func serialize(bytes int64, psPerByte float64) sim.Time {
+	return sim.Time(math.Ceil(float64(bytes) * psPerByte))
+}
+
+// Inject implements sim.Network.
+func (m *analytic) Inject(tr sim.Transfer) {
+	now := m.eng.Now()
+	src, dst := m.place[tr.Src], m.place[tr.Dst]
+	if src == dst {
+		start := max(now, m.localFree[src])
+		ser := serialize(tr.Bytes, m.localPs)
+		m.localFree[src] = start + ser
+		m.at(start+ser, evInjected, uint64(tr.ID))
+		m.eng.At(start+ser+m.localLat, m.id, evDelivered<<62|uint64(tr.ID))
+		return
+	}
+	m.path = m.topo.Route(int(src), int(dst), m.path[:0])
+	var latency sim.Time
+	worst := 0.0
+	for _, l := range m.path {
+		latency += m.lat[l]
+		worst = max(worst, m.psPerByte[l])
+	}
+	ser := serialize(tr.Bytes, worst)
+	start := max(now, m.txFree[src])
+	m.txFree[src] = start + max(m.gap, ser)
+	m.at(start+ser, evInjected, uint64(tr.ID))
+	f := m.newFlight()
+	m.flights[f] = flight{id: tr.ID, dst: dst, ser: ser, next: -1}
+	m.eng.At(start+latency, m.id, evArrived<<62|uint64(f))
+}
+
+// at delivers a report now if it is due now, else schedules it.
+func (m *analytic) at(t sim.Time, kind uint64, arg uint64) {
+	if t == m.eng.Now() && kind == evInjected {
+		m.sink.Injected(uint32(arg))
+		return
+	}
+	m.eng.At(t, m.id, kind<<62|arg)
+}
+
+// Handle implements sim.Handler.
+func (m *analytic) Handle(arg uint64) {
+	v := arg & (1<<62 - 1)
+	switch arg >> 62 {
+	case evInjected:
+		m.sink.Injected(uint32(v))
+	case evDelivered:
+		m.sink.Delivered(uint32(v))
+	case evArrived:
+		f := m.flights[v]
+		m.flights[v].next, m.free = m.free, int32(v)
+		start := max(m.eng.Now(), m.rxFree[f.dst])
+		m.rxFree[f.dst] = start + max(m.gap, f.ser)
+		m.eng.At(start+f.ser, m.id, evDelivered<<62|uint64(f.id))
+	}
+}
+
+func (m *analytic) newFlight() int32 {
+	if m.free >= 0 {
+		f := m.free
+		m.free = m.flights[f].next
+		return f
+	}
+	m.flights = append(m.flights, flight{})
+	return int32(len(m.flights) - 1)
+}

@@ -1,0 +1,102 @@
+package network
+
+import (
+	"testing"
+
+	"github.com/collsim/collsim/network/networktest"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+func analyticBuilder(gap sim.Time) networktest.Builder {
+	return func(t *topology.Topology, place []int32) (sim.NetworkFactory, error) {
+		return Analytic(AnalyticConfig{Topology: t, Placement: place, Gap: gap,
+			Local: topology.LinkSpec{Bandwidth: 50e9, Latency: 100e-9}})
+	}
+}
+
+func TestAnalyticConformance(t *testing.T) { networktest.Conformance(t, analyticBuilder(0)) }
+
+func TestAnalyticConformanceWithGap(t *testing.T) {
+	networktest.Conformance(t, analyticBuilder(3*sim.Nanosecond))
+}
+
+// sink records when each transfer was delivered.
+type sink struct {
+	eng *sim.Engine
+	at  map[uint32]sim.Time
+}
+
+func (s *sink) Injected(uint32)     {}
+func (s *sink) Delivered(id uint32) { s.at[id] = s.eng.Now() }
+
+// The NIC sends and receives one message at a time: two messages out of
+// one host, or into one host, are serialized; a gap spaces small messages.
+func TestAnalyticPortSerialization(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6} // 100 ps/B, 1µs
+	cross, _ := topology.Crossbar(4, link)
+	const bytes = 10000 // 1µs on the wire
+	cases := []struct {
+		name string
+		gap  sim.Time
+		trs  []sim.Transfer
+		want []sim.Time
+	}{
+		// Both leave host 0: the second starts when the first has left.
+		{"out", 0, []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 0, Dst: 2, Bytes: bytes}},
+			[]sim.Time{3 * sim.Microsecond, 4 * sim.Microsecond}},
+		// Both enter host 0: the second is taken in after the first.
+		{"in", 0, []sim.Transfer{{ID: 0, Src: 1, Dst: 0, Bytes: bytes}, {ID: 1, Src: 2, Dst: 0, Bytes: bytes}},
+			[]sim.Time{3 * sim.Microsecond, 4 * sim.Microsecond}},
+		// Different ports: no interaction.
+		{"disjoint", 0, []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 3, Bytes: bytes}},
+			[]sim.Time{3 * sim.Microsecond, 3 * sim.Microsecond}},
+		// A gap of 5µs between empty messages out of one NIC.
+		{"gap", 5 * sim.Microsecond, []sim.Transfer{{ID: 0, Src: 0, Dst: 1}, {ID: 1, Src: 0, Dst: 2}},
+			[]sim.Time{2 * sim.Microsecond, 7 * sim.Microsecond}},
+	}
+	for _, tc := range cases {
+		factory, err := Analytic(AnalyticConfig{Topology: cross, Placement: []int32{0, 1, 2, 3}, Gap: tc.gap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng := sim.New(1)
+		s := &sink{eng: eng, at: map[uint32]sim.Time{}}
+		net, _ := factory(eng, s, 4)
+		for _, tr := range tc.trs {
+			net.Inject(tr)
+		}
+		eng.Run()
+		for i, want := range tc.want {
+			if s.at[uint32(i)] != want {
+				t.Errorf("%s: transfer %d delivered at %v, want %v", tc.name, i, s.at[uint32(i)], want)
+			}
+		}
+	}
+}
+
+// Route latency adds up over hops and the slowest link sets the pace.
+func TestAnalyticMultiHopPath(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-7}
+	ft, _ := topology.FatTree(2, 3, link, 2) // leaf uplinks at half bandwidth
+	factory, _ := Analytic(AnalyticConfig{Topology: ft, Placement: []int32{0, 7}})
+	eng := sim.New(1)
+	s := &sink{eng: eng, at: map[uint32]sim.Time{}}
+	net, _ := factory(eng, s, 2)
+	net.Inject(sim.Transfer{ID: 0, Src: 0, Dst: 1, Bytes: 1000})
+	eng.Run()
+	// Hosts 0 and 7 meet at the top: 6 links of 100ns; 1000B at 5GB/s.
+	if want := 600*sim.Nanosecond + 200*sim.Nanosecond; s.at[0] != want {
+		t.Fatalf("delivered at %v, want %v", s.at[0], want)
+	}
+}
+
+func TestAnalyticBadConfig(t *testing.T) {
+	cross, _ := topology.Crossbar(2, topology.LinkSpec{Bandwidth: 1, Latency: 0})
+	if _, err := Analytic(AnalyticConfig{Topology: cross, Placement: []int32{0, 5}}); err == nil {
+		t.Fatal("a rank placed on a missing host was accepted")
+	}
+	if _, err := Analytic(AnalyticConfig{}); err == nil {
+		t.Fatal("no topology was accepted")
+	}
+}

@@ -1,0 +1,200 @@
+// Package networktest is the conformance suite every collsim network
+// model must pass, in the style of gonum's graph/testgraph: a model's
+// tests call Conformance with a function that builds it.
+package networktest
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// Builder makes the model under test for a topology, with rank r on host
+// place[r].
+type Builder func(t *topology.Topology, place []int32) (sim.NetworkFactory, error)
+
+// report is one call a model made to its Sink.
+type report struct {
+	delivered bool
+	id        uint32
+	at        sim.Time
+}
+
+// recorder is a Sink that logs reports and checks their contract.
+type recorder struct {
+	eng       *sim.Engine
+	log       []report
+	injected  map[uint32]sim.Time
+	delivered map[uint32]sim.Time
+	t         testing.TB
+}
+
+func newRecorder(t testing.TB, eng *sim.Engine) *recorder {
+	return &recorder{eng: eng, injected: map[uint32]sim.Time{}, delivered: map[uint32]sim.Time{}, t: t}
+}
+
+func (r *recorder) Injected(id uint32) {
+	if _, dup := r.injected[id]; dup {
+		r.t.Errorf("transfer %d reported injected twice", id)
+	}
+	r.injected[id] = r.eng.Now()
+	r.log = append(r.log, report{false, id, r.eng.Now()})
+}
+
+func (r *recorder) Delivered(id uint32) {
+	if _, dup := r.delivered[id]; dup {
+		r.t.Errorf("transfer %d reported delivered twice", id)
+	}
+	if _, ok := r.injected[id]; !ok {
+		r.t.Errorf("transfer %d delivered before it was reported injected", id)
+	}
+	r.delivered[id] = r.eng.Now()
+	r.log = append(r.log, report{true, id, r.eng.Now()})
+}
+
+// injector starts planned transfers at their times.
+type injector struct {
+	eng  *sim.Engine
+	net  sim.Network
+	plan []planned
+}
+
+type planned struct {
+	at sim.Time
+	tr sim.Transfer
+}
+
+func (in *injector) Handle(arg uint64) { in.net.Inject(in.plan[arg].tr) }
+
+// run injects plan on a fresh model and returns the recorder.
+func run(t testing.TB, build Builder, topo *topology.Topology, place []int32, plan []planned) *recorder {
+	t.Helper()
+	factory, err := build(topo, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := sim.New(42)
+	rec := newRecorder(t, eng)
+	net, err := factory(eng, rec, len(place))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &injector{eng: eng, net: net, plan: plan}
+	h := eng.Register(in)
+	for i, p := range plan {
+		eng.At(p.at, h, uint64(i))
+	}
+	eng.Run()
+	for _, p := range plan {
+		if _, ok := rec.delivered[p.tr.ID]; !ok {
+			t.Fatalf("transfer %d (%d->%d, %dB) never delivered", p.tr.ID, p.tr.Src, p.tr.Dst, p.tr.Bytes)
+		}
+	}
+	return rec
+}
+
+// Conformance runs the suite against the model build makes.
+func Conformance(t *testing.T, build Builder) {
+	link := topology.LinkSpec{Bandwidth: 12.5e9, Latency: 250e-9} // 80 ps/B
+	cross, err := topology.Crossbar(8, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := []int32{0, 1, 2, 3, 4, 5, 6, 7}
+
+	t.Run("SingleTransferTime", func(t *testing.T) {
+		// One transfer on an idle crossbar: two links of latency l, then
+		// the bytes at the link bandwidth: 2l + ceil(bytes/bw).
+		for _, bytes := range []int64{0, 1, 8, 1000, 1 << 20} {
+			rec := run(t, build, cross, place, []planned{{0, sim.Transfer{ID: 0, Src: 2, Dst: 5, Bytes: bytes}}})
+			want := 2*sim.FromSeconds(link.Latency) + sim.Time(math.Ceil(float64(bytes)*1e12/link.Bandwidth))
+			if got := rec.delivered[0]; got != want {
+				t.Errorf("%d bytes delivered at %v, want %v", bytes, got, want)
+			}
+		}
+	})
+
+	randomPlan := func(seed uint64, n int) []planned {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		plan := make([]planned, n)
+		for i := range plan {
+			src := rng.Int32N(8)
+			dst := (src + 1 + rng.Int32N(7)) % 8
+			plan[i] = planned{
+				at: sim.Time(rng.Int64N(int64(2 * sim.Microsecond))),
+				tr: sim.Transfer{ID: uint32(i), Src: src, Dst: dst, Bytes: rng.Int64N(100000)},
+			}
+		}
+		slices.SortStableFunc(plan, func(a, b planned) int { return int(a.at - b.at) })
+		return plan
+	}
+
+	t.Run("PairOrder", func(t *testing.T) {
+		// MPI's non-overtaking rule: between one pair, delivery follows
+		// injection order, whatever the sizes.
+		plan := randomPlan(7, 400)
+		rec := run(t, build, cross, place, plan)
+		last := map[[2]int32]sim.Time{}
+		lastID := map[[2]int32]uint32{}
+		for _, p := range plan {
+			pair := [2]int32{p.tr.Src, p.tr.Dst}
+			at := rec.delivered[p.tr.ID]
+			if prev, ok := last[pair]; ok && at < prev {
+				t.Fatalf("transfer %d (%v) delivered at %v, before the earlier transfer %d at %v", p.tr.ID, pair, at, lastID[pair], prev)
+			}
+			last[pair], lastID[pair] = at, p.tr.ID
+		}
+		// Reports with equal times must still come in injection order.
+		pos := map[uint32]int{}
+		for i, r := range rec.log {
+			if r.delivered {
+				pos[r.id] = i
+			}
+		}
+		prev := map[[2]int32]int{}
+		for _, p := range plan {
+			pair := [2]int32{p.tr.Src, p.tr.Dst}
+			if q, ok := prev[pair]; ok && pos[p.tr.ID] < q {
+				t.Fatalf("transfer %d reported delivered before an earlier transfer of the same pair", p.tr.ID)
+			}
+			prev[pair] = pos[p.tr.ID]
+		}
+	})
+
+	t.Run("NoFasterThanAlone", func(t *testing.T) {
+		// Other traffic can only delay a transfer: none arrives sooner than
+		// latency plus serialization from the moment it was injected.
+		plan := randomPlan(11, 300)
+		rec := run(t, build, cross, place, plan)
+		for _, p := range plan {
+			floor := p.at + 2*sim.FromSeconds(link.Latency) + sim.Time(math.Ceil(float64(p.tr.Bytes)*1e12/link.Bandwidth))
+			if got := rec.delivered[p.tr.ID]; got < floor {
+				t.Fatalf("transfer %d delivered at %v, sooner than alone (%v)", p.tr.ID, got, floor)
+			}
+		}
+	})
+
+	t.Run("Deterministic", func(t *testing.T) {
+		plan := randomPlan(3, 500)
+		a := run(t, build, cross, place, plan).log
+		b := run(t, build, cross, place, plan).log
+		if !slices.Equal(a, b) {
+			t.Fatal("the same transfers gave different reports")
+		}
+	})
+
+	t.Run("SameHost", func(t *testing.T) {
+		// Two ranks on one host: delivered, in order, without the network.
+		rec := run(t, build, cross, []int32{0, 0}, []planned{
+			{0, sim.Transfer{ID: 0, Src: 0, Dst: 1, Bytes: 5000}},
+			{0, sim.Transfer{ID: 1, Src: 0, Dst: 1, Bytes: 1}},
+		})
+		if rec.delivered[1] < rec.delivered[0] {
+			t.Fatal("a same-host message overtook an earlier one")
+		}
+	})
+}
