@@ -2,7 +2,6 @@ package network
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/topology"
@@ -106,7 +105,7 @@ const (
 )
 
 func serialize(bytes int64, psPerByte float64) sim.Time {
-	return sim.Time(math.Ceil(float64(bytes) * psPerByte))
+	return sim.FromPicoseconds(float64(bytes) * psPerByte)
 }
 
 // Inject implements sim.Network.

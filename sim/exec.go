@@ -423,7 +423,7 @@ func (x *executor) reduceCost(bytes int64) Time {
 	if bytes == 0 || x.host.ReducePsPerByte == 0 {
 		return 0
 	}
-	return FromSeconds(float64(bytes) * x.host.ReducePsPerByte / 1e12)
+	return FromPicoseconds(float64(bytes) * x.host.ReducePsPerByte)
 }
 
 func (x *executor) inject(r, idx int32) {

@@ -23,10 +23,21 @@ const (
 const MaxTime Time = math.MaxInt64
 
 // FromSeconds converts seconds to Time, rounding up to the next picosecond so
-// that a nonzero cost never becomes free. It is the only float-to-Time path.
-// Values beyond MaxTime saturate; negative and NaN inputs give 0.
-func FromSeconds(s float64) Time {
-	ps := math.Ceil(s * 1e12)
+// that a nonzero cost never becomes free; a value within floating-point
+// noise (relative 1e-12) of a whole picosecond is that picosecond, so that
+// "0.75us" is 750000ps and not 750001ps. Values beyond MaxTime saturate;
+// negative and NaN inputs give 0.
+func FromSeconds(s float64) Time { return FromPicoseconds(s * 1e12) }
+
+// FromPicoseconds converts a float count of picoseconds to Time, rounding
+// as FromSeconds does. Costs given per byte in picoseconds should come
+// through here, not through seconds, so that no scaling adds noise.
+func FromPicoseconds(ps float64) Time {
+	if r := math.Round(ps); math.Abs(ps-r) <= 1e-12*math.Abs(ps) {
+		ps = r
+	} else {
+		ps = math.Ceil(ps)
+	}
 	switch {
 	case !(ps > 0): // also catches NaN
 		return 0

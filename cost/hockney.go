@@ -1,0 +1,200 @@
+package cost
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/collsim/collsim/collectives"
+)
+
+// Hockney holds the parameters of the alpha-beta-gamma model.
+type Hockney struct {
+	Alpha float64 // seconds per message (latency)
+	Beta  float64 // seconds per byte moved
+	Gamma float64 // seconds per byte reduced
+}
+
+// Prediction is a model's time for one call. When Exact, the analytic
+// network's simulation of the algorithm on a contention-free crossbar with
+// the same parameters takes exactly Time; otherwise the simulation lies in
+// [Lower, Time] and the formula's doc comment says why.
+type Prediction struct {
+	Time  float64 // seconds
+	Lower float64 // seconds; equals Time when Exact
+	Exact bool
+}
+
+func exact(t float64) Prediction { return Prediction{Time: t, Lower: t, Exact: true} }
+
+// formula prices one algorithm: p ranks, n bytes (the vector, or per pair
+// for alltoall), c bytes in the largest of the p blocks of the vector.
+type formula func(m Hockney, s size) Prediction
+
+type size struct {
+	p     int
+	n     float64 // bytes of the whole vector (alltoall: per pair)
+	count int64   // elements of the whole vector
+	elem  int64   // bytes per element
+}
+
+// block returns the bytes of the largest block when the vector is cut into
+// k blocks as evenly as possible, and of the smallest.
+func (s size) block(k int) (largest, smallest float64) {
+	q, r := s.count/int64(k), s.count%int64(k)
+	hi := q
+	if r > 0 {
+		hi++
+	}
+	return float64(hi * s.elem), float64(q * s.elem)
+}
+
+var formulas = map[string]formula{
+	"allreduce/ring":               ringAllreduce,
+	"allreduce/recursive_doubling": recursiveDoubling,
+	"allreduce/rabenseifner":       rabenseifner,
+	"allreduce/reduce_bcast":       reduceBcast,
+	"bcast/binomial":               binomialBcast,
+	"allgather/ring":               ringAllgather,
+	"reduce_scatter/ring":          ringReduceScatter,
+	"alltoall/pairwise":            pairwiseAlltoall,
+	"barrier/dissemination":        dissemination,
+}
+
+// Has reports whether the model has a closed form for the algorithm.
+func Has(a collectives.Algorithm) bool { _, ok := formulas[a.ID()]; return ok }
+
+// Predict prices one call of algorithm a.
+func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Prediction, error) {
+	f, ok := formulas[a.ID()]
+	if !ok {
+		return Prediction{}, fmt.Errorf("no closed form for %s yet", a.ID())
+	}
+	if p.Ranks < 1 {
+		return Prediction{}, fmt.Errorf("%s: ranks must be at least 1", a.ID())
+	}
+	elem := p.ElemSize
+	if elem == 0 {
+		elem = 8
+	}
+	return f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem}), nil
+}
+
+func log2Floor(p int) int { return bits.Len(uint(p)) - 1 }
+
+func log2Ceil(p int) int { return bits.Len(uint(p - 1)) }
+
+func isPow2(p int) bool { return p&(p-1) == 0 }
+
+// ringAllreduce: 2(p-1)alpha + 2(p-1)c beta + (p-1)c gamma, c the largest
+// block, n/p rounded up to whole elements (Patarasuk and Yuan 2009; Thakur
+// et al. 2005 with n/p). Exact: the largest block's journey is a chain of
+// 2(p-1) dependent messages of c bytes, p-1 of them reduced, which bounds
+// the time from below; and by induction every step k ends by k times one
+// step's cost, which bounds it from above.
+func ringAllreduce(m Hockney, s size) Prediction {
+	c, _ := s.block(s.p)
+	k := float64(s.p - 1)
+	return exact(2*k*m.Alpha + 2*k*c*m.Beta + k*c*m.Gamma)
+}
+
+// recursiveDoubling: log2 p (alpha + n beta + n gamma) for p a power of two
+// (Thakur et al. 2005), exact. Otherwise Thakur's count adds the fold
+// (alpha + n beta + n gamma) and the unfold (alpha + n beta) to floor(log2 p)
+// rounds, an upper bound: ranks that skip the fold send their first round
+// early, so the folded ranks often finish their rounds, and unfold, sooner.
+// The lower bound is the chain fold, then floor(log2 p) rounds, each a
+// dependent message and reduction: (floor(log2 p)+1)(alpha + n beta + n
+// gamma).
+func recursiveDoubling(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	step := m.Alpha + s.n*m.Beta + s.n*m.Gamma
+	l := float64(log2Floor(s.p))
+	if isPow2(s.p) {
+		return exact(l * step)
+	}
+	return Prediction{Time: (l+1)*step + m.Alpha + s.n*m.Beta, Lower: (l + 1) * step}
+}
+
+// rabenseifner: reduce-scatter by recursive halving, allgather by
+// recursive doubling: 2 log2 p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n
+// gamma over p' = 2^floor(log2 p) ranks (Rabenseifner 2004; Thakur et al.
+// 2005), plus a fold (alpha + n beta + n gamma) and an unfold (alpha +
+// n beta) when p is not a power of two. Exact when p' divides the element
+// count; otherwise the halves differ by up to one element per block and the
+// formula, taken with the largest block for every block, is an upper bound
+// (and with the smallest, a lower bound).
+func rabenseifner(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	pp := 1 << log2Floor(s.p)
+	l := float64(log2Floor(s.p))
+	hi, lo := s.block(pp)
+	moved := func(b float64) float64 {
+		k := float64(pp-1) * b
+		return 2*l*m.Alpha + 2*k*m.Beta + k*m.Gamma
+	}
+	fold := 0.0
+	if !isPow2(s.p) {
+		fold = 2*m.Alpha + 2*s.n*m.Beta + s.n*m.Gamma
+	}
+	if hi == lo {
+		return exact(moved(hi) + fold)
+	}
+	return Prediction{Time: moved(hi) + fold, Lower: moved(lo) + fold}
+}
+
+// binomialTree prices a binomial tree of whole-vector messages with per-hop
+// cost hop: ceil(log2 p) hops (Thakur et al. 2005). Exact for p a power of
+// two: the rank whose relative number is all ones is reached through
+// log2 p first children. For other p the deepest rank has only
+// floor(log2 p) hops and some hops are shorter, so the formula is an upper
+// bound and floor(log2 p) hops a lower bound.
+func binomialTree(p int, hop float64) Prediction {
+	if p == 1 {
+		return exact(0)
+	}
+	if isPow2(p) {
+		return exact(float64(log2Floor(p)) * hop)
+	}
+	return Prediction{Time: float64(log2Ceil(p)) * hop, Lower: float64(log2Floor(p)) * hop}
+}
+
+// binomialBcast: ceil(log2 p)(alpha + n beta); see binomialTree.
+func binomialBcast(m Hockney, s size) Prediction {
+	return binomialTree(s.p, m.Alpha+s.n*m.Beta)
+}
+
+// reduceBcast: a binomial reduce, ceil(log2 p)(alpha + n beta + n gamma),
+// then a binomial broadcast, ceil(log2 p)(alpha + n beta); see
+// binomialTree. The broadcast starts only when the root has the whole sum.
+func reduceBcast(m Hockney, s size) Prediction {
+	return binomialTree(s.p, 2*m.Alpha+2*s.n*m.Beta+s.n*m.Gamma)
+}
+
+// ringAllgather: (p-1)(alpha + c beta), c the largest block (Thakur et
+// al. 2005 with n/p); exact by the argument of ringAllreduce.
+func ringAllgather(m Hockney, s size) Prediction {
+	c, _ := s.block(s.p)
+	return exact(float64(s.p-1) * (m.Alpha + c*m.Beta))
+}
+
+// ringReduceScatter: (p-1)(alpha + c beta + c gamma), c the largest block;
+// exact by the argument of ringAllreduce.
+func ringReduceScatter(m Hockney, s size) Prediction {
+	c, _ := s.block(s.p)
+	return exact(float64(s.p-1) * (m.Alpha + c*m.Beta + c*m.Gamma))
+}
+
+// pairwiseAlltoall: (p-1)(alpha + n beta) with n the bytes per pair
+// (Thakur et al. 2005): one exchange per step, each step after the last.
+func pairwiseAlltoall(m Hockney, s size) Prediction {
+	return exact(float64(s.p-1) * (m.Alpha + s.n*m.Beta))
+}
+
+// dissemination: ceil(log2 p) alpha (Hensgen, Finkel, Manber 1988).
+func dissemination(m Hockney, s size) Prediction {
+	return exact(float64(log2Ceil(s.p)) * m.Alpha)
+}

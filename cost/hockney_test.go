@@ -1,0 +1,84 @@
+package cost
+
+import (
+	"math"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// simulate runs a on a contention-free crossbar: host links of latency
+// alpha/2 each way and bandwidth 1/beta, reductions at gamma.
+func simulate(t *testing.T, a collectives.Algorithm, p collectives.Params, link topology.LinkSpec, gammaPs float64) sim.Time {
+	t.Helper()
+	cross, err := topology.Crossbar(p.Ranks, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceBlock, p.Ranks, p.Ranks, 1, 0)
+	net, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{ReducePsPerByte: gammaPs, EagerLimit: 1 << 62}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Makespan
+}
+
+// TestClosedFormsMatchSimulation: for every algorithm, every p in 1..40 and
+// counts 0, 1, p-1, p+1, 3p-1, 4p, 64 and 1000, the simulated time on a
+// contention-free crossbar equals the closed form to a relative 1e-9 where
+// the formula says it is exact, and lies within its bounds otherwise.
+// Parameters are whole picoseconds per byte, so no rounding enters.
+func TestClosedFormsMatchSimulation(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6} // beta 100 ps/B, alpha 1.5µs
+	const gammaPs = 30.0
+	model := Hockney{Alpha: 2 * link.Latency, Beta: 1 / link.Bandwidth, Gamma: gammaPs * 1e-12}
+	for _, a := range collectives.All() {
+		if !Has(a) {
+			t.Errorf("%s has no closed form", a.ID())
+			continue
+		}
+		t.Run(a.ID(), func(t *testing.T) {
+			t.Parallel()
+			exactSeen := 0
+			for p := 1; p <= 40; p++ {
+				for _, n := range []int64{0, 1, int64(p) - 1, int64(p) + 1, 3*int64(p) - 1, 4 * int64(p), 64, 1000} {
+					if n < 0 {
+						continue
+					}
+					params := collectives.Params{Ranks: p, Count: n}
+					got := simulate(t, a, params, link, gammaPs).Seconds()
+					pred, err := model.Predict(a, params)
+					if err != nil {
+						t.Fatal(err)
+					}
+					const tol = 1e-9
+					if pred.Exact {
+						exactSeen++
+						if math.Abs(got-pred.Time) > tol*math.Max(pred.Time, 1e-12) {
+							t.Fatalf("p=%d count=%d: simulated %.12g s, closed form %.12g s (rel. error %.3g)",
+								p, n, got, pred.Time, (got-pred.Time)/pred.Time)
+						}
+						continue
+					}
+					if got < pred.Lower*(1-tol) || got > pred.Time*(1+tol) {
+						t.Fatalf("p=%d count=%d: simulated %.12g s outside the bounds [%.12g, %.12g]", p, n, got, pred.Lower, pred.Time)
+					}
+				}
+			}
+			if exactSeen == 0 {
+				t.Fatal("no case was exact: the test proves nothing")
+			}
+		})
+	}
+}
