@@ -36,8 +36,8 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 		return nil, fmt.Errorf("dragonfly: g=%d groups need at least %d global ports per group, but a*h = %d*%d = %d; raise h or a, or use at most %d groups",
 			s.G, s.G-1, s.A, s.H, s.A*s.H, s.A*s.H+1)
 	}
-	if s.P*s.A*s.G > 1<<24 {
-		return nil, fmt.Errorf("dragonfly: %d hosts is more than collsim builds (16,777,216)", s.P*s.A*s.G)
+	if hosts, local := float64(s.P)*float64(s.A)*float64(s.G), float64(s.A)*float64(s.A-1)*float64(s.G); hosts > maxHosts || local > maxLinks {
+		return nil, fmt.Errorf("dragonfly: %g hosts and %g local links is more than collsim builds (%d hosts, %d links)", hosts, local, maxHosts, maxLinks)
 	}
 	specs := []struct {
 		what string

@@ -24,8 +24,8 @@ func FatTree(k, levels int, link LinkSpec, taper float64) (*Topology, error) {
 		return nil, fmt.Errorf("fat-tree: k and levels must be at least 1 (k=%d, levels=%d)", k, levels)
 	}
 	hostsF := math.Pow(float64(k), float64(levels))
-	if hostsF > 1<<24 {
-		return nil, fmt.Errorf("fat-tree: k^levels = %g hosts is more than collsim builds (16,777,216)", hostsF)
+	if hostsF > maxHosts || 2*hostsF*float64(levels) > maxLinks {
+		return nil, fmt.Errorf("fat-tree: k^levels = %g hosts is more than collsim builds (%d hosts, %d links)", hostsF, maxHosts, maxLinks)
 	}
 	if !(taper >= 1) || math.IsInf(taper, 0) {
 		return nil, fmt.Errorf("fat-tree: taper must be a ratio of at least 1 (1 is a full tree, 2 is 2:1), not %g", taper)

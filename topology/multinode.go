@@ -26,8 +26,8 @@ func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 		return nil, err
 	}
 	nodes := network.Hosts()
-	if nodes*node.Devices > 1<<24 {
-		return nil, fmt.Errorf("multi-node: %d devices is more than collsim builds (16,777,216)", nodes*node.Devices)
+	if float64(nodes)*float64(node.Devices) > maxHosts {
+		return nil, fmt.Errorf("multi-node: %d nodes of %d devices is more than collsim builds (%d)", nodes, node.Devices, maxHosts)
 	}
 	devices := nodes * node.Devices
 	b := newBuilder(fmt.Sprintf("%d x %d devices on %s", nodes, node.Devices, network.Name()), devices)

@@ -31,6 +31,13 @@ func (l LinkSpec) check(what string) error {
 	return nil
 }
 
+// Limits on what a builder makes, so that a typo in a config cannot ask
+// for gigabytes.
+const (
+	maxHosts = 1 << 22
+	maxLinks = 1 << 25
+)
+
 // Link is a directed link between two vertices.
 type Link struct {
 	From, To int32
@@ -145,8 +152,8 @@ func (b *builder) done(route router, bisection float64) *Topology {
 // Crossbar is hosts joined by one switch: every route is two links.
 // Bisection: half the hosts' links.
 func Crossbar(hosts int, link LinkSpec) (*Topology, error) {
-	if hosts < 1 {
-		return nil, fmt.Errorf("crossbar: hosts must be at least 1, not %d", hosts)
+	if hosts < 1 || hosts > maxHosts {
+		return nil, fmt.Errorf("crossbar: hosts must be 1..%d, not %d", maxHosts, hosts)
 	}
 	if err := link.check("crossbar link"); err != nil {
 		return nil, err

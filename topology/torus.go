@@ -22,8 +22,8 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 			return nil, fmt.Errorf("torus: dimension %d has size %d; sizes must be at least 1", i, k)
 		}
 		hosts *= k
-		if hosts > 1<<24 {
-			return nil, fmt.Errorf("torus: more hosts than collsim builds (16,777,216)")
+		if hosts > maxHosts || hosts*2*(len(dims)+1) > maxLinks {
+			return nil, fmt.Errorf("torus: more hosts than collsim builds (%d hosts, %d links)", maxHosts, maxLinks)
 		}
 		names = append(names, fmt.Sprint(k))
 	}

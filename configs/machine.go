@@ -1,0 +1,472 @@
+package configs
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// The YAML schema. Quantities with units are strings, parsed once during
+// validation so that each problem can name its line.
+type fileYAML struct {
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Network     networkYAML `yaml:"network"`
+	Node        *nodeYAML   `yaml:"node"`
+	Host        hostYAML    `yaml:"host"`
+	Placement   string      `yaml:"placement"`
+}
+
+type linkYAML struct {
+	Bandwidth string `yaml:"bandwidth"`
+	Latency   string `yaml:"latency"`
+}
+
+type networkYAML struct {
+	Crossbar  *crossbarYAML  `yaml:"crossbar"`
+	FatTree   *fatTreeYAML   `yaml:"fat_tree"`
+	Dragonfly *dragonflyYAML `yaml:"dragonfly"`
+	Torus     *torusYAML     `yaml:"torus"`
+}
+
+type crossbarYAML struct {
+	Hosts int      `yaml:"hosts"`
+	Link  linkYAML `yaml:"link"`
+}
+
+type fatTreeYAML struct {
+	K      int      `yaml:"k"`
+	Levels int      `yaml:"levels"`
+	Taper  float64  `yaml:"taper"`
+	Link   linkYAML `yaml:"link"`
+}
+
+type dragonflyYAML struct {
+	P          int      `yaml:"p"`
+	A          int      `yaml:"a"`
+	H          int      `yaml:"h"`
+	G          int      `yaml:"g"`
+	HostLink   linkYAML `yaml:"host_link"`
+	LocalLink  linkYAML `yaml:"local_link"`
+	GlobalLink linkYAML `yaml:"global_link"`
+}
+
+type torusYAML struct {
+	Dims []int    `yaml:"dims"`
+	Link linkYAML `yaml:"link"`
+}
+
+type nodeYAML struct {
+	Devices int      `yaml:"devices"`
+	Fabric  linkYAML `yaml:"fabric"`
+	NIC     linkYAML `yaml:"nic"`
+}
+
+type hostYAML struct {
+	RanksPerHost    int       `yaml:"ranks_per_host"`
+	Overhead        string    `yaml:"overhead"`
+	Gap             string    `yaml:"gap"`
+	ReduceBandwidth string    `yaml:"reduce_bandwidth"`
+	EagerLimit      string    `yaml:"eager_limit"`
+	Local           *linkYAML `yaml:"local"`
+}
+
+// schemaTypes maps the schema's type names, as yaml.v3 reports them, to the
+// types, so that an unknown key can be answered with the valid ones.
+var schemaTypes = map[string]reflect.Type{}
+
+func init() {
+	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, nodeYAML{}, hostYAML{}} {
+		t := reflect.TypeOf(v)
+		schemaTypes["configs."+t.Name()] = t
+	}
+}
+
+func validKeys(t reflect.Type) string {
+	var keys []string
+	for i := range t.NumField() {
+		keys = append(keys, strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0])
+	}
+	return strings.Join(keys, ", ")
+}
+
+// Machine is a validated machine config.
+type Machine struct {
+	Name         string
+	Description  string
+	Source       string // the file, or "builtin:NAME"
+	Topology     *topology.Topology
+	RanksPerHost int
+	Host         sim.HostParams
+	Gap          sim.Time
+	Local        topology.LinkSpec // between ranks on one host
+	Placement    string
+}
+
+// Slots is how many ranks the machine can hold.
+func (m *Machine) Slots() int { return m.Topology.Hosts() * m.RanksPerHost }
+
+// Place puts ranks on hosts with the machine's placement policy, or with
+// policy if it is not empty.
+func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) {
+	if policy == "" {
+		policy = m.Placement
+	}
+	if ranks > m.Slots() {
+		return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d hosts x %d ranks per host = %d slots; use --ranks %d or less, or a larger machine",
+			ranks, m.Name, m.Topology.Hosts(), m.RanksPerHost, m.Slots(), m.Slots())
+	}
+	return topology.Place(policy, ranks, m.Topology.Hosts(), m.RanksPerHost, seed)
+}
+
+// Analytic returns the analytic network model of the machine for ranks
+// placed by place.
+func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
+	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local})
+}
+
+// PathParams returns the latency (seconds) and the bottleneck seconds per
+// byte of the route between two hosts: the alpha and beta a closed form
+// should use for messages between them.
+func (m *Machine) PathParams(src, dst int) (alpha, beta float64) {
+	if src == dst {
+		return m.Local.Latency, 1 / m.Local.Bandwidth
+	}
+	for _, id := range m.Topology.Route(src, dst, nil) {
+		l := m.Topology.Links()[id]
+		alpha += l.Latency
+		beta = max(beta, 1/l.Bandwidth)
+	}
+	return alpha, beta
+}
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// DefaultMachine is the built-in machine used when none is named.
+const DefaultMachine = "small"
+
+// Builtins lists the built-in machines' names.
+func Builtins() []string {
+	entries, _ := builtinFS.ReadDir("builtin")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return names
+}
+
+// Builtin returns the built-in machine of that name.
+func Builtin(name string) (*Machine, error) {
+	data, err := builtinFS.ReadFile("builtin/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in machine %q; built-in machines: %s", name, strings.Join(Builtins(), ", "))
+	}
+	return Parse("builtin:"+name, data)
+}
+
+// Resolve returns the built-in machine called arg, or else the machine in
+// the file arg.
+func Resolve(arg string) (*Machine, error) {
+	if arg == "" {
+		arg = DefaultMachine
+	}
+	if slices.Contains(Builtins(), arg) {
+		return Builtin(arg)
+	}
+	if _, err := os.Stat(arg); err != nil {
+		return nil, fmt.Errorf("machine %q is neither a built-in machine (%s) nor a readable file", arg, strings.Join(Builtins(), ", "))
+	}
+	return Load(arg)
+}
+
+// Load reads and validates a machine config file.
+func Load(file string) (*Machine, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, data)
+}
+
+// maxConfigBytes bounds what Parse reads: machine configs are small.
+const maxConfigBytes = 1 << 20
+
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+
+// Parse validates a machine config. source names it in errors. Every
+// problem is reported, each as "source:line: what is wrong; how to fix it".
+func Parse(source string, data []byte) (*Machine, error) {
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for a machine config (at most %d)", source, len(data), maxConfigBytes)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(source, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty config; see README.md for the machine config format", source)
+	}
+	var f fileYAML
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && err != io.EOF {
+		return nil, yamlError(source, err)
+	}
+	v := &validator{source: source, root: root.Content[0]}
+	m := v.machine(&f)
+	if len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(path.Base(strings.TrimPrefix(source, "builtin:")), ".yaml")
+	}
+	m.Source = source
+	return m, nil
+}
+
+// yamlError rewrites yaml.v3's errors as source:line messages.
+func yamlError(source string, err error) error {
+	var lines []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		lines = te.Errors
+	} else {
+		lines = []string{err.Error()}
+	}
+	var errs []error
+	for _, l := range lines {
+		m := yamlLine.FindStringSubmatch(l)
+		if m == nil {
+			errs = append(errs, fmt.Errorf("%s: %s", source, strings.TrimPrefix(l, "yaml: ")))
+			continue
+		}
+		msg := m[2]
+		if u := unknownField.FindStringSubmatch(msg); u != nil {
+			msg = fmt.Sprintf("unknown key %q", u[1])
+			if t, ok := schemaTypes[u[2]]; ok {
+				msg += "; valid keys here: " + validKeys(t)
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s:%s: %s", source, m[1], msg))
+	}
+	return errors.Join(errs...)
+}
+
+// validator turns the decoded schema into a Machine, collecting problems
+// with the line of the key they concern.
+type validator struct {
+	source string
+	root   *yaml.Node
+	errs   []error
+}
+
+// line returns the line of the value at path, or of its deepest ancestor
+// present in the file.
+func (v *validator) line(keys ...string) int {
+	n, line := v.root, v.root.Line
+	for _, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			break
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				n, line, found = n.Content[i+1], n.Content[i].Line, true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return line
+}
+
+func (v *validator) fail(keys []string, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, v.line(keys...), strings.Join(keys, "."), fmt.Sprintf(format, args...)))
+}
+
+func with(keys []string, more ...string) []string {
+	return append(slices.Clone(keys), more...)
+}
+
+func (v *validator) link(l linkYAML, keys []string) topology.LinkSpec {
+	var spec topology.LinkSpec
+	if l.Bandwidth == "" {
+		v.fail(with(keys, "bandwidth"), "missing; give a bandwidth such as 100Gbit/s or 12.5GB/s")
+	} else if bw, err := ParseBandwidth(l.Bandwidth); err != nil {
+		v.fail(with(keys, "bandwidth"), "%v", err)
+	} else {
+		spec.Bandwidth = bw
+	}
+	if l.Latency == "" {
+		v.fail(with(keys, "latency"), "missing; give a latency such as 500ns or 1.2us (0 for none)")
+	} else if d, err := ParseDuration(l.Latency); err != nil {
+		v.fail(with(keys, "latency"), "%v", err)
+	} else {
+		spec.Latency = d.Seconds()
+	}
+	return spec
+}
+
+func (v *validator) duration(s string, keys []string) sim.Time {
+	if s == "" {
+		return 0
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		v.fail(keys, "%v", err)
+	}
+	return d
+}
+
+func (v *validator) machine(f *fileYAML) *Machine {
+	m := &Machine{Name: f.Name, Description: f.Description, Placement: f.Placement, RanksPerHost: f.Host.RanksPerHost}
+	m.Topology = v.network(&f.Network)
+	if f.Node != nil && m.Topology != nil {
+		keys := []string{"node"}
+		spec := topology.NodeSpec{Devices: f.Node.Devices, Fabric: v.link(f.Node.Fabric, with(keys, "fabric")), NIC: v.link(f.Node.NIC, with(keys, "nic"))}
+		if f.Node.Devices < 1 {
+			v.fail(with(keys, "devices"), "must be at least 1 (GPUs or cores per node), not %d", f.Node.Devices)
+		} else if len(v.errs) == 0 {
+			t, err := topology.MultiNode(m.Topology, spec)
+			if err != nil {
+				v.fail(keys, "%v", err)
+			}
+			m.Topology = t
+		}
+	}
+	hk := []string{"host"}
+	if m.RanksPerHost == 0 {
+		m.RanksPerHost = 1
+	}
+	if m.RanksPerHost < 0 {
+		v.fail(with(hk, "ranks_per_host"), "must be at least 1, not %d", m.RanksPerHost)
+	}
+	m.Host.Overhead = v.duration(f.Host.Overhead, with(hk, "overhead"))
+	m.Gap = v.duration(f.Host.Gap, with(hk, "gap"))
+	if f.Host.ReduceBandwidth != "" {
+		bw, err := ParseBandwidth(f.Host.ReduceBandwidth)
+		if err != nil {
+			v.fail(with(hk, "reduce_bandwidth"), "%v", err)
+		} else {
+			m.Host.ReducePsPerByte = 1e12 / bw
+		}
+	}
+	m.Host.EagerLimit = 64 << 10
+	if f.Host.EagerLimit != "" {
+		b, err := ParseSize(f.Host.EagerLimit)
+		if err != nil {
+			v.fail(with(hk, "eager_limit"), "%v", err)
+		}
+		m.Host.EagerLimit = b
+	}
+	switch {
+	case f.Host.Local != nil:
+		m.Local = v.link(*f.Host.Local, with(hk, "local"))
+	case m.RanksPerHost > 1:
+		v.fail(with(hk, "local"), "missing: with %d ranks per host, give the shared-memory channel between them, e.g. local: {bandwidth: 20GB/s, latency: 300ns}", m.RanksPerHost)
+	default:
+		m.Local = topology.LinkSpec{Bandwidth: 1e12} // unused: one rank per host
+	}
+	if m.Placement == "" {
+		m.Placement = topology.PlaceBlock
+	} else if !slices.Contains(topology.Placements, m.Placement) {
+		v.fail([]string{"placement"}, "unknown placement %q; valid: %s", m.Placement, strings.Join(topology.Placements, ", "))
+	}
+	return m
+}
+
+func (v *validator) network(n *networkYAML) *topology.Topology {
+	keys := []string{"network"}
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"crossbar", n.Crossbar != nil}, {"fat_tree", n.FatTree != nil}, {"dragonfly", n.Dragonfly != nil}, {"torus", n.Torus != nil}} {
+		if k.set {
+			kinds = append(kinds, k.name)
+		}
+	}
+	if len(kinds) != 1 {
+		v.fail(keys, "give exactly one of crossbar, fat_tree, dragonfly, torus (found %d: %s)", len(kinds), strings.Join(kinds, ", "))
+		return nil
+	}
+	keys = with(keys, kinds[0])
+	before := len(v.errs)
+	var t *topology.Topology
+	var err error
+	switch {
+	case n.Crossbar != nil:
+		link := v.link(n.Crossbar.Link, with(keys, "link"))
+		if len(v.errs) == before {
+			t, err = topology.Crossbar(n.Crossbar.Hosts, link)
+		}
+	case n.FatTree != nil:
+		link := v.link(n.FatTree.Link, with(keys, "link"))
+		taper := n.FatTree.Taper
+		if taper == 0 {
+			taper = 1
+		}
+		if len(v.errs) == before {
+			t, err = topology.FatTree(n.FatTree.K, n.FatTree.Levels, link, taper)
+		}
+	case n.Dragonfly != nil:
+		d := n.Dragonfly
+		spec := topology.DragonflySpec{P: d.P, A: d.A, H: d.H, G: d.G,
+			Host: v.link(d.HostLink, with(keys, "host_link")), Local: v.link(d.LocalLink, with(keys, "local_link")), Global: v.link(d.GlobalLink, with(keys, "global_link"))}
+		if len(v.errs) == before {
+			t, err = topology.Dragonfly(spec)
+		}
+	case n.Torus != nil:
+		link := v.link(n.Torus.Link, with(keys, "link"))
+		if len(v.errs) == before {
+			t, err = topology.Torus(n.Torus.Dims, link)
+		}
+	}
+	if err != nil {
+		v.fail(keys, "%v", err)
+	}
+	return t
+}
+
+// Describe returns one line per fact about the machine, for `collsim topo`.
+func (m *Machine) Describe() [][2]string {
+	t := m.Topology
+	var bwMin, bwMax float64
+	for i, l := range t.Links() {
+		if i == 0 || l.Bandwidth < bwMin {
+			bwMin = l.Bandwidth
+		}
+		bwMax = max(bwMax, l.Bandwidth)
+	}
+	return [][2]string{
+		{"machine", m.Name},
+		{"source", m.Source},
+		{"topology", t.Name()},
+		{"hosts", strconv.Itoa(t.Hosts())},
+		{"switches", strconv.Itoa(t.Switches())},
+		{"links", strconv.Itoa(len(t.Links())) + " directed"},
+		{"link bandwidth", FormatBandwidth(bwMin) + " .. " + FormatBandwidth(bwMax)},
+		{"ranks per host", strconv.Itoa(m.RanksPerHost)},
+		{"diameter", strconv.Itoa(t.Diameter()) + " links"},
+		{"bisection", FormatBandwidth(t.Bisection()) + " each way"},
+	}
+}
