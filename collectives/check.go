@@ -139,6 +139,63 @@ var semanticsOf = map[Collective]semantics{
 	},
 }
 
+// Data is every rank's buffers for a data-mode run of one collective
+// call: filled with pseudo-random inputs by NewData, checked by Verify.
+type Data struct {
+	Buffers [][][]uint64 // Buffers[rank][buffer]: pass as sim.Config.Data
+	c       Collective
+	p       Params
+	in      input
+}
+
+// MaxDataElements bounds the elements NewData allocates over all ranks
+// (1 GiB of uint64): data mode is for checking, not for scale runs.
+const MaxDataElements = 1 << 27
+
+// NewData allocates and fills the buffers of a call of c with parameters p;
+// seed picks the inputs.
+func NewData(c Collective, p Params, seed uint64) (*Data, error) {
+	sem, ok := semanticsOf[c]
+	if !ok {
+		return nil, fmt.Errorf("unknown collective %q", c)
+	}
+	if err := p.check(c); err != nil {
+		return nil, err
+	}
+	var perRank int64
+	for _, n := range sem.buffers(p) {
+		perRank += n
+	}
+	if float64(perRank)*float64(p.Ranks) > MaxDataElements {
+		return nil, fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
+	}
+	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks)}
+	for r := range d.Buffers {
+		for _, n := range sem.buffers(p) {
+			d.Buffers[r] = append(d.Buffers[r], make([]uint64, n))
+		}
+		sem.init(p, r, d.Buffers[r], d.in)
+	}
+	return d, nil
+}
+
+// Verify compares every checked element of every rank's buffers with the
+// collective's definition and reports the first that differs.
+func (d *Data) Verify() error {
+	sem := semanticsOf[d.c]
+	for r := range d.Buffers {
+		for b, buf := range d.Buffers[r] {
+			for i, got := range buf {
+				want, checked := sem.want(d.p, r, uint8(b), int64(i), d.in)
+				if checked && got != want {
+					return fmt.Errorf("rank %d buffer %d element %d is %#x, want %#x", r, b, i, got, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // Check runs a's schedule for p with real data over net and verifies every
 // element of every rank's buffers. seed picks the inputs (and, through the
 // engine, any randomness of net). It returns the run's result so that
@@ -153,29 +210,16 @@ func Check(a Algorithm, p Params, seed uint64, net sim.NetworkFactory) (*sim.Res
 
 // verify runs s, a schedule for collective c, with real data and checks it.
 func verify(s sim.Schedule, c Collective, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
-	sem := semanticsOf[c]
-	in := input{seed: seed}
-	data := make([][][]uint64, p.Ranks)
-	for r := range data {
-		for _, n := range s.Buffers(r) {
-			data[r] = append(data[r], make([]uint64, n))
-		}
-		sem.init(p, r, data[r], in)
+	d, err := NewData(c, p, seed)
+	if err != nil {
+		return nil, err
 	}
-	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: data, Host: sim.HostParams{EagerLimit: 64 << 10}})
+	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: d.Buffers, Host: sim.HostParams{EagerLimit: 64 << 10}})
 	if err != nil {
 		return res, fmt.Errorf("%s p=%d count=%d: %w", s.Name, p.Ranks, p.Count, err)
 	}
-	for r := range data {
-		for b, buf := range data[r] {
-			for i, got := range buf {
-				want, checked := sem.want(p, r, uint8(b), int64(i), in)
-				if checked && got != want {
-					return res, fmt.Errorf("%s p=%d count=%d: rank %d buffer %d element %d is %#x, want %#x",
-						s.Name, p.Ranks, p.Count, r, b, i, got, want)
-				}
-			}
-		}
+	if err := d.Verify(); err != nil {
+		return res, fmt.Errorf("%s p=%d count=%d: %w", s.Name, p.Ranks, p.Count, err)
 	}
 	return res, nil
 }

@@ -21,6 +21,22 @@ const (
 	Barrier       Collective = "barrier"
 )
 
+// DefaultAlgorithm is the algorithm collsim runs for c when none is named:
+// the bandwidth-optimal or classic choice.
+func DefaultAlgorithm(c Collective) string {
+	switch c {
+	case Allreduce, Allgather, ReduceScatter:
+		return "ring"
+	case Bcast:
+		return "binomial"
+	case Alltoall:
+		return "pairwise"
+	case Barrier:
+		return "dissemination"
+	}
+	return ""
+}
+
 // Collectives lists every collective, in a stable order.
 var Collectives = []Collective{Allreduce, Bcast, Allgather, ReduceScatter, Alltoall, Barrier}
 

@@ -1,0 +1,193 @@
+// Package cmdutil holds what collsim's verbs share: output streams, error
+// kinds that map to exit codes, and flag parsing helpers.
+package cmdutil
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+)
+
+// IO is where a verb writes: results to Out, diagnostics to Err.
+type IO struct {
+	Out, Err io.Writer
+}
+
+// Exit codes.
+const (
+	ExitOK         = 0
+	ExitError      = 1 // bad input or a failed run
+	ExitUsage      = 2 // bad flags or arguments
+	ExitValidation = 3 // a schedule that deadlocks or moves the wrong data
+)
+
+// FlagError is a usage error: wrong or missing flags.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// Flagf returns a FlagError.
+func Flagf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ValidationError is a run that finished wrongly: a deadlock or wrong data.
+type ValidationError struct{ Err error }
+
+func (e *ValidationError) Error() string { return e.Err.Error() }
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// ExitCode maps an error to collsim's exit status.
+func ExitCode(err error) int {
+	var fe *FlagError
+	var ve *ValidationError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &fe):
+		return ExitUsage
+	case errors.As(err, &ve):
+		return ExitValidation
+	}
+	return ExitError
+}
+
+// Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB"), or a
+// range "8..64MiB" that doubles from its start to its end.
+func Sizes(s string) ([]int64, error) {
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err := configs.ParseSize(lo)
+		if err != nil {
+			return nil, err
+		}
+		b, err := configs.ParseSize(hi)
+		if err != nil {
+			return nil, err
+		}
+		if a < 1 || b < a {
+			return nil, fmt.Errorf("size range %q must go up from at least 1 byte", s)
+		}
+		var out []int64
+		for v := a; v <= b; v *= 2 {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		v, err := configs.ParseSize(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Ints parses a comma-separated list of whole numbers, or a range "2..1024"
+// that doubles from its start to its end.
+func Ints(s string) ([]int, error) {
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil || a < 1 || b < a {
+			return nil, fmt.Errorf("range %q must be two whole numbers going up from at least 1", s)
+		}
+		var out []int
+		for v := a; v <= b; v *= 2 {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Table writes aligned columns.
+func Table(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// JSON writes v as indented JSON.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Seconds formats seconds with an SI prefix and 4 significant digits.
+func Seconds(s float64) string {
+	switch a := max(s, -s); {
+	case s == 0:
+		return "0s"
+	case a >= 1:
+		return strconv.FormatFloat(s, 'g', 4, 64) + "s"
+	case a >= 1e-3:
+		return strconv.FormatFloat(s*1e3, 'g', 4, 64) + "ms"
+	case a >= 1e-6:
+		return strconv.FormatFloat(s*1e6, 'g', 4, 64) + "µs"
+	}
+	return strconv.FormatFloat(s*1e9, 'g', 4, 64) + "ns"
+}
+
+// Call turns a message size in bytes into collective parameters, as
+// nccl-tests counts sizes (see collectives.Params.SizeBytes): the vector
+// for allreduce and bcast, the whole gathered vector for allgather and
+// reduce_scatter, everything a rank sends for alltoall (split evenly over
+// the ranks; a remainder that does not divide is dropped and the smaller
+// size reported).
+func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (collectives.Params, error) {
+	if elemSize < 1 {
+		return collectives.Params{}, Flagf("--elem-size must be at least 1 byte, not %d", elemSize)
+	}
+	if size < 0 {
+		return collectives.Params{}, Flagf("--size must not be negative")
+	}
+	p := collectives.Params{Ranks: ranks, ElemSize: elemSize, Root: root}
+	switch c {
+	case collectives.Barrier:
+	case collectives.Alltoall:
+		p.Count = size / elemSize / int64(max(ranks, 1))
+	default:
+		if size%elemSize != 0 {
+			return p, Flagf("size %dB is not a whole number of %d-byte elements; use a multiple of %d or --elem-size 1", size, elemSize, elemSize)
+		}
+		p.Count = size / elemSize
+	}
+	return p, nil
+}
+
+// Hockney derives alpha-beta-gamma parameters for closed forms from a
+// machine and a placement: the latency and bottleneck of the slowest route
+// from rank 0's host to any other rank's host, and the host's reduction
+// rate. On a uniform machine (a crossbar) this is exact; on others it
+// prices every message as the slowest one.
+func Hockney(m *configs.Machine, place []int32) cost.Hockney {
+	var h cost.Hockney
+	for _, host := range place[1:] {
+		a, b := m.PathParams(int(place[0]), int(host))
+		h.Alpha, h.Beta = max(h.Alpha, a), max(h.Beta, b)
+	}
+	h.Gamma = m.Host.ReducePsPerByte * 1e-12
+	return h
+}

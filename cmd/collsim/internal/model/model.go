@@ -1,0 +1,132 @@
+// Package model is `collsim model`: closed-form predictions.
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+)
+
+// New returns the model command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	var coll, machine, ranks, sizes string
+	var elem int64
+	var alpha, beta, gamma float64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Closed-form (Hockney alpha-beta-gamma) predictions of every algorithm of a collective",
+		Long: `Predict the time of every algorithm of a collective from its closed form,
+for a range of rank counts and sizes, and name the fastest. alpha, beta and
+gamma come from the machine (the slowest route from rank 0, and the host's
+reduction rate) unless given.`,
+		Example: `  collsim model
+  collsim model -c allreduce -n 16,64,1024 -s 8..64MiB -m fattree-1024
+  collsim model --alpha 2e-6 --beta 1e-10 --gamma 1e-10 -n 8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := configs.Resolve(machine)
+			if err != nil {
+				return err
+			}
+			c := collectives.Collective(coll)
+			if _, err := collectives.Lookup(c, collectives.DefaultAlgorithm(c)); err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			ps, err := cmdutil.Ints(ranks)
+			if err != nil {
+				return &cmdutil.FlagError{Err: fmt.Errorf("--ranks: %w", err)}
+			}
+			ss, err := cmdutil.Sizes(sizes)
+			if err != nil {
+				return &cmdutil.FlagError{Err: fmt.Errorf("--sizes: %w", err)}
+			}
+			type row struct {
+				Ranks     int                `json:"ranks"`
+				SizeBytes int64              `json:"size_bytes"`
+				Times     map[string]float64 `json:"times_s"`
+				Exact     map[string]bool    `json:"exact"`
+				Best      string             `json:"best"`
+			}
+			var algs []collectives.Algorithm
+			for _, a := range collectives.All() {
+				if a.Collective == c && cost.Has(a) {
+					algs = append(algs, a)
+				}
+			}
+			var out []row
+			header := []string{"ranks", "size"}
+			for _, a := range algs {
+				header = append(header, a.Name)
+			}
+			table := [][]string{append(header, "best")}
+			for _, p := range ps {
+				if p < 1 || p > m.Slots() {
+					return cmdutil.Flagf("--ranks %d does not fit on %s (1..%d)", p, m.Name, m.Slots())
+				}
+				place, err := m.Place(p, "", 1)
+				if err != nil {
+					return err
+				}
+				h := cmdutil.Hockney(m, place)
+				if cmd.Flags().Changed("alpha") {
+					h.Alpha = alpha
+				}
+				if cmd.Flags().Changed("beta") {
+					h.Beta = beta
+				}
+				if cmd.Flags().Changed("gamma") {
+					h.Gamma = gamma
+				}
+				for _, s := range ss {
+					params, err := cmdutil.Call(c, p, s, elem, 0)
+					if err != nil {
+						return err
+					}
+					r := row{Ranks: p, SizeBytes: params.SizeBytes(c), Times: map[string]float64{}, Exact: map[string]bool{}}
+					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
+					best := math.Inf(1)
+					for _, a := range algs {
+						pred, err := h.Predict(a, params)
+						if err != nil {
+							return err
+						}
+						r.Times[a.Name], r.Exact[a.Name] = pred.Time, pred.Exact
+						mark := ""
+						if !pred.Exact {
+							mark = "*"
+						}
+						line = append(line, cmdutil.Seconds(pred.Time)+mark)
+						if pred.Time < best {
+							best, r.Best = pred.Time, a.Name
+						}
+					}
+					out = append(out, r)
+					table = append(table, append(line, r.Best))
+				}
+			}
+			if asJSON {
+				return cmdutil.JSON(streams.Out, out)
+			}
+			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos)\n", c, m.Name)
+			return cmdutil.Table(streams.Out, table)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVarP(&ranks, "ranks", "n", "2..64", "rank counts: a list (8,64) or a doubling range (2..1024)")
+	f.StringVarP(&sizes, "sizes", "s", "8,1KiB,64KiB,1MiB,16MiB", "sizes: a list or a doubling range (8..64MiB)")
+	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.Float64Var(&alpha, "alpha", 0, "override alpha, seconds per message")
+	f.Float64Var(&beta, "beta", 0, "override beta, seconds per byte")
+	f.Float64Var(&gamma, "gamma", 0, "override gamma, seconds per byte reduced")
+	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}

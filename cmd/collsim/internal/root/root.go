@@ -1,0 +1,60 @@
+// Package root assembles collsim's command tree.
+package root
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/algos"
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/model"
+	"github.com/collsim/collsim/cmd/collsim/internal/run"
+	"github.com/collsim/collsim/cmd/collsim/internal/topo"
+)
+
+// New returns the root command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "collsim",
+		Short: "Simulate collective communication algorithms on modelled machines",
+		Long: `collsim runs real implementations of collective algorithms (allreduce,
+bcast, allgather, reduce-scatter, alltoall, barrier) as message schedules on a
+modelled machine, checks that they move the right data, and compares them
+with their closed-form costs.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.Err)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams))
+	return cmd
+}
+
+// Main runs collsim with args and returns its exit status. Errors are
+// printed as one line each, never as a stack trace.
+func Main(args []string, stdout, stderr io.Writer) int {
+	streams := &cmdutil.IO{Out: stdout, Err: stderr}
+	cmd := New(streams)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "accepts") {
+		err = &cmdutil.FlagError{Err: err}
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintln(stderr, "collsim:", line)
+	}
+	var fe *cmdutil.FlagError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(stderr, "Run 'collsim --help' for usage.")
+	}
+	return cmdutil.ExitCode(err)
+}

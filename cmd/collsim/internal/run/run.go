@@ -1,0 +1,257 @@
+// Package run is `collsim run`: simulate one collective call on a machine.
+package run
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
+)
+
+// Options are the flags of `collsim run`.
+type Options struct {
+	Collective string
+	Algorithm  string
+	Machine    string
+	Network    string
+	Placement  string
+	Verify     string
+	Ranks      int
+	Size       string
+	ElemSize   int64
+	Root       int
+	Seed       uint64
+	JSON       bool
+}
+
+// New returns the run command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Simulate one collective call on a machine",
+		Long: `Simulate one collective call on a machine and report its completion time,
+algorithm and bus bandwidth (nccl-tests conventions), the spread of per-rank
+finish times, the closed-form prediction, and how fast the simulation ran.
+
+With no flags: a 1 MiB ring allreduce on 64 ranks of the built-in "small"
+machine, with every rank's data checked.`,
+		Example: `  collsim run
+  collsim run -c allreduce -a recursive_doubling -n 1024 -s 8 -m fattree-1024
+  collsim run -c alltoall -n 512 -s 64MiB -m gpu-cluster --json
+  collsim run -m my-cluster.yaml -c bcast -s 4MiB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("ranks") {
+				o.Ranks = 0
+			}
+			return Run(streams, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
+	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm (default: the collective's default; see collsim algos)")
+	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVar(&o.Network, "network", "analytic", "network model: analytic")
+	f.StringVar(&o.Placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
+	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
+	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
+	f.StringVarP(&o.Size, "size", "s", "1MiB", "message size in bytes, with units: 8, 64KiB, 1MiB (nccl-tests sizes)")
+	f.Int64Var(&o.ElemSize, "elem-size", 4, "bytes per element")
+	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
+	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// Result is what `collsim run` reports.
+type Result struct {
+	Collective   string   `json:"collective"`
+	Algorithm    string   `json:"algorithm"`
+	Machine      string   `json:"machine"`
+	Topology     string   `json:"topology"`
+	Network      string   `json:"network"`
+	Placement    string   `json:"placement"`
+	Seed         uint64   `json:"seed"`
+	Ranks        int      `json:"ranks"`
+	SizeBytes    int64    `json:"size_bytes"`
+	ElemSize     int64    `json:"elem_size"`
+	Count        int64    `json:"count"`
+	Time         float64  `json:"time_s"`
+	AlgBW        float64  `json:"algbw_GBps"`
+	BusBW        float64  `json:"busbw_GBps"`
+	FinishMin    float64  `json:"finish_min_s"`
+	FinishMean   float64  `json:"finish_mean_s"`
+	FinishMax    float64  `json:"finish_max_s"`
+	DataVerified *bool    `json:"data_verified"`
+	Model        *float64 `json:"model_s"`
+	ModelExact   bool     `json:"model_exact"`
+	ModelLower   *float64 `json:"model_lower_s,omitempty"`
+	Events       uint64   `json:"events"`
+	Ops          uint64   `json:"ops"`
+	Messages     uint64   `json:"messages"`
+	Wall         float64  `json:"wall_s"`
+	OpsPerSecond float64  `json:"ops_per_s"`
+}
+
+// Run carries out `collsim run`.
+func Run(streams *cmdutil.IO, o *Options) error {
+	m, err := configs.Resolve(o.Machine)
+	if err != nil {
+		return err
+	}
+	if o.Network != "analytic" {
+		return cmdutil.Flagf("network model %q is not available; valid: analytic", o.Network)
+	}
+	if o.Ranks == 0 {
+		o.Ranks = min(64, m.Slots())
+	}
+	if o.Ranks < 1 {
+		return cmdutil.Flagf("--ranks must be at least 1, not %d", o.Ranks)
+	}
+	c := collectives.Collective(o.Collective)
+	if o.Algorithm == "" {
+		o.Algorithm = collectives.DefaultAlgorithm(c)
+	}
+	alg, err := collectives.Lookup(c, o.Algorithm)
+	if err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	size, err := configs.ParseSize(o.Size)
+	if err != nil {
+		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
+	}
+	params, err := cmdutil.Call(c, o.Ranks, size, o.ElemSize, o.Root)
+	if err != nil {
+		return err
+	}
+	if o.Root < 0 || o.Root >= o.Ranks {
+		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
+	}
+	schedule, err := alg.Build(params)
+	if err != nil {
+		return err
+	}
+	place, err := m.Place(o.Ranks, o.Placement, o.Seed)
+	if err != nil {
+		return err
+	}
+	net, err := m.Analytic(place)
+	if err != nil {
+		return err
+	}
+	var data *collectives.Data
+	switch o.Verify {
+	case "off":
+	case "on", "auto":
+		data, err = collectives.NewData(c, params, o.Seed)
+		if err != nil && o.Verify == "on" {
+			return err
+		}
+	default:
+		return cmdutil.Flagf("--verify must be auto, on or off, not %q", o.Verify)
+	}
+	cfg := sim.Config{Host: m.Host, Network: net}
+	if data != nil {
+		cfg.Data = data.Buffers
+	}
+	start := time.Now()
+	res, err := sim.Execute(sim.New(o.Seed), schedule, cfg)
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		var de *sim.DeadlockError
+		if errors.As(err, &de) {
+			return &cmdutil.ValidationError{Err: err}
+		}
+		return err
+	}
+	out := Result{
+		Collective: string(c), Algorithm: alg.Name, Machine: m.Name, Topology: m.Topology.Name(),
+		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
+		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count,
+		Time: res.Makespan.Seconds(), Events: res.Events, Ops: res.Ops, Messages: res.Messages, Wall: wall,
+	}
+	if wall > 0 {
+		out.OpsPerSecond = float64(res.Ops) / wall
+	}
+	if out.Time > 0 {
+		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
+		out.BusBW = out.AlgBW * collectives.BusFactor(c, o.Ranks)
+	}
+	out.FinishMin = math.Inf(1)
+	var sum float64
+	for _, t := range res.Finish {
+		s := t.Seconds()
+		out.FinishMin, out.FinishMax = min(out.FinishMin, s), max(out.FinishMax, s)
+		sum += s
+	}
+	out.FinishMean = sum / float64(len(res.Finish))
+	if data != nil {
+		ok := true
+		if err := data.Verify(); err != nil {
+			return &cmdutil.ValidationError{Err: fmt.Errorf("%s moved the wrong data: %w", alg.ID(), err)}
+		}
+		out.DataVerified = &ok
+	}
+	if cost.Has(alg) {
+		pred, err := cmdutil.Hockney(m, place).Predict(alg, params)
+		if err == nil {
+			out.Model, out.ModelExact = &pred.Time, pred.Exact
+			if !pred.Exact {
+				out.ModelLower = &pred.Lower
+			}
+		}
+	}
+	if o.JSON {
+		return cmdutil.JSON(streams.Out, out)
+	}
+	return print(streams, &out)
+}
+
+func placementName(flag string, m *configs.Machine) string {
+	if flag != "" {
+		return flag
+	}
+	return m.Placement
+}
+
+func print(streams *cmdutil.IO, r *Result) error {
+	fmt.Fprintf(streams.Out, "%s/%s on %s (%s), %s network, seed %d\n", r.Collective, r.Algorithm, r.Machine, r.Topology, r.Network, r.Seed)
+	data := "not checked (--verify off, or too large for data mode)"
+	if r.DataVerified != nil {
+		data = "verified: every element on every rank is exact"
+	}
+	model := "no closed form yet"
+	if r.Model != nil {
+		ratio := "n/a"
+		if *r.Model > 0 {
+			ratio = fmt.Sprintf("%.6f", r.Time / *r.Model)
+		}
+		kind := "exact on a uniform machine"
+		if !r.ModelExact {
+			kind = fmt.Sprintf("upper bound; lower bound %s", cmdutil.Seconds(*r.ModelLower))
+		}
+		model = fmt.Sprintf("%s (Hockney, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), kind, ratio)
+	}
+	rows := [][]string{
+		{"  ranks", fmt.Sprintf("%d (%s placement)", r.Ranks, r.Placement)},
+		{"  size", fmt.Sprintf("%s = %d elements of %dB", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize)},
+		{"  time", cmdutil.Seconds(r.Time)},
+		{"  algbw", fmt.Sprintf("%.4g GB/s", r.AlgBW)},
+		{"  busbw", fmt.Sprintf("%.4g GB/s", r.BusBW)},
+		{"  rank finish", fmt.Sprintf("min %s  mean %s  max %s", cmdutil.Seconds(r.FinishMin), cmdutil.Seconds(r.FinishMean), cmdutil.Seconds(r.FinishMax))},
+		{"  data", data},
+		{"  closed form", model},
+		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", r.Events, r.Ops, r.Messages)},
+		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)", cmdutil.Seconds(r.Wall), r.OpsPerSecond)},
+	}
+	return cmdutil.Table(streams.Out, rows)
+}
