@@ -27,8 +27,8 @@ type sink struct {
 	at  map[uint32]sim.Time
 }
 
-func (s *sink) Injected(uint32)     {}
-func (s *sink) Delivered(id uint32) { s.at[id] = s.eng.Now() }
+func (s *sink) Injected(uint32, sim.Time) {}
+func (s *sink) Delivered(id uint32)       { s.at[id] = s.eng.Now() }
 
 // The NIC sends and receives one message at a time: two messages out of
 // one host, or into one host, are serialized; a gap spaces small messages.

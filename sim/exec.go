@@ -109,9 +109,10 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 }
 
 const (
-	slotWaiting uint8 = iota // read; some dependency not complete
-	slotIssued               // started
-	slotDone                 // complete
+	slotWaiting   uint8 = iota // read; some dependency not complete
+	slotIssued                 // started
+	slotDone                   // complete
+	slotDoneLater              // will be complete at doneAt; nothing waits on it yet
 )
 
 // slot is one read, not yet forgotten op of a rank.
@@ -127,6 +128,7 @@ type slot struct {
 	msg     uint32 // send: its message
 	bytes   int64
 	dur     Time
+	doneAt  Time // slotDoneLater: when it completes
 	data    Region
 }
 
@@ -144,6 +146,7 @@ type rank struct {
 	posted   []int32  // posted, unmatched receives, oldest first
 	unexp    []uint32 // arrived, unmatched messages, oldest first
 	finish   Time
+	lastDone Time // latest completion time of ops completed ahead of time
 }
 
 // edge says that op waits for the op whose list it is in.
@@ -158,7 +161,8 @@ type message struct {
 	sendIdx   int32
 	bytes     int64
 	payload   []uint64
-	localDone bool // the sender's NIC is done with it
+	localDone bool // the sender's NIC is done with it (or will be at localAt)
+	localAt   Time
 	matched   bool // a receive took it
 	sendDone  bool // the send op completed
 	nextFree  uint32
@@ -221,12 +225,12 @@ func (x *executor) Handle(arg uint64) {
 }
 
 // Injected implements Sink.
-func (x *executor) Injected(id uint32) {
+func (x *executor) Injected(id uint32, at Time) {
 	nested := x.enter()
 	m := &x.msgs[id]
-	m.localDone = true
+	m.localDone, m.localAt = true, at
 	if m.bytes <= x.host.EagerLimit || m.matched {
-		x.completeSend(id)
+		x.completeSend(id, at)
 	}
 	x.leave(nested)
 }
@@ -327,8 +331,15 @@ func (x *executor) read(r int32, op *Op) {
 			continue
 		}
 		ds := x.slot(r, d)
-		if ds.state == slotDone {
+		if ds.state == slotDone || ds.state == slotDoneLater && ds.doneAt <= x.eng.Now() {
 			continue
+		}
+		if ds.state == slotDoneLater {
+			// Done ahead of time, but not yet: now something waits on it.
+			ds.state = slotIssued
+			rk.open++
+			x.ops--
+			x.eng.At(ds.doneAt, x.id, pack(evDone, r, d))
 		}
 		e := x.newEdge(idx)
 		if ds.deps < 0 {
@@ -432,7 +443,7 @@ func (x *executor) inject(r, idx int32) {
 	x.messages++
 	x.bytes += uint64(s.bytes)
 	if s.peer == r { // a message to oneself never touches the network
-		x.Injected(id)
+		x.Injected(id, x.eng.Now())
 		x.Delivered(id)
 		return
 	}
@@ -492,17 +503,40 @@ func (x *executor) match(r, idx int32, id uint32) {
 	case m.sendDone:
 		x.releaseMsg(id)
 	case m.localDone:
-		x.completeSend(id) // rendezvous: the sender was waiting for us
+		x.completeSend(id, max(x.eng.Now(), m.localAt)) // rendezvous: the sender was waiting for us
 	}
 }
 
-func (x *executor) completeSend(id uint32) {
+// completeSend completes a message's send op at time at (now or later).
+func (x *executor) completeSend(id uint32, at Time) {
 	m := &x.msgs[id]
 	m.sendDone = true
-	x.complete(m.src, m.sendIdx)
+	x.completeAt(m.src, m.sendIdx, at)
 	if m.matched {
 		x.releaseMsg(id)
 	}
+}
+
+// completeAt completes op idx of rank r at time at >= now. An op completing
+// later that nothing waits on yet is marked done ahead of time, without an
+// event: most sends are like that. An op read later that depends on it
+// schedules the event then (see read).
+func (x *executor) completeAt(r, idx int32, at Time) {
+	if at == x.eng.Now() {
+		x.complete(r, idx)
+		return
+	}
+	s := x.slot(r, idx)
+	if s.deps >= 0 {
+		x.eng.At(at, x.id, pack(evDone, r, idx))
+		return
+	}
+	rk := &x.ranks[r]
+	s.state, s.doneAt = slotDoneLater, at
+	rk.open--
+	rk.lastDone = max(rk.lastDone, at)
+	x.ops++
+	x.finishIfDone(r)
 }
 
 // complete queues op idx of rank r as complete.
@@ -529,7 +563,11 @@ func (x *executor) finishOp(r, idx int32) {
 		e = ed.next
 	}
 	s.deps = -1
-	for rk.base < rk.next && x.slot(r, rk.base).state == slotDone {
+	now := x.eng.Now()
+	for rk.base < rk.next {
+		if b := x.slot(r, rk.base); b.state != slotDone && (b.state != slotDoneLater || b.doneAt > now) {
+			break
+		}
 		rk.base++
 	}
 	x.refill(r)
@@ -540,7 +578,7 @@ func (x *executor) finishIfDone(r int32) {
 	rk := &x.ranks[r]
 	if rk.ended && rk.open == 0 && !rk.finished {
 		rk.finished = true
-		rk.finish = x.eng.Now()
+		rk.finish = max(x.eng.Now(), rk.lastDone)
 		x.finished++
 		rk.win, rk.posted = nil, nil // a finished rank keeps no memory
 	}
@@ -630,7 +668,7 @@ func (x *executor) deadlock() error {
 				s := x.slot(r, idx)
 				var state string
 				switch {
-				case s.state == slotDone:
+				case s.state == slotDone || s.state == slotDoneLater:
 					continue
 				case s.state == slotWaiting:
 					state = fmt.Sprintf("waits for %d earlier ops", s.pending)

@@ -210,3 +210,51 @@ func TestSendCapturesDataAtStartAndReadyOpsStartInOrder(t *testing.T) {
 		}
 	}
 }
+
+// earlyNetwork reports every injection at once, 100ps ahead, and delivers
+// 150ps after the injection: it exercises completion ahead of time.
+type earlyNetwork struct {
+	eng  *Engine
+	sink Sink
+	id   HandlerID
+}
+
+func (n *earlyNetwork) Inject(tr Transfer) {
+	n.sink.Injected(tr.ID, n.eng.Now()+100)
+	n.eng.After(150, n.id, uint64(tr.ID))
+}
+
+func (n *earlyNetwork) Handle(arg uint64) { n.sink.Delivered(uint32(arg)) }
+
+func early(eng *Engine, sink Sink, ranks int) (Network, error) {
+	n := &earlyNetwork{eng: eng, sink: sink}
+	n.id = eng.Register(n)
+	return n, nil
+}
+
+// A send reported complete ahead of time still completes at its time: an
+// op read later that depends on it waits until then, and a rank whose last
+// op is such a send finishes then.
+func TestSendsCompletedAheadOfTime(t *testing.T) {
+	progs := []Program{
+		// The calc is read after the send has issued and been reported
+		// done ahead of time (at 100): it must still wait until 100.
+		{send(1, 0, 8), {Kind: OpCalc, Dur: 7, After: []int32{0}}},
+		{recv(0, 0, 8)},
+		{send(3, 0, 8)},
+		{recv(2, 0, 8)},
+	}
+	res, err := Execute(New(1), FromPrograms("early", progs, 0), Config{Network: early, Host: HostParams{EagerLimit: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Time{107, 150, 100, 150}
+	for r, w := range want {
+		if res.Finish[r] != w {
+			t.Errorf("rank %d finished at %v, want %v", r, res.Finish[r], w)
+		}
+	}
+	if res.Ops != 5 {
+		t.Errorf("ops %d, want 5 (2+1+1+1)", res.Ops)
+	}
+}

@@ -9,9 +9,12 @@ type Transfer struct {
 
 // Sink receives a Network's reports about the transfers injected into it.
 type Sink interface {
-	// Injected is called once per transfer, when the source has pushed its
-	// last byte out: the send buffer is free again.
-	Injected(id uint32)
+	// Injected is called once per transfer to say that the source has
+	// pushed, or will have pushed by time at, its last byte out: the send
+	// buffer is free again at at. A model that knows that time in advance
+	// may report it early (at > now), which saves an event; otherwise it
+	// calls at that time with at equal to now.
+	Injected(id uint32, at Time)
 	// Delivered is called once per transfer, when the last byte is at the
 	// destination and the message can be matched. It never precedes
 	// Injected for the same transfer.
@@ -51,7 +54,7 @@ func FixedLatency(delay Time) NetworkFactory {
 }
 
 func (n *fixedLatency) Inject(tr Transfer) {
-	n.sink.Injected(tr.ID)
+	n.sink.Injected(tr.ID, n.eng.Now())
 	n.eng.After(n.delay, n.id, uint64(tr.ID))
 }
 
@@ -82,7 +85,7 @@ func RandomLatency(maxDelay Time) NetworkFactory {
 }
 
 func (n *randomLatency) Inject(tr Transfer) {
-	n.sink.Injected(tr.ID)
+	n.sink.Injected(tr.ID, n.eng.Now())
 	at := n.eng.Now() + Time(n.rng.Int64N(int64(n.max)+1))
 	pair := [2]int32{tr.Src, tr.Dst}
 	at = max(at, n.last[pair])

@@ -230,30 +230,33 @@ func Validate(progs []Program) error {
 	return errors.Join(errs...)
 }
 
-// checkOp reports an op that no interpreter could run.
+// checkOp reports an op that no interpreter could run. It formats nothing
+// unless something is wrong: it runs once per op in the hot loop.
 func checkOp(rank, index int32, op *Op, ranks int32) error {
-	where := fmt.Sprintf("rank %d op %d (%v)", rank, index, op)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("rank %d op %d (%v): %s", rank, index, op, fmt.Sprintf(format, args...))
+	}
 	switch op.Kind {
 	case OpSend, OpRecv:
 		if op.Peer < 0 || op.Peer >= ranks {
-			return fmt.Errorf("%s: peer %d outside 0..%d", where, op.Peer, ranks-1)
+			return bad("peer %d outside 0..%d", op.Peer, ranks-1)
 		}
 		if op.Bytes < 0 {
-			return fmt.Errorf("%s: negative size", where)
+			return bad("negative size")
 		}
 	case OpCalc:
 		if op.Bytes < 0 || op.Dur < 0 {
-			return fmt.Errorf("%s: negative cost", where)
+			return bad("negative cost")
 		}
 	default:
-		return fmt.Errorf("%s: unknown op kind", where)
+		return bad("unknown op kind")
 	}
 	if op.Data.Count < 0 || op.Data.Off < 0 {
-		return fmt.Errorf("%s: negative data region", where)
+		return bad("negative data region")
 	}
 	for _, d := range op.After {
 		if d < 0 || d >= index {
-			return fmt.Errorf("%s: depends on op %d, which is not an earlier op", where, d)
+			return bad("depends on op %d, which is not an earlier op", d)
 		}
 	}
 	return nil

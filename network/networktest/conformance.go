@@ -37,20 +37,23 @@ func newRecorder(t testing.TB, eng *sim.Engine) *recorder {
 	return &recorder{eng: eng, injected: map[uint32]sim.Time{}, delivered: map[uint32]sim.Time{}, t: t}
 }
 
-func (r *recorder) Injected(id uint32) {
+func (r *recorder) Injected(id uint32, at sim.Time) {
 	if _, dup := r.injected[id]; dup {
 		r.t.Errorf("transfer %d reported injected twice", id)
 	}
-	r.injected[id] = r.eng.Now()
-	r.log = append(r.log, report{false, id, r.eng.Now()})
+	if at < r.eng.Now() {
+		r.t.Errorf("transfer %d reported injected at %v, in the past (now %v)", id, at, r.eng.Now())
+	}
+	r.injected[id] = at
+	r.log = append(r.log, report{false, id, at})
 }
 
 func (r *recorder) Delivered(id uint32) {
 	if _, dup := r.delivered[id]; dup {
 		r.t.Errorf("transfer %d reported delivered twice", id)
 	}
-	if _, ok := r.injected[id]; !ok {
-		r.t.Errorf("transfer %d delivered before it was reported injected", id)
+	if at, ok := r.injected[id]; !ok || at > r.eng.Now() {
+		r.t.Errorf("transfer %d delivered at %v, before its reported injection (%v, reported: %v)", id, r.eng.Now(), at, ok)
 	}
 	r.delivered[id] = r.eng.Now()
 	r.log = append(r.log, report{true, id, r.eng.Now()})

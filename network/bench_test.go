@@ -1,0 +1,51 @@
+package network
+
+import (
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// benchCollective simulates one call per iteration on a crossbar with the
+// analytic model and reports simulated ops per second of wall time.
+func benchCollective(b *testing.B, coll collectives.Collective, algo string, ranks int, count int64) {
+	a, err := collectives.Lookup(coll, algo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cross, err := topology.Crossbar(ranks, topology.LinkSpec{Bandwidth: 12.5e9, Latency: 500e-9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
+	net, _ := Analytic(AnalyticConfig{Topology: cross, Placement: place})
+	s, err := a.Build(collectives.Params{Ranks: ranks, Count: count, ElemSize: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var ops uint64
+	for b.Loop() {
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 64 << 10, ReducePsPerByte: 100}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops += res.Ops
+	}
+	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(ops)/float64(b.N), "ops/call")
+}
+
+func BenchmarkRingAllreduce1024(b *testing.B) {
+	benchCollective(b, collectives.Allreduce, "ring", 1024, 1<<18)
+}
+
+func BenchmarkRecursiveDoublingAllreduce4096(b *testing.B) {
+	benchCollective(b, collectives.Allreduce, "recursive_doubling", 4096, 2)
+}
+
+func BenchmarkPairwiseAlltoall512(b *testing.B) {
+	benchCollective(b, collectives.Alltoall, "pairwise", 512, 16)
+}
