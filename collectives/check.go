@@ -14,8 +14,9 @@ type semantics struct {
 	// init fills rank r's buffers before the call.
 	init func(p Params, r int, bufs [][]uint64, in input)
 	// want returns the value element i of buffer buf must hold at rank r
-	// after the call, and whether it is checked at all.
-	want   func(p Params, r int, buf uint8, i int64, in input) (uint64, bool)
+	// after the call, and whether it is checked at all. sum(i) is the sum
+	// of every rank's input element i, computed once per element.
+	want   func(p Params, r int, buf uint8, i int64, in input, sum func(int64) uint64) (uint64, bool)
 	reduce sim.ReduceOp
 }
 
@@ -35,14 +36,6 @@ func (in input) at(r int, i int64) uint64 {
 // from any correct value, so that an element never written is caught.
 func (in input) stale(r int, i int64) uint64 { return ^in.at(r, i) }
 
-// sum is the wrapping sum of every rank's element i.
-func (in input) sum(p int, i int64) uint64 {
-	var s uint64
-	for r := range p {
-		s += in.at(r, i)
-	}
-	return s
-}
 
 // owner returns the block of the even split of n into p that holds i.
 func owner(n int64, p int, i int64) int {
@@ -65,8 +58,8 @@ var semanticsOf = map[Collective]semantics{
 	Allreduce: {
 		buffers: oneBuffer,
 		init:    fillInput,
-		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
-			return in.sum(p.Ranks, i), true
+		want: func(p Params, r int, _ uint8, i int64, in input, sum func(int64) uint64) (uint64, bool) {
+			return sum(i), true
 		},
 	},
 	Bcast: {
@@ -79,7 +72,7 @@ var semanticsOf = map[Collective]semantics{
 				}
 			}
 		},
-		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(p.Root, i), true
 		},
 	},
@@ -93,18 +86,18 @@ var semanticsOf = map[Collective]semantics{
 				}
 			}
 		},
-		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(owner(p.Count, p.Ranks, i), i), true
 		},
 	},
 	ReduceScatter: {
 		buffers: oneBuffer,
 		init:    fillInput,
-		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+		want: func(p Params, r int, _ uint8, i int64, in input, sum func(int64) uint64) (uint64, bool) {
 			if owner(p.Count, p.Ranks, i) != r {
 				return 0, false
 			}
-			return in.sum(p.Ranks, i), true
+			return sum(i), true
 		},
 	},
 	Alltoall: {
@@ -115,7 +108,7 @@ var semanticsOf = map[Collective]semantics{
 				bufs[1][i] = in.stale(r, int64(i))
 			}
 		},
-		want: func(p Params, r int, buf uint8, i int64, in input) (uint64, bool) {
+		want: func(p Params, r int, buf uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			if buf != 1 || p.Count == 0 {
 				return 0, false
 			}
@@ -132,7 +125,7 @@ var semanticsOf = map[Collective]semantics{
 			clear(bufs[0])
 			bufs[0][r] = 1
 		},
-		want: func(p Params, r int, _ uint8, i int64, in input) (uint64, bool) {
+		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return 1, true
 		},
 		reduce: sim.ReduceMax,
@@ -180,13 +173,26 @@ func NewData(c Collective, p Params, seed uint64) (*Data, error) {
 }
 
 // Verify compares every checked element of every rank's buffers with the
-// collective's definition and reports the first that differs.
+// collective's definition and reports the first that differs. It costs
+// O(ranks x elements): sums over ranks are computed once per element.
 func (d *Data) Verify() error {
 	sem := semanticsOf[d.c]
+	var sums []uint64
+	sum := func(i int64) uint64 {
+		if sums == nil {
+			sums = make([]uint64, d.p.Count)
+			for r := range d.p.Ranks {
+				for j := range sums {
+					sums[j] += d.in.at(r, int64(j))
+				}
+			}
+		}
+		return sums[i]
+	}
 	for r := range d.Buffers {
 		for b, buf := range d.Buffers[r] {
 			for i, got := range buf {
-				want, checked := sem.want(d.p, r, uint8(b), int64(i), d.in)
+				want, checked := sem.want(d.p, r, uint8(b), int64(i), d.in, sum)
 				if checked && got != want {
 					return fmt.Errorf("rank %d buffer %d element %d is %#x, want %#x", r, b, i, got, want)
 				}

@@ -179,15 +179,32 @@ func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (
 
 // Hockney derives alpha-beta-gamma parameters for closed forms from a
 // machine and a placement: the latency and bottleneck of the slowest route
-// from rank 0's host to any other rank's host, and the host's reduction
-// rate. On a uniform machine (a crossbar) this is exact; on others it
-// prices every message as the slowest one.
-func Hockney(m *configs.Machine, place []int32) cost.Hockney {
-	var h cost.Hockney
-	for _, host := range place[1:] {
-		a, b := m.PathParams(int(place[0]), int(host))
-		h.Alpha, h.Beta = max(h.Alpha, a), max(h.Beta, b)
+// between placed hosts, and the host's reduction rate. uniform reports
+// whether every route checked has the same latency and bottleneck, in which
+// case the closed forms price every message right; otherwise they price
+// every message as the slowest one, an estimate. All pairs are checked up
+// to 512 ranks; above that, the routes from 64 ranks spread over the job.
+func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
+	uniform = true
+	first := true
+	var a0, b0 float64
+	stride := max(1, len(place)/64)
+	if len(place) <= 512 {
+		stride = 1
+	}
+	for i := 0; i < len(place); i += stride {
+		for j := range place {
+			if i == j {
+				continue
+			}
+			a, b := m.PathParams(int(place[i]), int(place[j]))
+			if first {
+				a0, b0, first = a, b, false
+			}
+			uniform = uniform && a == a0 && b == b0
+			h.Alpha, h.Beta = max(h.Alpha, a), max(h.Beta, b)
+		}
 	}
 	h.Gamma = m.Host.ReducePsPerByte * 1e-12
-	return h
+	return h, uniform
 }

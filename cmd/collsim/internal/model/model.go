@@ -61,6 +61,7 @@ reduction rate) unless given.`,
 				}
 			}
 			var out []row
+			skipped := false
 			header := []string{"ranks", "size"}
 			for _, a := range algs {
 				header = append(header, a.Name)
@@ -74,7 +75,7 @@ reduction rate) unless given.`,
 				if err != nil {
 					return err
 				}
-				h := cmdutil.Hockney(m, place)
+				h, _ := cmdutil.Hockney(m, place)
 				if cmd.Flags().Changed("alpha") {
 					h.Alpha = alpha
 				}
@@ -84,11 +85,17 @@ reduction rate) unless given.`,
 				if cmd.Flags().Changed("gamma") {
 					h.Gamma = gamma
 				}
+				prev := int64(-1)
 				for _, s := range ss {
 					params, err := cmdutil.Call(c, p, s, elem, 0)
 					if err != nil {
 						return err
 					}
+					if params.SizeBytes(c) == prev {
+						skipped = true
+						continue // rounds to the same call as the row before
+					}
+					prev = params.SizeBytes(c)
 					r := row{Ranks: p, SizeBytes: params.SizeBytes(c), Times: map[string]float64{}, Exact: map[string]bool{}}
 					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
 					best := math.Inf(1)
@@ -115,7 +122,13 @@ reduction rate) unless given.`,
 				return cmdutil.JSON(streams.Out, out)
 			}
 			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos)\n", c, m.Name)
-			return cmdutil.Table(streams.Out, table)
+			if err := cmdutil.Table(streams.Out, table); err != nil {
+				return err
+			}
+			if skipped {
+				fmt.Fprintf(streams.Out, "(sizes that round to the same whole number of %d-byte elements per rank as the row above are left out)\n", elem)
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()

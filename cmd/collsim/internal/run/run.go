@@ -25,6 +25,7 @@ type Options struct {
 	Placement  string
 	Verify     string
 	Ranks      int
+	RanksGiven bool // false: 64, or the machine's slots if fewer
 	Size       string
 	ElemSize   int64
 	Root       int
@@ -50,9 +51,7 @@ machine, with every rank's data checked.`,
   collsim run -m my-cluster.yaml -c bcast -s 4MiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("ranks") {
-				o.Ranks = 0
-			}
+			o.RanksGiven = cmd.Flags().Changed("ranks")
 			return Run(streams, o)
 		},
 	}
@@ -94,6 +93,7 @@ type Result struct {
 	DataVerified *bool    `json:"data_verified"`
 	Model        *float64 `json:"model_s"`
 	ModelExact   bool     `json:"model_exact"`
+	RoutesAlike  bool     `json:"routes_alike"`
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
 	Ops          uint64   `json:"ops"`
@@ -111,7 +111,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if o.Network != "analytic" {
 		return cmdutil.Flagf("network model %q is not available; valid: analytic", o.Network)
 	}
-	if o.Ranks == 0 {
+	if !o.RanksGiven {
 		o.Ranks = min(64, m.Slots())
 	}
 	if o.Ranks < 1 {
@@ -202,9 +202,10 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		out.DataVerified = &ok
 	}
 	if cost.Has(alg) {
-		pred, err := cmdutil.Hockney(m, place).Predict(alg, params)
+		h, uniform := cmdutil.Hockney(m, place)
+		pred, err := h.Predict(alg, params)
 		if err == nil {
-			out.Model, out.ModelExact = &pred.Time, pred.Exact
+			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, uniform
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
 			}
@@ -235,8 +236,13 @@ func print(streams *cmdutil.IO, r *Result) error {
 		if *r.Model > 0 {
 			ratio = fmt.Sprintf("%.6f", r.Time / *r.Model)
 		}
-		kind := "exact on a uniform machine"
-		if !r.ModelExact {
+		var kind string
+		switch {
+		case !r.RoutesAlike:
+			kind = "an estimate: routes differ here and it prices every message as the slowest"
+		case r.ModelExact:
+			kind = "exact here"
+		default:
 			kind = fmt.Sprintf("upper bound; lower bound %s", cmdutil.Seconds(*r.ModelLower))
 		}
 		model = fmt.Sprintf("%s (Hockney, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), kind, ratio)
