@@ -36,7 +36,6 @@ func (in input) at(r int, i int64) uint64 {
 // from any correct value, so that an element never written is caught.
 func (in input) stale(r int, i int64) uint64 { return ^in.at(r, i) }
 
-
 // owner returns the block of the even split of n into p that holds i.
 func owner(n int64, p int, i int64) int {
 	q, rem := n/int64(p), n%int64(p)

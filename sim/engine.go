@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"unsafe"
 )
@@ -77,6 +78,15 @@ func (e *Engine) Pending() int { return len(e.heap) }
 // one component does not change the draws of another.
 func (e *Engine) Stream(id uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(e.seed, id))
+}
+
+// NamedStream returns the random source for the component with the given
+// stable name (hashed with FNV-1a to a stream ID), for components that are
+// known by name rather than number: "placement", "noise/link/7".
+func (e *Engine) NamedStream(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return e.Stream(h.Sum64())
 }
 
 // At schedules h to receive arg at time t. Scheduling in the past is a

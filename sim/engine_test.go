@@ -85,6 +85,10 @@ func TestStreamsAreIndependentAndReproducible(t *testing.T) {
 	if !same || !differ {
 		t.Fatalf("same-ID streams equal: %v, different-ID streams differ: %v", same, differ)
 	}
+	if New(7).NamedStream("noise").Uint64() != New(7).NamedStream("noise").Uint64() ||
+		New(7).NamedStream("noise").Uint64() == New(7).NamedStream("placement").Uint64() {
+		t.Fatal("named streams are not reproducible and distinct")
+	}
 }
 
 // BenchmarkEngine measures the cost of one event in a queue of about 4,096

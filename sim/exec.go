@@ -615,6 +615,7 @@ type DeadlockError struct {
 
 const maxPendingReported = 1000
 
+// Error lists the blocked ranks and the first pending ops, one clause each.
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	if len(e.Blocked) > 0 {

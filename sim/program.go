@@ -16,6 +16,7 @@ const (
 	OpCalc                   // local computation
 )
 
+// String returns "send", "recv" or "calc".
 func (k OpKind) String() string {
 	switch k {
 	case OpSend:

@@ -32,7 +32,10 @@ const (
 // FlagError is a usage error: wrong or missing flags.
 type FlagError struct{ Err error }
 
+// Error returns the wrapped error's message.
 func (e *FlagError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *FlagError) Unwrap() error { return e.Err }
 
 // Flagf returns a FlagError.
@@ -43,7 +46,10 @@ func Flagf(format string, args ...any) error {
 // ValidationError is a run that finished wrongly: a deadlock or wrong data.
 type ValidationError struct{ Err error }
 
+// Error returns the wrapped error's message.
 func (e *ValidationError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *ValidationError) Unwrap() error { return e.Err }
 
 // ExitCode maps an error to collsim's exit status.
@@ -183,7 +189,7 @@ func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (
 // whether every route checked has the same latency and bottleneck, in which
 // case the closed forms price every message right; otherwise they price
 // every message as the slowest one, an estimate. All pairs are checked up
-// to 512 ranks; above that, the routes from 64 ranks spread over the job.
+// to 512 ranks; above that, the pairs among 64 ranks spread over the job.
 func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 	uniform = true
 	first := true
@@ -193,7 +199,7 @@ func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 		stride = 1
 	}
 	for i := 0; i < len(place); i += stride {
-		for j := range place {
+		for j := 0; j < len(place); j += stride {
 			if i == j {
 				continue
 			}
