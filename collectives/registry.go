@@ -139,7 +139,7 @@ var registry = []Algorithm{
 		newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: -1} }},
 	{Collective: Allreduce, Name: "recursive_doubling",
 		Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
-		Cost:    "log2 p (a + nb + ng); otherwise (floor(log2 p)+2)a + (floor(log2 p)+2)nb + (floor(log2 p)+1)ng",
+		Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise at most (floor(log2 p)+2)(a + nb) + (floor(log2 p)+1)ng",
 		newRank: func(p Params, r int) stepper {
 			return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 		}},

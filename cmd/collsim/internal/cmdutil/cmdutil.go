@@ -69,56 +69,44 @@ func ExitCode(err error) int {
 
 // Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB"), or a
 // range "8..64MiB" that doubles from its start to its end.
-func Sizes(s string) ([]int64, error) {
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err := configs.ParseSize(lo)
-		if err != nil {
-			return nil, err
-		}
-		b, err := configs.ParseSize(hi)
-		if err != nil {
-			return nil, err
-		}
-		if a < 1 || b < a {
-			return nil, fmt.Errorf("size range %q must go up from at least 1 byte", s)
-		}
-		var out []int64
-		for v := a; v <= b; v *= 2 {
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	var out []int64
-	for _, part := range strings.Split(s, ",") {
-		v, err := configs.ParseSize(strings.TrimSpace(part))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
+func Sizes(s string) ([]int64, error) { return list(s, configs.ParseSize) }
 
 // Ints parses a comma-separated list of whole numbers, or a range "2..1024"
 // that doubles from its start to its end.
 func Ints(s string) ([]int, error) {
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		if err1 != nil || err2 != nil || a < 1 || b < a {
-			return nil, fmt.Errorf("range %q must be two whole numbers going up from at least 1", s)
+	return list(s, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a whole number", v)
 		}
-		var out []int
+		return n, nil
+	})
+}
+
+// list parses "a,b,c" or the doubling range "lo..hi" with parse.
+func list[T int | int64](s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err := parse(strings.TrimSpace(lo))
+		if err != nil {
+			return nil, err
+		}
+		b, err := parse(strings.TrimSpace(hi))
+		if err != nil {
+			return nil, err
+		}
+		if a < 1 || b < a {
+			return nil, fmt.Errorf("range %q must go up from at least 1", s)
+		}
 		for v := a; v <= b; v *= 2 {
 			out = append(out, v)
 		}
 		return out, nil
 	}
-	var out []int
 	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(part))
+		v, err := parse(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a whole number", part)
+			return nil, err
 		}
 		out = append(out, v)
 	}
