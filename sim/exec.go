@@ -23,8 +23,15 @@ type HostParams struct {
 
 // Config says how to execute a schedule.
 type Config struct {
-	Host    HostParams
+	Host HostParams
+	// Network moves messages. Leave it nil when LogGOPS is set.
 	Network NetworkFactory
+	// LogGOPS, when set, replaces Host's costs and Network by the LogGOPS
+	// model of hosts and network (see loggops.go). Host.ReducePsPerByte
+	// still prices reducing receives.
+	LogGOPS *LogGOPS
+	// Noise, when set, stretches CPU intervals by OS-noise detours.
+	Noise *Noise
 	// Data, when not nil, holds every rank's buffers (Data[rank][buffer]);
 	// the run then carries real elements in messages and applies the
 	// schedule's ReduceOp, so the final buffers can be checked.
@@ -67,16 +74,43 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		ranks:     make([]rank, s.Ranks),
 		freeEdge:  -1,
 		freeMsg:   noMsg,
+		cpus:      max(s.CPUs, 1),
+		nics:      max(s.NICs, 1),
+		lg:        cfg.LogGOPS,
+		noise:     cfg.Noise,
 	}
 	if x.data != nil && len(x.data) != s.Ranks {
 		return nil, fmt.Errorf("data mode: %d rank buffers for %d ranks", len(x.data), s.Ranks)
 	}
+	if x.cpus > 1<<16 || x.nics > 1<<16 {
+		return nil, fmt.Errorf("schedule %q: %d CPUs and %d NICs per rank; at most 65536 each", s.Name, x.cpus, x.nics)
+	}
+	x.cpuFree = make([]Time, s.Ranks*x.cpus)
 	x.id = eng.Register(x)
-	net, err := cfg.Network(eng, x, s.Ranks)
-	if err != nil {
+	if err := x.noise.start(eng, s.Ranks); err != nil {
 		return nil, err
 	}
-	x.net = net
+	if x.lg != nil {
+		if cfg.Network != nil {
+			return nil, errors.New("LogGOPS mode models the network itself: give no Network")
+		}
+		if err := x.lg.check(); err != nil {
+			return nil, err
+		}
+		x.host.EagerLimit = x.lg.S
+		x.nicTx = make([]Time, s.Ranks*x.nics)
+		x.nicRx = make([]Time, s.Ranks*x.nics)
+		x.rxQueue = make([][]uint32, s.Ranks*x.nics)
+	} else {
+		if cfg.Network == nil {
+			return nil, errors.New("no network: give a Network or LogGOPS")
+		}
+		net, err := cfg.Network(eng, x, s.Ranks)
+		if err != nil {
+			return nil, err
+		}
+		x.net = net
+	}
 	for r := range x.ranks {
 		x.ranks[r].src = s.Rank(r)
 	}
@@ -96,6 +130,11 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		Events:   eng.Events(),
 	}
 	for r := range x.ranks {
+		// A CPU may stay busy after a rank's last op completes (taking in a
+		// message nobody waits for yet): the rank is done when it is idle.
+		for _, t := range x.cpuFree[r*x.cpus : (r+1)*x.cpus] {
+			x.ranks[r].finish = max(x.ranks[r].finish, t)
+		}
 		res.Finish[r] = x.ranks[r].finish
 		res.Makespan = max(res.Makespan, x.ranks[r].finish)
 	}
@@ -117,19 +156,24 @@ const (
 
 // slot is one read, not yet forgotten op of a rank.
 type slot struct {
-	kind    OpKind
-	reduce  bool
-	state   uint8
-	peer    int32
-	tag     int32
-	pending int32  // dependencies not yet complete
-	deps    int32  // head of the list of ops waiting for this one; -1 if none
-	last    int32  // tail of that list, so that waiters issue in program order
-	msg     uint32 // send: its message
-	bytes   int64
-	dur     Time
-	doneAt  Time // slotDoneLater: when it completes
-	data    Region
+	kind     OpKind
+	reduce   bool
+	state    uint8
+	startEv  bool // an event is scheduled for its start
+	cpu, nic uint16
+	peer     int32
+	tag      int32
+	pending  int32  // dependencies (of either kind) not yet met
+	deps     int32  // head of the list of ops waiting for this one to complete; -1 if none
+	last     int32  // tail of that list, so that waiters issue in program order
+	sdeps    int32  // head of the list of ops waiting for this one to start; -1 if none
+	slast    int32  // its tail
+	msg      uint32 // send: its message
+	bytes    int64
+	dur      Time
+	doneAt   Time // slotDoneLater: when it completes
+	startAt  Time // issued: when it occupies its resources (may be later than issue)
+	data     Region
 }
 
 // rank is one rank's interpreter state.
@@ -142,9 +186,8 @@ type rank struct {
 	open     int32  // read ops not complete
 	ended    bool   // the source has no more ops
 	finished bool
-	cpuFree  Time     // the CPU is busy until then
-	posted   []int32  // posted, unmatched receives, oldest first
-	unexp    []uint32 // arrived, unmatched messages, oldest first
+	posted   matchQueue // posted, unmatched receives (slot indices)
+	unexp    matchQueue // arrived, unmatched messages (message IDs)
 	finish   Time
 	lastDone Time // latest completion time of ops completed ahead of time
 }
@@ -163,15 +206,20 @@ type message struct {
 	payload   []uint64
 	localDone bool // the sender's NIC is done with it (or will be at localAt)
 	localAt   Time
-	matched   bool // a receive took it
-	sendDone  bool // the send op completed
+	intakeEnd Time   // LogGOPS: when the receiving CPU has taken it in
+	rxNIC     uint16 // LogGOPS: the receiving NIC
+	matched   bool   // a receive took it
+	sendDone  bool   // the send op completed
 	nextFree  uint32
 }
 
 // Event kinds, packed into the top bits of an event's argument.
 const (
-	evDone   = 1 // the op's CPU work ends: it completes
-	evInject = 2 // the send's CPU overhead ends: its data goes out
+	evDone    = 1 // the op's CPU work ends: it completes
+	evInject  = 2 // the send's CPU overhead ends: its data goes out
+	evStarted = 3 // the op occupies its resources: ops that irequire it may start
+	evArrive  = 4 // LogGOPS: a message reaches its receiver (idx holds the message ID)
+	evIntake  = 5 // LogGOPS: a NIC may take in its next message (idx holds the NIC)
 )
 
 func pack(kind uint64, r, idx int32) uint64 {
@@ -199,6 +247,14 @@ type executor struct {
 	qhead     int
 	draining  bool
 	scratch   []Op
+	cpus      int
+	nics      int
+	cpuFree   []Time // per rank and CPU: busy until then
+	lg        *LogGOPS
+	nicTx     []Time     // LogGOPS, per rank and NIC: send gap until then
+	nicRx     []Time     // LogGOPS, per rank and NIC: receive gap until then
+	rxQueue   [][]uint32 // LogGOPS, per rank and NIC: messages waiting to be taken in
+	noise     *Noise
 	finished  int
 	ops       uint64
 	messages  uint64
@@ -220,8 +276,69 @@ func (x *executor) Handle(arg uint64) {
 		x.complete(r, idx)
 	case evInject:
 		x.inject(r, idx)
+	case evStarted:
+		x.fireStarts(r, idx)
+	case evArrive:
+		x.logGOPSArrive(uint32(idx))
+	case evIntake:
+		x.logGOPSIntake(r, uint16(idx))
 	}
 	x.leave(nested)
+}
+
+func (x *executor) cpuIndex(r int32, cpu uint16) int { return int(r)*x.cpus + int(cpu) }
+func (x *executor) nicIndex(r int32, nic uint16) int { return int(r)*x.nics + int(nic) }
+
+// occupy runs rank r's CPU for d, after whatever it is doing, stretched by
+// OS noise; it returns when the CPU starts and when it is free again.
+func (x *executor) occupy(r int32, cpu uint16, d Time) (start, end Time) {
+	c := x.cpuIndex(r, cpu)
+	start = max(x.eng.Now(), x.cpuFree[c])
+	end = start + d + x.noise.extra(r, start, d)
+	x.cpuFree[c] = end
+	return start, end
+}
+
+// started records that op idx occupies its resources at time at; ops that
+// irequire it may start then.
+func (x *executor) started(r, idx int32, at Time) {
+	s := x.slot(r, idx)
+	s.startAt = at
+	if s.sdeps < 0 {
+		return
+	}
+	if at == x.eng.Now() {
+		x.fireStarts(r, idx)
+		return
+	}
+	s.startEv = true
+	x.eng.At(at, x.id, pack(evStarted, r, idx))
+}
+
+// fireStarts releases the ops waiting for op idx to start.
+func (x *executor) fireStarts(r, idx int32) {
+	s := x.slot(r, idx)
+	e := s.sdeps
+	s.sdeps, s.startEv = -1, false
+	x.release(r, e)
+}
+
+// release walks an edge list, issuing the ops whose last dependency it
+// was, and frees the edges.
+func (x *executor) release(r int32, e int32) {
+	rk := &x.ranks[r]
+	for e >= 0 {
+		ed := x.edges[e]
+		d := x.slot(r, ed.op)
+		d.pending--
+		if d.pending == 0 {
+			rk.waiting--
+			x.issue(r, ed.op)
+		}
+		x.edges[e].next = x.freeEdge
+		x.freeEdge = e
+		e = ed.next
+	}
 }
 
 // Injected implements Sink.
@@ -240,16 +357,11 @@ func (x *executor) Delivered(id uint32) {
 	nested := x.enter()
 	m := &x.msgs[id]
 	rk := &x.ranks[m.dst]
-	for i, idx := range rk.posted {
-		s := x.slot(m.dst, idx)
-		if s.peer == m.src && s.tag == m.tag {
-			rk.posted = removeAt(rk.posted, i)
-			x.match(m.dst, idx, id)
-			x.leave(nested)
-			return
-		}
+	if idx, ok := rk.posted.takeFor(m.src, m.tag); ok {
+		x.match(m.dst, int32(idx), id)
+	} else {
+		rk.unexp.push(m.src, m.tag, id)
 	}
-	rk.unexp = append(rk.unexp, id)
 	x.leave(nested)
 }
 
@@ -324,14 +436,40 @@ func (x *executor) read(r int32, op *Op) {
 	if int(idx-rk.base) == len(rk.win) {
 		x.grow(rk)
 	}
+	if int(op.CPU) >= x.cpus || int(op.NIC) >= x.nics {
+		x.fail(fmt.Errorf("rank %d op %d (%v): CPU %d, NIC %d; the schedule declares %d CPUs and %d NICs", r, idx, op, op.CPU, op.NIC, x.cpus, x.nics))
+		return
+	}
 	s := x.slot(r, idx)
-	*s = slot{kind: op.Kind, reduce: op.Reduce, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, data: op.Data, deps: -1, msg: noMsg}
+	*s = slot{kind: op.Kind, reduce: op.Reduce, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, data: op.Data, deps: -1, sdeps: -1, msg: noMsg}
+	now := x.eng.Now()
+	for _, d := range op.StartAfter {
+		if d < rk.base {
+			continue
+		}
+		ds := x.slot(r, d)
+		if ds.state != slotWaiting && ds.startAt <= now {
+			continue
+		}
+		if ds.state != slotWaiting && !ds.startEv {
+			ds.startEv = true
+			x.eng.At(ds.startAt, x.id, pack(evStarted, r, d))
+		}
+		e := x.newEdge(idx)
+		if ds.sdeps < 0 {
+			ds.sdeps = e
+		} else {
+			x.edges[ds.slast].next = e
+		}
+		ds.slast = e
+		s.pending++
+	}
 	for _, d := range op.After {
 		if d < rk.base {
 			continue
 		}
 		ds := x.slot(r, d)
-		if ds.state == slotDone || ds.state == slotDoneLater && ds.doneAt <= x.eng.Now() {
+		if ds.state == slotDone || ds.state == slotDoneLater && ds.doneAt <= now {
 			continue
 		}
 		if ds.state == slotDoneLater {
@@ -380,14 +518,17 @@ func (x *executor) newEdge(op int32) int32 {
 	return int32(len(x.edges) - 1)
 }
 
-// issue starts an op whose dependencies are complete.
+// issue starts an op whose dependencies are met.
 func (x *executor) issue(r, idx int32) {
 	s := x.slot(r, idx)
 	s.state = slotIssued
 	rk := &x.ranks[r]
+	now := x.eng.Now()
 	switch s.kind {
 	case OpCalc:
-		x.busyCPU(r, idx, s.dur+x.reduceCost(s.bytes))
+		start, end := x.occupy(r, s.cpu, s.dur+x.reduceCost(s.bytes))
+		x.started(r, idx, start)
+		x.completeAt(r, idx, end)
 	case OpSend:
 		id := x.newMsg()
 		s.msg = id
@@ -397,37 +538,25 @@ func (x *executor) issue(r, idx int32) {
 			buf := x.data[r][s.data.Buf]
 			m.payload = append(m.payload[:0], buf[s.data.Off:s.data.Off+s.data.Count]...)
 		}
-		now := x.eng.Now()
-		rk.cpuFree = max(now, rk.cpuFree) + x.host.Overhead
-		if rk.cpuFree == now {
+		if x.lg != nil {
+			x.logGOPSSend(r, idx, s, id)
+			return
+		}
+		start, end := x.occupy(r, s.cpu, x.host.Overhead)
+		x.started(r, idx, start)
+		if end == now {
 			x.inject(r, idx)
 		} else {
-			x.eng.At(rk.cpuFree, x.id, pack(evInject, r, idx))
+			x.eng.At(end, x.id, pack(evInject, r, idx))
 		}
 	case OpRecv:
-		for i, id := range rk.unexp {
-			m := &x.msgs[id]
-			if m.src == s.peer && m.tag == s.tag {
-				rk.unexp = removeAt(rk.unexp, i)
-				x.match(r, idx, id)
-				return
-			}
+		x.started(r, idx, now)
+		if id, ok := rk.unexp.takeMatching(s.peer, s.tag); ok {
+			x.match(r, idx, id)
+			return
 		}
-		rk.posted = append(rk.posted, idx)
+		rk.posted.push(s.peer, s.tag, uint32(idx))
 	}
-}
-
-// busyCPU occupies rank r's CPU for cost after whatever it is doing, then
-// completes op idx.
-func (x *executor) busyCPU(r, idx int32, cost Time) {
-	rk := &x.ranks[r]
-	now := x.eng.Now()
-	rk.cpuFree = max(now, rk.cpuFree) + cost
-	if rk.cpuFree == now {
-		x.complete(r, idx)
-		return
-	}
-	x.eng.At(rk.cpuFree, x.id, pack(evDone, r, idx))
 }
 
 func (x *executor) reduceCost(bytes int64) Time {
@@ -493,11 +622,25 @@ func (x *executor) match(r, idx int32, id uint32) {
 			copy(dst, m.payload)
 		}
 	}
-	cost := x.host.Overhead
+	var reduce Time
 	if s.reduce {
-		cost += x.reduceCost(s.bytes)
+		reduce = x.reduceCost(s.bytes)
 	}
-	x.busyCPU(r, idx, cost)
+	if x.lg != nil {
+		// Taken in already (at intake): the receive completes when the
+		// intake ends, plus any reduction after it.
+		end := max(x.eng.Now(), m.intakeEnd)
+		if reduce > 0 {
+			c := x.cpuIndex(r, s.cpu)
+			start := max(end, x.cpuFree[c])
+			end = start + reduce + x.noise.extra(r, start, reduce)
+			x.cpuFree[c] = end
+		}
+		x.completeAt(r, idx, end)
+	} else {
+		_, end := x.occupy(r, s.cpu, x.host.Overhead+reduce)
+		x.completeAt(r, idx, end)
+	}
 	m.matched = true
 	switch {
 	case m.sendDone:
@@ -550,19 +693,9 @@ func (x *executor) finishOp(r, idx int32) {
 	s.state = slotDone
 	rk.open--
 	x.ops++
-	for e := s.deps; e >= 0; {
-		ed := x.edges[e]
-		d := x.slot(r, ed.op)
-		d.pending--
-		if d.pending == 0 {
-			rk.waiting--
-			x.issue(r, ed.op)
-		}
-		x.edges[e].next = x.freeEdge
-		x.freeEdge = e
-		e = ed.next
-	}
+	e := s.deps
 	s.deps = -1
+	x.release(r, e)
 	now := x.eng.Now()
 	for rk.base < rk.next {
 		if b := x.slot(r, rk.base); b.state != slotDone && (b.state != slotDoneLater || b.doneAt > now) {
@@ -580,13 +713,8 @@ func (x *executor) finishIfDone(r int32) {
 		rk.finished = true
 		rk.finish = max(x.eng.Now(), rk.lastDone)
 		x.finished++
-		rk.win, rk.posted = nil, nil // a finished rank keeps no memory
+		rk.win = nil // a finished rank keeps no window
 	}
-}
-
-func removeAt[T any](s []T, i int) []T {
-	copy(s[i:], s[i+1:])
-	return s[:len(s)-1]
 }
 
 func opString(s *slot) string {
@@ -686,11 +814,11 @@ func (x *executor) deadlock() error {
 				add(PendingOp{Rank: r, Index: rk.next, Op: "(rest of program)", State: "not reached"})
 			}
 		}
-		for _, id := range rk.unexp {
-			m := &x.msgs[id]
+		rk.unexp.each(func(it *matchItem) {
+			m := &x.msgs[it.val]
 			add(PendingOp{Rank: r, Index: -1, State: "arrived; no receive matched it",
 				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, m.sendIdx)})
-		}
+		})
 	}
 	if len(de.Blocked) == 0 && len(de.Pending) == 0 {
 		return nil

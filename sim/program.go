@@ -50,8 +50,10 @@ type Op struct {
 	// schedule's ReduceOp instead of overwriting them, and charges the
 	// reduction (Bytes at the host's reduce rate) on the receiving CPU.
 	Reduce bool
-	Peer   int32 // Send, Recv: the other rank
-	Tag    int32 // Send, Recv: matched FIFO per (source, tag), as MPI does
+	Peer   int32  // Send, Recv: the other rank; a Recv may use AnySource
+	Tag    int32  // Send, Recv: matched FIFO per (source, tag), as MPI does; a Recv may use AnyTag
+	CPU    uint16 // which of the rank's CPUs runs it (Schedule.CPUs)
+	NIC    uint16 // which of the rank's NICs a Send or Recv uses (LogGOPS mode)
 	// Bytes is the message size of a Send or Recv, and for a Calc the bytes
 	// of local reduction work, charged at the host's reduce rate.
 	Bytes int64
@@ -61,6 +63,9 @@ type Op struct {
 	// complete before this op starts (GOAL's requires). A Source may reuse
 	// the backing array after its next call to Next.
 	After []int32
+	// StartAfter lists earlier ops that must have started before this op
+	// starts (GOAL's irequires). Same rules as After.
+	StartAfter []int32
 }
 
 // String describes op for error messages and traces.
@@ -69,10 +74,18 @@ func (op *Op) String() string {
 	case OpSend:
 		return fmt.Sprintf("send %dB to %d tag %d", op.Bytes, op.Peer, op.Tag)
 	case OpRecv:
+		verb := "recv"
 		if op.Reduce {
-			return fmt.Sprintf("recv+reduce %dB from %d tag %d", op.Bytes, op.Peer, op.Tag)
+			verb = "recv+reduce"
 		}
-		return fmt.Sprintf("recv %dB from %d tag %d", op.Bytes, op.Peer, op.Tag)
+		from, tag := fmt.Sprint(op.Peer), fmt.Sprint(op.Tag)
+		if op.Peer == AnySource {
+			from = "any"
+		}
+		if op.Tag == AnyTag {
+			tag = "any"
+		}
+		return fmt.Sprintf("%s %dB from %s tag %s", verb, op.Bytes, from, tag)
 	case OpCalc:
 		return fmt.Sprintf("calc %v + %dB", op.Dur, op.Bytes)
 	}
@@ -128,6 +141,8 @@ type Schedule struct {
 	// for data mode. Nil means the schedule moves no data.
 	Buffers  func(r int) []int64
 	ReduceOp ReduceOp
+	// CPUs and NICs per rank (0 means 1): ops name one with Op.CPU, Op.NIC.
+	CPUs, NICs int
 }
 
 // Program is one rank's ops held in memory: a materialized Source.
@@ -147,6 +162,7 @@ func Materialize(s Schedule) []Program {
 			}
 			for _, op := range buf {
 				op.After = slices.Clone(op.After)
+				op.StartAfter = slices.Clone(op.StartAfter)
 				progs[r] = append(progs[r], op)
 			}
 		}
@@ -180,13 +196,14 @@ func (p *programSource) Next(ops []Op) []Op {
 
 // Validate checks a materialized schedule statically: peers and
 // dependencies in range, and for every ordered pair of ranks and tag, the
-// sends and receives agree in number and in sizes. Every problem found is
-// reported.
+// sends and receives agree in number and in sizes (where no receive uses a
+// wildcard, which only running can pair). Every problem found is reported.
 func Validate(progs []Program) error {
 	type key struct{ src, dst, tag int32 }
 	sends := map[key][]int64{}
 	recvs := map[key][]int64{}
 	var errs []error
+	wild := false
 	p := int32(len(progs))
 	for r, prog := range progs {
 		for i, op := range prog {
@@ -199,10 +216,16 @@ func Validate(progs []Program) error {
 				k := key{int32(r), op.Peer, op.Tag}
 				sends[k] = append(sends[k], op.Bytes)
 			case OpRecv:
+				if op.Peer == AnySource || op.Tag == AnyTag {
+					wild = true
+				}
 				k := key{op.Peer, int32(r), op.Tag}
 				recvs[k] = append(recvs[k], op.Bytes)
 			}
 		}
+	}
+	if wild {
+		return errors.Join(errs...)
 	}
 	keys := make([]key, 0, len(sends)+len(recvs))
 	for k := range sends {
@@ -239,8 +262,12 @@ func checkOp(rank, index int32, op *Op, ranks int32) error {
 	}
 	switch op.Kind {
 	case OpSend, OpRecv:
-		if op.Peer < 0 || op.Peer >= ranks {
+		wild := op.Kind == OpRecv
+		if (op.Peer < 0 || op.Peer >= ranks) && !(wild && op.Peer == AnySource) {
 			return bad("peer %d outside 0..%d", op.Peer, ranks-1)
+		}
+		if op.Tag < 0 && !(wild && op.Tag == AnyTag) {
+			return bad("negative tag")
 		}
 		if op.Bytes < 0 {
 			return bad("negative size")
@@ -258,6 +285,11 @@ func checkOp(rank, index int32, op *Op, ranks int32) error {
 	for _, d := range op.After {
 		if d < 0 || d >= index {
 			return bad("depends on op %d, which is not an earlier op", d)
+		}
+	}
+	for _, d := range op.StartAfter {
+		if d < 0 || d >= index {
+			return bad("start-depends on op %d, which is not an earlier op", d)
 		}
 	}
 	return nil

@@ -1,0 +1,183 @@
+package sim
+
+// Wildcards a receive may use (GOAL's -1).
+const (
+	AnySource int32 = -1
+	AnyTag    int32 = -1
+)
+
+// matchQueue is one of a rank's two MPI matching queues: posted receives
+// (whose source or tag may be a wildcard) or unexpected messages (always
+// exact). Entries leave in MPI order: the oldest entry that matches.
+//
+// Short queues are scanned. Once a queue holds more than indexAt live
+// entries it also keeps an index from exact (source, tag) to positions, so
+// that a linear alltoall, which posts p receives at once, matches in O(1)
+// per message instead of O(p): O(p^2) in all rather than O(p^3).
+type matchQueue struct {
+	items []matchItem
+	head  int // items before head are all dead
+	live  int
+	wild  []int32 // positions of live entries with a wildcard, oldest first
+	index map[uint64][]int32
+}
+
+type matchItem struct {
+	src, tag int32
+	val      uint32 // a slot index or a message ID
+	dead     bool
+}
+
+const indexAt = 16
+
+func matchKey(src, tag int32) uint64 { return uint64(uint32(src))<<32 | uint64(uint32(tag)) }
+
+func (it *matchItem) accepts(src, tag int32) bool {
+	return (it.src == src || it.src == AnySource) && (it.tag == tag || it.tag == AnyTag)
+}
+
+func (q *matchQueue) push(src, tag int32, val uint32) {
+	pos := int32(len(q.items))
+	q.items = append(q.items, matchItem{src: src, tag: tag, val: val})
+	q.live++
+	if src == AnySource || tag == AnyTag {
+		q.wild = append(q.wild, pos)
+		return
+	}
+	if q.index != nil {
+		k := matchKey(src, tag)
+		q.index[k] = append(q.index[k], pos)
+	} else if q.live > indexAt {
+		q.rebuild()
+	}
+}
+
+// takeFor removes and returns the oldest entry that accepts a message from
+// src with tag (the posted-receive queue's question).
+func (q *matchQueue) takeFor(src, tag int32) (uint32, bool) {
+	pos, ok := q.findFor(src, tag)
+	if !ok {
+		return 0, false
+	}
+	return q.remove(pos), true
+}
+
+// findFor returns the position of the oldest entry that accepts a message
+// from src with tag, without removing it.
+func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
+	if q.index == nil {
+		for i := q.head; i < len(q.items); i++ {
+			if it := &q.items[i]; !it.dead && it.accepts(src, tag) {
+				return int32(i), true
+			}
+		}
+		return 0, false
+	}
+	best := int32(-1)
+	k := matchKey(src, tag)
+	if list := q.index[k]; len(list) > 0 {
+		best = list[0]
+	}
+	for _, pos := range q.wild {
+		if best >= 0 && pos > best {
+			break
+		}
+		if q.items[pos].accepts(src, tag) {
+			best = pos
+			break
+		}
+	}
+	return best, best >= 0
+}
+
+// takeMatching removes and returns the oldest entry that a receive from src
+// with tag (either may be a wildcard) accepts: the unexpected queue's
+// question.
+func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
+	if q.index != nil && src != AnySource && tag != AnyTag {
+		if list := q.index[matchKey(src, tag)]; len(list) > 0 {
+			return q.remove(list[0]), true
+		}
+		return 0, false
+	}
+	probe := matchItem{src: src, tag: tag}
+	for i := q.head; i < len(q.items); i++ {
+		if it := &q.items[i]; !it.dead && probe.accepts(it.src, it.tag) {
+			return q.remove(int32(i)), true
+		}
+	}
+	return 0, false
+}
+
+// remove marks the entry at pos dead and returns its value.
+func (q *matchQueue) remove(pos int32) uint32 {
+	it := &q.items[pos]
+	it.dead = true
+	q.live--
+	if it.src == AnySource || it.tag == AnyTag {
+		for i, p := range q.wild {
+			if p == pos {
+				q.wild = append(q.wild[:i], q.wild[i+1:]...)
+				break
+			}
+		}
+	} else if q.index != nil {
+		k := matchKey(it.src, it.tag)
+		list := q.index[k]
+		for i, p := range list {
+			if p == pos {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(q.index, k)
+		} else {
+			q.index[k] = list
+		}
+	}
+	for q.head < len(q.items) && q.items[q.head].dead {
+		q.head++
+	}
+	switch {
+	case q.live == 0:
+		q.items, q.head, q.index = q.items[:0], 0, nil
+	case len(q.items)-q.head > 2*q.live+64:
+		q.rebuild()
+	}
+	return it.val
+}
+
+// rebuild drops dead entries and rebuilds the positions (and the index if
+// the queue is long).
+func (q *matchQueue) rebuild() {
+	live := q.items[:0]
+	for _, it := range q.items[q.head:] {
+		if !it.dead {
+			live = append(live, it)
+		}
+	}
+	q.items, q.head, q.wild = live, 0, q.wild[:0]
+	q.index = nil
+	if q.live > indexAt {
+		q.index = make(map[uint64][]int32, q.live)
+	}
+	for i, it := range q.items {
+		switch {
+		case it.src == AnySource || it.tag == AnyTag:
+			q.wild = append(q.wild, int32(i))
+		case q.index != nil:
+			k := matchKey(it.src, it.tag)
+			q.index[k] = append(q.index[k], int32(i))
+		}
+	}
+}
+
+// each calls f for every live entry, oldest first.
+func (q *matchQueue) each(f func(*matchItem)) {
+	for i := q.head; i < len(q.items); i++ {
+		if !q.items[i].dead {
+			f(&q.items[i])
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Noise is OS noise read from a trace of detours: lines "start<TAB>duration"
+// in nanoseconds, '#' comments (the format LogGOPSim reads). The trace
+// repeats with the period of its last detour's start. Each rank starts at
+// its own seeded random offset into the trace, or all at one offset when
+// CoScheduled.
+//
+// A CPU interval [t, t+d) is stretched by the rest of a detour already
+// running at t plus every detour that starts in (t, t+d], wrapping around
+// the trace; the detours that fall into the stretch itself are not added
+// again (as LogGOPSim does). Calcs, the o of every send and of every
+// received message are stretched.
+type Noise struct {
+	starts, durs []Time
+	period       Time
+	CoScheduled  bool
+	offset       []Time // per rank, set when a run starts
+}
+
+// maxNoiseDetours bounds a trace: a trace is read whole into memory.
+const maxNoiseDetours = 1 << 24
+
+// ParseNoise reads a noise trace. Detours must be in order of start and
+// must not overlap; the trace must last longer than its detours.
+func ParseNoise(r io.Reader, name string) (*Noise, error) {
+	n := &Noise{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		fields := strings.Fields(text)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("%s:%d: want \"start<TAB>duration\" in nanoseconds, got %q", name, line, text)
+		}
+		var v [2]Time
+		for i, f := range fields {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil || x < 0 || x > 1e15 {
+				return nil, fmt.Errorf("%s:%d: %q is not a duration in nanoseconds from 0 to 1e15", name, line, f)
+			}
+			v[i] = FromPicoseconds(x * 1000)
+		}
+		if k := len(n.starts); k > 0 && v[0] < n.starts[k-1]+n.durs[k-1] {
+			return nil, fmt.Errorf("%s:%d: detour at %vns starts before the previous one ends; sort the trace and merge overlapping detours", name, line, fields[0])
+		}
+		if len(n.starts) == maxNoiseDetours {
+			return nil, fmt.Errorf("%s:%d: more than %d detours", name, line, maxNoiseDetours)
+		}
+		n.starts = append(n.starts, v[0])
+		n.durs = append(n.durs, v[1])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(n.starts) < 2 {
+		return nil, fmt.Errorf("%s: a noise trace needs at least two detours (its period is the last start)", name)
+	}
+	n.period = n.starts[len(n.starts)-1]
+	// The last line only marks the period; a detour there would wrap onto
+	// the first one.
+	n.starts, n.durs = n.starts[:len(n.starts)-1], n.durs[:len(n.durs)-1]
+	if n.period <= n.starts[0] {
+		return nil, fmt.Errorf("%s: the trace's period must be longer than its first start", name)
+	}
+	return n, nil
+}
+
+// start draws the ranks' offsets from the engine's "noise" stream.
+func (n *Noise) start(eng *Engine, ranks int) error {
+	if n == nil {
+		return nil
+	}
+	rng := eng.NamedStream("noise")
+	n.offset = make([]Time, ranks)
+	shared := Time(rng.Int64N(int64(n.period)))
+	for r := range n.offset {
+		if n.CoScheduled {
+			n.offset[r] = shared
+		} else {
+			n.offset[r] = Time(rng.Int64N(int64(n.period)))
+		}
+	}
+	return nil
+}
+
+// extra returns how much the CPU interval [t, t+d) of rank r is stretched.
+func (n *Noise) extra(r int32, t, d Time) Time {
+	if n == nil {
+		return 0
+	}
+	pos := (t + n.offset[r]) % n.period
+	// The last detour that starts at or before pos.
+	i := lastAtOrBefore(n.starts, pos)
+	var extra Time
+	if i >= 0 {
+		if end := n.starts[i] + n.durs[i]; end > pos {
+			extra += end - pos
+		}
+	}
+	// Every detour starting in (pos, pos+d], wrapping around.
+	end := pos + d
+	base := Time(0)
+	for j := i + 1; ; j++ {
+		if j == len(n.starts) {
+			j, base = 0, base+n.period
+		}
+		if base+n.starts[j] > end {
+			break
+		}
+		if base+n.starts[j] > pos {
+			extra += n.durs[j]
+		}
+		if base > end {
+			break
+		}
+	}
+	return extra
+}
+
+// lastAtOrBefore returns the index of the last start <= t, or -1.
+func lastAtOrBefore(starts []Time, t Time) int {
+	i, found := slices.BinarySearch(starts, t)
+	if found {
+		return i
+	}
+	return i - 1
+}
