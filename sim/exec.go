@@ -696,6 +696,11 @@ func (x *executor) finishOp(r, idx int32) {
 	e := s.deps
 	s.deps = -1
 	x.release(r, e)
+	if rk.finished {
+		// Releasing issued the rank's last ops, which completed ahead of
+		// time and finished the rank: its window is gone.
+		return
+	}
 	now := x.eng.Now()
 	for rk.base < rk.next {
 		if b := x.slot(r, rk.base); b.state != slotDone && (b.state != slotDoneLater || b.doneAt > now) {

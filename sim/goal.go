@@ -1,0 +1,753 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// GOAL is a schedule read from GOAL text (the format of LogGOPSim,
+// Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
+// compactly: about 40 bytes per op plus 4 per dependency.
+type GOAL struct {
+	Ranks      int
+	CPUs, NICs int
+	ops        [][]goalOp
+	deps       []int32 // After and StartAfter lists of every op, back to back
+}
+
+type goalOp struct {
+	kind     OpKind
+	cpu, nic uint16
+	peer     int32
+	tag      int32
+	size     int64 // bytes, or for calc the duration in picoseconds
+	dep      uint32
+	nAfter   uint16
+	nStart   uint16
+}
+
+// Ops returns the number of ops of every rank together.
+func (g *GOAL) Ops() int {
+	n := 0
+	for _, ops := range g.ops {
+		n += len(ops)
+	}
+	return n
+}
+
+// Schedule returns the GOAL program as a Schedule. Every op issues as soon
+// as its dependencies are met, wherever it stands in its rank's list (GOAL
+// semantics: unbounded lookahead).
+func (g *GOAL) Schedule(name string) Schedule {
+	return Schedule{
+		Name:      name,
+		Ranks:     g.Ranks,
+		Lookahead: math.MaxInt32,
+		CPUs:      g.CPUs,
+		NICs:      g.NICs,
+		Rank:      func(r int) Source { return &goalSource{g: g, ops: g.ops[r]} },
+	}
+}
+
+type goalSource struct {
+	g    *GOAL
+	ops  []goalOp
+	next int
+}
+
+func (s *goalSource) Next(ops []Op) []Op {
+	end := min(s.next+256, len(s.ops))
+	for _, o := range s.ops[s.next:end] {
+		op := Op{Kind: o.kind, CPU: o.cpu, NIC: o.nic, Peer: o.peer, Tag: o.tag}
+		if o.kind == OpCalc {
+			op.Dur = Time(o.size)
+		} else {
+			op.Bytes = o.size
+		}
+		d := s.g.deps[o.dep : o.dep+uint32(o.nAfter)+uint32(o.nStart)]
+		op.After, op.StartAfter = d[:o.nAfter:o.nAfter], d[o.nAfter:]
+		ops = append(ops, op)
+	}
+	s.next = end
+	return ops
+}
+
+// GOALError is a syntax or consistency error in GOAL text.
+type GOALError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *GOALError) Error() string {
+	if e.Col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// maxGOALLine bounds one line of GOAL text.
+const maxGOALLine = 1 << 16
+
+// goalParser reads GOAL text line by line, without regular expressions and
+// without allocating per op beyond the compact arrays and label maps.
+type goalParser struct {
+	file    string
+	in      *bufio.Reader
+	line    int
+	text    []byte // current line
+	pos     int
+	comment bool // inside /* */
+	g       *GOAL
+	labels  map[string]int32
+	defined []int // line of each op of the current rank, for error messages
+	after   [][]int32
+	starts  [][]int32
+}
+
+// ParseGOAL reads a GOAL schedule. Errors name the file, line and column
+// and what was expected. Memory follows the size of the input: a number of
+// ranks is checked against the rank blocks that actually follow.
+func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1}}
+	err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	return p.g, nil
+}
+
+func (p *goalParser) errf(format string, args ...any) error {
+	return &GOALError{File: p.file, Line: p.line, Col: p.pos + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// nextLine loads the next line without comments; false at end of input.
+func (p *goalParser) nextLine() (bool, error) {
+	for {
+		raw, err := p.in.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return false, &GOALError{File: p.file, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", p.in.Size())}
+		}
+		if len(raw) == 0 && err != nil {
+			if err == io.EOF {
+				if p.comment {
+					return false, &GOALError{File: p.file, Line: p.line, Msg: "unterminated /* comment"}
+				}
+				return false, nil
+			}
+			return false, err
+		}
+		p.line++
+		p.text = p.stripComments(raw)
+		p.pos = 0
+		p.skipSpace()
+		if p.pos < len(p.text) {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+	}
+}
+
+// stripComments removes // and /* */ comments, tracking comments that
+// span lines. It reuses raw's memory.
+func (p *goalParser) stripComments(raw []byte) []byte {
+	out := raw[:0]
+	for i := 0; i < len(raw); i++ {
+		if p.comment {
+			if raw[i] == '*' && i+1 < len(raw) && raw[i+1] == '/' {
+				p.comment = false
+				i++
+			}
+			continue
+		}
+		if raw[i] == '/' && i+1 < len(raw) {
+			if raw[i+1] == '/' {
+				break
+			}
+			if raw[i+1] == '*' {
+				p.comment = true
+				i++
+				out = append(out, ' ')
+				continue
+			}
+		}
+		out = append(out, raw[i])
+	}
+	return out
+}
+
+func (p *goalParser) skipSpace() {
+	for p.pos < len(p.text) && (p.text[p.pos] == ' ' || p.text[p.pos] == '\t' || p.text[p.pos] == '\r' || p.text[p.pos] == '\n') {
+		p.pos++
+	}
+}
+
+// word returns the next token: a run of letters, digits, '_', '-', '.'.
+func (p *goalParser) word() []byte {
+	p.skipSpace()
+	start := p.pos
+	for p.pos < len(p.text) {
+		c := p.text[p.pos]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ':' || c == '{' || c == '}' {
+			break
+		}
+		p.pos++
+	}
+	return p.text[start:p.pos]
+}
+
+func (p *goalParser) atEnd() bool {
+	p.skipSpace()
+	return p.pos >= len(p.text)
+}
+
+func (p *goalParser) expect(what string) error {
+	w := p.word()
+	if string(w) != what {
+		p.pos -= len(w)
+		return p.errf("expected %q, found %q", what, shorten(w))
+	}
+	return nil
+}
+
+func shorten(w []byte) string {
+	if len(w) == 0 {
+		return "end of line"
+	}
+	if len(w) > 40 {
+		return string(w[:40]) + "..."
+	}
+	return string(w)
+}
+
+// integer reads a decimal integer in [lo, hi].
+func (p *goalParser) integer(what string, lo, hi int64) (int64, error) {
+	start := p.pos
+	w := p.word()
+	v, err := strconv.ParseInt(string(w), 10, 64)
+	if err != nil || v < lo || v > hi {
+		p.pos = start
+		p.skipSpace()
+		return 0, p.errf("expected %s, a whole number from %d to %d; found %q", what, lo, hi, shorten(w))
+	}
+	return v, nil
+}
+
+func (p *goalParser) parse() error {
+	ok, err := p.nextLine()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &GOALError{File: p.file, Line: max(p.line, 1), Msg: "empty schedule: expected \"num_ranks <N>\""}
+	}
+	if err := p.expect("num_ranks"); err != nil {
+		return err
+	}
+	n, err := p.integer("the number of ranks", 1, MaxRanks)
+	if err != nil {
+		return err
+	}
+	if !p.atEnd() {
+		return p.errf("unexpected %q after num_ranks", shorten(p.word()))
+	}
+	p.g.Ranks = int(n)
+	for r := 0; ; r++ {
+		ok, err := p.nextLine()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if r < p.g.Ranks {
+				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("the file ends after %d rank blocks; num_ranks says %d (truncated file?)", r, p.g.Ranks)}
+			}
+			return nil
+		}
+		if r == p.g.Ranks {
+			return p.errf("more rank blocks than num_ranks %d", p.g.Ranks)
+		}
+		if err := p.expect("rank"); err != nil {
+			return err
+		}
+		got, err := p.integer("a rank number", 0, MaxRanks)
+		if err != nil {
+			return err
+		}
+		if got != int64(r) {
+			return p.errf("rank %d's block found where rank %d's should be; blocks must come in order 0..%d, each once", got, r, p.g.Ranks-1)
+		}
+		p.skipSpace()
+		if p.pos >= len(p.text) || p.text[p.pos] != '{' {
+			return p.errf("expected \"{\" after rank %d", r)
+		}
+		p.pos++
+		if err := p.rankBody(r); err != nil {
+			return err
+		}
+	}
+}
+
+// rankBody reads the statements of rank r up to its closing brace.
+func (p *goalParser) rankBody(r int) error {
+	p.labels = map[string]int32{}
+	p.defined = p.defined[:0]
+	p.after, p.starts = p.after[:0], p.starts[:0]
+	var ops []goalOp
+	open := p.line
+	for {
+		if p.atEnd() {
+			ok, err := p.nextLine()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &GOALError{File: p.file, Line: open, Msg: fmt.Sprintf("rank %d's block is never closed with \"}\" (truncated file?)", r)}
+			}
+		}
+		if p.text[p.pos] == '}' {
+			p.pos++
+			if !p.atEnd() {
+				return p.errf("unexpected %q after \"}\"", shorten(p.word()))
+			}
+			return p.finishRank(r, ops)
+		}
+		op, err := p.statement(r, len(ops))
+		if err != nil {
+			return err
+		}
+		if op != nil {
+			ops = append(ops, *op)
+			p.defined = append(p.defined, p.line)
+			p.after = append(p.after, nil)
+			p.starts = append(p.starts, nil)
+		}
+		if !p.atEnd() {
+			return p.errf("unexpected %q; one statement per line", shorten(p.word()))
+		}
+	}
+}
+
+// statement reads one op (returned) or one dependency (nil).
+func (p *goalParser) statement(r, index int) (*goalOp, error) {
+	startPos := p.pos
+	first := p.word()
+	if len(first) == 0 {
+		return nil, p.errf("expected a statement, found %q", string(p.text[p.pos:p.pos+1]))
+	}
+	label := ""
+	if p.pos < len(p.text) && p.text[p.pos] == ':' {
+		p.pos++
+		label = string(first)
+		if _, dup := p.labels[label]; dup {
+			p.pos = startPos
+			return nil, p.errf("label %q is defined twice in rank %d", label, r)
+		}
+		first = p.word()
+	}
+	op := goalOp{}
+	switch string(first) {
+	case "send", "recv":
+		op.kind = OpSend
+		dir, what := "to", "a destination rank"
+		if first[0] == 'r' {
+			op.kind, dir, what = OpRecv, "from", "a source rank (-1 for any)"
+		}
+		size, err := p.bytesSize()
+		if err != nil {
+			return nil, err
+		}
+		op.size = size
+		if err := p.expect(dir); err != nil {
+			return nil, err
+		}
+		lo := int64(0)
+		if op.kind == OpRecv {
+			lo = -1
+		}
+		peer, err := p.integer(what, lo, int64(p.g.Ranks-1))
+		if err != nil {
+			return nil, err
+		}
+		op.peer = int32(peer)
+		if err := p.options(&op, true); err != nil {
+			return nil, err
+		}
+	case "calc":
+		d, err := p.integer("a duration in nanoseconds", 0, math.MaxInt64/1000)
+		if err != nil {
+			return nil, err
+		}
+		op.kind, op.size = OpCalc, d*1000
+		if err := p.options(&op, false); err != nil {
+			return nil, err
+		}
+	default:
+		if label != "" {
+			p.pos -= len(first)
+			return nil, p.errf("expected send, recv or calc after label %q, found %q", label, shorten(first))
+		}
+		return nil, p.dependency(string(first), startPos)
+	}
+	if label != "" {
+		p.labels[label] = int32(index)
+	}
+	return &op, nil
+}
+
+// bytesSize reads "<n>b".
+func (p *goalParser) bytesSize() (int64, error) {
+	p.skipSpace()
+	start := p.pos
+	w := p.word()
+	if len(w) < 2 || w[len(w)-1] != 'b' {
+		p.pos = start
+		return 0, p.errf("expected a size in bytes such as 1024b, found %q", shorten(w))
+	}
+	v, err := strconv.ParseInt(string(w[:len(w)-1]), 10, 64)
+	if err != nil || v < 0 || v > 1<<62 {
+		p.pos = start
+		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", shorten(w))
+	}
+	return v, nil
+}
+
+// options reads "tag t", "cpu c", "nic n" in that order (tag only for
+// messages).
+func (p *goalParser) options(op *goalOp, message bool) error {
+	seen := 0
+	for !p.atEnd() {
+		start := p.pos
+		w := string(p.word())
+		order := 0
+		switch w {
+		case "tag":
+			order = 1
+		case "cpu":
+			order = 2
+		case "nic":
+			order = 3
+		}
+		if order == 0 || order == 1 && !message || order == 3 && !message || order <= seen {
+			p.pos = start
+			valid := "tag, cpu, nic (in that order)"
+			if !message {
+				valid = "cpu"
+			}
+			return p.errf("unexpected %q; expected %s or the end of the line", shorten([]byte(w)), valid)
+		}
+		seen = order
+		switch w {
+		case "tag":
+			t, err := p.integer("a tag (-1 for any, receives only)", -1, math.MaxInt32)
+			if err != nil {
+				return err
+			}
+			if t < 0 && op.kind == OpSend {
+				return p.errf("a send needs a definite tag, not -1")
+			}
+			op.tag = int32(t)
+		case "cpu", "nic":
+			v, err := p.integer("a "+w+" index", 0, 1<<16-1)
+			if err != nil {
+				return err
+			}
+			if w == "cpu" {
+				op.cpu = uint16(v)
+				p.g.CPUs = max(p.g.CPUs, int(v)+1)
+			} else {
+				op.nic = uint16(v)
+				p.g.NICs = max(p.g.NICs, int(v)+1)
+			}
+		}
+	}
+	return nil
+}
+
+// dependency reads "A requires B" or "A irequires B" (A already read).
+func (p *goalParser) dependency(a string, startPos int) error {
+	ai, ok := p.labels[a]
+	if !ok {
+		p.pos = startPos
+		return p.errf("%q is not a label defined earlier in this rank, nor send, recv or calc", a)
+	}
+	kindPos := p.pos
+	kind := string(p.word())
+	if kind != "requires" && kind != "irequires" {
+		p.pos = kindPos
+		p.skipSpace()
+		return p.errf("expected requires or irequires after %q, found %q", a, shorten([]byte(kind)))
+	}
+	bPos := p.pos
+	b := string(p.word())
+	bi, ok := p.labels[b]
+	if !ok {
+		p.pos = bPos
+		p.skipSpace()
+		return p.errf("label %q is not defined before this line", b)
+	}
+	if ai == bi {
+		return p.errf("op %q cannot depend on itself", a)
+	}
+	if kind == "requires" {
+		p.after[ai] = append(p.after[ai], bi)
+	} else {
+		p.starts[ai] = append(p.starts[ai], bi)
+	}
+	return nil
+}
+
+// finishRank orders rank r's ops so that every dependency points to an
+// earlier op (GOAL allows any order; a stable topological sort keeps the
+// written order where it can) and stores them.
+func (p *goalParser) finishRank(r int, ops []goalOp) error {
+	n := len(ops)
+	order := make([]int32, 0, n)
+	forward := false
+	for i := range n {
+		for _, d := range p.after[i] {
+			forward = forward || int(d) > i
+		}
+		for _, d := range p.starts[i] {
+			forward = forward || int(d) > i
+		}
+	}
+	if !forward {
+		for i := range n {
+			order = append(order, int32(i))
+		}
+	} else {
+		var err error
+		if order, err = p.topoOrder(r, n); err != nil {
+			return err
+		}
+	}
+	newIndex := make([]int32, n)
+	for k, i := range order {
+		newIndex[i] = int32(k)
+	}
+	out := make([]goalOp, 0, n)
+	for _, i := range order {
+		op := ops[i]
+		op.dep = uint32(len(p.g.deps))
+		for _, d := range p.after[i] {
+			p.g.deps = append(p.g.deps, newIndex[d])
+		}
+		for _, d := range p.starts[i] {
+			p.g.deps = append(p.g.deps, newIndex[d])
+		}
+		if len(p.after[i]) > math.MaxUint16 || len(p.starts[i]) > math.MaxUint16 {
+			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
+		}
+		op.nAfter, op.nStart = uint16(len(p.after[i])), uint16(len(p.starts[i]))
+		out = append(out, op)
+	}
+	if len(p.g.deps) > math.MaxUint32 {
+		return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^32 dependencies"}
+	}
+	p.g.ops = append(p.g.ops, out)
+	return nil
+}
+
+// topoOrder is Kahn's algorithm taking the lowest written index first; a
+// cycle is reported with the lines of the ops on it.
+func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
+	indeg := make([]int, n)
+	users := make([][]int32, n)
+	for i := range n {
+		for _, d := range append(append([]int32(nil), p.after[i]...), p.starts[i]...) {
+			indeg[i]++
+			users[d] = append(users[d], int32(i))
+		}
+	}
+	h := &minHeap{}
+	for i := range n {
+		if indeg[i] == 0 {
+			h.push(int32(i))
+		}
+	}
+	order := make([]int32, 0, n)
+	for h.len() > 0 {
+		i := h.pop()
+		order = append(order, i)
+		for _, u := range users[i] {
+			if indeg[u]--; indeg[u] == 0 {
+				h.push(u)
+			}
+		}
+	}
+	if len(order) == n {
+		return order, nil
+	}
+	var lines []string
+	for i := range n {
+		if indeg[i] > 0 && len(lines) < 8 {
+			lines = append(lines, strconv.Itoa(p.defined[i]))
+		}
+	}
+	return nil, &GOALError{File: p.file, Line: p.defined[firstWaiting(indeg)], Msg: fmt.Sprintf("rank %d's dependencies form a cycle (ops defined on lines %s)", r, joinComma(lines))}
+}
+
+func firstWaiting(indeg []int) int {
+	for i, d := range indeg {
+		if d > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// minHeap of int32 for the stable topological sort.
+type minHeap struct{ a []int32 }
+
+func (h *minHeap) len() int { return len(h.a) }
+func (h *minHeap) push(v int32) {
+	h.a = append(h.a, v)
+	for i := len(h.a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h.a[p] <= h.a[i] {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+func (h *minHeap) pop() int32 {
+	top := h.a[0]
+	last := len(h.a) - 1
+	h.a[0] = h.a[last]
+	h.a = h.a[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.a) && h.a[l] < h.a[m] {
+			m = l
+		}
+		if r < len(h.a) && h.a[r] < h.a[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.a[m], h.a[i] = h.a[i], h.a[m]
+		i = m
+	}
+	return top
+}
+
+// GOALOptions says how to write a schedule as GOAL.
+type GOALOptions struct {
+	// ReducePsPerByte, when positive, writes each reducing receive as a
+	// receive followed by a calc of bytes x ReducePsPerByte that the ops
+	// depending on the receive wait for instead; GOAL has no reduction.
+	ReducePsPerByte float64
+}
+
+// WriteGOAL writes s as GOAL text, streaming it rank by rank. Every op gets
+// a label l<index>; durations are written in whole nanoseconds (rounded
+// up). Data regions are not part of GOAL and are not written.
+func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	fmt.Fprintf(bw, "num_ranks %d\n", s.Ranks)
+	var buf []Op
+	var num []byte
+	for r := range s.Ranks {
+		fmt.Fprintf(bw, "\nrank %d {\n", r)
+		src := s.Rank(r)
+		// own[i] is op i's label; done[i] the label whose completion means
+		// op i is complete: its own, or that of the calc written after a
+		// reducing receive.
+		var own, done []int32
+		next := int32(0) // next GOAL label number
+		index := int32(0)
+		for {
+			buf = src.Next(buf[:0])
+			if len(buf) == 0 {
+				break
+			}
+			for i := range buf {
+				op := &buf[i]
+				if err := checkOp(int32(r), index, op, int32(s.Ranks)); err != nil {
+					return err
+				}
+				label := next
+				next++
+				num = writeOp(bw, num, label, op, opt.ReducePsPerByte)
+				for _, d := range op.After {
+					fmt.Fprintf(bw, "l%d requires l%d\n", label, done[d])
+				}
+				for _, d := range op.StartAfter {
+					fmt.Fprintf(bw, "l%d irequires l%d\n", label, own[d])
+				}
+				end := label
+				if op.Kind == OpRecv && op.Reduce && opt.ReducePsPerByte > 0 {
+					end = next
+					next++
+					ns := (FromPicoseconds(float64(op.Bytes)*opt.ReducePsPerByte) + Nanosecond - 1) / Nanosecond
+					calc := Op{Kind: OpCalc, Dur: ns * Nanosecond, CPU: op.CPU}
+					num = writeOp(bw, num, end, &calc, 0)
+					fmt.Fprintf(bw, "l%d requires l%d\n", end, label)
+				}
+				own, done = append(own, label), append(done, end)
+				index++
+			}
+		}
+		bw.WriteString("}\n")
+	}
+	return bw.Flush()
+}
+
+func writeOp(bw *bufio.Writer, num []byte, label int32, op *Op, reducePs float64) []byte {
+	num = append(num[:0], 'l')
+	num = strconv.AppendInt(num, int64(label), 10)
+	num = append(num, ": "...)
+	switch op.Kind {
+	case OpSend, OpRecv:
+		if op.Kind == OpSend {
+			num = append(num, "send "...)
+		} else {
+			num = append(num, "recv "...)
+		}
+		num = strconv.AppendInt(num, op.Bytes, 10)
+		if op.Kind == OpSend {
+			num = append(num, "b to "...)
+		} else {
+			num = append(num, "b from "...)
+		}
+		num = strconv.AppendInt(num, int64(op.Peer), 10)
+		num = append(num, " tag "...)
+		num = strconv.AppendInt(num, int64(op.Tag), 10)
+		if op.CPU != 0 || op.NIC != 0 {
+			num = append(num, " cpu "...)
+			num = strconv.AppendInt(num, int64(op.CPU), 10)
+			num = append(num, " nic "...)
+			num = strconv.AppendInt(num, int64(op.NIC), 10)
+		}
+	case OpCalc:
+		d := op.Dur + FromPicoseconds(float64(op.Bytes)*reducePs)
+		num = append(num, "calc "...)
+		num = strconv.AppendInt(num, int64((d+Nanosecond-1)/Nanosecond), 10)
+		if op.CPU != 0 {
+			num = append(num, " cpu "...)
+			num = strconv.AppendInt(num, int64(op.CPU), 10)
+		}
+	}
+	num = append(num, '\n')
+	bw.Write(num)
+	return num
+}

@@ -1,0 +1,192 @@
+package sim_test
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"pgregory.net/rapid"
+)
+
+const pingPong = `num_ranks 2
+/* a ping-pong, with every kind of statement */
+rank 0 {
+l1: send 8b to 1 tag 5
+l2: recv 8b from 1 tag 6 // the reply
+l3: calc 100
+l2 requires l1
+l3 requires l2
+}
+rank 1 {
+r1: recv 8b from -1 tag -1 cpu 0 nic 0
+r2: send 8b to 0 tag 6
+r2 requires r1
+}
+`
+
+func TestParseGOAL(t *testing.T) {
+	g, err := sim.ParseGOAL(strings.NewReader(pingPong), "pp.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Ranks != 2 || g.Ops() != 5 {
+		t.Fatalf("ranks %d ops %d, want 2 and 5", g.Ranks, g.Ops())
+	}
+	p := sim.DefaultLogGOPS
+	res, err := sim.Execute(sim.New(1), g.Schedule("pp"), sim.Config{LogGOPS: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two 8-byte messages of 5542 ns each, then 100 ns of calc.
+	if want := 2*5542*sim.Nanosecond + 100*sim.Nanosecond; res.Makespan != want {
+		t.Fatalf("makespan %v, want %v", res.Makespan, want)
+	}
+}
+
+// A requires pointing to a later-written op is legal GOAL: the reader
+// reorders the rank so that it runs.
+func TestParseGOALForwardDependency(t *testing.T) {
+	src := "num_ranks 1\nrank 0 {\na: calc 5\nb: calc 7\na requires b\n}\n"
+	g, err := sim.ParseGOAL(strings.NewReader(src), "f.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := sim.Materialize(g.Schedule("f"))
+	if progs[0][0].Dur != 7*sim.Nanosecond || !slices.Equal(progs[0][1].After, []int32{0}) {
+		t.Fatalf("not reordered: %+v", progs[0])
+	}
+}
+
+func TestParseGOALErrors(t *testing.T) {
+	cases := map[string]struct{ src, want string }{
+		"empty":          {"", "x.goal:1: empty schedule"},
+		"no num_ranks":   {"rank 0 {\n}\n", `x.goal:1:1: expected "num_ranks", found "rank"`},
+		"bad count":      {"num_ranks -3\n", "x.goal:1:11: expected the number of ranks"},
+		"truncated":      {"num_ranks 2\nrank 0 {\n}\n", "ends after 1 rank blocks; num_ranks says 2"},
+		"unclosed":       {"num_ranks 1\nrank 0 {\nl1: calc 5\n", `x.goal:2: rank 0's block is never closed`},
+		"out of order":   {"num_ranks 2\nrank 1 {\n}\n", "rank 1's block found where rank 0's should be"},
+		"missing b":      {"num_ranks 2\nrank 0 {\nsend 8 to 1\n}\nrank 1 {\n}\n", `x.goal:3:6: expected a size in bytes such as 1024b, found "8"`},
+		"overflow":       {"num_ranks 2\nrank 0 {\nsend 99999999999999999999b to 1\n}\nrank 1 {\n}\n", "is not a whole number of bytes"},
+		"peer range":     {"num_ranks 2\nrank 0 {\nsend 8b to 2\n}\nrank 1 {\n}\n", "x.goal:3:12: expected a destination rank, a whole number from 0 to 1"},
+		"undefined":      {"num_ranks 1\nrank 0 {\na: calc 1\na requires b\n}\n", `x.goal:4:12: label "b" is not defined before this line`},
+		"bad verb":       {"num_ranks 1\nrank 0 {\na: calc 1\nb: calc 1\na needs b\n}\n", `expected requires or irequires after "a", found "needs"`},
+		"unknown":        {"num_ranks 1\nrank 0 {\nwait 5\n}\n", `x.goal:3:1: "wait" is not a label defined earlier in this rank, nor send, recv or calc`},
+		"cycle":          {"num_ranks 1\nrank 0 {\na: calc 1\nb: calc 1\na requires b\nb requires a\n}\n", "rank 0's dependencies form a cycle (ops defined on lines 3, 4)"},
+		"dup label":      {"num_ranks 1\nrank 0 {\na: calc 1\na: calc 2\n}\n", `label "a" is defined twice`},
+		"option order":   {"num_ranks 2\nrank 0 {\nsend 8b to 1 cpu 0 tag 1\n}\nrank 1 {\n}\n", `unexpected "tag"; expected tag, cpu, nic (in that order)`},
+		"send any tag":   {"num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\nrank 1 {\n}\n", "a send needs a definite tag"},
+		"two per line":   {"num_ranks 1\nrank 0 {\ncalc 1 calc 2\n}\n", `unexpected "calc"`},
+		"open comment":   {"num_ranks 1\n/* rank 0 {\n", "unterminated /* comment"},
+		"extra rank":     {"num_ranks 1\nrank 0 {\n}\nrank 1 {\n}\n", "more rank blocks than num_ranks 1"},
+		"huge num_ranks": {"num_ranks 268435456\nrank 0 {\n}\n", "ends after 1 rank blocks; num_ranks says 268435456"},
+	}
+	for name, tc := range cases {
+		_, err := sim.ParseGOAL(strings.NewReader(tc.src), "x.goal")
+		var ge *sim.GOALError
+		if err == nil || !errors.As(err, &ge) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a GOALError with %q", name, err, tc.want)
+		}
+	}
+}
+
+// comparable strips what GOAL does not carry (data regions, the reduce
+// flag) from a program.
+func comparable(progs []sim.Program) []sim.Program {
+	out := make([]sim.Program, len(progs))
+	for r, p := range progs {
+		for _, op := range p {
+			op.Data, op.Reduce = sim.Region{}, false
+			if len(op.After) == 0 {
+				op.After = nil
+			}
+			if len(op.StartAfter) == 0 {
+				op.StartAfter = nil
+			}
+			out[r] = append(out[r], op)
+		}
+	}
+	return out
+}
+
+// Round trip: every algorithm's program written as GOAL and read back is
+// the same program; and the GOAL text written from that is the same text.
+func TestGOALRoundTrip(t *testing.T) {
+	algos := collectives.All()
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
+		p := collectives.Params{Ranks: rapid.IntRange(1, 40).Draw(t, "ranks"), Count: rapid.Int64Range(0, 100).Draw(t, "count")}
+		s, err := a.Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text bytes.Buffer
+		if err := sim.WriteGOAL(&text, s, sim.GOALOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		g, err := sim.ParseGOAL(bytes.NewReader(text.Bytes()), "rt.goal")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text.String())
+		}
+		want, got := comparable(sim.Materialize(s)), comparable(sim.Materialize(g.Schedule("rt")))
+		for r := range want {
+			if len(want[r]) != len(got[r]) {
+				t.Fatalf("rank %d: %d ops written, %d read", r, len(want[r]), len(got[r]))
+			}
+			for i := range want[r] {
+				w, gg := want[r][i], got[r][i]
+				if w.Kind != gg.Kind || w.Peer != gg.Peer || w.Tag != gg.Tag || w.Bytes != gg.Bytes || w.Dur != gg.Dur ||
+					!slices.Equal(w.After, gg.After) || !slices.Equal(w.StartAfter, gg.StartAfter) {
+					t.Fatalf("rank %d op %d: wrote %+v, read %+v", r, i, w, gg)
+				}
+			}
+		}
+		var again bytes.Buffer
+		if err := sim.WriteGOAL(&again, g.Schedule("rt"), sim.GOALOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if again.String() != text.String() {
+			t.Fatal("writing what was read changed the text")
+		}
+	})
+}
+
+// With a reduction rate, a reducing receive becomes a receive and a calc
+// that later ops wait for.
+func TestWriteGOALReductions(t *testing.T) {
+	a, _ := collectives.Lookup(collectives.Allreduce, "recursive_doubling")
+	s, _ := a.Build(collectives.Params{Ranks: 2, Count: 128})
+	var text bytes.Buffer
+	if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: 100}); err != nil {
+		t.Fatal(err)
+	}
+	want := "rank 0 {\nl0: send 1024b to 1 tag 1\nl1: recv 1024b from 1 tag 1\nl2: calc 103\nl2 requires l1\n}"
+	if !strings.Contains(text.String(), want) {
+		t.Fatalf("got\n%s\nwant it to contain\n%s", text.String(), want)
+	}
+}
+
+// FuzzParseGOAL: never a panic; what parses runs (or deadlocks cleanly).
+func FuzzParseGOAL(f *testing.F) {
+	f.Add([]byte(pingPong))
+	f.Add([]byte("num_ranks 1\nrank 0 {\na: calc 5\nb: calc 7\na requires b\n}\n"))
+	f.Add([]byte("num_ranks 2\nrank 0 {\nl1: send 70000b to 1 tag 1 cpu 1 nic 1\n}\nrank 1 {\nl1: recv 70000b from 0 tag 1\nl2: calc 3 cpu 2\nl2 irequires l1\n}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := sim.ParseGOAL(bytes.NewReader(data), "fuzz.goal")
+		if err != nil {
+			return
+		}
+		if g.Ops() > 10000 {
+			return
+		}
+		p := sim.DefaultLogGOPS
+		_, err = sim.Execute(sim.New(1), g.Schedule("fuzz"), sim.Config{LogGOPS: &p})
+		var de *sim.DeadlockError
+		if err != nil && !errors.As(err, &de) && !strings.Contains(err.Error(), "sizes differ") {
+			t.Fatalf("unexpected error kind: %v", err)
+		}
+	})
+}
