@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // wallClock matches the only output that depends on the machine running
 // the test: wall time and simulation speed.
-var wallClock = regexp.MustCompile(`(?m)(wall time\s+).*$|("wall_s": )[0-9.e+-]+|("ops_per_s": )[0-9.e+-]+`)
+var wallClock = regexp.MustCompile(`(?m)((?:wall|parse) time\s+).*$|("(?:wall|parse)_s": )[0-9.e+-]+|("ops_per_s": )[0-9.e+-]+`)
 
 func collsim(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -45,6 +45,9 @@ func TestGolden(t *testing.T) {
 		{"topo-gpu-json", []string{"topo", "-m", "gpu-cluster", "--json"}},
 		{"model", []string{"model"}},
 		{"model-alltoall", []string{"model", "-c", "alltoall", "-m", "fattree-1024", "-n", "16,1024", "-s", "8..64KiB"}},
+		{"run-loggops-bcast", []string{"run", "-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops", "--json"}},
+		{"schedule-ring", []string{"schedule", "-a", "ring", "-n", "4", "-s", "32"}},
+		{"schedule-rd-reduce", []string{"schedule", "-a", "recursive_doubling", "-n", "3", "-s", "4KiB", "--reduce-bandwidth", "10GB/s"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,5 +130,61 @@ func TestDeterminism(t *testing.T) {
 	}
 	if mask(a) == mask(c) {
 		t.Fatal("a different seed gave the same random placement result: the seed is not used")
+	}
+}
+
+// The reference's worked value through the CLI: write a schedule as GOAL,
+// run it in LogGOPS mode with LogGOPSim's defaults.
+func TestGOALThroughTheCLI(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bcast.goal")
+	if _, errs, code := collsim(t, "schedule", "-c", "bcast", "-n", "64", "-s", "8", "-o", file); code != 0 {
+		t.Fatal(errs)
+	}
+	out, errs, code := collsim(t, "run", "--goal", file, "--json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	if !strings.Contains(out, `"time_s": 0.000033252,`) || !strings.Contains(out, `"network": "loggops"`) {
+		t.Fatalf("want 33252 ns in loggops mode, got %s", out)
+	}
+	// The same file on a machine's analytic network.
+	if _, errs, code := collsim(t, "run", "--goal", file, "--network", "analytic"); code != 0 {
+		t.Fatal(errs)
+	}
+	// Noise makes it slower, reproducibly.
+	trace := filepath.Join(t.TempDir(), "noise.txt")
+	os.WriteFile(trace, []byte("0\t500\n1000\t500\n2000\t0\n"), 0o644)
+	a, _, _ := collsim(t, "run", "--goal", file, "--noise-trace", trace, "--json")
+	b, _, _ := collsim(t, "run", "--goal", file, "--noise-trace", trace, "--json")
+	if mask(a) != mask(b) || mask(a) == mask(out) {
+		t.Fatal("noise did not change the result, or changed it differently twice")
+	}
+}
+
+func TestGOALBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.goal")
+	os.WriteFile(bad, []byte("num_ranks 2\nrank 0 {\nsend 8 to 1\n}\n"), 0o644)
+	deadlock := filepath.Join(dir, "deadlock.goal")
+	os.WriteFile(deadlock, []byte("num_ranks 2\nrank 0 {\nl1: recv 8b from 1\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\nl2: send 8b to 0\nl2 requires l1\n}\n"), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--goal", bad}, 1, bad + `:3:6: expected a size in bytes such as 1024b, found "8"`},
+		{[]string{"run", "--goal", deadlock}, 3, "deadlock at 0s: 2 of 2 ranks cannot finish (ranks 0,1); rank 0 op 0 recv 8B from 1 tag 0: posted; no matching send arrived"},
+		{[]string{"run", "--goal", filepath.Join(dir, "none.goal")}, 1, "no such file"},
+		{[]string{"run", "--network", "analytic", "--L", "1us"}, 2, "--L, --o, --g, --G, --O and --S set the loggops network"},
+		{[]string{"run", "--network", "loggops", "--G", "fast"}, 2, "--G (time per byte)"},
+		{[]string{"run", "--noise-cosched"}, 2, "--noise-cosched needs --noise-trace"},
+		{[]string{"schedule", "--format", "dot"}, 2, `--format "dot" is not available; valid: goal`},
+		{[]string{"schedule", "-a", "pipeline"}, 2, `unknown allreduce algorithm "pipeline"`},
+	}
+	for _, tc := range cases {
+		_, errs, code := collsim(t, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("collsim %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
 	}
 }

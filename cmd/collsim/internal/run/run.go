@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,9 @@ type Options struct {
 	Root       int
 	Seed       uint64
 	JSON       bool
+	GOAL       string // a GOAL file to run instead of a collective
+	LogGOPS    cmdutil.LogGOPSFlags
+	Noise      cmdutil.NoiseFlags
 }
 
 // New returns the run command.
@@ -48,7 +52,10 @@ machine, with every rank's data checked.`,
 		Example: `  collsim run
   collsim run -c allreduce -a recursive_doubling -n 1024 -s 8 -m fattree-1024
   collsim run -c alltoall -n 512 -s 64MiB -m gpu-cluster --json
-  collsim run -m my-cluster.yaml -c bcast -s 4MiB`,
+  collsim run -m my-cluster.yaml -c bcast -s 4MiB
+  collsim run --goal schedule.goal                 # LogGOPS model, LogGOPSim's defaults
+  collsim run --goal schedule.goal --network analytic -m fattree-1024
+  collsim run -c bcast -n 64 -s 8 --network loggops --L 2500ns --o 1500ns`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.RanksGiven = cmd.Flags().Changed("ranks")
@@ -59,7 +66,10 @@ machine, with every rank's data checked.`,
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm (default: the collective's default; see collsim algos)")
 	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
-	f.StringVar(&o.Network, "network", "analytic", "network model: analytic")
+	f.StringVar(&o.Network, "network", "", "network model: analytic (the machine's topology) or loggops (default: analytic; loggops with --goal)")
+	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
+	o.LogGOPS.Register(f)
+	o.Noise.Register(f)
 	f.StringVar(&o.Placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
 	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
 	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
@@ -100,16 +110,20 @@ type Result struct {
 	Messages     uint64   `json:"messages"`
 	Wall         float64  `json:"wall_s"`
 	OpsPerSecond float64  `json:"ops_per_s"`
+	Noise        bool     `json:"noise"`
 }
 
 // Run carries out `collsim run`.
 func Run(streams *cmdutil.IO, o *Options) error {
+	if o.GOAL != "" {
+		return runGOAL(streams, o)
+	}
 	m, err := configs.Resolve(o.Machine)
 	if err != nil {
 		return err
 	}
-	if o.Network != "analytic" {
-		return cmdutil.Flagf("network model %q is not available; valid: analytic", o.Network)
+	if o.Network == "" {
+		o.Network = "analytic"
 	}
 	if !o.RanksGiven {
 		o.Ranks = min(64, m.Slots())
@@ -140,11 +154,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
-	place, err := m.Place(o.Ranks, o.Placement, o.Seed)
-	if err != nil {
-		return err
-	}
-	net, err := m.Analytic(place)
+	cfg, place, err := networkConfig(o, m, o.Ranks)
 	if err != nil {
 		return err
 	}
@@ -159,7 +169,6 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	default:
 		return cmdutil.Flagf("--verify must be auto, on or off, not %q", o.Verify)
 	}
-	cfg := sim.Config{Host: m.Host, Network: net}
 	if data != nil {
 		cfg.Data = data.Buffers
 	}
@@ -167,33 +176,21 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	res, err := sim.Execute(sim.New(o.Seed), schedule, cfg)
 	wall := time.Since(start).Seconds()
 	if err != nil {
-		var de *sim.DeadlockError
-		if errors.As(err, &de) {
-			return &cmdutil.ValidationError{Err: err}
-		}
-		return err
+		return runError(err)
 	}
 	out := Result{
 		Collective: string(c), Algorithm: alg.Name, Machine: m.Name, Topology: m.Topology.Name(),
 		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
-		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count,
-		Time: res.Makespan.Seconds(), Events: res.Events, Ops: res.Ops, Messages: res.Messages, Wall: wall,
+		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.File != "",
 	}
-	if wall > 0 {
-		out.OpsPerSecond = float64(res.Ops) / wall
+	if o.Network == "loggops" {
+		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
 	}
+	out.fill(res, wall)
 	if out.Time > 0 {
 		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
 		out.BusBW = out.AlgBW * collectives.BusFactor(c, o.Ranks)
 	}
-	out.FinishMin = math.Inf(1)
-	var sum float64
-	for _, t := range res.Finish {
-		s := t.Seconds()
-		out.FinishMin, out.FinishMax = min(out.FinishMin, s), max(out.FinishMax, s)
-		sum += s
-	}
-	out.FinishMean = sum / float64(len(res.Finish))
 	if data != nil {
 		ok := true
 		if err := data.Verify(); err != nil {
@@ -201,7 +198,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 		out.DataVerified = &ok
 	}
-	if cost.Has(alg) {
+	if cost.Has(alg) && o.Network == "analytic" && o.Noise.File == "" {
 		h, uniform := cmdutil.Hockney(m, place)
 		pred, err := h.Predict(alg, params)
 		if err == nil {
@@ -217,11 +214,139 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	return print(streams, &out)
 }
 
+// fill copies what every run reports from a simulation result.
+func (r *Result) fill(res *sim.Result, wall float64) {
+	r.Time, r.Events, r.Ops, r.Messages, r.Wall = res.Makespan.Seconds(), res.Events, res.Ops, res.Messages, wall
+	if wall > 0 {
+		r.OpsPerSecond = float64(res.Ops) / wall
+	}
+	r.FinishMin = math.Inf(1)
+	var sum float64
+	for _, t := range res.Finish {
+		s := t.Seconds()
+		r.FinishMin, r.FinishMax = min(r.FinishMin, s), max(r.FinishMax, s)
+		sum += s
+	}
+	r.FinishMean = sum / float64(len(res.Finish))
+}
+
+// runError sorts a failed simulation: a deadlock is a validation failure.
+func runError(err error) error {
+	var de *sim.DeadlockError
+	if errors.As(err, &de) {
+		return &cmdutil.ValidationError{Err: err}
+	}
+	return err
+}
+
+// networkConfig builds the execution config for --network (and noise): the
+// machine's analytic model with ranks placed on it, or the LogGOPS model.
+func networkConfig(o *Options, m *configs.Machine, ranks int) (sim.Config, []int32, error) {
+	var cfg sim.Config
+	noise, err := o.Noise.Load()
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Noise = noise
+	switch o.Network {
+	case "analytic":
+		if o.LogGOPS.Changed() {
+			return cfg, nil, cmdutil.Flagf("--L, --o, --g, --G, --O and --S set the loggops network; with --network analytic the machine config sets the costs")
+		}
+		place, err := m.Place(ranks, o.Placement, o.Seed)
+		if err != nil {
+			return cfg, nil, err
+		}
+		net, err := m.Analytic(place)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Host, cfg.Network = m.Host, net
+		return cfg, place, nil
+	case "loggops":
+		p, err := o.LogGOPS.Params()
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.LogGOPS = p
+		return cfg, nil, nil
+	}
+	return cfg, nil, cmdutil.Flagf("network model %q is not available; valid: analytic, loggops", o.Network)
+}
+
 func placementName(flag string, m *configs.Machine) string {
 	if flag != "" {
 		return flag
 	}
 	return m.Placement
+}
+
+// GOALResult is what `collsim run --goal` reports.
+type GOALResult struct {
+	File         string  `json:"file"`
+	Network      string  `json:"network"`
+	Seed         uint64  `json:"seed"`
+	Ranks        int     `json:"ranks"`
+	Parse        float64 `json:"parse_s"`
+	Time         float64 `json:"time_s"`
+	FinishMin    float64 `json:"finish_min_s"`
+	FinishMean   float64 `json:"finish_mean_s"`
+	FinishMax    float64 `json:"finish_max_s"`
+	Events       uint64  `json:"events"`
+	Ops          uint64  `json:"ops"`
+	Messages     uint64  `json:"messages"`
+	Wall         float64 `json:"wall_s"`
+	OpsPerSecond float64 `json:"ops_per_s"`
+}
+
+// runGOAL runs a GOAL schedule file.
+func runGOAL(streams *cmdutil.IO, o *Options) error {
+	if o.Network == "" {
+		o.Network = "loggops"
+	}
+	f, err := os.Open(o.GOAL)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	start := time.Now()
+	g, err := sim.ParseGOAL(f, o.GOAL)
+	if err != nil {
+		return err
+	}
+	parse := time.Since(start).Seconds()
+	var m *configs.Machine
+	if o.Network == "analytic" {
+		if m, err = configs.Resolve(o.Machine); err != nil {
+			return err
+		}
+	}
+	cfg, _, err := networkConfig(o, m, g.Ranks)
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	res, err := sim.Execute(sim.New(o.Seed), g.Schedule(o.GOAL), cfg)
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return runError(err)
+	}
+	var r Result
+	r.fill(res, wall)
+	out := GOALResult{File: o.GOAL, Network: o.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
+		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
+		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond}
+	if o.JSON {
+		return cmdutil.JSON(streams.Out, out)
+	}
+	fmt.Fprintf(streams.Out, "%s: %d ranks, %s network, seed %d\n", out.File, out.Ranks, out.Network, out.Seed)
+	return cmdutil.Table(streams.Out, [][]string{
+		{"  time", cmdutil.Seconds(out.Time)},
+		{"  rank finish", fmt.Sprintf("min %s  mean %s  max %s", cmdutil.Seconds(out.FinishMin), cmdutil.Seconds(out.FinishMean), cmdutil.Seconds(out.FinishMax))},
+		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", out.Events, out.Ops, out.Messages)},
+		{"  parse time", cmdutil.Seconds(out.Parse)},
+		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)", cmdutil.Seconds(out.Wall), out.OpsPerSecond)},
+	})
 }
 
 func print(streams *cmdutil.IO, r *Result) error {
@@ -231,6 +356,12 @@ func print(streams *cmdutil.IO, r *Result) error {
 		data = "verified: every element on every rank is exact"
 	}
 	model := "no closed form yet"
+	switch {
+	case r.Network != "analytic":
+		model = "not computed: the closed forms price the analytic network"
+	case r.Noise:
+		model = "not computed: the closed forms know no noise"
+	}
 	if r.Model != nil {
 		ratio := "n/a"
 		if *r.Model > 0 {

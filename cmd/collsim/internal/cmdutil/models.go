@@ -1,0 +1,103 @@
+package cmdutil
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
+)
+
+// LogGOPSFlags are the LogGOPS model's parameters as flags, with
+// LogGOPSim's defaults.
+type LogGOPSFlags struct {
+	L, O, G, GPerByte, OPerByte, S string
+	flags                          *pflag.FlagSet
+}
+
+// Changed reports whether any of the flags was given.
+func (l *LogGOPSFlags) Changed() bool {
+	for _, name := range []string{"L", "o", "g", "G", "O", "S"} {
+		if l.flags != nil && l.flags.Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Register adds the flags to f.
+func (l *LogGOPSFlags) Register(f *pflag.FlagSet) {
+	l.flags = f
+	f.StringVar(&l.L, "L", "2500ns", "loggops: latency L")
+	f.StringVar(&l.O, "o", "1500ns", "loggops: CPU overhead o per message")
+	f.StringVar(&l.G, "g", "1000ns", "loggops: gap g between messages at a NIC")
+	f.StringVar(&l.GPerByte, "G", "6ns", "loggops: gap G per byte")
+	f.StringVar(&l.OPerByte, "O", "0ns", "loggops: CPU overhead O per byte")
+	f.StringVar(&l.S, "S", "65535", "loggops: eager/rendezvous threshold S in bytes")
+}
+
+// Params parses the flags.
+func (l *LogGOPSFlags) Params() (*sim.LogGOPS, error) {
+	var p sim.LogGOPS
+	for _, d := range []struct {
+		name, val string
+		to        *sim.Time
+	}{{"L", l.L, &p.L}, {"o", l.O, &p.O}, {"g", l.G, &p.G}} {
+		v, err := configs.ParseDuration(d.val)
+		if err != nil {
+			return nil, Flagf("--%s: %v", d.name, err)
+		}
+		*d.to = v
+	}
+	for _, d := range []struct {
+		name, val string
+		to        *float64
+	}{{"G", l.GPerByte, &p.GPerByte}, {"O", l.OPerByte, &p.OPerByte}} {
+		v, err := configs.ParseDuration(d.val)
+		if err != nil {
+			return nil, Flagf("--%s (time per byte): %v", d.name, err)
+		}
+		*d.to = float64(v)
+	}
+	s, err := configs.ParseSize(l.S)
+	if err != nil {
+		return nil, Flagf("--S: %v", err)
+	}
+	p.S = s
+	return &p, nil
+}
+
+// NoiseFlags select an OS-noise trace.
+type NoiseFlags struct {
+	File    string
+	CoSched bool
+}
+
+// Register adds the flags to f.
+func (n *NoiseFlags) Register(f *pflag.FlagSet) {
+	f.StringVar(&n.File, "noise-trace", "", "OS-noise trace (lines start<TAB>duration in ns) stretching every CPU interval")
+	f.BoolVar(&n.CoSched, "noise-cosched", false, "all ranks share one offset into the noise trace (co-scheduled noise)")
+}
+
+// Load reads the trace, or returns nil without one.
+func (n *NoiseFlags) Load() (*sim.Noise, error) {
+	if n.File == "" {
+		if n.CoSched {
+			return nil, Flagf("--noise-cosched needs --noise-trace")
+		}
+		return nil, nil
+	}
+	f, err := os.Open(n.File)
+	if err != nil {
+		return nil, fmt.Errorf("noise trace: %w", err)
+	}
+	defer f.Close()
+	noise, err := sim.ParseNoise(f, n.File)
+	if err != nil {
+		return nil, err
+	}
+	noise.CoScheduled = n.CoSched
+	return noise, nil
+}

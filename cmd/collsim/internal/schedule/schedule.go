@@ -1,0 +1,94 @@
+// Package schedule is `collsim schedule`: write an algorithm's program.
+package schedule
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
+)
+
+// New returns the schedule command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	var coll, algo, size, format, out, reduceBW string
+	var ranks, root int
+	var elem int64
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Write an algorithm's per-rank program (GOAL, for LogGOPSim and collsim run --goal)",
+		Long: `Write the program an algorithm runs on every rank, as GOAL text: the
+schedule format of LogGOPSim, Schedgen and ATLAHS. Every op is labelled l<i>;
+tags differ per round, so matching never depends on the order in which
+independent ops are issued. With --reduce-bandwidth, reductions become calc
+ops (GOAL has no reduction); without it, only communication is written.`,
+		Example: `  collsim schedule -a ring -n 8 -s 1KiB
+  collsim schedule -c bcast -a binomial -n 64 -s 8 -o bcast64.goal
+  collsim schedule -a recursive_doubling -n 1024 -s 8 --reduce-bandwidth 10GB/s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "goal" {
+				return cmdutil.Flagf("--format %q is not available; valid: goal", format)
+			}
+			c := collectives.Collective(coll)
+			if algo == "" {
+				algo = collectives.DefaultAlgorithm(c)
+			}
+			a, err := collectives.Lookup(c, algo)
+			if err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			if ranks < 1 {
+				return cmdutil.Flagf("--ranks must be at least 1, not %d", ranks)
+			}
+			bytes, err := configs.ParseSize(size)
+			if err != nil {
+				return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
+			}
+			params, err := cmdutil.Call(c, ranks, bytes, elem, root)
+			if err != nil {
+				return err
+			}
+			s, err := a.Build(params)
+			if err != nil {
+				return err
+			}
+			var opt sim.GOALOptions
+			if reduceBW != "" {
+				bw, err := configs.ParseBandwidth(reduceBW)
+				if err != nil {
+					return &cmdutil.FlagError{Err: fmt.Errorf("--reduce-bandwidth: %w", err)}
+				}
+				opt.ReducePsPerByte = 1e12 / bw
+			}
+			w := streams.Out
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				bw := bufio.NewWriter(f)
+				defer bw.Flush()
+				w = bw
+			}
+			return sim.WriteGOAL(w, s, opt)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&algo, "algo", "a", "", "algorithm (default: the collective's default)")
+	f.IntVarP(&ranks, "ranks", "n", 8, "number of ranks")
+	f.StringVarP(&size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
+	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.IntVar(&root, "root", 0, "root rank of rooted collectives")
+	f.StringVar(&format, "format", "goal", "output format: goal")
+	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")
+	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	return cmd
+}
