@@ -369,6 +369,32 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 	return true
 }
 
+// linearAlltoall posts every receive, then every send, at once, sending to
+// r+1, r+2, ... in turn (Open MPI's basic linear): no step waits for
+// another, so the NICs decide the order. Rank r's own block is a message
+// to itself.
+type linearAlltoall struct {
+	r, p int
+	c    int64
+	done bool
+}
+
+func (s *linearAlltoall) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	for i := range s.p {
+		from := mod(s.r-i, s.p)
+		b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c})
+	}
+	for i := range s.p {
+		to := mod(s.r+i, s.p)
+		b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c})
+	}
+	s.done = true
+	return true
+}
+
 // disseminationBarrier: in round k every rank signals r+2^k and waits for
 // r-2^k (Hensgen, Finkel, Manber 1988); after ceil(log2 p) rounds every
 // rank has heard, directly or not, from every other.

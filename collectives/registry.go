@@ -178,6 +178,10 @@ var registry = []Algorithm{
 		newRank: func(p Params, r int) stepper {
 			return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, sent: -1, got: -1}
 		}},
+	{Collective: Alltoall, Name: "linear",
+		Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
+		Cost:    "a + (p-1)cb, c the block per pair",
+		newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
 	{Collective: Barrier, Name: "dissemination",
 		Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 		Cost:    "ceil(log2 p) a",

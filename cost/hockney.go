@@ -57,6 +57,7 @@ var formulas = map[string]formula{
 	"allgather/ring":               ringAllgather,
 	"reduce_scatter/ring":          ringReduceScatter,
 	"alltoall/pairwise":            pairwiseAlltoall,
+	"alltoall/linear":              linearAlltoall,
 	"barrier/dissemination":        dissemination,
 }
 
@@ -192,6 +193,19 @@ func ringReduceScatter(m Hockney, s size) Prediction {
 // (Thakur et al. 2005): one exchange per step, each step after the last.
 func pairwiseAlltoall(m Hockney, s size) Prediction {
 	return exact(float64(s.p-1) * (m.Alpha + s.n*m.Beta))
+}
+
+// linearAlltoall: alpha + (p-1) n beta, n the bytes per pair. Exact on a
+// contention-free network with single-port NICs: rank r's i-th send goes to
+// r+i, so in every slot each rank sends to a different rank and receives
+// from a different one; the sends leave back to back, and the last arrives
+// one latency after it leaves. (Thakur et al. price a linear exchange
+// without port limits; with them, this is its single-port form.)
+func linearAlltoall(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(m.Alpha + float64(s.p-1)*s.n*m.Beta)
 }
 
 // dissemination: ceil(log2 p) alpha (Hensgen, Finkel, Manber 1988).

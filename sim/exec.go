@@ -112,7 +112,9 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		x.net = net
 	}
 	for r := range x.ranks {
-		x.ranks[r].src = s.Rank(r)
+		rk := &x.ranks[r]
+		rk.src = s.Rank(r)
+		rk.reactive, _ = rk.src.(ReactiveSource)
 	}
 	x.draining = true
 	for r := range x.ranks {
@@ -173,13 +175,14 @@ type slot struct {
 	dur      Time
 	doneAt   Time // slotDoneLater: when it completes
 	startAt  Time // issued: when it occupies its resources (may be later than issue)
-	data     Region
 }
 
 // rank is one rank's interpreter state.
 type rank struct {
 	src      Source
-	win      []slot // ring buffer of ops base..next-1, indexed by program index
+	reactive ReactiveSource // src, if it is reactive
+	win      []slot         // ring buffer of ops base..next-1, indexed by program index
+	data     []Region // data mode only: each slot's region, same indexing
 	base     int32  // oldest op not yet complete (all before it are)
 	next     int32  // program index of the next op to read
 	waiting  int32  // read ops waiting for dependencies
@@ -304,6 +307,15 @@ func (x *executor) occupy(r int32, cpu uint16, d Time) (start, end Time) {
 func (x *executor) started(r, idx int32, at Time) {
 	s := x.slot(r, idx)
 	s.startAt = at
+	if rk := &x.ranks[r]; rk.reactive != nil && rk.reactive.NeedsStarts() {
+		if at == x.eng.Now() {
+			rk.reactive.Started(idx)
+			x.refillLater(r)
+		} else {
+			x.eng.At(at, x.id, pack(evStarted, r, idx))
+		}
+		return
+	}
 	if s.sdeps < 0 {
 		return
 	}
@@ -317,10 +329,22 @@ func (x *executor) started(r, idx int32, at Time) {
 
 // fireStarts releases the ops waiting for op idx to start.
 func (x *executor) fireStarts(r, idx int32) {
+	if rk := &x.ranks[r]; rk.reactive != nil {
+		rk.reactive.Started(idx)
+		x.refillLater(r)
+		return
+	}
 	s := x.slot(r, idx)
 	e := s.sdeps
 	s.sdeps, s.startEv = -1, false
 	x.release(r, e)
+}
+
+// refillLater reads a reactive rank's newly ready ops once the current
+// completion work is done (it is queued like a completion, so that it runs
+// in order and never inside the walk of an edge list).
+func (x *executor) refillLater(r int32) {
+	x.queue = append(x.queue, pack(1, r, 0))
 }
 
 // release walks an edge list, issuing the ops whose last dependency it
@@ -384,8 +408,13 @@ func (x *executor) leave(nested bool) {
 
 func (x *executor) drainQueue() {
 	for x.qhead < len(x.queue) {
-		_, r, idx := unpack(x.queue[x.qhead])
+		kind, r, idx := unpack(x.queue[x.qhead])
 		x.qhead++
+		if kind == 1 {
+			x.refill(r)
+			x.finishIfDone(r)
+			continue
+		}
 		x.finishOp(r, idx)
 	}
 	x.queue = x.queue[:0]
@@ -400,13 +429,16 @@ func (x *executor) fail(err error) {
 }
 
 // refill reads rank r's next ops while fewer than lookahead of them wait.
+// A reactive source is read until it has nothing ready.
 func (x *executor) refill(r int32) {
 	rk := &x.ranks[r]
 	for !rk.ended && rk.waiting < x.lookahead && x.err == nil {
 		ops := rk.src.Next(x.scratch[:0])
 		x.scratch = ops[:0]
 		if len(ops) == 0 {
-			rk.ended = true
+			if rk.reactive == nil || rk.reactive.Ended() {
+				rk.ended = true
+			}
 			break
 		}
 		for i := range ops {
@@ -441,7 +473,10 @@ func (x *executor) read(r int32, op *Op) {
 		return
 	}
 	s := x.slot(r, idx)
-	*s = slot{kind: op.Kind, reduce: op.Reduce, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, data: op.Data, deps: -1, sdeps: -1, msg: noMsg}
+	*s = slot{kind: op.Kind, reduce: op.Reduce, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, deps: -1, sdeps: -1, msg: noMsg}
+	if x.data != nil {
+		rk.data[int(idx)&(len(rk.data)-1)] = op.Data
+	}
 	now := x.eng.Now()
 	for _, d := range op.StartAfter {
 		if d < rk.base {
@@ -497,14 +532,43 @@ func (x *executor) read(r int32, op *Op) {
 	x.issue(r, idx)
 }
 
-// grow doubles a rank's window, keeping every op at its program index.
+// grow doubles a rank's window, keeping every op at its program index. A
+// source that knows its length (a materialized program) gets a window of
+// that size at once.
 func (x *executor) grow(rk *rank) {
 	n := max(2*len(rk.win), 2)
+	if len(rk.win) == 0 {
+		if sized, ok := rk.src.(interface{ Len() int }); ok {
+			n = max(n, pow2(min(sized.Len(), 1<<16)))
+		}
+	}
 	win := make([]slot, n)
 	for i := rk.base; i < rk.next; i++ {
 		win[int(i)&(n-1)] = rk.win[int(i)&(len(rk.win)-1)]
 	}
 	rk.win = win
+	if x.data != nil {
+		data := make([]Region, n)
+		for i := rk.base; i < rk.next; i++ {
+			data[int(i)&(n-1)] = rk.data[int(i)&(len(rk.data)-1)]
+		}
+		rk.data = data
+	}
+}
+
+// pow2 is the least power of two >= n (n >= 1).
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
+// region returns op idx's data region (data mode).
+func (x *executor) region(r, idx int32) Region {
+	d := x.ranks[r].data
+	return d[int(idx)&(len(d)-1)]
 }
 
 func (x *executor) newEdge(op int32) int32 {
@@ -535,8 +599,9 @@ func (x *executor) issue(r, idx int32) {
 		m := &x.msgs[id]
 		m.src, m.dst, m.tag, m.sendIdx, m.bytes = r, s.peer, s.tag, idx, s.bytes
 		if x.data != nil {
-			buf := x.data[r][s.data.Buf]
-			m.payload = append(m.payload[:0], buf[s.data.Off:s.data.Off+s.data.Count]...)
+			reg := x.region(r, idx)
+			buf := x.data[r][reg.Buf]
+			m.payload = append(m.payload[:0], buf[reg.Off:reg.Off+reg.Count]...)
 		}
 		if x.lg != nil {
 			x.logGOPSSend(r, idx, s, id)
@@ -610,12 +675,13 @@ func (x *executor) match(r, idx int32, id uint32) {
 		return
 	}
 	if x.data != nil {
-		if int64(len(m.payload)) != s.data.Count {
+		reg := x.region(r, idx)
+		if int64(len(m.payload)) != reg.Count {
 			x.fail(fmt.Errorf("rank %d op %d (%s) expects %d elements but rank %d op %d sent %d",
-				r, idx, opString(s), s.data.Count, m.src, m.sendIdx, len(m.payload)))
+				r, idx, opString(s), reg.Count, m.src, m.sendIdx, len(m.payload)))
 			return
 		}
-		dst := x.data[r][s.data.Buf][s.data.Off : s.data.Off+s.data.Count]
+		dst := x.data[r][reg.Buf][reg.Off : reg.Off+reg.Count]
 		if s.reduce {
 			x.reduce.Apply(dst, m.payload)
 		} else {
@@ -663,14 +729,15 @@ func (x *executor) completeSend(id uint32, at Time) {
 // completeAt completes op idx of rank r at time at >= now. An op completing
 // later that nothing waits on yet is marked done ahead of time, without an
 // event: most sends are like that. An op read later that depends on it
-// schedules the event then (see read).
+// schedules the event then (see read). A reactive source must learn of a
+// completion when it happens, so its ops always get the event.
 func (x *executor) completeAt(r, idx int32, at Time) {
 	if at == x.eng.Now() {
 		x.complete(r, idx)
 		return
 	}
 	s := x.slot(r, idx)
-	if s.deps >= 0 {
+	if s.deps >= 0 || x.ranks[r].reactive != nil && x.ranks[r].reactive.Needed(idx) {
 		x.eng.At(at, x.id, pack(evDone, r, idx))
 		return
 	}
@@ -696,6 +763,9 @@ func (x *executor) finishOp(r, idx int32) {
 	e := s.deps
 	s.deps = -1
 	x.release(r, e)
+	if rk.reactive != nil {
+		rk.reactive.Completed(idx)
+	}
 	if rk.finished {
 		// Releasing issued the rank's last ops, which completed ahead of
 		// time and finished the rank: its window is gone.
@@ -718,7 +788,7 @@ func (x *executor) finishIfDone(r int32) {
 		rk.finished = true
 		rk.finish = max(x.eng.Now(), rk.lastDone)
 		x.finished++
-		rk.win = nil // a finished rank keeps no window
+		rk.win, rk.data = nil, nil // a finished rank keeps no window
 	}
 }
 
@@ -815,7 +885,10 @@ func (x *executor) deadlock() error {
 				}
 				add(PendingOp{Rank: r, Index: idx, Op: opString(s), State: state})
 			}
-			if !rk.ended {
+			switch {
+			case rk.reactive != nil && rk.reactive.Waiting() > 0:
+				add(PendingOp{Rank: r, Index: rk.next, Op: fmt.Sprintf("(%d more ops)", rk.reactive.Waiting()), State: "wait for dependencies that never complete"})
+			case !rk.ended:
 				add(PendingOp{Rank: r, Index: rk.next, Op: "(rest of program)", State: "not reached"})
 			}
 		}

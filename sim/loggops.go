@@ -77,8 +77,10 @@ func (x *executor) logGOPSSend(r, idx int32, s *slot, id uint32) {
 func (x *executor) logGOPSArrive(id uint32) {
 	m := &x.msgs[id]
 	nic := uint16(0)
-	if pos, ok := x.ranks[m.dst].posted.findFor(m.src, m.tag); ok {
-		nic = x.slot(m.dst, int32(x.ranks[m.dst].posted.items[pos].val)).nic
+	if x.nics > 1 {
+		if pos, ok := x.ranks[m.dst].posted.findFor(m.src, m.tag); ok {
+			nic = x.slot(m.dst, int32(x.ranks[m.dst].posted.items[pos].val)).nic
+		}
 	}
 	m.rxNIC = nic
 	q := x.nicIndex(m.dst, nic)
@@ -98,10 +100,17 @@ func (x *executor) logGOPSIntake(r int32, nic uint16) {
 	id := x.rxQueue[q][0]
 	m := &x.msgs[id]
 	now := x.eng.Now()
-	pos, matched := x.ranks[r].posted.findFor(m.src, m.tag)
+	// Which CPU takes it in: the matching receive's. With one CPU there is
+	// nothing to look up yet.
+	var pos int32
+	matched, looked := false, false
 	cpu := uint16(0)
-	if matched {
-		cpu = x.slot(r, int32(x.ranks[r].posted.items[pos].val)).cpu
+	if x.cpus > 1 {
+		pos, matched = x.ranks[r].posted.findFor(m.src, m.tag)
+		looked = true
+		if matched {
+			cpu = x.slot(r, int32(x.ranks[r].posted.items[pos].val)).cpu
+		}
 	}
 	c := x.cpuIndex(r, cpu)
 	if start := max(x.cpuFree[c], x.nicRx[q]); start > now {
@@ -116,6 +125,9 @@ func (x *executor) logGOPSIntake(r int32, nic uint16) {
 	x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perByte(m.bytes, p.OPerByte), perByte(m.bytes, p.GPerByte))
 	x.nicRx[q] = now + p.G + perByte(m.bytes, p.GPerByte)
 	m.intakeEnd = x.cpuFree[c]
+	if !looked {
+		pos, matched = x.ranks[r].posted.findFor(m.src, m.tag)
+	}
 	if matched {
 		idx := int32(x.ranks[r].posted.remove(pos))
 		x.match(r, idx, id)

@@ -100,6 +100,30 @@ type Source interface {
 	Next(ops []Op) []Op
 }
 
+// ReactiveSource is a Source that hands out ops only once they are ready,
+// learning of progress from the executor: its ops carry no After or
+// StartAfter lists, so the executor keeps no dependency state for them. A
+// materialized program whose dependencies were resolved in advance (a GOAL
+// schedule) is best run this way: every ready op issues at once, wherever
+// it stands in the program, at no cost for ops that are not ready.
+type ReactiveSource interface {
+	Source
+	// Started and Completed report the op that Next handed out idx-th
+	// (counting from 0), at the moment it starts and completes. Either may
+	// make further ops ready.
+	Started(idx int32)
+	Completed(idx int32)
+	// Ended reports whether Next has handed out every op.
+	Ended() bool
+	// Waiting returns how many ops are not yet ready, for deadlock reports.
+	Waiting() int
+	// NeedsStarts reports whether any op waits for another to start.
+	NeedsStarts() bool
+	// Needed reports whether any op waits for op idx to complete; if not,
+	// the executor may complete it ahead of time without telling.
+	Needed(idx int32) bool
+}
+
 // ReduceOp is the element-wise combination applied by reducing receives.
 type ReduceOp uint8
 

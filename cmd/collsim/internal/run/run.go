@@ -326,7 +326,7 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 		return err
 	}
 	start = time.Now()
-	res, err := sim.Execute(sim.New(o.Seed), g.Schedule(o.GOAL), cfg)
+	res, err := sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return runError(err)
