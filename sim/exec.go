@@ -182,12 +182,12 @@ type rank struct {
 	src      Source
 	reactive ReactiveSource // src, if it is reactive
 	win      []slot         // ring buffer of ops base..next-1, indexed by program index
-	data     []Region // data mode only: each slot's region, same indexing
-	base     int32  // oldest op not yet complete (all before it are)
-	next     int32  // program index of the next op to read
-	waiting  int32  // read ops waiting for dependencies
-	open     int32  // read ops not complete
-	ended    bool   // the source has no more ops
+	data     []Region       // data mode only: each slot's region, same indexing
+	base     int32          // oldest op not yet complete (all before it are)
+	next     int32          // program index of the next op to read
+	waiting  int32          // read ops waiting for dependencies
+	open     int32          // read ops not complete
+	ended    bool           // the source has no more ops
 	finished bool
 	posted   matchQueue // posted, unmatched receives (slot indices)
 	unexp    matchQueue // arrived, unmatched messages (message IDs)

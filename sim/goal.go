@@ -209,8 +209,8 @@ type goalParser struct {
 	// and collsim write: a slice look-up instead of a map insert per op.
 	numbered []int32
 	defined  []int // line of each op of the current rank, for error messages
-	after   [][]int32
-	starts  [][]int32
+	after    [][]int32
+	starts   [][]int32
 }
 
 // ParseGOAL reads a GOAL schedule. Errors name the file, line and column
