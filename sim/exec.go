@@ -490,13 +490,7 @@ func (x *executor) read(r int32, op *Op) {
 			ds.startEv = true
 			x.eng.At(ds.startAt, x.id, pack(evStarted, r, d))
 		}
-		e := x.newEdge(idx)
-		if ds.sdeps < 0 {
-			ds.sdeps = e
-		} else {
-			x.edges[ds.slast].next = e
-		}
-		ds.slast = e
+		x.appendEdge(&ds.sdeps, &ds.slast, idx)
 		s.pending++
 	}
 	for _, d := range op.After {
@@ -514,13 +508,7 @@ func (x *executor) read(r int32, op *Op) {
 			x.ops--
 			x.eng.At(ds.doneAt, x.id, pack(evDone, r, d))
 		}
-		e := x.newEdge(idx)
-		if ds.deps < 0 {
-			ds.deps = e
-		} else {
-			x.edges[ds.last].next = e
-		}
-		ds.last = e
+		x.appendEdge(&ds.deps, &ds.last, idx)
 		s.pending++
 	}
 	rk.next++
@@ -569,6 +557,18 @@ func pow2(n int) int {
 func (x *executor) region(r, idx int32) Region {
 	d := x.ranks[r].data
 	return d[int(idx)&(len(d)-1)]
+}
+
+// appendEdge adds op at the tail of the edge list (head, tail), so that
+// waiters are released in program order.
+func (x *executor) appendEdge(head, tail *int32, op int32) {
+	e := x.newEdge(op)
+	if *head < 0 {
+		*head = e
+	} else {
+		x.edges[*tail].next = e
+	}
+	*tail = e
 }
 
 func (x *executor) newEdge(op int32) int32 {

@@ -207,19 +207,26 @@ func TestGOALRunEqualsSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lg := sim.DefaultLogGOPS
-		plain, err := sim.Execute(sim.New(1), g.Schedule("plain"), sim.Config{LogGOPS: &lg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready, err := sim.Execute(sim.New(1), g.Run("ready"), sim.Config{LogGOPS: &lg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(plain.Finish, ready.Finish) || plain.Ops != ready.Ops {
-			t.Fatalf("finish %v vs %v", plain.Finish, ready.Finish)
-		}
+		runBoth(t, g)
 	})
+}
+
+// runBoth runs g as a plain Schedule and reactively (Run) in LogGOPS mode
+// and requires the same result; it returns the plain one.
+func runBoth(t interface{ Fatalf(string, ...any) }, g *sim.GOAL) *sim.Result {
+	lg := sim.DefaultLogGOPS
+	plain, err := sim.Execute(sim.New(1), g.Schedule("plain"), sim.Config{LogGOPS: &lg})
+	if err != nil {
+		t.Fatalf("plain: %v", err)
+	}
+	ready, err := sim.Execute(sim.New(1), g.Run("ready"), sim.Config{LogGOPS: &lg})
+	if err != nil {
+		t.Fatalf("reactive: %v", err)
+	}
+	if !slices.Equal(plain.Finish, ready.Finish) || plain.Ops != ready.Ops {
+		t.Fatalf("finish %v vs %v", plain.Finish, ready.Finish)
+	}
+	return plain
 }
 
 // The same with irequires and out-of-order readiness, written by hand.
@@ -243,18 +250,7 @@ y requires x
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg := sim.DefaultLogGOPS
-	plain, err := sim.Execute(sim.New(1), g.Schedule("plain"), sim.Config{LogGOPS: &lg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ready, err := sim.Execute(sim.New(1), g.Run("ready"), sim.Config{LogGOPS: &lg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(plain.Finish, ready.Finish) {
-		t.Fatalf("finish %v vs %v", plain.Finish, ready.Finish)
-	}
+	plain := runBoth(t, g)
 	// c waits for CPU 0 behind a (100ns) then b? No: b requires a, c is
 	// free, so c issues at 0 but its CPU is busy until 100: c occupies the
 	// CPU at 100 (o until 1600); d irequires c so starts at 100 on CPU 1.

@@ -82,11 +82,7 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(typo, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwith: 1GB/s, latency: 1us}\n"), 0o644)
 	zero := filepath.Join(dir, "zero.yaml")
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
-	cases := []struct {
-		args []string
-		code int
-		want string
-	}{
+	cases := []badCase{
 		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: rabenseifner, recursive_doubling, reduce_bcast, ring`},
 		{[]string{"run", "-c", "gather"}, 2, `unknown collective "gather"; valid: allreduce, bcast`},
 		{[]string{"run", "-n", "65"}, 1, "65 ranks do not fit on small"},
@@ -107,6 +103,20 @@ func TestBadInput(t *testing.T) {
 		{[]string{"algos", "-c", "scan"}, 2, `unknown collective "scan"`},
 		{[]string{"run", "-c", "alltoall", "-n", "64", "-s", "1GiB", "--verify", "on"}, 1, "data mode would need"},
 	}
+	expectErrors(t, cases)
+}
+
+// badCase is a command line that must fail with code and a message.
+type badCase struct {
+	args []string
+	code int
+	want string
+}
+
+// expectErrors runs each case: the exit status and the message must match,
+// with no stack trace and nothing on standard output.
+func expectErrors(t *testing.T, cases []badCase) {
+	t.Helper()
 	for _, tc := range cases {
 		out, errs, code := collsim(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
@@ -167,11 +177,7 @@ func TestGOALBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("num_ranks 2\nrank 0 {\nsend 8 to 1\n}\n"), 0o644)
 	deadlock := filepath.Join(dir, "deadlock.goal")
 	os.WriteFile(deadlock, []byte("num_ranks 2\nrank 0 {\nl1: recv 8b from 1\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\nl2: send 8b to 0\nl2 requires l1\n}\n"), 0o644)
-	cases := []struct {
-		args []string
-		code int
-		want string
-	}{
+	cases := []badCase{
 		{[]string{"run", "--goal", bad}, 1, bad + `:3:6: expected a size in bytes such as 1024b, found "8"`},
 		{[]string{"run", "--goal", deadlock}, 3, "deadlock at 0s: 2 of 2 ranks cannot finish (ranks 0,1); rank 0 op 0 recv 8B from 1 tag 0: posted; no matching send arrived"},
 		{[]string{"run", "--goal", filepath.Join(dir, "none.goal")}, 1, "no such file"},
@@ -181,10 +187,5 @@ func TestGOALBadInput(t *testing.T) {
 		{[]string{"schedule", "--format", "dot"}, 2, `--format "dot" is not available; valid: goal`},
 		{[]string{"schedule", "-a", "pipeline"}, 2, `unknown allreduce algorithm "pipeline"`},
 	}
-	for _, tc := range cases {
-		_, errs, code := collsim(t, tc.args...)
-		if code != tc.code || !strings.Contains(errs, tc.want) {
-			t.Errorf("collsim %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errs, tc.code, tc.want)
-		}
-	}
+	expectErrors(t, cases)
 }
