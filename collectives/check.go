@@ -75,6 +75,43 @@ var semanticsOf = map[Collective]semantics{
 			return in.at(p.Root, i), true
 		},
 	},
+	Reduce: {
+		buffers: oneBuffer,
+		init:    fillInput,
+		want: func(p Params, r int, _ uint8, i int64, in input, sum func(int64) uint64) (uint64, bool) {
+			return sum(i), r == p.Root
+		},
+	},
+	Gather: {
+		// Rank r contributes block r of the vector; the root ends with all.
+		buffers: oneBuffer,
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			for i := range bufs[0] {
+				bufs[0][i] = in.stale(r, int64(i))
+				if owner(p.Count, p.Ranks, int64(i)) == r {
+					bufs[0][i] = in.at(r, int64(i))
+				}
+			}
+		},
+		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
+			return in.at(owner(p.Count, p.Ranks, i), i), r == p.Root
+		},
+	},
+	Scatter: {
+		// The root holds the vector; rank r ends with block r of it.
+		buffers: oneBuffer,
+		init: func(p Params, r int, bufs [][]uint64, in input) {
+			for i := range bufs[0] {
+				bufs[0][i] = in.stale(r, int64(i))
+				if r == p.Root {
+					bufs[0][i] = in.at(r, int64(i))
+				}
+			}
+		},
+		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
+			return in.at(p.Root, i), owner(p.Count, p.Ranks, i) == r
+		},
+	},
 	Allgather: {
 		buffers: oneBuffer,
 		init: func(p Params, r int, bufs [][]uint64, in input) {
@@ -135,6 +172,7 @@ var semanticsOf = map[Collective]semantics{
 // call: filled with pseudo-random inputs by NewData, checked by Verify.
 type Data struct {
 	Buffers [][][]uint64 // Buffers[rank][buffer]: pass as sim.Config.Data
+	checked int          // the collective's own buffers come first; scratch is not checked
 	c       Collective
 	p       Params
 	in      input
@@ -161,7 +199,7 @@ func NewData(c Collective, p Params, seed uint64) (*Data, error) {
 	if float64(perRank)*float64(p.Ranks) > MaxDataElements {
 		return nil, fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
 	}
-	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks)}
+	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks), checked: len(sem.buffers(p))}
 	for r := range d.Buffers {
 		for _, n := range sem.buffers(p) {
 			d.Buffers[r] = append(d.Buffers[r], make([]uint64, n))
@@ -189,7 +227,7 @@ func (d *Data) Verify() error {
 		return sums[i]
 	}
 	for r := range d.Buffers {
-		for b, buf := range d.Buffers[r] {
+		for b, buf := range d.Buffers[r][:d.checked] {
 			for i, got := range buf {
 				want, checked := sem.want(d.p, r, uint8(b), int64(i), d.in, sum)
 				if checked && got != want {
@@ -210,7 +248,11 @@ func Check(a Algorithm, p Params, seed uint64, net sim.NetworkFactory) (*sim.Res
 	if err != nil {
 		return nil, err
 	}
-	return verify(s, a.Collective, p, seed, net)
+	d, err := a.Data(p, seed)
+	if err != nil {
+		return nil, err
+	}
+	return run(s, d, p, seed, net)
 }
 
 // verify runs s, a schedule for collective c, with real data and checks it.
@@ -219,6 +261,11 @@ func verify(s sim.Schedule, c Collective, p Params, seed uint64, net sim.Network
 	if err != nil {
 		return nil, err
 	}
+	return run(s, d, p, seed, net)
+}
+
+// run executes s with the buffers of d and verifies them.
+func run(s sim.Schedule, d *Data, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
 	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: d.Buffers, Host: sim.HostParams{EagerLimit: 64 << 10}})
 	if err != nil {
 		return res, fmt.Errorf("%s p=%d count=%d: %w", s.Name, p.Ranks, p.Count, err)

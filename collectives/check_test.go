@@ -1,6 +1,8 @@
 package collectives
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -24,7 +26,10 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 40; p++ {
 				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (p * 7) % p}
+					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1)}
+					if refused(t, a, params) {
+						continue
+					}
 					if _, err := Check(a, params, uint64(p)*1000+uint64(n), sim.RandomLatency(50*sim.Nanosecond)); err != nil {
 						t.Fatal(err)
 					}
@@ -46,7 +51,11 @@ func TestAlgorithmsProperty(t *testing.T) {
 			ElemSize: rapid.SampledFrom([]int64{1, 4, 8}).Draw(t, "elemSize"),
 		}
 		p.Root = rapid.IntRange(0, p.Ranks-1).Draw(t, "root")
+		p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
 		seed := rapid.Uint64().Draw(t, "seed")
+		if refused(t, a, p) {
+			return
+		}
 		s, err := a.Build(p)
 		if err != nil {
 			t.Fatal(err)
@@ -58,6 +67,21 @@ func TestAlgorithmsProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// refused reports whether a declines p; a refusal must be an Unsupported
+// error that names an alternative, never a broken schedule.
+func refused(t interface{ Fatalf(string, ...any) }, a Algorithm, p Params) bool {
+	_, err := a.Build(p)
+	var u *Unsupported
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &u) && strings.Contains(err.Error(), "use "):
+		return true
+	}
+	t.Fatalf("%s %+v: %v", a.ID(), p, err)
+	return true
 }
 
 // The checker itself must catch a wrong program: turn one reduction of the

@@ -15,8 +15,11 @@ type Collective string
 const (
 	Allreduce     Collective = "allreduce"
 	Bcast         Collective = "bcast"
+	Reduce        Collective = "reduce"
 	Allgather     Collective = "allgather"
 	ReduceScatter Collective = "reduce_scatter"
+	Gather        Collective = "gather"
+	Scatter       Collective = "scatter"
 	Alltoall      Collective = "alltoall"
 	Barrier       Collective = "barrier"
 )
@@ -27,7 +30,10 @@ func DefaultAlgorithm(c Collective) string {
 	switch c {
 	case Allreduce, Allgather, ReduceScatter:
 		return "ring"
-	case Bcast:
+	case Bcast, Reduce, Gather, Scatter:
+		if c == Gather || c == Scatter {
+			return "linear"
+		}
 		return "binomial"
 	case Alltoall:
 		return "pairwise"
@@ -38,7 +44,7 @@ func DefaultAlgorithm(c Collective) string {
 }
 
 // Collectives lists every collective, in a stable order.
-var Collectives = []Collective{Allreduce, Bcast, Allgather, ReduceScatter, Alltoall, Barrier}
+var Collectives = []Collective{Allreduce, Bcast, Reduce, Allgather, ReduceScatter, Gather, Scatter, Alltoall, Barrier}
 
 // Params sizes one collective call.
 type Params struct {
@@ -46,10 +52,15 @@ type Params struct {
 	// Count is the number of elements: the vector on each rank (allreduce,
 	// bcast); the whole gathered vector, split as evenly as possible into
 	// one block per rank (allgather's output, reduce_scatter's input); the
-	// elements each rank sends to each rank (alltoall). Barrier ignores it.
+	// elements each rank sends to each rank (alltoall); gather and scatter
+	// count the whole vector at the root, one block per rank. Barrier
+	// ignores it.
 	Count    int64
 	ElemSize int64 // bytes per element; 0 means 8
-	Root     int   // bcast's root
+	Root     int   // the root of rooted collectives
+	// Segment is the pipeline segment, in elements, of pipelined algorithms;
+	// 0 lets the algorithm choose (see each one's summary).
+	Segment int64
 }
 
 func (p Params) elemSize() int64 {
@@ -66,7 +77,26 @@ type Algorithm struct {
 	Summary    string // one paragraph: the idea, its steps and when it wins
 	Cost       string // its alpha-beta-gamma cost, for reading
 	newRank    func(p Params, r int) stepper
+	// lookahead lets a rank read further ahead than MPI program order
+	// (sim.Schedule.Lookahead): pipelined algorithms keep several segments
+	// in flight in both directions at once.
+	lookahead int
+	// emptyMessages: the algorithm's messages carry no bytes (barriers); in
+	// data mode they still carry knowledge vectors.
+	emptyMessages bool
+	// needs, when set, refuses parameters the algorithm cannot run with,
+	// saying what to use instead.
+	needs func(p Params) error
+	// scratch is how many extra buffers of Count elements each rank needs
+	// (after the collective's own buffers).
+	scratch int
 }
+
+// Unsupported is the error of an algorithm asked to run with parameters
+// it cannot handle (an odd rank count for neighbor exchange, say).
+type Unsupported struct{ Reason string }
+
+func (e *Unsupported) Error() string { return e.Reason }
 
 // ID is "collective/name".
 func (a *Algorithm) ID() string { return string(a.Collective) + "/" + a.Name }
@@ -77,14 +107,24 @@ func (a *Algorithm) Build(p Params) (sim.Schedule, error) {
 	if err := p.check(a.Collective); err != nil {
 		return sim.Schedule{}, fmt.Errorf("%s: %w", a.ID(), err)
 	}
+	if a.needs != nil {
+		if err := a.needs(p); err != nil {
+			return sim.Schedule{}, fmt.Errorf("%s: %w", a.ID(), err)
+		}
+	}
 	sem := semanticsOf[a.Collective]
 	es := p.elemSize()
+	if a.emptyMessages {
+		es = 0
+		p.Count = int64(p.Ranks) // the knowledge vector
+	}
 	return sim.Schedule{
-		Name:     a.ID(),
-		Ranks:    p.Ranks,
-		Rank:     func(r int) sim.Source { return newStream(a.newRank(p, r), es) },
-		Buffers:  func(r int) []int64 { return sem.buffers(p) },
-		ReduceOp: sem.reduce,
+		Name:      a.ID(),
+		Ranks:     p.Ranks,
+		Rank:      func(r int) sim.Source { return newStream(a.newRank(p, r), es) },
+		Buffers:   func(r int) []int64 { return a.buffers(p) },
+		ReduceOp:  sem.reduce,
+		Lookahead: a.lookahead,
 	}, nil
 }
 
@@ -98,10 +138,36 @@ func (p Params) check(c Collective) error {
 		return fmt.Errorf("element size must not be negative, not %d", p.ElemSize)
 	case p.Root < 0 || p.Root >= p.Ranks:
 		return fmt.Errorf("root %d is not a rank of 0..%d", p.Root, p.Ranks-1)
+	case p.Segment < 0:
+		return fmt.Errorf("segment must not be negative, not %d elements", p.Segment)
 	case c == Alltoall && p.Count > (1<<62)/int64(p.Ranks):
 		return fmt.Errorf("alltoall of %d elements per pair on %d ranks overflows", p.Count, p.Ranks)
 	}
 	return nil
+}
+
+// buffers is the collective's buffers plus the algorithm's scratch.
+func (a *Algorithm) buffers(p Params) []int64 {
+	b := semanticsOf[a.Collective].buffers(p)
+	for range a.scratch {
+		b = append(b, p.Count)
+	}
+	return b
+}
+
+// Data allocates and fills the buffers of a data-mode run of a with
+// parameters p (the collective's buffers and the algorithm's scratch).
+func (a *Algorithm) Data(p Params, seed uint64) (*Data, error) {
+	d, err := NewData(a.Collective, p, seed)
+	if err != nil {
+		return nil, err
+	}
+	for r := range d.Buffers {
+		for range a.scratch {
+			d.Buffers[r] = append(d.Buffers[r], make([]uint64, p.Count))
+		}
+	}
+	return d, nil
 }
 
 // SizeBytes is the message size of the call as nccl-tests reports it: the
@@ -126,7 +192,7 @@ func BusFactor(c Collective, ranks int) float64 {
 	switch c {
 	case Allreduce:
 		return 2 * (p - 1) / p
-	case Allgather, ReduceScatter, Alltoall:
+	case Allgather, ReduceScatter, Alltoall, Gather, Scatter:
 		return (p - 1) / p
 	}
 	return 1
@@ -182,6 +248,92 @@ var registry = []Algorithm{
 		Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
 		Cost:    "a + (p-1)cb, c the block per pair",
 		newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
+	{Collective: Allreduce, Name: "linear",
+		Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
+		Cost:    "about 2(p-1)(a + nb) + (p-1)ng through rank 0's port",
+		newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
+	{Collective: Allreduce, Name: "linear_pipeline",
+		Summary: "Linear Pipelining: the vector is cut into segments (--segment, default 64 KiB) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
+		Cost:    "about (p-1+k)(2a + 2sb + sg) for k segments of s bytes: best s = sqrt(n a / ((p-2) b))",
+		newRank: func(p Params, r int) stepper {
+			return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
+		}, lookahead: 64},
+	{Collective: Bcast, Name: "linear",
+		Summary: "The root sends the whole vector to every other rank in turn. p-1 messages through the root's port: fine for few ranks, the baseline otherwise.",
+		Cost:    "a + (p-1)nb",
+		newRank: func(p Params, r int) stepper {
+			return &linearRooted{c: Bcast, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+		}},
+	{Collective: Bcast, Name: "binary",
+		Summary: "A binary tree: relative rank v receives from (v-1)/2 and forwards the whole vector to 2v+1 and 2v+2. Depth log2 p, two sends per level: a little slower than binomial for short messages, and its fixed fan-out is what segmented trees build on.",
+		Cost:    "about 2 floor(log2 p)(a + nb)",
+		newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
+	{Collective: Bcast, Name: "chain",
+		Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment, default 64 KiB) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
+		Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
+		newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
+	{Collective: Bcast, Name: "scatter_allgather",
+		Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
+		Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
+		newRank: func(p Params, r int) stepper {
+			return &scatterRingBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count, ring: ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+		}},
+	{Collective: Reduce, Name: "binomial",
+		Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",
+		Cost:    "ceil(log2 p)(a + nb + ng)",
+		newRank: func(p Params, r int) stepper {
+			red := newBinomialReduce(r, p.Ranks, p.Root, p.Count, 0)
+			return &red
+		}},
+	{Collective: Reduce, Name: "linear",
+		Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
+		Cost:    "about (p-1)(nb + ng) + a",
+		newRank: func(p Params, r int) stepper {
+			return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+		}},
+	{Collective: Reduce, Name: "chain",
+		Summary: "Pipelined chain: segments (--segment, default 64 KiB) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",
+		Cost:    "(p-1+k-1)(a + sb + sg) for k segments of s bytes",
+		newRank: func(p Params, r int) stepper { return newChain(Reduce, p, r) }, lookahead: 64},
+	{Collective: Allgather, Name: "bruck",
+		Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
+		Cost:    "ceil(log2 p) a + (p-1)/p nb",
+		newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
+		scratch: 1},
+	{Collective: Allgather, Name: "neighbor_exchange",
+		Summary: "For an even number of ranks: pairs swap their blocks, then each step passes the two newest blocks to the neighbour on alternate sides (Chen et al. 2005). p/2 steps instead of the ring's p-1, same bandwidth. An odd number of ranks is refused: use ring.",
+		Cost:    "(p/2)a + (p-1)/p nb",
+		newRank: func(p Params, r int) stepper { return newNeighborExchange(r, p.Ranks, p.Count) },
+		needs: func(p Params) error {
+			if p.Ranks%2 != 0 {
+				return &Unsupported{Reason: fmt.Sprintf("neighbor exchange needs an even number of ranks, not %d; use allgather/ring or allgather/bruck", p.Ranks)}
+			}
+			return nil
+		}},
+	{Collective: ReduceScatter, Name: "pairwise",
+		Summary: "p-1 steps: in step i rank r sends its partial block r+i to rank r+i and reduces its own block from rank r-i. One message each way per step, bandwidth-optimal, latency linear in p: for long vectors and any p.",
+		Cost:    "(p-1)(a + (n/p)(b + g))",
+		newRank: func(p Params, r int) stepper {
+			return &pairwiseReduceScatter{r: r, p: p.Ranks, n: p.Count, sent: -1, got: -1}
+		}},
+	{Collective: Gather, Name: "linear",
+		Summary: "Every rank sends its block to the root, which receives them all at once. p-1 messages into one port.",
+		Cost:    "a + (p-1)/p nb",
+		newRank: func(p Params, r int) stepper {
+			return &linearRooted{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+		}},
+	{Collective: Scatter, Name: "linear",
+		Summary: "The root sends block j to rank j, all at once. p-1 messages out of one port.",
+		Cost:    "a + (p-1)/p nb",
+		newRank: func(p Params, r int) stepper {
+			return &linearRooted{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+		}},
+	{Collective: Barrier, Name: "tree",
+		Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
+		Cost:    "2 ceil(log2 p) a",
+		newRank: func(p Params, r int) stepper {
+			return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
+		}, emptyMessages: true},
 	{Collective: Barrier, Name: "dissemination",
 		Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 		Cost:    "ceil(log2 p) a",

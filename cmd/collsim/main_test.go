@@ -83,8 +83,9 @@ func TestBadInput(t *testing.T) {
 	zero := filepath.Join(dir, "zero.yaml")
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
 	cases := []badCase{
-		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: rabenseifner, recursive_doubling, reduce_bcast, ring`},
-		{[]string{"run", "-c", "gather"}, 2, `unknown collective "gather"; valid: allreduce, bcast`},
+		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: linear, linear_pipeline, rabenseifner, recursive_doubling, reduce_bcast, ring`},
+		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},
+		{[]string{"run", "-c", "allgather", "-a", "neighbor_exchange", "-n", "5"}, 1, "neighbor exchange needs an even number of ranks, not 5; use allgather/ring or allgather/bruck"},
 		{[]string{"run", "-n", "65"}, 1, "65 ranks do not fit on small"},
 		{[]string{"run", "-n", "0"}, 2, "--ranks must be at least 1"},
 		{[]string{"run", "-s", "1 parsec"}, 2, `unknown unit "parsec"`},

@@ -162,7 +162,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	switch o.Verify {
 	case "off":
 	case "on", "auto":
-		data, err = collectives.NewData(c, params, o.Seed)
+		data, err = alg.Data(params, o.Seed)
 		if err != nil && o.Verify == "on" {
 			return err
 		}

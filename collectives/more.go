@@ -1,0 +1,318 @@
+package collectives
+
+import "github.com/collsim/collsim/sim"
+
+// segmentOf returns segment k of an n-element vector cut into segments of
+// seg elements (the last may be shorter), and the number of segments: at
+// least one, so that an empty vector still makes one (empty) message.
+func segmentOf(buf uint8, n, seg int64, k int) sim.Region {
+	off := int64(k) * seg
+	return sim.Region{Buf: buf, Off: min(off, n), Count: max(0, min(seg, n-off))}
+}
+
+func segments(n, seg int64) int { return int(max(1, (n+seg-1)/seg)) }
+
+// defaultSegment is the pipeline segment used when Params.Segment is 0:
+// 64 KiB worth of elements, the order of the MPI libraries' segments.
+func defaultSegment(p Params) int64 {
+	if p.Segment > 0 {
+		return p.Segment
+	}
+	return max(1, 65536/p.elemSize())
+}
+
+// linearRooted covers the flat algorithms around a root: bcast (the root
+// sends the vector to r+1, r+2, ...), reduce (the root reduces everyone's
+// vector as it arrives), gather (the root receives block j from rank j),
+// scatter (the root sends block j to rank j), and allreduce (a linear
+// reduce to rank 0, then a linear bcast from it; Open MPI's basic_linear).
+type linearRooted struct {
+	c          Collective
+	r, p, root int
+	n          int64
+	done       bool
+}
+
+func (s *linearRooted) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	all := sim.Region{Count: s.n}
+	if s.r != s.root {
+		switch s.c {
+		case Bcast:
+			b.recv(s.root, 0, all)
+		case Reduce:
+			b.send(s.root, 0, all)
+		case Gather:
+			b.send(s.root, 0, block(0, s.n, s.p, s.r))
+		case Scatter:
+			b.recv(s.root, 0, block(0, s.n, s.p, s.r))
+		case Allreduce:
+			b.send(s.root, 0, all)
+			b.recv(s.root, 1, all)
+		}
+		return true
+	}
+	var reduced []int32
+	for i := 1; i < s.p; i++ {
+		peer := mod(s.root+i, s.p)
+		switch s.c {
+		case Bcast:
+			b.send(peer, 0, all)
+		case Reduce:
+			b.recvReduce(peer, 0, all)
+		case Gather:
+			b.recv(peer, 0, block(0, s.n, s.p, peer))
+		case Scatter:
+			b.send(peer, 0, block(0, s.n, s.p, peer))
+		case Allreduce:
+			reduced = append(reduced, b.recvReduce(peer, 0, all))
+		}
+	}
+	if s.c == Allreduce {
+		for i := 1; i < s.p; i++ {
+			b.send(mod(s.root+i, s.p), 1, all, reduced...)
+		}
+	}
+	return true
+}
+
+// binaryBcast: a binary tree over relative ranks, v's children 2v+1 and
+// 2v+2; each rank forwards the whole vector once it has it.
+type binaryBcast struct {
+	r, p, root int
+	n          int64
+	done       bool
+}
+
+func (s *binaryBcast) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	v := mod(s.r-s.root, s.p)
+	all := sim.Region{Count: s.n}
+	got := int32(-1)
+	if v > 0 {
+		got = b.recv(mod((v-1)/2+s.root, s.p), 0, all)
+	}
+	for _, c := range []int{2*v + 1, 2*v + 2} {
+		if c < s.p {
+			b.send(mod(c+s.root, s.p), 0, all, got)
+		}
+	}
+	return true
+}
+
+// chain pipelines segments along the chain of relative ranks 0, 1, ..., p-1:
+// a broadcast flows down it (rank v forwards segment k as soon as it has
+// it), a reduce flows up it to relative rank 0 (rank v adds segment k of
+// v+1's partial sum to its own, then passes it on), and Linear Pipelining's
+// allreduce does both at once: segment k goes down as soon as the root has
+// reduced it (Hoefler and Moor; the time stays nearly flat in p for long
+// vectors).
+type chain struct {
+	c          Collective
+	r, p, root int
+	n, seg     int64
+	k, nseg    int
+	red, bc    int32 // last reduce receive and broadcast receive
+	sentUp     int32
+}
+
+func newChain(c Collective, p Params, r int) *chain {
+	seg := defaultSegment(p)
+	return &chain{c: c, r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), red: -1, bc: -1, sentUp: -1}
+}
+
+func (s *chain) step(b *builder) bool {
+	if s.k >= s.nseg || s.p == 1 {
+		return false
+	}
+	v := mod(s.r-s.root, s.p)
+	up, down := mod(v-1+s.root, s.p), mod(v+1+s.root, s.p)
+	seg := segmentOf(0, s.n, s.seg, s.k)
+	if s.c != Bcast { // the reduction climbs towards relative rank 0
+		reduced := int32(-1)
+		if v < s.p-1 {
+			s.red = b.recvReduce(down, 2*s.k, seg, s.red)
+			reduced = s.red
+		}
+		if v > 0 {
+			s.sentUp = b.send(up, 2*s.k, seg, reduced)
+		}
+		s.bc = reduced // at the root, the broadcast of segment k follows its reduction
+	}
+	if s.c != Reduce { // the broadcast flows away from it
+		if v > 0 {
+			s.bc = b.recv(up, 2*s.k+1, seg, s.bc, s.sentUp)
+		}
+		if v < s.p-1 {
+			b.send(down, 2*s.k+1, seg, s.bc)
+		}
+	}
+	s.k++
+	return true
+}
+
+// scatterRingBcast: the root scatters one block to each rank, then the
+// blocks circulate in a ring allgather (van de Geijn's bcast for long
+// messages, the ring variant).
+type scatterRingBcast struct {
+	r, p, root int
+	n          int64
+	stage      int
+	ring       ringAllgather
+}
+
+func (s *scatterRingBcast) step(b *builder) bool {
+	switch s.stage {
+	case 0:
+		s.stage = 1
+		if s.r == s.root {
+			for i := 1; i < s.p; i++ {
+				peer := mod(s.root+i, s.p)
+				b.send(peer, s.p, block(0, s.n, s.p, peer))
+			}
+			return true
+		}
+		s.ring.last = b.recv(s.root, s.p, block(0, s.n, s.p, s.r))
+		return true
+	default:
+		return s.ring.step(b)
+	}
+}
+
+// bruckAllgather: ceil(log2 p) steps; at distance 2^k every rank sends the
+// blocks it has (its own and the next 2^k - 1, counted cyclically) to
+// r - 2^k and receives as many from r + 2^k (Bruck et al. 1997). Blocks are
+// gathered in a rotated scratch buffer (block r first) and copied home at
+// the end: any p, no power of two needed.
+type bruckAllgather struct {
+	r, p  int
+	n     int64
+	dist  int
+	stage int
+	last  int32
+}
+
+// span is the length of blocks first, first+1, ..., first+count-1 (mod p)
+// of the even split of n.
+func span(n int64, p, first, count int) int64 {
+	if count == 0 {
+		return 0
+	}
+	a := block(0, n, p, first).Off
+	if first+count <= p {
+		return block(0, n, p, first+count-1).Off + block(0, n, p, first+count-1).Count - a
+	}
+	return n - a + block(0, n, p, first+count-p-1).Off + block(0, n, p, first+count-p-1).Count
+}
+
+func (s *bruckAllgather) step(b *builder) bool {
+	switch s.stage {
+	case 0: // own block to the front of the scratch buffer
+		own := block(0, s.n, s.p, s.r)
+		b.send(s.r, 0, own)
+		s.last = b.recv(s.r, 0, sim.Region{Buf: 1, Count: own.Count})
+		s.stage, s.dist = 1, 1
+	case 1:
+		if s.dist >= s.p {
+			s.stage = 2
+			return true
+		}
+		cnt := min(s.dist, s.p-s.dist)
+		tag := 1 + ceilLog2(s.dist+1)
+		out := sim.Region{Buf: 1, Count: span(s.n, s.p, s.r, cnt)}
+		in := sim.Region{Buf: 1, Off: span(s.n, s.p, s.r, s.dist), Count: span(s.n, s.p, (s.r+s.dist)%s.p, cnt)}
+		b.send(mod(s.r-s.dist, s.p), tag, out, s.last)
+		s.last = b.recv(mod(s.r+s.dist, s.p), tag, in, s.last)
+		s.dist *= 2
+	case 2: // rotate home: scratch holds blocks r, r+1, ..., r-1
+		head := span(s.n, s.p, s.r, s.p-s.r) // blocks r..p-1
+		start := block(0, s.n, s.p, s.r).Off
+		b.send(s.r, 99, sim.Region{Buf: 1, Count: head}, s.last)
+		b.recv(s.r, 99, sim.Region{Buf: 0, Off: start, Count: head}, s.last)
+		b.send(s.r, 100, sim.Region{Buf: 1, Off: head, Count: s.n - head}, s.last)
+		b.recv(s.r, 100, sim.Region{Buf: 0, Count: s.n - head}, s.last)
+		s.stage = 3
+	default:
+		return false
+	}
+	return true
+}
+
+// neighborExchange: for an even number of ranks, pairs first swap their
+// blocks, then each step passes the two newest blocks to the neighbour on
+// alternate sides (Chen et al. 2005): p/2 steps instead of the ring's p-1.
+type neighborExchange struct {
+	r, p     int
+	n        int64
+	i        int
+	nb       [2]int
+	from     [2]int
+	off      [2]int
+	sendFrom int
+	last     int32
+}
+
+func newNeighborExchange(r, p int, n int64) *neighborExchange {
+	s := &neighborExchange{r: r, p: p, n: n, last: -1}
+	if r%2 == 0 {
+		s.nb = [2]int{mod(r+1, p), mod(r-1, p)}
+		s.from = [2]int{r, r}
+		s.off = [2]int{2, -2}
+	} else {
+		s.nb = [2]int{mod(r-1, p), mod(r+1, p)}
+		s.from = [2]int{s.nb[0], s.nb[0]}
+		s.off = [2]int{-2, 2}
+	}
+	return s
+}
+
+func (s *neighborExchange) step(b *builder) bool {
+	if s.p == 1 || s.i >= s.p/2 {
+		return false
+	}
+	if s.i == 0 {
+		b.send(s.nb[0], 0, block(0, s.n, s.p, s.r))
+		s.last = b.recv(s.nb[0], 0, block(0, s.n, s.p, s.nb[0]))
+		s.sendFrom = min(s.r, s.nb[0]) // the pair's first block
+		s.i = 1
+		return true
+	}
+	par := s.i % 2
+	s.from[par] = mod(s.from[par]+s.off[par], s.p)
+	b.send(s.nb[par], s.i, blocks(0, s.n, s.p, s.sendFrom, s.sendFrom+2), s.last)
+	s.last = b.recv(s.nb[par], s.i, blocks(0, s.n, s.p, s.from[par], s.from[par]+2), s.last)
+	s.sendFrom = s.from[par]
+	s.i++
+	return true
+}
+
+// pairwiseReduceScatter: in step i rank r sends its block r+i to rank r+i
+// and reduces block r from rank r-i; each step follows the last, as with
+// MPI_Sendrecv.
+type pairwiseReduceScatter struct {
+	r, p      int
+	n         int64
+	i         int
+	sent, got int32
+}
+
+func (s *pairwiseReduceScatter) step(b *builder) bool {
+	if s.i == 0 {
+		s.i = 1
+	}
+	if s.i >= s.p {
+		return false
+	}
+	to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
+	ps, pg := s.sent, s.got
+	s.sent = b.send(to, s.i, block(0, s.n, s.p, to), ps, pg)
+	s.got = b.recvReduce(from, s.i, block(0, s.n, s.p, s.r), ps, pg)
+	s.i++
+	return true
+}
