@@ -109,9 +109,11 @@ func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
 	return 0, false
 }
 
-// remove marks the entry at pos dead and returns its value.
+// remove marks the entry at pos dead and returns its value. (The value is
+// read first: compaction below moves entries.)
 func (q *matchQueue) remove(pos int32) uint32 {
 	it := &q.items[pos]
+	val := it.val
 	it.dead = true
 	q.live--
 	if it.src == AnySource || it.tag == AnyTag {
@@ -145,7 +147,7 @@ func (q *matchQueue) remove(pos int32) uint32 {
 	case len(q.items)-q.head > 2*q.live+64:
 		q.rebuild()
 	}
-	return it.val
+	return val
 }
 
 // rebuild drops dead entries and rebuilds the positions (and the index if

@@ -13,7 +13,8 @@ func TestMatchQueueAgainstReference(t *testing.T) {
 		var q matchQueue
 		var ref []matchItem
 		val := uint32(0)
-		steps := rapid.IntRange(0, 400).Draw(t, "steps")
+		// Long enough to index, compact and rebuild many times over.
+		steps := rapid.IntRange(0, 3000).Draw(t, "steps")
 		src := rapid.Int32Range(-1, 3)
 		tag := rapid.Int32Range(-1, 3)
 		for range steps {
@@ -63,4 +64,27 @@ func TestMatchQueueAgainstReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Compaction moves entries. Here the removal that triggers it is at a low
+// position (50) that the compacted live entries overwrite: take must still
+// return its own entry, read before the move.
+func TestMatchQueueCompaction(t *testing.T) {
+	var q matchQueue
+	for i := range 300 {
+		q.push(int32(i), 0, uint32(i))
+	}
+	take := func(i int) {
+		t.Helper()
+		if got, ok := q.takeFor(int32(i), 0); !ok || got != uint32(i) {
+			t.Fatalf("take %d returned %d, %v", i, got, ok)
+		}
+	}
+	for i := 101; i <= 282; i++ { // 182 dead behind live entries: not yet compacted
+		take(i)
+	}
+	take(50) // this one compacts
+	for _, i := range []int{0, 51, 299} {
+		take(i)
+	}
 }
