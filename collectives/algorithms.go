@@ -229,8 +229,11 @@ func (s *binomialReduce) step(b *builder) bool {
 	return false
 }
 
-// last returns the op that ends the rank's part: the send to the parent,
-// or at the root the last child's reduction.
+// finals: the root's result is in place once every child is reduced.
+func (s *binomialReduce) finals() []int32 { return s.last() }
+
+// last returns the ops that end the rank's part: the send to the parent,
+// or at the root every child's reduction.
 func (s *binomialReduce) last() []int32 {
 	if s.sent >= 0 {
 		return []int32{s.sent}

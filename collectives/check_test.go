@@ -26,7 +26,7 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 40; p++ {
 				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1)}
+					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2}
 					if refused(t, a, params) {
 						continue
 					}
@@ -52,6 +52,12 @@ func TestAlgorithmsProperty(t *testing.T) {
 		}
 		p.Root = rapid.IntRange(0, p.Ranks-1).Draw(t, "root")
 		p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
+		p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
+		p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
+		p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
+		if rapid.Bool().Draw(t, "grid") {
+			p.Groups = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groups")
+		}
 		seed := rapid.Uint64().Draw(t, "seed")
 		if refused(t, a, p) {
 			return
@@ -69,6 +75,16 @@ func TestAlgorithmsProperty(t *testing.T) {
 	})
 }
 
+func divisors(n int) []int {
+	var d []int
+	for i := 1; i <= n; i++ {
+		if n%i == 0 {
+			d = append(d, i)
+		}
+	}
+	return d
+}
+
 // refused reports whether a declines p; a refusal must be an Unsupported
 // error that names an alternative, never a broken schedule.
 func refused(t interface{ Fatalf(string, ...any) }, a Algorithm, p Params) bool {
@@ -78,6 +94,9 @@ func refused(t interface{ Fatalf(string, ...any) }, a Algorithm, p Params) bool 
 	case err == nil:
 		return false
 	case errors.As(err, &u) && strings.Contains(err.Error(), "use "):
+		if a.Name == "hierarchical" && p.NodeSize > 0 || a.Name == "suara" && p.Steps != 1 && (p.Groups == 0 || p.Ranks%p.Groups == 0) {
+			t.Fatalf("%s refused parameters it must run with: %+v: %v", a.ID(), p, err)
+		}
 		return true
 	}
 	t.Fatalf("%s %+v: %v", a.ID(), p, err)

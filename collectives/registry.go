@@ -61,6 +61,15 @@ type Params struct {
 	// Segment is the pipeline segment, in elements, of pipelined algorithms;
 	// 0 lets the algorithm choose (see each one's summary).
 	Segment int64
+	// NodeSize is how many consecutive ranks share a node, for hierarchical
+	// algorithms; the caller derives it from the machine.
+	NodeSize int
+	// Inner names the allreduce algorithm that hierarchical and SUARA run
+	// inside each subset ("" chooses by size).
+	Inner string
+	// Groups is SUARA2's G (the grid is G x p/G); 0 picks the most square
+	// grid. Steps is SUARA's L (0 means 2).
+	Groups, Steps int
 }
 
 func (p Params) elemSize() int64 {
@@ -198,146 +207,174 @@ func BusFactor(c Collective, ranks int) float64 {
 	return 1
 }
 
-var registry = []Algorithm{
-	{Collective: Allreduce, Name: "ring",
-		Summary: "Reduce-scatter then allgather around a logical ring (Patarasuk and Yuan 2009). The vector is cut into p blocks; in each of p-1 steps every rank sends one block to its right neighbour and reduces the block from its left, so that each rank ends up owning one fully reduced block, which then circulates p-1 more steps. Every link carries 2(p-1)/p of the vector, the bandwidth optimum, but latency grows as 2(p-1) alpha: the choice for large vectors.",
-		Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
-		newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: -1} }},
-	{Collective: Allreduce, Name: "recursive_doubling",
-		Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
-		Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise at most (floor(log2 p)+2)(a + nb) + (floor(log2 p)+1)ng",
-		newRank: func(p Params, r int) stepper {
-			return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
-		}},
-	{Collective: Allreduce, Name: "rabenseifner",
-		Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather by recursive doubling (Rabenseifner 2004). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
-		Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng; plus a fold (a + nb + ng) and an unfold (a + nb) when p is not a power of two",
-		newRank: func(p Params, r int) stepper {
-			return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
-		}},
-	{Collective: Allreduce, Name: "reduce_bcast",
-		Summary: "A binomial-tree reduce to rank 0 followed by a binomial-tree broadcast from rank 0. Simple and latency-light, but every level moves the whole vector twice and the root does all the final reductions: a baseline, and the algorithm of the oldest MPI libraries.",
-		Cost:    "ceil(log2 p)(2a + 2nb + ng), exact for powers of two, an upper bound otherwise",
-		newRank: func(p Params, r int) stepper {
-			return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
-		}},
-	{Collective: Bcast, Name: "binomial",
-		Summary: "The root sends to the ranks at relative distance p/2, p/4, ..., 1 (largest first); every rank that has the data forwards it the same way within its subtree. ceil(log2 p) levels of whole-vector messages: ideal for short messages, wasteful of bandwidth for long ones.",
-		Cost:    "ceil(log2 p)(a + nb), exact for powers of two, an upper bound otherwise",
-		newRank: func(p Params, r int) stepper {
-			bc := newBinomialBcast(r, p.Ranks, p.Root, p.Count, 0, nil)
-			return &bc
-		}},
-	{Collective: Allgather, Name: "ring",
-		Summary: "Each rank passes the newest block it has to its right neighbour: p-1 steps of one block each. Bandwidth-optimal ((p-1)/p of the data per link), latency linear in p.",
-		Cost:    "(p-1)a + (p-1)/p nb, with n/p rounded up to whole elements",
-		newRank: func(p Params, r int) stepper { return &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} }},
-	{Collective: ReduceScatter, Name: "ring",
-		Summary: "The reduce-scatter half of the ring allreduce: in each of p-1 steps every rank sends a partial block to its right neighbour and reduces the one from its left; rank r ends with block r fully reduced.",
-		Cost:    "(p-1)a + (p-1)/p n(b + g), with n/p rounded up to whole elements",
-		newRank: func(p Params, r int) stepper {
-			return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}
-		}},
-	{Collective: Alltoall, Name: "pairwise",
-		Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange). One message in and one out per step, so no port is overloaded: the choice for long messages.",
-		Cost:    "(p-1)(a + cb), c the block per pair",
-		newRank: func(p Params, r int) stepper {
-			return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, sent: -1, got: -1}
-		}},
-	{Collective: Alltoall, Name: "linear",
-		Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
-		Cost:    "a + (p-1)cb, c the block per pair",
-		newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
-	{Collective: Allreduce, Name: "linear",
-		Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
-		Cost:    "about 2(p-1)(a + nb) + (p-1)ng through rank 0's port",
-		newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
-	{Collective: Allreduce, Name: "linear_pipeline",
-		Summary: "Linear Pipelining: the vector is cut into segments (--segment, default 64 KiB) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
-		Cost:    "about (p-1+k)(2a + 2sb + sg) for k segments of s bytes: best s = sqrt(n a / ((p-2) b))",
-		newRank: func(p Params, r int) stepper {
-			return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
-		}, lookahead: 64},
-	{Collective: Bcast, Name: "linear",
-		Summary: "The root sends the whole vector to every other rank in turn. p-1 messages through the root's port: fine for few ranks, the baseline otherwise.",
-		Cost:    "a + (p-1)nb",
-		newRank: func(p Params, r int) stepper {
-			return &linearRooted{c: Bcast, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-		}},
-	{Collective: Bcast, Name: "binary",
-		Summary: "A binary tree: relative rank v receives from (v-1)/2 and forwards the whole vector to 2v+1 and 2v+2. Depth log2 p, two sends per level: a little slower than binomial for short messages, and its fixed fan-out is what segmented trees build on.",
-		Cost:    "about 2 floor(log2 p)(a + nb)",
-		newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
-	{Collective: Bcast, Name: "chain",
-		Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment, default 64 KiB) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
-		Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
-		newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
-	{Collective: Bcast, Name: "scatter_allgather",
-		Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
-		Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
-		newRank: func(p Params, r int) stepper {
-			return &scatterRingBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count, ring: ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
-		}},
-	{Collective: Reduce, Name: "binomial",
-		Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",
-		Cost:    "ceil(log2 p)(a + nb + ng)",
-		newRank: func(p Params, r int) stepper {
-			red := newBinomialReduce(r, p.Ranks, p.Root, p.Count, 0)
-			return &red
-		}},
-	{Collective: Reduce, Name: "linear",
-		Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
-		Cost:    "about (p-1)(nb + ng) + a",
-		newRank: func(p Params, r int) stepper {
-			return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-		}},
-	{Collective: Reduce, Name: "chain",
-		Summary: "Pipelined chain: segments (--segment, default 64 KiB) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",
-		Cost:    "(p-1+k-1)(a + sb + sg) for k segments of s bytes",
-		newRank: func(p Params, r int) stepper { return newChain(Reduce, p, r) }, lookahead: 64},
-	{Collective: Allgather, Name: "bruck",
-		Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
-		Cost:    "ceil(log2 p) a + (p-1)/p nb",
-		newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
-		scratch: 1},
-	{Collective: Allgather, Name: "neighbor_exchange",
-		Summary: "For an even number of ranks: pairs swap their blocks, then each step passes the two newest blocks to the neighbour on alternate sides (Chen et al. 2005). p/2 steps instead of the ring's p-1, same bandwidth. An odd number of ranks is refused: use ring.",
-		Cost:    "(p/2)a + (p-1)/p nb",
-		newRank: func(p Params, r int) stepper { return newNeighborExchange(r, p.Ranks, p.Count) },
-		needs: func(p Params) error {
-			if p.Ranks%2 != 0 {
-				return &Unsupported{Reason: fmt.Sprintf("neighbor exchange needs an even number of ranks, not %d; use allgather/ring or allgather/bruck", p.Ranks)}
-			}
-			return nil
-		}},
-	{Collective: ReduceScatter, Name: "pairwise",
-		Summary: "p-1 steps: in step i rank r sends its partial block r+i to rank r+i and reduces its own block from rank r-i. One message each way per step, bandwidth-optimal, latency linear in p: for long vectors and any p.",
-		Cost:    "(p-1)(a + (n/p)(b + g))",
-		newRank: func(p Params, r int) stepper {
-			return &pairwiseReduceScatter{r: r, p: p.Ranks, n: p.Count, sent: -1, got: -1}
-		}},
-	{Collective: Gather, Name: "linear",
-		Summary: "Every rank sends its block to the root, which receives them all at once. p-1 messages into one port.",
-		Cost:    "a + (p-1)/p nb",
-		newRank: func(p Params, r int) stepper {
-			return &linearRooted{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-		}},
-	{Collective: Scatter, Name: "linear",
-		Summary: "The root sends block j to rank j, all at once. p-1 messages out of one port.",
-		Cost:    "a + (p-1)/p nb",
-		newRank: func(p Params, r int) stepper {
-			return &linearRooted{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-		}},
-	{Collective: Barrier, Name: "tree",
-		Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
-		Cost:    "2 ceil(log2 p) a",
-		newRank: func(p Params, r int) stepper {
-			return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
-		}, emptyMessages: true},
-	{Collective: Barrier, Name: "dissemination",
-		Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
-		Cost:    "ceil(log2 p) a",
-		newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: -1} }},
+// registry holds every algorithm. It is filled in init because some
+// algorithms (hierarchical, SUARA) look others up when they build.
+var registry []Algorithm
+
+func init() {
+	registry = []Algorithm{
+		{Collective: Allreduce, Name: "ring",
+			Summary: "Reduce-scatter then allgather around a logical ring (Patarasuk and Yuan 2009). The vector is cut into p blocks; in each of p-1 steps every rank sends one block to its right neighbour and reduces the block from its left, so that each rank ends up owning one fully reduced block, which then circulates p-1 more steps. Every link carries 2(p-1)/p of the vector, the bandwidth optimum, but latency grows as 2(p-1) alpha: the choice for large vectors.",
+			Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
+			newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+		{Collective: Allreduce, Name: "recursive_doubling",
+			Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
+			Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise at most (floor(log2 p)+2)(a + nb) + (floor(log2 p)+1)ng",
+			newRank: func(p Params, r int) stepper {
+				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+			}},
+		{Collective: Allreduce, Name: "rabenseifner",
+			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather by recursive doubling (Rabenseifner 2004). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
+			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng; plus a fold (a + nb + ng) and an unfold (a + nb) when p is not a power of two",
+			newRank: func(p Params, r int) stepper {
+				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+			}},
+		{Collective: Allreduce, Name: "reduce_bcast",
+			Summary: "A binomial-tree reduce to rank 0 followed by a binomial-tree broadcast from rank 0. Simple and latency-light, but every level moves the whole vector twice and the root does all the final reductions: a baseline, and the algorithm of the oldest MPI libraries.",
+			Cost:    "ceil(log2 p)(2a + 2nb + ng), exact for powers of two, an upper bound otherwise",
+			newRank: func(p Params, r int) stepper {
+				return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
+			}},
+		{Collective: Bcast, Name: "binomial",
+			Summary: "The root sends to the ranks at relative distance p/2, p/4, ..., 1 (largest first); every rank that has the data forwards it the same way within its subtree. ceil(log2 p) levels of whole-vector messages: ideal for short messages, wasteful of bandwidth for long ones.",
+			Cost:    "ceil(log2 p)(a + nb), exact for powers of two, an upper bound otherwise",
+			newRank: func(p Params, r int) stepper {
+				bc := newBinomialBcast(r, p.Ranks, p.Root, p.Count, 0, nil)
+				return &bc
+			}},
+		{Collective: Allgather, Name: "ring",
+			Summary: "Each rank passes the newest block it has to its right neighbour: p-1 steps of one block each. Bandwidth-optimal ((p-1)/p of the data per link), latency linear in p.",
+			Cost:    "(p-1)a + (p-1)/p nb, with n/p rounded up to whole elements",
+			newRank: func(p Params, r int) stepper { return &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+		{Collective: ReduceScatter, Name: "ring",
+			Summary: "The reduce-scatter half of the ring allreduce: in each of p-1 steps every rank sends a partial block to its right neighbour and reduces the one from its left; rank r ends with block r fully reduced.",
+			Cost:    "(p-1)a + (p-1)/p n(b + g), with n/p rounded up to whole elements",
+			newRank: func(p Params, r int) stepper {
+				return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}
+			}},
+		{Collective: Alltoall, Name: "pairwise",
+			Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange). One message in and one out per step, so no port is overloaded: the choice for long messages.",
+			Cost:    "(p-1)(a + cb), c the block per pair",
+			newRank: func(p Params, r int) stepper {
+				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, sent: -1, got: -1}
+			}},
+		{Collective: Alltoall, Name: "linear",
+			Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
+			Cost:    "a + (p-1)cb, c the block per pair",
+			newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
+		{Collective: Allreduce, Name: "linear",
+			Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
+			Cost:    "about 2(p-1)(a + nb) + (p-1)ng through rank 0's port",
+			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
+		{Collective: Allreduce, Name: "linear_pipeline",
+			Summary: "Linear Pipelining: the vector is cut into segments (--segment, default 64 KiB) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
+			Cost:    "about (p-1+k)(2a + 2sb + sg) for k segments of s bytes: best s = sqrt(n a / ((p-2) b))",
+			newRank: func(p Params, r int) stepper {
+				return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
+			}, lookahead: 64},
+		{Collective: Allreduce, Name: "hierarchical",
+			Summary: "HAN-style (Luo et al. 2020): for each segment (--segment, default 64 KiB), a binomial reduce inside each node to its first rank, an allreduce among those leaders (--inner, default recursive_doubling up to 64 KiB, ring above), and a binomial bcast inside the node. Segments overlap, so intra-node and inter-node stages run at the same time. Needs the machine's ranks per node (--node-size, or a machine with nodes): without it there is no hierarchy to use and the algorithm refuses.",
+			Cost:    "about T_reduce,intra(s) + T_allreduce,inter(s) + T_bcast,intra(s) + (k-1) max stage, for k segments of s",
+			newRank: func(p Params, r int) stepper { st, _ := newHierarchical(p, r); return st }, lookahead: 256,
+			needs: func(p Params) error {
+				if p.NodeSize < 1 {
+					return &Unsupported{Reason: "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"}
+				}
+				_, err := newHierarchical(p, 0)
+				return err
+			}},
+		{Collective: Allreduce, Name: "suara",
+			Summary: "SUARA: L serial steps (--steps, default 2) on a grid of the ranks; in step i, the ranks that differ only in coordinate i allreduce the whole vector together, all subsets at once (--inner picks their algorithm). SUARA2 is L=2 on a G x Q grid (--groups G, default the most square). Each step runs on subsets of about p^(1/L) ranks, so latency terms shrink from p or log p of the whole job to L times those of a subset.",
+			Cost:    "sum over steps of T_inner(p_i, n), p_i the grid's i-th dimension",
+			newRank: func(p Params, r int) stepper { st, _ := newSuara(p, r); return st },
+			needs: func(p Params) error {
+				if p.Groups < 0 || p.Steps < 0 || p.Steps == 1 || p.Groups > 0 && p.Ranks%p.Groups != 0 {
+					return &Unsupported{Reason: fmt.Sprintf("suara needs --groups dividing the %d ranks and --steps of at least 2; use the defaults (--groups 0 --steps 2) to pick the grid", p.Ranks)}
+				}
+				_, err := newSuara(p, 0)
+				return err
+			}},
+		{Collective: Bcast, Name: "linear",
+			Summary: "The root sends the whole vector to every other rank in turn. p-1 messages through the root's port: fine for few ranks, the baseline otherwise.",
+			Cost:    "a + (p-1)nb",
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Bcast, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Bcast, Name: "binary",
+			Summary: "A binary tree: relative rank v receives from (v-1)/2 and forwards the whole vector to 2v+1 and 2v+2. Depth log2 p, two sends per level: a little slower than binomial for short messages, and its fixed fan-out is what segmented trees build on.",
+			Cost:    "about 2 floor(log2 p)(a + nb)",
+			newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
+		{Collective: Bcast, Name: "chain",
+			Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment, default 64 KiB) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
+			Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
+			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
+		{Collective: Bcast, Name: "scatter_allgather",
+			Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
+			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
+			newRank: func(p Params, r int) stepper {
+				return &scatterRingBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count, ring: ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+			}},
+		{Collective: Reduce, Name: "binomial",
+			Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",
+			Cost:    "ceil(log2 p)(a + nb + ng)",
+			newRank: func(p Params, r int) stepper {
+				red := newBinomialReduce(r, p.Ranks, p.Root, p.Count, 0)
+				return &red
+			}},
+		{Collective: Reduce, Name: "linear",
+			Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
+			Cost:    "about (p-1)(nb + ng) + a",
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Reduce, Name: "chain",
+			Summary: "Pipelined chain: segments (--segment, default 64 KiB) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",
+			Cost:    "(p-1+k-1)(a + sb + sg) for k segments of s bytes",
+			newRank: func(p Params, r int) stepper { return newChain(Reduce, p, r) }, lookahead: 64},
+		{Collective: Allgather, Name: "bruck",
+			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
+			Cost:    "ceil(log2 p) a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			scratch: 1},
+		{Collective: Allgather, Name: "neighbor_exchange",
+			Summary: "For an even number of ranks: pairs swap their blocks, then each step passes the two newest blocks to the neighbour on alternate sides (Chen et al. 2005). p/2 steps instead of the ring's p-1, same bandwidth. An odd number of ranks is refused: use ring.",
+			Cost:    "(p/2)a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper { return newNeighborExchange(r, p.Ranks, p.Count) },
+			needs: func(p Params) error {
+				if p.Ranks%2 != 0 {
+					return &Unsupported{Reason: fmt.Sprintf("neighbor exchange needs an even number of ranks, not %d; use allgather/ring or allgather/bruck", p.Ranks)}
+				}
+				return nil
+			}},
+		{Collective: ReduceScatter, Name: "pairwise",
+			Summary: "p-1 steps: in step i rank r sends its partial block r+i to rank r+i and reduces its own block from rank r-i. One message each way per step, bandwidth-optimal, latency linear in p: for long vectors and any p.",
+			Cost:    "(p-1)(a + (n/p)(b + g))",
+			newRank: func(p Params, r int) stepper {
+				return &pairwiseReduceScatter{r: r, p: p.Ranks, n: p.Count, sent: -1, got: -1}
+			}},
+		{Collective: Gather, Name: "linear",
+			Summary: "Every rank sends its block to the root, which receives them all at once. p-1 messages into one port.",
+			Cost:    "a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Scatter, Name: "linear",
+			Summary: "The root sends block j to rank j, all at once. p-1 messages out of one port.",
+			Cost:    "a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Barrier, Name: "tree",
+			Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
+			Cost:    "2 ceil(log2 p) a",
+			newRank: func(p Params, r int) stepper {
+				return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
+			}, emptyMessages: true},
+		{Collective: Barrier, Name: "dissemination",
+			Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
+			Cost:    "ceil(log2 p) a",
+			newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: -1} }},
+	}
 }
 
 // All returns every algorithm, ordered by collective then name.

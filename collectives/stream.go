@@ -10,6 +10,12 @@ type builder struct {
 	deps     []int32 // backing store for After lists, reused every call
 	next     int32   // program index of the next op emitted
 	elemSize int64
+	// A sub-communicator (see sub): peers are members' positions, tags are
+	// offset, and every op also waits for floor (-1: nothing).
+	members []int
+	tagBase int
+	floor   []int32
+	offset  int64 // added to every data region's offset (a segment of the vector)
 }
 
 func (b *builder) emit(op sim.Op, after []int32) int32 {
@@ -18,6 +24,14 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		if d >= 0 { // -1 stands for "no dependency"
 			b.deps = append(b.deps, d)
 		}
+	}
+	if b.members != nil {
+		if op.Kind != sim.OpCalc {
+			op.Peer = int32(b.members[op.Peer])
+		}
+		op.Tag += int32(b.tagBase)
+		op.Data.Off += b.offset
+		b.deps = append(b.deps, b.floor...)
 	}
 	op.After = b.deps[start:len(b.deps):len(b.deps)]
 	b.ops = append(b.ops, op)
@@ -57,6 +71,86 @@ type stream struct {
 
 func newStream(st stepper, elemSize int64) *stream {
 	return &stream{b: builder{elemSize: elemSize}, st: st}
+}
+
+// finisher is a stepper whose result is not simply its last op: it names
+// the ops that must complete before its result is in place (a binomial
+// reduce's root, whose children arrive in any order).
+type finisher interface {
+	finals() []int32
+}
+
+// sub runs an algorithm's stepper on a subset of the ranks, as MPI runs a
+// collective on a sub-communicator: the inner stepper numbers its peers
+// 0..len(members)-1, and its ops go to members[peer], with tags offset by
+// tagBase (so that phases never match each other's messages), each after
+// the ops in floor. done reports the ops that complete the inner program,
+// for what follows to wait on.
+type sub struct {
+	inner   stepper
+	members []int
+	tagBase int
+	floor   []int32
+	offset  int64 // the inner vector starts here in the rank's buffer
+	last    int32
+}
+
+func newSub(inner stepper, members []int, tagBase int, floor []int32, offset int64) *sub {
+	return &sub{inner: inner, members: members, tagBase: tagBase, floor: floor, offset: offset, last: -1}
+}
+
+// done returns the ops after which the inner program's result is in
+// place: its finals, its last op, or (if it had none) what it waited for.
+func (s *sub) done() []int32 {
+	if f, ok := s.inner.(finisher); ok {
+		if fin := f.finals(); len(fin) > 0 {
+			return fin
+		}
+	}
+	if s.last >= 0 {
+		return []int32{s.last}
+	}
+	return s.floor
+}
+
+func (s *sub) step(b *builder) bool {
+	saveM, saveT, saveF, saveO := b.members, b.tagBase, b.floor, b.offset
+	b.members, b.tagBase, b.floor, b.offset = s.members, s.tagBase, s.floor, s.offset
+	if saveM != nil { // nested: compose the mappings
+		inner := make([]int, len(s.members))
+		for i, m := range s.members {
+			inner[i] = saveM[m]
+		}
+		b.members, b.tagBase, b.offset = inner, saveT+s.tagBase, saveO+s.offset
+		b.floor = append(append([]int32(nil), saveF...), s.floor...)
+	}
+	before := b.next
+	more := s.inner.step(b)
+	if b.next > before {
+		s.last = b.next - 1
+	}
+	b.members, b.tagBase, b.floor, b.offset = saveM, saveT, saveF, saveO
+	return more
+}
+
+// phases runs steppers one after another; each phase's ops wait for the
+// last op of the phase before (sub.floor is set when it starts).
+type phases struct {
+	list []*sub
+	i    int
+}
+
+func (s *phases) step(b *builder) bool {
+	for s.i < len(s.list) {
+		if s.list[s.i].step(b) {
+			return true
+		}
+		s.i++
+		if s.i < len(s.list) {
+			s.list[s.i].floor = s.list[s.i-1].done()
+		}
+	}
+	return false
 }
 
 // Next runs steps until one emits ops or the program ends.

@@ -116,7 +116,15 @@ type Machine struct {
 	Gap          sim.Time
 	Local        topology.LinkSpec // between ranks on one host
 	Placement    string
+	// DevicesPerNode is the node's device count on a multi-node machine,
+	// else 1.
+	DevicesPerNode int
 }
+
+// NodeSize is how many consecutive ranks share a node under block
+// placement: devices per node times ranks per host. 1 means the machine
+// has no hierarchy for hierarchical algorithms to use.
+func (m *Machine) NodeSize() int { return m.DevicesPerNode * m.RanksPerHost }
 
 // Slots is how many ranks the machine can hold.
 func (m *Machine) Slots() int { return m.Topology.Hosts() * m.RanksPerHost }
@@ -338,7 +346,7 @@ func (v *validator) duration(s string, keys []string) sim.Time {
 }
 
 func (v *validator) machine(f *fileYAML) *Machine {
-	m := &Machine{Name: f.Name, Description: f.Description, Placement: f.Placement, RanksPerHost: f.Host.RanksPerHost}
+	m := &Machine{Name: f.Name, Description: f.Description, Placement: f.Placement, RanksPerHost: f.Host.RanksPerHost, DevicesPerNode: 1}
 	m.Topology = v.network(&f.Network)
 	if f.Node != nil && m.Topology != nil {
 		keys := []string{"node"}
@@ -350,7 +358,7 @@ func (v *validator) machine(f *fileYAML) *Machine {
 			if err != nil {
 				v.fail(keys, "%v", err)
 			}
-			m.Topology = t
+			m.Topology, m.DevicesPerNode = t, f.Node.Devices
 		}
 	}
 	hk := []string{"host"}

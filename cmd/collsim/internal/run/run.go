@@ -33,6 +33,7 @@ type Options struct {
 	Seed       uint64
 	JSON       bool
 	GOAL       string // a GOAL file to run instead of a collective
+	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
 }
@@ -70,6 +71,7 @@ machine, with every rank's data checked.`,
 	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
 	o.LogGOPS.Register(f)
 	o.Noise.Register(f)
+	o.Shape.Register(f)
 	f.StringVar(&o.Placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
 	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
 	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
@@ -147,6 +149,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
+	o.Shape.Apply(&params, m)
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
 	}

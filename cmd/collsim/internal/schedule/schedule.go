@@ -19,6 +19,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	var coll, algo, size, format, out, reduceBW string
 	var ranks, root int
 	var elem int64
+	var shape cmdutil.ShapeFlags
 	cmd := &cobra.Command{
 		Use:   "schedule",
 		Short: "Write an algorithm's per-rank program (GOAL, for LogGOPSim and collsim run --goal)",
@@ -54,6 +55,7 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 			if err != nil {
 				return err
 			}
+			shape.Apply(&params, nil)
 			s, err := a.Build(params)
 			if err != nil {
 				return err
@@ -90,5 +92,6 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 	f.StringVar(&format, "format", "goal", "output format: goal")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")
 	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	shape.Register(f)
 	return cmd
 }

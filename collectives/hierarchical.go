@@ -1,0 +1,154 @@
+package collectives
+
+import (
+	"fmt"
+	"math"
+)
+
+// innerAllreduce builds the stepper of the allreduce algorithm named by
+// p.Inner for rank r of q ranks on n elements: the algorithm that
+// hierarchical and SUARA run inside each subset. "" picks
+// recursive_doubling up to 64 KiB and ring above (the MPI libraries' rule of
+// thumb; the cost model can choose better, see cmd).
+func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
+	name := p.Inner
+	if name == "" {
+		name = "ring"
+		if n*p.elemSize() <= 64<<10 {
+			name = "recursive_doubling"
+		}
+	}
+	a, err := Lookup(Allreduce, name)
+	if err != nil {
+		return nil, err
+	}
+	if a.newRank == nil || a.Name == "hierarchical" || a.Name == "suara" {
+		return nil, fmt.Errorf("%s cannot run inside a subset", a.ID())
+	}
+	return a.newRank(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}, r), nil
+}
+
+// hierarchical is HAN's allreduce (Luo et al., "HAN: a hierarchical
+// autotuned collective communication framework", CLUSTER 2020): for each
+// segment of the vector, a binomial reduce inside the node to its first
+// rank, an allreduce among those leaders (p.Inner), and a binomial bcast
+// inside the node. Segments are independent, so segment k+1 reduces inside
+// nodes while segment k crosses the network: the four stages overlap.
+// Ranks r..r+NodeSize-1 share a node (block placement).
+type hierarchical struct {
+	segs []*phases
+	k    int
+}
+
+func newHierarchical(p Params, r int) (stepper, error) {
+	ns := p.NodeSize
+	node, local := r/ns, r%ns
+	first := node * ns
+	size := min(ns, p.Ranks-first)
+	members := make([]int, size)
+	for i := range members {
+		members[i] = first + i
+	}
+	nodes := (p.Ranks + ns - 1) / ns
+	leaders := make([]int, nodes)
+	for i := range leaders {
+		leaders[i] = i * ns
+	}
+	seg := p.Segment
+	if seg == 0 {
+		seg = max(1, (64<<10)/p.elemSize())
+	}
+	h := &hierarchical{}
+	nseg := segments(p.Count, seg)
+	for k := range nseg {
+		part := segmentOf(0, p.Count, seg, k)
+		tags := k * 3 * tagSpan
+		red := newBinomialReduce(local, size, 0, part.Count, 0)
+		ph := &phases{list: []*sub{newSub(&red, members, tags, nil, part.Off)}}
+		if local == 0 {
+			inner, err := innerAllreduce(p, nodes, node, part.Count)
+			if err != nil {
+				return nil, err
+			}
+			ph.list = append(ph.list, newSub(inner, leaders, tags+tagSpan, nil, part.Off))
+		}
+		bc := newBinomialBcast(local, size, 0, part.Count, 0, nil)
+		ph.list = append(ph.list, newSub(&bc, members, tags+2*tagSpan, nil, part.Off))
+		h.segs = append(h.segs, ph)
+	}
+	return h, nil
+}
+
+// tagSpan separates the tags of phases: no algorithm uses more.
+const tagSpan = 1 << 12
+
+func (h *hierarchical) step(b *builder) bool {
+	for h.k < len(h.segs) {
+		if h.segs[h.k].step(b) {
+			return true
+		}
+		h.k++
+	}
+	return false
+}
+
+// suaraGrid factors p into l dimensions as evenly as possible (largest
+// first), or uses groups as the first dimension when given (SUARA2's G x Q
+// grid).
+func suaraGrid(p, l, groups int) []int {
+	if groups > 0 {
+		return []int{groups, p / groups}
+	}
+	dims := []int{}
+	rest := p
+	for i := l; i > 1; i-- {
+		target := int(math.Round(math.Pow(float64(rest), 1/float64(i))))
+		d := 1
+		for c := max(target, 1); c >= 1; c-- { // the largest divisor <= target
+			if rest%c == 0 {
+				d = c
+				break
+			}
+		}
+		for c := target + 1; d == 1 && c <= rest; c++ { // or the smallest above it
+			if rest%c == 0 {
+				d = c
+			}
+		}
+		dims = append(dims, d)
+		rest /= d
+	}
+	return append(dims, rest)
+}
+
+// suara is SUARA (Nuriyev, Rico-Gallego, Lastovetsky, "Model-based
+// selection of optimal MPI broadcast algorithms for multi-core clusters"
+// line of work; SUARA as in the seed paper): L serial steps on a
+// d1 x ... x dL grid of the ranks; in step i every rank joins the ranks
+// that differ from it only in coordinate i and they allreduce the whole
+// vector (p.Inner). After step i a rank holds the sum over the first i
+// dimensions; after L steps, over all. SUARA2 is L = 2 on a G x Q grid.
+type suara struct{ ph *phases }
+
+func newSuara(p Params, r int) (stepper, error) {
+	dims := suaraGrid(p.Ranks, max(p.Steps, 2), p.Groups)
+	s := &phases{}
+	stride := 1
+	for i := len(dims) - 1; i >= 0; i-- {
+		d := dims[i]
+		coord := r / stride % d
+		members := make([]int, d)
+		for c := range members {
+			members[c] = r + (c-coord)*stride
+		}
+		inner, err := innerAllreduce(p, d, coord, p.Count)
+		if err != nil {
+			return nil, err
+		}
+		s.list = append(s.list, newSub(inner, members, (len(dims)-1-i)*tagSpan, nil, 0))
+		stride *= d
+	}
+	return &suara{ph: s}, nil
+}
+
+func (s *suara) step(b *builder) bool { return s.ph.step(b) }
