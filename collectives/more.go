@@ -316,3 +316,57 @@ func (s *pairwiseReduceScatter) step(b *builder) bool {
 	s.i++
 	return true
 }
+
+// segmentedRing is Open MPI's segmented ring allreduce: the ring allreduce
+// run in phases, each on one segment (--segment, default 1 MiB worth) of
+// every block, so that long vectors move in bounded pieces. With blocks
+// smaller than a segment it is the ring.
+type segmentedRing struct {
+	r, p   int
+	n, seg int64
+	phase  int
+	phases int
+	k      int
+	last   int32
+}
+
+func newSegmentedRing(p Params, r int) *segmentedRing {
+	seg := p.Segment
+	if seg == 0 {
+		seg = max(1, (1<<20)/p.elemSize())
+	}
+	largest := block(0, p.Count, p.Ranks, 0).Count
+	return &segmentedRing{r: r, p: p.Ranks, n: p.Count, seg: seg, phases: segments(largest, seg), last: -1}
+}
+
+// slice is segment phase of block i.
+func (s *segmentedRing) slice(i int) sim.Region {
+	b := block(0, s.n, s.p, i)
+	off := min(int64(s.phase)*s.seg, b.Count)
+	return sim.Region{Off: b.Off + off, Count: min(s.seg, b.Count-off)}
+}
+
+func (s *segmentedRing) step(b *builder) bool {
+	if s.p == 1 {
+		return false
+	}
+	if s.k >= 2*(s.p-1) {
+		s.phase++
+		s.k = 0
+		if s.phase >= s.phases {
+			return false
+		}
+	}
+	right, left := mod(s.r+1, s.p), mod(s.r-1, s.p)
+	tag := s.phase*2*s.p + s.k
+	if s.k < s.p-1 {
+		b.send(right, tag, s.slice(mod(s.r-s.k, s.p)), s.last)
+		s.last = b.recvReduce(left, tag, s.slice(mod(s.r-s.k-1, s.p)), s.last)
+	} else {
+		j := s.k - (s.p - 1)
+		b.send(right, tag, s.slice(mod(s.r+1-j, s.p)), s.last)
+		s.last = b.recv(left, tag, s.slice(mod(s.r-j, s.p)), s.last)
+	}
+	s.k++
+	return true
+}

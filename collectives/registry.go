@@ -294,6 +294,10 @@ func init() {
 				_, err := newSuara(p, 0)
 				return err
 			}},
+		{Collective: Allreduce, Name: "segmented_ring",
+			Summary: "Open MPI's segmented ring: the ring allreduce run in phases, each on one segment (--segment, default 1 MiB) of every block, so that long vectors move in bounded pieces; with blocks under a segment it is the ring. Open MPI 4.1 picks it for a few kilobytes on thousands of ranks.",
+			Cost:    "phases x (2(p-1)a) + 2(p-1)/p nb + (p-1)/p ng",
+			newRank: func(p Params, r int) stepper { return newSegmentedRing(p, r) }},
 		{Collective: Bcast, Name: "linear",
 			Summary: "The root sends the whole vector to every other rank in turn. p-1 messages through the root's port: fine for few ranks, the baseline otherwise.",
 			Cost:    "a + (p-1)nb",

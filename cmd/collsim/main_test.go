@@ -47,6 +47,7 @@ func TestGolden(t *testing.T) {
 		{"model-alltoall", []string{"model", "-c", "alltoall", "-m", "fattree-1024", "-n", "16,1024", "-s", "8..64KiB"}},
 		{"run-hierarchical-gpu", []string{"run", "-m", "gpu-cluster", "-a", "hierarchical", "-n", "128", "-s", "4MiB"}},
 		{"run-suara-xc40", []string{"run", "-m", "xc40", "-a", "suara", "-n", "256", "-s", "8"}},
+		{"run-ompi-xc40", []string{"run", "-m", "xc40", "-a", "ompi", "-n", "300", "-s", "8"}},
 		{"run-loggops-bcast", []string{"run", "-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops", "--json"}},
 		{"schedule-ring", []string{"schedule", "-a", "ring", "-n", "4", "-s", "32"}},
 		{"schedule-rd-reduce", []string{"schedule", "-a", "recursive_doubling", "-n", "3", "-s", "4KiB", "--reduce-bandwidth", "10GB/s"}},
@@ -85,7 +86,7 @@ func TestBadInput(t *testing.T) {
 	zero := filepath.Join(dir, "zero.yaml")
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
 	cases := []badCase{
-		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: hierarchical, linear, linear_pipeline, rabenseifner, recursive_doubling, reduce_bcast, ring, suara`},
+		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: hierarchical, linear, linear_pipeline, rabenseifner, recursive_doubling, reduce_bcast, ring, segmented_ring, suara (or a library's choice: ompi, mpich)`},
 		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},
 		{[]string{"run", "-a", "hierarchical"}, 1, "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"},
 		{[]string{"run", "-a", "suara", "-n", "12", "--groups", "5"}, 1, "suara needs --groups dividing the 12 ranks"},

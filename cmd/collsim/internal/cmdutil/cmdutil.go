@@ -202,3 +202,21 @@ func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 	h.Gamma = m.Host.ReducePsPerByte * 1e-12
 	return h, uniform
 }
+
+// Algorithm resolves an algorithm name, or a library selector ("ompi",
+// "mpich") to the algorithm it picks for params; chosenBy then says which
+// selector and rule chose it.
+func Algorithm(c collectives.Collective, name string, params collectives.Params) (a collectives.Algorithm, chosenBy string, err error) {
+	if collectives.IsSelector(name) {
+		s, err := collectives.Select(name, c, params)
+		if err != nil {
+			return a, "", err
+		}
+		return s.Algorithm, name + ": " + s.Rule, nil
+	}
+	a, err = collectives.Lookup(c, name)
+	if err != nil {
+		return a, "", &FlagError{Err: fmt.Errorf("%w (or a library's choice: ompi, mpich)", err)}
+	}
+	return a, "", nil
+}

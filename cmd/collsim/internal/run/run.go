@@ -87,6 +87,7 @@ machine, with every rank's data checked.`,
 type Result struct {
 	Collective   string   `json:"collective"`
 	Algorithm    string   `json:"algorithm"`
+	ChosenBy     string   `json:"chosen_by,omitempty"`
 	Machine      string   `json:"machine"`
 	Topology     string   `json:"topology"`
 	Network      string   `json:"network"`
@@ -137,10 +138,6 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if o.Algorithm == "" {
 		o.Algorithm = collectives.DefaultAlgorithm(c)
 	}
-	alg, err := collectives.Lookup(c, o.Algorithm)
-	if err != nil {
-		return &cmdutil.FlagError{Err: err}
-	}
 	size, err := configs.ParseSize(o.Size)
 	if err != nil {
 		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
@@ -152,6 +149,10 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	o.Shape.Apply(&params, m)
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
+	}
+	alg, chosenBy, err := cmdutil.Algorithm(c, o.Algorithm, params)
+	if err != nil {
+		return err
 	}
 	schedule, err := alg.Build(params)
 	if err != nil {
@@ -182,7 +183,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		return runError(err)
 	}
 	out := Result{
-		Collective: string(c), Algorithm: alg.Name, Machine: m.Name, Topology: m.Topology.Name(),
+		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Machine: m.Name, Topology: m.Topology.Name(),
 		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
 		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.File != "",
 	}
@@ -354,6 +355,9 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 
 func print(streams *cmdutil.IO, r *Result) error {
 	fmt.Fprintf(streams.Out, "%s/%s on %s (%s), %s network, seed %d\n", r.Collective, r.Algorithm, r.Machine, r.Topology, r.Network, r.Seed)
+	if r.ChosenBy != "" {
+		fmt.Fprintf(streams.Out, "  chosen by    %s\n", r.ChosenBy)
+	}
 	data := "not checked (--verify off, or too large for data mode)"
 	if r.DataVerified != nil {
 		data = "verified: every element on every rank is exact"

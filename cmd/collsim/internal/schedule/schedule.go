@@ -40,10 +40,6 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 			if algo == "" {
 				algo = collectives.DefaultAlgorithm(c)
 			}
-			a, err := collectives.Lookup(c, algo)
-			if err != nil {
-				return &cmdutil.FlagError{Err: err}
-			}
 			if ranks < 1 {
 				return cmdutil.Flagf("--ranks must be at least 1, not %d", ranks)
 			}
@@ -56,6 +52,10 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 				return err
 			}
 			shape.Apply(&params, nil)
+			a, _, err := cmdutil.Algorithm(c, algo, params)
+			if err != nil {
+				return err
+			}
 			s, err := a.Build(params)
 			if err != nil {
 				return err
