@@ -196,3 +196,29 @@ func TestGOALBadInput(t *testing.T) {
 	}
 	expectErrors(t, cases)
 }
+
+// The studies print their table and fit, and write real PNG and SVG plots.
+func TestStudies(t *testing.T) {
+	dir := t.TempDir()
+	out, errs, code := collsim(t, "study", "lp", "-n", "2..32", "-o", dir)
+	if code != 0 || !strings.Contains(out, "binomial: time grows by") || !strings.Contains(out, "LP bandwidth / scatter_allgather's") {
+		t.Fatalf("study lp: exit %d %s\n%s", code, errs, out)
+	}
+	out, errs, code = collsim(t, "study", "suara", "-n", "64,128", "-s", "8", "-o", dir)
+	if code != 0 || !strings.Contains(out, "fitted growth of the simulated speedup") || !strings.Contains(out, "reduce_bcast") {
+		t.Fatalf("study suara: exit %d %s\n%s", code, errs, out)
+	}
+	for _, name := range []string{"study-lp", "study-suara"} {
+		png, err := os.ReadFile(filepath.Join(dir, name+".png"))
+		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 5000 {
+			t.Errorf("%s.png is not a real PNG (%d bytes, %v)", name, len(png), err)
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+		if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("%s.svg is not an SVG (%v)", name, err)
+		}
+	}
+	if _, errs, code := collsim(t, "study", "lp", "-n", "4096"); code != 2 || !strings.Contains(errs, "does not fit") {
+		t.Errorf("too many ranks: exit %d %q", code, errs)
+	}
+}

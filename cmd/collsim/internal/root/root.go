@@ -14,6 +14,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/model"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
+	"github.com/collsim/collsim/cmd/collsim/internal/study"
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
 )
 
@@ -32,7 +33,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams))
 	return cmd
 }
 

@@ -1,0 +1,125 @@
+package study
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+)
+
+// innerCandidates are the allreduce algorithms SUARA may run in a subset.
+var innerCandidates = []string{"ring", "recursive_doubling", "rabenseifner", "reduce_bcast"}
+
+// suaraPlan chooses SUARA2's grid and inner algorithm by the closed
+// forms: the G x p/G grid and the algorithm whose two steps (an allreduce
+// on p/G ranks, then one on G ranks) cost least; among equal costs, the
+// squarest grid (SUARA2's intent). It returns the params and the
+// predicted time.
+func suaraPlan(h cost.Hockney, params collectives.Params) (collectives.Params, float64) {
+	best, plan := math.Inf(1), params
+	for g := 2; g <= params.Ranks/2; g++ {
+		if params.Ranks%g != 0 {
+			continue
+		}
+		for _, name := range innerCandidates {
+			a, _ := collectives.Lookup(collectives.Allreduce, name)
+			t := 0.0
+			for _, d := range []int{params.Ranks / g, g} {
+				q := params
+				q.Ranks = d
+				t += predict(h, a, q)
+			}
+			squarer := math.Abs(math.Log(float64(g*g)/float64(params.Ranks))) < math.Abs(math.Log(float64(plan.Groups*plan.Groups)/float64(params.Ranks)))
+			if t < best*(1-1e-9) || t <= best*(1+1e-9) && squarer {
+				best = min(best, t)
+				plan.Groups, plan.Inner, plan.Steps = g, name, 2
+			}
+		}
+	}
+	return plan, best
+}
+
+func newSuara(streams *cmdutil.IO) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "suara",
+		Short: "SUARA2 against the native Open MPI allreduce: speedup and its growth in P",
+		Long: `The SUARA paper reports over 2x speedup over the native Open MPI allreduce at
+1,024 nodes and an O(P) asymptotic speedup. This study runs, for each rank
+count and size, the allreduce Open MPI 4.1's fixed rules pick (--algo ompi)
+and SUARA2 (2 steps on a G x P/G grid, G and the subsets' algorithm chosen by
+the closed forms, as the paper chooses them by its model), simulated on the
+machine, and reports the speedup, the closed forms' prediction of it, and the
+growth exponent b of a fit speedup ~ P^b (b = 1 would be O(P)).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, ps, ss, err := o.parse()
+			if err != nil {
+				return err
+			}
+			return runSuara(streams, o, m, ps, ss)
+		},
+	}
+	o.register(cmd, "xc40", "64..4096", "8,16MiB")
+	return cmd
+}
+
+func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64) error {
+	rows := [][]string{{"size", "ranks", "ompi picks", "ompi", "suara2 grid", "suara2", "speedup", "model speedup"}}
+	var lines []series
+	for _, size := range ss {
+		var xs, sim, model []float64
+		for _, p := range ps {
+			params, err := cmdutil.Call(collectives.Allreduce, p, size, o.elem, 0)
+			if err != nil {
+				return err
+			}
+			place, err := m.Place(p, "", 1)
+			if err != nil {
+				return err
+			}
+			h, _ := cmdutil.Hockney(m, place)
+			sel, err := collectives.Select("ompi", collectives.Allreduce, params)
+			if err != nil {
+				return err
+			}
+			tOmpi, err := simulate(m, sel.Algorithm, params)
+			if err != nil {
+				return err
+			}
+			plan, tPlan := suaraPlan(h, params)
+			suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
+			tSuara, err := simulate(m, suara, plan)
+			if err != nil {
+				return err
+			}
+			speed, modelSpeed := tOmpi/tSuara, predict(h, sel.Algorithm, params)/tPlan
+			xs, sim, model = append(xs, float64(p)), append(sim, speed), append(model, modelSpeed)
+			rows = append(rows, []string{configs.FormatBytes(size), fmt.Sprint(p), sel.Algorithm.Name, fmtTime(tOmpi),
+				fmt.Sprintf("%dx%d %s", plan.Groups, p/plan.Groups, plan.Inner), fmtTime(tSuara),
+				fmt.Sprintf("%.2f", speed), fmt.Sprintf("%.2f", modelSpeed)})
+		}
+		lx, ly := make([]float64, len(xs)), make([]float64, len(xs))
+		for i := range xs {
+			lx[i], ly[i] = math.Log(xs[i]), math.Log(sim[i])
+		}
+		fmt.Fprintf(streams.Out, "%s: fitted growth of the simulated speedup: P^%.3f\n", configs.FormatBytes(size), slope(lx, ly))
+		lines = append(lines, series{name: configs.FormatBytes(size) + " simulated", x: xs, y: sim},
+			series{name: configs.FormatBytes(size) + " closed forms", x: xs, y: model, dashed: true})
+	}
+	if err := cmdutil.Table(streams.Out, rows); err != nil {
+		return err
+	}
+	paths, err := save(o.out, "study-suara", "SUARA2 speedup over Open MPI's allreduce on "+m.Name, "ranks P", "speedup (Open MPI time / SUARA2 time)", false, vg.Points(100), lines)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(streams.Out, "plots: %v\n", paths)
+	return nil
+}
