@@ -26,7 +26,7 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 40; p++ {
 				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2}
+					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6)}
 					if refused(t, a, params) {
 						continue
 					}
@@ -55,6 +55,7 @@ func TestAlgorithmsProperty(t *testing.T) {
 		p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
 		p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
 		p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
+		p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
 		if rapid.Bool().Draw(t, "grid") {
 			p.Groups = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groups")
 		}
@@ -73,6 +74,16 @@ func TestAlgorithmsProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func largestDivisorBelow(n, limit int) int {
+	best := 1
+	for _, d := range divisors(n) {
+		if d <= limit {
+			best = d
+		}
+	}
+	return best
 }
 
 func divisors(n int) []int {

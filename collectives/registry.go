@@ -70,6 +70,9 @@ type Params struct {
 	// Groups is SUARA2's G (the grid is G x p/G); 0 picks the most square
 	// grid. Steps is SUARA's L (0 means 2).
 	Groups, Steps int
+	// GroupSize is how many consecutive ranks share a Dragonfly group (or
+	// any group of equals), for group-aligned algorithms.
+	GroupSize int
 }
 
 func (p Params) elemSize() int64 {
@@ -374,6 +377,74 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
 			}, emptyMessages: true},
+		{Collective: Allgather, Name: "recursive_doubling",
+			Summary: "Partners at distance 1, 2, 4, ... exchange everything they have gathered, doubling it each time: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice for powers of two under 512 KiB). Powers of two only: otherwise it refuses and names bruck or ring.",
+			Cost:    "log2 p a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper { return &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			needs:   pow2Only("allgather/bruck or allgather/ring")},
+		{Collective: ReduceScatter, Name: "recursive_halving",
+			Summary: "At distances p/2, p/4, ..., 1 partners each keep the half of their range that holds their own block and reduce the partner's copy of it: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice under 512 KiB). Powers of two only.",
+			Cost:    "log2 p a + (p-1)/p n(b + g)",
+			newRank: func(p Params, r int) stepper { return &rhReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			needs:   pow2Only("reduce_scatter/ring or reduce_scatter/pairwise")},
+		{Collective: Reduce, Name: "rabenseifner",
+			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004; MPICH's long-message reduce); rank 0 forwards the result to another root. Bandwidth-optimal for long vectors. Powers of two only.",
+			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
+			newRank: func(p Params, r int) stepper {
+				return &rabenseifnerReduce{rs: rhReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			},
+			needs: pow2Only("reduce/binomial or reduce/chain")},
+		{Collective: Bcast, Name: "scatter_allgather_rd",
+			Summary: "The root scatters one block to each rank, then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn; MPICH's medium-message bcast for powers of two). log2 p allgather steps instead of the ring's p-1. Powers of two only.",
+			Cost:    "about (p-1)(a + nb/p) + log2 p a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper {
+				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+			},
+			needs: pow2Only("bcast/scatter_allgather")},
+		{Collective: Bcast, Name: "knomial",
+			Summary: "A radix-4 generalisation of the binomial tree: each rank forwards to up to 3 children per level, so the tree has log4 p levels instead of log2 p (Open MPI's knomial). Fewer levels for short messages, more sends per rank.",
+			Cost:    "about ceil(log4 p) levels of up to 3(a + nb)",
+			newRank: func(p Params, r int) stepper { return &knomialBcast{r: r, p: p.Ranks, root: p.Root, k: 4, n: p.Count} }},
+		{Collective: Bcast, Name: "adapt",
+			Summary: "ADAPT's event-driven segmented binary tree (Luo et al. 2018): every segment's receive is posted at once and each rank forwards segment k to its children the moment it arrives, with no per-step synchronisation, so a delayed rank holds up only what passes through it. Compare bcast/segmented_binary under noise.",
+			Cost:    "about (depth + k - 1) segment times, as the lock-step tree without noise",
+			newRank: func(p Params, r int) stepper { return newSegmentedTree(Bcast, false, p, r) }, lookahead: 1024},
+		{Collective: Bcast, Name: "segmented_binary",
+			Summary: "The classic lock-step segmented binary tree: segment k+1 starts on a rank only when all of its segment-k operations are done (an MPI_Waitall per step). The baseline that ADAPT's event-driven tree improves on under noise.",
+			Cost:    "about (depth + k - 1) segment times",
+			newRank: func(p Params, r int) stepper { return newSegmentedTree(Bcast, true, p, r) }},
+		{Collective: Reduce, Name: "adapt",
+			Summary: "ADAPT's event-driven segmented binary-tree reduce: each rank posts all children's segments at once and sends segment k up as soon as every child's copy of it is reduced.",
+			Cost:    "about (depth + k - 1) segment times with reduction",
+			newRank: func(p Params, r int) stepper { return newSegmentedTree(Reduce, false, p, r) }, lookahead: 1024},
+		{Collective: Reduce, Name: "segmented_binary",
+			Summary: "The lock-step segmented binary-tree reduce: segment k+1 starts only when everything of segment k on this rank is done.",
+			Cost:    "about (depth + k - 1) segment times with reduction",
+			newRank: func(p Params, r int) stepper { return newSegmentedTree(Reduce, true, p, r) }},
+		{Collective: Alltoall, Name: "group_aligned",
+			Summary: "Pairwise exchange in an order aligned with the machine's groups (Dragonfly groups, --group-size, default from the machine): in each run of group-size steps every rank of group g exchanges with group g+d, so the traffic follows the groups' all-to-all wiring instead of loading all global links at once. Needs the rank count to be a multiple of the group size.",
+			Cost:    "(p-1)(a + cb) without contention, as pairwise",
+			newRank: func(p Params, r int) stepper {
+				return &groupAligned{r: r, p: p.Ranks, gs: p.GroupSize, c: p.Count, sent: -1, got: -1}
+			},
+			needs: func(p Params) error {
+				if p.GroupSize < 1 || p.Ranks%p.GroupSize != 0 {
+					return &Unsupported{Reason: fmt.Sprintf("group_aligned needs ranks in whole groups (--group-size, or a dragonfly machine): %d ranks, group size %d; use alltoall/pairwise", p.Ranks, p.GroupSize)}
+				}
+				return nil
+			}},
+		{Collective: Gather, Name: "binomial",
+			Summary: "A binomial tree towards rank 0: the rank with bit m set sends the blocks of its subtree to r-m once it has gathered them; log2 p steps, growing messages (MPICH's gather). Rank 0 passes the result to another root.",
+			Cost:    "log2 p a + (p-1)/p nb (+ a + nb for a root other than 0)",
+			newRank: func(p Params, r int) stepper {
+				return &binomialGatherScatter{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Scatter, Name: "binomial",
+			Summary: "The binomial gather run backwards: rank 0 hands each child the blocks of its subtree, largest first; log2 p steps, shrinking messages (MPICH's scatter). Another root first hands its vector to rank 0.",
+			Cost:    "log2 p a + (p-1)/p nb (+ a + nb for a root other than 0)",
+			newRank: func(p Params, r int) stepper {
+				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
 		{Collective: Barrier, Name: "dissemination",
 			Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 			Cost:    "ceil(log2 p) a",

@@ -52,9 +52,12 @@ func TestSelectors(t *testing.T) {
 			t.Errorf("%s %s p=%d %dB chose %s (%s), want %s", tc.lib, tc.c, tc.ranks, tc.bytes, s.Algorithm.Name, s.Rule, tc.want)
 		}
 	}
+	if s, err := Select("mpich", Bcast, Params{Ranks: 64, Count: 100000, ElemSize: 4}); err != nil || s.Algorithm.Name != "scatter_allgather_rd" {
+		t.Errorf("mpich medium bcast on 64 ranks: %v %v", s.Algorithm.Name, err)
+	}
 	// A choice collsim cannot run is an error that names it.
-	_, err := Select("mpich", Bcast, Params{Ranks: 64, Count: 100000, ElemSize: 4})
-	if err == nil || !strings.Contains(err.Error(), "mpich chooses bcast/scatter_allgather_rd") {
+	_, err := Select("mpich", Alltoall, Params{Ranks: 64, Count: 8, ElemSize: 4})
+	if err == nil || !strings.Contains(err.Error(), "mpich chooses alltoall/bruck") {
 		t.Errorf("unsupported choice: %v", err)
 	}
 	if _, err := Select("ompi", Bcast, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "name an algorithm") {

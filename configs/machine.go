@@ -119,7 +119,13 @@ type Machine struct {
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
+	// GroupHosts is the hosts per Dragonfly group (0 on other networks).
+	GroupHosts int
 }
+
+// GroupSize is how many consecutive ranks share a Dragonfly group under
+// block placement, or 0 when the machine has no groups.
+func (m *Machine) GroupSize() int { return m.GroupHosts * m.DevicesPerNode * m.RanksPerHost }
 
 // NodeSize is how many consecutive ranks share a node under block
 // placement: devices per node times ranks per host. 1 means the machine
@@ -280,9 +286,10 @@ func yamlError(source string, err error) error {
 // validator turns the decoded schema into a Machine, collecting problems
 // with the line of the key they concern.
 type validator struct {
-	source string
-	root   *yaml.Node
-	errs   []error
+	source     string
+	root       *yaml.Node
+	errs       []error
+	groupHosts int
 }
 
 // line returns the line of the value at path, or of its deepest ancestor
@@ -348,6 +355,7 @@ func (v *validator) duration(s string, keys []string) sim.Time {
 func (v *validator) machine(f *fileYAML) *Machine {
 	m := &Machine{Name: f.Name, Description: f.Description, Placement: f.Placement, RanksPerHost: f.Host.RanksPerHost, DevicesPerNode: 1}
 	m.Topology = v.network(&f.Network)
+	m.GroupHosts = v.groupHosts
 	if f.Node != nil && m.Topology != nil {
 		keys := []string{"node"}
 		spec := topology.NodeSpec{Devices: f.Node.Devices, Fabric: v.link(f.Node.Fabric, with(keys, "fabric")), NIC: v.link(f.Node.NIC, with(keys, "nic"))}
@@ -442,6 +450,7 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 			Host: v.link(d.HostLink, with(keys, "host_link")), Local: v.link(d.LocalLink, with(keys, "local_link")), Global: v.link(d.GlobalLink, with(keys, "global_link"))}
 		if len(v.errs) == before {
 			t, err = topology.Dragonfly(spec)
+			v.groupHosts = d.P * d.A
 		}
 	case n.Torus != nil:
 		link := v.link(n.Torus.Link, with(keys, "link"))

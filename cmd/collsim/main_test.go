@@ -48,6 +48,7 @@ func TestGolden(t *testing.T) {
 		{"run-hierarchical-gpu", []string{"run", "-m", "gpu-cluster", "-a", "hierarchical", "-n", "128", "-s", "4MiB"}},
 		{"run-suara-xc40", []string{"run", "-m", "xc40", "-a", "suara", "-n", "256", "-s", "8"}},
 		{"run-ompi-xc40", []string{"run", "-m", "xc40", "-a", "ompi", "-n", "300", "-s", "8"}},
+		{"run-group-aligned-xc40", []string{"run", "-m", "xc40", "-c", "alltoall", "-a", "group_aligned", "-n", "768", "-s", "768KiB", "--verify", "off"}},
 		{"run-loggops-bcast", []string{"run", "-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops", "--json"}},
 		{"schedule-ring", []string{"schedule", "-a", "ring", "-n", "4", "-s", "32"}},
 		{"schedule-rd-reduce", []string{"schedule", "-a", "recursive_doubling", "-n", "3", "-s", "4KiB", "--reduce-bandwidth", "10GB/s"}},

@@ -106,17 +106,19 @@ func (n *NoiseFlags) Load() (*sim.Noise, error) {
 // ShapeFlags are the algorithm options: pipeline segments, the rank
 // grouping of hierarchical algorithms, and SUARA's grid.
 type ShapeFlags struct {
-	Segment  int64
-	NodeSize int
-	Inner    string
-	Groups   int
-	Steps    int
+	Segment   int64
+	NodeSize  int
+	GroupSize int
+	Inner     string
+	Groups    int
+	Steps     int
 }
 
 // Register adds the flags to f.
 func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.Int64Var(&s.Segment, "segment", 0, "pipeline segment in elements for pipelined algorithms (0: the algorithm's default)")
 	f.IntVar(&s.NodeSize, "node-size", 0, "ranks per node for hierarchical algorithms (0: from the machine)")
+	f.IntVar(&s.GroupSize, "group-size", 0, "ranks per Dragonfly group for group-aligned algorithms (0: from the machine)")
 	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara (default: by size)")
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
@@ -125,8 +127,11 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 // Apply copies the options into p; the node size defaults to the
 // machine's (when m is not nil).
 func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
-	p.Segment, p.Inner, p.Groups, p.Steps, p.NodeSize = s.Segment, s.Inner, s.Groups, s.Steps, s.NodeSize
+	p.Segment, p.Inner, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Groups, s.Steps, s.NodeSize, s.GroupSize
 	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
 		p.NodeSize = m.NodeSize()
+	}
+	if p.GroupSize == 0 && m != nil {
+		p.GroupSize = m.GroupSize()
 	}
 }

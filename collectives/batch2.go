@@ -1,0 +1,397 @@
+package collectives
+
+import (
+	"fmt"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// pow2Only refuses non-powers of two, naming what to use instead.
+func pow2Only(alt string) func(p Params) error {
+	return func(p Params) error {
+		if p.Ranks&(p.Ranks-1) != 0 {
+			return &Unsupported{Reason: fmt.Sprintf("this algorithm needs a power-of-two number of ranks, not %d; use %s", p.Ranks, alt)}
+		}
+		return nil
+	}
+}
+
+// rdAllgather: partners at distance 1, 2, 4, ... exchange everything they
+// have gathered, which doubles each time (for powers of two; Thakur et al.
+// 2005).
+type rdAllgather struct {
+	r, p int
+	n    int64
+	mask int
+	last int32
+}
+
+func (s *rdAllgather) step(b *builder) bool {
+	if s.mask == 0 {
+		s.mask = 1
+	}
+	if s.mask >= s.p {
+		return false
+	}
+	peer := s.r ^ s.mask
+	mine, theirs := s.r&^(s.mask-1), peer&^(s.mask-1)
+	tag := ceilLog2(s.mask + 1)
+	b.send(peer, tag, blocks(0, s.n, s.p, mine, mine+s.mask), s.last)
+	s.last = b.recv(peer, tag, blocks(0, s.n, s.p, theirs, theirs+s.mask), s.last)
+	s.mask <<= 1
+	return true
+}
+
+// rhReduceScatter: recursive halving for powers of two: at distance p/2,
+// p/4, ..., 1 partners each keep the half of their range that holds their
+// own block, reducing the partner's copy of it (Thakur et al. 2005).
+type rhReduceScatter struct {
+	r, p    int
+	n       int64
+	mask    int
+	lo, hi  int
+	last    int32
+	started bool
+}
+
+func (s *rhReduceScatter) step(b *builder) bool {
+	if !s.started {
+		s.started, s.mask, s.lo, s.hi = true, s.p/2, 0, s.p
+	}
+	if s.mask < 1 || s.p == 1 {
+		return false
+	}
+	peer := s.r ^ s.mask
+	mid := (s.lo + s.hi) / 2
+	keepLo, keepHi, giveLo, giveHi := s.lo, mid, mid, s.hi
+	if s.r&s.mask != 0 {
+		keepLo, keepHi, giveLo, giveHi = mid, s.hi, s.lo, mid
+	}
+	tag := ceilLog2(s.mask + 1)
+	b.send(peer, tag, blocks(0, s.n, s.p, giveLo, giveHi), s.last)
+	s.last = b.recvReduce(peer, tag, blocks(0, s.n, s.p, keepLo, keepHi), s.last)
+	s.lo, s.hi = keepLo, keepHi
+	s.mask >>= 1
+	return true
+}
+
+// rabenseifnerReduce: a reduce-scatter by recursive halving, then a
+// binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004;
+// MPICH's long-message reduce), and rank 0 hands the result to the root if
+// that is another rank. Powers of two.
+type rabenseifnerReduce struct {
+	rs        rhReduceScatter
+	r, p      int
+	root      int
+	n         int64
+	mask      int
+	stage     int
+	last      int32
+	gathering bool
+}
+
+func (s *rabenseifnerReduce) step(b *builder) bool {
+	switch s.stage {
+	case 0:
+		if s.rs.step(b) {
+			return true
+		}
+		s.stage, s.mask, s.last = 1, 1, s.rs.last
+		return true
+	case 1: // binomial gather: ranks with bit mask set send [r, r+mask) down
+		if s.mask >= s.p {
+			s.stage = 2
+			return true
+		}
+		tag := 100 + ceilLog2(s.mask+1)
+		if s.r&s.mask != 0 {
+			b.send(s.r-s.mask, tag, blocks(0, s.n, s.p, s.r, s.r+s.mask), s.last)
+			s.stage = 3
+			return true
+		}
+		if s.r+s.mask < s.p {
+			s.last = b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, s.r+2*s.mask), s.last)
+		}
+		s.mask <<= 1
+		return true
+	case 2: // rank 0 holds the result
+		s.stage = 3
+		if s.root != 0 {
+			b.send(s.root, 200, sim.Region{Count: s.n}, s.last)
+		}
+		return true
+	case 3:
+		s.stage = 4
+		if s.r == s.root && s.root != 0 {
+			b.recv(0, 200, sim.Region{Count: s.n}, s.last)
+			return true
+		}
+	}
+	return false
+}
+
+// knomialBcast: a k-ary generalisation of the binomial tree (radix 4): the
+// relative rank v receives from v minus its lowest non-zero base-k digit,
+// then sends to v + j k^i for every lower digit position i and j = 1..k-1,
+// farthest first. Fewer levels than binomial (log_k p), more sends each.
+type knomialBcast struct {
+	r, p, root, k int
+	n             int64
+	done          bool
+}
+
+func (s *knomialBcast) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	v := mod(s.r-s.root, s.p)
+	all := sim.Region{Count: s.n}
+	got := int32(-1)
+	span := 1 // the subtree of v spans k^i ranks below its lowest non-zero digit
+	for span < s.p && (v/span)%s.k == 0 {
+		span *= s.k
+	}
+	if v > 0 {
+		digit := (v / span) % s.k
+		got = b.recv(mod(v-digit*span+s.root, s.p), 0, all)
+	}
+	for i := span / s.k; i >= 1; i /= s.k {
+		for j := s.k - 1; j >= 1; j-- {
+			if c := v + j*i; c < s.p {
+				b.send(mod(c+s.root, s.p), 0, all, got)
+			}
+		}
+	}
+	return true
+}
+
+// treeOf returns the parent and children of relative rank v in a binary
+// tree (heap layout).
+func treeOf(v, p int) (parent int, children []int) {
+	parent = -1
+	if v > 0 {
+		parent = (v - 1) / 2
+	}
+	for _, c := range []int{2*v + 1, 2*v + 2} {
+		if c < p {
+			children = append(children, c)
+		}
+	}
+	return parent, children
+}
+
+// segmentedTree runs a segmented binary-tree bcast or reduce in one of two
+// styles. Event-driven (ADAPT, Luo et al. 2018): every segment's receives
+// are posted at once and each segment moves on as soon as it arrives (bcast)
+// or as soon as all children's copies are reduced (reduce), so a delayed
+// rank delays only what passes through it. Lock-step (the classic
+// segmented tree): segment k+1 starts only once everything of segment k on
+// this rank is done, as with an MPI_Waitall per step.
+type segmentedTree struct {
+	c          Collective
+	lockstep   bool
+	r, p, root int
+	n, seg     int64
+	k, nseg    int
+	prevStep   []int32
+}
+
+func (s *segmentedTree) step(b *builder) bool {
+	if s.k >= s.nseg || s.p == 1 {
+		return false
+	}
+	v := mod(s.r-s.root, s.p)
+	parent, children := treeOf(v, s.p)
+	abs := func(x int) int { return mod(x+s.root, s.p) }
+	seg := segmentOf(0, s.n, s.seg, s.k)
+	var after []int32
+	if s.lockstep {
+		after = s.prevStep
+	}
+	var step []int32
+	if s.c == Bcast {
+		got := int32(-1)
+		if parent >= 0 {
+			got = b.recv(abs(parent), s.k, seg, after...)
+			step = append(step, got)
+		}
+		for _, c := range children {
+			step = append(step, b.send(abs(c), s.k, seg, append([]int32{got}, after...)...))
+		}
+	} else {
+		var reduced []int32
+		for _, c := range children {
+			rr := b.recvReduce(abs(c), s.k, seg, after...)
+			reduced = append(reduced, rr)
+			step = append(step, rr)
+		}
+		if parent >= 0 {
+			step = append(step, b.send(abs(parent), s.k, seg, append(reduced, after...)...))
+		}
+	}
+	s.prevStep = step
+	s.k++
+	return true
+}
+
+// groupAligned is the pairwise exchange reordered for a Dragonfly (or any
+// machine of equal groups of GroupSize ranks): in step (dg, dl) rank (g, l)
+// sends to (g+dg, l+dl) and receives from (g-dg, l-dl), with dg in the
+// outer loop, so during a run of GroupSize steps every rank of group g
+// talks to group g+dg: the traffic follows the all-to-all wiring of the
+// groups instead of spreading over all global links at once (the idea of
+// aligning FFT's alltoall with Dragonfly's groups).
+type groupAligned struct {
+	r, p, gs  int
+	c         int64
+	i         int
+	sent, got int32
+}
+
+func (s *groupAligned) step(b *builder) bool {
+	if s.i >= s.p {
+		return false
+	}
+	groups := s.p / s.gs
+	dg, dl := s.i/s.gs, s.i%s.gs
+	g, l := s.r/s.gs, s.r%s.gs
+	to := mod(g+dg, groups)*s.gs + mod(l+dl, s.gs)
+	from := mod(g-dg, groups)*s.gs + mod(l-dl, s.gs)
+	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
+	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
+	ps, pg := s.sent, s.got
+	s.sent = b.send(to, s.i, out, ps, pg)
+	s.got = b.recv(from, s.i, in, ps, pg)
+	s.i++
+	return true
+}
+
+// binomialGather and binomialScatter move blocks along a binomial tree
+// rooted at rank 0: in gather, the rank with bit m set sends the blocks of
+// its subtree [r, r+m) to r-m once it has gathered them; scatter runs the
+// same tree the other way. A root other than 0 gets the whole result from
+// rank 0 (gather) or first hands its vector to rank 0 (scatter).
+type binomialGatherScatter struct {
+	c       Collective
+	r, p    int
+	root    int
+	n       int64
+	stage   int
+	mask    int
+	last    int32
+	masks   []int
+	parent  int
+	handoff int32
+}
+
+func (s *binomialGatherScatter) subtree(m int) sim.Region {
+	return blocks(0, s.n, s.p, s.r, min(s.r+m, s.p))
+}
+
+func (s *binomialGatherScatter) step(b *builder) bool {
+	all := sim.Region{Count: s.n}
+	if s.c == Gather {
+		switch s.stage {
+		case 0:
+			s.stage, s.mask, s.last = 1, 1, -1
+			return true
+		case 1:
+			if s.mask >= s.p {
+				s.stage = 2
+				return true
+			}
+			tag := ceilLog2(s.mask + 1)
+			if s.r&s.mask != 0 {
+				b.send(s.r-s.mask, tag, s.subtree(s.mask), s.last)
+				s.stage = 3
+				return true
+			}
+			if s.r+s.mask < s.p {
+				s.last = b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, min(s.r+2*s.mask, s.p)), s.last)
+			}
+			s.mask <<= 1
+			return true
+		case 2: // rank 0 has everything
+			s.stage = 3
+			if s.root != 0 {
+				b.send(s.root, 100, all, s.last)
+				return true
+			}
+		case 3:
+			s.stage = 4
+			if s.r == s.root && s.root != 0 {
+				b.recv(0, 100, all, s.last)
+				return true
+			}
+		}
+		return false
+	}
+	// Scatter.
+	switch s.stage {
+	case 0:
+		s.stage = 1
+		s.handoff = -1
+		if s.root != 0 && s.r == s.root {
+			b.send(0, 100, all)
+			return true
+		}
+		if s.root != 0 && s.r == 0 {
+			s.handoff = b.recv(s.root, 100, all)
+			return true
+		}
+		return true
+	case 1: // find the parent: the lowest set bit
+		s.stage = 2
+		s.mask = 1
+		for s.mask < s.p && s.r&s.mask == 0 {
+			s.mask <<= 1
+		}
+		s.last = s.handoff
+		if s.r > 0 {
+			s.last = b.recv(s.r-s.mask, ceilLog2(s.mask+1), s.subtree(s.mask))
+			return true
+		}
+		return true
+	case 2: // hand each child its subtree, largest first
+		for s.mask >>= 1; s.mask >= 1; s.mask >>= 1 {
+			if s.r+s.mask < s.p {
+				b.send(s.r+s.mask, ceilLog2(s.mask+1), blocks(0, s.n, s.p, s.r+s.mask, min(s.r+2*s.mask, s.p)), s.last)
+				return true
+			}
+		}
+		s.stage = 3
+		return true
+	}
+	return false
+}
+
+func newSegmentedTree(c Collective, lockstep bool, p Params, r int) *segmentedTree {
+	seg := defaultSegment(p)
+	return &segmentedTree{c: c, lockstep: lockstep, r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg)}
+}
+
+// scatterThen: the root scatters one block to each rank (linear), then an
+// allgather stepper rebuilds the vector everywhere.
+type scatterThen struct {
+	r, p, root int
+	n          int64
+	stage      int
+	gather     *rdAllgather
+}
+
+func (s *scatterThen) step(b *builder) bool {
+	if s.stage == 0 {
+		s.stage = 1
+		if s.r == s.root {
+			for i := 1; i < s.p; i++ {
+				peer := mod(s.root+i, s.p)
+				b.send(peer, 1000, block(0, s.n, s.p, peer))
+			}
+			return true
+		}
+		s.gather.last = b.recv(s.root, 1000, block(0, s.n, s.p, s.r))
+		return true
+	}
+	return s.gather.step(b)
+}
