@@ -99,10 +99,13 @@ type Algorithm struct {
 	// needs, when set, refuses parameters the algorithm cannot run with,
 	// saying what to use instead.
 	needs func(p Params) error
-	// scratch is how many extra buffers of Count elements each rank needs
-	// (after the collective's own buffers).
-	scratch int
+	// scratch gives the sizes of the extra buffers each rank needs (after
+	// the collective's own buffers).
+	scratch func(p Params) []int64
 }
+
+// oneScratch is one scratch buffer the size of the vector.
+func oneScratch(p Params) []int64 { return []int64{p.Count} }
 
 // Unsupported is the error of an algorithm asked to run with parameters
 // it cannot handle (an odd rank count for neighbor exchange, say).
@@ -161,8 +164,8 @@ func (p Params) check(c Collective) error {
 // buffers is the collective's buffers plus the algorithm's scratch.
 func (a *Algorithm) buffers(p Params) []int64 {
 	b := semanticsOf[a.Collective].buffers(p)
-	for range a.scratch {
-		b = append(b, p.Count)
+	if a.scratch != nil {
+		b = append(b, a.scratch(p)...)
 	}
 	return b
 }
@@ -174,9 +177,11 @@ func (a *Algorithm) Data(p Params, seed uint64) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	for r := range d.Buffers {
-		for range a.scratch {
-			d.Buffers[r] = append(d.Buffers[r], make([]uint64, p.Count))
+	if a.scratch != nil {
+		for r := range d.Buffers {
+			for _, n := range a.scratch(p) {
+				d.Buffers[r] = append(d.Buffers[r], make([]uint64, n))
+			}
 		}
 	}
 	return d, nil
@@ -342,7 +347,7 @@ func init() {
 			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
 			Cost:    "ceil(log2 p) a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
-			scratch: 1},
+			scratch: oneScratch},
 		{Collective: Allgather, Name: "neighbor_exchange",
 			Summary: "For an even number of ranks: pairs swap their blocks, then each step passes the two newest blocks to the neighbour on alternate sides (Chen et al. 2005). p/2 steps instead of the ring's p-1, same bandwidth. An odd number of ranks is refused: use ring.",
 			Cost:    "(p/2)a + (p-1)/p nb",
@@ -445,6 +450,30 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
+		{Collective: Alltoall, Name: "bruck",
+			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). Blocks are packed and unpacked by local copies, which the model takes as free.",
+			Cost:    "ceil(log2 p)(a + (p/2)cb)",
+			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count, last: -1} },
+			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n, n} }},
+		{Collective: Alltoall, Name: "linear_sync",
+			Summary: "The linear alltoall with at most 8 exchanges in flight: each batch of 8 partners (sends to r+i, receives from r-i) waits for the batch before it (Open MPI's linear_sync). Bounds the messages flooding the network at once.",
+			Cost:    "about ceil((p-1)/8)(a + 8cb)",
+			newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 8} }},
+		{Collective: Allreduce, Name: "allgather_reduce",
+			Summary: "Every rank gathers every rank's whole vector (a ring allgather of p vectors into a scratch buffer), then reduces them locally (Open MPI's allgather_reduce). p times the data of a reduce-scatter, no dependency on a root: only for tiny vectors on few ranks.",
+			Cost:    "(p-1)(a + nb) + (p-1)ng",
+			newRank: func(p Params, r int) stepper { return &allgatherReduce{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			scratch: func(p Params) []int64 { return []int64{int64(p.Ranks) * p.Count} }},
+		{Collective: Allreduce, Name: "double_binary_tree",
+			Summary: "NCCL's double binary tree: half of the vector is reduced up and broadcast down one binary tree, the other half another tree, the mirror image of the first (rank r in one is rank p-1-r in the other), both in segments (--segment) so that reduce and bcast overlap. Log-depth latency with every link busy in both trees: the choice for large allreduces on many GPUs.",
+			Cost:    "about 2 log2 p (a + sb) + (n/2)(2b + g) for segments of s",
+			newRank: func(p Params, r int) stepper { return newDoubleTree(p, r) }, lookahead: 1024},
+		{Collective: Barrier, Name: "recursive_doubling",
+			Summary: "Empty messages between partners at distance 1, 2, 4, ...: log2 p rounds for powers of two, plus a fold and unfold otherwise (Open MPI's recursive_doubling barrier).",
+			Cost:    "log2 p a, or (floor(log2 p) + 2) a",
+			newRank: func(p Params, r int) stepper {
+				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+			}, emptyMessages: true},
 		{Collective: Barrier, Name: "dissemination",
 			Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 			Cost:    "ceil(log2 p) a",

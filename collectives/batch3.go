@@ -1,0 +1,214 @@
+package collectives
+
+import "github.com/collsim/collsim/sim"
+
+// copier emits local copies as a message to oneself: the model charges no
+// network for them, only the CPU overhead o.
+type copier struct{ tag int }
+
+// copy moves src to dst on rank r after the ops in after and returns the op
+// after which dst holds the data.
+func (c *copier) copy(b *builder, r int, src, dst sim.Region, after ...int32) int32 {
+	c.tag++
+	b.send(r, c.tag, src, after...)
+	return b.recv(r, c.tag, dst, after...)
+}
+
+// bruckAlltoall keeps the blocks in a working buffer W (buffer 2) indexed
+// by distance: W[i] is the block that must travel i ranks forward.
+type bruckAlltoall struct {
+	r, p  int
+	c     int64
+	dist  int
+	stage int
+	last  int32
+	waits []int32 // every unpack of the last round: the next round reads W
+	cp    copier
+}
+
+func (s *bruckAlltoall) region(buf uint8, first, count int) sim.Region {
+	return sim.Region{Buf: buf, Off: int64(first) * s.c, Count: int64(count) * s.c}
+}
+
+func (s *bruckAlltoall) step(b *builder) bool {
+	if s.cp.tag == 0 {
+		s.cp.tag = 1 << 16 // local copies use tags above the rounds'
+	}
+	switch s.stage {
+	case 0: // W[i] = send[r+i]
+		a := s.cp.copy(b, s.r, s.region(0, s.r, s.p-s.r), s.region(2, 0, s.p-s.r))
+		s.last = s.cp.copy(b, s.r, s.region(0, 0, s.r), s.region(2, s.p-s.r, s.r), a)
+		s.stage, s.dist = 1, 1
+	case 1:
+		if s.dist >= s.p {
+			s.stage = 2
+			return true
+		}
+		// The indices with bit dist set form runs [m*2d+d, m*2d+2d).
+		var runs [][2]int
+		packed := 0
+		for start := s.dist; start < s.p; start += 2 * s.dist {
+			n := min(s.dist, s.p-start)
+			runs = append(runs, [2]int{start, n})
+		}
+		var packs []int32
+		for _, run := range runs {
+			packs = append(packs, s.cp.copy(b, s.r, s.region(2, run[0], run[1]), s.region(3, packed, run[1]), append(s.waits, s.last)...))
+			packed += run[1]
+		}
+		tag := ceilLog2(s.dist + 1)
+		b.send(mod(s.r+s.dist, s.p), tag, s.region(3, 0, packed), packs...)
+		got := b.recv(mod(s.r-s.dist, s.p), tag, s.region(4, 0, packed), append(packs, s.last)...)
+		unpacked := 0
+		var unpacks []int32
+		for _, run := range runs {
+			unpacks = append(unpacks, s.cp.copy(b, s.r, s.region(4, unpacked, run[1]), s.region(2, run[0], run[1]), got))
+			unpacked += run[1]
+		}
+		s.waits = unpacks
+		s.last = -1
+		if len(unpacks) > 0 {
+			s.last = unpacks[len(unpacks)-1]
+		}
+		s.dist *= 2
+	case 2: // recv[r-i] = W[i]
+		for i := range s.p {
+			s.cp.copy(b, s.r, s.region(2, i, 1), s.region(1, mod(s.r-i, s.p), 1), append(s.waits, s.last)...)
+		}
+		s.stage = 3
+	default:
+		return false
+	}
+	return true
+}
+
+// linearSync is the linear alltoall in batches of window partners.
+type linearSync struct {
+	r, p, window int
+	c            int64
+	i            int
+	prev         []int32
+}
+
+func (s *linearSync) step(b *builder) bool {
+	if s.i >= s.p {
+		return false
+	}
+	var batch []int32
+	for end := min(s.i+s.window, s.p); s.i < end; s.i++ {
+		to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
+		batch = append(batch, b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}, s.prev...))
+		batch = append(batch, b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, s.prev...))
+	}
+	s.prev = batch
+	return true
+}
+
+// allgatherReduce gathers every vector into buffer 1 (vector j at j*n) by a
+// ring, then reduces them into buffer 0 locally.
+type allgatherReduce struct {
+	r, p  int
+	n     int64
+	k     int
+	stage int
+	last  int32
+	cp    copier
+}
+
+func (s *allgatherReduce) vec(j int) sim.Region {
+	return sim.Region{Buf: 1, Off: int64(j) * s.n, Count: s.n}
+}
+
+func (s *allgatherReduce) step(b *builder) bool {
+	if s.cp.tag == 0 {
+		s.cp.tag = 1 << 16
+	}
+	switch s.stage {
+	case 0:
+		s.last = s.cp.copy(b, s.r, sim.Region{Count: s.n}, s.vec(s.r))
+		s.stage = 1
+	case 1:
+		if s.k >= s.p-1 {
+			s.stage = 2
+			return true
+		}
+		b.send(mod(s.r+1, s.p), s.k, s.vec(mod(s.r-s.k, s.p)), s.last)
+		s.last = b.recv(mod(s.r-1, s.p), s.k, s.vec(mod(s.r-s.k-1, s.p)), s.last)
+		s.k++
+	case 2:
+		for j := range s.p {
+			if j != s.r {
+				s.cp.tag++
+				b.send(s.r, s.cp.tag, s.vec(j), s.last)
+				b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last)
+			}
+		}
+		s.stage = 3
+	default:
+		return false
+	}
+	return true
+}
+
+// treeAllreduce reduces a part of the vector up a binary tree and
+// broadcasts it down again in segments; real maps tree positions to ranks.
+type treeAllreduce struct {
+	v, p      int
+	real      func(int) int
+	part      sim.Region
+	seg       int64
+	k, nseg   int
+	tagBase   int
+	red, down int32
+	sentUp    int32
+}
+
+func (t *treeAllreduce) step(b *builder) bool {
+	if t.k >= t.nseg || t.p == 1 {
+		return false
+	}
+	parent, children := treeOf(t.v, t.p)
+	s := segmentOf(0, t.part.Count, t.seg, t.k)
+	s.Off += t.part.Off
+	var reduced []int32
+	for _, c := range children {
+		reduced = append(reduced, b.recvReduce(t.real(c), t.tagBase+2*t.k, s))
+	}
+	ready := reduced
+	if parent >= 0 {
+		t.sentUp = b.send(t.real(parent), t.tagBase+2*t.k, s, reduced...)
+		t.down = b.recv(t.real(parent), t.tagBase+2*t.k+1, s, t.sentUp, t.down)
+		ready = []int32{t.down}
+	}
+	for _, c := range children {
+		b.send(t.real(c), t.tagBase+2*t.k+1, s, ready...)
+	}
+	t.k++
+	return true
+}
+
+// doubleTree runs two treeAllreduces, one per half of the vector, the
+// second on the mirrored tree, alternating their segments.
+type doubleTree struct{ trees [2]*treeAllreduce }
+
+func newDoubleTree(p Params, r int) stepper {
+	half := p.Count / 2
+	seg := defaultSegment(p)
+	parts := [2]sim.Region{{Count: half}, {Off: half, Count: p.Count - half}}
+	d := &doubleTree{}
+	for i, part := range parts {
+		real, v := func(x int) int { return x }, r
+		if i == 1 {
+			real, v = func(x int) int { return p.Ranks - 1 - x }, p.Ranks-1-r
+		}
+		d.trees[i] = &treeAllreduce{v: v, p: p.Ranks, real: real, part: part, seg: seg,
+			nseg: segments(part.Count, seg), tagBase: i << 20, down: -1, sentUp: -1}
+	}
+	return d
+}
+
+func (d *doubleTree) step(b *builder) bool {
+	a := d.trees[0].step(b)
+	c := d.trees[1].step(b)
+	return a || c
+}
