@@ -19,12 +19,12 @@ func counts(p int) []int64 {
 	return c
 }
 
-// Every algorithm, every p from 1 to 40, edge-case counts: exact data.
+// Every algorithm, every p from 1 to 64, edge-case counts: exact data.
 func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 	for _, a := range All() {
 		t.Run(a.ID(), func(t *testing.T) {
 			t.Parallel()
-			for p := 1; p <= 40; p++ {
+			for p := 1; p <= 64; p++ {
 				for _, n := range counts(p) {
 					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6)}
 					if refused(t, a, params) {

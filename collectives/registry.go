@@ -43,6 +43,9 @@ func DefaultAlgorithm(c Collective) string {
 	return ""
 }
 
+// String returns the collective's name.
+func (c Collective) String() string { return string(c) }
+
 // Collectives lists every collective, in a stable order.
 var Collectives = []Collective{Allreduce, Bcast, Reduce, Allgather, ReduceScatter, Gather, Scatter, Alltoall, Barrier}
 
