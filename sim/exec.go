@@ -32,10 +32,22 @@ type Config struct {
 	LogGOPS *LogGOPS
 	// Noise, when set, stretches CPU intervals by OS-noise detours.
 	Noise *Noise
+	// Trace, when set, is told when every op starts and completes (for
+	// explanations and timelines). It costs nothing when nil.
+	Trace func(TraceEvent)
 	// Data, when not nil, holds every rank's buffers (Data[rank][buffer]);
 	// the run then carries real elements in messages and applies the
 	// schedule's ReduceOp, so the final buffers can be checked.
 	Data [][][]uint64
+}
+
+// TraceEvent is one op starting or completing.
+type TraceEvent struct {
+	At        Time
+	Rank      int32
+	Index     int32 // program index of the op
+	Completed bool  // false: the op started
+	Op        Op    // kind, peer, tag, bytes; Data only in data mode
 }
 
 // Result is what an execution measured.
@@ -78,6 +90,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		nics:      max(s.NICs, 1),
 		lg:        cfg.LogGOPS,
 		noise:     cfg.Noise,
+		trace:     cfg.Trace,
 	}
 	if x.data != nil && len(x.data) != s.Ranks {
 		return nil, fmt.Errorf("data mode: %d rank buffers for %d ranks", len(x.data), s.Ranks)
@@ -258,6 +271,7 @@ type executor struct {
 	nicRx     []Time     // LogGOPS, per rank and NIC: receive gap until then
 	rxQueue   [][]uint32 // LogGOPS, per rank and NIC: messages waiting to be taken in
 	noise     *Noise
+	trace     func(TraceEvent)
 	finished  int
 	ops       uint64
 	messages  uint64
@@ -307,6 +321,9 @@ func (x *executor) occupy(r int32, cpu uint16, d Time) (start, end Time) {
 func (x *executor) started(r, idx int32, at Time) {
 	s := x.slot(r, idx)
 	s.startAt = at
+	if x.trace != nil {
+		x.emitTrace(r, idx, at, false)
+	}
 	if rk := &x.ranks[r]; rk.reactive != nil && rk.reactive.NeedsStarts() {
 		if at == x.eng.Now() {
 			rk.reactive.Started(idx)
@@ -338,6 +355,15 @@ func (x *executor) fireStarts(r, idx int32) {
 	e := s.sdeps
 	s.sdeps, s.startEv = -1, false
 	x.release(r, e)
+}
+
+func (x *executor) emitTrace(r, idx int32, at Time, completed bool) {
+	s := x.slot(r, idx)
+	op := Op{Kind: s.kind, Reduce: s.reduce, Peer: s.peer, Tag: s.tag, Bytes: s.bytes, Dur: s.dur, CPU: s.cpu, NIC: s.nic}
+	if x.data != nil {
+		op.Data = x.region(r, idx)
+	}
+	x.trace(TraceEvent{At: at, Rank: r, Index: idx, Completed: completed, Op: op})
 }
 
 // refillLater reads a reactive rank's newly ready ops once the current
@@ -742,6 +768,9 @@ func (x *executor) completeAt(r, idx int32, at Time) {
 		return
 	}
 	rk := &x.ranks[r]
+	if x.trace != nil {
+		x.emitTrace(r, idx, at, true)
+	}
 	s.state, s.doneAt = slotDoneLater, at
 	rk.open--
 	rk.lastDone = max(rk.lastDone, at)
@@ -757,6 +786,9 @@ func (x *executor) complete(r, idx int32) {
 func (x *executor) finishOp(r, idx int32) {
 	rk := &x.ranks[r]
 	s := x.slot(r, idx)
+	if x.trace != nil && s.state != slotDoneLater {
+		x.emitTrace(r, idx, x.eng.Now(), true)
+	}
 	s.state = slotDone
 	rk.open--
 	x.ops++

@@ -258,3 +258,32 @@ func TestSendsCompletedAheadOfTime(t *testing.T) {
 		t.Errorf("ops %d, want 5 (2+1+1+1)", res.Ops)
 	}
 }
+
+// The trace sees every op start and complete once, at the right times.
+func TestTrace(t *testing.T) {
+	progs := []Program{
+		{send(1, 0, 8), recv(1, 1, 8, 0)},
+		{recv(0, 0, 8), send(0, 1, 8, 0)},
+	}
+	var events []TraceEvent
+	_, err := Execute(New(1), FromPrograms("t", progs, 0), Config{Network: FixedLatency(10), Host: HostParams{EagerLimit: 8},
+		Trace: func(e TraceEvent) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, ends := 0, 0
+	for _, e := range events {
+		if e.Completed {
+			ends++
+		} else {
+			starts++
+		}
+	}
+	if starts != 4 || ends != 4 {
+		t.Fatalf("%d starts, %d completions, want 4 and 4: %+v", starts, ends, events)
+	}
+	last := events[len(events)-1]
+	if !last.Completed || last.Rank != 0 || last.Index != 1 || last.At != 20 {
+		t.Fatalf("last event %+v, want rank 0 op 1 completing at 20ps", last)
+	}
+}

@@ -3,7 +3,6 @@ package algos
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +49,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 					def = " (default)"
 				}
 				fmt.Fprintf(streams.Out, "%s/%s%s\n", e.Collective, e.Name, def)
-				fmt.Fprintf(streams.Out, "%s\n  cost: %s\n", wrap(e.Summary, 78, "  "), e.Cost)
+				fmt.Fprintf(streams.Out, "%s\n  cost: %s\n", cmdutil.Wrap(e.Summary, 78, "  "), e.Cost)
 			}
 			return nil
 		},
@@ -60,20 +59,3 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	return cmd
 }
 
-// wrap breaks text into lines of at most width characters, each indented.
-func wrap(text string, width int, indent string) string {
-	var b strings.Builder
-	line := indent
-	for _, w := range strings.Fields(text) {
-		if len(line)+len(w)+1 > width && line != indent {
-			b.WriteString(line + "\n")
-			line = indent
-		}
-		if line != indent {
-			line += " "
-		}
-		line += w
-	}
-	b.WriteString(line)
-	return b.String()
-}

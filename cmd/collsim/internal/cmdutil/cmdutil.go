@@ -220,3 +220,21 @@ func Algorithm(c collectives.Collective, name string, params collectives.Params)
 	}
 	return a, "", nil
 }
+
+// Wrap breaks text into lines of at most width characters, each indented.
+func Wrap(text string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line)+len(w)+1 > width && line != indent {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/collsim/collsim/cmd/collsim/internal/algos"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/explain"
 	"github.com/collsim/collsim/cmd/collsim/internal/model"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
@@ -33,7 +34,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams))
 	return cmd
 }
 

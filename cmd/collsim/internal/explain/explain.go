@@ -1,0 +1,177 @@
+// Package explain is `collsim explain`: an algorithm's schedule step by
+// step on a few ranks, for teaching.
+package explain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
+)
+
+// maxRanks bounds explanations: beyond it the listing stops teaching.
+const maxRanks = 16
+
+// New returns the explain command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	var coll, algo, machine, size string
+	var ranks, root int
+	var elem int64
+	var shape cmdutil.ShapeFlags
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Show an algorithm's schedule step by step on a few ranks: who sends which elements to whom, and when",
+		Example: `  collsim explain -a ring -n 4
+  collsim explain -c bcast -a binomial -n 8 -s 64
+  collsim explain -a rabenseifner -n 5 -s 40`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ranks < 1 || ranks > maxRanks {
+				return cmdutil.Flagf("--ranks must be 1..%d for an explanation; for more, use collsim run or collsim schedule", maxRanks)
+			}
+			m, err := configs.Resolve(machine)
+			if err != nil {
+				return err
+			}
+			c := collectives.Collective(coll)
+			if algo == "" {
+				algo = collectives.DefaultAlgorithm(c)
+			}
+			bytes, err := configs.ParseSize(size)
+			if err != nil {
+				return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
+			}
+			params, err := cmdutil.Call(c, ranks, bytes, elem, root)
+			if err != nil {
+				return err
+			}
+			shape.Apply(&params, m)
+			a, chosenBy, err := cmdutil.Algorithm(c, algo, params)
+			if err != nil {
+				return err
+			}
+			return explain(streams, m, a, chosenBy, params)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&algo, "algo", "a", "", "algorithm, or ompi / mpich for the library's choice")
+	f.IntVarP(&ranks, "ranks", "n", 4, "number of ranks (at most 16)")
+	f.StringVarP(&size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
+	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.IntVar(&root, "root", 0, "root rank of rooted collectives")
+	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	shape.Register(f)
+	return cmd
+}
+
+func bufferName(c collectives.Collective, b uint8) string {
+	switch {
+	case b == 0 && c == collectives.Alltoall:
+		return "send buffer"
+	case b == 0:
+		return "buffer"
+	case b == 1 && c == collectives.Alltoall:
+		return "receive buffer"
+	}
+	return fmt.Sprintf("scratch %d", b)
+}
+
+func elements(c collectives.Collective, r sim.Region) string {
+	if r.Count == 0 {
+		return "no elements of the " + bufferName(c, r.Buf)
+	}
+	if r.Count == 1 {
+		return fmt.Sprintf("element %d of the %s", r.Off, bufferName(c, r.Buf))
+	}
+	return fmt.Sprintf("elements %d..%d of the %s", r.Off, r.Off+r.Count-1, bufferName(c, r.Buf))
+}
+
+func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, chosenBy string, params collectives.Params) error {
+	s, err := a.Build(params)
+	if err != nil {
+		return err
+	}
+	data, err := a.Data(params, 1)
+	if err != nil {
+		return err
+	}
+	place, err := m.Place(params.Ranks, "", 1)
+	if err != nil {
+		return err
+	}
+	net, err := m.Analytic(place)
+	if err != nil {
+		return err
+	}
+	var events []sim.TraceEvent
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Data: data.Buffers,
+		Trace: func(e sim.TraceEvent) { events = append(events, e) }})
+	if err != nil {
+		return err
+	}
+	out := streams.Out
+	c := a.Collective
+	fmt.Fprintf(out, "%s on %d ranks, %s (%d elements of %d B), on %s\n", a.ID(), params.Ranks,
+		configs.FormatBytes(params.SizeBytes(c)), params.Count, max(params.ElemSize, 1), m.Name)
+	if chosenBy != "" {
+		fmt.Fprintf(out, "chosen by %s\n", chosenBy)
+	}
+	fmt.Fprintf(out, "\n%s\n\n", cmdutil.Wrap(a.Summary, 78, ""))
+	// Sends at the moment they start, receives when they complete: the
+	// order in which data moves.
+	var shown []sim.TraceEvent
+	for _, e := range events {
+		if e.Op.Kind == sim.OpSend && !e.Completed || e.Op.Kind == sim.OpRecv && e.Completed {
+			shown = append(shown, e)
+		}
+	}
+	slices.SortStableFunc(shown, func(x, y sim.TraceEvent) int {
+		if x.At != y.At {
+			return int(x.At - y.At)
+		}
+		return int(x.Rank - y.Rank)
+	})
+	var rows [][]string
+	last := sim.Time(-1)
+	for _, e := range shown {
+		at := ""
+		if e.At != last {
+			at, last = e.At.String(), e.At
+		}
+		var what string
+		switch {
+		case e.Op.Kind == sim.OpSend && int(e.Op.Peer) == int(e.Rank):
+			what = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data))
+		case e.Op.Kind == sim.OpSend:
+			what = fmt.Sprintf("rank %d sends %s to rank %d (%d B)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes)
+		case int(e.Op.Peer) == int(e.Rank):
+			what = fmt.Sprintf("  rank %d puts the copy into %s", e.Rank, elements(c, e.Op.Data))
+		case e.Op.Reduce:
+			what = fmt.Sprintf("  rank %d has received from rank %d and added into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data))
+		default:
+			what = fmt.Sprintf("  rank %d has received from rank %d into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data))
+		}
+		rows = append(rows, []string{at, what})
+	}
+	if err := cmdutil.Table(out, rows); err != nil {
+		return err
+	}
+	if err := data.Verify(); err != nil {
+		return &cmdutil.ValidationError{Err: fmt.Errorf("%s moved the wrong data: %w", a.ID(), err)}
+	}
+	msgs := 0
+	for _, e := range shown {
+		if e.Op.Kind == sim.OpSend && int(e.Op.Peer) != int(e.Rank) {
+			msgs++
+		}
+	}
+	fmt.Fprintf(out, "\ndone at %v: %d messages; every rank's data checked: exact (%s).\n", res.Makespan, msgs, strings.TrimSpace(a.Cost))
+	return nil
+}
