@@ -477,6 +477,10 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}, emptyMessages: true},
+		{Collective: Barrier, Name: "linear",
+			Summary: "Every rank signals rank 0, which answers every rank once all have arrived (Open MPI's linear barrier): 2(p-1) empty messages through one port, 2 latencies deep.",
+			Cost:    "about 2a + 2(p-1) g_port",
+			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }, emptyMessages: true},
 		{Collective: Barrier, Name: "dissemination",
 			Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 			Cost:    "ceil(log2 p) a",

@@ -29,7 +29,7 @@ func Select(library string, c Collective, p Params) (Selection, error) {
 	var err error
 	switch library {
 	case "ompi":
-		name, rule, err = ompiChoice(c, p.Ranks, bytes)
+		name, rule, err = ompiChoice(c, p, bytes)
 	case "mpich":
 		name, rule, err = mpichChoice(c, p, bytes)
 	default:
@@ -47,54 +47,144 @@ func Select(library string, c Collective, p Params) (Selection, error) {
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
-// ompiChoice is Open MPI 4.1's coll/tuned fixed decision for commutative
-// operations (ompi_coll_tuned_*_intra_dec_fixed: tables generated from the
-// ompi-collectives-tuning measurements of several clusters, by
-// communicator size and total bytes). Open MPI's "nonoverlapping" allreduce
-// (a reduce, then a bcast) runs here as reduce_bcast.
-func ompiChoice(c Collective, p int, bytes int64) (string, string, error) {
-	alg := 0
-	switch c {
-	case Allreduce:
-		// 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
-		// 5 segmented_ring, 6 rabenseifner: (upper bound on p, then
-		// (upper bound on bytes, algorithm)...; the last entry has no bound).
-		type step struct {
-			below int64
-			alg   int
+// ompiTable is one of Open MPI's fixed decision functions: rows by
+// communicator size (ranks < below; -1 closes the table), each a list of
+// (bytes < below, algorithm) with -1 for the last.
+type ompiTable struct {
+	// names maps Open MPI's algorithm numbers to collsim's; "" marks an
+	// algorithm collsim does not have (its Open MPI name follows the '|').
+	names map[int]string
+	rows  []ompiRow
+}
+
+type ompiRow struct {
+	below int
+	steps [][2]int64
+}
+
+func (t *ompiTable) choose(p int, bytes int64) int {
+	for _, row := range t.rows {
+		if row.below >= 0 && p >= row.below {
+			continue
 		}
-		table := []struct {
-			below int
-			steps []step
-		}{
-			{4, []step{{8, 4}, {4096, 3}, {8192, 4}, {16384, 3}, {65536, 4}, {262144, 5}, {-1, 6}}},
-			{8, []step{{16, 4}, {8192, 3}, {-1, 6}}},
-			{16, []step{{8192, 3}, {-1, 6}}},
-			{32, []step{{64, 5}, {4096, 3}, {-1, 6}}},
-			{64, []step{{128, 5}, {-1, 6}}},
-			{128, []step{{262144, 3}, {-1, 6}}},
-			{256, []step{{131072, 2}, {262144, 3}, {-1, 6}}},
-			{512, []step{{4096, 2}, {-1, 6}}},
-			{2048, []step{{2048, 2}, {16384, 3}, {-1, 6}}},
-			{4096, []step{{2048, 2}, {4096, 5}, {16384, 3}, {-1, 6}}},
-			{-1, []step{{2048, 2}, {16384, 5}, {32768, 3}, {-1, 6}}},
-		}
-		for _, row := range table {
-			if row.below < 0 || p < row.below {
-				for _, s := range row.steps {
-					if s.below < 0 || bytes < s.below {
-						alg = s.alg
-						break
-					}
-				}
-				break
+		for _, s := range row.steps {
+			if s[0] < 0 || bytes < s[0] {
+				return int(s[1])
 			}
 		}
-		ompiNames := map[int]string{1: "basic_linear", 2: "nonoverlapping (reduce, then bcast; run here as reduce_bcast)", 3: "recursive_doubling", 4: "ring", 5: "segmented_ring", 6: "rabenseifner"}
-		names := map[int]string{1: "linear", 2: "reduce_bcast", 3: "recursive_doubling", 4: "ring", 5: "segmented_ring", 6: "rabenseifner"}
-		return names[alg], fmt.Sprintf("Open MPI 4.1 fixed rules for %d ranks and %d bytes pick algorithm %d, %s", p, bytes, alg, ompiNames[alg]), nil
 	}
-	return "", "", fmt.Errorf("the ompi selector covers allreduce so far (%s is not yet transcribed); name an algorithm instead", c)
+	return 0
+}
+
+// rows builds a table from a compact form: each row is the rank bound
+// followed by byte-bound, algorithm pairs, the last pair's bound being -1.
+func rows(spec ...[]int64) []ompiRow {
+	var out []ompiRow
+	for _, r := range spec {
+		row := ompiRow{below: int(r[0])}
+		for i := 1; i+1 < len(r); i += 2 {
+			row.steps = append(row.steps, [2]int64{r[i], r[i+1]})
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// Open MPI 4.1's coll/tuned fixed decision tables for commutative
+// operations (ompi_coll_tuned_*_intra_dec_fixed; generated from the
+// ompi-collectives-tuning measurements of several clusters). Where Open
+// MPI's algorithm differs from collsim's nearest one, the name says so.
+var ompiTables = map[Collective]*ompiTable{
+	Allreduce: {
+		names: map[int]string{1: "linear", 2: "reduce_bcast|nonoverlapping (reduce, then bcast)", 3: "recursive_doubling", 4: "ring", 5: "segmented_ring", 6: "rabenseifner"},
+		rows: rows([]int64{4, 8, 4, 4096, 3, 8192, 4, 16384, 3, 65536, 4, 262144, 5, -1, 6},
+			[]int64{8, 16, 4, 8192, 3, -1, 6}, []int64{16, 8192, 3, -1, 6}, []int64{32, 64, 5, 4096, 3, -1, 6},
+			[]int64{64, 128, 5, -1, 6}, []int64{128, 262144, 3, -1, 6}, []int64{256, 131072, 2, 262144, 3, -1, 6},
+			[]int64{512, 4096, 2, -1, 6}, []int64{2048, 2048, 2, 16384, 3, -1, 6}, []int64{4096, 2048, 2, 4096, 5, 16384, 3, -1, 6},
+			[]int64{-1, 2048, 2, 16384, 5, 32768, 3, -1, 6}),
+	},
+	Bcast: {
+		names: map[int]string{1: "linear", 2: "chain|chain (Open MPI runs several chains; collsim one)", 3: "chain|pipeline", 4: "|split_binary_tree",
+			5: "binary", 6: "binomial", 7: "knomial", 8: "scatter_allgather_rd|scatter_allgather (binomial scatter, recursive-doubling allgather)", 9: "scatter_allgather|scatter_allgather_ring"},
+		rows: rows([]int64{4, 32, 3, 256, 5, 512, 3, 1024, 7, 32768, 1, 131072, 5, 262144, 2, 524288, 1, 1048576, 6, -1, 5},
+			[]int64{8, 64, 5, 128, 6, 2048, 5, 8192, 6, 1048576, 1, -1, 2},
+			[]int64{16, 8, 7, 64, 5, 4096, 7, 16384, 5, 32768, 6, -1, 1},
+			[]int64{32, 4096, 7, 1048576, 6, -1, 8}, []int64{64, 2048, 6, -1, 7}, []int64{128, -1, 7},
+			[]int64{256, 2, 6, 16384, 5, 32768, 1, 65536, 5, -1, 7}, []int64{1024, 16384, 7, 32768, 4, -1, 7},
+			[]int64{2048, 524288, 7, -1, 8}, []int64{4096, 262144, 7, -1, 8}, []int64{-1, 8192, 7, 16384, 5, 262144, 7, -1, 8}),
+	},
+	Reduce: {
+		names: map[int]string{1: "linear", 2: "chain|chain (Open MPI runs several chains; collsim one)", 3: "chain|pipeline", 4: "segmented_binary|binary",
+			5: "binomial", 6: "|in-order_binary", 7: "rabenseifner"},
+		rows: rows([]int64{4, 8, 7, 16, 4, 32, 3, 262144, 1, 524288, 3, 1048576, 2, -1, 3},
+			[]int64{8, 4096, 4, 65536, 2, 262144, 5, 524288, 1, 1048576, 5, -1, 1},
+			[]int64{16, 8192, 4, -1, 5}, []int64{32, 4096, 4, -1, 5}, []int64{256, -1, 5}, []int64{512, 8192, 5, 16384, 6, -1, 5},
+			[]int64{2048, -1, 5}, []int64{4096, 512, 5, 1024, 6, 8192, 5, 16384, 6, -1, 5},
+			[]int64{-1, 16, 5, 32, 6, 1024, 5, 2048, 6, 8192, 5, 16384, 6, -1, 5}),
+	},
+	Allgather: { // bytes: each rank's contribution
+		names: map[int]string{1: "|linear", 2: "bruck", 3: "recursive_doubling", 4: "ring", 5: "neighbor_exchange|neighbor", 6: "ring|two_proc"},
+		rows: rows([]int64{3, -1, 6}, []int64{32, -1, 3}, []int64{64, 1024, 3, 65536, 5, -1, 4}, []int64{128, 512, 3, 65536, 5, -1, 4},
+			[]int64{256, 512, 3, 131072, 5, 524288, 4, 1048576, 5, -1, 4},
+			[]int64{512, 32, 3, 128, 2, 1024, 3, 131072, 5, 524288, 4, 1048576, 5, -1, 4},
+			[]int64{1024, 64, 3, 256, 2, 2048, 3, -1, 5},
+			[]int64{2048, 4, 3, 8, 2, 16, 3, 32, 2, 256, 3, 512, 2, 4096, 3, -1, 5},
+			[]int64{4096, 32, 2, 128, 3, 512, 2, 4096, 3, -1, 5}, []int64{-1, 2, 3, 8, 2, 16, 3, 512, 2, 4096, 3, -1, 5}),
+	},
+	ReduceScatter: {
+		names: map[int]string{1: "|non-overlapping", 2: "recursive_halving", 3: "ring", 4: "|butterfly"},
+		rows: rows([]int64{4, 65536, 3, 131072, 4, -1, 3}, []int64{8, 8, 1, 262144, 2, -1, 3}, []int64{32, 262144, 2, -1, 3},
+			[]int64{64, 64, 1, 2048, 2, 524288, 4, -1, 3}, []int64{128, 256, 1, 512, 2, 2048, 4, 4096, 2, -1, 4},
+			[]int64{256, 256, 1, 512, 2, -1, 4}, []int64{512, 256, 1, 1024, 2, -1, 4},
+			[]int64{1024, 512, 1, 2048, 2, 8192, 4, 16384, 2, -1, 4}, []int64{2048, 512, 1, 4096, 2, 16384, 4, 32768, 2, -1, 4},
+			[]int64{4096, 512, 1, 4096, 2, -1, 4}, []int64{-1, 1024, 1, 8192, 2, -1, 4}),
+	},
+	Alltoall: { // bytes: per pair of ranks
+		names: map[int]string{1: "linear", 2: "pairwise", 3: "bruck|modified_bruck", 4: "linear_sync", 5: "pairwise|two_proc"},
+		rows: rows([]int64{3, 2, 2, 4, 5, 16, 2, 64, 5, 256, 2, 4096, 5, 32768, 2, 262144, 4, 1048576, 5, -1, 2},
+			[]int64{8, 8192, 4, 16384, 1, 65536, 4, 524288, 1, 1048576, 2, -1, 1}, []int64{16, 262144, 4, -1, 1},
+			[]int64{32, 4, 4, 512, 3, 8192, 4, 32768, 1, 262144, 4, 524288, 1, -1, 4}, []int64{64, 512, 3, 524288, 1, -1, 4},
+			[]int64{128, 1024, 3, 2048, 1, 4096, 4, 262144, 1, -1, 2}, []int64{256, 1024, 3, 2048, 4, 262144, 1, -1, 2},
+			[]int64{512, 1024, 3, 8192, 4, 32768, 1, -1, 2}, []int64{1024, 512, 3, 8192, 4, 16384, 1, 131072, 4, 262144, 1, -1, 2},
+			[]int64{2048, 512, 3, 1024, 4, 2048, 1, 16384, 4, 262144, 1, -1, 4}, []int64{4096, 1024, 3, 4096, 4, 8192, 1, 131072, 4, -1, 1},
+			[]int64{-1, 2048, 3, 8192, 4, 16384, 1, 32768, 4, 65536, 1, -1, 4}),
+	},
+	Barrier: {
+		names: map[int]string{1: "linear", 2: "|double_ring", 3: "recursive_doubling", 4: "dissemination|bruck", 5: "recursive_doubling|two_proc", 6: "tree"},
+		rows:  rows([]int64{4, -1, 3}, []int64{8, -1, 1}, []int64{64, -1, 3}, []int64{256, -1, 4}, []int64{512, -1, 6}, []int64{1024, -1, 4}, []int64{4096, -1, 6}, []int64{-1, -1, 4}),
+	},
+}
+
+// ompiChoice applies Open MPI 4.1's table for c.
+func ompiChoice(c Collective, p Params, bytes int64) (string, string, error) {
+	t, ok := ompiTables[c]
+	if !ok {
+		return "", "", fmt.Errorf("Open MPI's fixed rules for %s are not transcribed; name an algorithm instead", c)
+	}
+	measure := "bytes"
+	switch c {
+	case Allgather:
+		bytes, measure = bytes/int64(max(p.Ranks, 1)), "bytes per rank"
+	case Alltoall:
+		bytes, measure = p.Count*p.elemSize(), "bytes per pair"
+	}
+	alg := t.choose(p.Ranks, bytes)
+	name, ompiName, _ := strings.Cut(t.names[alg], "|")
+	if ompiName == "" {
+		ompiName = name
+	}
+	// Algorithms that need a power of two (or an even count) in collsim.
+	switch {
+	case name == "recursive_doubling" && c == Allgather && !isPow2(p.Ranks):
+		name, ompiName = "bruck", ompiName+"; collsim runs bruck, recursive doubling needing a power of two"
+	case name == "neighbor_exchange" && p.Ranks%2 != 0:
+		name, ompiName = "ring", ompiName+"; collsim runs ring, neighbor exchange needing an even count"
+	}
+	rule := fmt.Sprintf("Open MPI 4.1 fixed rules for %d ranks and %d %s pick algorithm %d, %s", p.Ranks, bytes, measure, alg, ompiName)
+	if name == "" {
+		return "", "", fmt.Errorf("%s, which collsim does not have yet; name an algorithm instead", rule)
+	}
+	return name, rule, nil
 }
 
 // mpichChoice is MPICH's classic default selection (MPIR_CVAR_* defaults:
