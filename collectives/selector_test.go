@@ -35,7 +35,7 @@ func TestSelectors(t *testing.T) {
 		{"ompi", Allgather, 128, 128 * 4096, "neighbor_exchange"},
 		{"ompi", Allgather, 129, 129 * 4096, "ring"},
 		{"ompi", ReduceScatter, 16, 1 << 20, "ring"},
-		{"ompi", Alltoall, 64, 64 * 100, "bruck"}, // 100 B per pair
+		{"ompi", Alltoall, 64, 64 * 100, "bruck"},      // 100 B per pair
 		{"ompi", Alltoall, 300, 300 * 16384, "linear"}, // 16 KiB per pair
 		{"ompi", Barrier, 6, 0, "linear"},
 		{"ompi", Barrier, 300, 0, "tree"},

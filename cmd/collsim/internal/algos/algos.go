@@ -58,4 +58,3 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
-
