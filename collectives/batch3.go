@@ -212,3 +212,64 @@ func (d *doubleTree) step(b *builder) bool {
 	c := d.trees[1].step(b)
 	return a || c
 }
+
+// gatherThenBcast is Open MPI's linear allgather: every rank sends its
+// block to rank 0, which sends the whole vector back to everyone.
+type gatherThenBcast struct {
+	r, p int
+	n    int64
+	done bool
+}
+
+func (s *gatherThenBcast) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	all := sim.Region{Count: s.n}
+	if s.r != 0 {
+		b.send(0, 0, block(0, s.n, s.p, s.r))
+		b.recv(0, 1, all)
+		return true
+	}
+	var got []int32
+	for i := 1; i < s.p; i++ {
+		got = append(got, b.recv(i, 0, block(0, s.n, s.p, i)))
+	}
+	for i := 1; i < s.p; i++ {
+		b.send(i, 1, all, got...)
+	}
+	return true
+}
+
+// reduceThenScatter is Open MPI's non-overlapping reduce_scatter: a
+// binomial reduce of the whole vector to rank 0, then rank 0 sends each
+// rank its block.
+type reduceThenScatter struct {
+	red   binomialReduce
+	r, p  int
+	n     int64
+	stage int
+}
+
+func (s *reduceThenScatter) step(b *builder) bool {
+	switch s.stage {
+	case 0:
+		if s.red.step(b) {
+			return true
+		}
+		s.stage = 1
+		return true
+	case 1:
+		s.stage = 2
+		if s.r == 0 {
+			for i := 1; i < s.p; i++ {
+				b.send(i, 1, block(0, s.n, s.p, i), s.red.finals()...)
+			}
+		} else {
+			b.recv(0, 1, block(0, s.n, s.p, s.r), s.red.finals()...)
+		}
+		return true
+	}
+	return false
+}

@@ -477,6 +477,16 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}, emptyMessages: true},
+		{Collective: Allgather, Name: "linear",
+			Summary: "Every rank sends its block to rank 0, which sends the whole vector back to everyone (Open MPI's linear allgather): 2(p-1) messages through one port.",
+			Cost:    "about 2a + (p-1)/p nb + (p-1)nb through rank 0's port",
+			newRank: func(p Params, r int) stepper { return &gatherThenBcast{r: r, p: p.Ranks, n: p.Count} }},
+		{Collective: ReduceScatter, Name: "non_overlapping",
+			Summary: "A binomial reduce of the whole vector to rank 0, then rank 0 sends each rank its block (Open MPI's non-overlapping reduce_scatter): simple, and slow for long vectors.",
+			Cost:    "ceil(log2 p)(a + nb + ng) + a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper {
+				return &reduceThenScatter{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0), r: r, p: p.Ranks, n: p.Count}
+			}},
 		{Collective: Barrier, Name: "linear",
 			Summary: "Every rank signals rank 0, which answers every rank once all have arrived (Open MPI's linear barrier): 2(p-1) empty messages through one port, 2 latencies deep.",
 			Cost:    "about 2a + 2(p-1) g_port",

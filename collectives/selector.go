@@ -123,7 +123,7 @@ var ompiTables = map[Collective]*ompiTable{
 			[]int64{-1, 16, 5, 32, 6, 1024, 5, 2048, 6, 8192, 5, 16384, 6, -1, 5}),
 	},
 	Allgather: { // bytes: each rank's contribution
-		names: map[int]string{1: "|linear", 2: "bruck", 3: "recursive_doubling", 4: "ring", 5: "neighbor_exchange|neighbor", 6: "ring|two_proc"},
+		names: map[int]string{1: "linear", 2: "bruck", 3: "recursive_doubling", 4: "ring", 5: "neighbor_exchange|neighbor", 6: "ring|two_proc"},
 		rows: rows([]int64{3, -1, 6}, []int64{32, -1, 3}, []int64{64, 1024, 3, 65536, 5, -1, 4}, []int64{128, 512, 3, 65536, 5, -1, 4},
 			[]int64{256, 512, 3, 131072, 5, 524288, 4, 1048576, 5, -1, 4},
 			[]int64{512, 32, 3, 128, 2, 1024, 3, 131072, 5, 524288, 4, 1048576, 5, -1, 4},
@@ -132,7 +132,7 @@ var ompiTables = map[Collective]*ompiTable{
 			[]int64{4096, 32, 2, 128, 3, 512, 2, 4096, 3, -1, 5}, []int64{-1, 2, 3, 8, 2, 16, 3, 512, 2, 4096, 3, -1, 5}),
 	},
 	ReduceScatter: {
-		names: map[int]string{1: "|non-overlapping", 2: "recursive_halving", 3: "ring", 4: "|butterfly"},
+		names: map[int]string{1: "non_overlapping|non-overlapping", 2: "recursive_halving", 3: "ring", 4: "|butterfly"},
 		rows: rows([]int64{4, 65536, 3, 131072, 4, -1, 3}, []int64{8, 8, 1, 262144, 2, -1, 3}, []int64{32, 262144, 2, -1, 3},
 			[]int64{64, 64, 1, 2048, 2, 524288, 4, -1, 3}, []int64{128, 256, 1, 512, 2, 2048, 4, 4096, 2, -1, 4},
 			[]int64{256, 256, 1, 512, 2, -1, 4}, []int64{512, 256, 1, 1024, 2, -1, 4},
