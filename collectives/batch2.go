@@ -195,7 +195,11 @@ type segmentedTree struct {
 	n, seg     int64
 	k, nseg    int
 	prevStep   []int32
+	reduced    []int32 // a reduce's root: every reduction of every segment
 }
+
+// finals: a reduce's root is done when every segment of every child is in.
+func (s *segmentedTree) finals() []int32 { return s.reduced }
 
 func (s *segmentedTree) step(b *builder) bool {
 	if s.k >= s.nseg || s.p == 1 {
@@ -225,6 +229,9 @@ func (s *segmentedTree) step(b *builder) bool {
 			rr := b.recvReduce(abs(c), s.k, seg, after...)
 			reduced = append(reduced, rr)
 			step = append(step, rr)
+			if parent < 0 {
+				s.reduced = append(s.reduced, rr)
+			}
 		}
 		if parent >= 0 {
 			step = append(step, b.send(abs(parent), s.k, seg, append(reduced, after...)...))

@@ -26,7 +26,8 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 64; p++ {
 				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6)}
+					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
+						Intra: []string{"binomial", "linear", "chain", "adapt", "segmented_binary"}[p%5]}
 					if refused(t, a, params) {
 						continue
 					}
@@ -54,6 +55,7 @@ func TestAlgorithmsProperty(t *testing.T) {
 		p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
 		p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
 		p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
+		p.Intra = rapid.SampledFrom([]string{"", "binomial", "linear", "chain", "adapt", "segmented_binary"}).Draw(t, "intra")
 		p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
 		p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
 		if rapid.Bool().Draw(t, "grid") {

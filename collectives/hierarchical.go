@@ -42,7 +42,7 @@ type hierarchical struct {
 
 func newHierarchical(p Params, r int) (stepper, error) {
 	ns := p.NodeSize
-	node, local := r/ns, r%ns
+	node := r / ns
 	first := node * ns
 	size := min(ns, p.Ranks-first)
 	members := make([]int, size)
@@ -58,22 +58,31 @@ func newHierarchical(p Params, r int) (stepper, error) {
 	if seg == 0 {
 		seg = max(1, (64<<10)/p.elemSize())
 	}
+	intra := p.Intra
+	if intra == "" {
+		intra = "binomial"
+	}
+	redAlg, err1 := Lookup(Reduce, intra)
+	bcAlg, err2 := Lookup(Bcast, intra)
+	if err1 != nil || err2 != nil || intra == "rabenseifner" {
+		return nil, &Unsupported{Reason: fmt.Sprintf("--intra %q is not a reduce and bcast pair; use binomial, linear, chain, adapt or segmented_binary", intra)}
+	}
 	h := &hierarchical{}
 	nseg := segments(p.Count, seg)
 	for k := range nseg {
 		part := segmentOf(0, p.Count, seg, k)
 		tags := k * 3 * tagSpan
-		red := newBinomialReduce(local, size, 0, part.Count, 0)
-		ph := &phases{list: []*sub{newSub(&red, members, tags, nil, part.Off)}}
-		if local == 0 {
+		local := Params{Ranks: size, Count: part.Count, ElemSize: p.ElemSize, Segment: p.Segment}
+		red := redAlg.newRank(local, r%ns)
+		ph := &phases{list: []*sub{newSub(red, members, tags, nil, part.Off)}}
+		if r%ns == 0 {
 			inner, err := innerAllreduce(p, nodes, node, part.Count)
 			if err != nil {
 				return nil, err
 			}
 			ph.list = append(ph.list, newSub(inner, leaders, tags+tagSpan, nil, part.Off))
 		}
-		bc := newBinomialBcast(local, size, 0, part.Count, 0, nil)
-		ph.list = append(ph.list, newSub(&bc, members, tags+2*tagSpan, nil, part.Off))
+		ph.list = append(ph.list, newSub(bcAlg.newRank(local, r%ns), members, tags+2*tagSpan, nil, part.Off))
 		h.segs = append(h.segs, ph)
 	}
 	return h, nil

@@ -31,7 +31,11 @@ type linearRooted struct {
 	r, p, root int
 	n          int64
 	done       bool
+	reduced    []int32 // at a reduce's root: every child's reduction
 }
+
+// finals: a linear reduce's root is done when every rank's vector is in.
+func (s *linearRooted) finals() []int32 { return s.reduced }
 
 func (s *linearRooted) step(b *builder) bool {
 	if s.done {
@@ -62,7 +66,7 @@ func (s *linearRooted) step(b *builder) bool {
 		case Bcast:
 			b.send(peer, 0, all)
 		case Reduce:
-			b.recvReduce(peer, 0, all)
+			s.reduced = append(s.reduced, b.recvReduce(peer, 0, all))
 		case Gather:
 			b.recv(peer, 0, block(0, s.n, s.p, peer))
 		case Scatter:

@@ -70,6 +70,9 @@ type Params struct {
 	// Inner names the allreduce algorithm that hierarchical and SUARA run
 	// inside each subset ("" chooses by size).
 	Inner string
+	// Intra names the reduce and bcast pair hierarchical runs inside each
+	// node ("" means binomial).
+	Intra string
 	// Groups is SUARA2's G (the grid is G x p/G); 0 picks the most square
 	// grid. Steps is SUARA's L (0 means 2).
 	Groups, Steps int
@@ -284,7 +287,7 @@ func init() {
 				return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
 			}, lookahead: 64},
 		{Collective: Allreduce, Name: "hierarchical",
-			Summary: "HAN-style (Luo et al. 2020): for each segment (--segment, default 64 KiB), a binomial reduce inside each node to its first rank, an allreduce among those leaders (--inner, default recursive_doubling up to 64 KiB, ring above), and a binomial bcast inside the node. Segments overlap, so intra-node and inter-node stages run at the same time. Needs the machine's ranks per node (--node-size, or a machine with nodes): without it there is no hierarchy to use and the algorithm refuses.",
+			Summary: "HAN-style (Luo et al. 2020): for each segment (--segment, default 64 KiB), a reduce inside each node to its first rank, an allreduce among those leaders, and a bcast inside the node; the algorithm at each level is an option (--intra: binomial by default, or linear, chain, adapt, segmented_binary; --inner for the leaders: recursive_doubling up to 64 KiB, ring above, by default). Segments overlap, so intra-node and inter-node stages run at the same time. Needs the machine's ranks per node (--node-size, or a machine with nodes): without it there is no hierarchy to use and the algorithm refuses.",
 			Cost:    "about T_reduce,intra(s) + T_allreduce,inter(s) + T_bcast,intra(s) + (k-1) max stage, for k segments of s",
 			newRank: func(p Params, r int) stepper { st, _ := newHierarchical(p, r); return st }, lookahead: 256,
 			needs: func(p Params) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -237,4 +238,70 @@ func Wrap(text string, width int, indent string) string {
 	}
 	b.WriteString(line)
 	return b.String()
+}
+
+// innerCandidates are the allreduce algorithms SUARA may run in a subset.
+var innerCandidates = []string{"ring", "recursive_doubling", "rabenseifner", "reduce_bcast"}
+
+// SuaraPlan chooses SUARA2's grid and inner algorithm by the closed
+// forms: the G x p/G grid and the algorithm whose two steps (an allreduce
+// on p/G ranks, then one on G ranks) cost least; among equal costs, the
+// squarest grid (SUARA2's intent). It returns the params and the
+// predicted time.
+func SuaraPlan(h cost.Hockney, params collectives.Params) (collectives.Params, float64) {
+	best, plan := math.Inf(1), params
+	for g := 2; g <= params.Ranks/2; g++ {
+		if params.Ranks%g != 0 {
+			continue
+		}
+		for _, name := range innerCandidates {
+			a, _ := collectives.Lookup(collectives.Allreduce, name)
+			t := 0.0
+			for _, d := range []int{params.Ranks / g, g} {
+				q := params
+				q.Ranks = d
+				t += predictOrInf(h, a, q)
+			}
+			squarer := math.Abs(math.Log(float64(g*g)/float64(params.Ranks))) < math.Abs(math.Log(float64(plan.Groups*plan.Groups)/float64(params.Ranks)))
+			if t < best*(1-1e-9) || t <= best*(1+1e-9) && squarer {
+				best = min(best, t)
+				plan.Groups, plan.Inner, plan.Steps = g, name, 2
+			}
+		}
+	}
+	return plan, best
+}
+
+// predictOrInf prices a by its closed form, or +Inf if it has none.
+func predictOrInf(h cost.Hockney, a collectives.Algorithm, p collectives.Params) float64 {
+	pr, err := h.Predict(a, p)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return pr.Time
+}
+
+// OptimalSegment is Linear Pipelining's alpha-beta optimal segment for n
+// bytes over a chain of p ranks, sqrt(n alpha / ((p-2) beta)), in elements.
+func OptimalSegment(h cost.Hockney, p int, bytes, elem int64) int64 {
+	s := math.Sqrt(float64(bytes) * h.Alpha / (float64(max(p-2, 1)) * h.Beta))
+	return max(1, int64(s)/elem)
+}
+
+// Tune fills in the options of a that are best chosen from the machine's
+// closed forms when the user left them: Linear Pipelining's segment, and
+// SUARA's grid and subsets' algorithm. It says what it chose.
+func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string {
+	switch {
+	case (a.Name == "chain" || a.Name == "linear_pipeline") && p.Segment == 0:
+		p.Segment = min(max(p.Count, 1), OptimalSegment(h, p.Ranks, p.SizeBytes(a.Collective), max(p.ElemSize, 1)))
+		return fmt.Sprintf("segment %d elements, the alpha-beta optimum", p.Segment)
+	case a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2:
+		plan, _ := SuaraPlan(h, *p)
+		if plan.Groups > 0 {
+			*p = plan
+			return fmt.Sprintf("grid %dx%d with %s in each subset, chosen by the closed forms", p.Groups, p.Ranks/p.Groups, p.Inner)
+		}
+	}
+	return ""
 }

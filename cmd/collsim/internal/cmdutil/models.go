@@ -110,6 +110,7 @@ type ShapeFlags struct {
 	NodeSize  int
 	GroupSize int
 	Inner     string
+	Intra     string
 	Groups    int
 	Steps     int
 }
@@ -120,6 +121,7 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.IntVar(&s.NodeSize, "node-size", 0, "ranks per node for hierarchical algorithms (0: from the machine)")
 	f.IntVar(&s.GroupSize, "group-size", 0, "ranks per Dragonfly group for group-aligned algorithms (0: from the machine)")
 	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara (default: by size)")
+	f.StringVar(&s.Intra, "intra", "", "hierarchical: the reduce and bcast pair inside nodes (default binomial)")
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 }
@@ -127,7 +129,7 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 // Apply copies the options into p; the node size defaults to the
 // machine's (when m is not nil).
 func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
-	p.Segment, p.Inner, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Groups, s.Steps, s.NodeSize, s.GroupSize
+	p.Segment, p.Inner, p.Intra, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Intra, s.Groups, s.Steps, s.NodeSize, s.GroupSize
 	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
 		p.NodeSize = m.NodeSize()
 	}

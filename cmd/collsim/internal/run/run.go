@@ -88,6 +88,7 @@ type Result struct {
 	Collective   string   `json:"collective"`
 	Algorithm    string   `json:"algorithm"`
 	ChosenBy     string   `json:"chosen_by,omitempty"`
+	Tuned        string   `json:"tuned,omitempty"`
 	Machine      string   `json:"machine"`
 	Topology     string   `json:"topology"`
 	Network      string   `json:"network"`
@@ -154,11 +155,16 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
-	schedule, err := alg.Build(params)
+	cfg, place, err := networkConfig(o, m, o.Ranks)
 	if err != nil {
 		return err
 	}
-	cfg, place, err := networkConfig(o, m, o.Ranks)
+	tuned := ""
+	if place != nil {
+		h, _ := cmdutil.Hockney(m, place)
+		tuned = cmdutil.Tune(alg, &params, h)
+	}
+	schedule, err := alg.Build(params)
 	if err != nil {
 		return err
 	}
@@ -183,7 +189,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		return runError(err)
 	}
 	out := Result{
-		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Machine: m.Name, Topology: m.Topology.Name(),
+		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
 		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
 		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.File != "",
 	}
@@ -357,6 +363,9 @@ func print(streams *cmdutil.IO, r *Result) error {
 	fmt.Fprintf(streams.Out, "%s/%s on %s (%s), %s network, seed %d\n", r.Collective, r.Algorithm, r.Machine, r.Topology, r.Network, r.Seed)
 	if r.ChosenBy != "" {
 		fmt.Fprintf(streams.Out, "  chosen by    %s\n", r.ChosenBy)
+	}
+	if r.Tuned != "" {
+		fmt.Fprintf(streams.Out, "  tuned        %s\n", r.Tuned)
 	}
 	data := "not checked (--verify off, or too large for data mode)"
 	if r.DataVerified != nil {

@@ -51,8 +51,7 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 			return err
 		}
 		h, _ := cmdutil.Hockney(m, place)
-		seg := int64(math.Sqrt(float64(size) * h.Alpha / (float64(max(p-2, 1)) * h.Beta)))
-		params.Segment = max(1, min(params.Count, seg/o.elem))
+		params.Segment = min(params.Count, cmdutil.OptimalSegment(h, p, size, o.elem))
 		row := []string{fmt.Sprint(p)}
 		for _, name := range names {
 			a, _ := collectives.Lookup(collectives.Bcast, name)

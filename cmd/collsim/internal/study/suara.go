@@ -10,40 +10,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
-	"github.com/collsim/collsim/cost"
 )
-
-// innerCandidates are the allreduce algorithms SUARA may run in a subset.
-var innerCandidates = []string{"ring", "recursive_doubling", "rabenseifner", "reduce_bcast"}
-
-// suaraPlan chooses SUARA2's grid and inner algorithm by the closed
-// forms: the G x p/G grid and the algorithm whose two steps (an allreduce
-// on p/G ranks, then one on G ranks) cost least; among equal costs, the
-// squarest grid (SUARA2's intent). It returns the params and the
-// predicted time.
-func suaraPlan(h cost.Hockney, params collectives.Params) (collectives.Params, float64) {
-	best, plan := math.Inf(1), params
-	for g := 2; g <= params.Ranks/2; g++ {
-		if params.Ranks%g != 0 {
-			continue
-		}
-		for _, name := range innerCandidates {
-			a, _ := collectives.Lookup(collectives.Allreduce, name)
-			t := 0.0
-			for _, d := range []int{params.Ranks / g, g} {
-				q := params
-				q.Ranks = d
-				t += predict(h, a, q)
-			}
-			squarer := math.Abs(math.Log(float64(g*g)/float64(params.Ranks))) < math.Abs(math.Log(float64(plan.Groups*plan.Groups)/float64(params.Ranks)))
-			if t < best*(1-1e-9) || t <= best*(1+1e-9) && squarer {
-				best = min(best, t)
-				plan.Groups, plan.Inner, plan.Steps = g, name, 2
-			}
-		}
-	}
-	return plan, best
-}
 
 func newSuara(streams *cmdutil.IO) *cobra.Command {
 	o := &options{}
@@ -93,7 +60,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			if err != nil {
 				return err
 			}
-			plan, tPlan := suaraPlan(h, params)
+			plan, tPlan := cmdutil.SuaraPlan(h, params)
 			suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
 			tSuara, err := simulate(m, suara, plan)
 			if err != nil {
