@@ -490,6 +490,23 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &reduceThenScatter{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0), r: r, p: p.Ranks, n: p.Count}
 			}},
+		{Collective: Alltoall, Name: "two_level",
+			Summary: "Topology-aware: ranks first exchange blocks inside their node (or Dragonfly group: --node-size, else --group-size, defaults from the machine), so that each holds, for every other node, all of its node's blocks for one rank there; then one aggregated message per node crosses the network. N-1 network messages of ns blocks per rank instead of p-ns of one: fewer, larger messages on the expensive links. Blocks are packed by local copies, which the model takes as free.",
+			Cost:    "about (ns-1)(a + (p/ns)cb) intra-node + (p/ns - 1)(a + ns cb) across the network",
+			newRank: func(p Params, r int) stepper {
+				return &twoLevelAlltoall{r: r, p: p.Ranks, ns: twoLevelSize(p), c: p.Count}
+			},
+			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n, n} },
+			needs: func(p Params) error {
+				if ns := twoLevelSize(p); ns < 1 || p.Ranks%ns != 0 {
+					return &Unsupported{Reason: fmt.Sprintf("two_level needs ranks in whole nodes or groups (--node-size or --group-size): %d ranks, size %d; use alltoall/pairwise", p.Ranks, twoLevelSize(p))}
+				}
+				return nil
+			}},
+		{Collective: Bcast, Name: "split_binary",
+			Summary: "Open MPI's split binary tree: the root sends the first half of the vector down its left subtree and the second half down its right one; then every rank swaps halves with its mirror image in the other subtree (or gets the missing half from the root). Each link carries half the vector each way: about half the binary tree's time for long vectors.",
+			Cost:    "about depth (a + nb/2) + (a + nb/2)",
+			newRank: func(p Params, r int) stepper { return &splitBinary{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
 		{Collective: Barrier, Name: "linear",
 			Summary: "Every rank signals rank 0, which answers every rank once all have arrived (Open MPI's linear barrier): 2(p-1) empty messages through one port, 2 latencies deep.",
 			Cost:    "about 2a + 2(p-1) g_port",

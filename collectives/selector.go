@@ -104,7 +104,7 @@ var ompiTables = map[Collective]*ompiTable{
 			[]int64{-1, 2048, 2, 16384, 5, 32768, 3, -1, 6}),
 	},
 	Bcast: {
-		names: map[int]string{1: "linear", 2: "chain|chain (Open MPI runs several chains; collsim one)", 3: "chain|pipeline", 4: "|split_binary_tree",
+		names: map[int]string{1: "linear", 2: "chain|chain (Open MPI runs several chains; collsim one)", 3: "chain|pipeline", 4: "split_binary|split_binary_tree",
 			5: "binary", 6: "binomial", 7: "knomial", 8: "scatter_allgather_rd|scatter_allgather (binomial scatter, recursive-doubling allgather)", 9: "scatter_allgather|scatter_allgather_ring"},
 		rows: rows([]int64{4, 32, 3, 256, 5, 512, 3, 1024, 7, 32768, 1, 131072, 5, 262144, 2, 524288, 1, 1048576, 6, -1, 5},
 			[]int64{8, 64, 5, 128, 6, 2048, 5, 8192, 6, 1048576, 1, -1, 2},

@@ -1,0 +1,143 @@
+package collectives
+
+import (
+	"github.com/collsim/collsim/sim"
+)
+
+// twoLevelAlltoall aggregates inside nodes (or Dragonfly groups) of ns
+// ranks before crossing the network. Rank (n, l) of node n, local index l:
+// first it hands local rank (n, l') the blocks it holds for every rank
+// (x, l') on any node x, packed into one message; then each rank holds, for
+// every node x, all of its node's blocks for rank (x, l'), contiguous, and
+// sends them to (x, l') in one message. Across the network each rank sends
+// N-1 messages of ns blocks instead of p-ns messages of one. Buffers: 2 is
+// the aggregated blocks A[x*ns+l], 3 and 4 stage the packed messages.
+type twoLevelAlltoall struct {
+	r, p, ns int
+	c        int64
+	stage    int
+	cp       copier
+	unpacked []int32
+}
+
+func (s *twoLevelAlltoall) blocks(buf uint8, first, count int) sim.Region {
+	return sim.Region{Buf: buf, Off: int64(first) * s.c, Count: int64(count) * s.c}
+}
+
+func (s *twoLevelAlltoall) step(b *builder) bool {
+	if s.cp.tag == 0 {
+		s.cp.tag = 1 << 16
+	}
+	nodes := s.p / s.ns
+	n, l := s.r/s.ns, s.r%s.ns
+	switch s.stage {
+	case 0: // intra-node: pack for each local peer, send, receive, unpack
+		for dl := range s.ns {
+			peer := n*s.ns + (l+dl)%s.ns
+			lp := peer % s.ns
+			var packs []int32
+			for x := range nodes {
+				packs = append(packs, s.cp.copy(b, s.r, s.blocks(0, x*s.ns+lp, 1), s.blocks(3, lp*nodes+x, 1)))
+			}
+			b.send(peer, 1, s.blocks(3, lp*nodes, nodes), packs...)
+		}
+		for dl := range s.ns {
+			src := n*s.ns + (l-dl+s.ns)%s.ns
+			ls := src % s.ns
+			got := b.recv(src, 1, s.blocks(4, ls*nodes, nodes))
+			for x := range nodes {
+				s.unpacked = append(s.unpacked, s.cp.copy(b, s.r, s.blocks(4, ls*nodes+x, 1), s.blocks(2, x*s.ns+ls, 1), got))
+			}
+		}
+		s.stage = 1
+	case 1: // inter-node: one aggregated message per node
+		for dx := range nodes {
+			x := (n + dx) % nodes
+			b.send(x*s.ns+l, 2, s.blocks(2, x*s.ns, s.ns), s.unpacked...)
+		}
+		for dx := range nodes {
+			x := (n - dx + nodes) % nodes
+			b.recv(x*s.ns+l, 2, s.blocks(1, x*s.ns, s.ns), s.unpacked...)
+		}
+		s.stage = 2
+	default:
+		return false
+	}
+	return true
+}
+
+func twoLevelSize(p Params) int {
+	if p.NodeSize > 1 {
+		return p.NodeSize
+	}
+	return p.GroupSize
+}
+
+// splitBinary is Open MPI's split binary tree bcast: the root sends the
+// first half of the vector down its left subtree and the second half down
+// its right one (binary trees in heap layout); then every rank swaps halves
+// with its mirror image in the other subtree (same depth, same place), or,
+// lacking one, gets its missing half from the root. Each link carries half
+// the vector once per direction.
+type splitBinary struct {
+	r, p, root int
+	n          int64
+	done       bool
+}
+
+// side returns whether relative rank v (>= 1) is in the root's left
+// subtree, and its mirror image in the other subtree.
+func splitSide(v int) (left bool, mirror int) {
+	d := 0
+	for (1<<(d+1))-1 <= v {
+		d++
+	}
+	width := 1 << d
+	j := v - (width - 1)
+	if j < width/2 {
+		return true, v + width/2
+	}
+	return false, v - width/2
+}
+
+func (s *splitBinary) step(b *builder) bool {
+	if s.done || s.p == 1 {
+		return false
+	}
+	s.done = true
+	v := mod(s.r-s.root, s.p)
+	abs := func(x int) int { return mod(x+s.root, s.p) }
+	half := [2]sim.Region{{Count: s.n / 2}, {Off: s.n / 2, Count: s.n - s.n/2}}
+	parent, children := treeOf(v, s.p)
+	if v == 0 {
+		for i, c := range children {
+			b.send(abs(c), 0, half[i])
+		}
+		for u := 1; u < s.p; u++ { // halves for ranks without a mirror
+			if left, m := splitSide(u); m >= s.p {
+				other := 0
+				if left {
+					other = 1
+				}
+				b.send(abs(u), 1, half[other])
+			}
+		}
+		return true
+	}
+	left, mirror := splitSide(v)
+	mine, other := half[1], half[0]
+	if left {
+		mine, other = half[0], half[1]
+	}
+	got := b.recv(abs(parent), 0, mine)
+	for _, c := range children {
+		b.send(abs(c), 0, mine, got)
+	}
+	if mirror < s.p {
+		b.send(abs(mirror), 1, mine, got)
+		b.recv(abs(mirror), 1, other, got)
+	} else {
+		b.recv(s.root, 1, other, got)
+	}
+	return true
+}
