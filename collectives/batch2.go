@@ -42,36 +42,74 @@ func (s *rdAllgather) step(b *builder) bool {
 	return true
 }
 
-// rhReduceScatter: recursive halving for powers of two: at distance p/2,
-// p/4, ..., 1 partners each keep the half of their range that holds their
-// own block, reducing the partner's copy of it (Thakur et al. 2005).
+// rhReduceScatter: recursive halving (Thakur et al. 2005). With pof2 the
+// largest power of two <= p and rem = p - pof2, each even rank below 2 rem
+// first folds its whole vector into the odd rank above it; the pof2
+// remaining ranks (new rank v stands for ranks 2v and 2v+1 if v < rem, else
+// for rank v+rem) then halve: at distance pof2/2, ..., 1 partners each keep
+// the half of their block range that holds their own blocks, reducing the
+// partner's copy of it; last, each odd rank hands its folded partner its
+// block. For powers of two there is no fold.
 type rhReduceScatter struct {
-	r, p    int
-	n       int64
-	mask    int
-	lo, hi  int
-	last    int32
-	started bool
+	foldPhase
+	n      int64
+	mask   int
+	lo, hi int // new ranks whose blocks this rank still holds
+	last   int32
+	stage  int
+}
+
+// firstBlock is the first block that new rank v stands for.
+func (s *rhReduceScatter) firstBlock(v int) int {
+	if v < s.rem {
+		return 2 * v
+	}
+	return v + s.rem
+}
+
+// span returns the region of the blocks that new ranks lo..hi-1 stand for.
+func (s *rhReduceScatter) span(lo, hi int) sim.Region {
+	return blocks(0, s.n, s.p, s.firstBlock(lo), s.firstBlock(hi))
 }
 
 func (s *rhReduceScatter) step(b *builder) bool {
-	if !s.started {
-		s.started, s.mask, s.lo, s.hi = true, s.p/2, 0, s.p
-	}
-	if s.mask < 1 || s.p == 1 {
+	all := sim.Region{Count: s.n}
+	switch s.stage {
+	case 0:
+		s.last = s.pre(b, all)
+		s.stage, s.mask, s.lo, s.hi = 1, s.pof2/2, 0, s.pof2
+		if s.newrank < 0 {
+			s.stage = 2
+		}
+	case 1:
+		if s.mask < 1 {
+			s.stage = 2
+			return true
+		}
+		peer := s.real(s.newrank ^ s.mask)
+		mid := (s.lo + s.hi) / 2
+		keepLo, keepHi, giveLo, giveHi := s.lo, mid, mid, s.hi
+		if s.newrank&s.mask != 0 {
+			keepLo, keepHi, giveLo, giveHi = mid, s.hi, s.lo, mid
+		}
+		tag := 1 + ceilLog2(s.mask+1)
+		b.send(peer, tag, s.span(giveLo, giveHi), s.last)
+		s.last = b.recvReduce(peer, tag, s.span(keepLo, keepHi), s.last)
+		s.lo, s.hi = keepLo, keepHi
+		s.mask >>= 1
+	case 2: // hand the folded rank its block
+		s.stage = 3
+		mine := block(0, s.n, s.p, s.r)
+		switch {
+		case s.r >= 2*s.rem:
+		case s.newrank < 0:
+			b.recv(s.r+1, 100, mine, s.last)
+		default:
+			b.send(s.r-1, 100, block(0, s.n, s.p, s.r-1), s.last)
+		}
+	default:
 		return false
 	}
-	peer := s.r ^ s.mask
-	mid := (s.lo + s.hi) / 2
-	keepLo, keepHi, giveLo, giveHi := s.lo, mid, mid, s.hi
-	if s.r&s.mask != 0 {
-		keepLo, keepHi, giveLo, giveHi = mid, s.hi, s.lo, mid
-	}
-	tag := ceilLog2(s.mask + 1)
-	b.send(peer, tag, blocks(0, s.n, s.p, giveLo, giveHi), s.last)
-	s.last = b.recvReduce(peer, tag, blocks(0, s.n, s.p, keepLo, keepHi), s.last)
-	s.lo, s.hi = keepLo, keepHi
-	s.mask >>= 1
 	return true
 }
 

@@ -141,3 +141,81 @@ func (s *splitBinary) step(b *builder) bool {
 	}
 	return true
 }
+
+// inOrderBinary reduces up Open MPI's in-order binary tree.
+type inOrderBinary struct {
+	r, p, root   int
+	n            int64
+	parent       int
+	children     []int
+	stage        int
+	reduced      []int32
+	sent, handed int32
+}
+
+// inOrderNode finds rank r in the in-order tree over [lo, hi] (root hi,
+// left subtree [lo, m], right [m+1, hi-1]) and returns its parent and
+// children.
+func inOrderNode(r, lo, hi, parent int) (int, []int) {
+	for {
+		var kids []int
+		m := (lo + hi - 1) / 2
+		if hi-1 >= lo {
+			if m >= lo {
+				kids = append(kids, m)
+			}
+			if hi-1 >= m+1 {
+				kids = append(kids, hi-1)
+			}
+		}
+		if r == hi {
+			return parent, kids
+		}
+		parent = hi
+		if r <= m {
+			hi = m
+		} else {
+			lo, hi = m+1, hi-1
+		}
+	}
+}
+
+func newInOrderBinary(p Params, r int) *inOrderBinary {
+	parent, kids := inOrderNode(r, 0, p.Ranks-1, -1)
+	return &inOrderBinary{r: r, p: p.Ranks, root: p.Root, n: p.Count, parent: parent, children: kids, sent: -1, handed: -1}
+}
+
+// finals: the reduce's root is done when the result is in place.
+func (s *inOrderBinary) finals() []int32 {
+	if s.r == s.root && s.root != s.p-1 {
+		return []int32{s.handed}
+	}
+	return s.reduced
+}
+
+func (s *inOrderBinary) step(b *builder) bool {
+	all := sim.Region{Count: s.n}
+	switch s.stage {
+	case 0:
+		for _, c := range s.children {
+			s.reduced = append(s.reduced, b.recvReduce(c, 0, all))
+		}
+		if s.parent >= 0 {
+			s.sent = b.send(s.parent, 0, all, s.reduced...)
+		}
+		s.stage = 1
+		return true
+	case 1:
+		s.stage = 2
+		switch {
+		case s.root == s.p-1:
+		case s.r == s.p-1:
+			b.send(s.root, 1, all, s.reduced...)
+			return true
+		case s.r == s.root:
+			s.handed = b.recv(s.p-1, 1, all, s.sent)
+			return true
+		}
+	}
+	return false
+}

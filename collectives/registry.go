@@ -394,15 +394,16 @@ func init() {
 			newRank: func(p Params, r int) stepper { return &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
 			needs:   pow2Only("allgather/bruck or allgather/ring")},
 		{Collective: ReduceScatter, Name: "recursive_halving",
-			Summary: "At distances p/2, p/4, ..., 1 partners each keep the half of their range that holds their own block and reduce the partner's copy of it: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice under 512 KiB). Powers of two only.",
-			Cost:    "log2 p a + (p-1)/p n(b + g)",
-			newRank: func(p Params, r int) stepper { return &rhReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1} },
-			needs:   pow2Only("reduce_scatter/ring or reduce_scatter/pairwise")},
+			Summary: "At distances p/2, p/4, ..., 1 partners each keep the half of their range that holds their own blocks and reduce the partner's copy of it: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice under 512 KiB). For p not a power of two the surplus ranks fold into a partner first and get their block back at the end.",
+			Cost:    "log2 p a + (p-1)/p n(b + g); plus a fold (a + nb + ng) and a return (a + nb/p) otherwise",
+			newRank: func(p Params, r int) stepper {
+				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+			}},
 		{Collective: Reduce, Name: "rabenseifner",
 			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004; MPICH's long-message reduce); rank 0 forwards the result to another root. Bandwidth-optimal for long vectors. Powers of two only.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifnerReduce{rs: rhReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			},
 			needs: pow2Only("reduce/binomial or reduce/chain")},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
@@ -480,6 +481,10 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}, emptyMessages: true},
+		{Collective: Reduce, Name: "in_order_binary",
+			Summary: "Open MPI's in-order binary tree: rank p-1 is the tree's root, lower ranks sit in its left subtree and higher ones in its right, recursively, so that reductions combine ranks in order (what non-commutative operations need); the tree's root hands the result to the reduce's root if they differ.",
+			Cost:    "about 2 log2 p (a + nb) + log2 p ng",
+			newRank: func(p Params, r int) stepper { return newInOrderBinary(p, r) }},
 		{Collective: Allgather, Name: "linear",
 			Summary: "Every rank sends its block to rank 0, which sends the whole vector back to everyone (Open MPI's linear allgather): 2(p-1) messages through one port.",
 			Cost:    "about 2a + (p-1)/p nb + (p-1)nb through rank 0's port",

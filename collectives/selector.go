@@ -115,7 +115,7 @@ var ompiTables = map[Collective]*ompiTable{
 	},
 	Reduce: {
 		names: map[int]string{1: "linear", 2: "chain|chain (Open MPI runs several chains; collsim one)", 3: "chain|pipeline", 4: "segmented_binary|binary",
-			5: "binomial", 6: "|in-order_binary", 7: "rabenseifner"},
+			5: "binomial", 6: "in_order_binary|in-order_binary", 7: "rabenseifner"},
 		rows: rows([]int64{4, 8, 7, 16, 4, 32, 3, 262144, 1, 524288, 3, 1048576, 2, -1, 3},
 			[]int64{8, 4096, 4, 65536, 2, 262144, 5, 524288, 1, 1048576, 5, -1, 1},
 			[]int64{16, 8192, 4, -1, 5}, []int64{32, 4096, 4, -1, 5}, []int64{256, -1, 5}, []int64{512, 8192, 5, 16384, 6, -1, 5},
@@ -132,7 +132,8 @@ var ompiTables = map[Collective]*ompiTable{
 			[]int64{4096, 32, 2, 128, 3, 512, 2, 4096, 3, -1, 5}, []int64{-1, 2, 3, 8, 2, 16, 3, 512, 2, 4096, 3, -1, 5}),
 	},
 	ReduceScatter: {
-		names: map[int]string{1: "non_overlapping|non-overlapping", 2: "recursive_halving", 3: "ring", 4: "|butterfly"},
+		names: map[int]string{1: "non_overlapping|non-overlapping", 2: "recursive_halving", 3: "ring",
+			4: "recursive_halving|butterfly (Traff's; run here as recursive halving with a fold: the same log p rounds and volume, one extra fold step for p not a power of two)"},
 		rows: rows([]int64{4, 65536, 3, 131072, 4, -1, 3}, []int64{8, 8, 1, 262144, 2, -1, 3}, []int64{32, 262144, 2, -1, 3},
 			[]int64{64, 64, 1, 2048, 2, 524288, 4, -1, 3}, []int64{128, 256, 1, 512, 2, 2048, 4, 4096, 2, -1, 4},
 			[]int64{256, 256, 1, 512, 2, -1, 4}, []int64{512, 256, 1, 1024, 2, -1, 4},
