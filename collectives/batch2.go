@@ -417,13 +417,23 @@ func newSegmentedTree(c Collective, lockstep bool, p Params, r int) *segmentedTr
 }
 
 // scatterThen: the root scatters one block to each rank (linear), then an
-// allgather stepper rebuilds the vector everywhere.
+// allgather rebuilds the vector everywhere (van de Geijn's bcast for long
+// messages; the ring or recursive-doubling variant).
 type scatterThen struct {
 	r, p, root int
 	n          int64
 	stage      int
-	gather     *rdAllgather
+	gather     afterStepper
 }
+
+// afterStepper is a stepper whose first ops can be made to follow an op.
+type afterStepper interface {
+	stepper
+	follow(op int32)
+}
+
+func (s *rdAllgather) follow(op int32)   { s.last = op }
+func (s *ringAllgather) follow(op int32) { s.last = op }
 
 func (s *scatterThen) step(b *builder) bool {
 	if s.stage == 0 {
@@ -435,7 +445,7 @@ func (s *scatterThen) step(b *builder) bool {
 			}
 			return true
 		}
-		s.gather.last = b.recv(s.root, 1000, block(0, s.n, s.p, s.r))
+		s.gather.follow(b.recv(s.root, 1000, block(0, s.n, s.p, s.r)))
 		return true
 	}
 	return s.gather.step(b)

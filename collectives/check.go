@@ -47,6 +47,17 @@ func owner(n int64, p int, i int64) int {
 
 func oneBuffer(p Params) []int64 { return []int64{p.Count} }
 
+// fillOwnBlock gives rank r its input in block r and stale values elsewhere
+// (allgather, gather).
+func fillOwnBlock(p Params, r int, bufs [][]uint64, in input) {
+	for i := range bufs[0] {
+		bufs[0][i] = in.stale(r, int64(i))
+		if owner(p.Count, p.Ranks, int64(i)) == r {
+			bufs[0][i] = in.at(r, int64(i))
+		}
+	}
+}
+
 func fillInput(p Params, r int, bufs [][]uint64, in input) {
 	for i := range bufs[0] {
 		bufs[0][i] = in.at(r, int64(i))
@@ -85,14 +96,7 @@ var semanticsOf = map[Collective]semantics{
 	Gather: {
 		// Rank r contributes block r of the vector; the root ends with all.
 		buffers: oneBuffer,
-		init: func(p Params, r int, bufs [][]uint64, in input) {
-			for i := range bufs[0] {
-				bufs[0][i] = in.stale(r, int64(i))
-				if owner(p.Count, p.Ranks, int64(i)) == r {
-					bufs[0][i] = in.at(r, int64(i))
-				}
-			}
-		},
+		init:    fillOwnBlock,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(owner(p.Count, p.Ranks, i), i), r == p.Root
 		},
@@ -114,14 +118,7 @@ var semanticsOf = map[Collective]semantics{
 	},
 	Allgather: {
 		buffers: oneBuffer,
-		init: func(p Params, r int, bufs [][]uint64, in input) {
-			for i := range bufs[0] {
-				bufs[0][i] = in.stale(r, int64(i))
-				if owner(p.Count, p.Ranks, int64(i)) == r {
-					bufs[0][i] = in.at(r, int64(i))
-				}
-			}
-		},
+		init:    fillOwnBlock,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(owner(p.Count, p.Ranks, i), i), true
 		},

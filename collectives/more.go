@@ -161,34 +161,6 @@ func (s *chain) step(b *builder) bool {
 	return true
 }
 
-// scatterRingBcast: the root scatters one block to each rank, then the
-// blocks circulate in a ring allgather (van de Geijn's bcast for long
-// messages, the ring variant).
-type scatterRingBcast struct {
-	r, p, root int
-	n          int64
-	stage      int
-	ring       ringAllgather
-}
-
-func (s *scatterRingBcast) step(b *builder) bool {
-	switch s.stage {
-	case 0:
-		s.stage = 1
-		if s.r == s.root {
-			for i := 1; i < s.p; i++ {
-				peer := mod(s.root+i, s.p)
-				b.send(peer, s.p, block(0, s.n, s.p, peer))
-			}
-			return true
-		}
-		s.ring.last = b.recv(s.root, s.p, block(0, s.n, s.p, s.r))
-		return true
-	default:
-		return s.ring.step(b)
-	}
-}
-
 // bruckAllgather: ceil(log2 p) steps; at distance 2^k every rank sends the
 // blocks it has (its own and the next 2^k - 1, counted cyclically) to
 // r - 2^k and receives as many from r + 2^k (Bruck et al. 1997). Blocks are

@@ -330,7 +330,7 @@ func init() {
 			Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
 			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
 			newRank: func(p Params, r int) stepper {
-				return &scatterRingBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count, ring: ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
 			}},
 		{Collective: Reduce, Name: "binomial",
 			Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",

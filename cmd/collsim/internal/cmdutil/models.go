@@ -137,3 +137,35 @@ func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
 		p.GroupSize = m.GroupSize()
 	}
 }
+
+// Request names one collective call as flags give it.
+type Request struct {
+	Collective, Algorithm, Size string
+	Ranks, Root                 int
+	ElemSize                    int64
+	Shape                       ShapeFlags
+}
+
+// Resolve turns the request into an algorithm and its parameters on m (m
+// may be nil: then no option defaults from a machine). chosenBy names the
+// selector and rule when the algorithm is a library's choice.
+func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy string, p collectives.Params, err error) {
+	c := collectives.Collective(q.Collective)
+	algo := q.Algorithm
+	if algo == "" {
+		algo = collectives.DefaultAlgorithm(c)
+	}
+	if q.Ranks < 1 {
+		return a, "", p, Flagf("--ranks must be at least 1, not %d", q.Ranks)
+	}
+	bytes, err := configs.ParseSize(q.Size)
+	if err != nil {
+		return a, "", p, &FlagError{Err: fmt.Errorf("--size: %w", err)}
+	}
+	if p, err = Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
+		return a, "", p, err
+	}
+	q.Shape.Apply(&p, m)
+	a, chosenBy, err = Algorithm(c, algo, p)
+	return a, chosenBy, p, err
+}

@@ -20,10 +20,8 @@ const maxRanks = 16
 
 // New returns the explain command.
 func New(streams *cmdutil.IO) *cobra.Command {
-	var coll, algo, machine, size string
-	var ranks, root int
-	var elem int64
-	var shape cmdutil.ShapeFlags
+	var machine string
+	var q cmdutil.Request
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Show an algorithm's schedule step by step on a few ranks: who sends which elements to whom, and when",
@@ -32,27 +30,14 @@ func New(streams *cmdutil.IO) *cobra.Command {
   collsim explain -a rabenseifner -n 5 -s 40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ranks < 1 || ranks > maxRanks {
+			if q.Ranks < 1 || q.Ranks > maxRanks {
 				return cmdutil.Flagf("--ranks must be 1..%d for an explanation; for more, use collsim run or collsim schedule", maxRanks)
 			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err
 			}
-			c := collectives.Collective(coll)
-			if algo == "" {
-				algo = collectives.DefaultAlgorithm(c)
-			}
-			bytes, err := configs.ParseSize(size)
-			if err != nil {
-				return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
-			}
-			params, err := cmdutil.Call(c, ranks, bytes, elem, root)
-			if err != nil {
-				return err
-			}
-			shape.Apply(&params, m)
-			a, chosenBy, err := cmdutil.Algorithm(c, algo, params)
+			a, chosenBy, params, err := q.Resolve(m)
 			if err != nil {
 				return err
 			}
@@ -60,14 +45,14 @@ func New(streams *cmdutil.IO) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
-	f.StringVarP(&algo, "algo", "a", "", "algorithm, or ompi / mpich for the library's choice")
-	f.IntVarP(&ranks, "ranks", "n", 4, "number of ranks (at most 16)")
-	f.StringVarP(&size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
-	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
-	f.IntVar(&root, "root", 0, "root rank of rooted collectives")
+	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or ompi / mpich for the library's choice")
+	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16)")
+	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
+	f.Int64Var(&q.ElemSize, "elem-size", 4, "bytes per element")
+	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
-	shape.Register(f)
+	q.Shape.Register(f)
 	return cmd
 }
 

@@ -9,17 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
-	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/sim"
 )
 
 // New returns the schedule command.
 func New(streams *cmdutil.IO) *cobra.Command {
-	var coll, algo, size, format, out, reduceBW string
-	var ranks, root int
-	var elem int64
-	var shape cmdutil.ShapeFlags
+	var format, out, reduceBW string
+	var q cmdutil.Request
 	cmd := &cobra.Command{
 		Use:   "schedule",
 		Short: "Write an algorithm's per-rank program (GOAL, for LogGOPSim and collsim run --goal)",
@@ -36,23 +33,7 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 			if format != "goal" {
 				return cmdutil.Flagf("--format %q is not available; valid: goal", format)
 			}
-			c := collectives.Collective(coll)
-			if algo == "" {
-				algo = collectives.DefaultAlgorithm(c)
-			}
-			if ranks < 1 {
-				return cmdutil.Flagf("--ranks must be at least 1, not %d", ranks)
-			}
-			bytes, err := configs.ParseSize(size)
-			if err != nil {
-				return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
-			}
-			params, err := cmdutil.Call(c, ranks, bytes, elem, root)
-			if err != nil {
-				return err
-			}
-			shape.Apply(&params, nil)
-			a, _, err := cmdutil.Algorithm(c, algo, params)
+			a, _, params, err := q.Resolve(nil)
 			if err != nil {
 				return err
 			}
@@ -83,15 +64,15 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
-	f.StringVarP(&algo, "algo", "a", "", "algorithm (default: the collective's default)")
-	f.IntVarP(&ranks, "ranks", "n", 8, "number of ranks")
-	f.StringVarP(&size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
-	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
-	f.IntVar(&root, "root", 0, "root rank of rooted collectives")
+	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm (default: the collective's default)")
+	f.IntVarP(&q.Ranks, "ranks", "n", 8, "number of ranks")
+	f.StringVarP(&q.Size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
+	f.Int64Var(&q.ElemSize, "elem-size", 4, "bytes per element")
+	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVar(&format, "format", "goal", "output format: goal")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")
 	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
-	shape.Register(f)
+	q.Shape.Register(f)
 	return cmd
 }
