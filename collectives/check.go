@@ -47,6 +47,17 @@ func owner(n int64, p int, i int64) int {
 
 func oneBuffer(p Params) []int64 { return []int64{p.Count} }
 
+// fillRootOnly gives the root its input and every other rank stale
+// values (bcast, scatter).
+func fillRootOnly(p Params, r int, bufs [][]uint64, in input) {
+	for i := range bufs[0] {
+		bufs[0][i] = in.stale(r, int64(i))
+		if r == p.Root {
+			bufs[0][i] = in.at(r, int64(i))
+		}
+	}
+}
+
 // fillOwnBlock gives rank r its input in block r and stale values elsewhere
 // (allgather, gather).
 func fillOwnBlock(p Params, r int, bufs [][]uint64, in input) {
@@ -74,14 +85,7 @@ var semanticsOf = map[Collective]semantics{
 	},
 	Bcast: {
 		buffers: oneBuffer,
-		init: func(p Params, r int, bufs [][]uint64, in input) {
-			for i := range bufs[0] {
-				bufs[0][i] = in.stale(r, int64(i))
-				if r == p.Root {
-					bufs[0][i] = in.at(r, int64(i))
-				}
-			}
-		},
+		init: fillRootOnly,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(p.Root, i), true
 		},
@@ -104,14 +108,7 @@ var semanticsOf = map[Collective]semantics{
 	Scatter: {
 		// The root holds the vector; rank r ends with block r of it.
 		buffers: oneBuffer,
-		init: func(p Params, r int, bufs [][]uint64, in input) {
-			for i := range bufs[0] {
-				bufs[0][i] = in.stale(r, int64(i))
-				if r == p.Root {
-					bufs[0][i] = in.at(r, int64(i))
-				}
-			}
-		},
+		init: fillRootOnly,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(p.Root, i), owner(p.Count, p.Ranks, i) == r
 		},
