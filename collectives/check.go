@@ -85,7 +85,7 @@ var semanticsOf = map[Collective]semantics{
 	},
 	Bcast: {
 		buffers: oneBuffer,
-		init: fillRootOnly,
+		init:    fillRootOnly,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(p.Root, i), true
 		},
@@ -108,7 +108,7 @@ var semanticsOf = map[Collective]semantics{
 	Scatter: {
 		// The root holds the vector; rank r ends with block r of it.
 		buffers: oneBuffer,
-		init: fillRootOnly,
+		init:    fillRootOnly,
 		want: func(p Params, r int, _ uint8, i int64, in input, _ func(int64) uint64) (uint64, bool) {
 			return in.at(p.Root, i), owner(p.Count, p.Ranks, i) == r
 		},
