@@ -154,6 +154,12 @@ func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
 	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local})
 }
 
+// Flow returns the flow network model (max-min fair sharing) of the
+// machine for ranks placed by place.
+func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
+	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local})
+}
+
 // PathParams returns the latency (seconds) and the bottleneck seconds per
 // byte of the route between two hosts: the alpha and beta a closed form
 // should use for messages between them.

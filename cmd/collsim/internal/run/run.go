@@ -67,7 +67,7 @@ machine, with every rank's data checked.`,
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm (default: the collective's default; see collsim algos)")
 	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
-	f.StringVar(&o.Network, "network", "", "network model: analytic (the machine's topology) or loggops (default: analytic; loggops with --goal)")
+	f.StringVar(&o.Network, "network", "", "network model: analytic (no link sharing), flow (max-min fair sharing on the machine's routes) or loggops (default: analytic; loggops with --goal)")
 	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
 	o.LogGOPS.Register(f)
 	o.Noise.Register(f)
@@ -259,15 +259,19 @@ func networkConfig(o *Options, m *configs.Machine, ranks int) (sim.Config, []int
 	}
 	cfg.Noise = noise
 	switch o.Network {
-	case "analytic":
+	case "analytic", "flow":
 		if o.LogGOPS.Changed() {
-			return cfg, nil, cmdutil.Flagf("--L, --o, --g, --G, --O and --S set the loggops network; with --network analytic the machine config sets the costs")
+			return cfg, nil, cmdutil.Flagf("--L, --o, --g, --G, --O and --S set the loggops network; with --network %s the machine config sets the costs", o.Network)
 		}
 		place, err := m.Place(ranks, o.Placement, o.Seed)
 		if err != nil {
 			return cfg, nil, err
 		}
-		net, err := m.Analytic(place)
+		build := m.Analytic
+		if o.Network == "flow" {
+			build = m.Flow
+		}
+		net, err := build(place)
 		if err != nil {
 			return cfg, nil, err
 		}
@@ -281,7 +285,7 @@ func networkConfig(o *Options, m *configs.Machine, ranks int) (sim.Config, []int
 		cfg.LogGOPS = p
 		return cfg, nil, nil
 	}
-	return cfg, nil, cmdutil.Flagf("network model %q is not available; valid: analytic, loggops", o.Network)
+	return cfg, nil, cmdutil.Flagf("network model %q is not available; valid: analytic, flow, loggops", o.Network)
 }
 
 func placementName(flag string, m *configs.Machine) string {

@@ -1,0 +1,104 @@
+package network
+
+import (
+	"math"
+	"testing"
+
+	"github.com/collsim/collsim/network/networktest"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+	"pgregory.net/rapid"
+)
+
+func flowBuilder(t *topology.Topology, place []int32) (sim.NetworkFactory, error) {
+	return Flow(FlowConfig{Topology: t, Placement: place, Local: topology.LinkSpec{Bandwidth: 50e9, Latency: 100e-9}})
+}
+
+func TestFlowConformance(t *testing.T) { networktest.Conformance(t, flowBuilder) }
+
+// Hand-derived sharing (in the style of SimGrid's maxmin tests).
+func TestFlowSharing(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6} // 100 ps/B, 1µs a link
+	cross, _ := topology.Crossbar(4, link)
+	run := func(trs []sim.Transfer) map[uint32]sim.Time {
+		factory, _ := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2, 3}})
+		eng := sim.New(1)
+		s := &sink{eng: eng, at: map[uint32]sim.Time{}}
+		net, _ := factory(eng, s, 4)
+		for _, tr := range trs {
+			net.Inject(tr)
+		}
+		eng.Run()
+		return s.at
+	}
+	const mb = 1e6 // 100 µs alone on one link
+	// Two flows out of host 0 share its uplink: each gets half, so each
+	// takes 200 µs after the 2 µs of latency.
+	at := run([]sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: mb}, {ID: 1, Src: 0, Dst: 2, Bytes: mb}})
+	if at[0] != 202*sim.Microsecond || at[1] != 202*sim.Microsecond {
+		t.Errorf("two flows on one link: %v and %v, want 202µs each", at[0], at[1])
+	}
+	// A short and a long flow share: the short one (0.5 MB) ends at
+	// 2 + 100 µs (half rate); the long one (1 MB) then has 0.5 MB left at
+	// full rate: 2 + 100 + 50 = 152 µs.
+	at = run([]sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: mb / 2}, {ID: 1, Src: 0, Dst: 2, Bytes: mb}})
+	if at[0] != 102*sim.Microsecond || at[1] != 152*sim.Microsecond {
+		t.Errorf("short and long: %v and %v, want 102µs and 152µs", at[0], at[1])
+	}
+	// A flow bottlenecked elsewhere leaves its share to others: flows
+	// 0->1 and 0->2 share 0's uplink; 3->2 shares 2's downlink with 0->2.
+	// Fair shares: 0->2 gets 1/2 of each; 0->1 and 3->2 get 1/2 too: all
+	// equal, 200 µs.
+	at = run([]sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: mb}, {ID: 1, Src: 0, Dst: 2, Bytes: mb}, {ID: 2, Src: 3, Dst: 2, Bytes: mb}})
+	for id, want := range []sim.Time{202 * sim.Microsecond, 202 * sim.Microsecond, 202 * sim.Microsecond} {
+		if at[uint32(id)] != want {
+			t.Errorf("three flows: flow %d at %v, want %v", id, at[uint32(id)], want)
+		}
+	}
+}
+
+// Property: the solver's rates are feasible (no link over capacity) and
+// every flow has a bottleneck: a saturated link on its route where no flow
+// gets more than it. That is the definition of max-min fairness.
+func TestMaxMinProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		links := rapid.IntRange(1, 8).Draw(t, "links")
+		capacity := make([]float64, links)
+		for i := range capacity {
+			capacity[i] = float64(rapid.IntRange(1, 100).Draw(t, "cap"))
+		}
+		routes := rapid.SliceOfN(rapid.SliceOfNDistinct(rapid.Int32Range(0, int32(links-1)), 1, links, func(x int32) int32 { return x }), 1, 12).Draw(t, "routes")
+		rates := MaxMin(capacity, routes, new([]float64), new([]int32), new([]bool))
+		used := make([]float64, links)
+		for i, r := range routes {
+			for _, e := range r {
+				used[e] += rates[i]
+			}
+		}
+		for e := range used {
+			if used[e] > capacity[e]*(1+1e-9) {
+				t.Fatalf("link %d carries %g > capacity %g", e, used[e], capacity[e])
+			}
+		}
+		for i, r := range routes {
+			bottleneck := false
+			for _, e := range r {
+				if math.Abs(used[e]-capacity[e]) > 1e-9*capacity[e] {
+					continue
+				}
+				biggest := true
+				for j, r2 := range routes {
+					for _, e2 := range r2 {
+						if e2 == e && rates[j] > rates[i]*(1+1e-9) {
+							biggest = false
+						}
+					}
+				}
+				bottleneck = bottleneck || biggest
+			}
+			if !bottleneck {
+				t.Fatalf("flow %d (rate %g) has no bottleneck: rates %v used %v", i, rates[i], rates, used)
+			}
+		}
+	})
+}
