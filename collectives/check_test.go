@@ -26,7 +26,7 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 64; p++ {
 				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (p * 7) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
+					params := Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
 						Intra: []string{"binomial", "linear", "chain", "adapt", "segmented_binary"}[p%5]}
 					if refused(t, a, params) {
 						continue

@@ -35,6 +35,7 @@ type size struct {
 	n     float64 // bytes of the whole vector (alltoall: per pair)
 	count int64   // elements of the whole vector
 	elem  int64   // bytes per element
+	root  int
 }
 
 // block returns the bytes of the largest block when the vector is cut into
@@ -59,6 +60,15 @@ var formulas = map[string]formula{
 	"alltoall/pairwise":            pairwiseAlltoall,
 	"alltoall/linear":              linearAlltoall,
 	"barrier/dissemination":        dissemination,
+	"barrier/tree":                 barrierTree,
+	"barrier/recursive_doubling":   barrierRecursiveDoubling,
+	"barrier/linear":               barrierLinear,
+	"bcast/linear":                 linearBcast,
+	"reduce/binomial":              binomialReduce,
+	"reduce/linear":                linearReduce,
+	"gather/linear":                linearGatherScatter,
+	"scatter/linear":               linearGatherScatter,
+	"allreduce/linear":             linearAllreduce,
 }
 
 // Has reports whether the model has a closed form for the algorithm.
@@ -77,7 +87,7 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if elem == 0 {
 		elem = 8
 	}
-	return f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem}), nil
+	return f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root}), nil
 }
 
 func log2Floor(p int) int { return bits.Len(uint(p)) - 1 }
@@ -211,4 +221,78 @@ func linearAlltoall(m Hockney, s size) Prediction {
 // dissemination: ceil(log2 p) alpha (Hensgen, Finkel, Manber 1988).
 func dissemination(m Hockney, s size) Prediction {
 	return exact(float64(log2Ceil(s.p)) * m.Alpha)
+}
+
+// barrierTree: empty messages up a binomial tree and down again, each hop
+// alpha: ceil(log2 p) 2 alpha (see binomialTree for when it is exact).
+func barrierTree(m Hockney, s size) Prediction { return binomialTree(s.p, 2*m.Alpha) }
+
+// barrierRecursiveDoubling: recursive doubling of empty messages: log2 p
+// alpha, with the fold's bounds otherwise (see recursiveDoubling).
+func barrierRecursiveDoubling(m Hockney, s size) Prediction {
+	s.n = 0
+	return recursiveDoubling(m, s)
+}
+
+// barrierLinear: p-1 empty messages to rank 0 and p-1 back, each a
+// latency deep: 2 alpha (empty messages occupy no port).
+func barrierLinear(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(2 * m.Alpha)
+}
+
+// linearBcast: the root's port sends the p-1 copies back to back; the last
+// arrives a latency after it leaves: alpha + (p-1) n beta.
+func linearBcast(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(m.Alpha + float64(s.p-1)*s.n*m.Beta)
+}
+
+// linearReduce: all p-1 vectors reach the root's port a latency after they
+// leave and are taken in one after another (n beta each) while the root
+// reduces them (n gamma each): the first reduction ends at alpha + n beta
+// + n gamma and each further one max(n beta, n gamma) later.
+func linearReduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(linearReduceTime(m, s))
+}
+
+func linearReduceTime(m Hockney, s size) float64 {
+	nb, ng := s.n*m.Beta, s.n*m.Gamma
+	return m.Alpha + nb + ng + float64(s.p-2)*max(nb, ng)
+}
+
+// linearGatherScatter: the root's port takes in (gather) or sends out
+// (scatter) every other rank's block back to back: alpha + (n - c_root)
+// beta, c_root the root's own block (blocks of the even split).
+func linearGatherScatter(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	q, r := s.count/int64(s.p), s.count%int64(s.p)
+	own := q
+	if int64(s.root) < r {
+		own++
+	}
+	return exact(m.Alpha + float64(s.count-own)*float64(s.elem)*m.Beta)
+}
+
+// linearAllreduce: a linear reduce to rank 0 (linearReduce), then rank 0
+// sends the result to the others back to back (linearBcast).
+func linearAllreduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(linearReduceTime(m, s) + m.Alpha + float64(s.p-1)*s.n*m.Beta)
+}
+
+// binomialReduce: ceil(log2 p)(alpha + n beta + n gamma); see binomialTree.
+func binomialReduce(m Hockney, s size) Prediction {
+	return binomialTree(s.p, m.Alpha+s.n*m.Beta+s.n*m.Gamma)
 }
