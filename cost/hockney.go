@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/collsim/collsim/collectives"
@@ -50,25 +52,29 @@ func (s size) block(k int) (largest, smallest float64) {
 }
 
 var formulas = map[string]formula{
-	"allreduce/ring":               ringAllreduce,
-	"allreduce/recursive_doubling": recursiveDoubling,
-	"allreduce/rabenseifner":       rabenseifner,
-	"allreduce/reduce_bcast":       reduceBcast,
-	"bcast/binomial":               binomialBcast,
-	"allgather/ring":               ringAllgather,
-	"reduce_scatter/ring":          ringReduceScatter,
-	"alltoall/pairwise":            pairwiseAlltoall,
-	"alltoall/linear":              linearAlltoall,
-	"barrier/dissemination":        dissemination,
-	"barrier/tree":                 barrierTree,
-	"barrier/recursive_doubling":   barrierRecursiveDoubling,
-	"barrier/linear":               barrierLinear,
-	"bcast/linear":                 linearBcast,
-	"reduce/binomial":              binomialReduce,
-	"reduce/linear":                linearReduce,
-	"gather/linear":                linearGatherScatter,
-	"scatter/linear":               linearGatherScatter,
-	"allreduce/linear":             linearAllreduce,
+	"allreduce/ring":                   ringAllreduce,
+	"allreduce/recursive_doubling":     recursiveDoubling,
+	"allreduce/rabenseifner":           rabenseifner,
+	"allreduce/reduce_bcast":           reduceBcast,
+	"bcast/binomial":                   binomialBcast,
+	"allgather/ring":                   ringAllgather,
+	"reduce_scatter/ring":              ringReduceScatter,
+	"alltoall/pairwise":                pairwiseAlltoall,
+	"alltoall/linear":                  linearAlltoall,
+	"barrier/dissemination":            dissemination,
+	"barrier/tree":                     barrierTree,
+	"barrier/recursive_doubling":       barrierRecursiveDoubling,
+	"barrier/linear":                   barrierLinear,
+	"bcast/linear":                     linearBcast,
+	"reduce/binomial":                  binomialReduce,
+	"reduce/linear":                    linearReduce,
+	"gather/linear":                    linearGatherScatter,
+	"scatter/linear":                   linearGatherScatter,
+	"allreduce/linear":                 linearAllreduce,
+	"allgather/linear":                 linearAllgather,
+	"allgather/recursive_doubling":     rdAllgather,
+	"reduce_scatter/pairwise":          pairwiseReduceScatter,
+	"reduce_scatter/recursive_halving": rhReduceScatter,
 }
 
 // Has reports whether the model has a closed form for the algorithm.
@@ -87,8 +93,16 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if elem == 0 {
 		elem = 8
 	}
-	return f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root}), nil
+	pred := f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root})
+	if math.IsNaN(pred.Time) {
+		return pred, fmt.Errorf("%s on %d ranks: %w", a.ID(), p.Ranks, ErrNoClosedForm)
+	}
+	return pred, nil
 }
+
+// ErrNoClosedForm says that a formula does not cover the parameters given
+// (an algorithm's closed form for powers of two only, say).
+var ErrNoClosedForm = errors.New("no closed form for these parameters yet")
 
 func log2Floor(p int) int { return bits.Len(uint(p)) - 1 }
 
@@ -295,4 +309,60 @@ func linearAllreduce(m Hockney, s size) Prediction {
 // binomialReduce: ceil(log2 p)(alpha + n beta + n gamma); see binomialTree.
 func binomialReduce(m Hockney, s size) Prediction {
 	return binomialTree(s.p, m.Alpha+s.n*m.Beta+s.n*m.Gamma)
+}
+
+// linearAllgather: every block to rank 0 (its port takes them in back to
+// back: alpha + (n - c_0) beta), then rank 0 sends the whole vector to the
+// others back to back (alpha + (p-1) n beta).
+func linearAllgather(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	s0 := s
+	s0.root = 0
+	return exact(linearGatherScatter(m, s0).Time + m.Alpha + float64(s.p-1)*s.n*m.Beta)
+}
+
+// rdAllgather: partners at distance 2^k exchange 2^k blocks: sum over
+// k of (alpha + 2^k c beta) = log2 p alpha + (p-1) c beta for p a power of
+// two (Thakur et al. 2005), exact when p divides the count; with uneven
+// blocks, between the smallest and largest block's value. collsim refuses
+// other p, and so does this formula.
+func rdAllgather(m Hockney, s size) Prediction {
+	if !isPow2(s.p) {
+		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+	}
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 { return float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*c*m.Beta }
+	return between(f(lo), f(hi))
+}
+
+// pairwiseReduceScatter: p-1 steps, each one exchange and a reduction of a
+// block: (p-1)(alpha + c beta + c gamma) when p divides the count; with
+// uneven blocks, between the smallest and largest block's value.
+func pairwiseReduceScatter(m Hockney, s size) Prediction {
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 { return float64(s.p-1) * (m.Alpha + c*m.Beta + c*m.Gamma) }
+	return between(f(lo), f(hi))
+}
+
+// rhReduceScatter: for p a power of two, log2 p steps that halve what
+// moves: log2 p alpha + (p-1) c (beta + gamma) (Thakur et al. 2005),
+// exact when p divides the count, bounded by the smallest and largest
+// block otherwise. Other p fold first; no closed form here yet.
+func rhReduceScatter(m Hockney, s size) Prediction {
+	if !isPow2(s.p) {
+		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+	}
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 { return float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*c*(m.Beta+m.Gamma) }
+	return between(f(lo), f(hi))
+}
+
+// between is exact when the bounds meet.
+func between(lo, hi float64) Prediction {
+	if lo == hi {
+		return exact(lo)
+	}
+	return Prediction{Time: hi, Lower: lo}
 }

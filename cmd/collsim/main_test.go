@@ -53,6 +53,7 @@ func TestGolden(t *testing.T) {
 		{"explain-bcast-binomial", []string{"explain", "-c", "bcast", "-n", "5", "-s", "8", "--root", "2"}},
 		{"explain-alltoall-bruck", []string{"explain", "-c", "alltoall", "-a", "bruck", "-n", "3", "-s", "36"}},
 		{"run-flow-tapered", []string{"run", "-m", "fattree-1024", "--network", "flow", "-c", "alltoall", "-a", "linear", "-n", "64", "-s", "256KiB"}},
+		{"model-reduce-scatter", []string{"model", "-c", "reduce_scatter", "-n", "6,8", "-s", "1KiB,1MiB"}},
 		{"run-loggops-bcast", []string{"run", "-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops", "--json"}},
 		{"schedule-ring", []string{"schedule", "-a", "ring", "-n", "4", "-s", "32"}},
 		{"schedule-rd-reduce", []string{"schedule", "-a", "recursive_doubling", "-n", "3", "-s", "4KiB", "--reduce-bandwidth", "10GB/s"}},

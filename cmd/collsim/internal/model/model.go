@@ -2,6 +2,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -101,6 +102,10 @@ reduction rate) unless given.`,
 					best := math.Inf(1)
 					for _, a := range algs {
 						pred, err := h.Predict(a, params)
+						if errors.Is(err, cost.ErrNoClosedForm) {
+							line = append(line, "-")
+							continue
+						}
 						if err != nil {
 							return err
 						}
@@ -121,7 +126,7 @@ reduction rate) unless given.`,
 			if asJSON {
 				return cmdutil.JSON(streams.Out, out)
 			}
-			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos)\n", c, m.Name)
+			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet)\n", c, m.Name)
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err
 			}
