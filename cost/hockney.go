@@ -33,11 +33,24 @@ func exact(t float64) Prediction { return Prediction{Time: t, Lower: t, Exact: t
 type formula func(m Hockney, s size) Prediction
 
 type size struct {
-	p     int
-	n     float64 // bytes of the whole vector (alltoall: per pair)
-	count int64   // elements of the whole vector
-	elem  int64   // bytes per element
-	root  int
+	p       int
+	n       float64 // bytes of the whole vector (alltoall: per pair)
+	count   int64   // elements of the whole vector
+	elem    int64   // bytes per element
+	root    int
+	segment int64 // Params.Segment
+}
+
+// segments returns the pipeline segment in elements (the algorithms'
+// default: 64 KiB worth), their number, and the last one's length.
+func (s size) segments(def int64) (seg int64, k int64, last int64) {
+	seg = s.segment
+	if seg == 0 {
+		seg = max(1, def/s.elem)
+	}
+	k = max(1, (s.count+seg-1)/seg)
+	last = s.count - (k-1)*seg
+	return seg, k, last
 }
 
 // block returns the bytes of the largest block when the vector is cut into
@@ -75,6 +88,12 @@ var formulas = map[string]formula{
 	"allgather/recursive_doubling":     rdAllgather,
 	"reduce_scatter/pairwise":          pairwiseReduceScatter,
 	"reduce_scatter/recursive_halving": rhReduceScatter,
+	"bcast/chain":                      chainBcast,
+	"reduce/chain":                     chainReduce,
+	"allreduce/allgather_reduce":       allgatherReduce,
+	"allreduce/segmented_ring":         segmentedRing,
+	"gather/binomial":                  binomialGatherScatter,
+	"scatter/binomial":                 binomialGatherScatter,
 }
 
 // Has reports whether the model has a closed form for the algorithm.
@@ -93,7 +112,7 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if elem == 0 {
 		elem = 8
 	}
-	pred := f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root})
+	pred := f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root, segment: p.Segment})
 	if math.IsNaN(pred.Time) {
 		return pred, fmt.Errorf("%s on %d ranks: %w", a.ID(), p.Ranks, ErrNoClosedForm)
 	}
@@ -365,4 +384,77 @@ func between(lo, hi float64) Prediction {
 		return exact(lo)
 	}
 	return Prediction{Time: hi, Lower: lo}
+}
+
+// chainBcast: segments of s bytes flow down the chain; the root's port
+// sends them back to back and every rank forwards each as it arrives, so
+// segment j reaches the end at (p-1)(alpha + s beta) + j s beta: in all
+// (p-1)(alpha + s beta) + (k-1) s beta for k segments (Linear Pipelining).
+// Exact when the segments are equal; a shorter last segment of s' bytes
+// gives between (k-1) s beta + (p-1)(alpha + s' beta) and that.
+func chainBcast(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	seg, k, last := s.segments(65536)
+	sb, lb := float64(min(seg, s.count)*s.elem)*m.Beta, float64(last*s.elem)*m.Beta
+	hops := float64(s.p - 1)
+	return between(float64(k-1)*sb+hops*(m.Alpha+lb), hops*(m.Alpha+sb)+float64(k-1)*sb)
+}
+
+// chainReduce: the same chain upwards, each rank reducing segment j before
+// passing it on: a hop costs alpha + s beta + s gamma and the pipeline
+// advances by max(s beta, s gamma) per segment.
+func chainReduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	seg, k, last := s.segments(65536)
+	sb, sg := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
+	lb, lg := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
+	hops := float64(s.p - 1)
+	return between(float64(k-1)*max(sb, sg)+hops*(m.Alpha+lb+lg), hops*(m.Alpha+sb+sg)+float64(k-1)*max(sb, sg))
+}
+
+// allgatherReduce: a ring allgather of p whole vectors, (p-1)(alpha + n
+// beta), then p-1 local reductions, (p-1) n gamma.
+func allgatherReduce(m Hockney, s size) Prediction {
+	return exact(float64(s.p-1) * (m.Alpha + s.n*m.Beta + s.n*m.Gamma))
+}
+
+// segmentedRing: the ring allreduce run phase after phase on one segment
+// (default 1 MiB) of every block: the sum over phases of the ring's cost
+// for the largest block's slice in that phase.
+func segmentedRing(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	seg := s.segment
+	if seg == 0 {
+		seg = max(1, (1<<20)/s.elem)
+	}
+	largest := (s.count + int64(s.p) - 1) / int64(s.p)
+	phases := max(1, (largest+seg-1)/seg)
+	k := float64(s.p - 1)
+	var t float64
+	for ph := range phases {
+		c := float64(max(0, min(seg, largest-ph*seg)) * s.elem)
+		t += 2*k*m.Alpha + 2*k*c*m.Beta + k*c*m.Gamma
+	}
+	return exact(t)
+}
+
+// binomialGatherScatter: for p a power of two and rank 0 the root, log2 p
+// steps whose messages double (gather) or halve (scatter): log2 p alpha +
+// (p-1) c beta, exact when p divides the count (Thakur et al. 2005 count
+// the same). Other cases: no closed form here yet.
+func binomialGatherScatter(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	hi, lo := s.block(s.p)
+	if !isPow2(s.p) || s.root != 0 || hi != lo {
+		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+	}
+	return exact(float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*hi*m.Beta)
 }

@@ -52,11 +52,16 @@ func TestClosedFormsMatchSimulation(t *testing.T) {
 			t.Parallel()
 			exactSeen := 0
 			for p := 1; p <= 40; p++ {
-				for _, n := range []int64{0, 1, int64(p) - 1, int64(p) + 1, 3*int64(p) - 1, 4 * int64(p), 64, 1000} {
+				for i, n := range []int64{0, 1, int64(p) - 1, int64(p) + 1, 3*int64(p) - 1, 4 * int64(p), 64, 1000} {
 					if n < 0 {
 						continue
 					}
-					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p}
+					// Roots vary; every other case is rooted at 0, and
+					// small segments make pipelines of several segments.
+					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7)}
+					if i%2 == 0 {
+						params.Root = 0
+					}
 					if _, err := a.Build(params); err != nil {
 						continue // the algorithm refuses these parameters (and says so)
 					}
