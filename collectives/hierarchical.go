@@ -11,14 +11,7 @@ import (
 // recursive_doubling up to 64 KiB and ring above (the MPI libraries' rule of
 // thumb; the cost model can choose better, see cmd).
 func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
-	name := p.Inner
-	if name == "" {
-		name = "ring"
-		if n*p.elemSize() <= 64<<10 {
-			name = "recursive_doubling"
-		}
-	}
-	a, err := Lookup(Allreduce, name)
+	a, err := Lookup(Allreduce, InnerAlgorithm(p, n))
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +20,23 @@ func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
 	}
 	return a.newRank(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}, r), nil
 }
+
+// InnerAlgorithm names the allreduce that hierarchical and SUARA run in
+// each subset for n elements: p.Inner, or recursive_doubling up to 64 KiB
+// and ring above.
+func InnerAlgorithm(p Params, n int64) string {
+	if p.Inner != "" {
+		return p.Inner
+	}
+	if n*p.elemSize() <= 64<<10 {
+		return "recursive_doubling"
+	}
+	return "ring"
+}
+
+// SuaraGrid returns the grid SUARA runs on for p: the sizes of the subsets
+// of each step.
+func SuaraGrid(p Params) []int { return suaraGrid(p.Ranks, max(p.Steps, 2), p.Groups) }
 
 // hierarchical is HAN's allreduce (Luo et al., "HAN: a hierarchical
 // autotuned collective communication framework", CLUSTER 2020): for each

@@ -32,7 +32,32 @@ func exact(t float64) Prediction { return Prediction{Time: t, Lower: t, Exact: t
 // for alltoall), c bytes in the largest of the p blocks of the vector.
 type formula func(m Hockney, s size) Prediction
 
+// suara sums the closed forms of the allreduces SUARA runs one after the
+// other on the subsets of its grid (all subsets of a step at once, alike on
+// a uniform machine); exact where they all are, bounded by the sums of
+// their bounds otherwise.
+func suara(m Hockney, s size) Prediction {
+	p := s.params()
+	var sum Prediction
+	sum.Exact = true
+	for _, d := range collectives.SuaraGrid(p) {
+		inner, err := collectives.Lookup(collectives.Allreduce, collectives.InnerAlgorithm(p, p.Count))
+		if err != nil || !Has(inner) {
+			return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		}
+		q := p
+		q.Ranks = d
+		pr, err := m.Predict(inner, q)
+		if err != nil {
+			return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		}
+		sum.Time, sum.Lower, sum.Exact = sum.Time+pr.Time, sum.Lower+pr.Lower, sum.Exact && pr.Exact
+	}
+	return sum
+}
+
 type size struct {
+	orig    collectives.Params // the call as given, for composite algorithms
 	p       int
 	n       float64 // bytes of the whole vector (alltoall: per pair)
 	count   int64   // elements of the whole vector
@@ -40,6 +65,9 @@ type size struct {
 	root    int
 	segment int64 // Params.Segment
 }
+
+// params returns the call as given.
+func (s size) params() collectives.Params { return s.orig }
 
 // segments returns the pipeline segment in elements (the algorithms'
 // default: 64 KiB worth), their number, and the last one's length.
@@ -94,6 +122,17 @@ var formulas = map[string]formula{
 	"allreduce/segmented_ring":         segmentedRing,
 	"gather/binomial":                  binomialGatherScatter,
 	"scatter/binomial":                 binomialGatherScatter,
+	"alltoall/group_aligned":           pairwiseAlltoall,
+	"alltoall/linear_sync":             linearSyncAlltoall,
+	"alltoall/bruck":                   bruckAlltoall,
+	"allgather/neighbor_exchange":      neighborExchange,
+	"allgather/bruck":                  bruckAllgather,
+	"reduce/rabenseifner":              rabenseifnerReduce,
+	"reduce_scatter/non_overlapping":   nonOverlappingReduceScatter,
+}
+
+func init() {
+	formulas["allreduce/suara"] = suara // refers to Predict: set after formulas exists
 }
 
 // Has reports whether the model has a closed form for the algorithm.
@@ -112,7 +151,7 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if elem == 0 {
 		elem = 8
 	}
-	pred := f(m, size{p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root, segment: p.Segment})
+	pred := f(m, size{orig: p, p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root, segment: p.Segment})
 	if math.IsNaN(pred.Time) {
 		return pred, fmt.Errorf("%s on %d ranks: %w", a.ID(), p.Ranks, ErrNoClosedForm)
 	}
@@ -457,4 +496,106 @@ func binomialGatherScatter(m Hockney, s size) Prediction {
 		return Prediction{Time: math.NaN(), Lower: math.NaN()}
 	}
 	return exact(float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*hi*m.Beta)
+}
+
+// linearSyncAlltoall: batches of 8 partners, each batch after the last:
+// a batch of m exchanges with other ranks costs alpha + m n beta (the
+// sends leave back to back, each to a different rank, and the last arrives
+// a latency later); rank r's exchange with itself is free.
+func linearSyncAlltoall(m Hockney, s size) Prediction {
+	var t float64
+	for first := 0; first < s.p; first += 8 {
+		others := min(first+8, s.p) - first
+		if first == 0 {
+			others-- // the exchange with oneself
+		}
+		if others > 0 {
+			t += m.Alpha + float64(others)*s.n*m.Beta
+		}
+	}
+	return exact(t)
+}
+
+// bruckRounds calls f with the number of blocks round k moves, for each of
+// the ceil(log2 p) rounds of Bruck's algorithms.
+func bruckRounds(p int, f func(blocks int)) {
+	for dist := 1; dist < p; dist *= 2 {
+		f(dist)
+	}
+}
+
+// bruckAlltoall: round k moves the blocks whose index in 1..p-1 has bit k
+// set, as one message, after the previous round: the sum over rounds of
+// alpha + m_k n beta (Bruck et al. 1997); the local copies cost nothing in
+// the model.
+func bruckAlltoall(m Hockney, s size) Prediction {
+	var t float64
+	bruckRounds(s.p, func(dist int) {
+		moved := 0
+		for i := 1; i < s.p; i++ {
+			if i&dist != 0 {
+				moved++
+			}
+		}
+		t += m.Alpha + float64(moved)*s.n*m.Beta
+	})
+	return exact(t)
+}
+
+// bruckAllgather: round k passes min(2^k, p-2^k) blocks: ceil(log2 p)
+// alpha + (p-1) c beta when p divides the count; with uneven blocks,
+// between the smallest and largest block's value.
+func bruckAllgather(m Hockney, s size) Prediction {
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 {
+		var t float64
+		bruckRounds(s.p, func(dist int) { t += m.Alpha + float64(min(dist, s.p-dist))*c*m.Beta })
+		return t
+	}
+	return between(f(lo), f(hi))
+}
+
+// neighborExchange: p/2 steps, the first moving one block, the others two:
+// (p/2) alpha + (p-1) c beta when p divides the count; bounded by the
+// smallest and largest block otherwise. Odd p is refused.
+func neighborExchange(m Hockney, s size) Prediction {
+	if s.p%2 != 0 {
+		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+	}
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 { return float64(s.p/2)*m.Alpha + float64(s.p-1)*c*m.Beta }
+	return between(f(lo), f(hi))
+}
+
+// rabenseifnerReduce: recursive halving (log2 p alpha + (p-1) c (beta +
+// gamma)) then a binomial gather to rank 0 (log2 p alpha + (p-1) c beta),
+// and a whole-vector hand-over (alpha + n beta) to a root other than 0;
+// for p a power of two dividing the count.
+func rabenseifnerReduce(m Hockney, s size) Prediction {
+	hi, lo := s.block(s.p)
+	if !isPow2(s.p) || hi != lo {
+		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+	}
+	if s.p == 1 {
+		return exact(0)
+	}
+	l := float64(log2Floor(s.p))
+	t := 2*l*m.Alpha + float64(s.p-1)*hi*(2*m.Beta+m.Gamma)
+	if s.root != 0 {
+		t += m.Alpha + s.n*m.Beta
+	}
+	return exact(t)
+}
+
+// nonOverlappingReduceScatter: a binomial reduce to rank 0 (see
+// binomialTree), then rank 0's port sends every other rank its block.
+func nonOverlappingReduceScatter(m Hockney, s size) Prediction {
+	red := binomialTree(s.p, m.Alpha+s.n*m.Beta+s.n*m.Gamma)
+	if s.p == 1 {
+		return red
+	}
+	s0 := s
+	s0.root = 0
+	sc := linearGatherScatter(m, s0).Time
+	return Prediction{Time: red.Time + sc, Lower: red.Lower + sc, Exact: red.Exact}
 }

@@ -58,7 +58,7 @@ func TestClosedFormsMatchSimulation(t *testing.T) {
 					}
 					// Roots vary; every other case is rooted at 0, and
 					// small segments make pipelines of several segments.
-					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7)}
+					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7), GroupSize: groupSize(p)}
 					if i%2 == 0 {
 						params.Root = 0
 					}
@@ -110,4 +110,15 @@ func TestClosedFormCoverage(t *testing.T) {
 			t.Errorf("%s lost its closed form", id)
 		}
 	}
+}
+
+// groupSize is the largest divisor of p up to 6, a group size that fits.
+func groupSize(p int) int {
+	g := 1
+	for d := 1; d <= 6; d++ {
+		if p%d == 0 {
+			g = d
+		}
+	}
+	return g
 }
