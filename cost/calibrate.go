@@ -1,0 +1,226 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Sample is one timing measurement: a message of Bytes bytes took Seconds
+// (one way, as osu_latency reports it).
+type Sample struct {
+	Bytes   float64
+	Seconds float64
+}
+
+// HockneyFit is a least-squares fit of t(n) = alpha + beta*n with the
+// standard error of each parameter, so that a caller can see how far to
+// trust it.
+type HockneyFit struct {
+	Model             Hockney // Gamma is left zero: point-to-point data says nothing of it
+	AlphaErr, BetaErr float64 // standard errors, seconds and seconds per byte
+	MaxRelResidual    float64 // worst |fit-measured|/measured over the samples
+	Samples           int
+}
+
+// ErrTooFewSamples reports measurements that cannot determine a fit.
+var ErrTooFewSamples = errors.New("too few distinct measurements to fit")
+
+// FitHockney fits alpha and beta to samples by weighted least squares.
+// Each sample is weighted by 1/t^2, which minimises relative rather than
+// absolute residuals: timings span decades (a microsecond for 8 bytes, a
+// millisecond for 8 MiB), and unweighted least squares would let the largest
+// messages decide alpha too. It needs at least two distinct sizes; with
+// exactly two the fit is exact and its errors are unknown (NaN).
+func FitHockney(samples []Sample) (HockneyFit, error) {
+	xs := make([]float64, 0, len(samples))
+	ys := make([]float64, 0, len(samples))
+	ws := make([]float64, 0, len(samples))
+	for i, s := range samples {
+		if !(s.Seconds > 0) || s.Bytes < 0 || math.IsInf(s.Seconds, 0) || math.IsNaN(s.Bytes) {
+			return HockneyFit{}, fmt.Errorf("sample %d (%g bytes, %g s): times must be positive and sizes non-negative", i+1, s.Bytes, s.Seconds)
+		}
+		xs, ys, ws = append(xs, s.Bytes), append(ys, s.Seconds), append(ws, 1/(s.Seconds*s.Seconds))
+	}
+	if distinct(xs) < 2 {
+		return HockneyFit{}, fmt.Errorf("%w: %d samples of %d distinct sizes; measure at least two message sizes, far apart (say 8 B and 1 MiB)", ErrTooFewSamples, len(samples), distinct(xs))
+	}
+	alpha, beta := stat.LinearRegression(xs, ys, ws, false)
+	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples)}
+
+	// Standard errors of weighted least squares.
+	var sw, swx, ssr float64
+	for i, x := range xs {
+		sw += ws[i]
+		swx += ws[i] * x
+		r := ys[i] - (alpha + beta*x)
+		ssr += ws[i] * r * r
+		fit.MaxRelResidual = max(fit.MaxRelResidual, math.Abs(r)/ys[i])
+	}
+	mean := swx / sw
+	var sxx float64
+	for i, x := range xs {
+		sxx += ws[i] * (x - mean) * (x - mean)
+	}
+	fit.AlphaErr, fit.BetaErr = math.NaN(), math.NaN()
+	if dof := len(xs) - 2; dof > 0 {
+		s2 := ssr / float64(dof)
+		fit.BetaErr = math.Sqrt(s2 / sxx)
+		fit.AlphaErr = math.Sqrt(s2 * (1/sw + mean*mean/sxx))
+	}
+	if beta <= 0 {
+		return fit, fmt.Errorf("the fitted time per byte is %g s, not positive: the measurements do not grow with size; measure larger messages (up to MiB) or check the file", beta)
+	}
+	if alpha < 0 {
+		return fit, fmt.Errorf("the fitted latency is %g s, negative: small messages are faster than a straight line through the large ones allows (often a protocol switch); fit a narrower size range", alpha)
+	}
+	return fit, nil
+}
+
+func distinct(xs []float64) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return len(slices.Compact(s))
+}
+
+// LogGP holds the LogGP parameters in seconds: L the wire latency, o the
+// CPU overhead of a send or a receive, g the least gap between messages,
+// G the time per byte of a long message.
+type LogGP struct {
+	L, O, Gap, G float64
+}
+
+// PRTT holds the parametrised round-trip times of Hoefler, Lichei and
+// Rehm's LogGP assessment (Netgauge, 2007). PRTT(n, d, s) is the time for
+// a client to send n messages of s bytes back to back, waiting d between
+// consecutive sends, and for the server to echo them: the last echo ends
+// the measurement. Each map entry holds repeated measurements of one size;
+// the fit takes their median, which ignores the outliers that OS noise
+// brings into real runs.
+//
+// The LogGP model of these series is
+//
+//	PRTT(1, 0, s) = 2 (L + 2o + (s-1) G)
+//	PRTT(n, 0, s) = PRTT(1, 0, s) + (n-1) (g + (s-1) G)
+//	PRTT(n, d, s) = PRTT(1, 0, s) + (n-1) (o + d)   when o + d > g + (s-1) G
+//
+// so o, and g + (s-1)G for each s, are differences of measurements, G and g
+// the slope and intercept of the latter in s, and L what remains of the
+// single round trips: the intercept of PRTT(1,0,s)/2 against s-1, less 2o.
+// o is the mean of its per-size estimates, weighted by 1/PRTT(n,d,s)^2
+// (LogGP's o does not depend on s; averaging over sizes damps the noise
+// that the subtraction of two round trips amplifies, and the weights favour
+// the small sizes whose round trips carry the least absolute noise).
+//
+// Bursts are paced by max(o, g + (s-1)G), so g is measurable only where it
+// exceeds o; where it does not, the fitted g is o.
+type PRTT struct {
+	N int // messages per burst, n > 1 (Netgauge uses 10)
+	// D is the delay between sends in PRTT(n, d, s), per size; it must
+	// exceed g + (s-1)G, and Netgauge takes d = PRTT(1, 0, s).
+	D      map[int64]float64
+	One    map[int64][]float64 // PRTT(1, 0, s)
+	Burst  map[int64][]float64 // PRTT(n, 0, s)
+	Spaced map[int64][]float64 // PRTT(n, d, s)
+}
+
+// LogGPFit is a LogGP fit with the spread of its per-size estimates.
+type LogGPFit struct {
+	Model LogGP
+	// OSpread is the largest minus the smallest per-size estimate of o:
+	// o should not depend on s in LogGP, so a large spread says the model
+	// fits the machine poorly (an o that grows with s is LogGOPS's O).
+	OSpread float64
+	// GapFit is the fit of g + (s-1)G against s-1 that gave g and G.
+	GapFit HockneyFit
+}
+
+// FitLogGP fits LogGP's parameters to PRTT series. Sizes must include at
+// least two distinct values, and every size must have all three series.
+func FitLogGP(m PRTT) (LogGPFit, error) {
+	if m.N < 2 {
+		return LogGPFit{}, fmt.Errorf("PRTT burst length n = %d; it must be at least 2 (Netgauge uses 10)", m.N)
+	}
+	sizes := make([]int64, 0, len(m.One))
+	for s := range m.One {
+		sizes = append(sizes, s)
+	}
+	slices.Sort(sizes)
+	if len(sizes) < 2 {
+		return LogGPFit{}, fmt.Errorf("%w: PRTT series for %d message sizes; measure at least two", ErrTooFewSamples, len(sizes))
+	}
+	n1 := float64(m.N - 1)
+	var fit LogGPFit
+	var os, oWeights []float64
+	var gaps, halfTrips []Sample
+	for _, s := range sizes {
+		if s < 1 {
+			return LogGPFit{}, fmt.Errorf("PRTT size %d: sizes start at 1 byte", s)
+		}
+		one, err := median(m.One[s], "PRTT(1,0,s)", s)
+		if err != nil {
+			return LogGPFit{}, err
+		}
+		burst, err := median(m.Burst[s], "PRTT(n,0,s)", s)
+		if err != nil {
+			return LogGPFit{}, err
+		}
+		spaced, err := median(m.Spaced[s], "PRTT(n,d,s)", s)
+		if err != nil {
+			return LogGPFit{}, err
+		}
+		d, ok := m.D[s]
+		if !ok || d < 0 {
+			return LogGPFit{}, fmt.Errorf("PRTT size %d: the delay d of PRTT(n,d,s) is missing or negative", s)
+		}
+		gapAll := (burst - one) / n1
+		if d < gapAll {
+			return LogGPFit{}, fmt.Errorf("PRTT size %d: d = %g s is not above g+(s-1)G = %g s, so PRTT(n,d,s) measures the gap, not o; use d = PRTT(1,0,s)", s, d, gapAll)
+		}
+		os = append(os, (spaced-one)/n1-d)
+		oWeights = append(oWeights, 1/(spaced*spaced))
+		gaps = append(gaps, Sample{Bytes: float64(s - 1), Seconds: gapAll})
+		halfTrips = append(halfTrips, Sample{Bytes: float64(s - 1), Seconds: one / 2})
+	}
+	g, err := FitHockney(gaps)
+	if err != nil {
+		return LogGPFit{}, fmt.Errorf("fitting g + (s-1)G: %w", err)
+	}
+	fit.GapFit = g
+	fit.Model.O = stat.Mean(os, oWeights)
+	fit.OSpread = slices.Max(os) - slices.Min(os)
+	fit.Model.Gap, fit.Model.G = g.Model.Alpha, g.Model.Beta
+	half, err := FitHockney(halfTrips)
+	if err != nil {
+		return LogGPFit{}, fmt.Errorf("fitting PRTT(1,0,s)/2 = L + 2o + (s-1)G: %w", err)
+	}
+	fit.Model.L = half.Model.Alpha - 2*fit.Model.O
+	if fit.Model.O < 0 || fit.Model.L < 0 {
+		return fit, fmt.Errorf("the fit gives o = %g s and L = %g s; a negative value means the series do not follow LogGP (check d and n)", fit.Model.O, fit.Model.L)
+	}
+	return fit, nil
+}
+
+func median(xs []float64, series string, size int64) (float64, error) {
+	m, ok := medianOf(xs)
+	if !ok {
+		return 0, fmt.Errorf("PRTT size %d: no %s measurements", size, series)
+	}
+	return m, nil
+}
+
+func medianOf(xs []float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[k], true
+	}
+	return (s[k-1] + s[k]) / 2, true
+}
