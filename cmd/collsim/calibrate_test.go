@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/configs"
+)
+
+// writeOSULatency writes an osu_latency output for a line alpha + beta*n.
+func writeOSULatency(t *testing.T, file string, alpha, beta float64) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# OSU MPI Latency Test v7.3\n# Datatype: MPI_CHAR.\n# Size       Latency (us)\n")
+	for n := 1; n <= 4<<20; n *= 4 {
+		fmt.Fprintf(&b, "%-10d %24.12f\n", n, (alpha+beta*float64(n))*1e6)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Calibrating from exact measurements writes a machine whose host-to-host
+// alpha and beta are the ones measured, and collsim run accepts it.
+func TestCalibrateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	lat, cfg := filepath.Join(dir, "lat.txt"), filepath.Join(dir, "m.yaml")
+	const alpha, beta = 1.7e-6, 1.0 / 11.5e9
+	writeOSULatency(t, lat, alpha, beta)
+	out, errs, code := collsim(t, "calibrate", "--osu-latency", lat, "--hosts", "32", "-o", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		MachineAlpha float64 `json:"machine_alpha_s"`
+		MachineBeta  float64 `json:"machine_beta_s_per_byte"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	m, err := configs.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := m.PathParams(0, 31)
+	// Microseconds printed with 12 decimals, the config's 10 digits and
+	// picosecond latencies bound the error.
+	if math.Abs(a-alpha)/alpha > 1e-6 || math.Abs(b-beta)/beta > 1e-6 || a != rep.MachineAlpha || b != rep.MachineBeta {
+		t.Fatalf("machine alpha %g beta %g (reported %g %g), want %g %g", a, b, rep.MachineAlpha, rep.MachineBeta, alpha, beta)
+	}
+	if _, errs, code := collsim(t, "run", "-m", cfg, "-n", "32", "-s", "1MiB"); code != 0 {
+		t.Fatalf("run on the calibrated machine: exit %d: %s", code, errs)
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	truncated := write("trunc.txt", "# OSU MPI Latency Test v7.3\n# Size       Latency (us)\n")
+	garbled := write("garbled.txt", "# Size       Latency (us)\n1  1.5\n8  ???\n")
+	oneSize := write("one.txt", "# Size       Latency (us)\n8  1.5\n")
+	bw := write("bw.txt", "# Size      Bandwidth (MB/s)\n1  2.5\n")
+	expectErrors(t, []badCase{
+		{[]string{"calibrate"}, 2, "--osu-latency is required"},
+		{[]string{"calibrate", "--osu-latency", truncated}, 1, "trunc.txt:2: the file ends before its first measurement"},
+		{[]string{"calibrate", "--osu-latency", garbled}, 1, "garbled.txt:3: figure \"???\""},
+		{[]string{"calibrate", "--osu-latency", oneSize}, 1, "measure at least two message sizes"},
+		{[]string{"calibrate", "--osu-latency", bw}, 1, "holds bandwidths"},
+		{[]string{"calibrate", "--osu-latency", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
+		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "at least 2 hosts"},
+	})
+}

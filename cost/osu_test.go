@@ -1,0 +1,110 @@
+package cost
+
+import (
+	"strings"
+	"testing"
+)
+
+const osuLatency = `# OSU MPI Latency Test v7.3
+# Datatype: MPI_CHAR.
+# Size       Latency (us)
+1                       1.50
+2                       1.50
+4                       1.51
+1048576               101.50
+`
+
+const osuBW = `# OSU MPI Bandwidth Test v7.3
+# Size      Bandwidth (MB/s)
+1                       2.53
+4194304             12100.37
+`
+
+const osuAllreduceFull = `
+# OSU MPI Allreduce Latency Test v7.3
+# Datatype: MPI_INT.
+# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations
+4                       3.12              2.98              3.30        1000
+8                       3.20              3.01              3.41        1000
+`
+
+func TestParseOSU(t *testing.T) {
+	lat, err := ParseOSU("lat.txt", strings.NewReader(osuLatency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lat.Kind != OSULatency || lat.Column != "Latency (us)" || len(lat.Points) != 4 {
+		t.Fatalf("got %+v", lat)
+	}
+	if p := lat.Points[3]; p.Bytes != 1<<20 || relErr(p.Value, 101.5e-6) > 1e-12 || p.Line != 7 {
+		t.Fatalf("last point %+v, want 1 MiB in 101.5 µs on line 7", p)
+	}
+	// The points fit alpha = 1.5 µs, beta = 100 µs per MiB.
+	fit, err := FitHockney(lat.Samples())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(fit.Model.Beta, 100e-6/(1<<20)) > 0.01 || relErr(fit.Model.Alpha, 1.5e-6) > 0.01 {
+		t.Fatalf("fit %+v", fit.Model)
+	}
+
+	bw, err := ParseOSU("bw.txt", strings.NewReader(osuBW))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bw.Kind != OSUBandwidth || relErr(bw.Points[1].Value, 12100.37e6) > 1e-12 {
+		t.Fatalf("got %+v", bw)
+	}
+
+	ar, err := ParseOSU("ar.txt", strings.NewReader(osuAllreduceFull))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ar.Column != "Avg Latency(us)" || relErr(ar.Points[1].Value, 3.2e-6) > 1e-12 {
+		t.Fatalf("read %q %+v, want the average column", ar.Column, ar.Points)
+	}
+}
+
+func TestParseOSUBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"empty", "", "bad.txt: no OSU header"},
+		{"truncated", "# OSU MPI Latency Test v7.3\n# Size       Latency (us)\n", "bad.txt:2: the file ends before its first measurement"},
+		{"not osu", "hello world\n", "bad.txt:1: a data row before the OSU header"},
+		{"bad number", "# Size  Latency (us)\n1  1.5\n2  fast\n", "bad.txt:3: figure \"fast\""},
+		{"bad size", "# Size  Latency (us)\n-1  1.5\n", "bad.txt:2: message size \"-1\""},
+		{"one column", "# Size  Latency (us)\n1\n", "bad.txt:2:"},
+		{"pasted runs", "# Size  Latency (us)\n1  1.5\n2  1.5\n1  1.4\n", "bad.txt:4: size 1 after 2"},
+		{"unknown unit", "# Size  Latency (ms)\n1  1.5\n", "bad.txt:1: header"},
+		{"zero", "# Size  Bandwidth (MB/s)\n1  0\n", "bad.txt:2: figure \"0\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseOSU("bad.txt", strings.NewReader(tc.text))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("err %v, want it to start %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// ParseOSU never panics, and what it accepts is well formed.
+func FuzzParseOSU(f *testing.F) {
+	for _, s := range []string{osuLatency, osuBW, osuAllreduceFull, "# Size Latency (us)\n0 1e308\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		res, err := ParseOSU("fuzz", strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		if len(res.Points) == 0 {
+			t.Fatal("accepted a file without points")
+		}
+		for i, p := range res.Points {
+			if !(p.Value > 0) || p.Bytes < 0 || (i > 0 && p.Bytes <= res.Points[i-1].Bytes) {
+				t.Fatalf("accepted bad point %+v", p)
+			}
+		}
+	})
+}
