@@ -156,19 +156,26 @@ var ompiTables = map[Collective]*ompiTable{
 	},
 }
 
+// OmpiMessageBytes returns the message size by which Open MPI's tuned
+// decisions choose for c, and what it measures: the vector's bytes, each
+// rank's contribution for allgather, the bytes per pair for alltoall.
+func OmpiMessageBytes(c Collective, p Params) (bytes int64, measure string) {
+	switch c {
+	case Allgather:
+		return p.SizeBytes(c) / int64(max(p.Ranks, 1)), "bytes per rank"
+	case Alltoall:
+		return p.Count * p.elemSize(), "bytes per pair"
+	}
+	return p.SizeBytes(c), "bytes"
+}
+
 // ompiChoice applies Open MPI 4.1's table for c.
 func ompiChoice(c Collective, p Params, bytes int64) (string, string, error) {
 	t, ok := ompiTables[c]
 	if !ok {
 		return "", "", fmt.Errorf("Open MPI's fixed rules for %s are not transcribed; name an algorithm instead", c)
 	}
-	measure := "bytes"
-	switch c {
-	case Allgather:
-		bytes, measure = bytes/int64(max(p.Ranks, 1)), "bytes per rank"
-	case Alltoall:
-		bytes, measure = p.Count*p.elemSize(), "bytes per pair"
-	}
+	bytes, measure := OmpiMessageBytes(c, p)
 	alg := t.choose(p.Ranks, bytes)
 	name, ompiName, _ := strings.Cut(t.names[alg], "|")
 	if ompiName == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
 )
 
 // IO is where a verb writes: results to Out, diagnostics to Err.
@@ -304,4 +305,26 @@ func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string
 		}
 	}
 	return ""
+}
+
+// Simulate runs a on m for params (block placement, no data) and returns
+// the simulated time in seconds.
+func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
+	place, err := m.Place(params.Ranks, "", 1)
+	if err != nil {
+		return 0, err
+	}
+	net, err := m.Analytic(place)
+	if err != nil {
+		return 0, err
+	}
+	s, err := a.Build(params)
+	if err != nil {
+		return 0, err
+	}
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net})
+	if err != nil {
+		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)
+	}
+	return res.Makespan.Seconds(), nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
 	"github.com/collsim/collsim/cmd/collsim/internal/study"
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
+	"github.com/collsim/collsim/cmd/collsim/internal/tune"
 )
 
 // New returns the root command.
@@ -35,7 +36,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams))
 	return cmd
 }
 

@@ -55,7 +55,7 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 		row := []string{fmt.Sprint(p)}
 		for _, name := range names {
 			a, _ := collectives.Lookup(collectives.Bcast, name)
-			t, err := simulate(m, a, params)
+			t, err := cmdutil.Simulate(m, a, params)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,6 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
-	"github.com/collsim/collsim/sim"
 )
 
 // New returns the study command and its sub-commands.
@@ -63,28 +62,6 @@ func (o *options) parse() (*configs.Machine, []int, []int64, error) {
 		}
 	}
 	return m, ps, ss, nil
-}
-
-// simulate runs a on m for params (block placement, no data) and returns
-// the simulated time in seconds.
-func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	place, err := m.Place(params.Ranks, "", 1)
-	if err != nil {
-		return 0, err
-	}
-	net, err := m.Analytic(place)
-	if err != nil {
-		return 0, err
-	}
-	s, err := a.Build(params)
-	if err != nil {
-		return 0, err
-	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net})
-	if err != nil {
-		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)
-	}
-	return res.Makespan.Seconds(), nil
 }
 
 // slope fits y = a + b x by least squares and returns b.

@@ -56,13 +56,13 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			if err != nil {
 				return err
 			}
-			tOmpi, err := simulate(m, sel.Algorithm, params)
+			tOmpi, err := cmdutil.Simulate(m, sel.Algorithm, params)
 			if err != nil {
 				return err
 			}
 			plan, tPlan := cmdutil.SuaraPlan(h, params)
 			suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
-			tSuara, err := simulate(m, suara, plan)
+			tSuara, err := cmdutil.Simulate(m, suara, plan)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,254 @@
+// Package tune is `collsim tune`: pick the fastest algorithm per
+// collective, rank count and size by simulation, and write the choices as
+// an Open MPI dynamic rules file.
+package tune
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+)
+
+// New returns the tune command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	var machine, colls, ranks, sizes, out string
+	var elem int64
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Pick the fastest algorithm per collective, rank count and size by simulation; write Open MPI dynamic rules",
+		Long: `tune simulates every algorithm that Open MPI's coll/tuned also has, for each
+collective, rank count and message size asked for, on the analytic network of
+the machine, and keeps the fastest. It prints each choice beside Open MPI 4.1's
+fixed rule and its simulated time, and writes the choices as a rules file for
+  mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE
+Consecutive sizes with the same winner become one rule. Message sizes are
+measured as Open MPI's tuned decisions measure them (the vector; each rank's
+part for allgather; the bytes per pair for alltoall). Segment sizes are
+written only for the pipelined chain, whose segment collsim chooses by the
+cost model; elsewhere 0 leaves Open MPI its own.`,
+		Example: `  collsim tune -m xc40 -c allreduce,bcast -n 16..1024 -s 8..64MiB -o xc40-rules.txt`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := configs.Resolve(machine)
+			if err != nil {
+				return err
+			}
+			ps, err := cmdutil.Ints(ranks)
+			if err != nil {
+				return cmdutil.Flagf("--ranks: %v", err)
+			}
+			ss, err := cmdutil.Sizes(sizes)
+			if err != nil {
+				return cmdutil.Flagf("--sizes: %v", err)
+			}
+			for _, p := range ps {
+				if p < 2 || p > m.Slots() {
+					return cmdutil.Flagf("--ranks %d does not fit on %s (2..%d)", p, m.Name, m.Slots())
+				}
+			}
+			// merge relies on sizes and rank counts in increasing order.
+			slices.Sort(ps)
+			slices.Sort(ss)
+			ps, ss = slices.Compact(ps), slices.Compact(ss)
+			var cs []collectives.Collective
+			for _, name := range strings.Split(colls, ",") {
+				c := collectives.Collective(strings.TrimSpace(name))
+				if len(candidates(c)) == 0 {
+					return cmdutil.Flagf("--collectives: %q has no algorithm in common with Open MPI's coll/tuned; choose from allreduce, bcast, reduce, allgather, reduce_scatter, alltoall, barrier", name)
+				}
+				cs = append(cs, c)
+			}
+			if elem < 1 {
+				return cmdutil.Flagf("--elem-size %d must be at least 1", elem)
+			}
+			results, err := tuneAll(m, cs, ps, ss, elem)
+			if err != nil {
+				return err
+			}
+			if err := report(streams, results); err != nil {
+				return err
+			}
+			var rules bytes.Buffer
+			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sizes)
+			if err := collectives.WriteOmpiRules(&rules, header, merge(results)); err != nil {
+				return err
+			}
+			if out == "" {
+				_, err = fmt.Fprintf(streams.Out, "\n%s", rules.String())
+				return err
+			}
+			if err := os.WriteFile(out, rules.Bytes(), 0o644); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(streams.Out, "\nrules written to %s\n", out)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVarP(&colls, "collectives", "c", "allreduce", "collectives to tune, comma-separated")
+	f.StringVarP(&ranks, "ranks", "n", "16..64", "rank counts: a list or a doubling range")
+	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
+	f.StringVarP(&out, "output", "o", "", "write the rules file here (default: print it)")
+	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	return cmd
+}
+
+// candidates are c's algorithms that Open MPI can be told to run.
+func candidates(c collectives.Collective) []collectives.Algorithm {
+	var out []collectives.Algorithm
+	for _, a := range collectives.All() {
+		if _, _, ok := collectives.OmpiAlgorithm(a.Collective, a.Name); ok && a.Collective == c {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// point is one (collective, ranks, size) and what tuning found there.
+type point struct {
+	c       collectives.Collective
+	ranks   int
+	size    int64
+	bytes   int64 // in Open MPI's measure
+	best    collectives.Algorithm
+	params  collectives.Params
+	time    float64
+	fixed   string  // Open MPI's fixed choice
+	fixedT  float64 // its simulated time; NaN if collsim cannot run it
+	skipped []string
+}
+
+// tuneAll simulates every candidate at every point, two points at a time
+// per core. Each simulation has its own engine, so the results do not
+// depend on the order they finish in.
+func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int64, elem int64) ([]point, error) {
+	var pts []point
+	for _, c := range cs {
+		sizes := ss
+		if c == collectives.Barrier {
+			sizes = []int64{0} // a barrier moves no data: one rule per rank count
+		}
+		for _, p := range ps {
+			for _, s := range sizes {
+				pts = append(pts, point{c: c, ranks: p, size: s})
+			}
+		}
+	}
+	errs := make([]error, len(pts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = tunePoint(m, &pts[i], elem)
+			}
+		})
+	}
+	for i := range pts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pts, nil
+}
+
+func tunePoint(m *configs.Machine, pt *point, elem int64) error {
+	params, err := cmdutil.Call(pt.c, pt.ranks, pt.size, elem, 0)
+	if err != nil {
+		return err
+	}
+	pt.bytes, _ = collectives.OmpiMessageBytes(pt.c, params)
+	place, err := m.Place(pt.ranks, "", 1)
+	if err != nil {
+		return err
+	}
+	h, _ := cmdutil.Hockney(m, place)
+	pt.time = math.Inf(1)
+	for _, a := range candidates(pt.c) {
+		q := params
+		cmdutil.Tune(a, &q, h)
+		t, err := cmdutil.Simulate(m, a, q)
+		if err != nil {
+			// Power-of-two-only variants and the like: say so in the table.
+			pt.skipped = append(pt.skipped, a.Name)
+			continue
+		}
+		if t < pt.time {
+			pt.best, pt.params, pt.time = a, q, t
+		}
+	}
+	if pt.best.Name == "" {
+		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s)", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "))
+	}
+	pt.fixedT = math.NaN()
+	if sel, err := collectives.Select("ompi", pt.c, params); err == nil {
+		pt.fixed = sel.Algorithm.Name
+		if t, err := cmdutil.Simulate(m, sel.Algorithm, sel.Params); err == nil {
+			pt.fixedT = t
+		}
+	} else {
+		pt.fixed = "(not runnable)"
+	}
+	return nil
+}
+
+func report(streams *cmdutil.IO, pts []point) error {
+	rows := [][]string{{"collective", "ranks", "size", "fastest", "ompi#", "time", "ompi fixed rule", "its time", "gain"}}
+	for _, pt := range pts {
+		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
+		fixedT, gain := "cannot run", "-"
+		if !math.IsNaN(pt.fixedT) {
+			fixedT, gain = cmdutil.Seconds(pt.fixedT), fmt.Sprintf("%.2fx", pt.fixedT/pt.time)
+		}
+		rows = append(rows, []string{string(pt.c), fmt.Sprint(pt.ranks), configs.FormatBytes(pt.size), pt.best.Name, fmt.Sprint(n),
+			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain})
+	}
+	return cmdutil.Table(streams.Out, rows)
+}
+
+// merge turns the points into rules: per collective and rank count, a rule
+// where the winner changes.
+func merge(pts []point) []collectives.OmpiRules {
+	var out []collectives.OmpiRules
+	for _, pt := range pts {
+		if len(out) == 0 || out[len(out)-1].Collective != pt.c {
+			out = append(out, collectives.OmpiRules{Collective: pt.c, BySize: map[int][]collectives.OmpiRule{}})
+		}
+		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
+		var seg int64
+		if pt.best.Name == "chain" && pt.params.Segment > 0 {
+			seg = pt.params.Segment * pt.params.ElemSize
+		}
+		by := out[len(out)-1].BySize
+		rules := by[pt.ranks]
+		from := pt.bytes
+		if len(rules) == 0 {
+			from = 0
+		}
+		if k := len(rules); k > 0 && rules[k-1].Algorithm == n && rules[k-1].SegmentBytes == seg {
+			continue
+		}
+		if k := len(rules); k > 0 && from <= rules[k-1].MinBytes {
+			continue // sizes that round to the same Open MPI measure
+		}
+		by[pt.ranks] = append(rules, collectives.OmpiRule{MinBytes: from, Algorithm: n, SegmentBytes: seg})
+	}
+	return out
+}

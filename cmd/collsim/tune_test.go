@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tune's rules file names, for each rank count, the algorithm that tune's
+// own table reports as fastest at each size, and that algorithm is no
+// slower in simulation than any other candidate (checked through collsim
+// run, a separate path).
+func TestTuneWritesItsChoices(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.txt")
+	out, errs, code := collsim(t, "tune", "-c", "allreduce,barrier", "-n", "5,8", "-s", "8,64KiB,1MiB", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// The table: collective ranks size fastest ompi# time ...
+	type key struct{ c, ranks, size string }
+	fastest := map[key]string{}
+	for _, line := range strings.Split(out, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 6 || (f[0] != "allreduce" && f[0] != "barrier") {
+			continue
+		}
+		fastest[key{f[0], f[1], f[2]}] = f[4]
+		if f[0] == "allreduce" {
+			best := runTime(t, f[3], f[1], f[2])
+			for _, a := range []string{"ring", "recursive_doubling", "rabenseifner", "linear", "reduce_bcast", "segmented_ring"} {
+				if other := runTime(t, a, f[1], f[2]); other < best {
+					t.Errorf("%s ranks %s: tune picked %s (%g s) but %s takes %g s", f[2], f[1], f[3], best, a, other)
+				}
+			}
+		}
+	}
+	if len(fastest) != 2*3+2 {
+		t.Fatalf("table has %d rows, want 8:\n%s", len(fastest), out)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Walk the rules: each (size in bytes -> algorithm) must agree with the
+	// table at the sizes tuned.
+	var toks []int64
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		for _, f := range strings.Fields(line) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("rules file token %q", f)
+			}
+			toks = append(toks, v)
+		}
+	}
+	next := func() int64 { v := toks[0]; toks = toks[1:]; return v }
+	names := map[int64]string{2: "allreduce", 6: "barrier"}
+	for range next() {
+		coll := names[next()]
+		for range next() {
+			ranks := strconv.FormatInt(next(), 10)
+			n := next()
+			rules := make([][2]int64, n)
+			for i := range rules {
+				rules[i] = [2]int64{next(), next()}
+				next()
+				next()
+			}
+			sizes := map[string]int64{"8B": 8, "64KiB": 64 << 10, "1MiB": 1 << 20}
+			if coll == "barrier" {
+				sizes = map[string]int64{"0B": 0}
+			}
+			for label, bytes := range sizes {
+				var alg int64
+				for _, r := range rules {
+					if bytes >= r[0] {
+						alg = r[1]
+					}
+				}
+				if want := fastest[key{coll, ranks, label}]; strconv.FormatInt(alg, 10) != want {
+					t.Errorf("%s %s ranks %s: rules give algorithm %d, table says %s", coll, label, ranks, alg, want)
+				}
+			}
+		}
+	}
+	if len(toks) != 0 {
+		t.Errorf("%d numbers left over in the rules file", len(toks))
+	}
+}
+
+func runTime(t *testing.T, algo, ranks, size string) float64 {
+	t.Helper()
+	out, errs, code := collsim(t, "run", "-a", algo, "-n", ranks, "-s", size, "--verify", "off", "--json")
+	if code != 0 {
+		t.Fatalf("run %s: exit %d: %s", algo, code, errs)
+	}
+	var res struct {
+		Time float64 `json:"time_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Time
+}
+
+func TestTuneBadInput(t *testing.T) {
+	expectErrors(t, []badCase{
+		{[]string{"tune", "-c", "gather2"}, 2, "no algorithm in common with Open MPI"},
+		{[]string{"tune", "-n", "1"}, 2, "--ranks 1 does not fit"},
+		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},
+	})
+}

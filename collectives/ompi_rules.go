@@ -1,0 +1,102 @@
+package collectives
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ompiCollectiveIDs are the collective numbers of Open MPI's coll/tuned
+// rules files (its COLLTYPE enumeration: allgather 0, allreduce 2,
+// alltoall 3, barrier 6, bcast 7, gather 9, reduce 11, reduce_scatter 12,
+// scatter 15).
+var ompiCollectiveIDs = map[Collective]int{
+	Allgather: 0, Allreduce: 2, Alltoall: 3, Barrier: 6, Bcast: 7, Gather: 9, Reduce: 11, ReduceScatter: 12, Scatter: 15,
+}
+
+// OmpiAlgorithm returns Open MPI's coll/tuned number for collsim's
+// algorithm name, and a note when Open MPI's algorithm of that number is
+// only close to collsim's (the note the selector prints, such as "pipeline"
+// for chain). An exact match is preferred; among close ones, the highest
+// number (for the chain, Open MPI's single-chain "pipeline" over its
+// multi-chain "chain"). ok is false when Open MPI has no such algorithm.
+func OmpiAlgorithm(c Collective, name string) (number int, note string, ok bool) {
+	t, found := ompiTables[c]
+	if !found {
+		return 0, "", false
+	}
+	numbers := make([]int, 0, len(t.names))
+	for n := range t.names {
+		numbers = append(numbers, n)
+	}
+	slices.Sort(numbers)
+	for _, n := range numbers {
+		ours, theirs, approx := strings.Cut(t.names[n], "|")
+		if ours != name {
+			continue
+		}
+		if !approx {
+			return n, "", true
+		}
+		number, note, ok = n, theirs, true
+	}
+	return number, note, ok
+}
+
+// OmpiRule is one line of a rules file: from MinBytes up (until the next
+// rule's MinBytes), communicators of the enclosing size use Algorithm
+// (Open MPI's number) with segments of SegmentBytes (0: Open MPI's own).
+type OmpiRule struct {
+	MinBytes     int64
+	Algorithm    int
+	SegmentBytes int64
+}
+
+// OmpiRules are the rules of one collective, by communicator size.
+type OmpiRules struct {
+	Collective Collective
+	// BySize maps a communicator size to its rules in increasing MinBytes,
+	// the first at 0. Open MPI applies the rules of the largest size not
+	// above the communicator's.
+	BySize map[int][]OmpiRule
+}
+
+// WriteOmpiRules writes rules in the format of Open MPI's
+// coll_tuned_dynamic_rules_filename (the classic format: collectives,
+// communicator sizes, then "bytes algorithm fan-in/out segment" lines,
+// with # comments), for use with --mca coll_tuned_use_dynamic_rules 1.
+func WriteOmpiRules(w io.Writer, header string, all []OmpiRules) error {
+	var b strings.Builder
+	for _, line := range strings.Split(header, "\n") {
+		fmt.Fprintf(&b, "# %s\n", line)
+	}
+	fmt.Fprintf(&b, "%d # collectives\n", len(all))
+	for _, r := range all {
+		id, ok := ompiCollectiveIDs[r.Collective]
+		if !ok {
+			return fmt.Errorf("Open MPI's rules files have no number for %s", r.Collective)
+		}
+		sizes := make([]int, 0, len(r.BySize))
+		for s := range r.BySize {
+			sizes = append(sizes, s)
+		}
+		slices.Sort(sizes)
+		fmt.Fprintf(&b, "%d # collective ID: %s\n%d # communicator sizes\n", id, r.Collective, len(sizes))
+		for _, s := range sizes {
+			rules := r.BySize[s]
+			if len(rules) == 0 || rules[0].MinBytes != 0 {
+				return fmt.Errorf("%s, %d ranks: the first rule must start at 0 bytes", r.Collective, s)
+			}
+			fmt.Fprintf(&b, "%d # communicator size\n%d # message sizes\n", s, len(rules))
+			for i, rule := range rules {
+				if i > 0 && rule.MinBytes <= rules[i-1].MinBytes {
+					return fmt.Errorf("%s, %d ranks: rule %d starts at %d bytes, not after %d", r.Collective, s, i, rule.MinBytes, rules[i-1].MinBytes)
+				}
+				fmt.Fprintf(&b, "%d %d 0 %d\n", rule.MinBytes, rule.Algorithm, rule.SegmentBytes)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

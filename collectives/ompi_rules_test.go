@@ -1,0 +1,76 @@
+package collectives
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestOmpiAlgorithm(t *testing.T) {
+	for _, tc := range []struct {
+		c      Collective
+		name   string
+		number int
+		exact  bool
+	}{
+		{Allreduce, "ring", 4, true},
+		{Allreduce, "rabenseifner", 6, true},
+		{Allreduce, "reduce_bcast", 2, false},
+		{Bcast, "chain", 3, false}, // Open MPI's pipeline, not its multi-chain
+		{Allgather, "ring", 4, true},
+		{Alltoall, "bruck", 3, false},
+		{Barrier, "dissemination", 4, false},
+	} {
+		n, note, ok := OmpiAlgorithm(tc.c, tc.name)
+		if !ok || n != tc.number || (note == "") != tc.exact {
+			t.Errorf("%s/%s: got %d %q %v, want %d exact=%v", tc.c, tc.name, n, note, ok, tc.number, tc.exact)
+		}
+	}
+	if _, _, ok := OmpiAlgorithm(Allreduce, "suara"); ok {
+		t.Error("Open MPI has no SUARA")
+	}
+	// Every number found leads back to the same collsim algorithm.
+	for _, a := range All() {
+		if n, _, ok := OmpiAlgorithm(a.Collective, a.Name); ok {
+			ours, _, _ := strings.Cut(ompiTables[a.Collective].names[n], "|")
+			if ours != a.Name {
+				t.Errorf("%s: number %d is %q", a.ID(), n, ours)
+			}
+		}
+	}
+}
+
+// The written file follows the format: counts, then that many entries.
+func TestWriteOmpiRules(t *testing.T) {
+	var b strings.Builder
+	err := WriteOmpiRules(&b, "test\nsecond line", []OmpiRules{
+		{Collective: Allreduce, BySize: map[int][]OmpiRule{64: {{0, 3, 0}, {8192, 6, 0}}, 16: {{0, 4, 0}}}},
+		{Collective: Bcast, BySize: map[int][]OmpiRule{128: {{0, 6, 0}, {1 << 20, 3, 65536}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nums []int64
+	for _, line := range strings.Split(b.String(), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		for _, f := range strings.Fields(line) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("token %q in %q", f, line)
+			}
+			nums = append(nums, v)
+		}
+	}
+	want := []int64{2, 2, 2, 16, 1, 0, 4, 0, 0, 64, 2, 0, 3, 0, 0, 8192, 6, 0, 0, 7, 1, 128, 2, 0, 6, 0, 0, 1 << 20, 3, 0, 65536}
+	if len(nums) != len(want) {
+		t.Fatalf("got %v\nwant %v\n%s", nums, want, b.String())
+	}
+	for i := range want {
+		if nums[i] != want[i] {
+			t.Fatalf("got %v\nwant %v\n%s", nums, want, b.String())
+		}
+	}
+	if err := WriteOmpiRules(&b, "", []OmpiRules{{Collective: Allreduce, BySize: map[int][]OmpiRule{4: {{8, 1, 0}}}}}); err == nil {
+		t.Error("rules not starting at 0 bytes accepted")
+	}
+}
