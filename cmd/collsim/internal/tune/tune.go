@@ -24,6 +24,7 @@ import (
 func New(streams *cmdutil.IO) *cobra.Command {
 	var machine, colls, ranks, sizes, out string
 	var elem int64
+	var prune float64
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Pick the fastest algorithm per collective, rank count and size by simulation; write Open MPI dynamic rules",
@@ -34,7 +35,10 @@ fixed rule and its simulated time, and writes the choices as a rules file for
   mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE
 Consecutive sizes with the same winner become one rule. Message sizes are
 measured as Open MPI's tuned decisions measure them (the vector; each rank's
-part for allgather; the bytes per pair for alltoall). Segment sizes are
+part for allgather; the bytes per pair for alltoall). An algorithm whose
+closed form says it is at least --prune times slower than the best closed
+form is not simulated (the pruned column counts them); algorithms without a
+closed form are always simulated. Segment sizes are
 written only for the pipelined chain, whose segment collsim chooses by the
 cost model; elsewhere 0 leaves Open MPI its own.`,
 		Example: `  collsim tune -m xc40 -c allreduce,bcast -n 16..1024 -s 8..64MiB -o xc40-rules.txt`,
@@ -69,10 +73,13 @@ cost model; elsewhere 0 leaves Open MPI its own.`,
 				}
 				cs = append(cs, c)
 			}
+			if prune != 0 && prune < 1 {
+				return cmdutil.Flagf("--prune %g: give 0 (simulate every algorithm) or a factor of at least 1", prune)
+			}
 			if elem < 1 {
 				return cmdutil.Flagf("--elem-size %d must be at least 1", elem)
 			}
-			results, err := tuneAll(m, cs, ps, ss, elem)
+			results, err := tuneAll(m, cs, ps, ss, elem, prune)
 			if err != nil {
 				return err
 			}
@@ -102,6 +109,7 @@ cost model; elsewhere 0 leaves Open MPI its own.`,
 	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
 	f.StringVarP(&out, "output", "o", "", "write the rules file here (default: print it)")
 	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.Float64Var(&prune, "prune", 2, "skip simulating an algorithm whose closed form's lower bound exceeds this many times the best closed form (0: simulate all)")
 	return cmd
 }
 
@@ -128,12 +136,13 @@ type point struct {
 	fixed   string  // Open MPI's fixed choice
 	fixedT  float64 // its simulated time; NaN if collsim cannot run it
 	skipped []string
+	pruned  int // candidates not simulated: closed form far above the best
 }
 
 // tuneAll simulates every candidate at every point, two points at a time
 // per core. Each simulation has its own engine, so the results do not
 // depend on the order they finish in.
-func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int64, elem int64) ([]point, error) {
+func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int64, elem int64, prune float64) ([]point, error) {
 	var pts []point
 	for _, c := range cs {
 		sizes := ss
@@ -152,7 +161,7 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				errs[i] = tunePoint(m, &pts[i], elem)
+				errs[i] = tunePoint(m, &pts[i], elem, prune)
 			}
 		})
 	}
@@ -169,7 +178,7 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 	return pts, nil
 }
 
-func tunePoint(m *configs.Machine, pt *point, elem int64) error {
+func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	params, err := cmdutil.Call(pt.c, pt.ranks, pt.size, elem, 0)
 	if err != nil {
 		return err
@@ -181,9 +190,25 @@ func tunePoint(m *configs.Machine, pt *point, elem int64) error {
 	}
 	h, _ := cmdutil.Hockney(m, place)
 	pt.time = math.Inf(1)
-	for _, a := range candidates(pt.c) {
-		q := params
-		cmdutil.Tune(a, &q, h)
+	cands := candidates(pt.c)
+	qs := make([]collectives.Params, len(cands))
+	lower := make([]float64, len(cands))
+	bestPredicted := math.Inf(1)
+	for i, a := range cands {
+		qs[i] = params
+		cmdutil.Tune(a, &qs[i], h)
+		lower[i] = 0 // no closed form: always simulated
+		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
+			lower[i] = pr.Lower
+			bestPredicted = min(bestPredicted, pr.Time)
+		}
+	}
+	for i, a := range cands {
+		if prune > 0 && lower[i] > prune*bestPredicted {
+			pt.pruned++
+			continue
+		}
+		q := qs[i]
 		t, err := cmdutil.Simulate(m, a, q)
 		if err != nil {
 			// Power-of-two-only variants and the like: say so in the table.
@@ -210,7 +235,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64) error {
 }
 
 func report(streams *cmdutil.IO, pts []point) error {
-	rows := [][]string{{"collective", "ranks", "size", "fastest", "ompi#", "time", "ompi fixed rule", "its time", "gain"}}
+	rows := [][]string{{"collective", "ranks", "size", "fastest", "ompi#", "time", "ompi fixed rule", "its time", "gain", "pruned"}}
 	for _, pt := range pts {
 		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
 		fixedT, gain := "cannot run", "-"
@@ -218,7 +243,7 @@ func report(streams *cmdutil.IO, pts []point) error {
 			fixedT, gain = cmdutil.Seconds(pt.fixedT), fmt.Sprintf("%.2fx", pt.fixedT/pt.time)
 		}
 		rows = append(rows, []string{string(pt.c), fmt.Sprint(pt.ranks), configs.FormatBytes(pt.size), pt.best.Name, fmt.Sprint(n),
-			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain})
+			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain, fmt.Sprint(pt.pruned)})
 	}
 	return cmdutil.Table(streams.Out, rows)
 }
