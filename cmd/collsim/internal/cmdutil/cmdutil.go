@@ -328,3 +328,26 @@ func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 	}
 	return res.Makespan.Seconds(), nil
 }
+
+// Grid resolves a machine and parses the rank counts and message sizes of a
+// sweep (lists or doubling ranges), checking that every rank count fits.
+func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error) {
+	m, err := configs.Resolve(machine)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ps, err := Ints(ranks)
+	if err != nil {
+		return nil, nil, nil, &FlagError{Err: fmt.Errorf("--ranks: %w", err)}
+	}
+	ss, err := Sizes(sizes)
+	if err != nil {
+		return nil, nil, nil, &FlagError{Err: fmt.Errorf("--sizes: %w", err)}
+	}
+	for _, p := range ps {
+		if p < 2 || p > m.Slots() {
+			return nil, nil, nil, Flagf("--ranks %d does not fit on %s (2..%d)", p, m.Name, m.Slots())
+		}
+	}
+	return m, ps, ss, nil
+}

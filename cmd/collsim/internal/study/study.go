@@ -3,7 +3,6 @@
 package study
 
 import (
-	"fmt"
 	"math"
 	"path/filepath"
 
@@ -44,24 +43,7 @@ func (o *options) register(cmd *cobra.Command, machine, ranks, sizes string) {
 }
 
 func (o *options) parse() (*configs.Machine, []int, []int64, error) {
-	m, err := configs.Resolve(o.machine)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ps, err := cmdutil.Ints(o.ranks)
-	if err != nil {
-		return nil, nil, nil, &cmdutil.FlagError{Err: fmt.Errorf("--ranks: %w", err)}
-	}
-	ss, err := cmdutil.Sizes(o.sizes)
-	if err != nil {
-		return nil, nil, nil, &cmdutil.FlagError{Err: fmt.Errorf("--sizes: %w", err)}
-	}
-	for _, p := range ps {
-		if p < 2 || p > m.Slots() {
-			return nil, nil, nil, cmdutil.Flagf("--ranks %d does not fit on %s (2..%d)", p, m.Name, m.Slots())
-		}
-	}
-	return m, ps, ss, nil
+	return cmdutil.Grid(o.machine, o.ranks, o.sizes)
 }
 
 // slope fits y = a + b x by least squares and returns b.

@@ -44,22 +44,9 @@ cost model; elsewhere 0 leaves Open MPI its own.`,
 		Example: `  collsim tune -m xc40 -c allreduce,bcast -n 16..1024 -s 8..64MiB -o xc40-rules.txt`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := configs.Resolve(machine)
+			m, ps, ss, err := cmdutil.Grid(machine, ranks, sizes)
 			if err != nil {
 				return err
-			}
-			ps, err := cmdutil.Ints(ranks)
-			if err != nil {
-				return cmdutil.Flagf("--ranks: %v", err)
-			}
-			ss, err := cmdutil.Sizes(sizes)
-			if err != nil {
-				return cmdutil.Flagf("--sizes: %v", err)
-			}
-			for _, p := range ps {
-				if p < 2 || p > m.Slots() {
-					return cmdutil.Flagf("--ranks %d does not fit on %s (2..%d)", p, m.Name, m.Slots())
-				}
 			}
 			// merge relies on sizes and rank counts in increasing order.
 			slices.Sort(ps)
@@ -192,12 +179,11 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	pt.time = math.Inf(1)
 	cands := candidates(pt.c)
 	qs := make([]collectives.Params, len(cands))
-	lower := make([]float64, len(cands))
+	lower := make([]float64, len(cands)) // 0 where there is no closed form: always simulated
 	bestPredicted := math.Inf(1)
 	for i, a := range cands {
 		qs[i] = params
 		cmdutil.Tune(a, &qs[i], h)
-		lower[i] = 0 // no closed form: always simulated
 		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
 			lower[i] = pr.Lower
 			bestPredicted = min(bestPredicted, pr.Time)
