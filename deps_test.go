@@ -13,6 +13,7 @@ func TestDependencyDAG(t *testing.T) {
 	const mod = "github.com/collsim/collsim/"
 	allowed := map[string][]string{
 		"sim":                 {},
+		"sim/realrun":         {"sim"},
 		"topology":            {},
 		"network":             {"sim", "topology"},
 		"network/networktest": {"sim", "topology"},

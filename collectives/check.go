@@ -195,12 +195,19 @@ func NewData(c Collective, p Params, seed uint64) (*Data, error) {
 	}
 	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks), checked: len(sem.buffers(p))}
 	for r := range d.Buffers {
-		for _, n := range sem.buffers(p) {
-			d.Buffers[r] = append(d.Buffers[r], make([]uint64, n))
-		}
-		sem.init(p, r, d.Buffers[r], d.in)
+		d.Buffers[r] = sem.fill(p, r, d.in)
 	}
 	return d, nil
+}
+
+// fill allocates rank r's buffers and fills them with its input.
+func (sem *semantics) fill(p Params, r int, in input) [][]uint64 {
+	var bufs [][]uint64
+	for _, n := range sem.buffers(p) {
+		bufs = append(bufs, make([]uint64, n))
+	}
+	sem.init(p, r, bufs, in)
+	return bufs
 }
 
 // Verify compares every checked element of every rank's buffers with the
@@ -208,29 +215,77 @@ func NewData(c Collective, p Params, seed uint64) (*Data, error) {
 // O(ranks x elements): sums over ranks are computed once per element.
 func (d *Data) Verify() error {
 	sem := semanticsOf[d.c]
-	var sums []uint64
-	sum := func(i int64) uint64 {
-		if sums == nil {
-			sums = make([]uint64, d.p.Count)
-			for r := range d.p.Ranks {
-				for j := range sums {
-					sums[j] += d.in.at(r, int64(j))
+	sum := sums(d.p, d.in)
+	for r := range d.Buffers {
+		if err := sem.verify(d.p, r, d.Buffers[r][:d.checked], d.in, sum); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sums returns the function giving the sum of every rank's input element
+// i, computing all sums on first use.
+func sums(p Params, in input) func(int64) uint64 {
+	var s []uint64
+	return func(i int64) uint64 {
+		if s == nil {
+			s = make([]uint64, p.Count)
+			for r := range p.Ranks {
+				for j := range s {
+					s[j] += in.at(r, int64(j))
 				}
 			}
 		}
-		return sums[i]
+		return s[i]
 	}
-	for r := range d.Buffers {
-		for b, buf := range d.Buffers[r][:d.checked] {
-			for i, got := range buf {
-				want, checked := sem.want(d.p, r, uint8(b), int64(i), d.in, sum)
-				if checked && got != want {
-					return fmt.Errorf("rank %d buffer %d element %d is %#x, want %#x", r, b, i, got, want)
-				}
+}
+
+// verify checks rank r's own buffers (not scratch) after the call.
+func (sem *semantics) verify(p Params, r int, bufs [][]uint64, in input, sum func(int64) uint64) error {
+	for b, buf := range bufs {
+		for i, got := range buf {
+			want, checked := sem.want(p, r, uint8(b), int64(i), in, sum)
+			if checked && got != want {
+				return fmt.Errorf("rank %d buffer %d element %d is %#x, want %#x", r, b, i, got, want)
 			}
 		}
 	}
 	return nil
+}
+
+// RankData allocates and fills the buffers one rank holds for a data-mode
+// run of a with parameters p: the collective's buffers and the algorithm's
+// scratch, as Data would give rank r. A real run holds one rank per
+// process; it checks the result with VerifyRank and the same seed.
+func (a *Algorithm) RankData(p Params, seed uint64, r int) ([][]uint64, error) {
+	if err := p.check(a.Collective); err != nil {
+		return nil, err
+	}
+	if r < 0 || r >= p.Ranks {
+		return nil, fmt.Errorf("rank %d outside 0..%d", r, p.Ranks-1)
+	}
+	sem := semanticsOf[a.Collective]
+	bufs := sem.fill(p, r, input{seed: seed})
+	if a.scratch != nil {
+		for _, n := range a.scratch(p) {
+			bufs = append(bufs, make([]uint64, n))
+		}
+	}
+	return bufs, nil
+}
+
+// VerifyRank checks rank r's buffers (as RankData made them, after the
+// call) against the collective's definition. It costs O(ranks x elements)
+// where the result is a reduction.
+func (a *Algorithm) VerifyRank(p Params, seed uint64, r int, bufs [][]uint64) error {
+	sem := semanticsOf[a.Collective]
+	n := len(sem.buffers(p))
+	if len(bufs) < n {
+		return fmt.Errorf("rank %d has %d buffers, want %d", r, len(bufs), n)
+	}
+	in := input{seed: seed}
+	return sem.verify(p, r, bufs[:n], in, sums(p, in))
 }
 
 // Check runs a's schedule for p with real data over net and verifies every

@@ -14,6 +14,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/explain"
 	"github.com/collsim/collsim/cmd/collsim/internal/model"
+	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
 	"github.com/collsim/collsim/cmd/collsim/internal/study"
@@ -36,7 +37,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams))
 	return cmd
 }
 

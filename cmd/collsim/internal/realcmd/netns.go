@@ -1,0 +1,189 @@
+package realcmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/configs"
+)
+
+// netnsOptions describe an emulated cluster: hosts as Linux network
+// namespaces on one bridge, each host's link shaped to a known bandwidth
+// with a token bucket (tc tbf) in both directions. tbf is in every kernel
+// that has tc; netem (delay, loss) is not, so latency is left as the
+// kernel's.
+type netnsOptions struct {
+	enabled   bool
+	hosts     int
+	bandwidth string
+}
+
+func (n *netnsOptions) flags(f *pflag.FlagSet) {
+	f.BoolVar(&n.enabled, "netns", false, "with --np: run the ranks in an emulated cluster of network namespaces (needs root, ip and tc)")
+	f.IntVar(&n.hosts, "hosts", 0, "with --netns: hosts of the emulated cluster; ranks are placed in blocks (default: one per rank)")
+	f.StringVar(&n.bandwidth, "link-bandwidth", "1Gbps", "with --netns: each host link's bandwidth, each way")
+}
+
+// cluster is a built emulated cluster.
+type cluster struct {
+	prefix   string   // names start with it: cs<pid>
+	subnet   string   // 10.a.b
+	ns       []string // namespace of each host
+	perHost  int
+	bridge   string
+	built    []func() error // teardown steps, in reverse order of building
+	rateBits int64
+}
+
+func newCluster(o netnsOptions, ranks int) (*cluster, error) {
+	hosts := o.hosts
+	if hosts == 0 {
+		hosts = ranks
+	}
+	switch {
+	case hosts < 1 || hosts > 250:
+		return nil, cmdutil.Flagf("--hosts must be 1..250, not %d", hosts)
+	case ranks%hosts != 0:
+		return nil, cmdutil.Flagf("--np %d does not split evenly over --hosts %d; use a multiple", ranks, hosts)
+	case os.Geteuid() != 0:
+		return nil, errors.New("--netns needs root: it creates network namespaces, veth pairs, a bridge and tc qdiscs")
+	}
+	bw, err := configs.ParseBandwidth(o.bandwidth) // bytes per second
+	if err != nil {
+		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--link-bandwidth: %w", err)}
+	}
+	if bw*8 < 1e6 || bw*8 > 400e9 {
+		return nil, cmdutil.Flagf("--link-bandwidth %s: tc shapes 1Mbps..400Gbps", o.bandwidth)
+	}
+	for _, tool := range []string{"ip", "tc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("--netns needs %s (Debian package iproute2): %w", tool, err)
+		}
+	}
+	removeStale()
+	pid := os.Getpid()
+	c := &cluster{prefix: fmt.Sprintf("cs%d", pid), subnet: fmt.Sprintf("10.%d.%d", 100+pid/256%100, pid%256),
+		perHost: ranks / hosts, rateBits: int64(bw * 8)}
+	c.bridge = c.prefix + "br"
+	if err := c.build(hosts); err != nil {
+		c.teardown(io.Discard)
+		return nil, err
+	}
+	return c, nil
+}
+
+// build creates the bridge, then each host: a namespace, a veth pair whose
+// outer end joins the bridge, addresses, and a tbf on both ends.
+func (c *cluster) build(hosts int) error {
+	if err := ipCmd("link", "add", c.bridge, "type", "bridge"); err != nil {
+		return err
+	}
+	c.built = append(c.built, func() error { return ipCmd("link", "del", c.bridge) })
+	if err := ipCmd("addr", "add", c.storeIP()+"/24", "dev", c.bridge); err != nil {
+		return err
+	}
+	if err := ipCmd("link", "set", c.bridge, "up"); err != nil {
+		return err
+	}
+	// A token bucket must hold at least one timer tick of data and one
+	// segment as the veth hands it over (up to 64 KiB with offloads), or it
+	// drops what it cannot hold.
+	burst := max(256<<10, c.rateBits/8/100)
+	tbf := []string{"root", "tbf", "rate", strconv.FormatInt(c.rateBits, 10) + "bit", "burst", strconv.FormatInt(burst, 10), "latency", "100ms"}
+	for h := range hosts {
+		ns := fmt.Sprintf("%sh%d", c.prefix, h)
+		veth := fmt.Sprintf("%sv%d", c.prefix, h)
+		if err := ipCmd("netns", "add", ns); err != nil {
+			return err
+		}
+		c.ns = append(c.ns, ns)
+		c.built = append(c.built, func() error { return ipCmd("netns", "del", ns) })
+		steps := [][]string{
+			{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns},
+			{"link", "set", veth, "master", c.bridge, "up"},
+			{"-n", ns, "addr", "add", fmt.Sprintf("%s.%d/24", c.subnet, h+1), "dev", "eth0"},
+			{"-n", ns, "link", "set", "eth0", "up"},
+			{"-n", ns, "link", "set", "lo", "up"},
+		}
+		for _, s := range steps {
+			if err := ipCmd(s...); err != nil {
+				return err
+			}
+		}
+		// Shape both ends: the outer end's egress is the host's download,
+		// eth0's inside the namespace its upload.
+		if err := runTool("tc", append([]string{"qdisc", "add", "dev", veth}, tbf...)...); err != nil {
+			return err
+		}
+		if err := runTool("tc", append([]string{"-n", ns, "qdisc", "add", "dev", "eth0"}, tbf...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeIP is the launcher's address on the bridge.
+func (c *cluster) storeIP() string { return c.subnet + ".254" }
+
+// wrap runs a rank's command inside its host's namespace.
+func (c *cluster) wrap(rank int, argv []string) []string {
+	return append([]string{"ip", "netns", "exec", c.ns[rank/c.perHost]}, argv...)
+}
+
+// teardown removes everything build created, reporting what it could not.
+func (c *cluster) teardown(w io.Writer) {
+	for i := len(c.built) - 1; i >= 0; i-- {
+		if err := c.built[i](); err != nil {
+			fmt.Fprintf(w, "collsim: cleaning up the emulated cluster: %v\n", err)
+		}
+	}
+	c.built = nil
+}
+
+var staleName = regexp.MustCompile(`^cs(\d+)(h\d+|br)$`)
+
+// removeStale deletes namespaces and bridges left by launchers that were
+// killed before they could clean up (their process is gone).
+func removeStale() {
+	out, _ := exec.Command("ip", "-o", "link", "show", "type", "bridge").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			name := strings.TrimSuffix(f[1], ":")
+			if m := staleName.FindStringSubmatch(name); m != nil && !alive(m[1]) {
+				ipCmd("link", "del", name)
+			}
+		}
+	}
+	out, _ = exec.Command("ip", "netns", "list").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			if m := staleName.FindStringSubmatch(f[0]); m != nil && !alive(m[1]) {
+				ipCmd("netns", "del", f[0])
+			}
+		}
+	}
+}
+
+func alive(pid string) bool {
+	_, err := os.Stat("/proc/" + pid)
+	return err == nil
+}
+
+func ipCmd(args ...string) error { return runTool("ip", args...) }
+
+func runTool(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -1,0 +1,431 @@
+// Package realcmd implements `collsim real`: the library's algorithms run
+// for real, one OS process per rank, over TCP, with their data checked and
+// their time measured as the OSU micro-benchmarks measure it.
+package realcmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+type options struct {
+	collective   string
+	algos        string
+	sizes        string
+	np           int
+	iterations   int
+	warmup       int
+	verify       bool
+	seed         uint64
+	timeout      time.Duration
+	rendezvous   string
+	rendezvousAt string // a shared file rank 0 writes its rendezvous address to
+	bind         string
+	nodeSize     int
+	groupSize    int
+	json         bool
+	fault        string
+	netns        netnsOptions
+}
+
+// launcherOnly flags configure the launcher, not the ranks it starts.
+var launcherOnly = map[string]bool{"np": true, "json": true, "netns": true, "hosts": true, "link-bandwidth": true, "link-latency": true}
+
+// New returns the real command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "real",
+		Short: "Run algorithms for real: one process per rank, over TCP, data checked, OSU-style timing",
+		Long: `real runs the same programs the simulator runs, for real: one OS process
+per rank, real bytes over TCP connections between them, real reductions, and
+every rank's result checked after every iteration. Each call is timed as the
+OSU micro-benchmarks time it (warm-up iterations, then timed ones with a
+barrier before each); the table gives the average over ranks of each rank's
+average time, and the least and greatest of them.
+
+Three ways to start the ranks:
+  collsim real --np 4 ...            4 processes on this machine, over loopback
+  collsim real --np 8 --netns --hosts 4 --link-bandwidth 1Gbps ...
+                                     an emulated cluster: one network namespace
+                                     per host, shaped links (needs root)
+  srun -n 64 collsim real --rendezvous-file $HOME/.collsim-rdv ...
+  mpirun -np 64 collsim real --rendezvous node001:29500 ...
+                                     a real cluster: each rank reads its rank and
+                                     size from the launcher's environment
+                                     (SLURM_PROCID/SLURM_NTASKS,
+                                     OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE)
+                                     and meets the others at rank 0's rendezvous.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd, streams, o) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.collective, "collective", "c", "allreduce", "collective to run")
+	f.StringVarP(&o.algos, "algo", "a", "", `algorithms, comma-separated, or "all" (default: the collective's default)`)
+	f.StringVarP(&o.sizes, "sizes", "s", "8,1KiB,64KiB,1MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
+	f.IntVar(&o.np, "np", 0, "start this many local rank processes (without it, ranks come from srun or mpirun)")
+	f.IntVar(&o.iterations, "iterations", 10, "timed iterations per call")
+	f.IntVar(&o.warmup, "warmup", 2, "untimed iterations before them")
+	f.BoolVar(&o.verify, "verify", true, "carry real data and check every rank's result after every iteration")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the input data")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up when a rank waits this long without progress (or to register)")
+	f.StringVar(&o.rendezvous, "rendezvous", "", "host:port of the rendezvous rank 0 listens on (cluster runs)")
+	f.StringVar(&o.rendezvousAt, "rendezvous-file", "", "a file on a shared filesystem where rank 0 writes its rendezvous address (cluster runs)")
+	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
+	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
+	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
+	f.BoolVar(&o.json, "json", false, "write JSON")
+	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, stall@R or garbage@R makes rank R fail that way before its third call")
+	f.MarkHidden("inject-fault")
+	o.netns.flags(f)
+	return cmd
+}
+
+func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
+	rank, size, found, err := rankFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if _, child := os.LookupEnv("COLLSIM_RANK"); !child && o.np > 0 {
+		return launch(cmd, streams, o)
+	}
+	if !found {
+		return cmdutil.Flagf("no ranks: give --np N to start N local processes, or start collsim under srun or mpirun (which set SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
+	}
+	jobs, hash, err := buildJobs(o, rank, size)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	addr := os.Getenv("COLLSIM_RENDEZVOUS")
+	var serve func() ([]realrun.Report, error)
+	if addr == "" {
+		addr, serve, err = clusterRendezvous(ctx, o, rank, size, hash)
+		if err != nil {
+			return err
+		}
+	}
+	var served chan error
+	var reports []realrun.Report
+	if serve != nil {
+		served = make(chan error, 1)
+		go func() {
+			var err error
+			reports, err = serve()
+			served <- err
+		}()
+	}
+	err = realrun.RunRank(ctx, realrun.RankOptions{
+		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Jobs: jobs,
+		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank),
+	})
+	if served == nil {
+		return err
+	}
+	if serr := <-served; serr != nil {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	return report(streams.Out, o, size, reports)
+}
+
+// rankFromEnv finds this process's rank and the run's size in the
+// environment of collsim's own launcher, Slurm, Open MPI or a PMI launcher
+// (MPICH's Hydra, Intel MPI). found is false when none is set.
+func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err error) {
+	for _, v := range [][2]string{
+		{"COLLSIM_RANK", "COLLSIM_SIZE"},
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{"PMI_RANK", "PMI_SIZE"},
+		{"SLURM_PROCID", "SLURM_NTASKS"},
+	} {
+		rs, ss := getenv(v[0]), getenv(v[1])
+		if rs == "" && ss == "" {
+			continue
+		}
+		r, rerr := strconv.Atoi(rs)
+		s, serr := strconv.Atoi(ss)
+		switch {
+		case rerr != nil || serr != nil:
+			return 0, 0, false, fmt.Errorf("%s=%q and %s=%q: both must be whole numbers; is the launcher setting them?", v[0], rs, v[1], ss)
+		case s < 1 || r < 0 || r >= s:
+			return 0, 0, false, fmt.Errorf("%s=%d is not a rank of %s=%d (0..%d)", v[0], r, v[1], s, s-1)
+		}
+		return r, s, true, nil
+	}
+	return 0, 0, false, nil
+}
+
+// buildJobs makes the calls every rank times, and the hash of everything
+// that must agree between ranks.
+func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
+	c := collectives.Collective(o.collective)
+	names := strings.Split(o.algos, ",")
+	switch o.algos {
+	case "":
+		names = []string{collectives.DefaultAlgorithm(c)}
+	case "all":
+		names = nil
+		for _, a := range collectives.All() {
+			if a.Collective == c {
+				names = append(names, a.Name)
+			}
+		}
+	}
+	if len(names) == 0 || names[0] == "" {
+		return nil, 0, cmdutil.Flagf("unknown collective %q (see collsim algos)", o.collective)
+	}
+	sizes, err := cmdutil.Sizes(o.sizes)
+	if err != nil {
+		return nil, 0, &cmdutil.FlagError{Err: fmt.Errorf("--sizes: %w", err)}
+	}
+	nodeSize := o.nodeSize
+	if nodeSize == 0 {
+		nodeSize = size / max(o.netns.hosts, 1)
+	}
+	groupSize := o.groupSize
+	if groupSize == 0 {
+		groupSize = nodeSize
+	}
+	var jobs []realrun.Job
+	for _, name := range names {
+		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+		if err != nil {
+			return nil, 0, &cmdutil.FlagError{Err: err}
+		}
+		for _, bytes := range sizes {
+			p, err := cmdutil.Call(c, size, bytes, 8, 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			p.NodeSize, p.GroupSize = nodeSize, groupSize
+			s, err := a.Build(p)
+			if err != nil {
+				var u *collectives.Unsupported
+				if errors.As(err, &u) && len(names) > 1 {
+					continue // "all" runs what can run at this size
+				}
+				return nil, 0, &cmdutil.FlagError{Err: err}
+			}
+			j := realrun.Job{Name: a.Name, Bytes: p.SizeBytes(c), Schedule: s}
+			if o.verify {
+				j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
+				j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, 0, cmdutil.Flagf("none of %s can run on %d ranks", o.algos, size)
+	}
+	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d", o.collective, strings.Join(names, ","), o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize)
+	return jobs, realrun.JobHash(buildID(), spec), nil
+}
+
+var buildIDOnce = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))
+})
+
+// buildID identifies this collsim binary, so that ranks running different
+// builds refuse each other.
+func buildID() string { return buildIDOnce() }
+
+// clusterRendezvous sets up the rendezvous of a cluster run: rank 0 listens
+// (on --rendezvous, or on a free port whose address it writes to
+// --rendezvous-file) and serves; the others find its address.
+func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uint64) (string, func() ([]realrun.Report, error), error) {
+	switch {
+	case o.rendezvous == "" && o.rendezvousAt == "":
+		return "", nil, cmdutil.Flagf("rank %d of %d: give --rendezvous host:port (rank 0's host and a free port) or --rendezvous-file on a filesystem every rank sees", rank, size)
+	case rank != 0 && o.rendezvous != "":
+		return o.rendezvous, nil, nil
+	case rank != 0:
+		addr, err := readRendezvousFile(ctx, o.rendezvousAt, hash, o.timeout)
+		return addr, nil, err
+	}
+	listen := o.rendezvous
+	if listen == "" {
+		ip := o.bind
+		if ip == "" {
+			host, _ := os.Hostname()
+			ips, err := net.LookupHost(host)
+			if err != nil || len(ips) == 0 {
+				return "", nil, fmt.Errorf("rank 0: cannot find this host's address (%v); give --bind", err)
+			}
+			ip = ips[0]
+		}
+		listen = net.JoinHostPort(ip, "0")
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", nil, fmt.Errorf("rank 0: cannot listen for the rendezvous on %s: %w (is the port in use?)", listen, err)
+	}
+	addr := ln.Addr().String()
+	if o.rendezvousAt != "" {
+		if err := writeRendezvousFile(o.rendezvousAt, addr, hash); err != nil {
+			ln.Close()
+			return "", nil, err
+		}
+	}
+	serve := func() ([]realrun.Report, error) {
+		defer ln.Close()
+		if o.rendezvousAt != "" {
+			defer os.Remove(o.rendezvousAt)
+		}
+		return realrun.Serve(ctx, ln, size, o.timeout)
+	}
+	return addr, serve, nil
+}
+
+// The rendezvous file holds "ADDRESS JOB": a file left by an earlier run
+// (another job hash) is not taken for this one's.
+func writeRendezvousFile(path, addr string, hash uint64) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%s %016x\n", addr, hash), 0o644); err != nil {
+		return fmt.Errorf("rank 0: writing the rendezvous file: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	want := fmt.Sprintf("%016x", hash)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if f := strings.Fields(string(b)); len(f) == 2 && f[1] == want {
+				return f[0], nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("rank 0 did not write its rendezvous address to %s within %v (is the file on a filesystem every rank sees, and did rank 0 start?)", path, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// faultHook returns the fault injection of --inject-fault for this rank.
+func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
+	kind, at, ok := strings.Cut(spec, "@")
+	if !ok {
+		return nil
+	}
+	target, err := strconv.Atoi(at)
+	if err != nil || target != rank {
+		return nil
+	}
+	return func(call int, m *realrun.Mesh) {
+		if call != 2 {
+			return
+		}
+		switch kind {
+		case "crash":
+			fmt.Fprintf(os.Stderr, "rank %d: crashing (injected fault)\n", rank)
+			os.Exit(7)
+		case "stall":
+			fmt.Fprintf(os.Stderr, "rank %d: stalling (injected fault)\n", rank)
+			select {}
+		case "garbage":
+			fmt.Fprintf(os.Stderr, "rank %d: sending garbage (injected fault)\n", rank)
+			m.Corrupt()
+		}
+	}
+}
+
+// report prints the summary of every call.
+func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
+	sums := realrun.Summarize(reports)
+	c := collectives.Collective(o.collective)
+	if o.json {
+		type row struct {
+			realrun.Summary
+			Ranks   int     `json:"ranks"`
+			AlgBW   float64 `json:"algbw_GBps"`
+			BusBW   float64 `json:"busbw_GBps"`
+			AvgSecs float64 `json:"avg_s"`
+		}
+		out := struct {
+			Collective string   `json:"collective"`
+			Ranks      int      `json:"ranks"`
+			Hosts      []string `json:"hosts"`
+			Results    []row    `json:"results"`
+		}{Collective: o.collective, Ranks: size}
+		for _, r := range reports {
+			out.Hosts = append(out.Hosts, r.Host)
+		}
+		for _, s := range sums {
+			alg := bandwidth(s.Bytes, s.Avg)
+			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * collectives.BusFactor(c, size), AvgSecs: s.Avg.Seconds()})
+		}
+		return cmdutil.JSON(w, out)
+	}
+	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
+	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
+	for _, s := range sums {
+		alg := bandwidth(s.Bytes, s.Avg)
+		data := "checked"
+		if !s.Verified {
+			data = "off"
+		}
+		rows = append(rows, []string{s.Name, fmt.Sprintf("%dB", s.Bytes), cmdutil.Seconds(s.Avg.Seconds()), cmdutil.Seconds(s.Min.Seconds()), cmdutil.Seconds(s.Max.Seconds()),
+			fmt.Sprintf("%.3f GB/s", alg), fmt.Sprintf("%.3f GB/s", alg*collectives.BusFactor(c, size)), data})
+	}
+	return cmdutil.Table(w, rows)
+}
+
+// bandwidth is nccl-tests' algorithm bandwidth in GB/s.
+func bandwidth(bytes int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(bytes) / d.Seconds() / 1e9
+}
+
+// childArgs are the arguments a launcher passes to its ranks: the command
+// and every flag the user set, except the launcher's own.
+func childArgs(cmd *cobra.Command) []string {
+	args := []string{"real"}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if !launcherOnly[f.Name] {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
+}

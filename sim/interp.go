@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Interp interprets one rank's program without a clock, for executors that
+// run ranks for real (over sockets, one process per rank) rather than on
+// the engine. It follows the rules the simulated executor follows:
+//   - ops are read from the rank's Source while fewer than the schedule's
+//     Lookahead of them wait for dependencies (MPI program order by
+//     default);
+//   - an op is ready once every op in its After list has completed and
+//     every op in its StartAfter list has started; ops become ready in
+//     program order when released together;
+//   - receives match messages oldest first per (source, tag), wildcards
+//     included, with the same matching queues.
+//
+// The driver takes ready ops with Start, reports completions with Complete,
+// and reports arriving messages with Arrived (and posts receives with
+// Post). It owns message payloads; Interp only sees their IDs.
+type Interp struct {
+	rank, ranks int32
+	src         Source
+	reactive    ReactiveSource
+	lookahead   int32
+	ops         []iop // ops base..next-1, at index idx-base
+	base, next  int32
+	waiting     int32 // read ops waiting for dependencies
+	open        int32 // read ops not complete
+	ended       bool
+	ready       []int32 // ready ops not yet started, FIFO
+	rhead       int
+	posted      matchQueue // posted receives (program indices)
+	unexp       matchQueue // arrived, unmatched messages (driver's IDs)
+	scratch     []Op
+	err         error
+}
+
+type iop struct {
+	op      Op // After and StartAfter are not kept
+	state   uint8
+	pending int32
+	waiters []int32 // ops waiting for this one to complete
+	starts  []int32 // ops waiting for this one to start
+}
+
+const (
+	iWaiting uint8 = iota
+	iReady
+	iStarted
+	iDone
+)
+
+// NewInterp returns the interpreter of rank r of s, with its first ready
+// ops already read.
+func NewInterp(s Schedule, r int) (*Interp, error) {
+	if r < 0 || r >= s.Ranks {
+		return nil, fmt.Errorf("schedule %q: rank %d outside 0..%d", s.Name, r, s.Ranks-1)
+	}
+	in := &Interp{rank: int32(r), ranks: int32(s.Ranks), src: s.Rank(r), lookahead: int32(max(s.Lookahead, 1))}
+	in.reactive, _ = in.src.(ReactiveSource)
+	in.refill()
+	return in, in.err
+}
+
+// Err returns the first invalid op read, if any.
+func (in *Interp) Err() error { return in.err }
+
+// Done reports whether every op of the program has completed.
+func (in *Interp) Done() bool { return in.ended && in.open == 0 && in.err == nil }
+
+// Op returns op idx, which must be started and not yet complete.
+func (in *Interp) Op(idx int32) *Op { return &in.ops[idx-in.base].op }
+
+// Start returns the next ready op, now started: ops waiting for it to start
+// become ready. ok is false when no op is ready.
+func (in *Interp) Start() (idx int32, op *Op, ok bool) {
+	if in.rhead == len(in.ready) {
+		in.ready, in.rhead = in.ready[:0], 0
+		return 0, nil, false
+	}
+	idx = in.ready[in.rhead]
+	in.rhead++
+	o := &in.ops[idx-in.base]
+	o.state = iStarted
+	starts := o.starts
+	o.starts = nil
+	for _, w := range starts {
+		in.release(w)
+	}
+	if in.reactive != nil {
+		in.reactive.Started(idx)
+		in.refill()
+	}
+	return idx, &in.ops[idx-in.base].op, true
+}
+
+// Complete records that started op idx has completed, releasing the ops
+// that wait for it and reading further ops.
+func (in *Interp) Complete(idx int32) {
+	o := &in.ops[idx-in.base]
+	if o.state != iStarted {
+		panic(fmt.Sprintf("sim: Interp.Complete of op %d, which is not started", idx))
+	}
+	o.state = iDone
+	in.open--
+	waiters := o.waiters
+	o.waiters = nil
+	for _, w := range waiters {
+		in.release(w)
+	}
+	if in.reactive != nil {
+		in.reactive.Completed(idx)
+	}
+	// Forget the completed prefix (append reallocates the window as it
+	// fills, leaving the forgotten ops behind).
+	for len(in.ops) > 0 && in.ops[0].state == iDone {
+		in.ops = in.ops[1:]
+		in.base++
+	}
+	in.refill()
+}
+
+// Post posts started receive idx. If a message that it accepts has already
+// arrived, Post removes and returns that message's ID; the driver then
+// completes the receive with it.
+func (in *Interp) Post(idx int32) (msg uint32, matched bool) {
+	op := in.Op(idx)
+	if id, ok := in.unexp.takeMatching(op.Peer, op.Tag); ok {
+		return id, true
+	}
+	in.posted.push(op.Peer, op.Tag, uint32(idx))
+	return 0, false
+}
+
+// Arrived takes in message msg from rank src with tag. If a posted receive
+// accepts it, Arrived returns that receive; otherwise the message waits,
+// unexpected, for a later Post.
+func (in *Interp) Arrived(src, tag int32, msg uint32) (recv int32, matched bool) {
+	if idx, ok := in.posted.takeFor(src, tag); ok {
+		return int32(idx), true
+	}
+	in.unexp.push(src, tag, msg)
+	return 0, false
+}
+
+// Pending describes the ops that have not completed and the messages that
+// arrived but were not received, for reports of runs that stall. describe
+// names an unexpected message by its ID.
+func (in *Interp) Pending(describe func(msg uint32) string) []PendingOp {
+	var out []PendingOp
+	for i := range in.ops {
+		o := &in.ops[i]
+		var state string
+		switch o.state {
+		case iDone:
+			continue
+		case iWaiting:
+			state = fmt.Sprintf("waits for %d earlier ops", o.pending)
+		case iReady:
+			state = "ready"
+		default:
+			state = "in progress"
+			if o.op.Kind == OpRecv {
+				state = "posted; no matching message arrived"
+			}
+		}
+		out = append(out, PendingOp{Rank: in.rank, Index: in.base + int32(i), Op: o.op.String(), State: state})
+	}
+	if !in.ended {
+		out = append(out, PendingOp{Rank: in.rank, Index: in.next, Op: "(rest of program)", State: "not reached"})
+	}
+	in.unexp.each(func(it *matchItem) {
+		out = append(out, PendingOp{Rank: in.rank, Index: -1, Op: describe(it.val), State: "arrived; no receive matched it"})
+	})
+	return out
+}
+
+func (in *Interp) release(idx int32) {
+	o := &in.ops[idx-in.base]
+	o.pending--
+	if o.pending == 0 {
+		in.waiting--
+		in.makeReady(idx)
+	}
+}
+
+func (in *Interp) makeReady(idx int32) {
+	in.ops[idx-in.base].state = iReady
+	in.ready = append(in.ready, idx)
+}
+
+// refill reads ops while fewer than lookahead of them wait (a reactive
+// source: until it has nothing ready).
+func (in *Interp) refill() {
+	for !in.ended && in.waiting < in.lookahead && in.err == nil {
+		ops := in.src.Next(in.scratch[:0])
+		in.scratch = ops[:0]
+		if len(ops) == 0 {
+			if in.reactive == nil || in.reactive.Ended() {
+				in.ended = true
+			}
+			return
+		}
+		for i := range ops {
+			in.read(&ops[i])
+		}
+	}
+}
+
+func (in *Interp) read(op *Op) {
+	idx := in.next
+	if idx == math.MaxInt32 {
+		in.err = fmt.Errorf("rank %d: more than %d ops", in.rank, math.MaxInt32)
+		return
+	}
+	if err := checkOp(in.rank, idx, op, in.ranks); err != nil {
+		in.err = err
+		return
+	}
+	in.ops = append(in.ops, iop{op: *op})
+	o := &in.ops[len(in.ops)-1]
+	o.op.After, o.op.StartAfter = nil, nil
+	for _, d := range op.StartAfter {
+		if d >= in.base {
+			if ds := &in.ops[d-in.base]; ds.state < iStarted {
+				ds.starts = append(ds.starts, idx)
+				o.pending++
+			}
+		}
+	}
+	for _, d := range op.After {
+		if d >= in.base {
+			if ds := &in.ops[d-in.base]; ds.state != iDone {
+				ds.waiters = append(ds.waiters, idx)
+				o.pending++
+			}
+		}
+	}
+	in.next++
+	in.open++
+	if o.pending > 0 {
+		in.waiting++
+		return
+	}
+	in.makeReady(idx)
+}

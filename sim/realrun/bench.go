@@ -1,0 +1,190 @@
+package realrun
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// Job is one call a real run times: a schedule, and optionally the rank's
+// data to run it with and the check of its result.
+type Job struct {
+	Name  string
+	Bytes int64 // the call's size, for reports
+	// Schedule is the program every rank runs; the rank runs its own part.
+	Schedule sim.Schedule
+	// Data returns this rank's freshly filled buffers before each
+	// iteration (outside the timer); nil runs without data.
+	Data func() ([][]uint64, error)
+	// Verify checks this rank's buffers after each iteration.
+	Verify func([][]uint64) error
+}
+
+// Bench times each job as the OSU micro-benchmarks do: warmup untimed
+// iterations, then iterations timed one by one, with a barrier before
+// each so that every rank starts together; every iteration's data is
+// checked. hook, when set, runs before each iteration (fault injection).
+func Bench(r *Rank, jobs []Job, warmup, iterations int, hook func(call int)) ([]Result, error) {
+	if iterations < 1 || warmup < 0 {
+		return nil, fmt.Errorf("need at least 1 timed iteration and no negative warm-up, not %d and %d", iterations, warmup)
+	}
+	var out []Result
+	call := 0
+	for _, j := range jobs {
+		res := Result{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}
+		var sum time.Duration
+		for it := range warmup + iterations {
+			var data [][]uint64
+			if j.Data != nil {
+				var err error
+				if data, err = j.Data(); err != nil {
+					return out, fmt.Errorf("rank %d: %s: %w", r.mesh.rank, j.Name, err)
+				}
+			}
+			if hook != nil {
+				hook(call)
+			}
+			call++
+			if err := r.Barrier(); err != nil {
+				return out, err
+			}
+			start := time.Now()
+			if err := r.Execute(j.Schedule, data); err != nil {
+				return out, fmt.Errorf("%s: %w", j.Name, err)
+			}
+			d := time.Since(start)
+			if j.Verify != nil && data != nil {
+				if err := j.Verify(data); err != nil {
+					return out, fmt.Errorf("%s: wrong result: %w", j.Name, err)
+				}
+			}
+			if it < warmup {
+				continue
+			}
+			sum += d
+			if it == warmup || d < res.Min {
+				res.Min = d
+			}
+			res.Max = max(res.Max, d)
+		}
+		res.Avg = sum / time.Duration(iterations)
+		out = append(out, res)
+	}
+	return out, r.Barrier()
+}
+
+// RankOptions say how one rank joins and runs a real run.
+type RankOptions struct {
+	Rank, Size int
+	// Rendezvous is the store's address (host:port).
+	Rendezvous string
+	// Bind is the IP address peers reach this rank at; "" picks the
+	// address this host uses to reach the rendezvous.
+	Bind string
+	// Job identifies the run: ranks with different values refuse to work
+	// together (see JobHash).
+	Job                uint64
+	Jobs               []Job
+	Warmup, Iterations int
+	// Timeout bounds registration, connection and each wait for progress.
+	Timeout time.Duration
+	// Hook, when set, runs before each iteration with the mesh (fault
+	// injection in tests).
+	Hook func(call int, m *Mesh)
+}
+
+// RunRank is one rank's whole life in a real run: register at the
+// rendezvous, connect to every peer, time the jobs, hand in the report,
+// and close. Any failure, here or reported by another rank through the
+// rendezvous, ends it with an error that names the rank and the cause.
+func RunRank(ctx context.Context, o RankOptions) error {
+	if o.Size < 1 || o.Rank < 0 || o.Rank >= o.Size {
+		return fmt.Errorf("rank %d of %d: the rank must be in 0..size-1; check the launcher's environment", o.Rank, o.Size)
+	}
+	bind := o.Bind
+	if bind == "" {
+		var err error
+		if bind, err = routeTo(o.Rendezvous); err != nil {
+			return fmt.Errorf("rank %d: %w", o.Rank, err)
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
+	if err != nil {
+		return fmt.Errorf("rank %d: cannot listen for peers on %s: %w", o.Rank, bind, err)
+	}
+	defer ln.Close()
+	host, _ := os.Hostname()
+	setup, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	var running atomic.Pointer[Rank]
+	aborted := make(chan error, 1)
+	sc, addrs, err := Join(setup, o.Rendezvous, o.Rank, o.Size, o.Job, ln.Addr().String(), host, func(err error) {
+		aborted <- err
+		if r := running.Load(); r != nil {
+			r.Fail(err)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	mesh, err := Connect(setup, o.Rank, o.Size, o.Job, ln, addrs)
+	if err != nil {
+		sc.Finish(nil, err, o.Timeout)
+		return err
+	}
+	rank := NewRank(mesh)
+	rank.Timeout = o.Timeout
+	running.Store(rank)
+	select {
+	case err := <-aborted: // the abort came before the rank could hear it
+		mesh.Abort()
+		return err
+	default:
+	}
+	var hook func(int)
+	if o.Hook != nil {
+		hook = func(call int) { o.Hook(call, mesh) }
+	}
+	results, err := Bench(rank, o.Jobs, o.Warmup, o.Iterations, hook)
+	if err != nil {
+		mesh.Abort()
+		return sc.Finish(nil, err, o.Timeout)
+	}
+	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
+		return sc.Finish(nil, err, o.Timeout)
+	}
+	return sc.Finish(&Report{Rank: o.Rank, Host: host, Results: results}, nil, o.Timeout)
+}
+
+// routeTo returns the local IP address this host uses to reach addr.
+func routeTo(addr string) (string, error) {
+	c, err := net.Dial("udp", addr) // sends nothing: only picks the route
+	if err != nil {
+		return "", fmt.Errorf("no route to the rendezvous %s: %w", addr, err)
+	}
+	defer c.Close()
+	ip, _, err := net.SplitHostPort(c.LocalAddr().String())
+	if err != nil {
+		return "", err
+	}
+	return ip, nil
+}
+
+// JobHash identifies a run by everything that must agree between ranks
+// (the build, the schedule, the sizes, the options): ranks started with
+// different ones refuse to work together instead of exchanging messages
+// that do not match.
+func JobHash(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}

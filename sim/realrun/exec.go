@@ -1,0 +1,306 @@
+package realrun
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// Rank runs schedules as one rank over its Mesh, one call (an epoch) at a
+// time. Messages of a later call that arrive early wait for it.
+type Rank struct {
+	mesh *Mesh
+	// Timeout is how long the rank waits without any progress (no message,
+	// no completed send) before it gives up and reports what it waits for.
+	Timeout time.Duration
+	// Trace, when set, is told when each op starts and completes.
+	Trace func(OpEvent)
+
+	epoch    uint32
+	early    []event            // data frames of later epochs
+	barriers map[[2]uint32]bool // (epoch, round) barrier frames arrived
+	msgs     []arrival          // arrived messages by ID
+	freeMsg  []uint32           // free IDs in msgs
+	data     [][]uint64         // the current call's buffers (nil: no data)
+	reduce   sim.ReduceOp       // the current call's reduction
+	in       *sim.Interp        // the current call's interpreter
+}
+
+// OpEvent is one op of a real run starting or completing, for timelines.
+type OpEvent struct {
+	At        time.Time
+	Epoch     uint32
+	Index     int32
+	Completed bool
+	Op        sim.Op
+}
+
+type arrival struct {
+	from    int32
+	h       header
+	payload []uint64
+}
+
+// NewRank returns rank m.rank's executor over m.
+func NewRank(m *Mesh) *Rank {
+	return &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}}
+}
+
+// Fail ends whatever the rank waits for with err: the rendezvous uses it
+// when another rank reports a failure.
+func (r *Rank) Fail(err error) { r.mesh.post(event{kind: evError, from: -1, err: err}) }
+
+// Execute runs this rank's program of s to completion. data, when not nil,
+// holds the rank's buffers: sends carry real elements and reducing
+// receives apply s.ReduceOp, so the caller can check the result.
+func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
+	if s.Ranks != r.mesh.size {
+		return fmt.Errorf("schedule %q has %d ranks but the run has %d", s.Name, s.Ranks, r.mesh.size)
+	}
+	r.epoch++
+	in, err := sim.NewInterp(s, r.mesh.rank)
+	if err != nil {
+		return err
+	}
+	r.in, r.data, r.reduce = in, data, s.ReduceOp
+	defer func() { r.in, r.data = nil, nil }()
+	early := r.early
+	r.early = nil
+	for _, e := range early {
+		if err := r.handle(e); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(r.Timeout)
+	for {
+		if err := r.issueReady(); err != nil {
+			return err
+		}
+		if in.Done() {
+			return nil
+		}
+		e, ok := r.mesh.next(deadline)
+		if !ok {
+			return r.stalled(s.Name)
+		}
+		deadline = time.Now().Add(r.Timeout)
+		if err := r.handle(e); err != nil {
+			return err
+		}
+	}
+}
+
+// issueReady starts every ready op; ops that complete at once may make
+// more ready.
+func (r *Rank) issueReady() error {
+	for {
+		idx, op, ok := r.in.Start()
+		if !ok {
+			return r.in.Err()
+		}
+		r.traceOp(idx, op, false)
+		switch op.Kind {
+		case sim.OpCalc:
+			if op.Dur > 0 {
+				spin(time.Duration(op.Dur / sim.Nanosecond))
+			}
+			r.complete(idx)
+		case sim.OpSend:
+			if err := r.send(idx, op); err != nil {
+				return err
+			}
+		case sim.OpRecv:
+			if id, ok := r.in.Post(idx); ok {
+				if err := r.deliver(idx, id); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+func (r *Rank) complete(idx int32) {
+	if r.Trace != nil {
+		r.traceOp(idx, r.in.Op(idx), true)
+	}
+	r.in.Complete(idx)
+}
+
+func (r *Rank) traceOp(idx int32, op *sim.Op, completed bool) {
+	if r.Trace == nil {
+		return
+	}
+	o := *op
+	o.After, o.StartAfter = nil, nil
+	r.Trace(OpEvent{At: time.Now(), Epoch: r.epoch, Index: idx, Completed: completed, Op: o})
+}
+
+// spin busy-waits for d: a calc op occupies its CPU, and sleeping would
+// round short durations up to the scheduler's tick.
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// region returns the elements of op's data region, or an error naming the
+// op if they are outside the rank's buffers.
+func (r *Rank) region(idx int32, op *sim.Op) ([]uint64, error) {
+	reg := op.Data
+	if int(reg.Buf) >= len(r.data) || reg.Off+reg.Count > int64(len(r.data[reg.Buf])) {
+		return nil, fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r.mesh.rank, idx, op, reg)
+	}
+	return r.data[reg.Buf][reg.Off : reg.Off+reg.Count], nil
+}
+
+// send starts send idx: its data is captured now, as the simulator does.
+func (r *Rank) send(idx int32, op *sim.Op) error {
+	h := header{kind: kindData, epoch: r.epoch, tag: op.Tag, bytes: op.Bytes, payload: op.Bytes}
+	var payload []uint64
+	if r.data != nil {
+		src, err := r.region(idx, op)
+		if err != nil {
+			return err
+		}
+		payload = r.mesh.pool.get(len(src))
+		copy(payload, src)
+		h.kind |= flagElements
+		h.payload = 8 * int64(len(src))
+	}
+	if int(op.Peer) == r.mesh.rank {
+		r.complete(idx)
+		return r.arrive(event{kind: evFrame, from: op.Peer, h: h, payload: payload})
+	}
+	written, err := r.mesh.send(int(op.Peer), h, payload, idx)
+	if written {
+		r.complete(idx)
+	}
+	return err
+}
+
+// handle takes one event of the mesh.
+func (r *Rank) handle(e event) error {
+	switch e.kind {
+	case evError:
+		return e.err
+	case evSent:
+		if r.in == nil || e.epoch != r.epoch {
+			return fmt.Errorf("rank %d: a send of call %d completed during call %d", r.mesh.rank, e.epoch, r.epoch)
+		}
+		r.complete(e.op)
+		return nil
+	}
+	switch e.h.kind &^ flagElements {
+	case kindBarrier:
+		r.barriers[[2]uint32{e.h.epoch, uint32(e.h.tag)}] = true
+		return nil
+	case kindBye:
+		return nil
+	}
+	switch {
+	case r.in == nil || e.h.epoch > r.epoch:
+		r.early = append(r.early, e)
+		return nil
+	case e.h.epoch < r.epoch:
+		return fmt.Errorf("rank %d: a message from rank %d of finished call %d arrived during call %d: the ranks' programs disagree", r.mesh.rank, e.from, e.h.epoch, r.epoch)
+	}
+	return r.arrive(e)
+}
+
+// arrive matches a data frame of the current call with a posted receive,
+// or keeps it until one is posted.
+func (r *Rank) arrive(e event) error {
+	if r.data != nil && e.h.kind&flagElements == 0 {
+		return fmt.Errorf("rank %d: rank %d sent a message without data in a run that checks data: the ranks run different jobs", r.mesh.rank, e.from)
+	}
+	var id uint32
+	if n := len(r.freeMsg); n > 0 {
+		id = r.freeMsg[n-1]
+		r.freeMsg = r.freeMsg[:n-1]
+		r.msgs[id] = arrival{from: e.from, h: e.h, payload: e.payload}
+	} else {
+		id = uint32(len(r.msgs))
+		r.msgs = append(r.msgs, arrival{from: e.from, h: e.h, payload: e.payload})
+	}
+	if recv, ok := r.in.Arrived(e.from, e.h.tag, id); ok {
+		return r.deliver(recv, id)
+	}
+	return nil
+}
+
+// deliver completes receive idx with message id.
+func (r *Rank) deliver(idx int32, id uint32) error {
+	m := r.msgs[id]
+	r.msgs[id] = arrival{}
+	r.freeMsg = append(r.freeMsg, id)
+	op := r.in.Op(idx)
+	if op.Bytes != m.h.bytes {
+		return fmt.Errorf("rank %d op %d (%v) matched a message of %d bytes from rank %d: sizes differ", r.mesh.rank, idx, op, m.h.bytes, m.from)
+	}
+	if r.data != nil {
+		dst, err := r.region(idx, op)
+		if err != nil {
+			return err
+		}
+		if len(dst) != len(m.payload) {
+			return fmt.Errorf("rank %d op %d (%v) expects %d elements but rank %d sent %d", r.mesh.rank, idx, op, len(dst), m.from, len(m.payload))
+		}
+		if op.Reduce {
+			r.reduce.Apply(dst, m.payload)
+		} else {
+			copy(dst, m.payload)
+		}
+		r.mesh.pool.put(m.payload)
+	}
+	r.complete(idx)
+	return nil
+}
+
+// stalled reports a call that made no progress for the timeout.
+func (r *Rank) stalled(name string) error {
+	pending := r.in.Pending(func(id uint32) string {
+		m := r.msgs[id]
+		return fmt.Sprintf("message of %dB from rank %d tag %d", m.h.bytes, m.from, m.h.tag)
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "rank %d: %s made no progress for %v (a peer stalled, or the schedule deadlocks)", r.mesh.rank, name, r.Timeout)
+	for i, p := range pending {
+		if i == 8 {
+			fmt.Fprintf(&b, "; and %d more", len(pending)-i)
+			break
+		}
+		if p.Index >= 0 {
+			fmt.Fprintf(&b, "; op %d %s: %s", p.Index, p.Op, p.State)
+		} else {
+			fmt.Fprintf(&b, "; %s: %s", p.Op, p.State)
+		}
+	}
+	return errors.New(b.String())
+}
+
+// Barrier waits until every rank has reached the barrier of the current
+// epoch (a dissemination barrier: ceil(log2 P) rounds of one message).
+// Timed loops put one between iterations, as the OSU benchmarks do.
+func (r *Rank) Barrier() error {
+	p, me := r.mesh.size, r.mesh.rank
+	for k, round := 1, uint32(0); k < p; k, round = k*2, round+1 {
+		if _, err := r.mesh.send((me+k)%p, header{kind: kindBarrier, epoch: r.epoch, tag: int32(round)}, nil, -1); err != nil {
+			return err
+		}
+		key := [2]uint32{r.epoch, round}
+		deadline := time.Now().Add(r.Timeout)
+		for !r.barriers[key] {
+			e, ok := r.mesh.next(deadline)
+			if !ok {
+				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it stalled", me, r.epoch, (me-k+p)%p, round, r.Timeout)
+			}
+			if err := r.handle(e); err != nil {
+				return err
+			}
+		}
+		delete(r.barriers, key)
+	}
+	return nil
+}

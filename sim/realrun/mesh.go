@@ -1,0 +1,543 @@
+package realrun
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Mesh is one rank's TCP connections to every other rank. Each connection
+// has a reader and a writer goroutine, so that a rank never blocks on a
+// socket: sends are queued, and frames and send completions arrive as
+// events, in order per peer, for the rank's single interpreting loop.
+type Mesh struct {
+	rank, size int
+	job        uint64
+	conns      []net.Conn // nil at this rank's own index
+	out        []*outQueue
+
+	mu      sync.Mutex
+	events  []event
+	ehead   int
+	signal  chan struct{} // a token whenever events were added
+	bye     []bool        // a bye frame has come from that peer
+	closing bool
+
+	pool    bufPool
+	writers sync.WaitGroup
+}
+
+type eventKind uint8
+
+const (
+	evFrame eventKind = iota + 1 // a frame arrived
+	evSent                       // a queued send has been written to its socket
+	evError                      // a connection failed; err says how
+)
+
+type event struct {
+	kind    eventKind
+	from    int32
+	h       header
+	payload []uint64 // data frames with elements
+	op      int32    // evSent: the send's program index
+	epoch   uint32   // evSent: the epoch the send belongs to
+	err     error
+}
+
+// outItem is one queued frame.
+type outItem struct {
+	h       header
+	payload []uint64 // nil: h.payload filler bytes of zeros
+	op      int32    // -1: nobody waits for the write
+}
+
+// outQueue is the frames waiting for one peer's connection, and the
+// connection's buffered writer: whoever holds mu and finds busy false may
+// write (the writer goroutine, or send writing a small frame at once).
+type outQueue struct {
+	mu     sync.Mutex
+	items  []outItem
+	busy   bool // the writer goroutine is writing, without mu
+	closed bool
+	signal chan struct{}
+	bw     *bufio.Writer
+}
+
+func (q *outQueue) wake() {
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// inlineBytes is the largest frame send writes itself rather than handing
+// to the writer goroutine: the socket buffer takes it at once, and the
+// hand-over between goroutines costs more than the write.
+const inlineBytes = 64 << 10
+
+// Connect builds rank's connections to every other rank: it dials the
+// lower ranks at addrs and accepts the higher ones on ln, which must be
+// the listener whose address addrs[rank] is. Both ends check that they run
+// the same job (a hash of the program's version and the run's parameters)
+// with the same size, and name the rank at fault when they do not.
+func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, addrs []string) (*Mesh, error) {
+	if !littleEndian() {
+		return nil, errors.New("real runs need a little-endian host: the wire carries elements in memory order")
+	}
+	if rank < 0 || rank >= size || len(addrs) != size {
+		return nil, fmt.Errorf("rank %d of %d with %d addresses", rank, size, len(addrs))
+	}
+	m := &Mesh{rank: rank, size: size, job: job, conns: make([]net.Conn, size), out: make([]*outQueue, size),
+		signal: make(chan struct{}, 1), bye: make([]bool, size)}
+	type accepted struct {
+		peer int
+		conn net.Conn
+		err  error
+	}
+	want := size - 1 - rank
+	acc := make(chan accepted, want)
+	go func() {
+		for range want {
+			c, err := ln.Accept()
+			if err != nil {
+				acc <- accepted{err: fmt.Errorf("rank %d: accepting peers on %v: %w", rank, ln.Addr(), err)}
+				return
+			}
+			go func() {
+				peer, err := m.greet(ctx, c, -1)
+				acc <- accepted{peer: peer, conn: c, err: err}
+			}()
+		}
+	}()
+	var errs []error
+	for peer := range rank {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addrs[peer])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rank %d: cannot reach rank %d at %s: %w", rank, peer, addrs[peer], err))
+			continue
+		}
+		if _, err := m.greet(ctx, c, peer); err != nil {
+			c.Close()
+			errs = append(errs, err)
+			continue
+		}
+		m.conns[peer] = c
+	}
+	for range want {
+		select {
+		case a := <-acc:
+			switch {
+			case a.err != nil:
+				errs = append(errs, a.err)
+				if a.conn != nil {
+					a.conn.Close()
+				}
+			case m.conns[a.peer] != nil:
+				errs = append(errs, fmt.Errorf("rank %d: rank %d connected twice", rank, a.peer))
+				a.conn.Close()
+			default:
+				m.conns[a.peer] = a.conn
+			}
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("rank %d: waiting for higher ranks to connect: %w", rank, context.Cause(ctx)))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		for _, c := range m.conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
+	for peer, c := range m.conns {
+		if c == nil {
+			continue
+		}
+		m.out[peer] = &outQueue{signal: make(chan struct{}, 1), bw: bufio.NewWriterSize(c, 64<<10)}
+		go m.read(peer, c)
+		m.writers.Add(1)
+		go func() {
+			defer m.writers.Done()
+			m.write(peer, m.out[peer])
+		}()
+	}
+	return m, nil
+}
+
+// greet exchanges hellos on c. want is the peer's rank when this side
+// dialed, or -1 when it accepted (any higher rank may come).
+func (m *Mesh) greet(ctx context.Context, c net.Conn, want int) (int, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+		defer c.SetDeadline(time.Time{})
+	}
+	me := hello{job: m.job, rank: uint32(m.rank), size: uint32(m.size)}
+	if want >= 0 {
+		if err := writeHello(c, me); err != nil {
+			return -1, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+		}
+	}
+	h, err := readHello(c)
+	if err != nil {
+		return -1, fmt.Errorf("rank %d: connection from %v: %w", m.rank, c.RemoteAddr(), err)
+	}
+	peer := int(h.rank)
+	switch {
+	case int(h.size) != m.size:
+		return -1, fmt.Errorf("rank %d: rank %d believes there are %d ranks, this rank %d: the launcher gave them different sizes", m.rank, peer, h.size, m.size)
+	case h.job != m.job:
+		return -1, fmt.Errorf("rank %d: rank %d runs a different job (another collsim build, algorithm, size or option): start every rank with the same command", m.rank, peer)
+	case want >= 0 && peer != want:
+		return -1, fmt.Errorf("rank %d: dialed rank %d but rank %d answered: the rendezvous addresses are stale", m.rank, want, peer)
+	case want < 0 && (peer <= m.rank || peer >= m.size):
+		return -1, fmt.Errorf("rank %d: connection claiming to be rank %d; only ranks %d..%d connect here", m.rank, peer, m.rank+1, m.size-1)
+	}
+	if want < 0 {
+		if err := writeHello(c, me); err != nil {
+			return -1, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, peer, err)
+		}
+	}
+	return peer, nil
+}
+
+func (m *Mesh) post(e event) {
+	m.mu.Lock()
+	m.events = append(m.events, e)
+	m.mu.Unlock()
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the oldest event, waiting for one until the deadline.
+func (m *Mesh) next(deadline time.Time) (event, bool) {
+	for {
+		m.mu.Lock()
+		if m.ehead < len(m.events) {
+			e := m.events[m.ehead]
+			m.events[m.ehead] = event{}
+			m.ehead++
+			if m.ehead == len(m.events) {
+				m.events, m.ehead = m.events[:0], 0
+			}
+			m.mu.Unlock()
+			return e, true
+		}
+		m.mu.Unlock()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return event{}, false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-m.signal:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// read turns the frames from peer into events until the peer says bye or
+// the connection fails.
+func (m *Mesh) read(peer int, c net.Conn) {
+	br := bufio.NewReaderSize(c, 64<<10)
+	var hb [headerBytes]byte
+	fail := func(err error) {
+		m.mu.Lock()
+		quiet := m.closing || m.bye[peer]
+		m.mu.Unlock()
+		if !quiet {
+			m.post(event{kind: evError, from: int32(peer), err: err})
+		}
+	}
+	for {
+		if _, err := io.ReadFull(br, hb[:]); err != nil {
+			fail(fmt.Errorf("rank %d: connection to rank %d lost (%v): rank %d exited or crashed", m.rank, peer, err, peer))
+			return
+		}
+		h, err := parseHeader(hb[:], peer)
+		if err != nil {
+			fail(err)
+			c.Close()
+			return
+		}
+		e := event{kind: evFrame, from: int32(peer), h: h}
+		if h.kind&flagElements != 0 {
+			e.payload = m.pool.get(int(h.payload / 8))
+			_, err = io.ReadFull(br, bytesOf(e.payload))
+		} else {
+			_, err = br.Discard(int(h.payload))
+		}
+		if err != nil {
+			fail(fmt.Errorf("rank %d: connection to rank %d lost mid-message (%v): rank %d exited or crashed", m.rank, peer, err, peer))
+			return
+		}
+		if h.kind == kindBye {
+			m.mu.Lock()
+			m.bye[peer] = true
+			m.mu.Unlock()
+			m.post(e)
+			return
+		}
+		m.post(e)
+	}
+}
+
+var zeros = make([]byte, 256<<10)
+
+// writeFrame writes one frame and flushes it.
+func writeFrame(bw *bufio.Writer, it *outItem) error {
+	var hb [headerBytes]byte
+	it.h.put(hb[:])
+	_, err := bw.Write(hb[:])
+	if err == nil && it.payload != nil {
+		_, err = bw.Write(bytesOf(it.payload))
+	}
+	for left := it.h.payload; err == nil && it.payload == nil && left > 0; {
+		n := min(left, int64(len(zeros)))
+		_, err = bw.Write(zeros[:n])
+		left -= n
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
+}
+
+// write sends peer's queued frames in order.
+func (m *Mesh) write(peer int, q *outQueue) {
+	for {
+		q.mu.Lock()
+		items := q.items
+		q.items = nil
+		closed := q.closed
+		q.busy = len(items) > 0
+		q.mu.Unlock()
+		if len(items) == 0 {
+			if closed {
+				return
+			}
+			<-q.signal
+			continue
+		}
+		for i := range items {
+			if err := writeFrame(q.bw, &items[i]); err != nil {
+				m.writeFailed(peer, err)
+				return
+			}
+			m.written(peer, &items[i])
+		}
+		q.mu.Lock()
+		q.busy = false
+		q.mu.Unlock()
+	}
+}
+
+func (m *Mesh) writeFailed(peer int, err error) {
+	m.mu.Lock()
+	quiet := m.closing
+	m.mu.Unlock()
+	if !quiet {
+		m.post(event{kind: evError, from: int32(peer), err: fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)})
+	}
+}
+
+// written recycles a written frame's payload and tells whoever waits.
+func (m *Mesh) written(peer int, it *outItem) {
+	if it.payload != nil {
+		m.pool.put(it.payload)
+	}
+	if it.op >= 0 {
+		m.post(event{kind: evSent, from: int32(peer), op: it.op, epoch: it.h.epoch})
+	}
+}
+
+// send queues a frame to peer, or writes it at once if it is small and
+// nothing is queued before it; it reports whether the frame is written.
+// payload, if not nil, is handed over: the mesh recycles it once written.
+// A frame written at once posts no evSent: the caller completes its op.
+func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error) {
+	q := m.out[peer]
+	it := outItem{h: h, payload: payload, op: op}
+	q.mu.Lock()
+	if h.payload <= inlineBytes && !q.busy && len(q.items) == 0 && !q.closed {
+		err := writeFrame(q.bw, &it)
+		q.mu.Unlock()
+		if err != nil {
+			return false, fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)
+		}
+		if payload != nil {
+			m.pool.put(payload)
+		}
+		return true, nil
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	q.wake()
+	return false, nil
+}
+
+// Close tells every peer this rank is done, waits (until the deadline) for
+// every peer to say the same, so that no rank mistakes a finished peer for a
+// crashed one, and closes the connections.
+func (m *Mesh) Close(deadline time.Time) error {
+	for peer, q := range m.out {
+		if q != nil {
+			m.send(peer, header{kind: kindBye}, nil, -1) // a failure shows in the wait below
+		}
+	}
+	var err error
+	for !m.allBye() {
+		e, ok := m.next(deadline)
+		if !ok {
+			err = fmt.Errorf("rank %d: peers did not finish in time", m.rank)
+			break
+		}
+		if e.kind == evError {
+			err = e.err
+			break
+		}
+		if e.payload != nil {
+			m.pool.put(e.payload)
+		}
+	}
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	for _, q := range m.out {
+		if q != nil {
+			q.mu.Lock()
+			q.closed = true
+			q.mu.Unlock()
+			q.wake()
+		}
+	}
+	// Let the writers flush (their byes above all) before closing.
+	flushed := make(chan struct{})
+	go func() {
+		m.writers.Wait()
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+	case <-time.After(max(time.Until(deadline), time.Second)):
+	}
+	for _, c := range m.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+	return err
+}
+
+// Abort closes every connection at once, so that peers notice quickly.
+func (m *Mesh) Abort() {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	for _, c := range m.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+func (m *Mesh) allBye() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for peer, b := range m.bye {
+		if peer != m.rank && !b {
+			return false
+		}
+	}
+	return true
+}
+
+// bufPool recycles element buffers by length: a run moves the same message
+// sizes over and over.
+type bufPool struct {
+	mu   sync.Mutex
+	free map[int][][]uint64
+}
+
+func (p *bufPool) get(n int) []uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		return b
+	}
+	return make([]uint64, n)
+}
+
+func (p *bufPool) put(b []uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free == nil {
+		p.free = map[int][][]uint64{}
+	}
+	if len(p.free[len(b)]) < 8 {
+		p.free[len(b)] = append(p.free[len(b)], b)
+	}
+}
+
+// ConnectLocal builds the meshes of size ranks in this process, over
+// loopback TCP: real sockets, one goroutine per rank, for tests and for
+// runs that do not need separate processes.
+func ConnectLocal(ctx context.Context, size int, job uint64) ([]*Mesh, error) {
+	lns := make([]net.Listener, size)
+	addrs := make([]string, size)
+	defer func() {
+		for _, ln := range lns {
+			if ln != nil {
+				ln.Close()
+			}
+		}
+	}()
+	for r := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		lns[r], addrs[r] = ln, ln.Addr().String()
+	}
+	meshes := make([]*Mesh, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, lns[r], addrs) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, m := range meshes {
+			if m != nil {
+				m.Abort()
+			}
+		}
+		return nil, err
+	}
+	return meshes, nil
+}
+
+// Corrupt writes bytes that are not a frame to every peer, for tests of
+// how ranks take a peer that sends garbage.
+func (m *Mesh) Corrupt() {
+	for _, c := range m.conns {
+		if c != nil {
+			c.Write([]byte("this is not a collsim frame, but 32 bytes of garbage"))
+		}
+	}
+}

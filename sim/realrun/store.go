@@ -1,0 +1,345 @@
+package realrun
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The rendezvous: a small TCP store (run by the launcher, or by rank 0
+// under srun or mpirun) where every rank registers the address its peers
+// can reach it at, receives everyone's, and at the end hands in its
+// results. It also supervises: when a rank reports a failure or its
+// connection drops before it reported, the store tells every other rank to
+// abort, so that no rank waits for a dead peer until its timeout.
+//
+// The protocol is one JSON object per line.
+
+// registration is a rank's first line to the store.
+type registration struct {
+	Rank int    `json:"rank"`
+	Size int    `json:"size"`
+	Job  string `json:"job"`
+	Addr string `json:"addr"`
+	Host string `json:"host"`
+}
+
+// storeReply is every line the store sends.
+type storeReply struct {
+	Peers []string `json:"peers,omitempty"`
+	Error string   `json:"error,omitempty"`
+	Abort string   `json:"abort,omitempty"`
+	Done  bool     `json:"done,omitempty"`
+}
+
+// handIn is a rank's last line: its report or its failure.
+type handIn struct {
+	Report *Report `json:"report,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Report is what one rank measured.
+type Report struct {
+	Rank    int      `json:"rank"`
+	Host    string   `json:"host"`
+	Results []Result `json:"results"`
+}
+
+// Result is one rank's timing of one call, over the timed iterations.
+type Result struct {
+	Name       string        `json:"name"`
+	Bytes      int64         `json:"bytes"`
+	Iterations int           `json:"iterations"`
+	Avg        time.Duration `json:"avg_ns"`
+	Min        time.Duration `json:"min_ns"`
+	Max        time.Duration `json:"max_ns"`
+	Verified   bool          `json:"verified"`
+}
+
+// Serve runs the rendezvous for size ranks on ln until every rank has
+// handed in its report, and returns the reports by rank. register bounds
+// how long ranks may take to register; once registered, ranks run as long
+// as they need (each watches its own progress timeout). A rank's failure
+// ends Serve with an error naming it, after every rank has been told to
+// abort.
+func Serve(ctx context.Context, ln net.Listener, size int, register time.Duration) ([]Report, error) {
+	type client struct {
+		conn net.Conn
+		rd   *bufio.Reader
+		reg  registration
+	}
+	clients := make([]*client, size)
+	var mu sync.Mutex
+	send := func(c *client, r storeReply) {
+		b, _ := json.Marshal(r)
+		c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		c.conn.Write(append(b, '\n'))
+	}
+	closeAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range clients {
+			if c != nil {
+				c.conn.Close()
+			}
+		}
+	}
+	defer closeAll()
+	abort := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range clients {
+			if c != nil {
+				send(c, storeReply{Abort: msg})
+			}
+		}
+	}
+
+	// Registration.
+	regCtx, cancel := context.WithTimeout(ctx, register)
+	defer cancel()
+	stop := context.AfterFunc(regCtx, func() { ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now()) })
+	registered, job, jobRank := 0, "", -1
+	for registered < size {
+		conn, err := ln.Accept()
+		if err != nil {
+			var missing []string
+			for r, c := range clients {
+				if c == nil {
+					missing = append(missing, fmt.Sprint(r))
+				}
+			}
+			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same --rendezvous?", strings.Join(missing, ","), ln.Addr(), register)
+			abort("rendezvous failed: " + msg)
+			return nil, errors.New(msg)
+		}
+		c := &client{conn: conn, rd: bufio.NewReader(conn)}
+		conn.SetReadDeadline(time.Now().Add(register))
+		line, err := c.rd.ReadBytes('\n')
+		conn.SetReadDeadline(time.Time{})
+		if err != nil || json.Unmarshal(line, &c.reg) != nil {
+			conn.Close() // not a rank (a port scan, a stale client): ignore it
+			continue
+		}
+		var bad string
+		switch r := c.reg; {
+		case r.Size != size:
+			bad = fmt.Sprintf("rank %d says the run has %d ranks, the rendezvous expects %d: check the launcher's rank count", r.Rank, r.Size, size)
+		case r.Rank < 0 || r.Rank >= size:
+			bad = fmt.Sprintf("rank %d is outside 0..%d: check the launcher's environment", r.Rank, size-1)
+		case clients[r.Rank] != nil:
+			bad = fmt.Sprintf("rank %d registered twice (from %s and %s): two processes got the same rank", r.Rank, clients[r.Rank].reg.Host, r.Host)
+		case job != "" && r.Job != job:
+			bad = fmt.Sprintf("rank %d runs a different job from rank %d (another collsim build, or different options): start every rank with the same command", r.Rank, jobRank)
+		}
+		if bad != "" {
+			send(c, storeReply{Error: bad})
+			conn.Close()
+			abort("rendezvous failed: " + bad)
+			return nil, errors.New(bad)
+		}
+		if job == "" {
+			job, jobRank = c.reg.Job, c.reg.Rank
+		}
+		mu.Lock()
+		clients[c.reg.Rank] = c
+		mu.Unlock()
+		registered++
+	}
+	stop()
+	peers := make([]string, size)
+	for r, c := range clients {
+		peers[r] = c.reg.Addr
+	}
+	for _, c := range clients {
+		send(c, storeReply{Peers: peers})
+	}
+
+	// Supervision: wait for every rank's hand-in.
+	type outcome struct {
+		rank int
+		in   handIn
+		err  error
+	}
+	outcomes := make(chan outcome, size)
+	for r, c := range clients {
+		go func() {
+			line, err := c.rd.ReadBytes('\n')
+			var in handIn
+			if err == nil {
+				err = json.Unmarshal(line, &in)
+			}
+			outcomes <- outcome{rank: r, in: in, err: err}
+		}()
+	}
+	reports := make([]Report, size)
+	for range size {
+		var o outcome
+		select {
+		case o = <-outcomes:
+		case <-ctx.Done():
+			abort("the launcher was interrupted")
+			return nil, context.Cause(ctx)
+		}
+		var msg string
+		switch {
+		case o.err != nil:
+			msg = fmt.Sprintf("rank %d (on %s) exited or crashed without reporting (%v)", o.rank, clients[o.rank].reg.Host, o.err)
+		case o.in.Error != "":
+			msg = o.in.Error
+		case o.in.Report == nil:
+			msg = fmt.Sprintf("rank %d handed in nothing", o.rank)
+		}
+		if msg != "" {
+			abort(msg)
+			return nil, errors.New(msg)
+		}
+		reports[o.rank] = *o.in.Report
+	}
+	mu.Lock()
+	for _, c := range clients {
+		send(c, storeReply{Done: true})
+	}
+	mu.Unlock()
+	return reports, nil
+}
+
+// StoreConn is a rank's connection to the rendezvous.
+type StoreConn struct {
+	conn  net.Conn
+	rd    *bufio.Reader
+	rank  int
+	final chan storeReply // the store's last word: abort or done
+}
+
+// Join registers rank at the rendezvous at addr (retrying until ctx ends,
+// since the store may start after the ranks), announcing peerAddr as where
+// its peers reach it, and returns every rank's address. onAbort is called
+// (from another goroutine) if the store later tells the rank to abort.
+func Join(ctx context.Context, addr string, rank, size int, job uint64, peerAddr, host string, onAbort func(error)) (*StoreConn, []string, error) {
+	var conn net.Conn
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn = c
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("rank %d: cannot reach the rendezvous at %s: %v", rank, addr, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	sc := &StoreConn{conn: conn, rd: bufio.NewReader(conn), rank: rank, final: make(chan storeReply, 1)}
+	b, _ := json.Marshal(registration{Rank: rank, Size: size, Job: fmt.Sprintf("%016x", job), Addr: peerAddr, Host: host})
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("rank %d: registering at %s: %w", rank, addr, err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetReadDeadline(dl)
+	}
+	var reply storeReply
+	line, err := sc.rd.ReadBytes('\n')
+	conn.SetReadDeadline(time.Time{})
+	if err == nil {
+		err = json.Unmarshal(line, &reply)
+	}
+	switch {
+	case err != nil:
+		conn.Close()
+		return nil, nil, fmt.Errorf("rank %d: waiting for the other ranks at the rendezvous %s: %v", rank, addr, err)
+	case reply.Error != "":
+		conn.Close()
+		return nil, nil, fmt.Errorf("rank %d: the rendezvous refused it: %s", rank, reply.Error)
+	case reply.Abort != "":
+		conn.Close()
+		return nil, nil, fmt.Errorf("rank %d: %s", rank, reply.Abort)
+	case len(reply.Peers) != size:
+		conn.Close()
+		return nil, nil, fmt.Errorf("rank %d: the rendezvous sent %d addresses for %d ranks", rank, len(reply.Peers), size)
+	}
+	go func() {
+		line, err := sc.rd.ReadBytes('\n')
+		var r storeReply
+		if err != nil || json.Unmarshal(line, &r) != nil {
+			r = storeReply{Abort: "lost the rendezvous (the launcher or rank 0 exited)"}
+		}
+		if r.Abort != "" && onAbort != nil {
+			onAbort(fmt.Errorf("rank %d aborts: %s", rank, r.Abort))
+		}
+		sc.final <- r
+	}()
+	return sc, reply.Peers, nil
+}
+
+// Finish hands in the rank's report (or its failure, when runErr is not
+// nil) and waits until the store says every rank is done, or to abort.
+func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) error {
+	defer sc.conn.Close()
+	in := handIn{Report: rep}
+	if runErr != nil {
+		in = handIn{Error: runErr.Error()}
+	}
+	b, _ := json.Marshal(in)
+	if _, err := sc.conn.Write(append(b, '\n')); err != nil && runErr == nil {
+		return fmt.Errorf("rank %d: handing in the report: %w", sc.rank, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	select {
+	case r := <-sc.final:
+		if r.Abort != "" {
+			return fmt.Errorf("rank %d aborts: %s", sc.rank, r.Abort)
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("rank %d: the rendezvous did not confirm the end of the run within %v", sc.rank, timeout)
+	}
+}
+
+// Summary is one call over every rank, as OSU reports it: the average,
+// least and greatest of the ranks' average times.
+type Summary struct {
+	Name       string        `json:"name"`
+	Bytes      int64         `json:"bytes"`
+	Iterations int           `json:"iterations"`
+	Avg        time.Duration `json:"avg_ns"`
+	Min        time.Duration `json:"min_ns"`
+	Max        time.Duration `json:"max_ns"`
+	Verified   bool          `json:"verified"`
+}
+
+// Summarize combines the ranks' reports call by call, in the order rank
+// 0 ran them.
+func Summarize(reports []Report) []Summary {
+	if len(reports) == 0 {
+		return nil
+	}
+	out := make([]Summary, len(reports[0].Results))
+	for i, res := range reports[0].Results {
+		s := Summary{Name: res.Name, Bytes: res.Bytes, Iterations: res.Iterations, Min: res.Avg, Verified: true}
+		var sum time.Duration
+		for _, rep := range reports {
+			if i >= len(rep.Results) {
+				s.Verified = false
+				continue
+			}
+			a := rep.Results[i].Avg
+			sum += a
+			s.Min, s.Max = min(s.Min, a), max(s.Max, a)
+			s.Verified = s.Verified && rep.Results[i].Verified
+		}
+		s.Avg = sum / time.Duration(len(reports))
+		out[i] = s
+	}
+	return out
+}
