@@ -68,6 +68,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, hook func(call int)) ([]
 				continue
 			}
 			sum += d
+			res.Times = append(res.Times, d)
 			if it == warmup || d < res.Min {
 				res.Min = d
 			}

@@ -3,6 +3,8 @@ package realrun_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,5 +81,114 @@ func TestEveryAlgorithmOverTCP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStalledPeer: rank 1 never runs its part; the others give up after
+// their timeout and say what they wait for.
+func TestStalledPeer(t *testing.T) {
+	a, err := collectives.Lookup(collectives.Allreduce, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := collectives.Params{Ranks: 3, Count: 30}
+	s, err := a.Build(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	meshes, err := realrun.ConnectLocal(ctx, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for rank, m := range meshes {
+		if rank == 1 {
+			continue
+		}
+		wg.Go(func() {
+			r := realrun.NewRank(m)
+			r.Timeout = 300 * time.Millisecond
+			errs[rank] = r.Execute(s, nil)
+		})
+	}
+	wg.Wait()
+	for _, m := range meshes {
+		m.Abort()
+	}
+	// Rank 2 waits for rank 1's first message; rank 0 sends to rank 1 and
+	// then waits for rank 2's, which never comes.
+	for _, rank := range []int{0, 2} {
+		err := errs[rank]
+		if err == nil || !strings.Contains(err.Error(), "made no progress for 300ms") || !strings.Contains(err.Error(), "posted; no matching message arrived") {
+			t.Errorf("rank %d: %v", rank, err)
+		}
+	}
+}
+
+// TestDeadPeerAndGarbage: a peer whose connections close mid-run, and one
+// that sends bytes that are no frame, are named in the others' errors.
+func TestDeadPeerAndGarbage(t *testing.T) {
+	for _, fault := range []string{"dies", "garbage"} {
+		t.Run(fault, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			meshes, err := realrun.ConnectLocal(ctx, 2, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer meshes[0].Abort()
+			r := realrun.NewRank(meshes[0])
+			r.Timeout = 5 * time.Second
+			if fault == "dies" {
+				meshes[1].Abort()
+			} else {
+				meshes[1].Corrupt()
+			}
+			s, _ := collectives.Lookup(collectives.Allreduce, "recursive_doubling")
+			sched, _ := s.Build(collectives.Params{Ranks: 2, Count: 4})
+			err = r.Execute(sched, nil)
+			want := map[string]string{"dies": "connection to rank 1 lost", "garbage": "rank 1 sent a malformed frame"}[fault]
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v, want an error saying %q", err, want)
+			}
+		})
+	}
+}
+
+// TestDifferentJobsRefuse: ranks that hash their jobs differently do not
+// connect.
+func TestDifferentJobsRefuse(t *testing.T) {
+	lns := make([]net.Listener, 2)
+	addrs := make([]string, 2)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		lns[i], addrs[i] = ln, ln.Addr().String()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Go(func() {
+			m, err := realrun.Connect(ctx, r, 2, uint64(100+r), lns[r], addrs)
+			if m != nil {
+				m.Abort()
+			}
+			errs[r] = err
+		})
+	}
+	wg.Wait()
+	if errs[0] == nil && errs[1] == nil {
+		t.Fatal("ranks with different jobs connected")
+	}
+	if !strings.Contains(fmt.Sprint(errs), "runs a different job") {
+		t.Errorf("errors %v do not say the jobs differ", errs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,8 @@ type Result struct {
 	Min        time.Duration `json:"min_ns"`
 	Max        time.Duration `json:"max_ns"`
 	Verified   bool          `json:"verified"`
+	// Times are the timed iterations one by one.
+	Times []time.Duration `json:"times_ns"`
 }
 
 // Serve runs the rendezvous for size ranks on ln until every rank has
@@ -307,7 +310,9 @@ func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) er
 }
 
 // Summary is one call over every rank, as OSU reports it: the average,
-// least and greatest of the ranks' average times.
+// least and greatest of the ranks' average times. Median is the median
+// over iterations of the slowest rank's time, the figure a simulation's
+// makespan predicts.
 type Summary struct {
 	Name       string        `json:"name"`
 	Bytes      int64         `json:"bytes"`
@@ -315,6 +320,7 @@ type Summary struct {
 	Avg        time.Duration `json:"avg_ns"`
 	Min        time.Duration `json:"min_ns"`
 	Max        time.Duration `json:"max_ns"`
+	Median     time.Duration `json:"median_ns"`
 	Verified   bool          `json:"verified"`
 }
 
@@ -328,17 +334,25 @@ func Summarize(reports []Report) []Summary {
 	for i, res := range reports[0].Results {
 		s := Summary{Name: res.Name, Bytes: res.Bytes, Iterations: res.Iterations, Min: res.Avg, Verified: true}
 		var sum time.Duration
+		slowest := make([]time.Duration, len(res.Times))
 		for _, rep := range reports {
 			if i >= len(rep.Results) {
 				s.Verified = false
 				continue
 			}
-			a := rep.Results[i].Avg
-			sum += a
-			s.Min, s.Max = min(s.Min, a), max(s.Max, a)
-			s.Verified = s.Verified && rep.Results[i].Verified
+			r := &rep.Results[i]
+			sum += r.Avg
+			s.Min, s.Max = min(s.Min, r.Avg), max(s.Max, r.Avg)
+			s.Verified = s.Verified && r.Verified
+			for k := range min(len(slowest), len(r.Times)) {
+				slowest[k] = max(slowest[k], r.Times[k])
+			}
 		}
 		s.Avg = sum / time.Duration(len(reports))
+		if len(slowest) > 0 {
+			slices.Sort(slowest)
+			s.Median = (slowest[(len(slowest)-1)/2] + slowest[len(slowest)/2]) / 2
+		}
 		out[i] = s
 	}
 	return out

@@ -109,7 +109,7 @@ func launch(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return errors.New("interrupted: every rank was stopped")
 	}
 	if serr != nil {
-		return serr
+		return fmt.Errorf("the run failed: %w", serr)
 	}
 	if len(failed) > 0 {
 		return errors.New(strings.Join(failed, "; "))

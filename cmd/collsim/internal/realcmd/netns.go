@@ -97,7 +97,7 @@ func (c *cluster) build(hosts int) error {
 	// A token bucket must hold at least one timer tick of data and one
 	// segment as the veth hands it over (up to 64 KiB with offloads), or it
 	// drops what it cannot hold.
-	burst := max(256<<10, c.rateBits/8/100)
+	burst := max(64<<10+2048, c.rateBits/8/1000)
 	tbf := []string{"root", "tbf", "rate", strconv.FormatInt(c.rateBits, 10) + "bit", "burst", strconv.FormatInt(burst, 10), "latency", "100ms"}
 	for h := range hosts {
 		ns := fmt.Sprintf("%sh%d", c.prefix, h)
@@ -114,9 +114,14 @@ func (c *cluster) build(hosts int) error {
 			{"-n", ns, "link", "set", "eth0", "up"},
 			{"-n", ns, "link", "set", "lo", "up"},
 		}
-		for _, s := range steps {
+		for i, s := range steps {
 			if err := ipCmd(s...); err != nil {
 				return err
+			}
+			if i == 0 {
+				// Deleting the namespace would take the pair with it, but
+				// asynchronously: delete it first, and synchronously.
+				c.built = append(c.built, func() error { return ipCmd("link", "del", veth) })
 			}
 		}
 		// Shape both ends: the outer end's egress is the host's download,

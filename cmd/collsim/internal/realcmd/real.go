@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,7 +80,7 @@ Three ways to start the ranks:
 		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd, streams, o) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.collective, "collective", "c", "allreduce", "collective to run")
+	f.StringVarP(&o.collective, "collective", "c", "allreduce", `collectives to run: one, a comma-separated list, or "all"`)
 	f.StringVarP(&o.algos, "algo", "a", "", `algorithms, comma-separated, or "all" (default: the collective's default)`)
 	f.StringVarP(&o.sizes, "sizes", "s", "8,1KiB,64KiB,1MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
 	f.IntVar(&o.np, "np", 0, "start this many local rank processes (without it, ranks come from srun or mpirun)")
@@ -181,21 +182,9 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
-	c := collectives.Collective(o.collective)
-	names := strings.Split(o.algos, ",")
-	switch o.algos {
-	case "":
-		names = []string{collectives.DefaultAlgorithm(c)}
-	case "all":
-		names = nil
-		for _, a := range collectives.All() {
-			if a.Collective == c {
-				names = append(names, a.Name)
-			}
-		}
-	}
-	if len(names) == 0 || names[0] == "" {
-		return nil, 0, cmdutil.Flagf("unknown collective %q (see collsim algos)", o.collective)
+	colls, err := collectivesOf(o.collective)
+	if err != nil {
+		return nil, 0, err
 	}
 	sizes, err := cmdutil.Sizes(o.sizes)
 	if err != nil {
@@ -209,39 +198,86 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if groupSize == 0 {
 		groupSize = nodeSize
 	}
+	many := len(colls) > 1 || o.algos == "all" || strings.Contains(o.algos, ",")
 	var jobs []realrun.Job
-	for _, name := range names {
-		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+	for _, c := range colls {
+		algos, err := algorithmsOf(c, o.algos)
 		if err != nil {
-			return nil, 0, &cmdutil.FlagError{Err: err}
+			return nil, 0, err
 		}
-		for _, bytes := range sizes {
-			p, err := cmdutil.Call(c, size, bytes, 8, 0)
-			if err != nil {
-				return nil, 0, err
-			}
-			p.NodeSize, p.GroupSize = nodeSize, groupSize
-			s, err := a.Build(p)
-			if err != nil {
-				var u *collectives.Unsupported
-				if errors.As(err, &u) && len(names) > 1 {
-					continue // "all" runs what can run at this size
+		for _, a := range algos {
+			for _, bytes := range sizes {
+				p, err := cmdutil.Call(c, size, bytes, 8, 0)
+				if err != nil {
+					return nil, 0, err
 				}
-				return nil, 0, &cmdutil.FlagError{Err: err}
+				p.NodeSize, p.GroupSize = nodeSize, groupSize
+				s, err := a.Build(p)
+				if err != nil {
+					var u *collectives.Unsupported
+					if errors.As(err, &u) && many {
+						continue // a list runs what can run at this size
+					}
+					return nil, 0, &cmdutil.FlagError{Err: err}
+				}
+				j := realrun.Job{Name: a.ID(), Bytes: p.SizeBytes(c), Schedule: s}
+				if o.verify {
+					j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
+					j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
+				}
+				jobs = append(jobs, j)
 			}
-			j := realrun.Job{Name: a.Name, Bytes: p.SizeBytes(c), Schedule: s}
-			if o.verify {
-				j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
-				j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
-			}
-			jobs = append(jobs, j)
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, 0, cmdutil.Flagf("none of %s can run on %d ranks", o.algos, size)
+		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %d ranks", size)
 	}
-	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d", o.collective, strings.Join(names, ","), o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize)
+	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize)
 	return jobs, realrun.JobHash(buildID(), spec), nil
+}
+
+// collectivesOf parses -c: one collective, a comma-separated list, or
+// "all".
+func collectivesOf(spec string) ([]collectives.Collective, error) {
+	if spec == "all" {
+		return collectives.Collectives, nil
+	}
+	var out []collectives.Collective
+	for _, name := range strings.Split(spec, ",") {
+		c := collectives.Collective(strings.TrimSpace(name))
+		if !slices.Contains(collectives.Collectives, c) {
+			return nil, cmdutil.Flagf("unknown collective %q; use one of %v, or all", name, collectives.Collectives)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// algorithmsOf parses -a for collective c: "" for c's default, "all", or a
+// comma-separated list (names that c does not have are skipped when
+// several collectives run, so that "-c all -a ring" runs every ring).
+func algorithmsOf(c collectives.Collective, spec string) ([]collectives.Algorithm, error) {
+	var out []collectives.Algorithm
+	switch spec {
+	case "":
+		a, err := collectives.Lookup(c, collectives.DefaultAlgorithm(c))
+		return []collectives.Algorithm{a}, err
+	case "all":
+		for _, a := range collectives.All() {
+			if a.Collective == c {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	for _, name := range strings.Split(spec, ",") {
+		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+		if err != nil {
+			return nil, &cmdutil.FlagError{Err: err}
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 var buildIDOnce = sync.OnceValue(func() string {
@@ -372,7 +408,6 @@ func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
 // report prints the summary of every call.
 func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 	sums := realrun.Summarize(reports)
-	c := collectives.Collective(o.collective)
 	if o.json {
 		type row struct {
 			realrun.Summary
@@ -392,7 +427,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 		for _, s := range sums {
 			alg := bandwidth(s.Bytes, s.Avg)
-			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * collectives.BusFactor(c, size), AvgSecs: s.Avg.Seconds()})
+			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * busFactor(s.Name, size), AvgSecs: s.Avg.Seconds()})
 		}
 		return cmdutil.JSON(w, out)
 	}
@@ -405,9 +440,16 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			data = "off"
 		}
 		rows = append(rows, []string{s.Name, fmt.Sprintf("%dB", s.Bytes), cmdutil.Seconds(s.Avg.Seconds()), cmdutil.Seconds(s.Min.Seconds()), cmdutil.Seconds(s.Max.Seconds()),
-			fmt.Sprintf("%.3f GB/s", alg), fmt.Sprintf("%.3f GB/s", alg*collectives.BusFactor(c, size)), data})
+			fmt.Sprintf("%.3f GB/s", alg), fmt.Sprintf("%.3f GB/s", alg*busFactor(s.Name, size)), data})
 	}
 	return cmdutil.Table(w, rows)
+}
+
+// busFactor is the bus bandwidth factor of the collective a job (named
+// "collective/algorithm") runs.
+func busFactor(job string, ranks int) float64 {
+	c, _, _ := strings.Cut(job, "/")
+	return collectives.BusFactor(collectives.Collective(c), ranks)
 }
 
 // bandwidth is nccl-tests' algorithm bandwidth in GB/s.

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/root"
+	"github.com/collsim/collsim/collectives"
+)
+
+// TestMain lets this test binary stand in for collsim when `collsim real`
+// starts rank processes (it runs os.Executable(), which is this binary),
+// or when a test starts collsim as a process of its own.
+func TestMain(m *testing.M) {
+	_, rank := os.LookupEnv("COLLSIM_RANK")
+	if rank || os.Getenv("COLLSIM_TEST_AS_COLLSIM") == "1" {
+		os.Exit(root.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+type realResult struct {
+	Name     string `json:"name"`
+	Bytes    int64  `json:"bytes"`
+	Verified bool   `json:"verified"`
+	AvgNs    int64  `json:"avg_ns"`
+	MedianNs int64  `json:"median_ns"`
+}
+
+// realJSON runs collsim real with --json and decodes its results.
+func realJSON(t *testing.T, args ...string) []realResult {
+	t.Helper()
+	stdout, stderr, code := collsim(t, append([]string{"real", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("collsim real %v: exit %d: %s", args, code, stderr)
+	}
+	var out struct {
+		Results []realResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("decoding %q: %v", stdout, err)
+	}
+	return out.Results
+}
+
+// TestRealEveryAlgorithm runs every algorithm of the library for real, one
+// process per rank over loopback TCP, for 2..8 processes, with sizes of 0,
+// one element, a count that does not divide by the ranks, and one large
+// enough to go through the connections' writer goroutines; every rank's
+// data is checked after every call.
+func TestRealEveryAlgorithm(t *testing.T) {
+	sizes := []int64{0, 8, 1000, 300000}
+	for n := 2; n <= 8; n++ {
+		t.Run(fmt.Sprint("np=", n), func(t *testing.T) {
+			got := realJSON(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "0,8,1000,300000", "--iterations", "1", "--warmup", "0")
+			want := 0
+			for _, a := range collectives.All() {
+				for _, size := range sizes {
+					p, err := cmdutil.Call(a.Collective, n, size, 8, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.NodeSize, p.GroupSize = n, n
+					if _, err := a.Build(p); err == nil {
+						want++
+					}
+				}
+			}
+			if len(got) != want || want < 40*len(sizes) {
+				t.Fatalf("%d calls ran, want %d", len(got), want)
+			}
+			for _, r := range got {
+				if !r.Verified {
+					t.Errorf("%s %dB: data not checked on every rank", r.Name, r.Bytes)
+				}
+			}
+		})
+	}
+}
+
+// procsWith lists the processes whose command line contains marker.
+func procsWith(marker string) []string {
+	var found []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			found = append(found, d)
+		}
+	}
+	return found
+}
+
+// TestRealFaults checks that a rank that crashes, stalls or sends garbage
+// ends the run on every rank, quickly, with a message that names it, and
+// that no rank process is left behind.
+func TestRealFaults(t *testing.T) {
+	cases := []struct {
+		fault string
+		want  []string
+	}{
+		{"crash@1", []string{"rank 1", "exited or crashed"}},
+		{"stall@2", []string{"no word from rank 2", "stalled"}},
+		{"garbage@1", []string{"rank 1 sent a malformed frame"}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.fault, func(t *testing.T) {
+			seed := fmt.Sprint(900000 + i) // marks this run's processes
+			start := time.Now()
+			_, stderr, code := collsim(t, "real", "--np", "4", "-s", "8,64KiB", "--iterations", "3", "--timeout", "2s",
+				"--seed", seed, "--inject-fault", tc.fault)
+			if code == 0 {
+				t.Fatalf("a run with %s succeeded", tc.fault)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("the run took %v to fail", d)
+			}
+			if left := procsWith("--seed=" + seed); len(left) > 0 {
+				t.Errorf("rank processes left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestRealInterrupted sends Ctrl-C (SIGINT) to a launcher whose ranks are
+// stuck, and checks that it exits promptly, non-zero, leaving no rank.
+func TestRealInterrupted(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const seed = "912345"
+	cmd := exec.Command(exe, "real", "--np", "3", "-s", "8", "--iterations", "1000000", "--timeout", "1m", "--seed", seed, "--inject-fault", "stall@0")
+	cmd.Env = append(os.Environ(), "COLLSIM_TEST_AS_COLLSIM=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted run exited 0")
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the launcher did not exit within 20s of SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	if left := procsWith("--seed=" + seed); len(left) > 0 {
+		t.Errorf("rank processes left behind: %v", left)
+	}
+}
+
+// asRank starts this binary as one rank of a cluster run, as srun would.
+func asRank(rank, size int, args ...string) *exec.Cmd {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, append([]string{"real"}, args...)...)
+	cmd.Env = append(os.Environ(), "COLLSIM_TEST_AS_COLLSIM=1", fmt.Sprintf("SLURM_PROCID=%d", rank), fmt.Sprintf("SLURM_NTASKS=%d", size))
+	return cmd
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestRealUnderSlurm starts ranks as srun does (rank and size in the
+// environment), meeting through a rendezvous file and through an address,
+// and checks that rank 0 prints the results.
+func TestRealUnderSlurm(t *testing.T) {
+	for _, how := range []string{"file", "address"} {
+		t.Run(how, func(t *testing.T) {
+			var where []string
+			if how == "file" {
+				where = []string{"--rendezvous-file", filepath.Join(t.TempDir(), "rdv"), "--bind", "127.0.0.1"}
+			} else {
+				where = []string{"--rendezvous", freePort(t)}
+			}
+			cmds := make([]*exec.Cmd, 3)
+			outs := make([]*bytes.Buffer, 3)
+			for r := range cmds {
+				cmds[r] = asRank(r, 3, append(where, "-s", "8,4KiB", "--iterations", "2", "--timeout", "20s")...)
+				outs[r] = &bytes.Buffer{}
+				cmds[r].Stdout, cmds[r].Stderr = outs[r], outs[r]
+				if err := cmds[r].Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for r, c := range cmds {
+				if err := c.Wait(); err != nil {
+					t.Errorf("rank %d: %v: %s", r, err, outs[r])
+				}
+			}
+			if !strings.Contains(outs[0].String(), "real allreduce on 3 ranks") || !strings.Contains(outs[0].String(), "checked") {
+				t.Errorf("rank 0 printed:\n%s", outs[0])
+			}
+			if outs[1].Len() != 0 {
+				t.Errorf("rank 1 printed:\n%s", outs[1])
+			}
+		})
+	}
+}
+
+// TestRealBadClusterInput checks the errors of ranks that cannot work
+// together: different jobs, an unreachable rendezvous, a port in use, a
+// rank outside the size.
+func TestRealBadClusterInput(t *testing.T) {
+	t.Run("different jobs", func(t *testing.T) {
+		addr := freePort(t)
+		r0 := asRank(0, 2, "--rendezvous", addr, "-s", "8", "--timeout", "10s")
+		r1 := asRank(1, 2, "--rendezvous", addr, "-s", "16", "--timeout", "10s")
+		var e0, e1 bytes.Buffer
+		r0.Stderr, r1.Stderr = &e0, &e1
+		r0.Start()
+		r1.Start()
+		err0, err1 := r0.Wait(), r1.Wait()
+		if err0 == nil || err1 == nil {
+			t.Fatalf("ranks with different sizes ran together: %v %v", err0, err1)
+		}
+		if !strings.Contains(e0.String()+e1.String(), "runs a different job") {
+			t.Errorf("stderr:\n%s\n%s", e0.String(), e1.String())
+		}
+	})
+	t.Run("unreachable rendezvous", func(t *testing.T) {
+		addr := freePort(t) // nobody listens there now
+		r1 := asRank(1, 2, "--rendezvous", addr, "--timeout", "1s")
+		out, err := r1.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "rank 1: cannot reach the rendezvous") {
+			t.Errorf("%v: %s", err, out)
+		}
+	})
+	t.Run("port in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		r0 := asRank(0, 2, "--rendezvous", ln.Addr().String(), "--timeout", "1s")
+		out, err := r0.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "is the port in use?") {
+			t.Errorf("%v: %s", err, out)
+		}
+	})
+	t.Run("rank outside size", func(t *testing.T) {
+		r := asRank(5, 2, "--rendezvous", "127.0.0.1:1")
+		out, err := r.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "SLURM_PROCID=5 is not a rank of SLURM_NTASKS=2") {
+			t.Errorf("%v: %s", err, out)
+		}
+	})
+}
+
+// TestRealNetns builds an emulated cluster (one network namespace per
+// host, links shaped by tc tbf) and checks that the shaping holds: a ring
+// allreduce between two hosts can be no faster than its bytes over the
+// shaped link allow. Nothing of the cluster may be left afterwards.
+func TestRealNetns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces (.ci/run runs it as root)")
+	}
+	for _, tool := range []string{"ip", "tc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (Debian package iproute2)", tool)
+		}
+	}
+	got := realJSON(t, "--np", "2", "--netns", "--link-bandwidth", "200Mbps", "-s", "4MiB", "--iterations", "2", "--warmup", "1")
+	// Ring allreduce on 2 ranks: each rank sends half the vector twice.
+	bound := time.Duration(float64(2*(4<<20)/2) / (200e6 / 8) * 1e9)
+	if len(got) != 1 || time.Duration(got[0].AvgNs) < bound*9/10 {
+		t.Errorf("results %+v: faster than the shaped link allows (%v)", got, bound)
+	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	links, _ := exec.Command("ip", "-o", "link", "show").Output()
+	prefix := fmt.Sprintf("cs%d", os.Getpid())
+	if strings.Contains(string(out), prefix) || strings.Contains(string(links), prefix) {
+		t.Errorf("left behind:\n%s\n%s", out, links)
+	}
+}
