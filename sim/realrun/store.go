@@ -111,6 +111,10 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	registered, job, jobRank := 0, "", -1
 	for registered < size {
 		conn, err := ln.Accept()
+		if err != nil && ctx.Err() != nil {
+			abort(context.Cause(ctx).Error())
+			return nil, context.Cause(ctx)
+		}
 		if err != nil {
 			var missing []string
 			for r, c := range clients {
@@ -187,7 +191,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		select {
 		case o = <-outcomes:
 		case <-ctx.Done():
-			abort("the launcher was interrupted")
+			abort(context.Cause(ctx).Error())
 			return nil, context.Cause(ctx)
 		}
 		var msg string

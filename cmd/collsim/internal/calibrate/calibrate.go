@@ -2,10 +2,8 @@
 package calibrate
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +61,11 @@ what-if questions of the config with collsim run.`,
 					bandwidth = max(bandwidth, p.Value)
 				}
 			}
-			yaml := machineYAML(name, hosts, fit.Model.Alpha, bandwidth, reduceBW, latFile, bwFile)
+			from := "collsim calibrate from " + latFile
+			if bwFile != "" {
+				from += " and " + bwFile
+			}
+			yaml := cmdutil.CrossbarYAML(name, from, hosts, fit.Model.Alpha, bandwidth, reduceBW)
 			// The config must load and describe the machine that was fitted.
 			m, err := configs.Parse(name+".yaml", yaml)
 			if err != nil {
@@ -130,21 +132,4 @@ func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {
 		return nil, fmt.Errorf("%s holds %s (%q) where %s were expected: is it the right file?", file, kinds[res.Kind], res.Column, kinds[want])
 	}
 	return res, nil
-}
-
-// machineYAML writes a single-switch machine whose host-to-host path has
-// latency alpha (two links of alpha/2) and bandwidth bw.
-func machineYAML(name string, hosts int, alpha, bw float64, reduceBW, latFile, bwFile string) []byte {
-	var b bytes.Buffer
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-	fmt.Fprintf(&b, "# Written by collsim calibrate from %s", latFile)
-	if bwFile != "" {
-		fmt.Fprintf(&b, " and %s", bwFile)
-	}
-	fmt.Fprintf(&b, ".\nname: %s\n", strconv.Quote(name))
-	fmt.Fprintf(&b, "description: >-\n  %d hosts on one switch, calibrated from OSU measurements: %s host to\n  host, %s.\n",
-		hosts, cmdutil.Seconds(alpha), configs.FormatBandwidth(bw))
-	fmt.Fprintf(&b, "network:\n  crossbar:\n    hosts: %d\n    link: {bandwidth: %sB/s, latency: %sns}\n", hosts, num(bw), num(alpha/2*1e9))
-	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: 0ns\n  gap: 0ns\n  reduce_bandwidth: %s\n  eager_limit: 64KiB\nplacement: block\n", reduceBW)
-	return b.Bytes()
 }

@@ -3,11 +3,13 @@
 package cmdutil
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -69,12 +71,12 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB"), or a
-// range "8..64MiB" that doubles from its start to its end.
+// Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB") whose
+// items may be ranges "8..64MiB" that double from their start to their end.
 func Sizes(s string) ([]int64, error) { return list(s, configs.ParseSize) }
 
-// Ints parses a comma-separated list of whole numbers, or a range "2..1024"
-// that doubles from its start to its end.
+// Ints parses a comma-separated list of whole numbers whose items may be
+// ranges "2..1024" that double from their start to their end.
 func Ints(s string) ([]int, error) {
 	return list(s, func(v string) (int, error) {
 		n, err := strconv.Atoi(v)
@@ -85,27 +87,28 @@ func Ints(s string) ([]int, error) {
 	})
 }
 
-// list parses "a,b,c" or the doubling range "lo..hi" with parse.
+// list parses a comma-separated list whose items are values or doubling
+// ranges "lo..hi", with parse.
 func list[T int | int64](s string, parse func(string) (T, error)) ([]T, error) {
 	var out []T
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err := parse(strings.TrimSpace(lo))
-		if err != nil {
-			return nil, err
-		}
-		b, err := parse(strings.TrimSpace(hi))
-		if err != nil {
-			return nil, err
-		}
-		if a < 1 || b < a {
-			return nil, fmt.Errorf("range %q must go up from at least 1", s)
-		}
-		for v := a; v <= b; v *= 2 {
-			out = append(out, v)
-		}
-		return out, nil
-	}
 	for _, part := range strings.Split(s, ",") {
+		if lo, hi, ok := strings.Cut(part, ".."); ok {
+			a, err := parse(strings.TrimSpace(lo))
+			if err != nil {
+				return nil, err
+			}
+			b, err := parse(strings.TrimSpace(hi))
+			if err != nil {
+				return nil, err
+			}
+			if a < 1 || b < a {
+				return nil, fmt.Errorf("range %q must go up from at least 1", part)
+			}
+			for v := a; v <= b; v *= 2 {
+				out = append(out, v)
+			}
+			continue
+		}
 		v, err := parse(strings.TrimSpace(part))
 		if err != nil {
 			return nil, err
@@ -350,4 +353,37 @@ func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error
 		}
 	}
 	return m, ps, ss, nil
+}
+
+// CrossbarYAML writes the config of a machine of hosts hosts on one switch
+// whose host-to-host path has latency alpha seconds (two links of alpha/2)
+// and bandwidth bw bytes per second, one rank per host, hosts reducing at
+// reduceBW (a bandwidth with its unit). source says where the numbers came
+// from, for the file's comment and description.
+func CrossbarYAML(name, source string, hosts int, alpha, bw float64, reduceBW string) []byte {
+	var b bytes.Buffer
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	fmt.Fprintf(&b, "# Written by %s.\nname: %s\n", source, strconv.Quote(name))
+	fmt.Fprintf(&b, "description: >-\n  %d hosts on one switch, calibrated by %s: %s host to\n  host, %s.\n",
+		hosts, source, Seconds(alpha), configs.FormatBandwidth(bw))
+	fmt.Fprintf(&b, "network:\n  crossbar:\n    hosts: %d\n    link: {bandwidth: %sB/s, latency: %sns}\n", hosts, num(bw), num(alpha/2*1e9))
+	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: 0ns\n  gap: 0ns\n  reduce_bandwidth: %s\n  eager_limit: 64KiB\nplacement: block\n", reduceBW)
+	return b.Bytes()
+}
+
+// Collectives parses a list of collectives: one, comma-separated, or
+// "all".
+func Collectives(spec string) ([]collectives.Collective, error) {
+	if spec == "all" {
+		return collectives.Collectives, nil
+	}
+	var out []collectives.Collective
+	for _, name := range strings.Split(spec, ",") {
+		c := collectives.Collective(strings.TrimSpace(name))
+		if !slices.Contains(collectives.Collectives, c) {
+			return nil, Flagf("unknown collective %q; use one of %v, or all", name, collectives.Collectives)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

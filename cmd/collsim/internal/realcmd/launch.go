@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/sim/realrun"
@@ -24,44 +26,77 @@ import (
 // every other.
 const maxLocalRanks = 256
 
-// launch starts o.np rank processes (on this machine, or in an emulated
-// cluster of network namespaces), serves their rendezvous, and prints what
-// they measured. However the run ends (success, a failed rank, Ctrl-C), no
-// rank process and no namespace outlives it.
-func launch(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
-	if o.np < 1 || o.np > maxLocalRanks {
-		return cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, o.np)
+// Launcher says how to start the rank processes of a real run.
+type Launcher struct {
+	NP    int
+	Netns NetnsOptions
+	// Timeout bounds registration at the rendezvous (the ranks watch their
+	// own progress).
+	Timeout time.Duration
+}
+
+// AddFlags registers the launcher's flags (--np, --netns, --hosts,
+// --link-bandwidth) on f.
+func (l *Launcher) AddFlags(f *pflag.FlagSet) {
+	f.IntVar(&l.NP, "np", 0, "start this many local rank processes (without it, ranks come from srun or mpirun)")
+	l.Netns.flags(f)
+}
+
+// launcherOnly flags configure the launcher, not the ranks it starts.
+var launcherOnly = map[string]bool{"np": true, "json": true, "netns": true, "hosts": true, "link-bandwidth": true}
+
+// ChildArgs are the arguments a launcher passes to its ranks: verb and
+// every flag the user set on cmd, except the launcher's own and those in
+// skip.
+func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
+	args := []string{verb}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if !launcherOnly[f.Name] && !slices.Contains(skip, f.Name) {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
+}
+
+// Launch starts l.NP processes of this collsim binary with args (on this
+// machine, or in an emulated cluster of network namespaces), serves their
+// rendezvous, and returns every rank's report. Ranks' diagnostics go to
+// stderr. However the run ends (success, a failed rank, Ctrl-C), no rank
+// process and no namespace outlives it.
+func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, error) {
+	if l.NP < 1 || l.NP > maxLocalRanks {
+		return nil, cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
 	}
-	// Check the flags here, once, rather than in every rank.
-	if _, _, err := buildJobs(o, 0, o.np); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A rank that exits before the run is over ends it: the rendezvous
+	// would otherwise wait for it to register until the timeout.
+	ctx, cancel := context.WithCancelCause(sigCtx)
+	defer cancel(nil)
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("cannot find collsim's own executable to start ranks: %w", err)
+		return nil, fmt.Errorf("cannot find collsim's own executable to start ranks: %w", err)
 	}
 	listen := "127.0.0.1:0"
 	wrap := func(rank int, argv []string) []string { return argv }
-	if o.netns.enabled {
-		cl, err := newCluster(o.netns, o.np)
+	if l.Netns.enabled {
+		cl, err := newCluster(l.Netns, l.NP)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer cl.teardown(streams.Err)
+		defer cl.teardown(stderr)
 		listen = net.JoinHostPort(cl.storeIP(), "0")
 		wrap = cl.wrap
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return fmt.Errorf("rendezvous: %w", err)
+		return nil, fmt.Errorf("rendezvous: %w", err)
 	}
 	defer ln.Close()
 
-	errw := &lockedWriter{w: streams.Err}
-	procs := make([]*exec.Cmd, o.np)
-	exited := make(chan int, o.np)
+	errw := &lockedWriter{w: stderr}
+	procs := make([]*exec.Cmd, l.NP)
+	exited := make(chan int, l.NP)
 	defer func() { // whatever happened, no rank outlives the launcher
 		for _, p := range procs {
 			if p != nil && p.Process != nil {
@@ -69,29 +104,31 @@ func launch(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 			}
 		}
 	}()
-	args := childArgs(cmd)
-	for r := range o.np {
+	for r := range l.NP {
 		argv := wrap(r, append([]string{exe}, args...))
 		p := exec.Command(argv[0], argv[1:]...)
-		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", o.np), "COLLSIM_RENDEZVOUS="+ln.Addr().String())
+		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", l.NP), "COLLSIM_RENDEZVOUS="+ln.Addr().String())
 		p.Stdout = io.Discard
 		p.Stderr = errw
 		p.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := p.Start(); err != nil {
-			return fmt.Errorf("starting rank %d: %w", r, err)
+			return nil, fmt.Errorf("starting rank %d: %w", r, err)
 		}
 		procs[r] = p
 		go func() {
 			p.Wait()
+			if c := p.ProcessState.ExitCode(); c != 0 {
+				cancel(fmt.Errorf("rank %d exited with status %d before the run was over", r, c))
+			}
 			exited <- r
 		}()
 	}
-	reports, serr := realrun.Serve(ctx, ln, o.np, o.timeout)
+	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout)
 	// The ranks end on their own once the rendezvous has said done or
 	// abort; give them a moment, then kill the rest.
 	grace := time.After(5 * time.Second)
 	var failed []string
-	for left := o.np; left > 0; left-- {
+	for left := l.NP; left > 0; left-- {
 		select {
 		case r := <-exited:
 			if c := procs[r].ProcessState.ExitCode(); c != 0 {
@@ -105,16 +142,15 @@ func launch(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 			left++
 		}
 	}
-	if ctx.Err() != nil {
-		return errors.New("interrupted: every rank was stopped")
+	switch {
+	case sigCtx.Err() != nil:
+		return nil, errors.New("interrupted: every rank was stopped")
+	case serr != nil:
+		return nil, fmt.Errorf("the run failed: %w", serr)
+	case len(failed) > 0:
+		return nil, errors.New(strings.Join(failed, "; "))
 	}
-	if serr != nil {
-		return fmt.Errorf("the run failed: %w", serr)
-	}
-	if len(failed) > 0 {
-		return errors.New(strings.Join(failed, "; "))
-	}
-	return report(streams.Out, o, o.np, reports)
+	return reports, nil
 }
 
 // lockedWriter lets every rank's stderr share the launcher's.

@@ -16,22 +16,34 @@ import (
 	"github.com/collsim/collsim/configs"
 )
 
-// netnsOptions describe an emulated cluster: hosts as Linux network
+// NetnsOptions describe an emulated cluster: hosts as Linux network
 // namespaces on one bridge, each host's link shaped to a known bandwidth
 // with a token bucket (tc tbf) in both directions. tbf is in every kernel
 // that has tc; netem (delay, loss) is not, so latency is left as the
 // kernel's.
-type netnsOptions struct {
+type NetnsOptions struct {
 	enabled   bool
 	hosts     int
 	bandwidth string
 }
 
-func (n *netnsOptions) flags(f *pflag.FlagSet) {
+func (n *NetnsOptions) flags(f *pflag.FlagSet) {
 	f.BoolVar(&n.enabled, "netns", false, "with --np: run the ranks in an emulated cluster of network namespaces (needs root, ip and tc)")
 	f.IntVar(&n.hosts, "hosts", 0, "with --netns: hosts of the emulated cluster; ranks are placed in blocks (default: one per rank)")
 	f.StringVar(&n.bandwidth, "link-bandwidth", "1Gbps", "with --netns: each host link's bandwidth, each way")
 }
+
+// Enabled reports whether --netns was given.
+func (n *NetnsOptions) Enabled() bool { return n.enabled }
+
+// Hosts is --hosts (0: one host per rank).
+func (n *NetnsOptions) Hosts() int { return n.hosts }
+
+// Bandwidth is --link-bandwidth as given.
+func (n *NetnsOptions) Bandwidth() string { return n.bandwidth }
+
+// gsoBytes bounds the packets the emulated hosts' links carry.
+const gsoBytes = 16 << 10
 
 // cluster is a built emulated cluster.
 type cluster struct {
@@ -44,7 +56,7 @@ type cluster struct {
 	rateBits int64
 }
 
-func newCluster(o netnsOptions, ranks int) (*cluster, error) {
+func newCluster(o NetnsOptions, ranks int) (*cluster, error) {
 	hosts := o.hosts
 	if hosts == 0 {
 		hosts = ranks
@@ -94,10 +106,14 @@ func (c *cluster) build(hosts int) error {
 	if err := ipCmd("link", "set", c.bridge, "up"); err != nil {
 		return err
 	}
-	// A token bucket must hold at least one timer tick of data and one
-	// segment as the veth hands it over (up to 64 KiB with offloads), or it
-	// drops what it cannot hold.
-	burst := max(64<<10+2048, c.rateBits/8/1000)
+	// A token bucket passes a burst at the speed of the CPU, and must be
+	// able to hold the largest packet, or it drops it. So packets are kept
+	// small (GSO segments of at most gsoBytes, where veth would otherwise
+	// hand over 64 KiB at a time) and the bucket just above that, or 100 µs
+	// of the rate: then messages of every size see the rate, as the model's
+	// links do (a 125 KB bucket let messages below it through at twice a
+	// 1 Gb/s rate).
+	burst := max(gsoBytes+4096, c.rateBits/8/10000)
 	tbf := []string{"root", "tbf", "rate", strconv.FormatInt(c.rateBits, 10) + "bit", "burst", strconv.FormatInt(burst, 10), "latency", "100ms"}
 	for h := range hosts {
 		ns := fmt.Sprintf("%sh%d", c.prefix, h)
@@ -109,7 +125,8 @@ func (c *cluster) build(hosts int) error {
 		c.built = append(c.built, func() error { return ipCmd("netns", "del", ns) })
 		steps := [][]string{
 			{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns},
-			{"link", "set", veth, "master", c.bridge, "up"},
+			{"link", "set", veth, "master", c.bridge, "up", "gso_max_size", strconv.Itoa(gsoBytes)},
+			{"-n", ns, "link", "set", "eth0", "gso_max_size", strconv.Itoa(gsoBytes)},
 			{"-n", ns, "addr", "add", fmt.Sprintf("%s.%d/24", c.subnet, h+1), "dev", "eth0"},
 			{"-n", ns, "link", "set", "eth0", "up"},
 			{"-n", ns, "link", "set", "lo", "up"},

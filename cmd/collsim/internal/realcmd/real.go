@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,18 +20,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/sim/realrun"
 )
 
 type options struct {
+	Launcher
 	collective   string
 	algos        string
 	sizes        string
-	np           int
+	pingpong     string
+	peer         int
 	iterations   int
 	warmup       int
 	verify       bool
@@ -45,15 +47,25 @@ type options struct {
 	groupSize    int
 	json         bool
 	fault        string
-	netns        netnsOptions
 }
 
-// launcherOnly flags configure the launcher, not the ranks it starts.
-var launcherOnly = map[string]bool{"np": true, "json": true, "netns": true, "hosts": true, "link-bandwidth": true, "link-latency": true}
-
 // New returns the real command.
-func New(streams *cmdutil.IO) *cobra.Command {
+func New(streams *cmdutil.IO) *cobra.Command { return newCmd(streams, &options{}) }
+
+// Check parses args as the rank processes of a launcher will ("real" and
+// its flags) and builds their jobs for ranks ranks, so that a launcher
+// reports bad flags once, before it starts any rank.
+func Check(args []string, ranks int) error {
 	o := &options{}
+	cmd := newCmd(&cmdutil.IO{Out: io.Discard, Err: io.Discard}, o)
+	if err := cmd.ParseFlags(args[1:]); err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	_, _, err := buildJobs(o, 0, ranks)
+	return err
+}
+
+func newCmd(streams *cmdutil.IO, o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "real",
 		Short: "Run algorithms for real: one process per rank, over TCP, data checked, OSU-style timing",
@@ -83,7 +95,9 @@ Three ways to start the ranks:
 	f.StringVarP(&o.collective, "collective", "c", "allreduce", `collectives to run: one, a comma-separated list, or "all"`)
 	f.StringVarP(&o.algos, "algo", "a", "", `algorithms, comma-separated, or "all" (default: the collective's default)`)
 	f.StringVarP(&o.sizes, "sizes", "s", "8,1KiB,64KiB,1MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
-	f.IntVar(&o.np, "np", 0, "start this many local rank processes (without it, ranks come from srun or mpirun)")
+	o.AddFlags(f)
+	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
+	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's other rank (default: the last rank, on another host under block placement)")
 	f.IntVar(&o.iterations, "iterations", 10, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 2, "untimed iterations before them")
 	f.BoolVar(&o.verify, "verify", true, "carry real data and check every rank's result after every iteration")
@@ -97,7 +111,6 @@ Three ways to start the ranks:
 	f.BoolVar(&o.json, "json", false, "write JSON")
 	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, stall@R or garbage@R makes rank R fail that way before its third call")
 	f.MarkHidden("inject-fault")
-	o.netns.flags(f)
 	return cmd
 }
 
@@ -106,8 +119,17 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return err
 	}
-	if _, child := os.LookupEnv("COLLSIM_RANK"); !child && o.np > 0 {
-		return launch(cmd, streams, o)
+	if _, child := os.LookupEnv("COLLSIM_RANK"); !child && o.NP > 0 {
+		// Check the flags here, once, rather than in every rank.
+		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
+			return err
+		}
+		o.Timeout = o.timeout
+		reports, err := o.Launch(ChildArgs(cmd, "real"), streams.Err)
+		if err != nil {
+			return err
+		}
+		return report(streams.Out, o, o.NP, reports)
 	}
 	if !found {
 		return cmdutil.Flagf("no ranks: give --np N to start N local processes, or start collsim under srun or mpirun (which set SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
@@ -182,7 +204,7 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
-	colls, err := collectivesOf(o.collective)
+	colls, err := cmdutil.Collectives(o.collective)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -192,14 +214,17 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	}
 	nodeSize := o.nodeSize
 	if nodeSize == 0 {
-		nodeSize = size / max(o.netns.hosts, 1)
+		nodeSize = size / max(o.Netns.hosts, 1)
 	}
 	groupSize := o.groupSize
 	if groupSize == 0 {
 		groupSize = nodeSize
 	}
 	many := len(colls) > 1 || o.algos == "all" || strings.Contains(o.algos, ",")
-	var jobs []realrun.Job
+	jobs, err := pingPongJobs(o.pingpong, o.peer, size)
+	if err != nil {
+		return nil, 0, err
+	}
 	for _, c := range colls {
 		algos, err := algorithmsOf(c, o.algos)
 		if err != nil {
@@ -232,25 +257,60 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if len(jobs) == 0 {
 		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %d ranks", size)
 	}
-	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize)
+	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d|%s|%d", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.pingpong, o.peer)
 	return jobs, realrun.JobHash(buildID(), spec), nil
 }
 
-// collectivesOf parses -c: one collective, a comma-separated list, or
-// "all".
-func collectivesOf(spec string) ([]collectives.Collective, error) {
-	if spec == "all" {
-		return collectives.Collectives, nil
+// pingPongJobs are the ping-pongs of --pingpong: rank 0 with peer (-1:
+// the last rank) at each size.
+func pingPongJobs(sizes string, peer, ranks int) ([]realrun.Job, error) {
+	if sizes == "" {
+		return nil, nil
 	}
-	var out []collectives.Collective
-	for _, name := range strings.Split(spec, ",") {
-		c := collectives.Collective(strings.TrimSpace(name))
-		if !slices.Contains(collectives.Collectives, c) {
-			return nil, cmdutil.Flagf("unknown collective %q; use one of %v, or all", name, collectives.Collectives)
+	ss, err := cmdutil.Sizes(sizes)
+	if err != nil {
+		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
+	}
+	if peer < 0 {
+		peer = ranks - 1
+	}
+	var jobs []realrun.Job
+	for _, bytes := range ss {
+		s, err := collectives.PingPong(ranks, 0, peer, bytes, PingPongRounds(bytes))
+		if err != nil {
+			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
 		}
-		out = append(out, c)
+		jobs = append(jobs, realrun.Job{Name: s.Name, Bytes: bytes, Schedule: s})
 	}
-	return out, nil
+	return jobs, nil
+}
+
+// PingPongRounds is how many round trips one timed ping-pong call makes:
+// enough that small messages take far longer than the barrier before the
+// call and the clock's resolution.
+func PingPongRounds(bytes int64) int { return int(min(100, max(1, (1<<20)/max(bytes, 1)))) }
+
+// IsPingPong reports whether a summary is of a ping-pong call.
+func IsPingPong(s realrun.Summary) bool { return strings.HasPrefix(s.Name, "pingpong/") }
+
+// OneWay turns the times of a ping-pong call into the one-way time of one
+// message, as osu_latency reports it.
+func OneWay(s realrun.Summary) realrun.Summary {
+	n := time.Duration(2 * PingPongRounds(s.Bytes))
+	s.Avg, s.Min, s.Max, s.Median = s.Avg/n, s.Min/n, s.Max/n, s.Median/n
+	return s
+}
+
+// FitPingPong fits alpha and beta to the ping-pong calls among sums (their
+// median one-way times).
+func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
+	var samples []cost.Sample
+	for _, s := range sums {
+		if IsPingPong(s) {
+			samples = append(samples, cost.Sample{Bytes: float64(s.Bytes), Seconds: OneWay(s).Median.Seconds()})
+		}
+	}
+	return cost.FitHockney(samples)
 }
 
 // algorithmsOf parses -a for collective c: "" for c's default, "all", or a
@@ -408,6 +468,12 @@ func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
 // report prints the summary of every call.
 func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 	sums := realrun.Summarize(reports)
+	fit, fitErr := FitPingPong(sums)
+	for i, s := range sums {
+		if IsPingPong(s) {
+			sums[i] = OneWay(s)
+		}
+	}
 	if o.json {
 		type row struct {
 			realrun.Summary
@@ -442,7 +508,18 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		rows = append(rows, []string{s.Name, fmt.Sprintf("%dB", s.Bytes), cmdutil.Seconds(s.Avg.Seconds()), cmdutil.Seconds(s.Min.Seconds()), cmdutil.Seconds(s.Max.Seconds()),
 			fmt.Sprintf("%.3f GB/s", alg), fmt.Sprintf("%.3f GB/s", alg*busFactor(s.Name, size)), data})
 	}
-	return cmdutil.Table(w, rows)
+	if err := cmdutil.Table(w, rows); err != nil {
+		return err
+	}
+	if o.pingpong != "" {
+		if fitErr != nil {
+			fmt.Fprintf(w, "ping-pong fit: %v\n", fitErr)
+		} else {
+			fmt.Fprintf(w, "ping-pong times (one way, as osu_latency) fit alpha = %s ± %s, beta = %.4g s/B ± %.2g (%s), worst residual %.1f%%\n",
+				cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr), fit.Model.Beta, fit.BetaErr, configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
+		}
+	}
+	return nil
 }
 
 // busFactor is the bus bandwidth factor of the collective a job (named
@@ -458,16 +535,4 @@ func bandwidth(bytes int64, d time.Duration) float64 {
 		return 0
 	}
 	return float64(bytes) / d.Seconds() / 1e9
-}
-
-// childArgs are the arguments a launcher passes to its ranks: the command
-// and every flag the user set, except the launcher's own.
-func childArgs(cmd *cobra.Command) []string {
-	args := []string{"real"}
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if !launcherOnly[f.Name] {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
-		}
-	})
-	return args
 }

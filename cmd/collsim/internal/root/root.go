@@ -20,6 +20,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/study"
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
 	"github.com/collsim/collsim/cmd/collsim/internal/tune"
+	"github.com/collsim/collsim/cmd/collsim/internal/validate"
 )
 
 // New returns the root command.
@@ -37,7 +38,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams))
 	return cmd
 }
 

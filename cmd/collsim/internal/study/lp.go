@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 )
@@ -80,11 +81,12 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 	n := len(xs) - 1
 	fmt.Fprintf(streams.Out, "chain (LP): time at %d ranks / at %d ranks = %.2f\n", int(xs[n]), int(xs[0]), times["chain"][n]/times["chain"][0])
 	fmt.Fprintf(streams.Out, "binomial: time grows by %s per doubling of P (fit of time vs log2 P)\n", fmtTime(slope(lx, times["binomial"])))
-	var lines []series
+	var lines []plotutil.Series
 	for _, name := range names {
-		lines = append(lines, series{name: "bcast/" + name, x: xs, y: times[name]})
+		lines = append(lines, plotutil.Series{Name: "bcast/" + name, X: xs, Y: times[name]})
 	}
-	paths, err := save(o.out, "study-lp", fmt.Sprintf("Broadcast of %s on %s", configs.FormatBytes(size), m.Name), "ranks P", "time (s)", false, vg.Points(40), lines)
+	pl := plotutil.Plot{Title: fmt.Sprintf("Broadcast of %s on %s", configs.FormatBytes(size), m.Name), XLabel: "ranks P", YLabel: "time (s)", LegendDown: vg.Points(40), Lines: lines}
+	paths, err := pl.Save(o.out, "study-lp")
 	if err != nil {
 		return err
 	}

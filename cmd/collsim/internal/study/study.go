@@ -4,12 +4,8 @@ package study
 
 import (
 	"math"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
@@ -54,59 +50,6 @@ func slope(x, y []float64) float64 {
 		sx, sy, sxx, sxy = sx+x[i], sy+y[i], sxx+x[i]*x[i], sxy+x[i]*y[i]
 	}
 	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
-}
-
-// series is one line of a plot.
-type series struct {
-	name   string
-	x, y   []float64
-	dashed bool
-}
-
-// save writes a log-x line plot as PNG and SVG in dir and returns the paths.
-// legendDown moves the legend down from the top-left corner, to clear
-// lines that run along the top.
-func save(dir, name, title, xLabel, yLabel string, logY bool, legendDown vg.Length, lines []series) ([]string, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.YOffs = -legendDown
-	p.Legend.XOffs = vg.Points(10)
-	for i, s := range lines {
-		pts := make(plotter.XYs, len(s.x))
-		for j := range s.x {
-			pts[j].X, pts[j].Y = s.x[j], s.y[j]
-		}
-		l, sc, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, err
-		}
-		c := plotColors[i%len(plotColors)]
-		l.Color, sc.Color = c, c
-		l.Width = vg.Points(1.5)
-		if s.dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(l, sc)
-		p.Legend.Add(s.name, l, sc)
-	}
-	var paths []string
-	for _, ext := range []string{"png", "svg"} {
-		path := filepath.Join(dir, name+"."+ext)
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-			return nil, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
 }
 
 // predict prices a by its closed form, or NaN if it has none.

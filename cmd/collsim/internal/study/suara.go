@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 )
@@ -39,7 +40,7 @@ growth exponent b of a fit speedup ~ P^b (b = 1 would be O(P)).`,
 
 func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64) error {
 	rows := [][]string{{"size", "ranks", "ompi picks", "ompi", "suara2 grid", "suara2", "speedup", "model speedup"}}
-	var lines []series
+	var lines []plotutil.Series
 	for _, size := range ss {
 		var xs, sim, model []float64
 		for _, p := range ps {
@@ -77,13 +78,14 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			lx[i], ly[i] = math.Log(xs[i]), math.Log(sim[i])
 		}
 		fmt.Fprintf(streams.Out, "%s: fitted growth of the simulated speedup: P^%.3f\n", configs.FormatBytes(size), slope(lx, ly))
-		lines = append(lines, series{name: configs.FormatBytes(size) + " simulated", x: xs, y: sim},
-			series{name: configs.FormatBytes(size) + " closed forms", x: xs, y: model, dashed: true})
+		lines = append(lines, plotutil.Series{Name: configs.FormatBytes(size) + " simulated", X: xs, Y: sim},
+			plotutil.Series{Name: configs.FormatBytes(size) + " closed forms", X: xs, Y: model, Dashed: true, Pair: true})
 	}
 	if err := cmdutil.Table(streams.Out, rows); err != nil {
 		return err
 	}
-	paths, err := save(o.out, "study-suara", "SUARA2 speedup over Open MPI's allreduce on "+m.Name, "ranks P", "speedup (Open MPI time / SUARA2 time)", false, vg.Points(100), lines)
+	pl := plotutil.Plot{Title: "SUARA2 speedup over Open MPI's allreduce on " + m.Name, XLabel: "ranks P", YLabel: "speedup (Open MPI time / SUARA2 time)", LegendDown: vg.Points(100), Lines: lines}
+	paths, err := pl.Save(o.out, "study-suara")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,89 @@
+// Package plotutil draws collsim's line plots (studies, validation) with
+// gonum/plot, as PNG and SVG files side by side.
+package plotutil
+
+import (
+	"image/color"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// colors tell the lines apart (a colour-blind-safe palette).
+var colors = []color.Color{
+	color.RGBA{0, 114, 178, 255},
+	color.RGBA{213, 94, 0, 255},
+	color.RGBA{0, 158, 115, 255},
+	color.RGBA{204, 121, 167, 255},
+	color.RGBA{86, 180, 233, 255},
+	color.RGBA{230, 159, 0, 255},
+}
+
+// Series is one line of a plot.
+type Series struct {
+	Name   string
+	X, Y   []float64
+	Dashed bool
+	// Pair draws the line in the colour of the one before it: a model
+	// beside its measurement.
+	Pair bool
+}
+
+// Plot describes a line plot with a logarithmic x axis.
+type Plot struct {
+	Title, XLabel, YLabel string
+	LogY                  bool
+	// LegendDown moves the legend down from the top-left corner, to clear
+	// lines that run along the top.
+	LegendDown vg.Length
+	Lines      []Series
+}
+
+// Save writes p as dir/name.png and dir/name.svg and returns the paths.
+func (p *Plot) Save(dir, name string) ([]string, error) {
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
+	pl.X.Scale = plot.LogScale{}
+	pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	if p.LogY {
+		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	pl.Legend.Top = true
+	pl.Legend.Left = true
+	pl.Legend.YOffs = -p.LegendDown
+	pl.Legend.XOffs = vg.Points(10)
+	c := -1
+	for _, s := range p.Lines {
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j].X, pts[j].Y = s.X[j], s.Y[j]
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		if !s.Pair || c < 0 {
+			c++
+		}
+		l.Color, sc.Color = colors[c%len(colors)], colors[c%len(colors)]
+		l.Width = vg.Points(1.5)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		pl.Add(l, sc)
+		pl.Legend.Add(s.Name, l, sc)
+	}
+	var paths []string
+	for _, ext := range []string{"png", "svg"} {
+		path := filepath.Join(dir, name+"."+ext)
+		if err := pl.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}

@@ -1,0 +1,303 @@
+// Package validate implements `collsim validate`: a model's predictions
+// beside measured times, with their errors, as a table and plots, and
+// optionally as a check that fails past a given error.
+package validate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+type options struct {
+	realcmd.Launcher
+	real       bool
+	collective string
+	algos      string
+	sizes      string
+	pingpong   string
+	iterations int
+	warmup     int
+	timeout    time.Duration
+	maxError   float64
+	plotDir    string
+	json       bool
+}
+
+// New returns the validate command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Compare the simulator and the closed forms with real runs, point by point",
+		Long: `validate --real measures, then predicts, then compares. It starts --np
+rank processes (on this machine, or with --netns in an emulated cluster of
+shaped links), times a ping-pong between rank 0 and the last rank at
+--pingpong sizes and fits alpha and beta to it (the median one-way times, as
+osu_latency gives them), times this host's reduction kernel for gamma, and
+runs every algorithm asked for, for real, with its data checked. It then
+writes the fitted machine (one rank per host on one switch), simulates every
+algorithm on it, prices it with its closed form, and reports each point: the
+real median time (of the slowest rank, over the timed iterations), the
+simulated and the closed-form times, and their relative errors.
+
+--max-error turns the report into a check: collsim exits with status 3 if
+any simulated time is further than that fraction from the real one.`,
+		Example: `  collsim validate --real --np 4 -s 1MiB..16MiB
+  collsim validate --real --np 8 --netns --link-bandwidth 1Gbps \
+      -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return run(streams, o) },
+	}
+	f := cmd.Flags()
+	o.AddFlags(f)
+	f.BoolVar(&o.real, "real", false, "validate against real runs (the only reference so far)")
+	f.StringVarP(&o.collective, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&o.algos, "algo", "a", "ring,recursive_doubling,rabenseifner", `algorithms, comma-separated, or "all"`)
+	f.StringVarP(&o.sizes, "sizes", "s", "1MiB..16MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
+	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
+	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
+	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
+	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
+	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a simulated time is off the real one by more than this fraction (0: report only)")
+	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) into this directory")
+	f.BoolVar(&o.json, "json", false, "write JSON")
+	return cmd
+}
+
+// point is one algorithm at one size, measured and predicted.
+type point struct {
+	Algorithm string  `json:"algorithm"`
+	Bytes     int64   `json:"bytes"`
+	Real      float64 `json:"real_median_s"`
+	RealMin   float64 `json:"real_min_s"`
+	RealMax   float64 `json:"real_max_s"`
+	Simulated float64 `json:"simulated_s"`
+	SimError  float64 `json:"simulated_error"`
+	Closed    float64 `json:"closed_form_s,omitempty"`
+	CFError   float64 `json:"closed_form_error,omitempty"`
+}
+
+func run(streams *cmdutil.IO, o *options) error {
+	switch {
+	case !o.real:
+		return cmdutil.Flagf("give --real: validation against real runs is what validate does so far (closed forms against the simulation: see collsim model and the tests)")
+	case o.NP < 2:
+		return cmdutil.Flagf("--np must be at least 2: the fit needs a ping-pong between two ranks")
+	case o.Netns.Hosts() != 0 && o.Netns.Hosts() != o.NP:
+		return cmdutil.Flagf("--hosts %d with --np %d: validate models one rank per host; leave --hosts out", o.Netns.Hosts(), o.NP)
+	case o.maxError < 0:
+		return cmdutil.Flagf("--max-error must not be negative")
+	}
+	if _, err := cmdutil.Collectives(o.collective); err != nil {
+		return err
+	}
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong,
+		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
+	if err := realcmd.Check(args, o.NP); err != nil {
+		return err
+	}
+	o.Launcher.Timeout = o.timeout
+	reports, err := o.Launch(args, streams.Err)
+	if err != nil {
+		return err
+	}
+	sums := realrun.Summarize(reports)
+	fit, err := realcmd.FitPingPong(sums)
+	if err != nil {
+		return fmt.Errorf("fitting the ping-pong: %w", err)
+	}
+	reduceBW := reductionBandwidth()
+	where := "loopback on this machine"
+	if o.Netns.Enabled() {
+		where = "an emulated cluster of network namespaces, links shaped to " + o.Netns.Bandwidth()
+	}
+	yaml := cmdutil.CrossbarYAML("fitted", "collsim validate --real (ping-pong on "+where+")", o.NP, fit.Model.Alpha, 1/fit.Model.Beta, configs.FormatBandwidth(reduceBW))
+	m, err := configs.Parse("fitted.yaml", yaml)
+	if err != nil {
+		return fmt.Errorf("the fitted machine does not load: %w", err)
+	}
+	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta, Gamma: 1 / reduceBW}
+	var points []point
+	for _, s := range sums {
+		if realcmd.IsPingPong(s) {
+			continue
+		}
+		pt, err := predict(m, h, s, o.NP)
+		if err != nil {
+			return err
+		}
+		points = append(points, pt)
+	}
+	notes := caveats(o, points)
+	if o.plotDir != "" {
+		paths, err := plot(o, points)
+		if err != nil {
+			return err
+		}
+		notes = append(notes, "plots: "+strings.Join(paths, ", "))
+	}
+	if o.json {
+		err = cmdutil.JSON(streams.Out, struct {
+			Alpha, AlphaErr, Beta, BetaErr float64
+			ReduceBytesPerSecond           float64
+			Points                         []point
+			Notes                          []string
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, reduceBW, points, notes})
+	} else {
+		err = table(streams, o, fit, reduceBW, points, notes)
+	}
+	if err != nil {
+		return err
+	}
+	return check(o.maxError, points)
+}
+
+// predict simulates and prices the algorithm of one real summary.
+func predict(m *configs.Machine, h cost.Hockney, s realrun.Summary, ranks int) (point, error) {
+	c, name, _ := strings.Cut(s.Name, "/")
+	a, err := collectives.Lookup(collectives.Collective(c), name)
+	if err != nil {
+		return point{}, err
+	}
+	params, err := cmdutil.Call(a.Collective, ranks, s.Bytes, 8, 0)
+	if err != nil {
+		return point{}, err
+	}
+	params.NodeSize, params.GroupSize = ranks, ranks // as real chose them: one rank per host
+	simulated, err := cmdutil.Simulate(m, a, params)
+	if err != nil {
+		return point{}, err
+	}
+	pt := point{Algorithm: s.Name, Bytes: s.Bytes, Real: s.Median.Seconds(), RealMin: s.Min.Seconds(), RealMax: s.Max.Seconds(), Simulated: simulated}
+	pt.SimError = (simulated - pt.Real) / pt.Real
+	if pr, err := h.Predict(a, params); err == nil {
+		pt.Closed = pr.Time
+		pt.CFError = (pr.Time - pt.Real) / pt.Real
+	}
+	return pt, nil
+}
+
+// reductionBandwidth times this host's reduction kernel (wrapping uint64
+// sums, what a real run's reducing receives do) over a buffer larger than
+// the caches: the gamma of the model, as bytes reduced per second.
+func reductionBandwidth() float64 {
+	dst, src := make([]uint64, 4<<20), make([]uint64, 4<<20)
+	var best time.Duration
+	for i := range 5 {
+		start := time.Now()
+		sim.ReduceSum.Apply(dst, src)
+		if d := time.Since(start); i == 0 || d < best {
+			best = d
+		}
+	}
+	return float64(8*len(dst)) / best.Seconds()
+}
+
+// caveats says where the model's assumptions do not hold for this run.
+func caveats(o *options, points []point) []string {
+	var notes []string
+	if !o.Netns.Enabled() {
+		notes = append(notes, fmt.Sprintf("all %d ranks share this machine's %d cores and its loopback; the model gives each rank a link of its own, so where many ranks send at once (ring, Rabenseifner) it can underestimate", o.NP, runtime.NumCPU()))
+	} else if runtime.NumCPU() < o.NP {
+		notes = append(notes, fmt.Sprintf("the %d emulated hosts share this machine's %d cores: where the shaped links are fast, the CPUs, not the links, can set the pace", o.NP, runtime.NumCPU()))
+	}
+	notes = append(notes, "the fit is of the ping-pong alone; message sizes far outside --pingpong's range are extrapolated")
+	worst := 0.0
+	for _, p := range points {
+		worst = max(worst, math.Abs(p.SimError))
+	}
+	if worst > 0.15 {
+		notes = append(notes, fmt.Sprintf("the worst simulated time is %.0f%% off: beyond noise, look at the points above for a pattern (small sizes: latency; large: bandwidth or contention)", 100*worst))
+	}
+	return notes
+}
+
+func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float64, points []point, notes []string) error {
+	w := streams.Out
+	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine\n", o.collective, o.NP)
+	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s ± %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%; reduction %s (measured)\n\n",
+		o.pingpong, o.NP-1, cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr), fit.Model.Beta, fit.BetaErr,
+		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual, configs.FormatBandwidth(reduceBW))
+	rows := [][]string{{"algorithm", "size", "real median", "real min..max (rank avg)", "simulated", "error", "closed form", "error"}}
+	for _, p := range points {
+		cf, cfErr := "-", "-"
+		if p.Closed > 0 {
+			cf, cfErr = cmdutil.Seconds(p.Closed), fmt.Sprintf("%+.1f%%", 100*p.CFError)
+		}
+		rows = append(rows, []string{p.Algorithm, configs.FormatBytes(p.Bytes), cmdutil.Seconds(p.Real),
+			cmdutil.Seconds(p.RealMin) + ".." + cmdutil.Seconds(p.RealMax), cmdutil.Seconds(p.Simulated), fmt.Sprintf("%+.1f%%", 100*p.SimError), cf, cfErr})
+	}
+	if err := cmdutil.Table(w, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		fmt.Fprintln(w, cmdutil.Wrap("note: "+n, 100, ""))
+	}
+	return nil
+}
+
+// check fails when a simulated time is further than maxError from the
+// real one.
+func check(maxError float64, points []point) error {
+	if maxError == 0 {
+		return nil
+	}
+	var bad []string
+	for _, p := range points {
+		if math.Abs(p.SimError) > maxError {
+			bad = append(bad, fmt.Sprintf("%s %s: %+.1f%%", p.Algorithm, configs.FormatBytes(p.Bytes), 100*p.SimError))
+		}
+	}
+	if len(bad) > 0 {
+		return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %.0f%%: %s", len(bad), 100*maxError, strings.Join(bad, "; "))}
+	}
+	return nil
+}
+
+// plot draws time against size: each algorithm's real medians, and its
+// simulated times dashed in the same colour.
+func plot(o *options, points []point) ([]string, error) {
+	if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range points {
+		if !slices.Contains(names, p.Algorithm) {
+			names = append(names, p.Algorithm)
+		}
+	}
+	var lines []plotutil.Series
+	for _, n := range names {
+		var real, simulated plotutil.Series
+		real.Name, simulated.Name = n+" real", n+" simulated"
+		simulated.Dashed, simulated.Pair = true, true
+		for _, p := range points {
+			if p.Algorithm == n {
+				real.X, real.Y = append(real.X, float64(p.Bytes)), append(real.Y, p.Real)
+				simulated.X, simulated.Y = append(simulated.X, float64(p.Bytes)), append(simulated.Y, p.Simulated)
+			}
+		}
+		lines = append(lines, real, simulated)
+	}
+	title := fmt.Sprintf("%s on %d real ranks and simulated on the fitted machine", o.collective, o.NP)
+	pl := plotutil.Plot{Title: title, XLabel: "size (bytes)", YLabel: "time (s)", LogY: true, LegendDown: vg.Points(0), Lines: lines}
+	return pl.Save(o.plotDir, "validate-real")
+}

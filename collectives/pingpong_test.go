@@ -1,0 +1,45 @@
+package collectives_test
+
+import (
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// TestPingPongTime: on a contention-free network of latency L and
+// bandwidth B per hop, each of the 2*rounds messages of a ping-pong takes
+// exactly its path's latency plus bytes/B, one after the other.
+func TestPingPongTime(t *testing.T) {
+	const rounds, bytes = 5, 1000
+	s, err := collectives.PingPong(4, 0, 3, bytes, rounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Validate(sim.Materialize(s)); err != nil {
+		t.Fatal(err)
+	}
+	top, err := topology.Crossbar(4, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := network.Analytic(network.AnalyticConfig{Topology: top, Placement: []int32{0, 1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perMessage := 2*sim.Microsecond + sim.FromSeconds(bytes/1e9)
+	if want := 2 * rounds * perMessage; res.Makespan != want {
+		t.Errorf("makespan %v, want %v", res.Makespan, want)
+	}
+	for _, bad := range [][3]int{{0, 0, 1}, {0, 4, 1}, {0, 1, 0}} {
+		if _, err := collectives.PingPong(4, bad[0], bad[1], 8, bad[2]); err == nil {
+			t.Errorf("PingPong(4, %d, %d, 8, %d) accepted", bad[0], bad[1], bad[2])
+		}
+	}
+}
