@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // the test: wall time and simulation speed.
 var wallClock = regexp.MustCompile(`(?m)((?:wall|parse) time\s+).*$|("(?:wall|parse)_s": )[0-9.e+-]+|("ops_per_s": )[0-9.e+-]+`)
 
-func collsim(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func collsim(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = root.Main(args, &out, &errb)

@@ -38,7 +38,7 @@ type realResult struct {
 }
 
 // realJSON runs collsim real with --json and decodes its results.
-func realJSON(t *testing.T, args ...string) []realResult {
+func realJSON(t testing.TB, args ...string) []realResult {
 	t.Helper()
 	stdout, stderr, code := collsim(t, append([]string{"real", "--json"}, args...)...)
 	if code != 0 {

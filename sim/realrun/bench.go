@@ -29,8 +29,10 @@ type Job struct {
 // Bench times each job as the OSU micro-benchmarks do: warmup untimed
 // iterations, then iterations timed one by one, with a barrier before
 // each so that every rank starts together; every iteration's data is
-// checked. hook, when set, runs before each iteration (fault injection).
-func Bench(r *Rank, jobs []Job, warmup, iterations int, hook func(call int)) ([]Result, error) {
+// checked. With timeline, each result keeps the spans of the ops of its
+// last iteration. hook, when set, runs before each iteration (fault
+// injection).
+func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func(call int)) ([]Result, error) {
 	if iterations < 1 || warmup < 0 {
 		return nil, fmt.Errorf("need at least 1 timed iteration and no negative warm-up, not %d and %d", iterations, warmup)
 	}
@@ -54,11 +56,18 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, hook func(call int)) ([]
 			if err := r.Barrier(); err != nil {
 				return out, err
 			}
+			var spans spanRecorder
+			if timeline && it == warmup+iterations-1 {
+				r.Trace = spans.record
+			}
 			start := time.Now()
-			if err := r.Execute(j.Schedule, data); err != nil {
+			err := r.Execute(j.Schedule, data)
+			d := time.Since(start)
+			r.Trace = nil
+			if err != nil {
 				return out, fmt.Errorf("%s: %w", j.Name, err)
 			}
-			d := time.Since(start)
+			res.Timeline = spans.done
 			if j.Verify != nil && data != nil {
 				if err := j.Verify(data); err != nil {
 					return out, fmt.Errorf("%s: wrong result: %w", j.Name, err)
@@ -95,6 +104,9 @@ type RankOptions struct {
 	Warmup, Iterations int
 	// Timeout bounds registration, connection and each wait for progress.
 	Timeout time.Duration
+	// Timeline keeps the op spans of each job's last iteration in the
+	// report.
+	Timeline bool
 	// Hook, when set, runs before each iteration with the mesh (fault
 	// injection in tests).
 	Hook func(call int, m *Mesh)
@@ -152,7 +164,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if o.Hook != nil {
 		hook = func(call int) { o.Hook(call, mesh) }
 	}
-	results, err := Bench(rank, o.Jobs, o.Warmup, o.Iterations, hook)
+	results, err := Bench(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, hook)
 	if err != nil {
 		mesh.Abort()
 		return sc.Finish(nil, err, o.Timeout)
@@ -188,4 +200,35 @@ func JobHash(parts ...string) uint64 {
 		h.Write([]byte{0})
 	}
 	return h.Sum64()
+}
+
+// Span is one op of a real run, from start to completion, in nanoseconds
+// of the rank's wall clock (comparable between ranks on one machine; on a
+// cluster, only as far as its clocks agree).
+type Span struct {
+	Index int32  `json:"op"`
+	Op    string `json:"what"`
+	Start int64  `json:"start_ns"`
+	End   int64  `json:"end_ns"`
+}
+
+// spanRecorder pairs an execution's start and completion events.
+type spanRecorder struct {
+	open map[int32]int // op index -> position in done
+	done []Span
+}
+
+func (s *spanRecorder) record(e OpEvent) {
+	if s.open == nil {
+		s.open = map[int32]int{}
+	}
+	if !e.Completed {
+		s.open[e.Index] = len(s.done)
+		s.done = append(s.done, Span{Index: e.Index, Op: e.Op.String(), Start: e.At.UnixNano(), End: e.At.UnixNano()})
+		return
+	}
+	if i, ok := s.open[e.Index]; ok {
+		s.done[i].End = e.At.UnixNano()
+		delete(s.open, e.Index)
+	}
 }

@@ -63,6 +63,8 @@ type Result struct {
 	Verified   bool          `json:"verified"`
 	// Times are the timed iterations one by one.
 	Times []time.Duration `json:"times_ns"`
+	// Timeline is the ops of the last iteration, if asked for.
+	Timeline []Span `json:"timeline,omitempty"`
 }
 
 // Serve runs the rendezvous for size ranks on ln until every rank has

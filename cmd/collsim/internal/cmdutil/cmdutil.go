@@ -310,14 +310,24 @@ func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string
 	return ""
 }
 
-// Simulate runs a on m for params (block placement, no data) and returns
-// the simulated time in seconds.
+// Simulate runs a on m for params (block placement, no data) on the
+// analytic network and returns the simulated time in seconds.
 func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
+	return simulate(m, a, params, m.Analytic)
+}
+
+// SimulateFlow is Simulate on the flow network: messages that cross the
+// same link at the same time share its bandwidth.
+func SimulateFlow(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
+	return simulate(m, a, params, m.Flow)
+}
+
+func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params, network func([]int32) (sim.NetworkFactory, error)) (float64, error) {
 	place, err := m.Place(params.Ranks, "", 1)
 	if err != nil {
 		return 0, err
 	}
-	net, err := m.Analytic(place)
+	net, err := network(place)
 	if err != nil {
 		return 0, err
 	}

@@ -7,9 +7,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -47,6 +49,7 @@ type options struct {
 	groupSize    int
 	json         bool
 	fault        string
+	timeline     string
 }
 
 // New returns the real command.
@@ -109,6 +112,7 @@ Three ways to start the ranks:
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
+	f.StringVar(&o.timeline, "timeline", "", "write every op of each call's last iteration, on every rank, to this file as a Chrome trace (open it in Perfetto or chrome://tracing)")
 	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, stall@R or garbage@R makes rank R fail that way before its third call")
 	f.MarkHidden("inject-fault")
 	return cmd
@@ -160,7 +164,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
 		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Jobs: jobs,
-		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank),
+		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
 	if served == nil {
 		return err
@@ -301,13 +305,27 @@ func OneWay(s realrun.Summary) realrun.Summary {
 	return s
 }
 
-// FitPingPong fits alpha and beta to the ping-pong calls among sums (their
-// median one-way times).
+// Summaries combines the ranks' reports call by call (realrun.Summarize),
+// except that ping-pongs are rank 0's own times, one way, as osu_latency
+// reports them: the other ranks idle or only answer.
+func Summaries(reports []realrun.Report) []realrun.Summary {
+	sums := realrun.Summarize(reports)
+	first := realrun.Summarize(reports[:min(1, len(reports))])
+	for i, s := range sums {
+		if IsPingPong(s) {
+			sums[i] = OneWay(first[i])
+		}
+	}
+	return sums
+}
+
+// FitPingPong fits alpha and beta to the one-way median times of the
+// ping-pong calls among sums (as Summaries gives them).
 func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
 	var samples []cost.Sample
 	for _, s := range sums {
 		if IsPingPong(s) {
-			samples = append(samples, cost.Sample{Bytes: float64(s.Bytes), Seconds: OneWay(s).Median.Seconds()})
+			samples = append(samples, cost.Sample{Bytes: float64(s.Bytes), Seconds: s.Median.Seconds()})
 		}
 	}
 	return cost.FitHockney(samples)
@@ -465,15 +483,15 @@ func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
 	}
 }
 
-// report prints the summary of every call.
+// report prints the summary of every call (and writes the timeline).
 func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
-	sums := realrun.Summarize(reports)
-	fit, fitErr := FitPingPong(sums)
-	for i, s := range sums {
-		if IsPingPong(s) {
-			sums[i] = OneWay(s)
+	if o.timeline != "" {
+		if err := writeTimeline(o.timeline, reports); err != nil {
+			return err
 		}
 	}
+	sums := Summaries(reports)
+	fit, fitErr := FitPingPong(sums)
 	if o.json {
 		type row struct {
 			realrun.Summary
@@ -535,4 +553,44 @@ func bandwidth(bytes int64, d time.Duration) float64 {
 		return 0
 	}
 	return float64(bytes) / d.Seconds() / 1e9
+}
+
+// writeTimeline writes the ranks' op spans as a Chrome trace: one process
+// per rank, one thread per call, times in microseconds from the first op.
+func writeTimeline(path string, reports []realrun.Report) error {
+	type event struct {
+		Name string         `json:"name"`
+		Ph   string         `json:"ph"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		Pid  int            `json:"pid"`
+		Tid  int            `json:"tid"`
+		Args map[string]any `json:"args,omitempty"`
+	}
+	t0 := int64(math.MaxInt64)
+	for _, rep := range reports {
+		for _, res := range rep.Results {
+			for _, sp := range res.Timeline {
+				t0 = min(t0, sp.Start)
+			}
+		}
+	}
+	var events []event
+	for _, rep := range reports {
+		events = append(events, event{Name: "process_name", Ph: "M", Pid: rep.Rank, Args: map[string]any{"name": fmt.Sprintf("rank %d (%s)", rep.Rank, rep.Host)}})
+		for call, res := range rep.Results {
+			if rep.Rank == 0 {
+				events = append(events, event{Name: "thread_name", Ph: "M", Pid: 0, Tid: call, Args: map[string]any{"name": fmt.Sprintf("%s %s", res.Name, configs.FormatBytes(res.Bytes))}})
+			}
+			for _, sp := range res.Timeline {
+				events = append(events, event{Name: sp.Op, Ph: "X", Ts: float64(sp.Start-t0) / 1e3, Dur: float64(sp.End-sp.Start) / 1e3,
+					Pid: rep.Rank, Tid: call, Args: map[string]any{"call": res.Name, "op": sp.Index}})
+			}
+		}
+	}
+	b, err := json.Marshal(map[string]any{"traceEvents": events, "displayTimeUnit": "ms"})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

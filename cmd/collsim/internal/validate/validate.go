@@ -90,6 +90,8 @@ type point struct {
 	RealMax   float64 `json:"real_max_s"`
 	Simulated float64 `json:"simulated_s"`
 	SimError  float64 `json:"simulated_error"`
+	Flow      float64 `json:"flow_s"`
+	FlowError float64 `json:"flow_error"`
 	Closed    float64 `json:"closed_form_s,omitempty"`
 	CFError   float64 `json:"closed_form_error,omitempty"`
 }
@@ -118,7 +120,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return err
 	}
-	sums := realrun.Summarize(reports)
+	sums := realcmd.Summaries(reports)
 	fit, err := realcmd.FitPingPong(sums)
 	if err != nil {
 		return fmt.Errorf("fitting the ping-pong: %w", err)
@@ -185,8 +187,13 @@ func predict(m *configs.Machine, h cost.Hockney, s realrun.Summary, ranks int) (
 	if err != nil {
 		return point{}, err
 	}
-	pt := point{Algorithm: s.Name, Bytes: s.Bytes, Real: s.Median.Seconds(), RealMin: s.Min.Seconds(), RealMax: s.Max.Seconds(), Simulated: simulated}
+	flow, err := cmdutil.SimulateFlow(m, a, params)
+	if err != nil {
+		return point{}, err
+	}
+	pt := point{Algorithm: s.Name, Bytes: s.Bytes, Real: s.Median.Seconds(), RealMin: s.Min.Seconds(), RealMax: s.Max.Seconds(), Simulated: simulated, Flow: flow}
 	pt.SimError = (simulated - pt.Real) / pt.Real
+	pt.FlowError = (flow - pt.Real) / pt.Real
 	if pr, err := h.Predict(a, params); err == nil {
 		pt.Closed = pr.Time
 		pt.CFError = (pr.Time - pt.Real) / pt.Real
@@ -235,14 +242,15 @@ func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float6
 	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s ± %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%; reduction %s (measured)\n\n",
 		o.pingpong, o.NP-1, cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr), fit.Model.Beta, fit.BetaErr,
 		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual, configs.FormatBandwidth(reduceBW))
-	rows := [][]string{{"algorithm", "size", "real median", "real min..max (rank avg)", "simulated", "error", "closed form", "error"}}
+	rows := [][]string{{"algorithm", "size", "real median", "real min..max (rank avg)", "analytic", "error", "flow", "error", "closed form", "error"}}
 	for _, p := range points {
 		cf, cfErr := "-", "-"
 		if p.Closed > 0 {
 			cf, cfErr = cmdutil.Seconds(p.Closed), fmt.Sprintf("%+.1f%%", 100*p.CFError)
 		}
 		rows = append(rows, []string{p.Algorithm, configs.FormatBytes(p.Bytes), cmdutil.Seconds(p.Real),
-			cmdutil.Seconds(p.RealMin) + ".." + cmdutil.Seconds(p.RealMax), cmdutil.Seconds(p.Simulated), fmt.Sprintf("%+.1f%%", 100*p.SimError), cf, cfErr})
+			cmdutil.Seconds(p.RealMin) + ".." + cmdutil.Seconds(p.RealMax), cmdutil.Seconds(p.Simulated), fmt.Sprintf("%+.1f%%", 100*p.SimError),
+			cmdutil.Seconds(p.Flow), fmt.Sprintf("%+.1f%%", 100*p.FlowError), cf, cfErr})
 	}
 	if err := cmdutil.Table(w, rows); err != nil {
 		return err
