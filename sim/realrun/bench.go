@@ -166,8 +166,12 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	}
 	results, err := Bench(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, hook)
 	if err != nil {
+		// Tell the rendezvous first: peers that see this rank's
+		// connections close would otherwise report that instead of the
+		// cause.
+		err = sc.Finish(nil, err, o.Timeout)
 		mesh.Abort()
-		return sc.Finish(nil, err, o.Timeout)
+		return err
 	}
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
 		return sc.Finish(nil, err, o.Timeout)

@@ -290,11 +290,18 @@ func (r *Rank) Barrier() error {
 			return err
 		}
 		key := [2]uint32{r.epoch, round}
-		deadline := time.Now().Add(r.Timeout)
+		// Later rounds wait a little longer, so that when a rank stalls,
+		// the rank waiting for it in round 0 gives up first and names it,
+		// rather than a rank waiting for a rank that waits for it.
+		wait := r.Timeout + r.Timeout/10*time.Duration(round)
+		deadline := time.Now().Add(wait)
 		for !r.barriers[key] {
 			e, ok := r.mesh.next(deadline)
 			if !ok {
-				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it stalled", me, r.epoch, (me-k+p)%p, round, r.Timeout)
+				if round == 0 {
+					return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d for %v: it stalled", me, r.epoch, (me-k+p)%p, wait)
+				}
+				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.epoch, (me-k+p)%p, round, wait)
 			}
 			if err := r.handle(e); err != nil {
 				return err

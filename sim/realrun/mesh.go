@@ -30,6 +30,7 @@ type Mesh struct {
 
 	pool    bufPool
 	writers sync.WaitGroup
+	causes  []error // per peer: why its connection failed, once it has
 }
 
 type eventKind uint8
@@ -94,7 +95,7 @@ func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, a
 		return nil, fmt.Errorf("rank %d of %d with %d addresses", rank, size, len(addrs))
 	}
 	m := &Mesh{rank: rank, size: size, job: job, conns: make([]net.Conn, size), out: make([]*outQueue, size),
-		signal: make(chan struct{}, 1), bye: make([]bool, size)}
+		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	type accepted struct {
 		peer int
 		conn net.Conn
@@ -257,6 +258,9 @@ func (m *Mesh) read(peer int, c net.Conn) {
 	fail := func(err error) {
 		m.mu.Lock()
 		quiet := m.closing || m.bye[peer]
+		if m.causes[peer] == nil {
+			m.causes[peer] = err
+		}
 		m.mu.Unlock()
 		if !quiet {
 			m.post(event{kind: evError, from: int32(peer), err: err})
@@ -350,8 +354,19 @@ func (m *Mesh) writeFailed(peer int, err error) {
 	quiet := m.closing
 	m.mu.Unlock()
 	if !quiet {
-		m.post(event{kind: evError, from: int32(peer), err: fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)})
+		m.post(event{kind: evError, from: int32(peer), err: m.sendFailed(peer, err)})
 	}
+}
+
+// sendFailed explains a failed write to peer: by what the connection's
+// reader found first (garbage, a lost connection), if it found anything.
+func (m *Mesh) sendFailed(peer int, err error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.causes[peer] != nil {
+		return m.causes[peer]
+	}
+	return fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)
 }
 
 // written recycles a written frame's payload and tells whoever waits.
@@ -376,7 +391,7 @@ func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error
 		err := writeFrame(q.bw, &it)
 		q.mu.Unlock()
 		if err != nil {
-			return false, fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)
+			return false, m.sendFailed(peer, err)
 		}
 		if payload != nil {
 			m.pool.put(payload)

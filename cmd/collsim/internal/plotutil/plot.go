@@ -4,11 +4,14 @@ package plotutil
 
 import (
 	"image/color"
+	"math"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/collsim/collsim/configs"
 )
 
 // colors tell the lines apart (a colour-blind-safe palette).
@@ -35,6 +38,8 @@ type Series struct {
 type Plot struct {
 	Title, XLabel, YLabel string
 	LogY                  bool
+	// XBytes labels the x axis in bytes at powers of two ("64KiB").
+	XBytes bool
 	// LegendDown moves the legend down from the top-left corner, to clear
 	// lines that run along the top.
 	LegendDown vg.Length
@@ -48,6 +53,9 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
 	pl.X.Scale = plot.LogScale{}
 	pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	if p.XBytes {
+		pl.X.Tick.Marker = byteTicks{}
+	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -86,4 +94,27 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// byteTicks marks powers of two, labelling every other one (every one when
+// the axis spans few), in bytes.
+type byteTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	first := math.Ceil(math.Log2(max(lo, 1)))
+	last := math.Floor(math.Log2(hi))
+	every := 1.0
+	if last-first > 8 {
+		every = 2
+	}
+	for e := first; e <= last; e++ {
+		t := plot.Tick{Value: math.Exp2(e)}
+		if math.Mod(e-first, every) == 0 {
+			t.Label = configs.FormatBytes(int64(t.Value))
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }

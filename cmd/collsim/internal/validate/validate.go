@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
@@ -76,7 +75,7 @@ any simulated time is further than that fraction from the real one.`,
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a simulated time is off the real one by more than this fraction (0: report only)")
-	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) into this directory")
+	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
 	return cmd
 }
@@ -280,8 +279,9 @@ func check(maxError float64, points []point) error {
 	return nil
 }
 
-// plot draws time against size: each algorithm's real medians, and its
-// simulated times dashed in the same colour.
+// plot draws time against size (each algorithm's real medians, and its
+// simulated times dashed in the same colour) and the relative error of the
+// simulation against size.
 func plot(o *options, points []point) ([]string, error) {
 	if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
 		return nil, err
@@ -292,20 +292,29 @@ func plot(o *options, points []point) ([]string, error) {
 			names = append(names, p.Algorithm)
 		}
 	}
-	var lines []plotutil.Series
+	var times, errs []plotutil.Series
 	for _, n := range names {
-		var real, simulated plotutil.Series
-		real.Name, simulated.Name = n+" real", n+" simulated"
-		simulated.Dashed, simulated.Pair = true, true
+		real := plotutil.Series{Name: n + " real"}
+		simulated := plotutil.Series{Name: n + " simulated", Dashed: true, Pair: true}
+		off := plotutil.Series{Name: n}
 		for _, p := range points {
 			if p.Algorithm == n {
-				real.X, real.Y = append(real.X, float64(p.Bytes)), append(real.Y, p.Real)
-				simulated.X, simulated.Y = append(simulated.X, float64(p.Bytes)), append(simulated.Y, p.Simulated)
+				x := float64(p.Bytes)
+				real.X, real.Y = append(real.X, x), append(real.Y, p.Real)
+				simulated.X, simulated.Y = append(simulated.X, x), append(simulated.Y, p.Simulated)
+				off.X, off.Y = append(off.X, x), append(off.Y, 100*p.SimError)
 			}
 		}
-		lines = append(lines, real, simulated)
+		times = append(times, real, simulated)
+		errs = append(errs, off)
 	}
-	title := fmt.Sprintf("%s on %d real ranks and simulated on the fitted machine", o.collective, o.NP)
-	pl := plotutil.Plot{Title: title, XLabel: "size (bytes)", YLabel: "time (s)", LogY: true, LegendDown: vg.Points(0), Lines: lines}
-	return pl.Save(o.plotDir, "validate-real")
+	on := fmt.Sprintf("%s on %d real ranks", o.collective, o.NP)
+	tp := plotutil.Plot{Title: on + " and simulated on the fitted machine", XLabel: "size", YLabel: "time (s)", LogY: true, XBytes: true, Lines: times}
+	paths, err := tp.Save(o.plotDir, "validate-real")
+	if err != nil {
+		return nil, err
+	}
+	ep := plotutil.Plot{Title: on + ": simulated time's error", XLabel: "size", YLabel: "(simulated - real) / real, %", XBytes: true, Lines: errs}
+	more, err := ep.Save(o.plotDir, "validate-real-error")
+	return append(paths, more...), err
 }

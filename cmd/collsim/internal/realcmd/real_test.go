@@ -1,0 +1,39 @@
+package realcmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRankFromEnv: each launcher's variables, their precedence, and what
+// is refused.
+func TestRankFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env        map[string]string
+		rank, size int
+		found      bool
+		err        string
+	}{
+		{env: map[string]string{}},
+		{env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "8"}, rank: 3, size: 8, found: true},
+		{env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"}, rank: 0, size: 2, found: true},
+		{env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "4"}, rank: 1, size: 4, found: true},
+		// mpirun inside an allocation: Open MPI's own variables win.
+		{env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "6"}, rank: 5, size: 6, found: true},
+		{env: map[string]string{"COLLSIM_RANK": "2", "COLLSIM_SIZE": "3", "SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, rank: 2, size: 3, found: true},
+		{env: map[string]string{"PMI_RANK": "4", "PMI_SIZE": "4"}, err: "PMI_RANK=4 is not a rank of PMI_SIZE=4"},
+		{env: map[string]string{"SLURM_PROCID": "x", "SLURM_NTASKS": "4"}, err: "must be whole numbers"},
+		{env: map[string]string{"SLURM_PROCID": "1"}, err: "must be whole numbers"},
+		{env: map[string]string{"OMPI_COMM_WORLD_RANK": "-1", "OMPI_COMM_WORLD_SIZE": "4"}, err: "is not a rank"},
+	} {
+		rank, size, found, err := rankFromEnv(func(k string) string { return tc.env[k] })
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: error %v, want one saying %q", tc.env, err, tc.err)
+			}
+		case err != nil || rank != tc.rank || size != tc.size || found != tc.found:
+			t.Errorf("%v: got rank %d size %d found %v err %v", tc.env, rank, size, found, err)
+		}
+	}
+}
