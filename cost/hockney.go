@@ -204,10 +204,19 @@ func recursiveDoubling(m Hockney, s size) Prediction {
 // recursive doubling: 2 log2 p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n
 // gamma over p' = 2^floor(log2 p) ranks (Rabenseifner 2004; Thakur et al.
 // 2005), plus a fold (alpha + n beta + n gamma) and an unfold (alpha +
-// n beta) when p is not a power of two. Exact when p' divides the element
-// count; otherwise the halves differ by up to one element per block and the
-// formula, taken with the largest block for every block, is an upper bound
-// (and with the smallest, a lower bound).
+// n beta) when p is not a power of two. Exact for p a power of two when p'
+// divides the element count; otherwise the halves differ by up to one
+// element per block and the formula, taken with the largest block for
+// every block, is an upper bound (and with the smallest, a lower bound).
+//
+// When p is not a power of two the formula is a lower bound only: the rank
+// that takes in the fold also receives its first half from its halving
+// partner at the same moment, and sends the unfold while its last
+// allgather half leaves, and a NIC takes in (sends) one message at a time.
+// Which message waits depends on whether reducing (gamma) or moving (beta)
+// a byte is slower; each of the two conflicts costs at most the size of
+// the smaller message, n/2 beta, which gives the upper bound.
+// (collsim validate found the formula exceeded when gamma > beta.)
 func rabenseifner(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
@@ -219,14 +228,14 @@ func rabenseifner(m Hockney, s size) Prediction {
 		k := float64(pp-1) * b
 		return 2*l*m.Alpha + 2*k*m.Beta + k*m.Gamma
 	}
-	fold := 0.0
-	if !isPow2(s.p) {
-		fold = 2*m.Alpha + 2*s.n*m.Beta + s.n*m.Gamma
+	if isPow2(s.p) {
+		if hi == lo {
+			return exact(moved(hi))
+		}
+		return Prediction{Time: moved(hi), Lower: moved(lo)}
 	}
-	if hi == lo {
-		return exact(moved(hi) + fold)
-	}
-	return Prediction{Time: moved(hi) + fold, Lower: moved(lo) + fold}
+	fold := 2*m.Alpha + 2*s.n*m.Beta + s.n*m.Gamma
+	return Prediction{Time: moved(hi) + fold + s.n*m.Beta, Lower: moved(lo) + fold}
 }
 
 // binomialTree prices a binomial tree of whole-vector messages with per-hop

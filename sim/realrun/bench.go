@@ -39,7 +39,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func
 	var out []Result
 	call := 0
 	for _, j := range jobs {
-		res := Result{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}
+		res := Result{Timing: Timing{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}}
 		var sum time.Duration
 		for it := range warmup + iterations {
 			var data [][]uint64

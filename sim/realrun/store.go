@@ -52,15 +52,21 @@ type Report struct {
 	Results []Result `json:"results"`
 }
 
-// Result is one rank's timing of one call, over the timed iterations.
-type Result struct {
+// Timing is what OSU reports of one call: average, least and greatest
+// times over the timed iterations.
+type Timing struct {
 	Name       string        `json:"name"`
 	Bytes      int64         `json:"bytes"`
 	Iterations int           `json:"iterations"`
 	Avg        time.Duration `json:"avg_ns"`
 	Min        time.Duration `json:"min_ns"`
 	Max        time.Duration `json:"max_ns"`
-	Verified   bool          `json:"verified"`
+	Verified   bool          `json:"verified"` // every iteration's data was checked
+}
+
+// Result is one rank's timing of one call.
+type Result struct {
+	Timing
 	// Times are the timed iterations one by one.
 	Times []time.Duration `json:"times_ns"`
 	// Timeline is the ops of the last iteration, if asked for.
@@ -320,14 +326,8 @@ func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) er
 // over iterations of the slowest rank's time, the figure a simulation's
 // makespan predicts.
 type Summary struct {
-	Name       string        `json:"name"`
-	Bytes      int64         `json:"bytes"`
-	Iterations int           `json:"iterations"`
-	Avg        time.Duration `json:"avg_ns"`
-	Min        time.Duration `json:"min_ns"`
-	Max        time.Duration `json:"max_ns"`
-	Median     time.Duration `json:"median_ns"`
-	Verified   bool          `json:"verified"`
+	Timing
+	Median time.Duration `json:"median_ns"`
 }
 
 // Summarize combines the ranks' reports call by call, in the order rank
@@ -338,7 +338,7 @@ func Summarize(reports []Report) []Summary {
 	}
 	out := make([]Summary, len(reports[0].Results))
 	for i, res := range reports[0].Results {
-		s := Summary{Name: res.Name, Bytes: res.Bytes, Iterations: res.Iterations, Min: res.Avg, Verified: true}
+		s := Summary{Timing: Timing{Name: res.Name, Bytes: res.Bytes, Iterations: res.Iterations, Min: res.Avg, Verified: true}}
 		var sum time.Duration
 		slowest := make([]time.Duration, len(res.Times))
 		for _, rep := range reports {

@@ -26,7 +26,7 @@ var colors = []color.Color{
 
 // Series is one line of a plot.
 type Series struct {
-	Name   string
+	Name   string // "" keeps the series out of the legend
 	X, Y   []float64
 	Dashed bool
 	// Pair draws the line in the colour of the one before it: a model
@@ -66,9 +66,16 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 	pl.Legend.XOffs = vg.Points(10)
 	c := -1
 	for _, s := range p.Lines {
-		pts := make(plotter.XYs, len(s.X))
+		// A log axis has no place for zero or negative values (a 0-byte
+		// call, a 0 s barrier on one rank): such points are left out.
+		var pts plotter.XYs
 		for j := range s.X {
-			pts[j].X, pts[j].Y = s.X[j], s.Y[j]
+			if s.X[j] > 0 && (!p.LogY || s.Y[j] > 0) && !math.IsNaN(s.Y[j]) {
+				pts = append(pts, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			}
+		}
+		if len(pts) == 0 {
+			continue
 		}
 		l, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
@@ -83,7 +90,9 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		pl.Add(l, sc)
-		pl.Legend.Add(s.Name, l, sc)
+		if s.Name != "" {
+			pl.Legend.Add(s.Name, l, sc)
+		}
 	}
 	var paths []string
 	for _, ext := range []string{"png", "svg"} {

@@ -113,11 +113,12 @@ func (c *cluster) build(hosts int) error {
 	// of the rate: then messages of every size see the rate, as the model's
 	// links do (a 125 KB bucket let messages below it through at twice a
 	// 1 Gb/s rate).
-	// The queue behind the bucket holds 5 ms of data: a long queue (100
-	// ms) delays the ACKs of a host that sends and receives at once behind
-	// its own data, and doubled the time of recursive doubling's exchanges.
+	// The queue behind the bucket holds 20 ms of data: with BBR, a 100 ms
+	// queue delayed the ACKs of hosts that send and receive at once; with
+	// Reno (below), 5 ms made drops and retransmissions frequent enough to
+	// stall a step now and then.
 	burst := max(gsoBytes+4096, c.rateBits/8/10000)
-	tbf := []string{"root", "tbf", "rate", strconv.FormatInt(c.rateBits, 10) + "bit", "burst", strconv.FormatInt(burst, 10), "latency", "5ms"}
+	tbf := []string{"root", "tbf", "rate", strconv.FormatInt(c.rateBits, 10) + "bit", "burst", strconv.FormatInt(burst, 10), "latency", "20ms"}
 	for h := range hosts {
 		ns := fmt.Sprintf("%sh%d", c.prefix, h)
 		veth := fmt.Sprintf("%sv%d", c.prefix, h)

@@ -37,6 +37,10 @@ type options struct {
 	maxError   float64
 	plotDir    string
 	json       bool
+	machine    string
+	ranks      string
+	networks   string
+	points     bool
 }
 
 // New returns the validate command.
@@ -44,37 +48,56 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "validate",
-		Short: "Compare the simulator and the closed forms with real runs, point by point",
-		Long: `validate --real measures, then predicts, then compares. It starts --np
-rank processes (on this machine, or with --netns in an emulated cluster of
-shaped links), times a ping-pong between rank 0 and the last rank at
---pingpong sizes and fits alpha and beta to it (the median one-way times, as
-osu_latency gives them), times this host's reduction kernel for gamma, and
-runs every algorithm asked for, for real, with its data checked. It then
-writes the fitted machine (one rank per host on one switch), simulates every
-algorithm on it, prices it with its closed form, and reports each point: the
-real median time (of the slowest rank, over the timed iterations), the
-simulated and the closed-form times, and their relative errors.
+		Short: "Closed forms against the simulation, or the simulation against real runs, point by point",
+		Long: `validate puts a model beside a reference, point by point, and says where the
+model's assumptions break.
+
+Without --real, the reference is the simulation: for a machine (-m), every
+algorithm with a closed form (or those named by -a) at every rank count (-n)
+and size (-s) is priced by its Hockney alpha-beta-gamma closed form and
+simulated on the analytic and/or flow network (--network). It prints each
+algorithm's median and worst relative error ((closed form - simulated) /
+simulated; --points for every point), notes on what the closed forms do not
+know (contention, a tapered network, routes of different lengths, per-message
+overheads, bounds rather than exact forms), and with --plot writes time
+against size, time against ranks and an error heat map.
+
+With --real, the reference is reality. validate starts --np rank processes
+(on this machine, or with --netns in an emulated cluster of shaped links),
+times a ping-pong between rank 0 and the last rank at --pingpong sizes and
+fits alpha and beta to it (the median one-way times, as osu_latency gives
+them), times this host's reduction kernel for gamma, and runs every algorithm
+asked for, for real, with its data checked. It then writes the fitted machine
+(one rank per host on one switch), simulates every algorithm on it, prices it
+with its closed form, and reports each point: the real median time (of the
+slowest rank, over the timed iterations), the simulated and the closed-form
+times, and their relative errors.
 
 --max-error turns the report into a check: collsim exits with status 3 if
-any simulated time is further than that fraction from the real one.`,
-		Example: `  collsim validate --real --np 4 -s 1MiB..16MiB
-  collsim validate --real --np 8 --netns --link-bandwidth 1Gbps \
+any error is larger than that fraction.`,
+		Example: `  collsim validate -m fattree-1024 -n 16..1024 -s 8..64MiB --network analytic,flow
+  collsim validate -c alltoall -m xc40 -n 64,512 --network flow --plot .
+  collsim validate --real --np 4 -s 1MiB..16MiB
+  collsim validate --real --np 8 --netns --link-bandwidth 200Mbps \
       -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return run(streams, o) },
 	}
 	f := cmd.Flags()
 	o.AddFlags(f)
-	f.BoolVar(&o.real, "real", false, "validate against real runs (the only reference so far)")
-	f.StringVarP(&o.collective, "collective", "c", "allreduce", "collective")
-	f.StringVarP(&o.algos, "algo", "a", "ring,recursive_doubling,rabenseifner", `algorithms, comma-separated, or "all"`)
-	f.StringVarP(&o.sizes, "sizes", "s", "1MiB..16MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
+	f.BoolVar(&o.real, "real", false, "validate the simulation against real runs (without it: the closed forms against the simulation)")
+	f.StringVarP(&o.collective, "collective", "c", "allreduce", `collectives: one, a comma-separated list, or "all"`)
+	f.StringVarP(&o.algos, "algo", "a", "", `algorithms, comma-separated, or "all" (default: every one with a closed form; ring,recursive_doubling,rabenseifner with --real)`)
+	f.StringVarP(&o.sizes, "sizes", "s", "", `message sizes: a list "8,1KiB" whose items may be doubling ranges "8..64MiB" (default 8..16MiB; 1MiB..16MiB with --real)`)
+	f.StringVarP(&o.machine, "machine", "m", "small", "machine: a built-in name or a YAML file (not with --real)")
+	f.StringVarP(&o.ranks, "ranks", "n", "5,16,64", "rank counts (not with --real: --np)")
+	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
+	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
-	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a simulated time is off the real one by more than this fraction (0: report only)")
+	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
 	return cmd
@@ -96,9 +119,19 @@ type point struct {
 }
 
 func run(streams *cmdutil.IO, o *options) error {
+	if !o.real {
+		if o.NP != 0 || o.Netns.Enabled() {
+			return cmdutil.Flagf("--np and --netns start real runs: give --real too")
+		}
+		return runModel(streams, o)
+	}
+	if o.sizes == "" {
+		o.sizes = "1MiB..16MiB"
+	}
+	if o.algos == "" {
+		o.algos = "ring,recursive_doubling,rabenseifner"
+	}
 	switch {
-	case !o.real:
-		return cmdutil.Flagf("give --real: validation against real runs is what validate does so far (closed forms against the simulation: see collsim model and the tests)")
 	case o.NP < 2:
 		return cmdutil.Flagf("--np must be at least 2: the fit needs a ping-pong between two ranks")
 	case o.Netns.Hosts() != 0 && o.Netns.Hosts() != o.NP:

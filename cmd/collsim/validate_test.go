@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateModelCrossbar: on the contention-free crossbar every closed
+// form equals the analytic simulation to 1e-9, or the simulation lies
+// within the bounds the form gives, for every collective over rank counts
+// including primes and sizes from 8 B to 16 MiB; --max-error 1e-9 checks it.
+func TestValidateModelCrossbar(t *testing.T) {
+	stdout, stderr, code := collsim(t, "validate", "-c", "all", "-n", "2,5,16,17,64", "-s", "8..16MiB", "--max-error", "1e-9", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Points []struct {
+			Algorithm string             `json:"algorithm"`
+			Exact     bool               `json:"exact"`
+			Error     map[string]float64 `json:"error"`
+		} `json:"points"`
+		Summary []struct{ Algorithm string } `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	exact := 0
+	for _, p := range out.Points {
+		if p.Exact {
+			exact++
+		}
+	}
+	if len(out.Summary) < 30 || exact < 1000 {
+		t.Errorf("%d algorithms, %d exact points: the check covered too little", len(out.Summary), exact)
+	}
+}
+
+// TestValidateModelExplains: on a 2:1 tapered fat-tree with both network
+// models, the report says the network is tapered and gives both models'
+// errors; --points lists every point; --plot writes the plots; a tight
+// --max-error fails with status 3.
+func TestValidateModelExplains(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"validate", "-m", "testdata/tapered-16.yaml", "-c", "alltoall,allreduce", "-a", "pairwise,linear,ring", "-n", "8,16", "-s", "8,256KiB",
+		"--network", "analytic,flow", "--points", "--plot", dir}
+	stdout, stderr, code := collsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"50% of full bisection bandwidth", "alltoall/pairwise  flow", "allreduce/ring     analytic", "P=16 256KiB"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the report does not say %q:\n%s", want, stdout)
+		}
+	}
+	for _, name := range []string{"validate-model-size", "validate-model-ranks", "validate-model-error"} {
+		for _, ext := range []string{".png", ".svg"} {
+			if st, err := os.Stat(filepath.Join(dir, name+ext)); err != nil || st.Size() < 1000 {
+				t.Errorf("%s%s: %v", name, ext, err)
+			}
+		}
+	}
+	_, stderr, code = collsim(t, append(args[:len(args)-2], "--max-error", "0.01")...)
+	if code != 3 || !strings.Contains(stderr, "off by more than 1%") {
+		t.Errorf("--max-error 0.01: exit %d, %s", code, stderr)
+	}
+}
+
+// TestValidateModelBadInput: what model validation refuses.
+func TestValidateModelBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", "--network", "packet"}, `--network "packet"`},
+		{[]string{"validate", "-n", "1000"}, "does not fit on small"},
+		{[]string{"validate", "-a", "double_binary_tree"}, "has no closed form yet"},
+		{[]string{"validate", "-c", "allreduce", "-a", "nope"}, "nope"},
+		{[]string{"validate", "-c", "allscatter"}, "unknown collective"},
+	} {
+		_, stderr, code := collsim(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
