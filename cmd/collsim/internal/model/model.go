@@ -54,6 +54,7 @@ reduction rate) unless given.`,
 				Times     map[string]float64 `json:"times_s"`
 				Exact     map[string]bool    `json:"exact"`
 				Best      string             `json:"best"`
+				Bound     float64            `json:"lower_bound_s"`
 			}
 			var algs []collectives.Algorithm
 			for _, a := range collectives.All() {
@@ -67,7 +68,7 @@ reduction rate) unless given.`,
 			for _, a := range algs {
 				header = append(header, a.Name)
 			}
-			table := [][]string{append(header, "best")}
+			table := [][]string{append(header, "best", "bound")}
 			for _, p := range ps {
 				if p < 1 || p > m.Slots() {
 					return cmdutil.Flagf("--ranks %d does not fit on %s (1..%d)", p, m.Name, m.Slots())
@@ -119,14 +120,19 @@ reduction rate) unless given.`,
 							best, r.Best = pred.Time, a.Name
 						}
 					}
+					b, err := h.LowerBound(c, params)
+					if err != nil {
+						return err
+					}
+					r.Bound = b.Time
 					out = append(out, r)
-					table = append(table, append(line, r.Best))
+					table = append(table, append(line, r.Best, cmdutil.Seconds(b.Time)))
 				}
 			}
 			if asJSON {
 				return cmdutil.JSON(streams.Out, out)
 			}
-			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet)\n", c, m.Name)
+			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\nbound = the lower bound no algorithm beats, after Chan et al. 2007)\n", c, m.Name)
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err
 			}
