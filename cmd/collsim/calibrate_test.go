@@ -72,7 +72,7 @@ func TestCalibrateBadInput(t *testing.T) {
 	oneSize := write("one.txt", "# Size       Latency (us)\n8  1.5\n")
 	bw := write("bw.txt", "# Size      Bandwidth (MB/s)\n1  2.5\n")
 	expectErrors(t, []badCase{
-		{[]string{"calibrate"}, 2, "--osu-latency is required"},
+		{[]string{"calibrate"}, 2, "give one of --osu-latency"},
 		{[]string{"calibrate", "--osu-latency", truncated}, 1, "trunc.txt:2: the file ends before its first measurement"},
 		{[]string{"calibrate", "--osu-latency", garbled}, 1, "garbled.txt:3: figure \"???\""},
 		{[]string{"calibrate", "--osu-latency", oneSize}, 1, "measure at least two message sizes"},
@@ -80,4 +80,53 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--osu-latency", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
 		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "at least 2 hosts"},
 	})
+}
+
+// TestCalibrateFromNCCLTests: ring allreduce times that collsim simulates
+// on the built-in small machine (alpha 1 µs, 12.5 GB/s, reductions at
+// 10 GB/s), written as nccl-tests writes them, calibrate back to that
+// machine.
+func TestCalibrateFromNCCLTests(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# nThread 1 nGpus 1 minBytes 64 maxBytes 67108864 step: 4(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n")
+	for r := range 8 {
+		fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on     node%02d device  0 [0x07] NVIDIA H100\n", r, 100+r, r)
+	}
+	b.WriteString("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+	b.WriteString("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+	for size := 64; size <= 64<<20; size *= 4 {
+		stdout, stderr, code := collsim(t, "run", "-a", "ring", "-n", "8", "-s", fmt.Sprint(size), "--elem-size", "8", "--verify", "off", "--json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var r struct {
+			Time float64 `json:"time_s"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%12d  %12d     float     sum      -1  %9.7g    0.00    0.00      0  %9.7g    0.00    0.00      0\n", size, size/8, r.Time*1e6, r.Time*1e6)
+	}
+	file := filepath.Join(t.TempDir(), "all_reduce_perf.txt")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := collsim(t, "calibrate", "--nccl", file, "-c", "allreduce", "-a", "ring", "--reduce-bandwidth", "10GB/s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var fit struct {
+		Alpha float64 `json:"alpha_s"`
+		Beta  float64 `json:"beta_s_per_byte"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fit.Alpha-1e-6)/1e-6 > 1e-4 || math.Abs(fit.Beta-80e-12)/80e-12 > 1e-4 {
+		t.Errorf("fitted alpha %g s, beta %g s/B; the machine has 1e-6 and 8e-11", fit.Alpha, fit.Beta)
+	}
+	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "-a", "double_binary_tree")
+	if code == 0 || !strings.Contains(stderr, "no closed form") {
+		t.Errorf("fitting through an algorithm without a closed form: exit %d, %s", code, stderr)
+	}
 }

@@ -8,14 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
 )
 
 // New returns the calibrate command.
 func New(streams *cmdutil.IO) *cobra.Command {
-	var latFile, bwFile, out, name, reduceBW string
-	var hosts int
+	var latFile, bwFile, out, name, reduceBW, ncclFile, collFile, coll, algo string
+	var hosts, ranks int
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
@@ -27,30 +28,55 @@ writes a single-switch machine config with those parameters: link latency
 alpha/2 each way and link bandwidth 1/beta. With --osu-bw, the bandwidth is
 osu_bw's peak instead (a streaming figure, usually the better estimate of
 beta), and the fitted one is shown beside it. Measure a cluster once; then ask
-what-if questions of the config with collsim run.`,
+what-if questions of the config with collsim run.
+
+From a collective's times instead (--nccl for nccl-tests output such as
+all_reduce_perf's, --osu-collective for osu_allreduce and friends), calibrate
+fits alpha and beta through the closed form of the algorithm that ran
+(-c, -a; it must be exact on those ranks): the form is linear in alpha, beta
+and gamma, so a line through the times gives alpha and beta once gamma is
+taken from --reduce-bandwidth (one collective cannot tell moving a byte from
+reducing it).`,
 		Example: `  osu_latency > lat.txt; osu_bw > bw.txt
   collsim calibrate --osu-latency lat.txt --osu-bw bw.txt --hosts 128 -o my-cluster.yaml
-  collsim run -m my-cluster.yaml -n 128 -s 1MiB`,
+  collsim run -m my-cluster.yaml -n 128 -s 1MiB
+  all_reduce_perf -b 8 -e 1G -f 2 > ar.txt   # NCCL_ALGO=Ring, under mpirun
+  collsim calibrate --nccl ar.txt -c allreduce -a ring --reduce-bandwidth 500GB/s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if latFile == "" {
-				return cmdutil.Flagf("--osu-latency is required: the output of osu_latency between two hosts")
+			sources := 0
+			for _, f := range []string{latFile, ncclFile, collFile} {
+				if f != "" {
+					sources++
+				}
+			}
+			if sources != 1 {
+				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output) or --osu-collective (osu_allreduce and friends)")
 			}
 			if hosts < 2 {
 				return cmdutil.Flagf("--hosts %d: a machine needs at least 2 hosts", hosts)
 			}
-			if _, err := configs.ParseBandwidth(reduceBW); err != nil {
+			reduceRate, err := configs.ParseBandwidth(reduceBW)
+			if err != nil {
 				return cmdutil.Flagf("--reduce-bandwidth: %v", err)
 			}
-			lat, err := parse(latFile, cost.OSULatency)
-			if err != nil {
-				return err
+			var fit cost.HockneyFit
+			what := latFile
+			switch {
+			case latFile != "":
+				lat, err := parse(latFile, cost.OSULatency)
+				if err != nil {
+					return err
+				}
+				if fit, err = cost.FitHockney(lat.Samples()); err != nil {
+					return fmt.Errorf("%s: %w", latFile, err)
+				}
+			default:
+				if fit, what, err = fitCollective(ncclFile, collFile, coll, algo, ranks, 1/reduceRate); err != nil {
+					return err
+				}
 			}
-			fit, err := cost.FitHockney(lat.Samples())
-			if err != nil {
-				return fmt.Errorf("%s: %w", latFile, err)
-			}
-			bandwidth, source := 1/fit.Model.Beta, "fit of "+latFile
+			bandwidth, source := 1/fit.Model.Beta, "fit of "+what
 			if bwFile != "" {
 				bw, err := parse(bwFile, cost.OSUBandwidth)
 				if err != nil {
@@ -61,7 +87,7 @@ what-if questions of the config with collsim run.`,
 					bandwidth = max(bandwidth, p.Value)
 				}
 			}
-			from := "collsim calibrate from " + latFile
+			from := "collsim calibrate from " + what
 			if bwFile != "" {
 				from += " and " + bwFile
 			}
@@ -87,7 +113,7 @@ what-if questions of the config with collsim run.`,
 				})
 			}
 			rows := [][]string{
-				{"samples", fmt.Sprintf("%d sizes from %s", fit.Samples, latFile)},
+				{"samples", fmt.Sprintf("%d sizes from %s", fit.Samples, what)},
 				{"alpha", fmt.Sprintf("%s ± %s", cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr))},
 				{"beta (fitted)", fmt.Sprintf("%s ± %s per MiB = %s", cmdutil.Seconds(fit.Model.Beta*(1<<20)), cmdutil.Seconds(fit.BetaErr*(1<<20)), configs.FormatBandwidth(1/fit.Model.Beta))},
 				{"worst residual", fmt.Sprintf("%.2f%% of a measurement", 100*fit.MaxRelResidual)},
@@ -113,6 +139,11 @@ what-if questions of the config with collsim run.`,
 	f.StringVar(&name, "name", "calibrated", "name of the machine")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "10GB/s", "local reduction speed (OSU point-to-point files do not measure it)")
 	f.StringVarP(&out, "output", "o", "", "write the machine config here (default: print it)")
+	f.StringVar(&ncclFile, "nccl", "", "nccl-tests output (all_reduce_perf, ...): fit alpha and beta through the closed form of -c/-a")
+	f.StringVar(&collFile, "osu-collective", "", "osu_allreduce (or another OSU collective) output: fit through the closed form of -c/-a on --ranks")
+	f.StringVarP(&coll, "collective", "c", "allreduce", "with --nccl or --osu-collective: the collective measured")
+	f.StringVarP(&algo, "algo", "a", "ring", "with --nccl or --osu-collective: the algorithm that ran (its closed form must be exact on those ranks)")
+	f.IntVar(&ranks, "ranks", 0, "with --osu-collective: the ranks it ran on (nccl-tests output lists them)")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
@@ -132,4 +163,46 @@ func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {
 		return nil, fmt.Errorf("%s holds %s (%q) where %s were expected: is it the right file?", file, kinds[res.Kind], res.Column, kinds[want])
 	}
 	return res, nil
+}
+
+// fitCollective fits alpha and beta to a collective's times from an
+// nccl-tests or OSU file through algo's closed form, with gamma given.
+func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float64) (cost.HockneyFit, string, error) {
+	a, err := collectives.Lookup(collectives.Collective(coll), algo)
+	if err != nil {
+		return cost.HockneyFit{}, "", &cmdutil.FlagError{Err: err}
+	}
+	var samples []cost.Sample
+	file := ncclFile
+	if ncclFile != "" {
+		f, err := os.Open(ncclFile)
+		if err != nil {
+			return cost.HockneyFit{}, "", err
+		}
+		defer f.Close()
+		res, err := cost.ParseNCCLTests(ncclFile, f)
+		if err != nil {
+			return cost.HockneyFit{}, "", err
+		}
+		if ranks == 0 {
+			ranks = res.Ranks
+		}
+		samples = res.Samples()
+	} else {
+		file = osuFile
+		res, err := parse(osuFile, cost.OSULatency)
+		if err != nil {
+			return cost.HockneyFit{}, "", err
+		}
+		samples = res.Samples()
+	}
+	if ranks < 2 {
+		return cost.HockneyFit{}, "", cmdutil.Flagf("%s: on how many ranks did it run? give --ranks (at least 2)", file)
+	}
+	fit, err := cost.FitCollective(a, ranks, gamma, samples)
+	if err != nil {
+		return cost.HockneyFit{}, "", fmt.Errorf("%s: %w", file, err)
+	}
+	return cost.HockneyFit{Model: fit.Model, AlphaErr: fit.AlphaErr, BetaErr: fit.BetaErr, MaxRelResidual: fit.MaxRelResidual, Samples: fit.Samples},
+		fmt.Sprintf("%s (%s on %d ranks)", file, a.ID(), ranks), nil
 }

@@ -1,0 +1,164 @@
+package cost
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/collectives"
+)
+
+// NCCLPoint is one row of nccl-tests output: the size in bytes and the
+// out-of-place time in seconds.
+type NCCLPoint struct {
+	Bytes   int64
+	Seconds float64
+	BusBW   float64 // GB/s, as printed
+	Line    int
+}
+
+// NCCLResult is a parsed nccl-tests output file (all_reduce_perf and its
+// siblings).
+type NCCLResult struct {
+	Ranks  int // "#  Rank  N ..." lines in the header
+	Points []NCCLPoint
+}
+
+// Samples returns the points as timing samples.
+func (r *NCCLResult) Samples() []Sample {
+	out := make([]Sample, len(r.Points))
+	for i, p := range r.Points {
+		out[i] = Sample{Bytes: float64(p.Bytes), Seconds: p.Seconds}
+	}
+	return out
+}
+
+// ParseNCCLTests reads the text output of an nccl-tests benchmark
+// (all_reduce_perf, all_gather_perf, ...): comment lines starting with
+// '#', among them one "#  Rank  r ..." line per rank, then rows of
+//
+//	size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
+//
+// (out-of-place, then in-place; times in microseconds). The out-of-place
+// time is read. name is used in errors, which give the line.
+func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
+	res := &NCCLResult{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	header := false
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, "#") {
+			f := strings.Fields(strings.TrimPrefix(text, "#"))
+			switch {
+			case len(f) >= 2 && f[0] == "Rank":
+				res.Ranks++
+			case len(f) >= 6 && f[0] == "size" && f[1] == "count":
+				header = true
+			}
+			continue
+		}
+		if !header {
+			return nil, fmt.Errorf("%s:%d: a data row before the column header (\"# size count type redop root time algbw busbw ...\"): is this nccl-tests output?", name, line)
+		}
+		f := strings.Fields(text)
+		if len(f) < 9 {
+			return nil, fmt.Errorf("%s:%d: %d columns; nccl-tests rows have 13 (size, count, type, redop, root, then time, algbw, busbw, #wrong out of place and in place): is the file truncated?", name, line, len(f))
+		}
+		size, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("%s:%d: size %q is not a byte count", name, line, f[0])
+		}
+		us, err := strconv.ParseFloat(f[5], 64)
+		if err != nil || !(us > 0) || math.IsInf(us, 0) {
+			return nil, fmt.Errorf("%s:%d: time %q is not a positive number of microseconds", name, line, f[5])
+		}
+		bus, err := strconv.ParseFloat(f[7], 64)
+		if err != nil || bus < 0 || math.IsNaN(bus) || math.IsInf(bus, 0) {
+			return nil, fmt.Errorf("%s:%d: bus bandwidth %q is not a number of GB/s", name, line, f[7])
+		}
+		if wrong := f[8]; wrong != "0" && wrong != "N/A" {
+			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, wrong, size)
+		}
+		res.Points = append(res.Points, NCCLPoint{Bytes: size, Seconds: us * 1e-6, BusBW: bus, Line: line})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+	}
+	if len(res.Points) == 0 {
+		return nil, fmt.Errorf("%s: no data rows: is it nccl-tests output, and did the run finish?", name)
+	}
+	return res, nil
+}
+
+// CollectiveFit is alpha and beta fitted to the times of one algorithm of
+// a collective at several sizes, with the standard errors carried over
+// from the line fitted to the times.
+type CollectiveFit struct {
+	Model             Hockney
+	AlphaErr, BetaErr float64
+	MaxRelResidual    float64
+	Samples           int
+}
+
+// FitCollective fits the alpha and beta of the Hockney model to measured
+// times of algorithm a on ranks ranks (8-byte elements; sizes as
+// collectives.Params.SizeBytes counts them, which is nccl-tests' and OSU's
+// size), taking gamma as
+// given (a single collective cannot tell moving a byte from reducing it).
+// It needs an exact closed form for a at these ranks: the form is then
+// linear in alpha, beta and gamma, t(n) = A alpha + B(n) beta + C(n) gamma,
+// and with B and C proportional to n for sizes that divide evenly, a line
+// t = a0 + a1 n fitted to the samples (weighted as FitHockney weighs) gives
+// alpha = a0 / A and beta = (a1 - c gamma) / b, where b = B(n)/n and
+// c = C(n)/n.
+func FitCollective(a collectives.Algorithm, ranks int, gamma float64, samples []Sample) (CollectiveFit, error) {
+	// Probe at a size that divides evenly into blocks and segments: the
+	// form is then exact where the algorithm's is.
+	params := collectives.Params{Ranks: ranks, Count: int64(ranks) * 65536}
+	n := float64(params.SizeBytes(a.Collective))
+	var coef [3]float64
+	for i, m := range []Hockney{{Alpha: 1}, {Beta: 1}, {Gamma: 1}} {
+		pr, err := m.Predict(a, params)
+		if err != nil {
+			return CollectiveFit{}, fmt.Errorf("%s on %d ranks: %w", a.ID(), ranks, err)
+		}
+		if !pr.Exact {
+			return CollectiveFit{}, fmt.Errorf("%s on %d ranks: its closed form is a bound here, not exact; fit an algorithm whose form is exact (ring, say)", a.ID(), ranks)
+		}
+		coef[i] = pr.Time
+	}
+	if coef[0] <= 0 || coef[1] <= 0 {
+		return CollectiveFit{}, fmt.Errorf("%s on %d ranks: its time does not depend on both alpha and beta; nothing to fit", a.ID(), ranks)
+	}
+	line, err := FitHockney(samples)
+	if line.Samples == 0 && err != nil {
+		return CollectiveFit{}, err
+	}
+	b, c := coef[1]/n, coef[2]/n
+	fit := CollectiveFit{
+		Model:          Hockney{Alpha: line.Model.Alpha / coef[0], Beta: (line.Model.Beta - c*gamma) / b, Gamma: gamma},
+		AlphaErr:       line.AlphaErr / coef[0],
+		BetaErr:        line.BetaErr / b,
+		MaxRelResidual: line.MaxRelResidual,
+		Samples:        line.Samples,
+	}
+	switch {
+	case err != nil && !errors.Is(err, ErrTooFewSamples):
+		return fit, fmt.Errorf("the line through the times: %w", err)
+	case err != nil:
+		return fit, err
+	case fit.Model.Beta <= 0:
+		return fit, fmt.Errorf("beta comes out %g s/B, not positive: the given reduction rate (gamma %g s/B) already accounts for more than the measured growth with size; give the host's real reduction rate", fit.Model.Beta, gamma)
+	}
+	return fit, nil
+}

@@ -1,0 +1,106 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/topology"
+)
+
+// ncclOutput formats times as all_reduce_perf prints them (microseconds,
+// two decimals as nccl-tests does for large times, more for small ones).
+func ncclOutput(ranks int, sizes []int64, times []float64) string {
+	var b strings.Builder
+	b.WriteString("# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n")
+	for r := range ranks {
+		fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on     node%02d device  0 [0x07] NVIDIA A100-SXM4-80GB\n", r, 1000+r, r)
+	}
+	b.WriteString("#\n#                                                              out-of-place                       in-place          \n")
+	b.WriteString("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+	b.WriteString("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n")
+	for i, s := range sizes {
+		us := times[i] * 1e6
+		alg := float64(s) / times[i] / 1e9
+		bus := alg * 2 * float64(ranks-1) / float64(ranks)
+		fmt.Fprintf(&b, "%12d  %12d     float     sum      -1  %9.6g  %6.2f  %6.2f      0  %9.6g  %6.2f  %6.2f      0\n", s, s/4, us, alg, bus, us, alg, bus)
+	}
+	b.WriteString("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.3456 \n#\n")
+	return b.String()
+}
+
+// TestFitCollectiveRecoversTheMachine: ring allreduce times simulated on a
+// crossbar of known alpha, beta and gamma, printed as nccl-tests prints
+// them, parsed and fitted, give back alpha and beta (to the precision of
+// the printed times).
+func TestFitCollectiveRecoversTheMachine(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6} // alpha 1.5 µs, beta 100 ps/B
+	const gammaPs = 30.0
+	a, _ := collectives.Lookup(collectives.Allreduce, "ring")
+	for _, ranks := range []int{2, 8, 6} {
+		var sizes []int64
+		var times []float64
+		for s := int64(8 * ranks); s <= 64<<20; s *= 4 {
+			s = s / int64(8*ranks) * int64(8*ranks) // whole blocks: the form is exact
+			p := collectives.Params{Ranks: ranks, Count: s / 8}
+			sizes = append(sizes, s)
+			times = append(times, simulate(t, a, p, link, gammaPs).Seconds())
+		}
+		res, err := ParseNCCLTests("all_reduce_perf.txt", strings.NewReader(ncclOutput(ranks, sizes, times)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Ranks != ranks || len(res.Points) != len(sizes) {
+			t.Fatalf("parsed %d ranks, %d points; want %d, %d", res.Ranks, len(res.Points), ranks, len(sizes))
+		}
+		fit, err := FitCollective(a, res.Ranks, gammaPs*1e-12, res.Samples())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Times are printed to 6 significant digits.
+		if math.Abs(fit.Model.Alpha-1.5e-6)/1.5e-6 > 1e-4 || math.Abs(fit.Model.Beta-1e-10)/1e-10 > 1e-4 {
+			t.Errorf("p=%d: fitted alpha %g, beta %g; the machine has 1.5e-6 and 1e-10", ranks, fit.Model.Alpha, fit.Model.Beta)
+		}
+	}
+	bad, _ := collectives.Lookup(collectives.Allreduce, "double_binary_tree")
+	if _, err := FitCollective(bad, 8, 0, nil); err == nil {
+		t.Error("fitted an algorithm without a closed form")
+	}
+}
+
+// TestParseNCCLTestsBadInput: each problem is an error naming the line.
+func TestParseNCCLTestsBadInput(t *testing.T) {
+	good := ncclOutput(2, []int64{8, 1024}, []float64{2e-5, 3e-5})
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"truncated row", good[:strings.LastIndex(good, "      0  ")] + "\n", "columns"},
+		{"no header", "           8             2     float     sum      -1    38.02    0.00    0.00      0    37.68    0.00    0.00      0\n", ":1: a data row before the column header"},
+		{"wrong elements", strings.Replace(good, "      0  ", "      7  ", 1), "counted 7 wrong elements"},
+		{"bad time", strings.Replace(good, "20  ", "x20  ", 1), "time"},
+		{"empty", "# nThread 1\n", "no data rows"},
+	} {
+		_, err := ParseNCCLTests("perf.txt", strings.NewReader(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "perf.txt") {
+			t.Errorf("%s: error %v, want one naming the file and saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseNCCLTests(f *testing.F) {
+	f.Add(ncclOutput(3, []int64{8, 4096, 1 << 20}, []float64{2e-5, 3e-5, 4e-4}))
+	f.Add("#  size count type redop root time algbw busbw #wrong\n 8 2 float sum -1 1 0 0 0 1 0 0 0\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		res, err := ParseNCCLTests("fuzz", strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, p := range res.Points {
+			if p.Bytes < 0 || !(p.Seconds > 0) || math.IsInf(p.Seconds, 0) {
+				t.Fatalf("accepted point %+v", p)
+			}
+		}
+	})
+}
