@@ -69,3 +69,39 @@ func BenchmarkRingAllreduce1024Small(b *testing.B) {
 func BenchmarkRingAllreduce4096(b *testing.B) {
 	benchCollective(b, collectives.Allreduce, "ring", 4096, 1<<18)
 }
+
+// benchFlowAlltoall simulates a pairwise alltoall of 64 KiB per pair on a
+// full-bisection k-ary 2-tree with the flow model, one call per iteration,
+// and reports flows (messages) per second of wall time.
+func benchFlowAlltoall(b *testing.B, k int) {
+	tree, err := topology.FatTree(k, 2, topology.LinkSpec{Bandwidth: 12.5e9, Latency: 300e-9}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ranks := tree.Hosts()
+	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
+	net, err := Flow(FlowConfig{Topology: tree, Placement: place})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, _ := collectives.Lookup(collectives.Alltoall, "pairwise")
+	s, err := a.Build(collectives.Params{Ranks: ranks, Count: 8192}) // 64 KiB of 8-byte elements
+	if err != nil {
+		b.Fatal(err)
+	}
+	var flows uint64
+	for b.Loop() {
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 64 << 10}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		flows += res.Messages
+	}
+	b.ReportMetric(float64(flows)/b.Elapsed().Seconds(), "flows/s")
+}
+
+// 256 ranks: 65,280 flows.
+func BenchmarkFlowPairwiseAlltoall256(b *testing.B) { benchFlowAlltoall(b, 16) }
+
+// 1,024 ranks: 1,047,552 flows, the network-fidelity issue's figure.
+func BenchmarkFlowPairwiseAlltoall1024(b *testing.B) { benchFlowAlltoall(b, 32) }

@@ -28,9 +28,11 @@ type FlowConfig struct {
 // way. Messages between one pair of ranks are delivered in the order they
 // were sent, as MPI requires, even when a later, shorter one finishes first.
 //
-// This first version recomputes every active flow on each change: O(flows x
-// route length) per start or end. Incremental recomputation of only the
-// affected part of the network is the planned next step.
+// Changes at one instant are solved together, once (a step of a collective
+// starts and ends many flows at the same moment); each solve is a
+// heap-driven progressive filling over the active flows, O((links + flows
+// x route length) log links). Restricting a solve to the flows that share
+// links with the ones that changed is not done yet.
 func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 	t := cfg.Topology
 	if t == nil {
@@ -70,10 +72,12 @@ type flowModel struct {
 	active   []int32 // flows sharing bandwidth now
 	last     sim.Time
 	order    map[[2]int32]*pairOrder
-	// scratch for the solver
-	left   []float64
-	users  []int32
-	frozen []bool
+	solver   MaxMinSolver
+	routeBuf [][]int32
+	// pending: a solve is scheduled at the current time, after every
+	// event already queued for it, so that flows starting and ending at
+	// one instant cost one solve.
+	pending bool
 }
 
 type flow struct {
@@ -85,6 +89,7 @@ type flow struct {
 	gen      uint32  // bumped when the completion is rescheduled
 	seq      uint64  // order within its pair
 	active   bool
+	slot     int32 // its index in active, while active
 }
 
 // pairOrder holds back deliveries that overtook an earlier message of the
@@ -95,6 +100,7 @@ type pairOrder struct {
 }
 
 const (
+	flowSolve    = 0 // recompute the rates after this instant's changes
 	flowStart    = 1 // the latency has passed: the flow joins the sharing
 	flowFinish   = 2 // the flow may have finished (if its generation matches)
 	flowDelivery = 3 // a same-host message arrives
@@ -110,7 +116,7 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	pair := [2]int32{tr.Src, tr.Dst}
 	po := m.order[pair]
 	if po == nil {
-		po = &pairOrder{done: map[uint64]uint32{}}
+		po = &pairOrder{}
 		m.order[pair] = po
 	}
 	f := m.newFlow()
@@ -139,23 +145,36 @@ func (m *flowModel) Handle(arg uint64) {
 	f := int32(uint32(arg))
 	gen := uint32(arg >> 32 & (1<<30 - 1))
 	switch arg >> 62 {
+	case flowSolve:
+		m.pending = false
+		m.advance()
+		m.solve()
 	case flowStart:
 		m.advance()
 		m.flows[f].active = true
+		m.flows[f].slot = int32(len(m.active))
 		m.active = append(m.active, f)
 		if m.flows[f].rem <= 0 {
 			m.finish(f)
 		}
-		m.solve()
+		m.changed()
 	case flowFinish:
 		if !m.flows[f].active || m.flows[f].gen != gen {
 			return // stale: the rate changed since this was scheduled
 		}
 		m.advance()
 		m.finish(f)
-		m.solve()
+		m.changed()
 	case flowDelivery:
 		m.deliver(f)
+	}
+}
+
+// changed schedules one solve for the current instant.
+func (m *flowModel) changed() {
+	if !m.pending {
+		m.pending = true
+		m.eng.At(m.eng.Now(), m.id, flowArg(flowSolve, 0, 0))
 	}
 }
 
@@ -179,39 +198,58 @@ func (m *flowModel) advance() {
 
 // finish takes flow f out of the sharing and delivers it.
 func (m *flowModel) finish(f int32) {
-	for i, a := range m.active {
-		if a == f {
-			m.active = append(m.active[:i], m.active[i+1:]...)
-			break
-		}
-	}
+	i, last := m.flows[f].slot, m.active[len(m.active)-1]
+	m.active[i] = last
+	m.flows[last].slot = i
+	m.active = m.active[:len(m.active)-1]
 	m.flows[f].active = false
 	m.deliver(f)
 }
 
 // deliver reports flow f, holding it back if an earlier message of its pair
-// is still on its way.
+// is still on its way. A pair with nothing in flight keeps no state: with
+// p^2 pairs, an entry each would cost more than the flows.
 func (m *flowModel) deliver(f int32) {
 	fl := &m.flows[f]
-	po := m.order[[2]int32{fl.src, fl.dst}]
-	po.done[fl.seq] = fl.id
+	pair := [2]int32{fl.src, fl.dst}
+	po := m.order[pair]
 	m.free = append(m.free, f)
-	for {
+	if fl.seq != po.next {
+		if po.done == nil {
+			po.done = map[uint64]uint32{}
+		}
+		po.done[fl.seq] = fl.id
+		return
+	}
+	m.report(fl.id)
+	po.next++
+	for len(po.done) > 0 {
 		id, ok := po.done[po.next]
 		if !ok {
-			return
+			break
 		}
 		delete(po.done, po.next)
 		po.next++
-		m.sink.Injected(id, m.eng.Now())
-		m.sink.Delivered(id)
+		m.report(id)
 	}
+	if po.next == po.sent {
+		delete(m.order, pair)
+	}
+}
+
+func (m *flowModel) report(id uint32) {
+	m.sink.Injected(id, m.eng.Now())
+	m.sink.Delivered(id)
 }
 
 // solve computes max-min fair rates by progressive filling and reschedules
 // the completions whose rate changed.
 func (m *flowModel) solve() {
-	rates := MaxMin(m.capacity, m.routes(), &m.left, &m.users, &m.frozen)
+	m.routeBuf = m.routeBuf[:0]
+	for _, f := range m.active {
+		m.routeBuf = append(m.routeBuf, m.flows[f].route)
+	}
+	rates := m.solver.Solve(m.capacity, m.routeBuf)
 	now := m.eng.Now()
 	for i, f := range m.active {
 		fl := &m.flows[f]
@@ -230,14 +268,6 @@ func (m *flowModel) solve() {
 	}
 }
 
-func (m *flowModel) routes() [][]int32 {
-	out := make([][]int32, len(m.active))
-	for i, f := range m.active {
-		out[i] = m.flows[f].route
-	}
-	return out
-}
-
 func (m *flowModel) newFlow() int32 {
 	if n := len(m.free); n > 0 {
 		f := m.free[n-1]
@@ -249,61 +279,136 @@ func (m *flowModel) newFlow() int32 {
 }
 
 // MaxMin returns the max-min fair rates of flows on the given routes over
-// links of the given capacities (progressive filling: repeatedly find the
-// link whose remaining capacity per unfrozen flow is least, give its flows
-// that share and freeze them). Scratch slices may be passed to reuse
-// memory; nil is fine.
-func MaxMin(capacity []float64, routes [][]int32, left *[]float64, users *[]int32, frozen *[]bool) []float64 {
-	n := len(routes)
-	rates := make([]float64, n)
-	if n == 0 {
-		return rates
-	}
-	l := append((*left)[:0], capacity...)
-	u := append((*users)[:0], make([]int32, len(capacity))...)
-	fr := append((*frozen)[:0], make([]bool, n)...)
-	*left, *users, *frozen = l, u, fr
+// links of the given capacities (see MaxMinSolver).
+func MaxMin(capacity []float64, routes [][]int32) []float64 {
+	var s MaxMinSolver
+	return append([]float64(nil), s.Solve(capacity, routes)...)
+}
+
+// MaxMinSolver computes max-min fair rates by progressive filling, as
+// SimGrid's LMM does: repeatedly take the link whose remaining capacity
+// per unfrozen flow is least, give each of its unfrozen flows that share,
+// freeze them, and take their share off every link of their routes. Links
+// wait in a heap keyed by their current share (stale entries are skipped
+// when popped), so a solve costs O((links + flows x route length) log
+// links) rather than a scan of every link per frozen link. Ties go to the
+// lower link index, so results are deterministic. Its scratch memory is
+// reused from one Solve to the next.
+type MaxMinSolver struct {
+	left    []float64
+	users   []int32
+	start   []int32 // CSR: flows of link e are at flowsOf[start[e]:start[e+1]]
+	flowsOf []int32
+	frozen  []bool
+	rates   []float64
+	heap    []shareEntry
+}
+
+type shareEntry struct {
+	share float64
+	link  int32
+	users int32 // the link's unfrozen flows when pushed: stale if changed
+}
+
+// Solve returns the rates of the flows on routes (valid until the next
+// Solve). A flow on no link gets +Inf.
+func (s *MaxMinSolver) Solve(capacity []float64, routes [][]int32) []float64 {
+	n, links := len(routes), len(capacity)
+	s.rates = append(s.rates[:0], make([]float64, n)...)
+	s.frozen = append(s.frozen[:0], make([]bool, n)...)
+	s.left = append(s.left[:0], capacity...)
+	s.users = append(s.users[:0], make([]int32, links)...)
+	s.start = append(s.start[:0], make([]int32, links+1)...)
 	for _, route := range routes {
 		for _, e := range route {
-			u[e]++
+			s.users[e]++
 		}
 	}
-	for remaining := n; remaining > 0; {
-		best, share := int32(-1), math.Inf(1)
-		for e, c := range u {
-			if c > 0 {
-				if s := l[e] / float64(c); s < share {
-					best, share = int32(e), s
+	for e := range links {
+		s.start[e+1] = s.start[e] + s.users[e]
+	}
+	s.flowsOf = append(s.flowsOf[:0], make([]int32, s.start[links])...)
+	fill := append([]int32(nil), s.start[:links]...)
+	for i, route := range routes {
+		if len(route) == 0 {
+			s.rates[i], s.frozen[i] = math.Inf(1), true
+		}
+		for _, e := range route {
+			s.flowsOf[fill[e]] = int32(i)
+			fill[e]++
+		}
+	}
+	s.heap = s.heap[:0]
+	for e := range links {
+		if s.users[e] > 0 {
+			s.push(shareEntry{share: s.left[e] / float64(s.users[e]), link: int32(e), users: s.users[e]})
+		}
+	}
+	for len(s.heap) > 0 {
+		top := s.pop()
+		e := top.link
+		if s.users[e] == 0 || top.users != s.users[e] {
+			continue // stale: the link's share changed since it was pushed
+		}
+		share := top.share
+		for _, f := range s.flowsOf[s.start[e]:s.start[e+1]] {
+			if s.frozen[f] {
+				continue
+			}
+			s.rates[f], s.frozen[f] = share, true
+			for _, e2 := range routes[f] {
+				s.left[e2] = max(0, s.left[e2]-share)
+				s.users[e2]--
+				if e2 != e && s.users[e2] > 0 {
+					s.push(shareEntry{share: s.left[e2] / float64(s.users[e2]), link: e2, users: s.users[e2]})
 				}
 			}
 		}
-		if best < 0 { // flows on no link: unconstrained; cannot happen on a route
-			for i := range fr {
-				if !fr[i] {
-					rates[i], fr[i] = math.Inf(1), true
-					remaining--
-				}
-			}
+	}
+	return s.rates
+}
+
+func (a shareEntry) less(b shareEntry) bool {
+	if a.share != b.share {
+		return a.share < b.share
+	}
+	return a.link < b.link
+}
+
+func (s *MaxMinSolver) push(x shareEntry) {
+	h := append(s.heap, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].less(h[p]) {
 			break
 		}
-		for i, route := range routes {
-			if fr[i] {
-				continue
-			}
-			on := false
-			for _, e := range route {
-				on = on || e == best
-			}
-			if !on {
-				continue
-			}
-			rates[i], fr[i] = share, true
-			remaining--
-			for _, e := range route {
-				l[e] -= share
-				u[e]--
-			}
-		}
+		h[i], h[p] = h[p], h[i]
+		i = p
 	}
-	return rates
+	s.heap = h
+}
+
+func (s *MaxMinSolver) pop() shareEntry {
+	h := s.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].less(h[m]) {
+			m = l
+		}
+		if r < len(h) && h[r].less(h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	s.heap = h
+	return top
 }
