@@ -52,8 +52,9 @@ func (s *bruckAlltoall) step(b *builder) bool {
 			runs = append(runs, [2]int{start, n})
 		}
 		var packs []int32
+		ready := b.join(append(s.waits, s.last)) // every pack reads W, which the last round's unpacks wrote
 		for _, run := range runs {
-			packs = append(packs, s.cp.copy(b, s.r, s.region(2, run[0], run[1]), s.region(3, packed, run[1]), append(s.waits, s.last)...))
+			packs = append(packs, s.cp.copy(b, s.r, s.region(2, run[0], run[1]), s.region(3, packed, run[1]), ready))
 			packed += run[1]
 		}
 		tag := ceilLog2(s.dist + 1)
@@ -72,8 +73,9 @@ func (s *bruckAlltoall) step(b *builder) bool {
 		}
 		s.dist *= 2
 	case 2: // recv[r-i] = W[i]
+		ready := b.join(append(s.waits, s.last))
 		for i := range s.p {
-			s.cp.copy(b, s.r, s.region(2, i, 1), s.region(1, mod(s.r-i, s.p), 1), append(s.waits, s.last)...)
+			s.cp.copy(b, s.r, s.region(2, i, 1), s.region(1, mod(s.r-i, s.p), 1), ready)
 		}
 		s.stage = 3
 	default:
@@ -95,10 +97,11 @@ func (s *linearSync) step(b *builder) bool {
 		return false
 	}
 	var batch []int32
+	prev := b.join(s.prev) // the batch before must be done
 	for end := min(s.i+s.window, s.p); s.i < end; s.i++ {
 		to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
-		batch = append(batch, b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}, s.prev...))
-		batch = append(batch, b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, s.prev...))
+		batch = append(batch, b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}, prev))
+		batch = append(batch, b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, prev))
 	}
 	s.prev = batch
 	return true

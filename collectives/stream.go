@@ -51,6 +51,27 @@ func (b *builder) recv(peer, tag int, region sim.Region, after ...int32) int32 {
 		Bytes: region.Count * b.elemSize, Data: region}, after)
 }
 
+// join emits, when after has more than one op, a free computation that
+// waits for all of them, and returns it; ops that all wait for the same
+// set then wait for the join alone, so that k ops waiting for m cost k + m
+// dependency edges rather than k x m. With one op or none it returns that
+// op (or -1) and emits nothing.
+func (b *builder) join(after []int32) int32 {
+	var live []int32
+	for _, d := range after {
+		if d >= 0 {
+			live = append(live, d)
+		}
+	}
+	switch len(live) {
+	case 0:
+		return -1
+	case 1:
+		return live[0]
+	}
+	return b.emit(sim.Op{Kind: sim.OpCalc}, live)
+}
+
 // recvReduce emits a receive from peer combined into region.
 func (b *builder) recvReduce(peer, tag int, region sim.Region, after ...int32) int32 {
 	return b.emit(sim.Op{Kind: sim.OpRecv, Reduce: true, Peer: int32(peer), Tag: int32(tag),
