@@ -157,7 +157,12 @@ func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
 // Flow returns the flow network model (max-min fair sharing) of the
 // machine for ranks placed by place.
 func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
-	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local})
+	return m.FlowLoad(place, nil)
+}
+
+// FlowLoad is Flow, filling load (if not nil) with what each link carried.
+func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
+	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load})
 }
 
 // PathParams returns the latency (seconds) and the bottleneck seconds per

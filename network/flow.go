@@ -14,6 +14,44 @@ type FlowConfig struct {
 	Placement []int32 // host of each rank
 	// Local is the channel between ranks placed on the same host.
 	Local topology.LinkSpec
+	// Links, when not nil, is filled with each link's load during the run.
+	Links *LinkLoad
+}
+
+// LinkLoad is what each link carried during a run of the flow model,
+// indexed by the topology's link IDs: enough to say which links were the
+// bottleneck.
+type LinkLoad struct {
+	Bytes     []float64  // bytes of the flows routed over it
+	Busy      []sim.Time // time during which at least one flow crossed it
+	PeakFlows []int32    // the most flows crossing it at once
+	Flows     []int32    // flows crossing it now (during the run)
+	since     []sim.Time // when it last became busy
+}
+
+func (l *LinkLoad) reset(links int) {
+	l.Bytes, l.Busy = make([]float64, links), make([]sim.Time, links)
+	l.PeakFlows, l.Flows, l.since = make([]int32, links), make([]int32, links), make([]sim.Time, links)
+}
+
+func (l *LinkLoad) join(route []int32, bytes float64, now sim.Time) {
+	for _, e := range route {
+		l.Bytes[e] += bytes
+		if l.Flows[e] == 0 {
+			l.since[e] = now
+		}
+		l.Flows[e]++
+		l.PeakFlows[e] = max(l.PeakFlows[e], l.Flows[e])
+	}
+}
+
+func (l *LinkLoad) leave(route []int32, now sim.Time) {
+	for _, e := range route {
+		l.Flows[e]--
+		if l.Flows[e] == 0 {
+			l.Busy[e] += now - l.since[e]
+		}
+	}
 }
 
 // Flow returns a factory for the flow model: every message is a flow on
@@ -47,7 +85,10 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("flow network: %d ranks but only %d placed", ranks, len(cfg.Placement))
 		}
-		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local,
+		if cfg.Links != nil {
+			cfg.Links.reset(len(t.Links()))
+		}
+		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links,
 			capacity: make([]float64, len(t.Links())), lat: make([]sim.Time, len(t.Links())),
 			order: map[[2]int32]*pairOrder{}}
 		for i, l := range t.Links() {
@@ -73,6 +114,7 @@ type flowModel struct {
 	last     sim.Time
 	order    map[[2]int32]*pairOrder
 	solver   MaxMinSolver
+	load     *LinkLoad // nil: not kept
 	routeBuf [][]int32
 	// pending: a solve is scheduled at the current time, after every
 	// event already queued for it, so that flows starting and ending at
@@ -151,6 +193,9 @@ func (m *flowModel) Handle(arg uint64) {
 		m.solve()
 	case flowStart:
 		m.advance()
+		if m.load != nil {
+			m.load.join(m.flows[f].route, m.flows[f].rem, m.eng.Now())
+		}
 		m.flows[f].active = true
 		m.flows[f].slot = int32(len(m.active))
 		m.active = append(m.active, f)
@@ -203,6 +248,9 @@ func (m *flowModel) finish(f int32) {
 	m.flows[last].slot = i
 	m.active = m.active[:len(m.active)-1]
 	m.flows[f].active = false
+	if m.load != nil {
+		m.load.leave(m.flows[f].route, m.eng.Now())
+	}
 	m.deliver(f)
 }
 

@@ -179,3 +179,26 @@ func TestMaxMinMatchesReference(t *testing.T) {
 		}
 	})
 }
+
+// TestLinkLoad: two 1 MB flows out of host 0 share its uplink for 200 µs;
+// the link from host 3 carries nothing.
+func TestLinkLoad(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
+	cross, _ := topology.Crossbar(4, link)
+	var load LinkLoad
+	factory, _ := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2, 3}, Links: &load})
+	eng := sim.New(1)
+	s := &sink{eng: eng, at: map[uint32]sim.Time{}}
+	net, _ := factory(eng, s, 4)
+	net.Inject(sim.Transfer{ID: 0, Src: 0, Dst: 1, Bytes: 1e6})
+	net.Inject(sim.Transfer{ID: 1, Src: 0, Dst: 2, Bytes: 1e6})
+	eng.Run()
+	up := cross.Route(0, 1, nil)[0] // host 0's uplink
+	if load.Bytes[up] != 2e6 || load.Busy[up] != 200*sim.Microsecond || load.PeakFlows[up] != 2 || load.Flows[up] != 0 {
+		t.Errorf("host 0's uplink: %g bytes, busy %v, peak %d flows, %d left; want 2e6, 200µs, 2, 0", load.Bytes[up], load.Busy[up], load.PeakFlows[up], load.Flows[up])
+	}
+	idle := cross.Route(3, 0, nil)[0]
+	if load.Bytes[idle] != 0 || load.Busy[idle] != 0 {
+		t.Errorf("host 3's uplink carried %g bytes", load.Bytes[idle])
+	}
+}

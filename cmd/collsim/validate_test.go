@@ -87,3 +87,33 @@ func TestValidateModelBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLinks: on a 2:1 tapered tree, a linear alltoall's busiest links
+// are the halved leaf-to-spine links, nearly saturated.
+func TestRunLinks(t *testing.T) {
+	stdout, stderr, code := collsim(t, "run", "-m", "testdata/tapered-16.yaml", "--network", "flow", "-c", "alltoall", "-a", "linear", "-n", "16", "-s", "1MiB", "--links", "4", "--json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var out struct {
+		Links []struct {
+			From, To    string
+			Utilization float64
+			PeakFlows   int `json:"peak_flows"`
+		} `json:"busiest_links"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Links) != 4 {
+		t.Fatalf("%d links listed, want 4", len(out.Links))
+	}
+	for _, l := range out.Links {
+		if !strings.HasPrefix(l.From, "s") || !strings.HasPrefix(l.To, "s") || l.Utilization < 0.9 || l.PeakFlows < 2 {
+			t.Errorf("busiest link %+v: want a switch-to-switch link over 90%% utilized", l)
+		}
+	}
+	if _, stderr, code := collsim(t, "run", "--links", "3"); code != 2 || !strings.Contains(stderr, "--links needs --network flow") {
+		t.Errorf("--links on the analytic network: exit %d, %s", code, stderr)
+	}
+}

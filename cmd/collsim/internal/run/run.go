@@ -2,10 +2,12 @@
 package run
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -33,6 +36,7 @@ type Options struct {
 	Seed       uint64
 	JSON       bool
 	GOAL       string // a GOAL file to run instead of a collective
+	Links      int    // report the busiest links (flow network)
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
@@ -80,6 +84,7 @@ machine, with every rank's data checked.`,
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	return cmd
 }
 
@@ -115,6 +120,51 @@ type Result struct {
 	Wall         float64  `json:"wall_s"`
 	OpsPerSecond float64  `json:"ops_per_s"`
 	Noise        bool     `json:"noise"`
+	Links        []Link   `json:"busiest_links,omitempty"`
+}
+
+// Link is one link's load in a flow-model run.
+type Link struct {
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	Bytes       float64 `json:"bytes"`
+	Busy        float64 `json:"busy_s"`
+	BusyShare   float64 `json:"busy_share"`  // of the run's time
+	Utilization float64 `json:"utilization"` // bytes / (bandwidth x run time)
+	PeakFlows   int32   `json:"peak_flows"`
+}
+
+// busiest returns the n links most utilized (bytes over bandwidth: the
+// bottlenecks), then busy longest, then by ID, so that the order is stable.
+func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Time) []Link {
+	links := m.Topology.Links()
+	ids := make([]int, len(links))
+	for i := range ids {
+		ids[i] = i
+	}
+	use := func(i int) float64 { return load.Bytes[i] / links[i].Bandwidth }
+	slices.SortStableFunc(ids, func(a, b int) int {
+		switch {
+		case use(a) != use(b):
+			return cmp.Compare(use(b), use(a))
+		case load.Busy[a] != load.Busy[b]:
+			return cmp.Compare(load.Busy[b], load.Busy[a])
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []Link
+	span := makespan.Seconds()
+	for _, i := range ids[:min(n, len(ids))] {
+		if load.Bytes[i] == 0 {
+			break
+		}
+		l := Link{From: m.Topology.Label(links[i].From), To: m.Topology.Label(links[i].To), Bytes: load.Bytes[i], Busy: load.Busy[i].Seconds(), PeakFlows: load.PeakFlows[i]}
+		if span > 0 {
+			l.BusyShare, l.Utilization = l.Busy/span, l.Bytes/(links[i].Bandwidth*span)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // Run carries out `collsim run`.
@@ -155,7 +205,14 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, place, err := networkConfig(o, m, o.Ranks)
+	if o.Links < 0 || o.Links > 0 && o.Network != "flow" {
+		return cmdutil.Flagf("--links needs --network flow (the analytic model shares no links) and a count of at least 1")
+	}
+	var load *network.LinkLoad
+	if o.Links > 0 {
+		load = &network.LinkLoad{}
+	}
+	cfg, place, err := networkConfig(o, m, o.Ranks, load)
 	if err != nil {
 		return err
 	}
@@ -197,6 +254,9 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
 	}
 	out.fill(res, wall)
+	if load != nil {
+		out.Links = busiest(m, load, o.Links, res.Makespan)
+	}
 	if out.Time > 0 {
 		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
 		out.BusBW = out.AlgBW * collectives.BusFactor(c, o.Ranks)
@@ -251,7 +311,7 @@ func runError(err error) error {
 
 // networkConfig builds the execution config for --network (and noise): the
 // machine's analytic model with ranks placed on it, or the LogGOPS model.
-func networkConfig(o *Options, m *configs.Machine, ranks int) (sim.Config, []int32, error) {
+func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.LinkLoad) (sim.Config, []int32, error) {
 	var cfg sim.Config
 	noise, err := o.Noise.Load()
 	if err != nil {
@@ -269,7 +329,7 @@ func networkConfig(o *Options, m *configs.Machine, ranks int) (sim.Config, []int
 		}
 		build := m.Analytic
 		if o.Network == "flow" {
-			build = m.Flow
+			build = func(place []int32) (sim.NetworkFactory, error) { return m.FlowLoad(place, load) }
 		}
 		net, err := build(place)
 		if err != nil {
@@ -335,7 +395,7 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 			return err
 		}
 	}
-	cfg, _, err := networkConfig(o, m, g.Ranks)
+	cfg, _, err := networkConfig(o, m, g.Ranks, nil)
 	if err != nil {
 		return err
 	}
@@ -410,5 +470,17 @@ func print(streams *cmdutil.IO, r *Result) error {
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", r.Events, r.Ops, r.Messages)},
 		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)", cmdutil.Seconds(r.Wall), r.OpsPerSecond)},
 	}
-	return cmdutil.Table(streams.Out, rows)
+	if err := cmdutil.Table(streams.Out, rows); err != nil {
+		return err
+	}
+	if len(r.Links) == 0 {
+		return nil
+	}
+	fmt.Fprintf(streams.Out, "busiest links, most utilized first (utilization: bytes over bandwidth x run time; busy: at least one flow crossing)\n")
+	lrows := [][]string{{"  link", "bytes", "busy", "of the run", "utilization", "peak flows"}}
+	for _, l := range r.Links {
+		lrows = append(lrows, []string{"  " + l.From + " -> " + l.To, configs.FormatBytes(int64(l.Bytes)), cmdutil.Seconds(l.Busy),
+			fmt.Sprintf("%.0f%%", 100*l.BusyShare), fmt.Sprintf("%.0f%%", 100*l.Utilization), fmt.Sprint(l.PeakFlows)})
+	}
+	return cmdutil.Table(streams.Out, lrows)
 }
