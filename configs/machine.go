@@ -42,6 +42,7 @@ type networkYAML struct {
 	FatTree   *fatTreeYAML   `yaml:"fat_tree"`
 	Dragonfly *dragonflyYAML `yaml:"dragonfly"`
 	Torus     *torusYAML     `yaml:"torus"`
+	Routing   string         `yaml:"routing"`
 }
 
 type crossbarYAML struct {
@@ -119,6 +120,9 @@ type Machine struct {
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
+	// Routing is how the flow network routes messages: minimal (the
+	// topology's own routes), valiant or ugal (Dragonfly detours).
+	Routing string
 	// GroupHosts is the hosts per Dragonfly group (0 on other networks).
 	GroupHosts int
 }
@@ -162,7 +166,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 
 // FlowLoad is Flow, filling load (if not nil) with what each link carried.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load})
+	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing})
 }
 
 // PathParams returns the latency (seconds) and the bottleneck seconds per
@@ -367,6 +371,15 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	m := &Machine{Name: f.Name, Description: f.Description, Placement: f.Placement, RanksPerHost: f.Host.RanksPerHost, DevicesPerNode: 1}
 	m.Topology = v.network(&f.Network)
 	m.GroupHosts = v.groupHosts
+	m.Routing = f.Network.Routing
+	if m.Routing == "" {
+		m.Routing = network.RouteMinimal
+	}
+	if m.Topology != nil {
+		if err := network.CheckRouting(m.Routing, m.Topology); err != nil {
+			v.fail([]string{"network", "routing"}, "%v", err)
+		}
+	}
 	if f.Node != nil && m.Topology != nil {
 		keys := []string{"node"}
 		spec := topology.NodeSpec{Devices: f.Node.Devices, Fabric: v.link(f.Node.Fabric, with(keys, "fabric")), NIC: v.link(f.Node.NIC, with(keys, "nic"))}

@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/topology"
@@ -16,6 +17,41 @@ type FlowConfig struct {
 	Local topology.LinkSpec
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
+	// Routing is RouteMinimal (or ""), RouteValiant or RouteUGAL.
+	Routing string
+}
+
+// Routing policies of the flow model.
+const (
+	// RouteMinimal takes the topology's own routes.
+	RouteMinimal = "minimal"
+	// RouteValiant sends every message between two Dragonfly groups
+	// through a third group drawn at random (from a seeded stream): twice
+	// the global hops, but the load spread over every global link
+	// (Valiant 1982; Kim et al. 2008 for the Dragonfly).
+	RouteValiant = "valiant"
+	// RouteUGAL chooses, per message, the minimal route or one Valiant
+	// detour drawn at random, whichever is less loaded now: the cost of a
+	// route is its hop count times one more than the most messages already
+	// routed over any of its links, and ties go to the minimal route
+	// (UGAL with global knowledge of the load, UGAL-G; Singh 2005, Kim et
+	// al. 2008).
+	RouteUGAL = "ugal"
+)
+
+// CheckRouting reports whether t can be routed by routing, saying what to
+// use instead if not.
+func CheckRouting(routing string, t *topology.Topology) error {
+	switch routing {
+	case "", RouteMinimal:
+		return nil
+	case RouteValiant, RouteUGAL:
+		if t.Groups() < 3 {
+			return fmt.Errorf("%s routing detours through a third group of a dragonfly; %s has %d groups: use minimal", routing, t.Name(), t.Groups())
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown routing %q; valid: %s, %s, %s", routing, RouteMinimal, RouteValiant, RouteUGAL)
 }
 
 // LinkLoad is what each link carried during a run of the flow model,
@@ -63,8 +99,11 @@ func (l *LinkLoad) leave(route []int32, now sim.Time) {
 // whenever a flow starts or ends; a flow's completion is rescheduled when
 // its rate changes (stale completions are skipped by generation). Host
 // links are links too, so NIC injection and ejection are shared the same
-// way. Messages between one pair of ranks are delivered in the order they
-// were sent, as MPI requires, even when a later, shorter one finishes first.
+// way. Messages between one pair of ranks go one after another, as on one
+// MPI connection (a later message waits for the earlier one to finish
+// before it shares bandwidth; sharing them would let a pipelined
+// algorithm's many segments to one neighbour all finish together, at the
+// end), and are delivered in the order they were sent.
 //
 // Changes at one instant are solved together, once (a step of a collective
 // starts and ends many flows at the same moment); each solve is a
@@ -75,6 +114,9 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 	t := cfg.Topology
 	if t == nil {
 		return nil, fmt.Errorf("flow network: no topology")
+	}
+	if err := CheckRouting(cfg.Routing, t); err != nil {
+		return nil, fmt.Errorf("flow network: %w", err)
 	}
 	for r, h := range cfg.Placement {
 		if h < 0 || int(h) >= t.Hosts() {
@@ -88,11 +130,15 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		if cfg.Links != nil {
 			cfg.Links.reset(len(t.Links()))
 		}
-		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links,
+		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing,
 			capacity: make([]float64, len(t.Links())), lat: make([]sim.Time, len(t.Links())),
 			order: map[[2]int32]*pairOrder{}}
 		for i, l := range t.Links() {
 			m.capacity[i], m.lat[i] = l.Bandwidth, sim.FromSeconds(l.Latency)
+		}
+		if m.routing == RouteValiant || m.routing == RouteUGAL {
+			m.rng = eng.NamedStream("network/valiant")
+			m.routed = make([]int32, len(t.Links()))
 		}
 		m.id = eng.Register(m)
 		return m, nil
@@ -115,6 +161,10 @@ type flowModel struct {
 	order    map[[2]int32]*pairOrder
 	solver   MaxMinSolver
 	load     *LinkLoad // nil: not kept
+	routing  string
+	rng      *rand.Rand // Valiant's intermediate groups
+	routed   []int32    // UGAL: messages routed over each link and not finished
+	spare    []int32    // UGAL: the candidate detour being weighed
 	routeBuf [][]int32
 	// pending: a solve is scheduled at the current time, after every
 	// event already queued for it, so that flows starting and ending at
@@ -128,7 +178,8 @@ type flow struct {
 	route    []int32
 	rem      float64 // bytes left
 	rate     float64 // bytes per second
-	gen      uint32  // bumped when the completion is rescheduled
+	gen      uint32  // bumped when the completion is rescheduled; never reset
+	timed    bool    // a completion is scheduled for the current rate
 	seq      uint64  // order within its pair
 	active   bool
 	slot     int32 // its index in active, while active
@@ -139,6 +190,11 @@ type flow struct {
 type pairOrder struct {
 	sent, next uint64
 	done       map[uint64]uint32 // finished early: seq -> transfer ID
+	// Messages of one pair go one after another, as on one MPI
+	// connection: busy while one of them shares bandwidth; waiting holds
+	// those that have waited out their latency meanwhile, in order.
+	busy    bool
+	waiting []int32
 }
 
 const (
@@ -163,7 +219,9 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	}
 	f := m.newFlow()
 	fl := &m.flows[f]
-	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], rem: float64(tr.Bytes), seq: po.sent}
+	// The generation carries over from the slot's last flow: a completion
+	// event of that flow may still be queued, and must stay stale.
+	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], rem: float64(tr.Bytes), seq: po.sent, gen: fl.gen}
 	po.sent++
 	if src == dst {
 		// Same host: the local channel, not shared.
@@ -174,7 +232,7 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 		m.eng.After(d, m.id, flowArg(flowDelivery, f, 0))
 		return
 	}
-	fl.route = m.topo.Route(int(src), int(dst), fl.route)
+	fl.route = m.route(int(src), int(dst), fl.route)
 	var latency sim.Time
 	for _, l := range fl.route {
 		latency += m.lat[l]
@@ -193,15 +251,12 @@ func (m *flowModel) Handle(arg uint64) {
 		m.solve()
 	case flowStart:
 		m.advance()
-		if m.load != nil {
-			m.load.join(m.flows[f].route, m.flows[f].rem, m.eng.Now())
+		fl := &m.flows[f]
+		if po := m.order[[2]int32{fl.src, fl.dst}]; po.busy {
+			po.waiting = append(po.waiting, f)
+			return
 		}
-		m.flows[f].active = true
-		m.flows[f].slot = int32(len(m.active))
-		m.active = append(m.active, f)
-		if m.flows[f].rem <= 0 {
-			m.finish(f)
-		}
+		m.activate(f)
 		m.changed()
 	case flowFinish:
 		if !m.flows[f].active || m.flows[f].gen != gen {
@@ -213,6 +268,50 @@ func (m *flowModel) Handle(arg uint64) {
 	case flowDelivery:
 		m.deliver(f)
 	}
+}
+
+// route appends the route of a message from host src to host dst under
+// the routing policy.
+func (m *flowModel) route(src, dst int, path []int32) []int32 {
+	if m.routing != RouteValiant && m.routing != RouteUGAL {
+		return m.topo.Route(src, dst, path)
+	}
+	sg, dg := m.topo.GroupOf(src), m.topo.GroupOf(dst)
+	start := len(path)
+	if sg == dg {
+		path = m.topo.Route(src, dst, path)
+	} else {
+		// A third group, uniformly: draw among the g-2 others.
+		mid := m.rng.IntN(m.topo.Groups() - 2)
+		for _, skip := range []int{min(sg, dg), max(sg, dg)} {
+			if mid >= skip {
+				mid++
+			}
+		}
+		if m.routing == RouteValiant {
+			path = m.topo.RouteVia(src, dst, mid, path)
+		} else {
+			path = m.topo.Route(src, dst, path)
+			m.spare = m.topo.RouteVia(src, dst, mid, m.spare[:0])
+			if m.cost(m.spare) < m.cost(path[start:]) {
+				path = append(path[:start], m.spare...)
+			}
+		}
+	}
+	for _, e := range path[start:] {
+		m.routed[e]++
+	}
+	return path
+}
+
+// cost is UGAL's price of a route: its hops times one more than the most
+// messages routed over any of its links.
+func (m *flowModel) cost(route []int32) int {
+	most := int32(0)
+	for _, e := range route {
+		most = max(most, m.routed[e])
+	}
+	return len(route) * int(most+1)
 }
 
 // changed schedules one solve for the current instant.
@@ -241,6 +340,22 @@ func (m *flowModel) advance() {
 	}
 }
 
+// activate lets flow f share bandwidth from now on; its pair is busy
+// until it finishes.
+func (m *flowModel) activate(f int32) {
+	fl := &m.flows[f]
+	m.order[[2]int32{fl.src, fl.dst}].busy = true
+	if m.load != nil {
+		m.load.join(fl.route, fl.rem, m.eng.Now())
+	}
+	fl.active = true
+	fl.slot = int32(len(m.active))
+	m.active = append(m.active, f)
+	if fl.rem <= 0 {
+		m.finish(f)
+	}
+}
+
 // finish takes flow f out of the sharing and delivers it.
 func (m *flowModel) finish(f int32) {
 	i, last := m.flows[f].slot, m.active[len(m.active)-1]
@@ -251,7 +366,19 @@ func (m *flowModel) finish(f int32) {
 	if m.load != nil {
 		m.load.leave(m.flows[f].route, m.eng.Now())
 	}
+	if m.routed != nil {
+		for _, e := range m.flows[f].route {
+			m.routed[e]--
+		}
+	}
+	po := m.order[[2]int32{m.flows[f].src, m.flows[f].dst}]
+	po.busy = false
 	m.deliver(f)
+	if len(po.waiting) > 0 { // the pair's next message goes out now
+		next := po.waiting[0]
+		po.waiting = po.waiting[1:]
+		m.activate(next)
+	}
 }
 
 // deliver reports flow f, holding it back if an earlier message of its pair
@@ -280,7 +407,7 @@ func (m *flowModel) deliver(f int32) {
 		po.next++
 		m.report(id)
 	}
-	if po.next == po.sent {
+	if po.next == po.sent && !po.busy {
 		delete(m.order, pair)
 	}
 }
@@ -301,9 +428,10 @@ func (m *flowModel) solve() {
 	now := m.eng.Now()
 	for i, f := range m.active {
 		fl := &m.flows[f]
-		if rates[i] == fl.rate && fl.gen != 0 {
+		if rates[i] == fl.rate && fl.timed {
 			continue
 		}
+		fl.timed = true
 		fl.rate = rates[i]
 		fl.gen = (fl.gen + 1) & (1<<30 - 1)
 		if fl.gen == 0 {

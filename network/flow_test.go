@@ -45,6 +45,13 @@ func TestFlowSharing(t *testing.T) {
 	if at[0] != 102*sim.Microsecond || at[1] != 152*sim.Microsecond {
 		t.Errorf("short and long: %v and %v, want 102µs and 152µs", at[0], at[1])
 	}
+	// Two messages of one pair go one after the other, as on one MPI
+	// connection, rather than sharing: the first at 102 µs, the second
+	// 100 µs later.
+	at = run([]sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: mb}, {ID: 1, Src: 0, Dst: 1, Bytes: mb}})
+	if at[0] != 102*sim.Microsecond || at[1] != 202*sim.Microsecond {
+		t.Errorf("one pair: %v and %v, want 102µs and 202µs", at[0], at[1])
+	}
 	// A flow bottlenecked elsewhere leaves its share to others: flows
 	// 0->1 and 0->2 share 0's uplink; 3->2 shares 2's downlink with 0->2.
 	// Fair shares: 0->2 gets 1/2 of each; 0->1 and 3->2 get 1/2 too: all

@@ -25,7 +25,10 @@ type DragonflySpec struct {
 // destination group, the global hop, a local hop to the destination router.
 // Among parallel global links the route takes one that needs the fewest
 // local hops, starting its search at number (src+dst) mod count, which
-// spreads pairs of hosts over equally good links deterministically. Bisection: the
+// spreads pairs of hosts over equally good links deterministically.
+// RouteVia routes through an intermediate group instead (Valiant): minimally
+// to the router the chosen global link reaches there, then minimally on: up
+// to two global and three local hops. Bisection: the
 // global links between the lower and upper halves of the groups (for one
 // group: the local links between halves of its routers).
 func Dragonfly(s DragonflySpec) (*Topology, error) {
@@ -105,35 +108,55 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 		bisection = float64(s.A/2*(s.A-s.A/2)) * s.Local.Bandwidth
 	}
 	links := b.t.links
-	route := func(src, dst int32, path []int32) []int32 {
+	// toGroup appends the hops from router si of group sg to group dg
+	// (sg != dg): a local hop to the router owning the chosen global link,
+	// and that link. Among parallel links it takes one needing the fewest
+	// local hops (at either end, toward router di of dg), searching from
+	// number spread mod count. It returns the router reached in dg.
+	toGroup := func(path []int32, sg, si, dg, di, spread int) ([]int32, int) {
+		cands := global[sg][dg]
+		first := spread % len(cands)
+		id, hops := int32(-1), 3
+		for k := range cands {
+			c := cands[(first+k)%len(cands)]
+			h := b2i(int(links[c].From)-hosts-sg*s.A != si) + b2i(int(links[c].To)-hosts-dg*s.A != di)
+			if h < hops {
+				id, hops = c, h
+			}
+		}
+		out := int(links[id].From) - hosts - sg*s.A
+		if out != si {
+			path = append(path, local(sg, si, out))
+		}
+		return append(path, id), int(links[id].To) - hosts - dg*s.A
+	}
+	// via routes host src to host dst through group mid (minimal when mid
+	// is src's or dst's group).
+	via := func(src, dst int32, mid int, path []int32) []int32 {
 		sr, dr := int(src)/s.P, int(dst)/s.P
 		sg, si, dg, di := sr/s.A, sr%s.A, dr/s.A, dr%s.A
+		spread := int(src) + int(dst)
 		path = append(path, 2*src)
+		if mid != sg && mid != dg {
+			// Into the intermediate group, aiming at any router there
+			// (the one the link reaches), then on from it.
+			path, si = toGroup(path, sg, si, mid, -1, spread)
+			sg = mid
+		}
 		if sg != dg {
-			cands := global[sg][dg]
-			first := (int(src) + int(dst)) % len(cands)
-			id, hops := int32(-1), 3
-			for k := range cands {
-				c := cands[(first+k)%len(cands)]
-				h := b2i(int(links[c].From)-hosts-sg*s.A != si) + b2i(int(links[c].To)-hosts-dg*s.A != di)
-				if h < hops {
-					id, hops = c, h
-				}
-			}
-			out := int(links[id].From) - hosts - sg*s.A
-			in := int(links[id].To) - hosts - dg*s.A
-			if out != si {
-				path = append(path, local(sg, si, out))
-			}
-			path = append(path, id)
-			si = in
+			path, si = toGroup(path, sg, si, dg, di, spread)
 		}
 		if si != di {
 			path = append(path, local(dg, si, di))
 		}
 		return append(path, 2*dst+1)
 	}
-	return b.done(route, bisection), nil
+	route := func(src, dst int32, path []int32) []int32 {
+		return via(src, dst, int(src)/s.P/s.A, path)
+	}
+	t := b.done(route, bisection)
+	t.groups, t.hostsPerGroup, t.via = s.G, s.P*s.A, via
+	return t, nil
 }
 
 func b2i(b bool) int {

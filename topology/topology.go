@@ -60,6 +60,10 @@ type Topology struct {
 	bisection float64
 	adjStart  []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
 	adjLinks  []int32
+	// Groups of hosts that non-minimal routing can detour through
+	// (Dragonfly groups); 0 when the topology has none.
+	groups, hostsPerGroup int
+	via                   func(src, dst int32, group int, path []int32) []int32
 }
 
 // Name describes the topology, for example "fat-tree k=32 n=2".
@@ -87,6 +91,27 @@ func (t *Topology) Route(src, dst int, path []int32) []int32 {
 		return path
 	}
 	return t.route(int32(src), int32(dst), path)
+}
+
+// Groups returns the number of groups a route can detour through (Valiant
+// routing on a Dragonfly), or 0 when the topology has no such groups.
+func (t *Topology) Groups() int { return t.groups }
+
+// GroupOf returns the group of host h (see Groups).
+func (t *Topology) GroupOf(h int) int { return h / t.hostsPerGroup }
+
+// RouteVia appends to path the links from host src to host dst through
+// group g (Valiant's detour: minimally to g, then minimally on); through
+// src's or dst's own group it is the minimal route. It panics on a
+// topology without groups: check Groups first.
+func (t *Topology) RouteVia(src, dst, g int, path []int32) []int32 {
+	if src == dst {
+		return path
+	}
+	if t.via == nil || g < 0 || g >= t.groups {
+		panic(fmt.Sprintf("topology %s: no route via group %d", t.name, g))
+	}
+	return t.via(int32(src), int32(dst), g, path)
 }
 
 // Bisection returns the bandwidth, in bytes per second in each direction,

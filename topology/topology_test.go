@@ -191,3 +191,51 @@ func TestPlacement(t *testing.T) {
 		t.Fatalf("unknown policy: %v", err)
 	}
 }
+
+// TestRouteViaProperty: a Valiant route on a dragonfly is a path of
+// connected links from src to dst that enters the intermediate group; via
+// src's or dst's own group it is the minimal route.
+func TestRouteViaProperty(t *testing.T) {
+	d, err := Dragonfly(DragonflySpec{P: 2, A: 4, H: 2, G: 9, Host: LinkSpec{1e10, 1e-7}, Local: LinkSpec{1e10, 1e-7}, Global: LinkSpec{1e10, 1e-6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Groups() != 9 || d.GroupOf(9) != 1 {
+		t.Fatalf("groups %d, host 9 in group %d", d.Groups(), d.GroupOf(9))
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		src := rapid.IntRange(0, d.Hosts()-1).Draw(rt, "src")
+		dst := rapid.IntRange(0, d.Hosts()-1).Draw(rt, "dst")
+		g := rapid.IntRange(0, d.Groups()-1).Draw(rt, "group")
+		path := d.RouteVia(src, dst, g, nil)
+		if src == dst {
+			if len(path) != 0 {
+				rt.Fatalf("route to itself: %v", path)
+			}
+			return
+		}
+		links := d.Links()
+		at := int32(src)
+		visits := false
+		for _, l := range path {
+			if links[l].From != at {
+				rt.Fatalf("link %d starts at %d, not %d: %v", l, links[l].From, at, path)
+			}
+			at = links[l].To
+			if int(at) >= d.Hosts() && (int(at)-d.Hosts())/4 == g {
+				visits = true
+			}
+		}
+		if at != int32(dst) {
+			rt.Fatalf("route ends at %d, not %d", at, dst)
+		}
+		if !visits {
+			rt.Fatalf("route %v never enters group %d", path, g)
+		}
+		if sg, dg := d.GroupOf(src), d.GroupOf(dst); g == sg || g == dg {
+			if minimal := d.Route(src, dst, nil); !slices.Equal(minimal, path) {
+				rt.Fatalf("via its own group: %v, minimal %v", path, minimal)
+			}
+		}
+	})
+}

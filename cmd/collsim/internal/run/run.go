@@ -37,6 +37,7 @@ type Options struct {
 	JSON       bool
 	GOAL       string // a GOAL file to run instead of a collective
 	Links      int    // report the busiest links (flow network)
+	Routing    string // override the machine's routing (flow network)
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
@@ -84,6 +85,7 @@ machine, with every rank's data checked.`,
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group); default: the machine's")
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	return cmd
 }
@@ -204,6 +206,15 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	alg, chosenBy, err := cmdutil.Algorithm(c, o.Algorithm, params)
 	if err != nil {
 		return err
+	}
+	if o.Routing != "" {
+		if o.Network != "flow" && o.Routing != network.RouteMinimal {
+			return cmdutil.Flagf("--routing %s needs --network flow: the analytic model prices each pair's minimal route", o.Routing)
+		}
+		if err := network.CheckRouting(o.Routing, m.Topology); err != nil {
+			return &cmdutil.FlagError{Err: fmt.Errorf("--routing: %w", err)}
+		}
+		m.Routing = o.Routing
 	}
 	if o.Links < 0 || o.Links > 0 && o.Network != "flow" {
 		return cmdutil.Flagf("--links needs --network flow (the analytic model shares no links) and a count of at least 1")
