@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,17 +93,7 @@ func TestTuneWritesItsChoices(t *testing.T) {
 
 func runTime(t *testing.T, algo, ranks, size string) float64 {
 	t.Helper()
-	out, errs, code := collsim(t, "run", "-a", algo, "-n", ranks, "-s", size, "--verify", "off", "--json")
-	if code != 0 {
-		t.Fatalf("run %s: exit %d: %s", algo, code, errs)
-	}
-	var res struct {
-		Time float64 `json:"time_s"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
-	return res.Time
+	return simTime(t, "-a", algo, "-n", ranks, "-s", size)
 }
 
 func TestTuneBadInput(t *testing.T) {
