@@ -140,3 +140,39 @@ func lastAtOrBefore(starts []Time, t Time) int {
 	}
 	return i - 1
 }
+
+// PeriodicNoise is OS noise of one detour of the given duration every
+// period (a timer tick, a daemon that wakes up on schedule); each rank's
+// phase is drawn at run time, unless CoScheduled.
+func PeriodicNoise(period, duration Time) (*Noise, error) {
+	if duration <= 0 || period <= duration {
+		return nil, fmt.Errorf("periodic noise: a detour of %v every %v; need 0 < duration < period", duration, period)
+	}
+	return &Noise{starts: []Time{0}, durs: []Time{duration}, period: period}, nil
+}
+
+// poissonDetours is how many detours a random noise trace holds before it
+// repeats.
+const poissonDetours = 4096
+
+// PoissonNoise is OS noise of detours of the given duration arriving at
+// random: after each detour, the wait for the next is exponential with
+// mean 1/rate seconds, so detours never overlap and come at a rate of
+// 1/(1/rate + duration). The trace is drawn from seed (the same seed gives
+// the same noise) and repeats after poissonDetours detours.
+func PoissonNoise(rate float64, duration Time, seed uint64) (*Noise, error) {
+	if !(rate > 0) || rate > 1e9 || duration <= 0 {
+		return nil, fmt.Errorf("random noise: %g detours per second of %v; need a rate in (0, 1e9] and a positive duration", rate, duration)
+	}
+	rng := New(seed).NamedStream("noise/poisson")
+	n := &Noise{}
+	t := Time(0)
+	for range poissonDetours {
+		t += FromSeconds(rng.ExpFloat64() / rate)
+		n.starts = append(n.starts, t)
+		n.durs = append(n.durs, duration)
+		t += duration
+	}
+	n.period = t + FromSeconds(rng.ExpFloat64()/rate) + 1
+	return n, nil
+}

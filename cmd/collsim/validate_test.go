@@ -168,3 +168,39 @@ func TestDragonflyRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestNoise: periodic and random noise slow a run, reproducibly (same
+// seed, same time); the noise study runs and draws its plot; bad noise
+// flags are usage errors.
+func TestNoise(t *testing.T) {
+	base := []string{"-c", "bcast", "-a", "adapt", "-n", "16", "-s", "1MiB", "-m", "testdata/tapered-16.yaml", "--network", "flow"}
+	quiet := simTime(t, base...)
+	for _, noise := range [][]string{{"--noise-periodic", "200us:20us"}, {"--noise-random", "5000:20us"}} {
+		args := append(append([]string(nil), base...), noise...)
+		a, b := simTime(t, args...), simTime(t, args...)
+		if a != b {
+			t.Errorf("%v: %g s, then %g s", noise, a, b)
+		}
+		if a <= quiet {
+			t.Errorf("%v: %g s, no slower than without noise (%g s)", noise, a, quiet)
+		}
+	}
+	dir := t.TempDir()
+	stdout, stderr, code := collsim(t, "study", "noise", "--rates", "0,1000", "-n", "16", "-s", "256KiB", "-o", dir)
+	if code != 0 || !strings.Contains(stdout, "ADAPT speedup") || !strings.Contains(stdout, "reduce      1000") {
+		t.Errorf("study noise: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "study-noise.png")); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range [][]string{
+		{"run", "--noise-periodic", "1ms"},
+		{"run", "--noise-periodic", "25us:1ms"},
+		{"run", "--noise-random", "fast:1us"},
+		{"run", "--noise-periodic", "1ms:1us", "--noise-random", "10:1us"},
+	} {
+		if _, stderr, code := collsim(t, bad...); code != 2 || !strings.Contains(stderr, "noise") {
+			t.Errorf("%v: exit %d, %s", bad, code, stderr)
+		}
+	}
+}

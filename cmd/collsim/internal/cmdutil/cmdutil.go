@@ -313,16 +313,21 @@ func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string
 // Simulate runs a on m for params (block placement, no data) on the
 // analytic network and returns the simulated time in seconds.
 func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	return simulate(m, a, params, m.Analytic)
+	return simulate(m, a, params, m.Analytic, nil)
+}
+
+// SimulateNoisy is Simulate with OS noise stretching every CPU interval.
+func SimulateNoisy(m *configs.Machine, a collectives.Algorithm, params collectives.Params, noise *sim.Noise) (float64, error) {
+	return simulate(m, a, params, m.Analytic, noise)
 }
 
 // SimulateFlow is Simulate on the flow network: messages that cross the
 // same link at the same time share its bandwidth.
 func SimulateFlow(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	return simulate(m, a, params, m.Flow)
+	return simulate(m, a, params, m.Flow, nil)
 }
 
-func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params, network func([]int32) (sim.NetworkFactory, error)) (float64, error) {
+func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params, network func([]int32) (sim.NetworkFactory, error), noise *sim.Noise) (float64, error) {
 	place, err := m.Place(params.Ranks, "", 1)
 	if err != nil {
 		return 0, err
@@ -335,7 +340,7 @@ func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 	if err != nil {
 		return 0, err
 	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net})
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Noise: noise})
 	if err != nil {
 		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)
 	}

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -72,35 +74,101 @@ func (l *LogGOPSFlags) Params() (*sim.LogGOPS, error) {
 
 // NoiseFlags select an OS-noise trace.
 type NoiseFlags struct {
-	File    string
-	CoSched bool
+	File     string
+	Periodic string // "PERIOD:DURATION"
+	Random   string // "RATE:DURATION", RATE in detours per second
+	CoSched  bool
+	Seed     uint64 // of a random trace
 }
 
 // Register adds the flags to f.
 func (n *NoiseFlags) Register(f *pflag.FlagSet) {
 	f.StringVar(&n.File, "noise-trace", "", "OS-noise trace (lines start<TAB>duration in ns) stretching every CPU interval")
+	f.StringVar(&n.Periodic, "noise-periodic", "", `periodic OS noise "PERIOD:DURATION", e.g. "1ms:25us": a detour of DURATION every PERIOD, each rank at its own seeded phase`)
+	f.StringVar(&n.Random, "noise-random", "", `random OS noise "RATE:DURATION", e.g. "1000:25us": detours of DURATION at exponential intervals, RATE a second on average`)
 	f.BoolVar(&n.CoSched, "noise-cosched", false, "all ranks share one offset into the noise trace (co-scheduled noise)")
 }
 
-// Load reads the trace, or returns nil without one.
+// Given reports whether any noise was asked for.
+func (n *NoiseFlags) Given() bool { return n.File != "" || n.Periodic != "" || n.Random != "" }
+
+// Load builds the noise asked for, or returns nil without any.
 func (n *NoiseFlags) Load() (*sim.Noise, error) {
-	if n.File == "" {
-		if n.CoSched {
-			return nil, Flagf("--noise-cosched needs --noise-trace")
+	given := 0
+	for _, v := range []string{n.File, n.Periodic, n.Random} {
+		if v != "" {
+			given++
 		}
+	}
+	switch {
+	case given == 0 && n.CoSched:
+		return nil, Flagf("--noise-cosched needs --noise-trace, --noise-periodic or --noise-random")
+	case given == 0:
 		return nil, nil
+	case given > 1:
+		return nil, Flagf("give one of --noise-trace, --noise-periodic and --noise-random")
 	}
-	f, err := os.Open(n.File)
-	if err != nil {
-		return nil, fmt.Errorf("noise trace: %w", err)
+	var noise *sim.Noise
+	var err error
+	switch {
+	case n.File != "":
+		f, ferr := os.Open(n.File)
+		if ferr != nil {
+			return nil, fmt.Errorf("noise trace: %w", ferr)
+		}
+		defer f.Close()
+		noise, err = sim.ParseNoise(f, n.File)
+	case n.Periodic != "":
+		var a, b sim.Time
+		if a, b, err = durationPair("--noise-periodic", n.Periodic); err == nil {
+			noise, err = sim.PeriodicNoise(a, b)
+		}
+	default:
+		rate, d, perr := ratePair(n.Random)
+		if perr != nil {
+			return nil, perr
+		}
+		noise, err = sim.PoissonNoise(rate, d, n.Seed)
 	}
-	defer f.Close()
-	noise, err := sim.ParseNoise(f, n.File)
 	if err != nil {
-		return nil, err
+		return nil, &FlagError{Err: err}
 	}
 	noise.CoScheduled = n.CoSched
 	return noise, nil
+}
+
+// durationPair parses "A:B", two durations with units.
+func durationPair(flag, v string) (sim.Time, sim.Time, error) {
+	a, b, ok := strings.Cut(v, ":")
+	if !ok {
+		return 0, 0, Flagf("%s %q: want PERIOD:DURATION, e.g. 1ms:25us", flag, v)
+	}
+	x, err := configs.ParseDuration(a)
+	if err != nil {
+		return 0, 0, Flagf("%s: %v", flag, err)
+	}
+	y, err := configs.ParseDuration(b)
+	if err != nil {
+		return 0, 0, Flagf("%s: %v", flag, err)
+	}
+	return x, y, nil
+}
+
+// ratePair parses "RATE:DURATION" for --noise-random.
+func ratePair(v string) (float64, sim.Time, error) {
+	a, b, ok := strings.Cut(v, ":")
+	if !ok {
+		return 0, 0, Flagf("--noise-random %q: want RATE:DURATION, e.g. 1000:25us (detours per second)", v)
+	}
+	rate, err := strconv.ParseFloat(a, 64)
+	if err != nil {
+		return 0, 0, Flagf("--noise-random: rate %q is not a number of detours per second", a)
+	}
+	d, err := configs.ParseDuration(b)
+	if err != nil {
+		return 0, 0, Flagf("--noise-random: %v", err)
+	}
+	return rate, d, nil
 }
 
 // ShapeFlags are the algorithm options: pipeline segments, the rank

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -95,6 +96,9 @@ func (h *Heat) Save(dir, name string) ([]string, error) {
 			l.TextStyle[i].Font.Size = vg.Points(9)
 		}
 		pl.Add(l)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	var paths []string
 	for _, ext := range []string{"png", "svg"} {

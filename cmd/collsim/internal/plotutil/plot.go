@@ -5,6 +5,7 @@ package plotutil
 import (
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -93,6 +94,9 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 		if s.Name != "" {
 			pl.Legend.Add(s.Name, l, sc)
 		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	var paths []string
 	for _, ext := range []string{"png", "svg"} {

@@ -259,7 +259,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	out := Result{
 		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
 		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
-		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.File != "",
+		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.Given(),
 	}
 	if o.Network == "loggops" {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
@@ -279,7 +279,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 		out.DataVerified = &ok
 	}
-	if cost.Has(alg) && o.Network == "analytic" && o.Noise.File == "" {
+	if cost.Has(alg) && o.Network == "analytic" && !o.Noise.Given() {
 		h, uniform := cmdutil.Hockney(m, place)
 		pred, err := h.Predict(alg, params)
 		if err == nil {
@@ -324,6 +324,7 @@ func runError(err error) error {
 // machine's analytic model with ranks placed on it, or the LogGOPS model.
 func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.LinkLoad) (sim.Config, []int32, error) {
 	var cfg sim.Config
+	o.Noise.Seed = o.Seed
 	noise, err := o.Noise.Load()
 	if err != nil {
 		return cfg, nil, err
