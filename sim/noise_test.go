@@ -14,9 +14,9 @@ func TestPeriodicNoise(t *testing.T) {
 	}
 	n.offset = []Time{0}
 	for _, tc := range []struct{ start, d, want Time }{
-		{10 * Microsecond, 5 * Microsecond, 15 * Microsecond},          // inside the first detour: its rest
-		{500 * Microsecond, 100 * Microsecond, 0},                      // between detours
-		{990 * Microsecond, 20 * Microsecond, 25 * Microsecond},        // spans the next detour's start
+		{10 * Microsecond, 5 * Microsecond, 15 * Microsecond},         // inside the first detour: its rest
+		{500 * Microsecond, 100 * Microsecond, 0},                     // between detours
+		{990 * Microsecond, 20 * Microsecond, 25 * Microsecond},       // spans the next detour's start
 		{990 * Microsecond, 2010 * Microsecond, 3 * 25 * Microsecond}, // spans three
 	} {
 		if got := n.extra(0, tc.start, tc.d); got != tc.want {
