@@ -30,11 +30,7 @@ type NCCLResult struct {
 
 // Samples returns the points as timing samples.
 func (r *NCCLResult) Samples() []Sample {
-	out := make([]Sample, len(r.Points))
-	for i, p := range r.Points {
-		out[i] = Sample{Bytes: float64(p.Bytes), Seconds: p.Seconds}
-	}
-	return out
+	return samplesOf(r.Points, func(p NCCLPoint) Sample { return Sample{Bytes: float64(p.Bytes), Seconds: p.Seconds} })
 }
 
 // ParseNCCLTests reads the text output of an nccl-tests benchmark

@@ -34,9 +34,14 @@ type OSUResult struct {
 
 // Samples returns a latency result's points as timing samples.
 func (r *OSUResult) Samples() []Sample {
-	out := make([]Sample, len(r.Points))
-	for i, p := range r.Points {
-		out[i] = Sample{Bytes: float64(p.Bytes), Seconds: p.Value}
+	return samplesOf(r.Points, func(p OSUPoint) Sample { return Sample{Bytes: float64(p.Bytes), Seconds: p.Value} })
+}
+
+// samplesOf converts a file's points to timing samples.
+func samplesOf[P any](points []P, sample func(P) Sample) []Sample {
+	out := make([]Sample, len(points))
+	for i, p := range points {
+		out[i] = sample(p)
 	}
 	return out
 }

@@ -308,10 +308,7 @@ func modelTables(streams *cmdutil.IO, o *options, m *configs.Machine, points []m
 			return err
 		}
 	}
-	fmt.Fprintln(w)
-	for _, n := range notes {
-		fmt.Fprintln(w, cmdutil.Wrap("note: "+n, 100, ""))
-	}
+	printNotes(w, notes)
 	return nil
 }
 

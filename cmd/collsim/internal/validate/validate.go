@@ -5,6 +5,7 @@ package validate
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -287,10 +288,7 @@ func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float6
 	if err := cmdutil.Table(w, rows); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
-	for _, n := range notes {
-		fmt.Fprintln(w, cmdutil.Wrap("note: "+n, 100, ""))
-	}
+	printNotes(w, notes)
 	return nil
 }
 
@@ -350,4 +348,12 @@ func plot(o *options, points []point) ([]string, error) {
 	ep := plotutil.Plot{Title: on + ": simulated time's error", XLabel: "size", YLabel: "(simulated - real) / real, %", XBytes: true, Lines: errs}
 	more, err := ep.Save(o.plotDir, "validate-real-error")
 	return append(paths, more...), err
+}
+
+// printNotes writes the notes after a blank line, wrapped.
+func printNotes(w io.Writer, notes []string) {
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		fmt.Fprintln(w, cmdutil.Wrap("note: "+n, 100, ""))
+	}
 }
