@@ -268,7 +268,7 @@ func (m *Mesh) read(peer int, c net.Conn) {
 	}
 	for {
 		if _, err := io.ReadFull(br, hb[:]); err != nil {
-			fail(fmt.Errorf("rank %d: connection to rank %d lost (%v): rank %d exited or crashed", m.rank, peer, err, peer))
+			fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err})
 			return
 		}
 		h, err := parseHeader(hb[:], peer)
@@ -285,7 +285,7 @@ func (m *Mesh) read(peer int, c net.Conn) {
 			_, err = br.Discard(int(h.payload))
 		}
 		if err != nil {
-			fail(fmt.Errorf("rank %d: connection to rank %d lost mid-message (%v): rank %d exited or crashed", m.rank, peer, err, peer))
+			fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
 			return
 		}
 		if h.kind == kindBye {
@@ -366,7 +366,7 @@ func (m *Mesh) sendFailed(peer int, err error) error {
 	if m.causes[peer] != nil {
 		return m.causes[peer]
 	}
-	return fmt.Errorf("rank %d: sending to rank %d: %v: rank %d exited or crashed", m.rank, peer, err, peer)
+	return &PeerLostError{Rank: m.rank, Peer: peer, Cause: err, Sending: true}
 }
 
 // written recycles a written frame's payload and tells whoever waits.
@@ -556,3 +556,26 @@ func (m *Mesh) Corrupt() {
 		}
 	}
 }
+
+// PeerLostError is a connection to a peer that closed or failed: the peer
+// exited or crashed, or gave up because of another failure. It is usually a
+// consequence, not the cause, so the rendezvous prefers other reports.
+type PeerLostError struct {
+	Rank, Peer          int
+	Cause               error
+	MidMessage, Sending bool
+}
+
+// Error says which connection was lost and how.
+func (e *PeerLostError) Error() string {
+	switch {
+	case e.Sending:
+		return fmt.Sprintf("rank %d: sending to rank %d: %v: rank %d exited or crashed", e.Rank, e.Peer, e.Cause, e.Peer)
+	case e.MidMessage:
+		return fmt.Sprintf("rank %d: connection to rank %d lost mid-message (%v): rank %d exited or crashed", e.Rank, e.Peer, e.Cause, e.Peer)
+	}
+	return fmt.Sprintf("rank %d: connection to rank %d lost (%v): rank %d exited or crashed", e.Rank, e.Peer, e.Cause, e.Peer)
+}
+
+// Unwrap returns the socket's error.
+func (e *PeerLostError) Unwrap() error { return e.Cause }

@@ -43,6 +43,9 @@ type storeReply struct {
 type handIn struct {
 	Report *Report `json:"report,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// Secondary marks a failure that follows from another rank's (a lost
+	// connection): the rendezvous waits a moment for the cause.
+	Secondary bool `json:"secondary,omitempty"`
 }
 
 // Report is what one rank measured.
@@ -194,10 +197,20 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		}()
 	}
 	reports := make([]Report, size)
-	for range size {
+	// The first failure ends the run; but a rank that only saw a peer's
+	// connection close reports a consequence, so the cause is waited for a
+	// moment (the rank that failed first reports it, or its connection to
+	// the rendezvous drops, within that time).
+	secondary := ""
+	var grace <-chan time.Time
+	for left := size; left > 0; {
 		var o outcome
 		select {
 		case o = <-outcomes:
+			left--
+		case <-grace:
+			abort(secondary)
+			return nil, errors.New(secondary)
 		case <-ctx.Done():
 			abort(context.Cause(ctx).Error())
 			return nil, context.Cause(ctx)
@@ -206,6 +219,11 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		switch {
 		case o.err != nil:
 			msg = fmt.Sprintf("rank %d (on %s) exited or crashed without reporting (%v)", o.rank, clients[o.rank].reg.Host, o.err)
+		case o.in.Error != "" && o.in.Secondary:
+			if secondary == "" {
+				secondary, grace = o.in.Error, time.After(time.Second)
+			}
+			continue
 		case o.in.Error != "":
 			msg = o.in.Error
 		case o.in.Report == nil:
@@ -216,6 +234,10 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 			return nil, errors.New(msg)
 		}
 		reports[o.rank] = *o.in.Report
+	}
+	if secondary != "" {
+		abort(secondary)
+		return nil, errors.New(secondary)
 	}
 	mu.Lock()
 	for _, c := range clients {
@@ -301,7 +323,8 @@ func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) er
 	defer sc.conn.Close()
 	in := handIn{Report: rep}
 	if runErr != nil {
-		in = handIn{Error: runErr.Error()}
+		var lost *PeerLostError
+		in = handIn{Error: runErr.Error(), Secondary: errors.As(runErr, &lost)}
 	}
 	b, _ := json.Marshal(in)
 	if _, err := sc.conn.Write(append(b, '\n')); err != nil && runErr == nil {
