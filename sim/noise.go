@@ -22,9 +22,24 @@ import (
 // received message are stretched.
 type Noise struct {
 	starts, durs []Time
-	period       Time
+	period       Time // 0: no detours (stragglers only)
 	CoScheduled  bool
 	offset       []Time // per rank, set when a run starts
+	// Stragglers ranks, drawn from the seed when a run starts, run every
+	// CPU interval Factor times as long (a slow or overloaded node).
+	Stragglers int
+	Factor     float64
+	slow       []bool // per rank, set when a run starts
+}
+
+// SetStragglers makes count ranks, drawn at run time from the seed, run
+// their CPU work factor times slower.
+func (n *Noise) SetStragglers(count int, factor float64) error {
+	if count < 0 || !(factor >= 1) || factor > 1e6 {
+		return fmt.Errorf("stragglers: %d ranks %gx slower; need a count >= 0 and a factor of at least 1", count, factor)
+	}
+	n.Stragglers, n.Factor = count, factor
+	return nil
 }
 
 // maxNoiseDetours bounds a trace: a trace is read whole into memory.
@@ -85,6 +100,19 @@ func (n *Noise) start(eng *Engine, ranks int) error {
 	if n == nil {
 		return nil
 	}
+	if n.Stragglers > ranks {
+		return fmt.Errorf("stragglers: %d slow ranks asked for, but the run has %d; ask for at most %d", n.Stragglers, ranks, ranks)
+	}
+	n.slow = nil
+	if n.Stragglers > 0 {
+		n.slow = make([]bool, ranks)
+		for _, r := range eng.NamedStream("noise/stragglers").Perm(ranks)[:n.Stragglers] {
+			n.slow[r] = true
+		}
+	}
+	if n.period == 0 {
+		return nil
+	}
 	rng := eng.NamedStream("noise")
 	n.offset = make([]Time, ranks)
 	shared := Time(rng.Int64N(int64(n.period)))
@@ -103,10 +131,19 @@ func (n *Noise) extra(r int32, t, d Time) Time {
 	if n == nil {
 		return 0
 	}
+	// A straggler's interval is longer; detours then fall into all of it.
+	var slow Time
+	if n.slow != nil && n.slow[r] {
+		slow = Time(float64(d) * (n.Factor - 1))
+		d += slow
+	}
+	if n.period == 0 {
+		return slow
+	}
 	pos := (t + n.offset[r]) % n.period
 	// The last detour that starts at or before pos.
 	i := lastAtOrBefore(n.starts, pos)
-	var extra Time
+	extra := slow
 	if i >= 0 {
 		if end := n.starts[i] + n.durs[i]; end > pos {
 			extra += end - pos

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -59,5 +60,55 @@ func TestPoissonNoise(t *testing.T) {
 	}
 	if _, err := PoissonNoise(0, Microsecond, 1); err == nil {
 		t.Error("a zero rate accepted")
+	}
+}
+
+// TestStragglers: a straggler's CPU intervals take Factor times as long
+// (and detours fall into the longer interval); other ranks are untouched;
+// which ranks straggle comes from the seed.
+func TestStragglers(t *testing.T) {
+	n := &Noise{}
+	if err := n.SetStragglers(2, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.start(New(5), 8); err != nil {
+		t.Fatal(err)
+	}
+	slow := 0
+	for r := range int32(8) {
+		got := n.extra(r, 0, 10*Microsecond)
+		switch {
+		case n.slow[r] && got == 20*Microsecond:
+			slow++
+		case !n.slow[r] && got == 0:
+		default:
+			t.Errorf("rank %d (slow %v): stretched by %v", r, n.slow[r], got)
+		}
+	}
+	if slow != 2 {
+		t.Errorf("%d stragglers, want 2", slow)
+	}
+	m := &Noise{}
+	m.SetStragglers(2, 3)
+	m.start(New(5), 8)
+	if !slices.Equal(m.slow, n.slow) {
+		t.Error("the same seed chose other stragglers")
+	}
+	// With periodic detours too: a 10 µs interval at a straggler becomes
+	// 30 µs and takes in the detour that starts within it.
+	p, _ := PeriodicNoise(100*Microsecond, 5*Microsecond)
+	p.SetStragglers(1, 3)
+	p.start(New(1), 1)
+	p.offset[0] = 0
+	if got := p.extra(0, 80*Microsecond, 10*Microsecond); got != 20*Microsecond+5*Microsecond {
+		t.Errorf("straggler with noise: stretched by %v, want 25µs", got)
+	}
+	for _, bad := range [][2]float64{{-1, 2}, {1, 0.5}} {
+		if err := (&Noise{}).SetStragglers(int(bad[0]), bad[1]); err == nil {
+			t.Errorf("SetStragglers(%g, %g) accepted", bad[0], bad[1])
+		}
+	}
+	if err := n.start(New(1), 1); err == nil {
+		t.Error("2 stragglers on 1 rank accepted")
 	}
 }

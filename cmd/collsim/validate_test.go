@@ -193,13 +193,19 @@ func TestNoise(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "study-noise.png")); err != nil {
 		t.Error(err)
 	}
+	ring := []string{"-a", "ring", "-n", "16", "-s", "4MiB"}
+	if slow, fast := simTime(t, append(ring, "--stragglers", "1:3")...), simTime(t, ring...); slow <= fast*1.2 {
+		t.Errorf("one rank 3x slower at reducing: %g s against %g s", slow, fast)
+	}
 	for _, bad := range [][]string{
+		{"run", "--stragglers", "1"},
+		{"run", "--stragglers", "2:0.5"},
 		{"run", "--noise-periodic", "1ms"},
 		{"run", "--noise-periodic", "25us:1ms"},
 		{"run", "--noise-random", "fast:1us"},
 		{"run", "--noise-periodic", "1ms:1us", "--noise-random", "10:1us"},
 	} {
-		if _, stderr, code := collsim(t, bad...); code != 2 || !strings.Contains(stderr, "noise") {
+		if _, stderr, code := collsim(t, bad...); code != 2 || !strings.Contains(stderr, "noise") && !strings.Contains(stderr, "stragglers") {
 			t.Errorf("%v: exit %d, %s", bad, code, stderr)
 		}
 	}

@@ -77,6 +77,7 @@ type NoiseFlags struct {
 	File     string
 	Periodic string // "PERIOD:DURATION"
 	Random   string // "RATE:DURATION", RATE in detours per second
+	Slow     string // "COUNT:FACTOR": stragglers
 	CoSched  bool
 	Seed     uint64 // of a random trace
 }
@@ -86,11 +87,14 @@ func (n *NoiseFlags) Register(f *pflag.FlagSet) {
 	f.StringVar(&n.File, "noise-trace", "", "OS-noise trace (lines start<TAB>duration in ns) stretching every CPU interval")
 	f.StringVar(&n.Periodic, "noise-periodic", "", `periodic OS noise "PERIOD:DURATION", e.g. "1ms:25us": a detour of DURATION every PERIOD, each rank at its own seeded phase`)
 	f.StringVar(&n.Random, "noise-random", "", `random OS noise "RATE:DURATION", e.g. "1000:25us": detours of DURATION at exponential intervals, RATE a second on average`)
+	f.StringVar(&n.Slow, "stragglers", "", `slow ranks "COUNT:FACTOR", e.g. "2:3": COUNT ranks drawn from the seed do all their CPU work FACTOR times slower`)
 	f.BoolVar(&n.CoSched, "noise-cosched", false, "all ranks share one offset into the noise trace (co-scheduled noise)")
 }
 
 // Given reports whether any noise was asked for.
-func (n *NoiseFlags) Given() bool { return n.File != "" || n.Periodic != "" || n.Random != "" }
+func (n *NoiseFlags) Given() bool {
+	return n.File != "" || n.Periodic != "" || n.Random != "" || n.Slow != ""
+}
 
 // Load builds the noise asked for, or returns nil without any.
 func (n *NoiseFlags) Load() (*sim.Noise, error) {
@@ -103,8 +107,10 @@ func (n *NoiseFlags) Load() (*sim.Noise, error) {
 	switch {
 	case given == 0 && n.CoSched:
 		return nil, Flagf("--noise-cosched needs --noise-trace, --noise-periodic or --noise-random")
-	case given == 0:
+	case given == 0 && n.Slow == "":
 		return nil, nil
+	case given == 0:
+		return n.stragglers(&sim.Noise{})
 	case given > 1:
 		return nil, Flagf("give one of --noise-trace, --noise-periodic and --noise-random")
 	}
@@ -134,6 +140,23 @@ func (n *NoiseFlags) Load() (*sim.Noise, error) {
 		return nil, &FlagError{Err: err}
 	}
 	noise.CoScheduled = n.CoSched
+	return n.stragglers(noise)
+}
+
+// stragglers adds --stragglers to noise.
+func (n *NoiseFlags) stragglers(noise *sim.Noise) (*sim.Noise, error) {
+	if n.Slow == "" {
+		return noise, nil
+	}
+	a, b, ok := strings.Cut(n.Slow, ":")
+	count, err1 := strconv.Atoi(a)
+	factor, err2 := strconv.ParseFloat(b, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, Flagf("--stragglers %q: want COUNT:FACTOR, e.g. 2:3 (two ranks three times slower)", n.Slow)
+	}
+	if err := noise.SetStragglers(count, factor); err != nil {
+		return nil, &FlagError{Err: err}
+	}
 	return noise, nil
 }
 
