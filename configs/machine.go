@@ -120,6 +120,9 @@ type Machine struct {
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
+	// Jitter is the flow network's per-message latency noise (none by
+	// default; collsim run --jitter sets it).
+	Jitter network.Jitter
 	// Routing is how the flow network routes messages: minimal (the
 	// topology's own routes), valiant or ugal (Dragonfly detours).
 	Routing string
@@ -166,7 +169,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 
 // FlowLoad is Flow, filling load (if not nil) with what each link carried.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing})
+	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing, Jitter: m.Jitter})
 }
 
 // PathParams returns the latency (seconds) and the bottleneck seconds per

@@ -19,6 +19,25 @@ type FlowConfig struct {
 	Links *LinkLoad
 	// Routing is RouteMinimal (or ""), RouteValiant or RouteUGAL.
 	Routing string
+	// Jitter, when its Sigma is positive, adds a random delay to every
+	// message's latency.
+	Jitter Jitter
+}
+
+// Jitter is per-message latency noise, drawn from a seeded stream: a
+// normal delay of mean 0 and deviation Sigma, cut at 0 (a message is never
+// early), or with Lognormal a lognormal one whose median is Sigma and
+// whose log has deviation 1 (a long tail of late messages).
+type Jitter struct {
+	Sigma     sim.Time
+	Lognormal bool
+}
+
+func (j Jitter) draw(rng *rand.Rand) sim.Time {
+	if j.Lognormal {
+		return sim.Time(float64(j.Sigma) * math.Exp(rng.NormFloat64()))
+	}
+	return sim.Time(max(0, float64(j.Sigma)*rng.NormFloat64()))
 }
 
 // Routing policies of the flow model.
@@ -130,11 +149,14 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		if cfg.Links != nil {
 			cfg.Links.reset(len(t.Links()))
 		}
-		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing,
+		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
 			capacity: make([]float64, len(t.Links())), lat: make([]sim.Time, len(t.Links())),
 			order: map[[2]int32]*pairOrder{}}
 		for i, l := range t.Links() {
 			m.capacity[i], m.lat[i] = l.Bandwidth, sim.FromSeconds(l.Latency)
+		}
+		if m.jitter.Sigma > 0 {
+			m.jrng = eng.NamedStream("network/jitter")
 		}
 		if m.routing == RouteValiant || m.routing == RouteUGAL {
 			m.rng = eng.NamedStream("network/valiant")
@@ -162,6 +184,8 @@ type flowModel struct {
 	solver   MaxMinSolver
 	load     *LinkLoad // nil: not kept
 	routing  string
+	jitter   Jitter
+	jrng     *rand.Rand // jitter's draws
 	rng      *rand.Rand // Valiant's intermediate groups
 	routed   []int32    // UGAL: messages routed over each link and not finished
 	spare    []int32    // UGAL: the candidate detour being weighed
@@ -236,6 +260,9 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	var latency sim.Time
 	for _, l := range fl.route {
 		latency += m.lat[l]
+	}
+	if m.jrng != nil {
+		latency += m.jitter.draw(m.jrng)
 	}
 	m.eng.After(latency, m.id, flowArg(flowStart, f, 0))
 }

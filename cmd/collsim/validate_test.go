@@ -197,7 +197,18 @@ func TestNoise(t *testing.T) {
 	if slow, fast := simTime(t, append(ring, "--stragglers", "1:3")...), simTime(t, ring...); slow <= fast*1.2 {
 		t.Errorf("one rank 3x slower at reducing: %g s against %g s", slow, fast)
 	}
+	flowRing := []string{"--network", "flow", "-a", "ring", "-n", "16", "-s", "64KiB"}
+	quietRing := simTime(t, flowRing...)
+	jittered := simTime(t, append(flowRing, "--jitter", "normal:1us")...)
+	if jittered <= quietRing || simTime(t, append(flowRing, "--jitter", "normal:1us")...) != jittered {
+		t.Errorf("latency jitter: %g s against %g s without, or not reproducible", jittered, quietRing)
+	}
+	if other := simTime(t, append(flowRing, "--jitter", "normal:1us", "--seed", "2")...); other == jittered {
+		t.Errorf("another seed drew the same jitter (%g s)", other)
+	}
 	for _, bad := range [][]string{
+		{"run", "--jitter", "normal:1us"},
+		{"run", "--network", "flow", "--jitter", "uniform:1us"},
 		{"run", "--stragglers", "1"},
 		{"run", "--stragglers", "2:0.5"},
 		{"run", "--noise-periodic", "1ms"},
@@ -205,7 +216,7 @@ func TestNoise(t *testing.T) {
 		{"run", "--noise-random", "fast:1us"},
 		{"run", "--noise-periodic", "1ms:1us", "--noise-random", "10:1us"},
 	} {
-		if _, stderr, code := collsim(t, bad...); code != 2 || !strings.Contains(stderr, "noise") && !strings.Contains(stderr, "stragglers") {
+		if _, stderr, code := collsim(t, bad...); code != 2 || !strings.Contains(stderr, "noise") && !strings.Contains(stderr, "stragglers") && !strings.Contains(stderr, "jitter") {
 			t.Errorf("%v: exit %d, %s", bad, code, stderr)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,7 @@ type Options struct {
 	GOAL       string // a GOAL file to run instead of a collective
 	Links      int    // report the busiest links (flow network)
 	Routing    string // override the machine's routing (flow network)
+	Jitter     string // per-message latency noise (flow network): "normal:200ns"
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
@@ -86,6 +88,7 @@ machine, with every rank's data checked.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group); default: the machine's")
+	f.StringVar(&o.Jitter, "jitter", "", `with --network flow: per-message latency noise "normal:SIGMA" (cut at 0) or "lognormal:MEDIAN", e.g. normal:200ns, seeded by --seed`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	return cmd
 }
@@ -215,6 +218,16 @@ func Run(streams *cmdutil.IO, o *Options) error {
 			return &cmdutil.FlagError{Err: fmt.Errorf("--routing: %w", err)}
 		}
 		m.Routing = o.Routing
+	}
+	if o.Jitter != "" {
+		j, err := parseJitter(o.Jitter)
+		if err != nil {
+			return err
+		}
+		if o.Network != "flow" {
+			return cmdutil.Flagf("--jitter needs --network flow")
+		}
+		m.Jitter = j
 	}
 	if o.Links < 0 || o.Links > 0 && o.Network != "flow" {
 		return cmdutil.Flagf("--links needs --network flow (the analytic model shares no links) and a count of at least 1")
@@ -495,4 +508,14 @@ func print(streams *cmdutil.IO, r *Result) error {
 			fmt.Sprintf("%.0f%%", 100*l.BusyShare), fmt.Sprintf("%.0f%%", 100*l.Utilization), fmt.Sprint(l.PeakFlows)})
 	}
 	return cmdutil.Table(streams.Out, lrows)
+}
+
+// parseJitter reads --jitter.
+func parseJitter(v string) (network.Jitter, error) {
+	kind, d, ok := strings.Cut(v, ":")
+	sigma, err := configs.ParseDuration(d)
+	if !ok || err != nil || sigma <= 0 || kind != "normal" && kind != "lognormal" {
+		return network.Jitter{}, cmdutil.Flagf("--jitter %q: want normal:SIGMA or lognormal:MEDIAN with a positive duration, e.g. normal:200ns", v)
+	}
+	return network.Jitter{Sigma: sigma, Lognormal: kind == "lognormal"}, nil
 }
