@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Kind tells hosts from switches.
@@ -91,6 +92,32 @@ func (t *Topology) Route(src, dst int, path []int32) []int32 {
 		return path
 	}
 	return t.route(int32(src), int32(dst), path)
+}
+
+// LinkNamed returns the ID of the link from the vertex labelled from to the
+// one labelled to ("h3", "s0.1", "r2.5").
+func (t *Topology) LinkNamed(from, to string) (int, bool) {
+	for i, l := range t.links {
+		if t.vertexOf[l.From] == from && t.vertexOf[l.To] == to {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Degraded returns a copy of t whose link has factor (0 < factor <= 1) of
+// its bandwidth: a link running at reduced speed. Routes are unchanged.
+func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
+	if link < 0 || link >= len(t.links) {
+		return nil, fmt.Errorf("no link %d in %s", link, t.name)
+	}
+	if !(factor > 0 && factor <= 1) {
+		return nil, fmt.Errorf("a degraded link keeps a fraction of its bandwidth in (0, 1], not %g", factor)
+	}
+	c := *t
+	c.links = slices.Clone(t.links)
+	c.links[link].Bandwidth *= factor
+	return &c, nil
 }
 
 // Groups returns the number of groups a route can detour through (Valiant

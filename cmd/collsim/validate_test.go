@@ -221,3 +221,30 @@ func TestNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestDegradedLink: one host link at half bandwidth slows a ring on both
+// network models, leaves the built-in machine as it was for the next run,
+// and names what is wrong in bad specs.
+func TestDegradedLink(t *testing.T) {
+	ring := []string{"-a", "ring", "-n", "16", "-s", "4MiB"}
+	for _, network := range []string{"analytic", "flow"} {
+		args := append([]string{"--network", network}, ring...)
+		before := simTime(t, args...)
+		slow := simTime(t, append(args, "--degrade", "h0->s0:0.5")...)
+		if slow <= before*1.1 {
+			t.Errorf("%s: a half-speed host link: %g s against %g s", network, slow, before)
+		}
+		if after := simTime(t, args...); after != before {
+			t.Errorf("%s: the built-in machine stayed degraded: %g s, then %g s", network, before, after)
+		}
+	}
+	for _, tc := range []struct{ spec, want string }{
+		{"h0->s9:0.5", "has no link from h0 to s9"},
+		{"h0->s0:2", "fraction of its bandwidth"},
+		{"h0:0.5", "want FROM->TO:FACTOR"},
+	} {
+		if _, stderr, code := collsim(t, "run", "--degrade", tc.spec); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--degrade %s: exit %d, %s", tc.spec, code, stderr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,10 +37,11 @@ type Options struct {
 	Root       int
 	Seed       uint64
 	JSON       bool
-	GOAL       string // a GOAL file to run instead of a collective
-	Links      int    // report the busiest links (flow network)
-	Routing    string // override the machine's routing (flow network)
-	Jitter     string // per-message latency noise (flow network): "normal:200ns"
+	GOAL       string   // a GOAL file to run instead of a collective
+	Links      int      // report the busiest links (flow network)
+	Routing    string   // override the machine's routing (flow network)
+	Jitter     string   // per-message latency noise (flow network): "normal:200ns"
+	Degrade    []string // links at reduced bandwidth: "FROM->TO:FACTOR"
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
@@ -89,6 +91,7 @@ machine, with every rank's data checked.`,
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group); default: the machine's")
 	f.StringVar(&o.Jitter, "jitter", "", `with --network flow: per-message latency noise "normal:SIGMA" (cut at 0) or "lognormal:MEDIAN", e.g. normal:200ns, seeded by --seed`)
+	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	return cmd
 }
@@ -218,6 +221,9 @@ func Run(streams *cmdutil.IO, o *Options) error {
 			return &cmdutil.FlagError{Err: fmt.Errorf("--routing: %w", err)}
 		}
 		m.Routing = o.Routing
+	}
+	if m, err = degrade(m, o.Degrade); err != nil {
+		return err
 	}
 	if o.Jitter != "" {
 		j, err := parseJitter(o.Jitter)
@@ -518,4 +524,29 @@ func parseJitter(v string) (network.Jitter, error) {
 		return network.Jitter{}, cmdutil.Flagf("--jitter %q: want normal:SIGMA or lognormal:MEDIAN with a positive duration, e.g. normal:200ns", v)
 	}
 	return network.Jitter{Sigma: sigma, Lognormal: kind == "lognormal"}, nil
+}
+
+// degrade returns m with the links of specs ("FROM->TO:FACTOR") at reduced
+// bandwidth; m itself (perhaps a shared built-in) is left as it is.
+func degrade(m *configs.Machine, specs []string) (*configs.Machine, error) {
+	if len(specs) == 0 {
+		return m, nil
+	}
+	c := *m
+	for _, spec := range specs {
+		link, f, ok1 := strings.Cut(spec, ":")
+		from, to, ok2 := strings.Cut(link, "->")
+		factor, err := strconv.ParseFloat(f, 64)
+		if !ok1 || !ok2 || err != nil {
+			return nil, cmdutil.Flagf("--degrade %q: want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5", spec)
+		}
+		id, found := c.Topology.LinkNamed(from, to)
+		if !found {
+			return nil, cmdutil.Flagf("--degrade %q: %s has no link from %s to %s (collsim run --network flow --links 10, or collsim topo --dot, names them)", spec, c.Name, from, to)
+		}
+		if c.Topology, err = c.Topology.Degraded(id, factor); err != nil {
+			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
+		}
+	}
+	return &c, nil
 }
