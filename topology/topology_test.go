@@ -239,3 +239,34 @@ func TestRouteViaProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedLinks: on a fat-tree, a failed uplink is routed around through
+// another spine (every route stays valid and avoids it); failing a host's
+// only link cuts it off, which is an error naming it.
+func TestFailedLinks(t *testing.T) {
+	tree, err := FatTree(4, 2, LinkSpec{1e10, 1e-7}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := tree.Route(0, 15, nil)
+	up := int(route[1]) // leaf to spine
+	broken, err := tree.WithoutLinks([]int{up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allRoutesValid(t, broken, 4)
+	for s := range broken.Hosts() {
+		for d := range broken.Hosts() {
+			if slices.Contains(broken.Route(s, d, nil), int32(up)) {
+				t.Fatalf("route %d->%d still crosses the failed link", s, d)
+			}
+		}
+	}
+	if got := broken.Route(0, 15, nil); len(got) != 4 || slices.Equal(got, route) {
+		t.Errorf("detour %v: want another 4-hop route than %v", got, route)
+	}
+	host := int(tree.Route(5, 0, nil)[0]) // host 5's only uplink
+	if _, err := tree.WithoutLinks([]int{host}); err == nil || !strings.Contains(err.Error(), "host h5 cannot reach") {
+		t.Errorf("cutting off host 5: %v", err)
+	}
+}

@@ -238,6 +238,15 @@ func TestDegradedLink(t *testing.T) {
 			t.Errorf("%s: the built-in machine stayed degraded: %g s, then %g s", network, before, after)
 		}
 	}
+	// A failed leaf-to-spine link: its traffic goes round by another
+	// spine, more slowly; a failed host link cuts the host off.
+	a2a := []string{"--network", "flow", "-m", "fattree-1024", "-c", "alltoall", "-a", "pairwise", "-n", "64", "-s", "4MiB"}
+	if whole, broken := simTime(t, a2a...), simTime(t, append(a2a, "--fail", "s0.0->s1.0")...); broken <= whole {
+		t.Errorf("a failed uplink: %g s, no slower than %g s", broken, whole)
+	}
+	if _, stderr, code := collsim(t, "run", "-m", "fattree-1024", "--fail", "h0->s0.0"); code != 2 || !strings.Contains(stderr, "host h0 cannot reach") {
+		t.Errorf("failing a host's only link: exit %d, %s", code, stderr)
+	}
 	for _, tc := range []struct{ spec, want string }{
 		{"h0->s9:0.5", "has no link from h0 to s9"},
 		{"h0->s0:2", "fraction of its bandwidth"},

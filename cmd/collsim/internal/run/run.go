@@ -42,6 +42,7 @@ type Options struct {
 	Routing    string   // override the machine's routing (flow network)
 	Jitter     string   // per-message latency noise (flow network): "normal:200ns"
 	Degrade    []string // links at reduced bandwidth: "FROM->TO:FACTOR"
+	Fail       []string // failed links (both directions): "FROM->TO"
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
@@ -92,6 +93,7 @@ machine, with every rank's data checked.`,
 	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group); default: the machine's")
 	f.StringVar(&o.Jitter, "jitter", "", `with --network flow: per-message latency noise "normal:SIGMA" (cut at 0) or "lognormal:MEDIAN", e.g. normal:200ns, seeded by --seed`)
 	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
+	f.StringArrayVar(&o.Fail, "fail", nil, `a failed link "FROM->TO" (both directions), routed around by shortest paths where the topology allows; repeatable`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	return cmd
 }
@@ -223,6 +225,9 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		m.Routing = o.Routing
 	}
 	if m, err = degrade(m, o.Degrade); err != nil {
+		return err
+	}
+	if m, err = fail(m, o.Fail); err != nil {
 		return err
 	}
 	if o.Jitter != "" {
@@ -548,5 +553,35 @@ func degrade(m *configs.Machine, specs []string) (*configs.Machine, error) {
 			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
 		}
 	}
+	return &c, nil
+}
+
+// fail returns m with the links of specs ("FROM->TO", both directions)
+// failed and routed around.
+func fail(m *configs.Machine, specs []string) (*configs.Machine, error) {
+	if len(specs) == 0 {
+		return m, nil
+	}
+	if m.Routing != network.RouteMinimal {
+		return nil, cmdutil.Flagf("--fail reroutes minimal routes; %s routing does not know failed links", m.Routing)
+	}
+	var ids []int
+	for _, spec := range specs {
+		from, to, ok := strings.Cut(spec, "->")
+		id, found := m.Topology.LinkNamed(from, to)
+		if !ok || !found {
+			return nil, cmdutil.Flagf("--fail %q: %s has no link from %q to %q (collsim run --network flow --links 10 names them)", spec, m.Name, from, to)
+		}
+		ids = append(ids, id)
+		if back, found := m.Topology.LinkNamed(to, from); found {
+			ids = append(ids, back)
+		}
+	}
+	t, err := m.Topology.WithoutLinks(ids)
+	if err != nil {
+		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--fail: %w", err)}
+	}
+	c := *m
+	c.Topology = t
 	return &c, nil
 }
