@@ -144,7 +144,7 @@ func simTime(t *testing.T, args ...string) float64 {
 // by much where it is congested. Valiant is seeded: the same seed gives
 // the same time.
 func TestDragonflyRouting(t *testing.T) {
-	machine := []string{"-m", "../../configs/examples/dragonfly-72.yaml", "--network", "flow", "-n", "16"}
+	machine := []string{"-m", "dragonfly-72", "--network", "flow", "-n", "16"}
 	a2a := append(machine, "-c", "alltoall", "-a", "pairwise", "-s", "16MiB")
 	ring := append(machine, "-c", "allreduce", "-a", "ring", "-s", "16MiB")
 	minimal := simTime(t, append(a2a, "--routing", "minimal")...)
@@ -255,5 +255,34 @@ func TestDegradedLink(t *testing.T) {
 		if _, stderr, code := collsim(t, "run", "--degrade", tc.spec); code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("--degrade %s: exit %d, %s", tc.spec, code, stderr)
 		}
+	}
+}
+
+// TestStudyRouting: the routing study runs on the built-in dragonfly and
+// finds what TestDragonflyRouting checks by hand: detours win the
+// alltoall on whole groups, minimal routing the ring.
+func TestStudyRouting(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := collsim(t, "study", "routing", "-s", "16MiB", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	best := map[string]string{}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 7 {
+			best[f[0]+" "+f[1]] = f[6]
+		}
+	}
+	if b := best["alltoall block"]; b != "valiant" && b != "ugal" {
+		t.Errorf("alltoall on whole groups: %q routing wins, want a detour:\n%s", b, stdout)
+	}
+	if b := best["allreduce block"]; b != "minimal" {
+		t.Errorf("ring on whole groups: %q routing wins, want minimal:\n%s", b, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "study-routing.svg")); err != nil {
+		t.Error(err)
+	}
+	if _, stderr, code := collsim(t, "study", "routing", "-m", "small"); code != 2 || !strings.Contains(stderr, "use minimal") {
+		t.Errorf("routing study on a crossbar: exit %d, %s", code, stderr)
 	}
 }

@@ -19,7 +19,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 		Use:   "study",
 		Short: "Check the claims of the papers collsim is built on (tables and plots)",
 	}
-	cmd.AddCommand(newSuara(streams), newLP(streams), newNoise(streams))
+	cmd.AddCommand(newSuara(streams), newLP(streams), newNoise(streams), newRouting(streams))
 	return cmd
 }
 
