@@ -56,6 +56,12 @@ const (
 	// (UGAL with global knowledge of the load, UGAL-G; Singh 2005, Kim et
 	// al. 2008).
 	RouteUGAL = "ugal"
+	// RouteECMP sends each message along one of the equal-cost shortest
+	// paths, chosen by a hash of its source, destination, place in its
+	// pair's sequence and the run's seed (equal-cost multi-path by flow
+	// hash, as fat-tree switches do); available where the topology has
+	// such paths (fat-trees).
+	RouteECMP = "ecmp"
 )
 
 // CheckRouting reports whether t can be routed by routing, saying what to
@@ -69,8 +75,13 @@ func CheckRouting(routing string, t *topology.Topology) error {
 			return fmt.Errorf("%s routing detours through a third group of a dragonfly; %s has %d groups: use minimal", routing, t.Name(), t.Groups())
 		}
 		return nil
+	case RouteECMP:
+		if !t.Hashes() {
+			return fmt.Errorf("ecmp routing chooses among equal shortest paths of a fat-tree; %s has one route per pair: use minimal", t.Name())
+		}
+		return nil
 	}
-	return fmt.Errorf("unknown routing %q; valid: %s, %s, %s", routing, RouteMinimal, RouteValiant, RouteUGAL)
+	return fmt.Errorf("unknown routing %q; valid: %s, %s, %s, %s", routing, RouteMinimal, RouteValiant, RouteUGAL, RouteECMP)
 }
 
 // LinkLoad is what each link carried during a run of the flow model,
@@ -256,7 +267,11 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 		m.eng.After(d, m.id, flowArg(flowDelivery, f, 0))
 		return
 	}
-	fl.route = m.route(int(src), int(dst), fl.route)
+	if m.routing == RouteECMP {
+		fl.route = m.topo.RouteHashed(int(src), int(dst), flowHash(m.eng.Seed(), tr.Src, tr.Dst, fl.seq), fl.route)
+	} else {
+		fl.route = m.route(int(src), int(dst), fl.route)
+	}
 	var latency sim.Time
 	for _, l := range fl.route {
 		latency += m.lat[l]
@@ -329,6 +344,15 @@ func (m *flowModel) route(src, dst int, path []int32) []int32 {
 		m.routed[e]++
 	}
 	return path
+}
+
+// flowHash mixes a message's identity with the seed (splitmix64), for
+// ECMP's choice of path.
+func flowHash(seed uint64, src, dst int32, seq uint64) uint64 {
+	z := seed ^ uint64(uint32(src))<<32 ^ uint64(uint32(dst)) ^ seq*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // cost is UGAL's price of a route: its hops times one more than the most

@@ -11,8 +11,8 @@ import (
 // broken by the lowest link IDs, so deterministically) that avoids every
 // failed link; other routes are unchanged. If the failures cut some host
 // off from another, it returns an error naming them: collsim cannot route
-// around that. The copy cannot detour (Groups is 0): Valiant and UGAL
-// routing do not know the failures.
+// around that. The copy cannot detour (Groups is 0) or hash (Hashes is
+// false): Valiant, UGAL and ECMP routing do not know the failures.
 func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 	dead := make([]bool, len(t.links))
 	for _, l := range failed {
@@ -25,7 +25,7 @@ func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 		return nil, fmt.Errorf("with those links failed, host %s cannot reach host %s in %s: nothing to route around them with", t.vertexOf[from], t.vertexOf[to], t.name)
 	}
 	c := *t
-	c.groups, c.via = 0, nil
+	c.groups, c.via, c.hashed = 0, nil, nil
 	var mu sync.Mutex
 	detours := map[[2]int32][]int32{}
 	base := t.route

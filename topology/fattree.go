@@ -18,7 +18,8 @@ import (
 // Routes go up to the lowest common level and down again, choosing up port
 // d_l at level l for destination host d = (d_0, d_1, ...) in base k: the
 // classic D-mod-k rule, which spreads the destinations below one leaf over
-// all its uplinks. Bisection: half the hosts times the leaf uplink bandwidth.
+// all its uplinks. RouteHashed picks the up ports from a hash instead
+// (ECMP: every shortest path is equally likely for a given flow). Bisection: half the hosts times the leaf uplink bandwidth.
 func FatTree(k, levels int, link LinkSpec, taper float64) (*Topology, error) {
 	if k < 1 || levels < 1 {
 		return nil, fmt.Errorf("fat-tree: k and levels must be at least 1 (k=%d, levels=%d)", k, levels)
@@ -70,7 +71,16 @@ func FatTree(k, levels int, link LinkSpec, taper float64) (*Topology, error) {
 			}
 		}
 	}
+	// climb routes up to the lowest common level, taking up port up(l) at
+	// level l (D-mod-k by default, or by hash for ECMP), and down again.
+	var climb func(src, dst int32, up func(l int) int, path []int32) []int32
 	route := func(src, dst int32, path []int32) []int32 {
+		return climb(src, dst, func(l int) int { return (int(dst) / pow[l]) % k }, path)
+	}
+	hashed := func(src, dst int32, h uint64, path []int32) []int32 {
+		return climb(src, dst, func(l int) int { return int(h / uint64(pow[l]) % uint64(k)) }, path)
+	}
+	climb = func(src, dst int32, up func(l int) int, path []int32) []int32 {
 		s, d := int(src), int(dst)
 		top := 0 // lowest level whose switch subtree holds both hosts
 		for s/pow[top+1] != d/pow[top+1] {
@@ -79,7 +89,7 @@ func FatTree(k, levels int, link LinkSpec, taper float64) (*Topology, error) {
 		path = append(path, 2*src)
 		w := s / k
 		for l := 0; l < top; l++ {
-			j := (d / pow[l]) % k
+			j := up(l)
 			path = append(path, upBase[l]+int32(2*(w*k+j)))
 			w += (j - (w/pow[l])%k) * pow[l]
 		}
@@ -93,5 +103,7 @@ func FatTree(k, levels int, link LinkSpec, taper float64) (*Topology, error) {
 		}
 		return append(path, 2*dst+1)
 	}
-	return b.done(route, float64(hosts/2)*link.Bandwidth/taper), nil
+	t := b.done(route, float64(hosts/2)*link.Bandwidth/taper)
+	t.hashed = hashed
+	return t, nil
 }

@@ -65,6 +65,9 @@ type Topology struct {
 	// (Dragonfly groups); 0 when the topology has none.
 	groups, hostsPerGroup int
 	via                   func(src, dst int32, group int, path []int32) []int32
+	// hashed routes along one of several equal shortest paths chosen by
+	// a hash (ECMP); nil where the topology has one route per pair.
+	hashed func(src, dst int32, h uint64, path []int32) []int32
 }
 
 // Name describes the topology, for example "fat-tree k=32 n=2".
@@ -118,6 +121,22 @@ func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	c.links = slices.Clone(t.links)
 	c.links[link].Bandwidth *= factor
 	return &c, nil
+}
+
+// Hashes reports whether RouteHashed can choose among equal paths.
+func (t *Topology) Hashes() bool { return t.hashed != nil }
+
+// RouteHashed appends to path one of the shortest routes from host src to
+// host dst, chosen by h (equal-cost multi-path: a flow's hash picks its
+// path). On a topology that does not Hash it is Route.
+func (t *Topology) RouteHashed(src, dst int, h uint64, path []int32) []int32 {
+	if src == dst {
+		return path
+	}
+	if t.hashed == nil {
+		return t.route(int32(src), int32(dst), path)
+	}
+	return t.hashed(int32(src), int32(dst), h, path)
 }
 
 // Groups returns the number of groups a route can detour through (Valiant

@@ -270,3 +270,42 @@ func TestFailedLinks(t *testing.T) {
 		t.Errorf("cutting off host 5: %v", err)
 	}
 }
+
+// TestRouteHashedProperty: on a fat-tree, a hashed route is a shortest
+// path from src to dst (as long as the D-mod-k one), and different hashes
+// reach different top switches.
+func TestRouteHashedProperty(t *testing.T) {
+	tree, err := FatTree(4, 3, LinkSpec{1e10, 1e-7}, 1)
+	if err != nil || !tree.Hashes() {
+		t.Fatal(err)
+	}
+	tops := map[int32]bool{}
+	rapid.Check(t, func(rt *rapid.T) {
+		src := rapid.IntRange(0, tree.Hosts()-1).Draw(rt, "src")
+		dst := rapid.IntRange(0, tree.Hosts()-1).Draw(rt, "dst")
+		h := rapid.Uint64().Draw(rt, "hash")
+		path := tree.RouteHashed(src, dst, h, nil)
+		if len(path) != len(tree.Route(src, dst, nil)) {
+			rt.Fatalf("hashed route %v is not as short as %v", path, tree.Route(src, dst, nil))
+		}
+		at := int32(src)
+		for _, l := range path {
+			if tree.Links()[l].From != at {
+				rt.Fatalf("broken route %v", path)
+			}
+			at = tree.Links()[l].To
+		}
+		if at != int32(dst) {
+			rt.Fatalf("route ends at %d, not %d", at, dst)
+		}
+		if src/16 != dst/16 && len(path) == 6 { // through the top level
+			tops[tree.Links()[path[2]].To] = true
+		}
+	})
+	if len(tops) < 2 {
+		t.Errorf("hashed routes between subtrees used %d top switches", len(tops))
+	}
+	if d, _ := Dragonfly(DragonflySpec{P: 1, A: 2, H: 1, G: 3, Host: LinkSpec{1e9, 0}, Local: LinkSpec{1e9, 0}, Global: LinkSpec{1e9, 0}}); d.Hashes() {
+		t.Error("a dragonfly claims hashed routes")
+	}
+}

@@ -286,3 +286,21 @@ func TestStudyRouting(t *testing.T) {
 		t.Errorf("routing study on a crossbar: exit %d, %s", code, stderr)
 	}
 }
+
+// TestECMP: hashing each message onto one of the fat-tree's equal paths
+// collides where D-mod-k spreads a permutation evenly, so a pairwise
+// alltoall is slower under ECMP (the reason fat-trees route D-mod-k);
+// the choice is seeded and reproducible; a crossbar has nothing to hash.
+func TestECMP(t *testing.T) {
+	a2a := []string{"-m", "fattree-1024", "--network", "flow", "-c", "alltoall", "-a", "pairwise", "-n", "64", "-s", "4MiB"}
+	dmodk, ecmp := simTime(t, a2a...), simTime(t, append(a2a, "--routing", "ecmp")...)
+	if ecmp <= dmodk {
+		t.Errorf("ecmp %g s, d-mod-k %g s: hash collisions should cost the permutation something", ecmp, dmodk)
+	}
+	if again := simTime(t, append(a2a, "--routing", "ecmp")...); again != ecmp {
+		t.Errorf("ecmp with the same seed: %g s, then %g s", ecmp, again)
+	}
+	if _, stderr, code := collsim(t, "run", "--network", "flow", "--routing", "ecmp"); code != 2 || !strings.Contains(stderr, "use minimal") {
+		t.Errorf("ecmp on a crossbar: exit %d, %s", code, stderr)
+	}
+}

@@ -90,7 +90,7 @@ machine, with every rank's data checked.`,
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
-	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group); default: the machine's")
+	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group), or ecmp (a fat-tree's equal paths by flow hash); default: the machine's")
 	f.StringVar(&o.Jitter, "jitter", "", `with --network flow: per-message latency noise "normal:SIGMA" (cut at 0) or "lognormal:MEDIAN", e.g. normal:200ns, seeded by --seed`)
 	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
 	f.StringArrayVar(&o.Fail, "fail", nil, `a failed link "FROM->TO" (both directions), routed around by shortest paths where the topology allows; repeatable`)
