@@ -12,7 +12,6 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
-	"github.com/collsim/collsim/sim"
 )
 
 func newRouting(streams *cmdutil.IO) *cobra.Command {
@@ -102,22 +101,10 @@ func runRouting(streams *cmdutil.IO, o *options) error {
 // given placement (seed 1), and returns the simulated time.
 func simulateRouted(m *configs.Machine, a collectives.Algorithm, params collectives.Params, placement, routing string) (float64, error) {
 	c := *m
-	c.Routing = routing
-	place, err := c.Place(params.Ranks, placement, 1)
+	c.Routing, c.Placement = routing, placement
+	t, err := cmdutil.SimulateFlow(&c, a, params)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s routing: %w", routing, err)
 	}
-	net, err := c.Flow(place)
-	if err != nil {
-		return 0, err
-	}
-	s, err := a.Build(params)
-	if err != nil {
-		return 0, err
-	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: c.Host, Network: net})
-	if err != nil {
-		return 0, fmt.Errorf("%s with %s routing: %w", a.ID(), routing, err)
-	}
-	return res.Makespan.Seconds(), nil
+	return t, nil
 }
