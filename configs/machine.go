@@ -42,7 +42,31 @@ type networkYAML struct {
 	FatTree   *fatTreeYAML   `yaml:"fat_tree"`
 	Dragonfly *dragonflyYAML `yaml:"dragonfly"`
 	Torus     *torusYAML     `yaml:"torus"`
+	Graph     *graphYAML     `yaml:"graph"`
 	Routing   string         `yaml:"routing"`
+}
+
+// graphYAML is a custom network: an edge list.
+type graphYAML struct {
+	Hosts int        `yaml:"hosts"`
+	Link  *linkYAML  `yaml:"link"`
+	Edges []edgeYAML `yaml:"edges"`
+}
+
+// edgeYAML is one edge line, "A B [bandwidth [latency]]", with the line it
+// came from.
+type edgeYAML struct {
+	text string
+	line int
+}
+
+// UnmarshalYAML keeps the edge's text and line.
+func (e *edgeYAML) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: an edge is one line such as \"h0 s0\" or \"s0 s1 400Gbit/s 1us\"", n.Line)
+	}
+	e.text, e.line = n.Value, n.Line
+	return nil
 }
 
 type crossbarYAML struct {
@@ -92,7 +116,7 @@ type hostYAML struct {
 var schemaTypes = map[string]reflect.Type{}
 
 func init() {
-	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, nodeYAML{}, hostYAML{}} {
+	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}} {
 		t := reflect.TypeOf(v)
 		schemaTypes["configs."+t.Name()] = t
 	}
@@ -333,7 +357,12 @@ func (v *validator) line(keys ...string) int {
 }
 
 func (v *validator) fail(keys []string, format string, args ...any) {
-	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, v.line(keys...), strings.Join(keys, "."), fmt.Sprintf(format, args...)))
+	v.failAt(v.line(keys...), keys, format, args...)
+}
+
+// failAt is fail at a given line, for values inside a key (list items).
+func (v *validator) failAt(line int, keys []string, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, line, strings.Join(keys, "."), fmt.Sprintf(format, args...)))
 }
 
 func with(keys []string, more ...string) []string {
@@ -443,13 +472,13 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 	for _, k := range []struct {
 		name string
 		set  bool
-	}{{"crossbar", n.Crossbar != nil}, {"fat_tree", n.FatTree != nil}, {"dragonfly", n.Dragonfly != nil}, {"torus", n.Torus != nil}} {
+	}{{"crossbar", n.Crossbar != nil}, {"fat_tree", n.FatTree != nil}, {"dragonfly", n.Dragonfly != nil}, {"torus", n.Torus != nil}, {"graph", n.Graph != nil}} {
 		if k.set {
 			kinds = append(kinds, k.name)
 		}
 	}
 	if len(kinds) != 1 {
-		v.fail(keys, "give exactly one of crossbar, fat_tree, dragonfly, torus (found %d: %s)", len(kinds), strings.Join(kinds, ", "))
+		v.fail(keys, "give exactly one of crossbar, fat_tree, dragonfly, torus, graph (found %d: %s)", len(kinds), strings.Join(kinds, ", "))
 		return nil
 	}
 	keys = with(keys, kinds[0])
@@ -484,8 +513,65 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 		if len(v.errs) == before {
 			t, err = topology.Torus(n.Torus.Dims, link)
 		}
+	case n.Graph != nil:
+		t = v.graph(n.Graph, keys)
 	}
 	if err != nil {
+		v.fail(keys, "%v", err)
+	}
+	return t
+}
+
+// graph builds a custom network from its edge lines, each problem
+// reported at its own line.
+func (v *validator) graph(g *graphYAML, keys []string) *topology.Topology {
+	before := len(v.errs)
+	var link topology.LinkSpec
+	if g.Link != nil {
+		link = v.link(*g.Link, with(keys, "link"))
+	}
+	edges := make([]topology.Edge, len(g.Edges))
+	for i, e := range g.Edges {
+		at := func(format string, args ...any) {
+			v.failAt(e.line, with(keys, "edges"), "edge %q: %s", e.text, fmt.Sprintf(format, args...))
+		}
+		f := strings.Fields(e.text)
+		if len(f) < 2 || len(f) > 4 {
+			at("want two vertex names and optionally a bandwidth and a latency, as in \"h0 s0\" or \"s0 s1 400Gbit/s 1us\"")
+			continue
+		}
+		edges[i] = topology.Edge{A: f[0], B: f[1], LinkSpec: link}
+		if len(f) < 4 && g.Link == nil {
+			at("no bandwidth and latency: give them on the line or as %s.link", strings.Join(keys, "."))
+		}
+		if len(f) > 2 {
+			bw, err := ParseBandwidth(f[2])
+			if err != nil {
+				at("bandwidth: %v", err)
+			}
+			edges[i].Bandwidth = bw
+		}
+		if len(f) > 3 {
+			d, err := ParseDuration(f[3])
+			if err != nil {
+				at("latency: %v", err)
+			}
+			edges[i].Latency = d.Seconds()
+		}
+	}
+	if len(g.Edges) == 0 {
+		v.fail(with(keys, "edges"), "missing; list the edges, one \"A B [bandwidth [latency]]\" per item, hosts named h0..h%d", max(g.Hosts-1, 0))
+	}
+	if len(v.errs) > before {
+		return nil
+	}
+	t, err := topology.Custom(g.Hosts, edges)
+	var ee *topology.EdgeError
+	switch {
+	case errors.As(err, &ee):
+		e := g.Edges[ee.Edge]
+		v.failAt(e.line, with(keys, "edges"), "edge %q: %v", e.text, ee.Err)
+	case err != nil:
 		v.fail(keys, "%v", err)
 	}
 	return t

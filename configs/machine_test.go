@@ -83,7 +83,7 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"bad unit", "network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 1 fortnight}\n",
 			[]string{"bad.yaml:4: network.crossbar.link.latency: duration \"1 fortnight\""}},
 		{"two networks", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  torus: {dims: [2], link: {bandwidth: 1GB/s, latency: 0}}\n",
-			[]string{"bad.yaml:1: network: give exactly one of crossbar, fat_tree, dragonfly, torus (found 2: crossbar, torus)"}},
+			[]string{"bad.yaml:1: network: give exactly one of crossbar, fat_tree, dragonfly, torus, graph (found 2: crossbar, torus)"}},
 		{"dragonfly misfit", "network:\n  dragonfly:\n    p: 2\n    a: 4\n    h: 2\n    g: 20\n    host_link: {bandwidth: 1GB/s, latency: 0}\n    local_link: {bandwidth: 1GB/s, latency: 0}\n    global_link: {bandwidth: 1GB/s, latency: 0}\n",
 			[]string{"bad.yaml:2: network.dragonfly: dragonfly: g=20 groups need at least 19 global ports", "at most 9 groups"}},
 		{"missing latency", "network:\n  torus:\n    dims: [4, 4]\n    link: {bandwidth: 1GB/s}\n",
@@ -100,6 +100,15 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:3: host.local: missing: with 4 ranks per host"}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
+		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
+			[]string{"bad.yaml:2: network.graph: custom graph of 4 hosts: not connected: host h0 cannot reach host h2; add edges"}},
+		{"graph edge lines", "network:\n  graph:\n    hosts: 2\n    edges:\n      - h0 s0 1GB/s 1us\n      - h1 s0\n      - h5 s0 1GB/s 0\n      - s0 s1 fast 0\n      - s0\n",
+			[]string{"bad.yaml:6: network.graph.edges: edge \"h1 s0\": no bandwidth and latency: give them on the line or as network.graph.link",
+				"bad.yaml:8: network.graph.edges: edge \"s0 s1 fast 0\": bandwidth: \"fast\" does not start", "bad.yaml:9: network.graph.edges: edge \"s0\": want two vertex names"}},
+		{"graph missing host", "network:\n  graph:\n    hosts: 2\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h5 s0\n",
+			[]string{"bad.yaml:8: network.graph.edges: edge \"h5 s0\": host h5 does not exist"}},
+		{"ecmp on a torus", "network:\n  torus: {dims: [4], link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ecmp\n",
+			[]string{"bad.yaml:3: network.routing: ecmp routing chooses among equal shortest paths"}},
 		{"unknown routing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: adaptive\n",
 			[]string{"bad.yaml:3: network.routing: unknown routing \"adaptive\"; valid: minimal, valiant, ugal"}},
 	}
@@ -155,4 +164,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExamplesLoad: every example config in configs/examples is valid and
+// its routes are whole.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob("examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		m, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if err := m.Topology.Check(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }

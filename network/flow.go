@@ -60,7 +60,7 @@ const (
 	// paths, chosen by a hash of its source, destination, place in its
 	// pair's sequence and the run's seed (equal-cost multi-path by flow
 	// hash, as fat-tree switches do); available where the topology has
-	// such paths (fat-trees).
+	// such paths (fat-trees, custom graphs).
 	RouteECMP = "ecmp"
 )
 
@@ -77,7 +77,7 @@ func CheckRouting(routing string, t *topology.Topology) error {
 		return nil
 	case RouteECMP:
 		if !t.Hashes() {
-			return fmt.Errorf("ecmp routing chooses among equal shortest paths of a fat-tree; %s has one route per pair: use minimal", t.Name())
+			return fmt.Errorf("ecmp routing chooses among equal shortest paths of a fat-tree or a custom graph; %s has one route per pair: use minimal", t.Name())
 		}
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 // WithoutLinks returns a copy of t in which the given links have failed.
 // Routes that crossed one are replaced by a shortest path (fewest hops, ties
-// broken by the lowest link IDs, so deterministically) that avoids every
+// broken by the lowest link IDs at each step, so deterministically) that avoids every
 // failed link; other routes are unchanged. If the failures cut some host
 // off from another, it returns an error naming them: collsim cannot route
 // around that. The copy cannot detour (Groups is 0) or hash (Hashes is
@@ -26,6 +26,7 @@ func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 	}
 	c := *t
 	c.groups, c.via, c.hashed = 0, nil, nil
+	inStart, inLinks := t.inAdjacency()
 	var mu sync.Mutex
 	detours := map[[2]int32][]int32{}
 	base := t.route
@@ -39,7 +40,7 @@ func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 		defer mu.Unlock()
 		d, ok := detours[[2]int32{src, dst}]
 		if !ok {
-			d = t.shortest(src, dst, dead)
+			d = t.walkHops(src, dst, t.hopsTo(dst, dead, inStart, inLinks), dead, lowest, nil)
 			detours[[2]int32{src, dst}] = d
 		}
 		return append(path[:start], d...)
@@ -47,56 +48,11 @@ func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 	return &c, nil
 }
 
-// shortest returns the links of a fewest-hops path from src to dst that
-// uses no dead link (breadth-first, links in ID order), or nil.
-func (t *Topology) shortest(src, dst int32, dead []bool) []int32 {
-	via := make([]int32, t.vertices) // the link that first reached each vertex
-	for i := range via {
-		via[i] = -1
-	}
-	queue := []int32{src}
-	seen := make([]bool, t.vertices)
-	seen[src] = true
-	for len(queue) > 0 && !seen[dst] {
-		v := queue[0]
-		queue = queue[1:]
-		for _, l := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
-			// Hosts are ends, not transit points.
-			if to := t.links[l].To; !dead[l] && !seen[to] && (int(to) >= t.hosts || to == dst) {
-				seen[to], via[to] = true, l
-				queue = append(queue, to)
-			}
-		}
-	}
-	if !seen[dst] {
-		return nil
-	}
-	var path []int32
-	for v := dst; v != src; v = t.links[via[v]].From {
-		path = append(path, via[v])
-	}
-	slices.Reverse(path)
-	return path
-}
-
 // cut reports two hosts that the dead links separate, if any: whether
 // every host reaches host 0 and host 0 reaches every host, without dead
 // links and without passing through other hosts.
 func (t *Topology) cut(dead []bool) (from, to int32, ok bool) {
-	// Links into each vertex, for the backward search.
-	inStart := make([]int32, t.vertices+1)
-	for _, l := range t.links {
-		inStart[l.To+1]++
-	}
-	for v := range t.vertices {
-		inStart[v+1] += inStart[v]
-	}
-	inLinks := make([]int32, len(t.links))
-	fill := slices.Clone(inStart[:t.vertices])
-	for id, l := range t.links {
-		inLinks[fill[l.To]] = int32(id)
-		fill[l.To]++
-	}
+	inStart, inLinks := t.inAdjacency()
 	reach := func(forward bool) []bool {
 		seen := make([]bool, t.vertices)
 		seen[0] = true
