@@ -152,6 +152,9 @@ type Machine struct {
 	Routing string
 	// GroupHosts is the hosts per Dragonfly group (0 on other networks).
 	GroupHosts int
+	// Hosts, if not nil, places rank r on host Hosts[r] whatever the
+	// policy: a placement a study computes for itself.
+	Hosts []int32
 }
 
 // GroupSize is how many consecutive ranks share a Dragonfly group under
@@ -169,6 +172,12 @@ func (m *Machine) Slots() int { return m.Topology.Hosts() * m.RanksPerHost }
 // Place puts ranks on hosts with the machine's placement policy, or with
 // policy if it is not empty.
 func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) {
+	if m.Hosts != nil {
+		if ranks > len(m.Hosts) {
+			return nil, fmt.Errorf("%d ranks but the fixed placement on %s places %d", ranks, m.Name, len(m.Hosts))
+		}
+		return m.Hosts[:ranks], nil
+	}
 	if policy == "" {
 		policy = m.Placement
 	}

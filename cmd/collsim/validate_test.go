@@ -259,31 +259,36 @@ func TestDegradedLink(t *testing.T) {
 }
 
 // TestStudyRouting: the routing study runs on the built-in dragonfly and
-// finds what TestDragonflyRouting checks by hand: detours win the
-// alltoall on whole groups, minimal routing the ring.
+// on the XC40-like one and finds what TestDragonflyRouting checks by hand:
+// detours win the alltoall on two groups, minimal routing the ring.
 func TestStudyRouting(t *testing.T) {
-	dir := t.TempDir()
-	stdout, stderr, code := collsim(t, "study", "routing", "-s", "16MiB", "-o", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	best := map[string]string{}
-	for _, line := range strings.Split(stdout, "\n") {
-		if f := strings.Fields(line); len(f) == 7 {
-			best[f[0]+" "+f[1]] = f[6]
+	for _, args := range [][]string{{"-s", "16MiB"}, {"-m", "xc40", "-n", "32", "-s", "1MiB"}} {
+		dir := t.TempDir()
+		stdout, stderr, code := collsim(t, append([]string{"study", "routing", "-o", dir}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-	}
-	if b := best["alltoall block"]; b != "valiant" && b != "ugal" {
-		t.Errorf("alltoall on whole groups: %q routing wins, want a detour:\n%s", b, stdout)
-	}
-	if b := best["allreduce block"]; b != "minimal" {
-		t.Errorf("ring on whole groups: %q routing wins, want minimal:\n%s", b, stdout)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "study-routing.svg")); err != nil {
-		t.Error(err)
+		best := map[string]string{}
+		for _, line := range strings.Split(stdout, "\n") {
+			if f := strings.Fields(line); len(f) == 7 {
+				best[f[0]+" "+f[1]] = f[6]
+			}
+		}
+		if b := best["alltoall groups"]; b != "valiant" && b != "ugal" {
+			t.Errorf("%v: alltoall on two groups: %q routing wins, want a detour:\n%s", args, b, stdout)
+		}
+		if b := best["allreduce groups"]; b != "minimal" {
+			t.Errorf("%v: ring on two groups: %q routing wins, want minimal:\n%s", args, b, stdout)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "study-routing.svg")); err != nil {
+			t.Error(err)
+		}
 	}
 	if _, stderr, code := collsim(t, "study", "routing", "-m", "small"); code != 2 || !strings.Contains(stderr, "use minimal") {
 		t.Errorf("routing study on a crossbar: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "study", "routing", "-n", "16", "--groups", "3"); code != 2 || !strings.Contains(stderr, "dividing the 16 ranks") {
+		t.Errorf("--groups 3 for 16 ranks: exit %d, %s", code, stderr)
 	}
 }
 

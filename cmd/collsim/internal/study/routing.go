@@ -16,24 +16,26 @@ import (
 
 func newRouting(streams *cmdutil.IO) *cobra.Command {
 	o := &options{}
+	groups := 0
 	cmd := &cobra.Command{
 		Use:   "routing",
 		Short: "Minimal, Valiant and UGAL routing on a Dragonfly, by placement",
 		Long: `Dragonfly networks route minimally (one global hop) unless a detour through
 a third group (Valiant) spreads the load, and UGAL chooses per message
 (Kim et al. 2008). This study runs a pairwise alltoall and a ring allreduce on
-the flow network under each routing, with ranks placed in blocks (whole
-groups: a job on few groups, whose few global links between them carry all
-the traffic) and at random over the machine, and reports each time and
-which routing wins.`,
+the flow network under each routing, with ranks aligned to groups (an equal
+block of ranks on each of --groups groups: a job on few groups, whose few
+global links between them carry all the traffic) and at random over the
+machine, and reports each time and which routing wins.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runRouting(streams, o) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runRouting(streams, o, groups) },
 	}
 	o.register(cmd, "dragonfly-72", "16", "64KiB..16MiB")
+	cmd.Flags().IntVar(&groups, "groups", 2, "how many Dragonfly groups the group-aligned placement spreads the ranks over")
 	return cmd
 }
 
-func runRouting(streams *cmdutil.IO, o *options) error {
+func runRouting(streams *cmdutil.IO, o *options, groups int) error {
 	m, ps, ss, err := o.parse()
 	if err != nil {
 		return err
@@ -44,9 +46,13 @@ func runRouting(streams *cmdutil.IO, o *options) error {
 	if err := network.CheckRouting(network.RouteValiant, m.Topology); err != nil {
 		return &cmdutil.FlagError{Err: fmt.Errorf("-m %s: %w", o.machine, err)}
 	}
+	aligned, err := groupAligned(m, ps[0], groups)
+	if err != nil {
+		return err
+	}
 	routings := []string{network.RouteMinimal, network.RouteValiant, network.RouteUGAL}
-	placements := []string{"block", "random"}
-	fmt.Fprintf(streams.Out, "routing on %s: %d ranks, flow network (block: whole groups; random: seeded)\n", m.Name, ps[0])
+	placements := []string{"groups", "random"}
+	fmt.Fprintf(streams.Out, "routing on %s: %d ranks, flow network (groups: %d ranks on each of %d groups; random: seeded, over the machine)\n", m.Name, ps[0], ps[0]/groups, groups)
 	rows := [][]string{{"collective", "placement", "size", "minimal", "valiant", "ugal", "best"}}
 	var lines []plotutil.Series
 	for _, run := range []struct{ coll, algo string }{{"alltoall", "pairwise"}, {"allreduce", "ring"}} {
@@ -64,7 +70,7 @@ func runRouting(streams *cmdutil.IO, o *options) error {
 				row := []string{run.coll, placement, configs.FormatBytes(params.SizeBytes(a.Collective))}
 				best, bestAt := 0.0, ""
 				for i, routing := range routings {
-					t, err := simulateRouted(m, a, params, placement, routing)
+					t, err := simulateRouted(m, a, params, placement, routing, aligned)
 					if err != nil {
 						return err
 					}
@@ -97,11 +103,31 @@ func runRouting(streams *cmdutil.IO, o *options) error {
 	return err
 }
 
+// groupAligned places ranks in equal consecutive blocks on the first hosts
+// of the first groups groups of m's Dragonfly, one rank per slot.
+func groupAligned(m *configs.Machine, ranks, groups int) ([]int32, error) {
+	per := m.GroupHosts * m.RanksPerHost
+	if groups < 1 || groups > m.Topology.Groups() || ranks%groups != 0 || ranks/groups > per {
+		return nil, cmdutil.Flagf("--groups %d: want 1..%d groups, dividing the %d ranks, with at most %d ranks per group on %s",
+			groups, m.Topology.Groups(), ranks, per, m.Name)
+	}
+	hosts := make([]int32, ranks)
+	for r := range hosts {
+		g, i := r/(ranks/groups), r%(ranks/groups)
+		hosts[r] = int32(g*m.GroupHosts + i/m.RanksPerHost)
+	}
+	return hosts, nil
+}
+
 // simulateRouted runs a on m's flow network under routing, with the
-// given placement (seed 1), and returns the simulated time.
-func simulateRouted(m *configs.Machine, a collectives.Algorithm, params collectives.Params, placement, routing string) (float64, error) {
+// given placement ("groups": the hosts aligned, else a policy with seed 1),
+// and returns the simulated time.
+func simulateRouted(m *configs.Machine, a collectives.Algorithm, params collectives.Params, placement, routing string, aligned []int32) (float64, error) {
 	c := *m
 	c.Routing, c.Placement = routing, placement
+	if placement == "groups" {
+		c.Hosts = aligned
+	}
 	t, err := cmdutil.SimulateFlow(&c, a, params)
 	if err != nil {
 		return 0, fmt.Errorf("%s routing: %w", routing, err)
