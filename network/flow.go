@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/topology"
@@ -22,6 +23,9 @@ type FlowConfig struct {
 	// Jitter, when its Sigma is positive, adds a random delay to every
 	// message's latency.
 	Jitter Jitter
+	// wholeNetwork solves every flow at every change instead of the
+	// changed component: slower, and (tests check) the same results.
+	wholeNetwork bool
 }
 
 // Jitter is per-message latency noise, drawn from a seeded stream: a
@@ -136,10 +140,13 @@ func (l *LinkLoad) leave(route []int32, now sim.Time) {
 // end), and are delivered in the order they were sent.
 //
 // Changes at one instant are solved together, once (a step of a collective
-// starts and ends many flows at the same moment); each solve is a
-// heap-driven progressive filling over the active flows, O((links + flows
-// x route length) log links). Restricting a solve to the flows that share
-// links with the ones that changed is not done yet.
+// starts and ends many flows at the same moment), and only for the part of
+// the network they touch: the flows connected to a changed link through
+// chains of shared links. Max-min fair rates split exactly along such
+// components, so the flows outside keep their rates and their scheduled
+// completions. Each solve is a heap-driven progressive filling over the
+// component's flows, O(flows x route length x log links). A flow's bytes
+// left are brought up to date only when its rate changes.
 func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 	t := cfg.Topology
 	if t == nil {
@@ -162,7 +169,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
 			capacity: make([]float64, len(t.Links())), lat: make([]sim.Time, len(t.Links())),
-			order: map[[2]int32]*pairOrder{}}
+			whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}, onLink: make([][]int32, len(t.Links())), linkMark: make([]uint32, len(t.Links()))}
 		for i, l := range t.Links() {
 			m.capacity[i], m.lat[i] = l.Bandwidth, sim.FromSeconds(l.Latency)
 		}
@@ -189,8 +196,7 @@ type flowModel struct {
 	lat      []sim.Time // per link
 	flows    []flow     // pool
 	free     []int32
-	active   []int32 // flows sharing bandwidth now
-	last     sim.Time
+	onLink   [][]int32 // per link: the flows sharing it now
 	order    map[[2]int32]*pairOrder
 	solver   MaxMinSolver
 	load     *LinkLoad // nil: not kept
@@ -201,6 +207,15 @@ type flowModel struct {
 	routed   []int32    // UGAL: messages routed over each link and not finished
 	spare    []int32    // UGAL: the candidate detour being weighed
 	routeBuf [][]int32
+	// The next solve's part of the network: dirty links (a flow joined or
+	// left them since the last solve), marked with epoch while a solve
+	// gathers their component (links in linkMark, flows in flow.mark).
+	dirty    []int32
+	linkMark []uint32
+	epoch    uint32
+	comp     []int32 // the component's flows
+	stack    []int32 // its links still to visit
+	whole    bool    // solve every flow each time (tests: the same rates?)
 	// pending: a solve is scheduled at the current time, after every
 	// event already queued for it, so that flows starting and ending at
 	// one instant cost one solve.
@@ -211,13 +226,15 @@ type flow struct {
 	id       uint32
 	src, dst int32 // ranks
 	route    []int32
-	rem      float64 // bytes left
-	rate     float64 // bytes per second
-	gen      uint32  // bumped when the completion is rescheduled; never reset
-	timed    bool    // a completion is scheduled for the current rate
-	seq      uint64  // order within its pair
+	rem      float64  // bytes left at since
+	since    sim.Time // when rem was last brought up to date
+	rate     float64  // bytes per second
+	gen      uint32   // bumped when the completion is rescheduled; never reset
+	timed    bool     // a completion is scheduled for the current rate
+	seq      uint64   // order within its pair
 	active   bool
-	slot     int32 // its index in active, while active
+	pos      []int32 // while active: its index in onLink of each link of its route
+	mark     uint32  // the epoch of the last solve that gathered it
 }
 
 // pairOrder holds back deliveries that overtook an earlier message of the
@@ -256,7 +273,7 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	fl := &m.flows[f]
 	// The generation carries over from the slot's last flow: a completion
 	// event of that flow may still be queued, and must stay stale.
-	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], rem: float64(tr.Bytes), seq: po.sent, gen: fl.gen}
+	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), seq: po.sent, gen: fl.gen}
 	po.sent++
 	if src == dst {
 		// Same host: the local channel, not shared.
@@ -289,10 +306,8 @@ func (m *flowModel) Handle(arg uint64) {
 	switch arg >> 62 {
 	case flowSolve:
 		m.pending = false
-		m.advance()
 		m.solve()
 	case flowStart:
-		m.advance()
 		fl := &m.flows[f]
 		if po := m.order[[2]int32{fl.src, fl.dst}]; po.busy {
 			po.waiting = append(po.waiting, f)
@@ -304,7 +319,6 @@ func (m *flowModel) Handle(arg uint64) {
 		if !m.flows[f].active || m.flows[f].gen != gen {
 			return // stale: the rate changed since this was scheduled
 		}
-		m.advance()
 		m.finish(f)
 		m.changed()
 	case flowDelivery:
@@ -373,21 +387,11 @@ func (m *flowModel) changed() {
 	}
 }
 
-// advance charges every active flow the bytes it moved since the last
-// change.
-func (m *flowModel) advance() {
-	now := m.eng.Now()
-	dt := (now - m.last).Seconds()
-	m.last = now
-	if dt <= 0 {
-		return
-	}
-	for _, f := range m.active {
-		fl := &m.flows[f]
-		fl.rem -= fl.rate * dt
-		if fl.rem < 1e-6 { // SimGrid's double_update: below this it is done
-			fl.rem = 0
-		}
+// markDirty puts link l in the next solve's part of the network.
+func (m *flowModel) markDirty(l int32) {
+	if m.linkMark[l] != m.epoch+1 {
+		m.linkMark[l] = m.epoch + 1
+		m.dirty = append(m.dirty, l)
 	}
 }
 
@@ -399,9 +403,12 @@ func (m *flowModel) activate(f int32) {
 	if m.load != nil {
 		m.load.join(fl.route, fl.rem, m.eng.Now())
 	}
-	fl.active = true
-	fl.slot = int32(len(m.active))
-	m.active = append(m.active, f)
+	fl.active, fl.since = true, m.eng.Now()
+	for _, l := range fl.route {
+		fl.pos = append(fl.pos, int32(len(m.onLink[l])))
+		m.onLink[l] = append(m.onLink[l], f)
+		m.markDirty(l)
+	}
 	if fl.rem <= 0 {
 		m.finish(f)
 	}
@@ -409,11 +416,18 @@ func (m *flowModel) activate(f int32) {
 
 // finish takes flow f out of the sharing and delivers it.
 func (m *flowModel) finish(f int32) {
-	i, last := m.flows[f].slot, m.active[len(m.active)-1]
-	m.active[i] = last
-	m.flows[last].slot = i
-	m.active = m.active[:len(m.active)-1]
-	m.flows[f].active = false
+	fl := &m.flows[f]
+	for i, l := range fl.route {
+		on := m.onLink[l]
+		last := on[len(on)-1]
+		on[fl.pos[i]] = last
+		lf := &m.flows[last]
+		lf.pos[slices.Index(lf.route, l)] = fl.pos[i]
+		m.onLink[l] = on[:len(on)-1]
+		m.markDirty(l)
+	}
+	fl.pos = fl.pos[:0]
+	fl.active = false
 	if m.load != nil {
 		m.load.leave(m.flows[f].route, m.eng.Now())
 	}
@@ -468,29 +482,72 @@ func (m *flowModel) report(id uint32) {
 	m.sink.Delivered(id)
 }
 
-// solve computes max-min fair rates by progressive filling and reschedules
-// the completions whose rate changed.
+// solve computes max-min fair rates by progressive filling for the flows
+// connected to the dirty links, and reschedules the completions whose rate
+// changed.
 func (m *flowModel) solve() {
+	if m.whole { // every link with flows is dirty
+		for l := range m.onLink {
+			if len(m.onLink[l]) > 0 {
+				m.markDirty(int32(l))
+			}
+		}
+	}
+	m.epoch++
+	m.comp, m.stack = m.comp[:0], append(m.stack[:0], m.dirty...)
+	m.dirty = m.dirty[:0]
+	for len(m.stack) > 0 {
+		l := m.stack[len(m.stack)-1]
+		m.stack = m.stack[:len(m.stack)-1]
+		for _, f := range m.onLink[l] {
+			fl := &m.flows[f]
+			if fl.mark == m.epoch {
+				continue
+			}
+			fl.mark = m.epoch
+			m.comp = append(m.comp, f)
+			for _, l2 := range fl.route {
+				if m.linkMark[l2] != m.epoch {
+					m.linkMark[l2] = m.epoch
+					m.stack = append(m.stack, l2)
+				}
+			}
+		}
+	}
 	m.routeBuf = m.routeBuf[:0]
-	for _, f := range m.active {
+	for _, f := range m.comp {
 		m.routeBuf = append(m.routeBuf, m.flows[f].route)
 	}
 	rates := m.solver.Solve(m.capacity, m.routeBuf)
 	now := m.eng.Now()
-	for i, f := range m.active {
+	m.stack = m.stack[:0] // reused: the flows whose rate changed
+	for i, f := range m.comp {
 		fl := &m.flows[f]
 		if rates[i] == fl.rate && fl.timed {
 			continue
 		}
+		// The bytes moved at the old rate, then the new rate from now.
+		fl.rem -= fl.rate * (now - fl.since).Seconds()
+		if fl.rem < 1e-6 { // SimGrid's double_update: below this it is done
+			fl.rem = 0
+		}
+		fl.since = now
 		fl.timed = true
 		fl.rate = rates[i]
 		fl.gen = (fl.gen + 1) & (1<<30 - 1)
 		if fl.gen == 0 {
 			fl.gen = 1
 		}
-		if fl.rate <= 0 {
-			continue
+		if fl.rate > 0 {
+			m.stack = append(m.stack, f)
 		}
+	}
+	// Completions at one instant run in the order they were scheduled;
+	// scheduling them in slot order, not in the order the component was
+	// gathered, keeps that order the same however the solve was bounded.
+	slices.Sort(m.stack)
+	for _, f := range m.stack {
+		fl := &m.flows[f]
 		m.eng.At(now+sim.FromPicoseconds(fl.rem*1e12/fl.rate), m.id, flowArg(flowFinish, f, fl.gen))
 	}
 }
