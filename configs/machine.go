@@ -30,6 +30,7 @@ type fileYAML struct {
 	Node        *nodeYAML   `yaml:"node"`
 	Host        hostYAML    `yaml:"host"`
 	Placement   string      `yaml:"placement"`
+	Noise       *noiseYAML  `yaml:"noise"`
 }
 
 type linkYAML struct {
@@ -97,9 +98,14 @@ type torusYAML struct {
 }
 
 type nodeYAML struct {
-	Devices int      `yaml:"devices"`
-	Fabric  linkYAML `yaml:"fabric"`
-	NIC     linkYAML `yaml:"nic"`
+	Devices      int       `yaml:"devices"`
+	Fabric       linkYAML  `yaml:"fabric"`
+	NIC          linkYAML  `yaml:"nic"`
+	FabricKind   string    `yaml:"fabric_kind"`
+	Uplink       *linkYAML `yaml:"uplink"`
+	PCIeSwitches int       `yaml:"pcie_switches"`
+	Rails        int       `yaml:"rails"`
+	Ranks        int       `yaml:"ranks"`
 }
 
 type hostYAML struct {
@@ -116,7 +122,7 @@ type hostYAML struct {
 var schemaTypes = map[string]reflect.Type{}
 
 func init() {
-	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}} {
+	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}, noiseYAML{}, jitterYAML{}, detoursYAML{}, stragglersYAML{}} {
 		t := reflect.TypeOf(v)
 		schemaTypes["configs."+t.Name()] = t
 	}
@@ -144,9 +150,16 @@ type Machine struct {
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
+	// RanksPerNode is how many ranks a node holds: devices times ranks per
+	// host unless the config's node.ranks uses fewer.
+	RanksPerNode int
 	// Jitter is the flow network's per-message latency noise (none by
-	// default; collsim run --jitter sets it).
+	// default; the config's noise.jitter or collsim run --jitter sets it).
 	Jitter network.Jitter
+	// Noise is the OS noise and slow ranks of the config's noise section
+	// (nil: none): every simulation of the machine runs with it unless
+	// told otherwise (collsim run's noise flags replace it).
+	Noise *NoiseSpec
 	// Routing is how the flow network routes messages: minimal (the
 	// topology's own routes), valiant or ugal (Dragonfly detours).
 	Routing string
@@ -159,15 +172,18 @@ type Machine struct {
 
 // GroupSize is how many consecutive ranks share a Dragonfly group under
 // block placement, or 0 when the machine has no groups.
-func (m *Machine) GroupSize() int { return m.GroupHosts * m.DevicesPerNode * m.RanksPerHost }
+func (m *Machine) GroupSize() int { return m.GroupHosts * m.RanksPerHost }
 
 // NodeSize is how many consecutive ranks share a node under block
-// placement: devices per node times ranks per host. 1 means the machine
-// has no hierarchy for hierarchical algorithms to use.
-func (m *Machine) NodeSize() int { return m.DevicesPerNode * m.RanksPerHost }
+// placement (RanksPerNode). 1 means the machine has no hierarchy for
+// hierarchical algorithms to use.
+func (m *Machine) NodeSize() int { return m.RanksPerNode }
+
+// nodes is the number of nodes (hosts on a machine without nodes).
+func (m *Machine) nodes() int { return m.Topology.Hosts() / m.DevicesPerNode }
 
 // Slots is how many ranks the machine can hold.
-func (m *Machine) Slots() int { return m.Topology.Hosts() * m.RanksPerHost }
+func (m *Machine) Slots() int { return m.nodes() * m.RanksPerNode }
 
 // Place puts ranks on hosts with the machine's placement policy, or with
 // policy if it is not empty.
@@ -182,10 +198,25 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 		policy = m.Placement
 	}
 	if ranks > m.Slots() {
+		if m.DevicesPerNode > 1 {
+			return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d nodes x %d ranks per node = %d slots; use --ranks %d or less, or a larger machine",
+				ranks, m.Name, m.nodes(), m.RanksPerNode, m.Slots(), m.Slots())
+		}
 		return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d hosts x %d ranks per host = %d slots; use --ranks %d or less, or a larger machine",
 			ranks, m.Name, m.Topology.Hosts(), m.RanksPerHost, m.Slots(), m.Slots())
 	}
-	return topology.Place(policy, ranks, m.Topology.Hosts(), m.RanksPerHost, seed)
+	// The policy chooses each rank's node (on a machine without nodes, its
+	// host); a node's ranks then take its devices' slots in rank order.
+	node, err := topology.Place(policy, ranks, m.nodes(), m.RanksPerNode, seed)
+	if err != nil || m.DevicesPerNode == 1 {
+		return node, err
+	}
+	filled := make([]int32, m.nodes())
+	for r, n := range node {
+		node[r] = n*int32(m.DevicesPerNode) + filled[n]/int32(m.RanksPerHost)
+		filled[n]++
+	}
+	return node, nil
 }
 
 // Analytic returns the analytic network model of the machine for ranks
@@ -421,25 +452,24 @@ func (v *validator) machine(f *fileYAML) *Machine {
 			v.fail([]string{"network", "routing"}, "%v", err)
 		}
 	}
-	if f.Node != nil && m.Topology != nil {
-		keys := []string{"node"}
-		spec := topology.NodeSpec{Devices: f.Node.Devices, Fabric: v.link(f.Node.Fabric, with(keys, "fabric")), NIC: v.link(f.Node.NIC, with(keys, "nic"))}
-		if f.Node.Devices < 1 {
-			v.fail(with(keys, "devices"), "must be at least 1 (GPUs or cores per node), not %d", f.Node.Devices)
-		} else if len(v.errs) == 0 {
-			t, err := topology.MultiNode(m.Topology, spec)
-			if err != nil {
-				v.fail(keys, "%v", err)
-			}
-			m.Topology, m.DevicesPerNode = t, f.Node.Devices
-		}
-	}
 	hk := []string{"host"}
 	if m.RanksPerHost == 0 {
 		m.RanksPerHost = 1
 	}
 	if m.RanksPerHost < 0 {
 		v.fail(with(hk, "ranks_per_host"), "must be at least 1, not %d", m.RanksPerHost)
+	}
+	if f.Node != nil && m.Topology != nil {
+		v.node(m, f.Node)
+	}
+	m.RanksPerNode = m.DevicesPerNode * m.RanksPerHost
+	if f.Node != nil && f.Node.Ranks != 0 {
+		if f.Node.Ranks < 1 || f.Node.Ranks > m.RanksPerNode {
+			v.fail([]string{"node", "ranks"}, "%d ranks overfill a node of %d devices x %d ranks per host = %d slots; give 1..%d",
+				f.Node.Ranks, m.DevicesPerNode, m.RanksPerHost, m.RanksPerNode, m.RanksPerNode)
+		} else {
+			m.RanksPerNode = f.Node.Ranks
+		}
 	}
 	m.Host.Overhead = v.duration(f.Host.Overhead, with(hk, "overhead"))
 	m.Gap = v.duration(f.Host.Gap, with(hk, "gap"))
@@ -466,6 +496,9 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		v.fail(with(hk, "local"), "missing: with %d ranks per host, give the shared-memory channel between them, e.g. local: {bandwidth: 20GB/s, latency: 300ns}", m.RanksPerHost)
 	default:
 		m.Local = topology.LinkSpec{Bandwidth: 1e12} // unused: one rank per host
+	}
+	if f.Noise != nil {
+		v.noise(m, f.Noise)
 	}
 	if m.Placement == "" {
 		m.Placement = topology.PlaceBlock
@@ -529,6 +562,38 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 		v.fail(keys, "%v", err)
 	}
 	return t
+}
+
+// node puts nodes of devices at the network's hosts.
+func (v *validator) node(m *Machine, n *nodeYAML) {
+	keys := []string{"node"}
+	spec := topology.NodeSpec{Devices: n.Devices, Fabric: v.link(n.Fabric, with(keys, "fabric")), NIC: v.link(n.NIC, with(keys, "nic")),
+		Kind: n.FabricKind, Switches: n.PCIeSwitches, Rails: n.Rails}
+	if n.Uplink != nil {
+		spec.Uplink = v.link(*n.Uplink, with(keys, "uplink"))
+	}
+	if n.FabricKind != "" && !slices.Contains(topology.Fabrics, n.FabricKind) {
+		v.fail(with(keys, "fabric_kind"), "unknown fabric %q; valid: %s", n.FabricKind, strings.Join(topology.Fabrics, ", "))
+	}
+	if n.Devices < 1 {
+		v.fail(with(keys, "devices"), "must be at least 1 (GPUs or cores per node), not %d", n.Devices)
+	}
+	if len(v.errs) > 0 {
+		return
+	}
+	t, err := topology.MultiNode(m.Topology, spec)
+	if err != nil {
+		at := keys
+		switch {
+		case strings.Contains(err.Error(), "rails"):
+			at = with(keys, "rails")
+		case strings.Contains(err.Error(), "PCIe"):
+			at = with(keys, "pcie_switches")
+		}
+		v.fail(at, "%v", err)
+		return
+	}
+	m.Topology, m.DevicesPerNode = t, n.Devices
 }
 
 // graph builds a custom network from its edge lines, each problem

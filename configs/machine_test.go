@@ -3,6 +3,7 @@ package configs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,23 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:8: network.graph.edges: edge \"h5 s0\": host h5 does not exist"}},
 		{"ecmp on a torus", "network:\n  torus: {dims: [4], link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ecmp\n",
 			[]string{"bad.yaml:3: network.routing: ecmp routing chooses among equal shortest paths"}},
+		{"node fabric", "network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 0}}\nnode:\n  devices: 4\n  fabric: {bandwidth: 1GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n  fabric_kind: ring\n",
+			[]string{"bad.yaml:7: node.fabric_kind: unknown fabric \"ring\"; valid: switch, mesh, tree"}},
+		{"rails", "network:\n  crossbar: {hosts: 6, link: {bandwidth: 1GB/s, latency: 0}}\nnode:\n  devices: 4\n  fabric: {bandwidth: 1GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n  rails: 4\n",
+			[]string{"bad.yaml:7: node.rails: multi-node: 4 rails need a network whose hosts (6) are a multiple of 4"}},
+		{"overfull node", "network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 0}}\nnode:\n  devices: 4\n  fabric: {bandwidth: 1GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n  ranks: 5\n",
+			[]string{"bad.yaml:7: node.ranks: 5 ranks overfill a node of 4 devices x 1 ranks per host = 4 slots; give 1..4"}},
+		{"noise out of range", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  jitter: {normal: -5ns}\n  detours: {period: 10us, duration: 20us}\n  stragglers: {count: 0, factor: 0.5}\n",
+			[]string{"bad.yaml:4: noise.jitter.normal: duration \"-5ns\"", "bad.yaml:5: noise.detours: periodic noise: a detour of 20µs every 10µs; need 0 < duration < period",
+				"bad.yaml:6: noise.stragglers.count: must be at least 1", "bad.yaml:6: noise.stragglers.factor: a slow rank's CPU work takes factor times as long: give 1..1e6, not 0.5"}},
+		{"noise kinds", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  jitter: {normal: 5ns, lognormal: 5ns}\n  detours:\n    period: 1ms\n    rate: 100\n",
+			[]string{"bad.yaml:4: noise.jitter: give one of normal", "bad.yaml:5: noise.detours: give one of period"}},
+		{"noise rate", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  co_scheduled: true\n  detours:\n    rate: -3\n    duration: 0s\n",
+			[]string{"bad.yaml:6: noise.detours.rate: detours per second: give a number in (0, 1e9], not -3", "bad.yaml:7: noise.detours.duration: must be above zero, not 0s"}},
+		{"noise cosched alone", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  co_scheduled: true\n",
+			[]string{"bad.yaml:4: noise.co_scheduled: co-scheduling shares the detours' phase among ranks: give detours too"}},
+		{"noise trace missing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  detours: {trace: /nonexistent/noise.txt}\n",
+			[]string{"bad.yaml:4: noise.detours: noise trace: open /nonexistent/noise.txt: no such file"}},
 		{"unknown routing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: adaptive\n",
 			[]string{"bad.yaml:3: network.routing: unknown routing \"adaptive\"; valid: minimal, valiant, ugal"}},
 	}
@@ -166,6 +184,79 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// TestNodePlacement: a node's ranks take its devices in order; block fills
+// node after node, round_robin deals ranks to nodes in turn, node.ranks
+// leaves devices empty; the example with rails keeps a GPU on its rail.
+func TestNodePlacement(t *testing.T) {
+	const yaml = "network:\n  crossbar: {hosts: 3, link: {bandwidth: 1GB/s, latency: 0}}\nnode:\n  devices: 4\n  fabric: {bandwidth: 9GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n"
+	m, err := Parse("m.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		policy string
+		want   []int32
+	}{{"block", []int32{0, 1, 2, 3, 4, 5}}, {"round_robin", []int32{0, 4, 8, 1, 5, 9}}} {
+		if got, err := m.Place(6, c.policy, 1); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v %v, want %v", c.policy, got, err, c.want)
+		}
+	}
+	half, err := Parse("m.yaml", []byte(yaml+"  ranks: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := half.Place(6, "block", 1); !slices.Equal(got, []int32{0, 1, 4, 5, 8, 9}) || half.NodeSize() != 2 || half.Slots() != 6 {
+		t.Errorf("2 ranks per node: %v, node size %d, slots %d", got, half.NodeSize(), half.Slots())
+	}
+	if _, err := half.Place(7, "block", 1); err == nil || !strings.Contains(err.Error(), "3 nodes x 2 ranks per node = 6 slots") {
+		t.Errorf("7 ranks on 6 slots: %v", err)
+	}
+	random, _ := m.Place(12, "random", 3)
+	seen := map[int32]bool{}
+	for _, h := range random {
+		seen[h] = true
+	}
+	if len(seen) != 12 {
+		t.Errorf("random placement of a full machine %v reuses a device", random)
+	}
+}
+
+// TestNoiseConfig: a trace is read relative to the config, its errors name
+// the trace's line; a machine's noise is a fresh value per run, the same
+// for the same seed.
+func TestNoiseConfig(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "os.txt"), []byte("# start\tduration (ns)\n0\t5000\n100000\t5000\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.txt"), []byte("0\t5000\n10\tlots\n"), 0o644)
+	head := "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n"
+	write := func(name, body string) string {
+		f := filepath.Join(dir, name)
+		os.WriteFile(f, []byte(head+body), 0o644)
+		return f
+	}
+	m, err := Load(write("ok.yaml", "  detours: {trace: os.txt}\n  co_scheduled: true\n  stragglers: {count: 1, factor: 3}\n  jitter: {lognormal: 50ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Noise == nil || !m.Jitter.Lognormal || m.Jitter.Sigma != 50*sim.Nanosecond {
+		t.Fatalf("noise %+v, jitter %+v", m.Noise, m.Jitter)
+	}
+	a, b := m.Noise.For(1), m.Noise.For(1)
+	if a == b || !a.CoScheduled || a.Stragglers != 1 || a.Factor != 3 {
+		t.Errorf("For: %p %p %+v", a, b, a)
+	}
+	if _, err := Load(write("bad.yaml", "  detours: {trace: bad.txt}\n")); err == nil || !strings.Contains(err.Error(), "bad.txt:2") {
+		t.Errorf("a bad trace line: %v", err)
+	}
+	poisson, err := Load(write("p.yaml", "  detours: {rate: 1000, duration: 20us}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if poisson.Noise.For(1) == nil {
+		t.Error("no Poisson noise")
+	}
+}
+
 // TestExamplesLoad: every example config in configs/examples is valid and
 // its routes are whole.
 func TestExamplesLoad(t *testing.T) {
@@ -182,5 +273,25 @@ func TestExamplesLoad(t *testing.T) {
 		if err := m.Topology.Check(); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestREADMEConfig: the config file the README shows is valid.
+func TestREADMEConfig(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```yaml\nname: my-cluster\n")
+	block, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("README.md has no ```yaml block starting name: my-cluster")
+	}
+	m, err := Parse("README.md", []byte("name: my-cluster\n"+block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Noise == nil || m.DevicesPerNode != 4 || m.Jitter.Sigma == 0 {
+		t.Errorf("README config: noise %v, %d devices per node, jitter %v", m.Noise, m.DevicesPerNode, m.Jitter)
 	}
 }

@@ -1,73 +1,231 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
+
+// Intra-node fabrics: how the devices of a node reach each other and the
+// node's host bridge, where its NICs attach.
+const (
+	// FabricSwitch joins every device to one switch (NVSwitch-like): any
+	// two devices are two links apart, each device's link is its own.
+	FabricSwitch = "switch"
+	// FabricMesh joins every pair of devices directly (NVLink all-to-all):
+	// one link between any two; each device also has an uplink to the host
+	// bridge for traffic leaving the node.
+	FabricMesh = "mesh"
+	// FabricTree hangs the devices under PCIe switches, evenly, and the
+	// PCIe switches under the host bridge (a PCIe or shared-memory tree):
+	// devices under one PCIe switch are two links apart, others four, and
+	// the PCIe switches' uplinks are shared.
+	FabricTree = "tree"
+)
+
+// Fabrics lists the intra-node fabrics.
+var Fabrics = []string{FabricSwitch, FabricMesh, FabricTree}
 
 // NodeSpec describes what is inside each node of a multi-node machine.
 type NodeSpec struct {
 	Devices int      // GPUs or cores per node: the hosts ranks run on
-	Fabric  LinkSpec // device to the node's intra-node switch (NVSwitch-like)
-	NIC     LinkSpec // the node's switch to its NIC, the network's host port
+	Fabric  LinkSpec // a device's link into the fabric (switch port, NVLink, PCIe lane)
+	NIC     LinkSpec // the host bridge to each NIC, the network's host port
+	// Kind is the fabric (FabricSwitch when empty).
+	Kind string
+	// Uplink is the link from a device (mesh) or a PCIe switch (tree) to
+	// the host bridge; the zero value means Fabric's.
+	Uplink LinkSpec
+	// Switches is the number of PCIe switches of a tree (at least 1, at
+	// most Devices; 0 means 1).
+	Switches int
+	// Rails is the number of NICs per node (0 means 1). Device d uses rail
+	// d*Rails/Devices, and a message leaves and enters the network on its
+	// source device's rail.
+	Rails int
 }
 
-// MultiNode puts nodes of devices at the hosts of network: each host of
-// network becomes a NIC, joined to an intra-node switch to which the
-// node's devices attach. Device d of node i is host i*Devices+d. Traffic
+// MultiNode puts nodes of devices at the hosts of network. With R rails,
+// network host k*nodes+n is NIC k of node n (rail-major: the NICs of one
+// rail are consecutive network hosts, so on a fat-tree each rail has its
+// own leaves, as rail-optimized clusters are built), so network must have
+// a multiple of R hosts. Device d of node n is host n*Devices+d. Traffic
 // between devices of one node stays on the node's fabric; other traffic
-// goes device, node switch, NIC, network route, NIC, node switch, device.
-// Bisection: the lesser of the network's and the NICs' (half the nodes').
+// goes from its device to the host bridge, out of the NIC of its source
+// device's rail, along the network's route to the same rail's NIC of the
+// destination node, and down to the destination device.
+//
+// Bisection: with one node, the fabric's own (half the devices' links on a
+// switch; the (D/2)(D-D/2) links across the middle of a mesh; the lesser of
+// half the devices' links and half the PCIe uplinks on a tree); with more,
+// the least of the network's, half the nodes' NICs and half the nodes'
+// links to their bridges.
 func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 	if node.Devices < 1 {
 		return nil, fmt.Errorf("multi-node: devices per node must be at least 1, not %d", node.Devices)
 	}
-	if err := node.Fabric.check("multi-node fabric"); err != nil {
-		return nil, err
+	if node.Kind == "" {
+		node.Kind = FabricSwitch
 	}
-	if err := node.NIC.check("multi-node NIC"); err != nil {
-		return nil, err
+	if node.Uplink == (LinkSpec{}) {
+		node.Uplink = node.Fabric
 	}
-	nodes := network.Hosts()
+	rails, switches := max(node.Rails, 1), max(node.Switches, 1)
+	for _, c := range []struct {
+		what string
+		spec LinkSpec
+	}{{"multi-node fabric", node.Fabric}, {"multi-node NIC", node.NIC}, {"multi-node uplink", node.Uplink}} {
+		if err := c.spec.check(c.what); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case node.Kind != FabricSwitch && node.Kind != FabricMesh && node.Kind != FabricTree:
+		return nil, fmt.Errorf("multi-node: unknown fabric %q; valid: %s", node.Kind, strings.Join(Fabrics, ", "))
+	case node.Rails < 0 || rails > node.Devices:
+		return nil, fmt.Errorf("multi-node: %d rails for %d devices per node: want 1..%d NICs, each serving at least one device", node.Rails, node.Devices, node.Devices)
+	case node.Switches < 0 || switches > node.Devices:
+		return nil, fmt.Errorf("multi-node: %d PCIe switches for %d devices per node: want 1..%d", node.Switches, node.Devices, node.Devices)
+	case node.Switches > 1 && node.Kind != FabricTree:
+		return nil, fmt.Errorf("multi-node: PCIe switches belong to a tree fabric, not a %s", node.Kind)
+	case node.Kind == FabricMesh && node.Devices > 256:
+		return nil, fmt.Errorf("multi-node: a mesh of %d devices would need %d links per node; use a switch fabric", node.Devices, node.Devices*(node.Devices-1))
+	case network.Hosts()%rails != 0:
+		return nil, fmt.Errorf("multi-node: %d rails need a network whose hosts (%d) are a multiple of %d: one NIC per rail per node", rails, network.Hosts(), rails)
+	}
+	nodes := network.Hosts() / rails
 	if float64(nodes)*float64(node.Devices) > maxHosts {
 		return nil, fmt.Errorf("multi-node: %d nodes of %d devices is more than collsim builds (%d)", nodes, node.Devices, maxHosts)
 	}
-	devices := nodes * node.Devices
-	b := newBuilder(fmt.Sprintf("%d x %d devices on %s", nodes, node.Devices, network.Name()), devices)
+	D := node.Devices
+	devices := nodes * D
+	name := fmt.Sprintf("%d x %d devices (%s", nodes, D, node.Kind)
+	if rails > 1 {
+		name += fmt.Sprintf(", %d rails", rails)
+	}
+	b := newBuilder(name+") on "+network.Name(), devices)
 	inner := int32(devices) // network vertex v becomes inner+v
 	for v := range network.vertices {
 		label := network.vertexOf[v]
 		if v < network.hosts {
-			label = fmt.Sprintf("nic%d", v)
+			label = fmt.Sprintf("nic%d", v%nodes)
+			if rails > 1 {
+				label = fmt.Sprintf("nic%d.%d", v%nodes, v/nodes)
+			}
 		}
 		b.vertex(label)
 	}
 	for _, l := range network.links {
 		b.link(inner+l.From, inner+l.To, l.LinkSpec)
 	}
-	switchOf := func(n int) int32 { return inner + int32(network.vertices+n) }
+	// The network's links were added first, so their IDs are unchanged.
+	bridge := make([]int32, nodes)
 	for n := range nodes {
-		b.vertex(fmt.Sprintf("node%d", n))
+		bridge[n] = b.vertex(fmt.Sprintf("node%d", n))
+	}
+	// A device's own link: to the switch, to the bridge (mesh) or to its
+	// PCIe switch (tree). devBase+2d goes up, devBase+2d+1 down.
+	pcieOf := func(d int) int { return d % D * switches / D }
+	var pcie []int32
+	if node.Kind == FabricTree {
+		for n := range nodes {
+			for s := range switches {
+				pcie = append(pcie, b.vertex(fmt.Sprintf("node%d.pcie%d", n, s)))
+			}
+		}
 	}
 	devBase := int32(len(b.t.links))
 	for d := range devices {
-		b.pair(int32(d), switchOf(d/node.Devices), node.Fabric) // devBase+2d up, +1 down
+		switch node.Kind {
+		case FabricSwitch:
+			b.pair(int32(d), bridge[d/D], node.Fabric)
+		case FabricMesh:
+			b.pair(int32(d), bridge[d/D], node.Uplink)
+		case FabricTree:
+			b.pair(int32(d), pcie[d/D*switches+pcieOf(d)], node.Fabric)
+		}
 	}
-	nicBase := int32(len(b.t.links))
-	for n := range nodes {
-		b.pair(switchOf(n), inner+int32(n), node.NIC) // nicBase+2n out, +1 in
+	upBase := int32(len(b.t.links)) // tree: PCIe switch s of node n at upBase+2(n*switches+s)
+	if node.Kind == FabricTree {
+		for i, p := range pcie {
+			b.pair(p, bridge[i/switches], node.Uplink)
+		}
 	}
-	route := func(src, dst int32, path []int32) []int32 {
-		sn, dn := int(src)/node.Devices, int(dst)/node.Devices
+	meshBase := int32(len(b.t.links)) // mesh: per node D(D-1) links, pair by pair
+	if node.Kind == FabricMesh {
+		for n := range nodes {
+			for i := range D {
+				for j := i + 1; j < D; j++ {
+					b.pair(int32(n*D+i), int32(n*D+j), node.Fabric)
+				}
+			}
+		}
+	}
+	meshLink := func(src, dst int32) int32 {
+		n, i, j := int(src)/D, int(src)%D, int(dst)%D
+		dir := int32(0)
+		if i > j {
+			i, j, dir = j, i, 1
+		}
+		idx := i*D - i*(i+1)/2 + j - i - 1
+		return meshBase + int32(n*D*(D-1)+2*idx) + dir
+	}
+	nicBase := int32(len(b.t.links)) // NIC k of node n: nicBase+2(k*nodes+n) out, +1 in
+	for k := range rails {
+		for n := range nodes {
+			b.pair(bridge[n], inner+int32(k*nodes+n), node.NIC)
+		}
+	}
+	up := func(src int32, path []int32) []int32 { // device to bridge
 		path = append(path, devBase+2*src)
-		if sn != dn {
-			path = append(path, nicBase+2*int32(sn))
-			// The network's links were added first, so their IDs are unchanged.
-			path = network.Route(sn, dn, path)
-			path = append(path, nicBase+2*int32(dn)+1)
+		if node.Kind == FabricTree {
+			path = append(path, upBase+2*int32(int(src)/D*switches+pcieOf(int(src))))
+		}
+		return path
+	}
+	down := func(dst int32, path []int32) []int32 { // bridge to device
+		if node.Kind == FabricTree {
+			path = append(path, upBase+2*int32(int(dst)/D*switches+pcieOf(int(dst)))+1)
 		}
 		return append(path, devBase+2*dst+1)
 	}
-	bisection := min(network.Bisection(), float64(nodes/2)*node.NIC.Bandwidth)
-	if nodes == 1 {
-		bisection = float64(devices/2) * node.Fabric.Bandwidth
+	route := func(src, dst int32, path []int32) []int32 {
+		sn, dn := int(src)/D, int(dst)/D
+		switch {
+		case sn == dn && node.Kind == FabricMesh:
+			return append(path, meshLink(src, dst))
+		case sn == dn && node.Kind == FabricTree && pcieOf(int(src)) == pcieOf(int(dst)):
+			return append(path, devBase+2*src, devBase+2*dst+1)
+		case sn == dn:
+			return down(dst, up(src, path))
+		}
+		rail := int(src) % D * rails / D
+		path = append(up(src, path), nicBase+2*int32(rail*nodes+sn))
+		path = network.Route(rail*nodes+sn, rail*nodes+dn, path)
+		return down(dst, append(path, nicBase+2*int32(rail*nodes+dn)+1))
 	}
-	return b.done(route, bisection), nil
+	return b.done(route, nodeBisection(network, node, nodes, rails, switches)), nil
+}
+
+// nodeBisection is MultiNode's bisection (see there).
+func nodeBisection(network *Topology, node NodeSpec, nodes, rails, switches int) float64 {
+	D := node.Devices
+	var bridgeLinks float64 // one node's capacity to its bridge
+	var inside float64      // one node's own bisection
+	switch node.Kind {
+	case FabricSwitch:
+		bridgeLinks, inside = float64(D)*node.Fabric.Bandwidth, float64(D/2)*node.Fabric.Bandwidth
+	case FabricMesh:
+		bridgeLinks, inside = float64(D)*node.Uplink.Bandwidth, float64(D/2*(D-D/2))*node.Fabric.Bandwidth
+	case FabricTree:
+		bridgeLinks = min(float64(D)*node.Fabric.Bandwidth, float64(switches)*node.Uplink.Bandwidth)
+		inside = float64(D/2) * node.Fabric.Bandwidth
+		if switches > 1 {
+			inside = min(inside, float64(switches/2)*node.Uplink.Bandwidth)
+		}
+	}
+	if nodes == 1 {
+		return inside
+	}
+	half := float64(nodes / 2)
+	return min(network.Bisection(), half*float64(rails)*node.NIC.Bandwidth, half*bridgeLinks)
 }

@@ -115,7 +115,20 @@ func TestRoutesProperty(t *testing.T) {
 			tp, err = Torus(rapid.SliceOfN(rapid.IntRange(1, 5), 1, 3).Draw(t, "dims"), gig)
 		case 3:
 			inner, _ := Torus([]int{rapid.IntRange(1, 4).Draw(t, "nodes")}, gig)
-			tp, err = MultiNode(inner, NodeSpec{Devices: rapid.IntRange(1, 4).Draw(t, "devices"), Fabric: gig, NIC: gig})
+			devices := rapid.IntRange(1, 6).Draw(t, "devices")
+			spec := NodeSpec{Devices: devices, Fabric: gig, NIC: gig, Kind: rapid.SampledFrom(Fabrics).Draw(t, "fabric")}
+			if spec.Kind == FabricTree {
+				spec.Switches = rapid.IntRange(1, devices).Draw(t, "switches")
+			}
+			if r := rapid.IntRange(1, min(2, devices)).Draw(t, "rails"); r == 2 {
+				inner, _ = Torus([]int{2 * rapid.IntRange(1, 3).Draw(t, "nodes")}, gig)
+				spec.Rails = 2
+				// A message keeps to its source's rail, which can be
+				// longer than the shortest way: up to 3 links from the
+				// device to its NIC and from the NIC to the device.
+				maxHops = 6 + inner.Diameter()
+			}
+			tp, err = MultiNode(inner, spec)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -143,6 +156,26 @@ func TestBadShapesAreErrors(t *testing.T) {
 		"multi-node no devices": func() error {
 			c, _ := Crossbar(2, gig)
 			_, err := MultiNode(c, NodeSpec{Fabric: gig, NIC: gig})
+			return err
+		},
+		"multi-node rails do not divide": func() error {
+			c, _ := Crossbar(3, gig)
+			_, err := MultiNode(c, NodeSpec{Devices: 4, Rails: 2, Fabric: gig, NIC: gig})
+			return err
+		},
+		"multi-node more rails than devices": func() error {
+			c, _ := Crossbar(4, gig)
+			_, err := MultiNode(c, NodeSpec{Devices: 1, Rails: 2, Fabric: gig, NIC: gig})
+			return err
+		},
+		"multi-node unknown fabric": func() error {
+			c, _ := Crossbar(2, gig)
+			_, err := MultiNode(c, NodeSpec{Devices: 2, Kind: "ring", Fabric: gig, NIC: gig})
+			return err
+		},
+		"multi-node PCIe switches outside a tree": func() error {
+			c, _ := Crossbar(2, gig)
+			_, err := MultiNode(c, NodeSpec{Devices: 4, Switches: 2, Fabric: gig, NIC: gig})
 			return err
 		},
 	}
@@ -307,5 +340,59 @@ func TestRouteHashedProperty(t *testing.T) {
 	}
 	if d, _ := Dragonfly(DragonflySpec{P: 1, A: 2, H: 1, G: 3, Host: LinkSpec{1e9, 0}, Local: LinkSpec{1e9, 0}, Global: LinkSpec{1e9, 0}}); d.Hashes() {
 		t.Error("a dragonfly claims hashed routes")
+	}
+}
+
+// TestMultiNodeFabrics: hand-derived routes of each intra-node fabric and
+// of rails, by vertex labels.
+func TestMultiNodeFabrics(t *testing.T) {
+	hops := func(tp *Topology, s, d int) string {
+		var v []string
+		for _, l := range tp.Route(s, d, nil) {
+			v = append(v, tp.Label(tp.Links()[l].To))
+		}
+		return strings.Join(v, " ")
+	}
+	net, _ := Crossbar(4, gig)
+	nvlink := LinkSpec{Bandwidth: 50e9, Latency: 1e-7}
+	cases := []struct {
+		name      string
+		spec      NodeSpec
+		routes    map[[2]int]string
+		bisection float64
+	}{
+		{"switch", NodeSpec{Devices: 4, Fabric: nvlink, NIC: gig}, map[[2]int]string{
+			{0, 3}: "node0 h3", {1, 5}: "node0 nic0 s0 nic1 node1 h5"}, 2 * gig.Bandwidth},
+		{"mesh", NodeSpec{Devices: 4, Kind: FabricMesh, Fabric: nvlink, Uplink: gig, NIC: gig}, map[[2]int]string{
+			{0, 3}: "h3", {3, 1}: "h1", {6, 4}: "h4", {1, 5}: "node0 nic0 s0 nic1 node1 h5"}, 2 * gig.Bandwidth},
+		{"tree", NodeSpec{Devices: 4, Kind: FabricTree, Switches: 2, Fabric: nvlink, NIC: gig}, map[[2]int]string{
+			{0, 1}: "node0.pcie0 h1", {0, 3}: "node0.pcie0 node0 node0.pcie1 h3", {2, 4}: "node0.pcie1 node0 nic0 s0 nic1 node1 node1.pcie0 h4"}, 2 * gig.Bandwidth},
+		// Two rails on 4 network hosts: 2 nodes; devices 0, 1 on rail 0,
+		// devices 2, 3 on rail 1, whatever the destination device.
+		{"rails", NodeSpec{Devices: 4, Rails: 2, Fabric: nvlink, NIC: gig}, map[[2]int]string{
+			{0, 6}: "node0 nic0.0 s0 nic1.0 node1 h6", {3, 5}: "node0 nic0.1 s0 nic1.1 node1 h5"}, 2 * gig.Bandwidth},
+	}
+	for _, c := range cases {
+		tp, err := MultiNode(net, c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := tp.Check(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		allRoutesValid(t, tp, tp.Diameter())
+		for sd, want := range c.routes {
+			if got := hops(tp, sd[0], sd[1]); got != want {
+				t.Errorf("%s: route %d->%d goes %q, want %q", c.name, sd[0], sd[1], got, want)
+			}
+		}
+		if tp.Bisection() != c.bisection {
+			t.Errorf("%s: bisection %g, want %g", c.name, tp.Bisection(), c.bisection)
+		}
+	}
+	one, _ := Crossbar(1, gig)
+	mesh, _ := MultiNode(one, NodeSpec{Devices: 8, Kind: FabricMesh, Fabric: nvlink, NIC: gig})
+	if want := 16 * nvlink.Bandwidth; mesh.Bisection() != want { // 4 x 4 links across
+		t.Errorf("one mesh node of 8: bisection %g, want %g", mesh.Bisection(), want)
 	}
 }

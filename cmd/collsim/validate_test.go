@@ -222,6 +222,37 @@ func TestNoise(t *testing.T) {
 	}
 }
 
+// TestNoiseFromConfig: noise given in the machine config slows runs as
+// the same flags do, with the same numbers, reproducibly; flags replace it.
+func TestNoiseFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile("testdata/tapered-16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy := filepath.Join(dir, "noisy.yaml")
+	os.WriteFile(noisy, append(base, []byte("noise:\n  detours: {period: 200us, duration: 20us}\n  stragglers: {count: 1, factor: 2}\n  jitter: {normal: 1us}\n")...), 0o644)
+	// A ring allreduce reduces on every rank: CPU time that detours and
+	// stragglers stretch.
+	run := []string{"-a", "ring", "-n", "16", "-s", "1MiB", "--network", "flow"}
+	fromFlags := simTime(t, append(run, "-m", "testdata/tapered-16.yaml", "--noise-periodic", "200us:20us", "--stragglers", "1:2", "--jitter", "normal:1us")...)
+	fromConfig := simTime(t, append(run, "-m", noisy)...)
+	if fromConfig != fromFlags {
+		t.Errorf("noise from the config: %g s; the same noise from flags: %g s", fromConfig, fromFlags)
+	}
+	if again := simTime(t, append(run, "-m", noisy)...); again != fromConfig {
+		t.Errorf("same seed: %g s, then %g s", fromConfig, again)
+	}
+	quiet := simTime(t, append(run, "-m", "testdata/tapered-16.yaml")...)
+	if fromConfig <= quiet {
+		t.Errorf("config noise %g s is no slower than none (%g s)", fromConfig, quiet)
+	}
+	jitterOnly := simTime(t, append(run, "-m", "testdata/tapered-16.yaml", "--jitter", "normal:1us")...)
+	if other := simTime(t, append(run, "-m", noisy, "--noise-periodic", "1s:1ns")...); other >= fromConfig || other < jitterOnly {
+		t.Errorf("flags should replace the config's detours and stragglers: %g s against %g s with them, %g s with jitter alone", other, fromConfig, jitterOnly)
+	}
+}
+
 // TestDegradedLink: one host link at half bandwidth slows a ring on both
 // network models, leaves the built-in machine as it was for the next run,
 // and names what is wrong in bad specs.

@@ -340,6 +340,9 @@ func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 	if err != nil {
 		return 0, err
 	}
+	if noise == nil && m.Noise != nil {
+		noise = m.Noise.For(1)
+	}
 	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Noise: noise})
 	if err != nil {
 		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)

@@ -123,6 +123,7 @@ type Result struct {
 	Model        *float64 `json:"model_s"`
 	ModelExact   bool     `json:"model_exact"`
 	RoutesAlike  bool     `json:"routes_alike"`
+	HostCosts    bool     `json:"host_costs"` // the machine charges o or g, which the closed forms leave out
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
 	Ops          uint64   `json:"ops"`
@@ -283,7 +284,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	out := Result{
 		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
 		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
-		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.Given(),
+		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.Given() || m.Noise != nil,
 	}
 	if o.Network == "loggops" {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
@@ -303,11 +304,12 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 		out.DataVerified = &ok
 	}
-	if cost.Has(alg) && o.Network == "analytic" && !o.Noise.Given() {
+	if cost.Has(alg) && o.Network == "analytic" && !out.Noise {
 		h, uniform := cmdutil.Hockney(m, place)
 		pred, err := h.Predict(alg, params)
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, uniform
+			out.HostCosts = m.Host.Overhead > 0 || m.Gap > 0
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
 			}
@@ -352,6 +354,9 @@ func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.Link
 	noise, err := o.Noise.Load()
 	if err != nil {
 		return cfg, nil, err
+	}
+	if noise == nil && m != nil && m.Noise != nil { // the flags replace the config's noise
+		noise = m.Noise.For(o.Seed)
 	}
 	cfg.Noise = noise
 	switch o.Network {
@@ -487,6 +492,8 @@ func print(streams *cmdutil.IO, r *Result) error {
 		switch {
 		case !r.RoutesAlike:
 			kind = "an estimate: routes differ here and it prices every message as the slowest"
+		case r.HostCosts:
+			kind = "an estimate: it leaves out the hosts' overhead o and gap g, which this machine charges"
 		case r.ModelExact:
 			kind = "exact here"
 		default:
