@@ -31,6 +31,13 @@ type fileYAML struct {
 	Host        hostYAML    `yaml:"host"`
 	Placement   string      `yaml:"placement"`
 	Noise       *noiseYAML  `yaml:"noise"`
+	Faults      *faultsYAML `yaml:"faults"`
+}
+
+// faultsYAML is links known to be slow or down.
+type faultsYAML struct {
+	Degraded yaml.Node  `yaml:"degraded"` // a mapping "FROM->TO: FACTOR"
+	Failed   []lineText `yaml:"failed"`   // "FROM->TO", both directions
 }
 
 type linkYAML struct {
@@ -51,20 +58,20 @@ type networkYAML struct {
 type graphYAML struct {
 	Hosts int        `yaml:"hosts"`
 	Link  *linkYAML  `yaml:"link"`
-	Edges []edgeYAML `yaml:"edges"`
+	Edges []lineText `yaml:"edges"` // "A B [bandwidth [latency]]"
 }
 
-// edgeYAML is one edge line, "A B [bandwidth [latency]]", with the line it
-// came from.
-type edgeYAML struct {
+// lineText is a one-line list item with the line it came from, for
+// errors about one item of a list.
+type lineText struct {
 	text string
 	line int
 }
 
-// UnmarshalYAML keeps the edge's text and line.
-func (e *edgeYAML) UnmarshalYAML(n *yaml.Node) error {
+// UnmarshalYAML keeps the item's text and line.
+func (e *lineText) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: an edge is one line such as \"h0 s0\" or \"s0 s1 400Gbit/s 1us\"", n.Line)
+		return fmt.Errorf("line %d: want a one-line item such as \"h0 s0\", not a %s", n.Line, map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list"}[n.Kind])
 	}
 	e.text, e.line = n.Value, n.Line
 	return nil
@@ -122,7 +129,7 @@ type hostYAML struct {
 var schemaTypes = map[string]reflect.Type{}
 
 func init() {
-	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}, noiseYAML{}, jitterYAML{}, detoursYAML{}, stragglersYAML{}} {
+	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}, faultsYAML{}, noiseYAML{}, jitterYAML{}, detoursYAML{}, stragglersYAML{}} {
 		t := reflect.TypeOf(v)
 		schemaTypes["configs."+t.Name()] = t
 	}
@@ -500,6 +507,9 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	if f.Noise != nil {
 		v.noise(m, f.Noise)
 	}
+	if f.Faults != nil && m.Topology != nil && len(v.errs) == 0 {
+		v.faults(m, f.Faults)
+	}
 	if m.Placement == "" {
 		m.Placement = topology.PlaceBlock
 	} else if !slices.Contains(topology.Placements, m.Placement) {
@@ -649,6 +659,112 @@ func (v *validator) graph(g *graphYAML, keys []string) *topology.Topology {
 		v.fail(keys, "%v", err)
 	}
 	return t
+}
+
+// faults applies the config's degraded and failed links.
+func (v *validator) faults(m *Machine, f *faultsYAML) {
+	keys := []string{"faults", "degraded"}
+	d := f.Degraded
+	if d.Kind != 0 && d.Kind != yaml.MappingNode {
+		v.failAt(d.Line, keys, "want a mapping of links to the fraction of bandwidth they keep, e.g. \"s0.0->s1.0: 0.5\"")
+		return
+	}
+	for i := 0; i+1 < len(d.Content); i += 2 {
+		spec := d.Content[i].Value + ":" + d.Content[i+1].Value
+		c, err := m.Degrade(spec)
+		if err != nil {
+			v.failAt(d.Content[i].Line, keys, "%s: %v", d.Content[i].Value, err)
+			continue
+		}
+		*m = *c
+	}
+	if len(f.Failed) == 0 {
+		return
+	}
+	var specs []string
+	for _, l := range f.Failed {
+		specs = append(specs, l.text)
+	}
+	c, err := m.Fail(specs)
+	var le *linkError
+	switch {
+	case errors.As(err, &le):
+		v.failAt(f.Failed[le.index].line, []string{"faults", "failed"}, "%v", err)
+	case err != nil:
+		v.fail([]string{"faults", "failed"}, "%v", err)
+	default:
+		*m = *c
+	}
+}
+
+// linkError is a link spec that names no link; index is its place in the
+// list given.
+type linkError struct {
+	index int
+	err   error
+}
+
+func (e *linkError) Error() string { return e.err.Error() }
+
+// Degrade returns a copy of m whose link spec ("FROM->TO:FACTOR", vertex
+// names as collsim topo --dot prints them) runs at FACTOR of its bandwidth.
+func (m *Machine) Degrade(spec string) (*Machine, error) {
+	link, f, ok1 := strings.Cut(spec, ":")
+	from, to, ok2 := strings.Cut(link, "->")
+	factor, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+	if !ok1 || !ok2 || err != nil {
+		return nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5")
+	}
+	id, err := m.linkNamed(strings.TrimSpace(from), strings.TrimSpace(to))
+	if err != nil {
+		return nil, err
+	}
+	c := *m
+	if c.Topology, err = m.Topology.Degraded(id, factor); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Fail returns a copy of m in which the links of specs ("FROM->TO", both
+// directions) have failed and are routed around (see
+// topology.WithoutLinks); it needs minimal routing.
+func (m *Machine) Fail(specs []string) (*Machine, error) {
+	if m.Routing != network.RouteMinimal {
+		return nil, fmt.Errorf("failed links are routed around by minimal routes; %s routing does not know them", m.Routing)
+	}
+	var ids []int
+	for i, spec := range specs {
+		from, to, ok := strings.Cut(spec, "->")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		id, err := m.linkNamed(from, to)
+		if !ok {
+			err = fmt.Errorf("want FROM->TO, e.g. s0.0->s1.0")
+		}
+		if err != nil {
+			return nil, &linkError{index: i, err: fmt.Errorf("%q: %w", spec, err)}
+		}
+		ids = append(ids, id)
+		if back, found := m.Topology.LinkNamed(to, from); found {
+			ids = append(ids, back)
+		}
+	}
+	t, err := m.Topology.WithoutLinks(ids)
+	if err != nil {
+		return nil, err
+	}
+	c := *m
+	c.Topology = t
+	return &c, nil
+}
+
+// linkNamed finds the link from vertex from to vertex to.
+func (m *Machine) linkNamed(from, to string) (int, error) {
+	id, found := m.Topology.LinkNamed(from, to)
+	if !found {
+		return 0, fmt.Errorf("%s has no link from %s to %s (collsim run --network flow --links 10, or collsim topo --dot, names them)", m.Topology.Name(), from, to)
+	}
+	return id, nil
 }
 
 // Describe returns one line per fact about the machine, for `collsim topo`.

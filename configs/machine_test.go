@@ -127,6 +127,15 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:4: noise.co_scheduled: co-scheduling shares the detours' phase among ranks: give detours too"}},
 		{"noise trace missing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n  detours: {trace: /nonexistent/noise.txt}\n",
 			[]string{"bad.yaml:4: noise.detours: noise trace: open /nonexistent/noise.txt: no such file"}},
+		{"faults", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  degraded:\n    s0.0->s1.0: 0.5\n    s0.0->s9.9: 0.5\n    s0.0->s1.1: 2\n    h0: s0.0\n",
+			[]string{"bad.yaml:6: faults.degraded: s0.0->s9.9: fat-tree k=4 n=2 has no link from s0.0 to s9.9", "bad.yaml:7: faults.degraded: s0.0->s1.1: a degraded link keeps a fraction of its bandwidth in (0, 1], not 2",
+				"bad.yaml:8: faults.degraded: h0: want FROM->TO:FACTOR"}},
+		{"degraded list", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  degraded: [a]\n",
+			[]string{"bad.yaml:4: faults.degraded: want a mapping of links"}},
+		{"failed cuts", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  failed:\n    - s0.0->s1.0\n    - h0->s0.0\n",
+			[]string{"bad.yaml:4: faults.failed: with those links failed, host h0 cannot reach"}},
+		{"failed unknown", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  failed:\n    - s0.0->s1.0\n    - s0.0 s1.1\n",
+			[]string{"bad.yaml:6: faults.failed: \"s0.0 s1.1\": want FROM->TO"}},
 		{"unknown routing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: adaptive\n",
 			[]string{"bad.yaml:3: network.routing: unknown routing \"adaptive\"; valid: minimal, valiant, ugal"}},
 	}
@@ -254,6 +263,28 @@ func TestNoiseConfig(t *testing.T) {
 	}
 	if poisson.Noise.For(1) == nil {
 		t.Error("no Poisson noise")
+	}
+}
+
+// TestFaultsConfig: degraded and failed links given in a config change the
+// machine as the run flags do.
+func TestFaultsConfig(t *testing.T) {
+	const tree = "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\n"
+	m, err := Parse("f.yaml", []byte(tree+"faults:\n  degraded: {s0.0->s1.0: 0.25}\n  failed: [\"s0.1->s1.1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := m.Topology.LinkNamed("s0.0", "s1.0")
+	if bw := m.Topology.Links()[id].Bandwidth; bw != 0.25e9 {
+		t.Errorf("degraded link at %g B/s, want 0.25e9", bw)
+	}
+	dead, _ := m.Topology.LinkNamed("s0.1", "s1.1")
+	for s := range m.Topology.Hosts() {
+		for d := range m.Topology.Hosts() {
+			if slices.Contains(m.Topology.Route(s, d, nil), int32(dead)) {
+				t.Fatalf("route %d->%d crosses the failed link", s, d)
+			}
+		}
 	}
 }
 

@@ -269,3 +269,45 @@ func TestFlowComponentsMatchWholeSolve(t *testing.T) {
 		}
 	})
 }
+
+// TestNoiseOffIsBitForBit: noise that is configured but off (no detours,
+// no stragglers, no jitter) leaves every finish time exactly as a run
+// without noise, on both network models, for several algorithms.
+func TestNoiseOffIsBitForBit(t *testing.T) {
+	tree, err := topology.FatTree(4, 2, topology.LinkSpec{Bandwidth: 1e10, Latency: 2e-7}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceRandom, 13, tree.Hosts(), 1, 3)
+	analytic, _ := Analytic(AnalyticConfig{Topology: tree, Placement: place})
+	flow, _ := Flow(FlowConfig{Topology: tree, Placement: place})
+	flowOff, _ := Flow(FlowConfig{Topology: tree, Placement: place, Jitter: Jitter{Sigma: 0}})
+	for _, algo := range []struct {
+		coll collectives.Collective
+		name string
+	}{{collectives.Allreduce, "ring"}, {collectives.Allreduce, "rabenseifner"}, {collectives.Bcast, "adapt"}, {collectives.Alltoall, "pairwise"}} {
+		a, _ := collectives.Lookup(algo.coll, algo.name)
+		s, err := a.Build(collectives.Params{Ranks: 13, Count: 10007, ElemSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := sim.HostParams{EagerLimit: 4096, ReducePsPerByte: 100, Overhead: 500}
+		for _, nets := range [][2]sim.NetworkFactory{{analytic, analytic}, {flow, flowOff}} {
+			quiet, err := sim.Execute(sim.New(9), s, sim.Config{Network: nets[0], Host: host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := &sim.Noise{}
+			if err := off.SetStragglers(0, 1); err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Execute(sim.New(9), s, sim.Config{Network: nets[1], Host: host, Noise: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(quiet.Finish, res.Finish) || quiet.Events != res.Events {
+				t.Errorf("%s/%s: noise off changed the run: %v against %v", algo.coll, algo.name, res.Finish, quiet.Finish)
+			}
+		}
+	}
+}

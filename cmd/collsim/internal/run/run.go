@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -541,26 +540,13 @@ func parseJitter(v string) (network.Jitter, error) {
 // degrade returns m with the links of specs ("FROM->TO:FACTOR") at reduced
 // bandwidth; m itself (perhaps a shared built-in) is left as it is.
 func degrade(m *configs.Machine, specs []string) (*configs.Machine, error) {
-	if len(specs) == 0 {
-		return m, nil
-	}
-	c := *m
 	for _, spec := range specs {
-		link, f, ok1 := strings.Cut(spec, ":")
-		from, to, ok2 := strings.Cut(link, "->")
-		factor, err := strconv.ParseFloat(f, 64)
-		if !ok1 || !ok2 || err != nil {
-			return nil, cmdutil.Flagf("--degrade %q: want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5", spec)
-		}
-		id, found := c.Topology.LinkNamed(from, to)
-		if !found {
-			return nil, cmdutil.Flagf("--degrade %q: %s has no link from %s to %s (collsim run --network flow --links 10, or collsim topo --dot, names them)", spec, c.Name, from, to)
-		}
-		if c.Topology, err = c.Topology.Degraded(id, factor); err != nil {
+		var err error
+		if m, err = m.Degrade(spec); err != nil {
 			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
 		}
 	}
-	return &c, nil
+	return m, nil
 }
 
 // fail returns m with the links of specs ("FROM->TO", both directions)
@@ -569,26 +555,9 @@ func fail(m *configs.Machine, specs []string) (*configs.Machine, error) {
 	if len(specs) == 0 {
 		return m, nil
 	}
-	if m.Routing != network.RouteMinimal {
-		return nil, cmdutil.Flagf("--fail reroutes minimal routes; %s routing does not know failed links", m.Routing)
-	}
-	var ids []int
-	for _, spec := range specs {
-		from, to, ok := strings.Cut(spec, "->")
-		id, found := m.Topology.LinkNamed(from, to)
-		if !ok || !found {
-			return nil, cmdutil.Flagf("--fail %q: %s has no link from %q to %q (collsim run --network flow --links 10 names them)", spec, m.Name, from, to)
-		}
-		ids = append(ids, id)
-		if back, found := m.Topology.LinkNamed(to, from); found {
-			ids = append(ids, back)
-		}
-	}
-	t, err := m.Topology.WithoutLinks(ids)
+	m, err := m.Fail(specs)
 	if err != nil {
 		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--fail: %w", err)}
 	}
-	c := *m
-	c.Topology = t
-	return &c, nil
+	return m, nil
 }
