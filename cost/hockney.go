@@ -129,6 +129,12 @@ var formulas = map[string]formula{
 	"allgather/bruck":                  bruckAllgather,
 	"reduce/rabenseifner":              rabenseifnerReduce,
 	"reduce_scatter/non_overlapping":   nonOverlappingReduceScatter,
+	"bcast/binary":                     binaryBcast,
+	"bcast/knomial":                    knomialBcast,
+	"bcast/scatter_allgather":          scatterAllgather,
+	"bcast/scatter_allgather_rd":       scatterAllgatherRD,
+	"bcast/adapt":                      segmentedBinaryBcast,
+	"bcast/segmented_binary":           segmentedBinaryBcast,
 }
 
 func init() {
