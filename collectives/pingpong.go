@@ -38,3 +38,43 @@ func dependOnLast(op sim.Op, prog sim.Program) sim.Op {
 	}
 	return op
 }
+
+// PRTT is one measurement of Hoefler, Lichei and Rehm's parametrised round
+// trip PRTT(n, d, s) between ranks a (the client) and b (the server), as
+// Netgauge's LogGP benchmark runs it: the client sends n messages of bytes
+// each, waiting d (a calc op: busy, as Netgauge's wait is) between
+// consecutive sends, from the moment the previous send was handed over; the server receives all n, then sends one message of
+// the same size back; the client's receipt of it ends the measurement.
+// cost.FitLogGP fits LogGP to PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s).
+// The messages carry no data.
+func PRTT(ranks, a, b, n int, d sim.Time, bytes int64) (sim.Schedule, error) {
+	switch {
+	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
+		return sim.Schedule{}, fmt.Errorf("PRTT between ranks %d and %d of %d: need two different ranks", a, b, ranks)
+	case n < 1 || d < 0 || bytes < 0:
+		return sim.Schedule{}, fmt.Errorf("PRTT(%d, %v, %d): need n >= 1, d >= 0 and a size >= 0", n, d, bytes)
+	}
+	progs := make([]sim.Program, ranks)
+	client, server := progs[a], progs[b]
+	var received []int32
+	for i := range n {
+		// Each op waits for the one before it to have started, not ended:
+		// the wait, and a burst's next send, begin when the previous send
+		// has been handed over (its CPU overhead done), as Netgauge's
+		// begin when MPI_Send returns, not when the message has left.
+		next := sim.Op{Kind: sim.OpSend, Peer: int32(b), Bytes: bytes}
+		if i > 0 && d > 0 {
+			client = append(client, sim.Op{Kind: sim.OpCalc, Dur: d, StartAfter: []int32{int32(len(client) - 1)}})
+			next.After = []int32{int32(len(client) - 1)}
+		} else if i > 0 {
+			next.StartAfter = []int32{int32(len(client) - 1)}
+		}
+		client = append(client, next)
+		received = append(received, int32(len(server)))
+		server = append(server, sim.Op{Kind: sim.OpRecv, Peer: int32(a), Bytes: bytes})
+	}
+	client = append(client, sim.Op{Kind: sim.OpRecv, Peer: int32(b), Bytes: bytes})
+	server = append(server, sim.Op{Kind: sim.OpSend, Peer: int32(a), Bytes: bytes, After: received})
+	progs[a], progs[b] = client, server
+	return sim.FromPrograms(fmt.Sprintf("prtt/%d-%d/n=%d/d=%v", a, b, n, d), progs, 1<<30), nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -98,26 +99,12 @@ func TestFitHockneyRefusesWhatItCannotFit(t *testing.T) {
 // replies with one message of s bytes after taking in all n. The fit of
 // these simulated series must recover the parameters the simulator ran
 // with: that checks the fit and the simulator's LogGOPS semantics together.
-func measurePRTT(t *rapid.T, p sim.LogGOPS, n int, d sim.Time, s int64) float64 {
-	// Ops depend on nothing unless told (GOAL's rule): chain the client's
-	// sends and delays, and make the reply wait for every receive.
-	var client, server sim.Program
-	var received []int32
-	for i := range n {
-		if i > 0 && d > 0 {
-			client = append(client, sim.Op{Kind: sim.OpCalc, Dur: d, After: []int32{int32(len(client) - 1)}})
-		}
-		send := sim.Op{Kind: sim.OpSend, Peer: 1, Bytes: s}
-		if len(client) > 0 {
-			send.After = []int32{int32(len(client) - 1)}
-		}
-		client = append(client, send)
-		received = append(received, int32(len(server)))
-		server = append(server, sim.Op{Kind: sim.OpRecv, Peer: 0, Bytes: s})
+func measurePRTT(t *rapid.T, p sim.LogGOPS, n int, d sim.Time, bytes int64) float64 {
+	s, err := collectives.PRTT(2, 0, 1, n, d, bytes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	client = append(client, sim.Op{Kind: sim.OpRecv, Peer: 1, Bytes: s})
-	server = append(server, sim.Op{Kind: sim.OpSend, Peer: 0, Bytes: s, After: received})
-	res, err := sim.Execute(sim.New(1), sim.FromPrograms("prtt", []sim.Program{client, server}, 1<<30), sim.Config{LogGOPS: &p})
+	res, err := sim.Execute(sim.New(1), s, sim.Config{LogGOPS: &p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +112,12 @@ func measurePRTT(t *rapid.T, p sim.LogGOPS, n int, d sim.Time, s int64) float64 
 }
 
 func simulatedPRTT(t *rapid.T, p sim.LogGOPS, sizes []int64, noise float64, reps int, rng *rand.Rand) PRTT {
+	return simulatedPRTTDelay(t, p, sizes, noise, reps, rng, false)
+}
+
+// simulatedPRTTDelay is simulatedPRTT with Netgauge's delay d =
+// PRTT(1,0,s) exactly when netgauge is set (a file records no other).
+func simulatedPRTTDelay(t *rapid.T, p sim.LogGOPS, sizes []int64, noise float64, reps int, rng *rand.Rand, netgauge bool) PRTT {
 	const n = 10
 	m := PRTT{N: n, D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
 	jitter := func(x float64) float64 {
@@ -139,6 +132,9 @@ func simulatedPRTT(t *rapid.T, p sim.LogGOPS, sizes []int64, noise float64, reps
 		one := measurePRTT(t, p, 1, 0, s)
 		burst := measurePRTT(t, p, n, 0, s)
 		d := sim.FromSeconds(one + (burst-one)/(n-1))
+		if netgauge {
+			d = sim.FromSeconds(one)
+		}
 		m.D[s] = d.Seconds()
 		spaced := measurePRTT(t, p, n, d, s)
 		for range reps {

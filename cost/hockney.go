@@ -132,7 +132,6 @@ var formulas = map[string]formula{
 	"bcast/binary":                     binaryBcast,
 	"bcast/knomial":                    knomialBcast,
 	"bcast/scatter_allgather":          scatterAllgather,
-	"bcast/scatter_allgather_rd":       scatterAllgatherRD,
 	"bcast/adapt":                      segmentedBinaryBcast,
 	"bcast/segmented_binary":           segmentedBinaryBcast,
 }

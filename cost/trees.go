@@ -117,24 +117,6 @@ func scatterAllgather(m Hockney, s size) Prediction {
 	return between(max(ring, lower), end+ring)
 }
 
-// scatterAllgatherRD: the same scatter, then a recursive-doubling
-// allgather (powers of two only). Upper bound: the scatter's end plus the
-// allgather's bound (rdAllgather). Lower bound: the allgather alone, and,
-// for every rank, its block's arrival, then its NIC sending 1, 2, 4, ...
-// blocks of its own block's size ((p-1) c beta in all: each step's send
-// needs the step before to have left), and one alpha for the last.
-func scatterAllgatherRD(m Hockney, s size) Prediction {
-	if s.p == 1 {
-		return exact(0)
-	}
-	rd := rdAllgather(m, s)
-	if !isPow2(s.p) {
-		return rd // no closed form: the algorithm refuses these p
-	}
-	end, lower := s.scatter(m, func(c float64) float64 { return m.Alpha + float64(s.p-1)*c*m.Beta })
-	return between(max(rd.Lower, lower), end+rd.Time)
-}
-
 // scatter prices a linear scatter from the root (rank root+i's block sent
 // i-th) and returns when the last block arrives, and the latest of each
 // block's arrival plus after(its size in bytes).

@@ -11,8 +11,10 @@ import (
 type AnalyticConfig struct {
 	Topology  *topology.Topology
 	Placement []int32 // host of each rank
-	// Gap is LogGP's g: the least time between the starts of two messages
-	// through one NIC, in each direction.
+	// Gap is LogGP's g: after a message of s bytes starts through a NIC,
+	// the next one in the same direction starts g + s/bandwidth later at
+	// the earliest (g added to the serialization, as LogGOPSim and the PRTT
+	// method of calibrate --prtt take it).
 	Gap sim.Time
 	// Local is the channel between ranks placed on the same host (shared
 	// memory): messages between them never touch the network.
@@ -128,7 +130,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])
-	m.txFree[src] = start + max(m.gap, ser)
+	m.txFree[src] = start + m.gap + ser
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start+ser)
@@ -147,7 +149,7 @@ func (m *analytic) Handle(arg uint64) {
 		f := m.flights[v]
 		m.flights[v].next, m.free = m.free, int32(v)
 		start := max(m.eng.Now(), m.rxFree[f.dst])
-		m.rxFree[f.dst] = start + max(m.gap, f.ser)
+		m.rxFree[f.dst] = start + m.gap + f.ser
 		m.eng.At(start+f.ser, m.id, evDelivered<<62|uint64(f.id))
 	}
 }

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
 )
 
 // writeOSULatency writes an osu_latency output for a line alpha + beta*n.
@@ -128,5 +132,85 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "-a", "double_binary_tree")
 	if code == 0 || !strings.Contains(stderr, "no closed form") {
 		t.Errorf("fitting through an algorithm without a closed form: exit %d, %s", code, stderr)
+	}
+}
+
+// measurePRTTOn runs one PRTT(n, d, s) on machine m's analytic network
+// between ranks 0 and 1 and returns the client's time.
+func measurePRTTOn(t *testing.T, m *configs.Machine, n int, d sim.Time, s int64) float64 {
+	t.Helper()
+	sched, err := collectives.PRTT(2, 0, 1, n, d, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, err := m.Place(2, "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := m.Analytic(place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), sched, sim.Config{Network: net, Host: m.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Finish[0].Seconds()
+}
+
+// TestCalibrateLogGP: PRTT series measured, Netgauge's way, on a simulated
+// machine whose hosts charge an overhead o and a gap g, written as
+// Netgauge writes them, give back the machine's L, o, g and G through
+// collsim calibrate --prtt; the machine it writes runs.
+func TestCalibrateLogGP(t *testing.T) {
+	const l, o, g, bw = 5e-6, 1e-6, 3e-6, 1e9
+	m, err := configs.Parse("loggp.yaml", cmdutil.CrossbarLogGPYAML("loggp", "a test", 2, l, o, g, bw, "10GB/s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Host.EagerLimit = 1 << 40 // PRTT's bursts are eager, as Netgauge's small sends
+	const n = 10
+	series := cost.PRTT{N: n, D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
+	for _, s := range []int64{1, 1024, 16384, 65536, 1 << 20} {
+		one := measurePRTTOn(t, m, 1, 0, s)
+		series.D[s], series.One[s] = one, []float64{one}
+		series.Burst[s] = []float64{measurePRTTOn(t, m, n, 0, s)}
+		series.Spaced[s] = []float64{measurePRTTOn(t, m, n, sim.FromSeconds(one), s)}
+	}
+	dir := t.TempDir()
+	file, cfg := filepath.Join(dir, "loggp.out"), filepath.Join(dir, "m.yaml")
+	var b strings.Builder
+	if err := cost.WriteNetgauge(&b, series, cost.LogGP{}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, []byte(b.String()), 0o644)
+	t.Log(b.String())
+	out, errs, code := collsim(t, "calibrate", "--prtt", file, "-o", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var fit struct {
+		L float64 `json:"L_s"`
+		O float64 `json:"o_s"`
+		G float64 `json:"g_s"`
+		B float64 `json:"G_s_per_byte"`
+	}
+	if err := json.Unmarshal([]byte(out), &fit); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"L", fit.L, l}, {"o", fit.O, o}, {"g", fit.G, g}, {"G", fit.B, 1 / bw}} {
+		if math.Abs(c.got-c.want) > 1e-3*c.want {
+			t.Errorf("%s = %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	if _, errs, code := collsim(t, "run", "-m", cfg, "-n", "2", "-s", "1MiB"); code != 0 {
+		t.Errorf("the calibrated machine does not run: %s", errs)
+	}
+	os.WriteFile(file, []byte("8 10 10 28\n"), 0o644)
+	if _, errs, code := collsim(t, "calibrate", "--prtt", file); code == 0 || !strings.Contains(errs, file+":1: 4 fields") {
+		t.Errorf("a truncated file: exit %d, %s", code, errs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/root"
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/cost"
 )
 
 // TestMain lets this test binary stand in for collsim when `collsim real`
@@ -390,5 +391,40 @@ func TestValidateBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestRealPRTT: collsim real --prtt measures Netgauge's three round trips
+// over real sockets in two launches and writes them in Netgauge's format.
+// What must hold whatever the machine: a burst of n messages takes longer
+// than one, and the spaced burst at least the n-1 delays d = PRTT(1,0,s)
+// on top of one round trip. Whether LogGP fits is the machine's affair (on
+// two shared cores it does not: see the README).
+func TestRealPRTT(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "loggp.out")
+	out, errs, code := collsim(t, "real", "--np", "2", "--prtt", "1,4KiB,64KiB", "--iterations", "3", "--warmup", "1", "--prtt-out", file)
+	if code != 0 || !strings.Contains(out, "PRTT(n,d,s)") || !strings.Contains(out, "LogGP fit") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := cost.ParseNetgauge(file, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.N != 10 || len(m.One) != 3 {
+		t.Fatalf("series %+v", m)
+	}
+	for s, one := range m.One {
+		burst, spaced := m.Burst[s][0], m.Spaced[s][0]
+		if burst <= one[0] || spaced < one[0]+9*m.D[s] {
+			t.Errorf("%d bytes: PRTT(1,0,s) %g s, PRTT(n,0,s) %g s, PRTT(n,d,s) %g s with d %g s", s, one[0], burst, spaced, m.D[s])
+		}
+	}
+	if _, errs, code := collsim(t, "real", "--prtt", "1"); code != 2 || !strings.Contains(errs, "--np") {
+		t.Errorf("--prtt without --np: exit %d, %s", code, errs)
 	}
 }

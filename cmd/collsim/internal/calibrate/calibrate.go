@@ -15,7 +15,7 @@ import (
 
 // New returns the calibrate command.
 func New(streams *cmdutil.IO) *cobra.Command {
-	var latFile, bwFile, out, name, reduceBW, ncclFile, collFile, coll, algo string
+	var latFile, bwFile, out, name, reduceBW, ncclFile, collFile, coll, algo, prttFile string
 	var hosts, ranks int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -36,25 +36,36 @@ fits alpha and beta through the closed form of the algorithm that ran
 (-c, -a; it must be exact on those ranks): the form is linear in alpha, beta
 and gamma, so a line through the times gives alpha and beta once gamma is
 taken from --reduce-bandwidth (one collective cannot tell moving a byte from
-reducing it).`,
+reducing it).
+
+From a LogGP measurement (--prtt: Netgauge's "ng -x loggp" output, or what
+collsim real --prtt writes), calibrate fits LogGP's L, o, g and G by the PRTT
+method of Hoefler, Lichei and Rehm (2007) and writes a machine whose hosts
+charge o per send and per receive and g between messages (host.overhead,
+host.gap), with host-to-host latency L and bandwidth 1/G.`,
 		Example: `  osu_latency > lat.txt; osu_bw > bw.txt
   collsim calibrate --osu-latency lat.txt --osu-bw bw.txt --hosts 128 -o my-cluster.yaml
   collsim run -m my-cluster.yaml -n 128 -s 1MiB
   all_reduce_perf -b 8 -e 1G -f 2 > ar.txt   # NCCL_ALGO=Ring, under mpirun
-  collsim calibrate --nccl ar.txt -c allreduce -a ring --reduce-bandwidth 500GB/s`,
+  collsim calibrate --nccl ar.txt -c allreduce -a ring --reduce-bandwidth 500GB/s
+  ng -x loggp -o loggp.out ...   # or: collsim real --np 2 --prtt 1..1MiB --prtt-out loggp.out
+  collsim calibrate --prtt loggp.out -o my-cluster.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sources := 0
-			for _, f := range []string{latFile, ncclFile, collFile} {
+			for _, f := range []string{latFile, ncclFile, collFile, prttFile} {
 				if f != "" {
 					sources++
 				}
 			}
 			if sources != 1 {
-				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output) or --osu-collective (osu_allreduce and friends)")
+				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output), --osu-collective (osu_allreduce and friends) or --prtt (a LogGP measurement)")
 			}
 			if hosts < 2 {
 				return cmdutil.Flagf("--hosts %d: a machine needs at least 2 hosts", hosts)
+			}
+			if prttFile != "" {
+				return calibrateLogGP(streams, prttFile, name, out, hosts, reduceBW, asJSON)
 			}
 			reduceRate, err := configs.ParseBandwidth(reduceBW)
 			if err != nil {
@@ -144,8 +155,61 @@ reducing it).`,
 	f.StringVarP(&coll, "collective", "c", "allreduce", "with --nccl or --osu-collective: the collective measured")
 	f.StringVarP(&algo, "algo", "a", "ring", "with --nccl or --osu-collective: the algorithm that ran (its closed form must be exact on those ranks)")
 	f.IntVar(&ranks, "ranks", 0, "with --osu-collective: the ranks it ran on (nccl-tests output lists them)")
+	f.StringVar(&prttFile, "prtt", "", "a LogGP measurement (Netgauge's loggp output, or collsim real --prtt-out): fit L, o, g and G")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// calibrateLogGP fits LogGP to the PRTT series in file and writes the
+// machine.
+func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, reduceBW string, asJSON bool) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	series, err := cost.ParseNetgauge(file, f)
+	if err != nil {
+		return err
+	}
+	fit, err := cost.FitLogGP(series)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	p := fit.Model
+	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW)
+	if _, err := configs.Parse(name+".yaml", yaml); err != nil {
+		return fmt.Errorf("internal error: the written config does not load: %w", err)
+	}
+	if out != "" {
+		if err := os.WriteFile(out, yaml, 0o644); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return cmdutil.JSON(streams.Out, map[string]any{
+			"L_s": p.L, "o_s": p.O, "g_s": p.Gap, "G_s_per_byte": p.G, "o_spread_s": fit.OSpread,
+			"gap_fit_max_rel_residual": fit.GapFit.MaxRelResidual, "sizes": len(series.One), "n": series.N, "config": out,
+		})
+	}
+	rows := [][]string{
+		{"samples", fmt.Sprintf("%d sizes, bursts of n = %d, from %s", len(series.One), series.N, file)},
+		{"L", cmdutil.Seconds(p.L)},
+		{"o", fmt.Sprintf("%s (per-size estimates spread over %s)", cmdutil.Seconds(p.O), cmdutil.Seconds(fit.OSpread))},
+		{"g", fmt.Sprintf("%s ± %s", cmdutil.Seconds(p.Gap), cmdutil.Seconds(fit.GapFit.AlphaErr))},
+		{"G", fmt.Sprintf("%s per MiB = %s (worst residual of g + (s-1)G: %.2f%%)", cmdutil.Seconds(p.G*(1<<20)), configs.FormatBandwidth(1/p.G), 100*fit.GapFit.MaxRelResidual)},
+		{"machine", fmt.Sprintf("%d hosts on one switch: latency L, bandwidth 1/G, host overhead o and gap g", hosts)},
+	}
+	if out != "" {
+		rows = append(rows, []string{"written", out})
+	}
+	if err := cmdutil.Table(streams.Out, rows); err != nil {
+		return err
+	}
+	if out == "" {
+		_, err = fmt.Fprintf(streams.Out, "\n%s", yaml)
+	}
+	return err
 }
 
 func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {

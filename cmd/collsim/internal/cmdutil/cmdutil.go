@@ -379,13 +379,19 @@ func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error
 // reduceBW (a bandwidth with its unit). source says where the numbers came
 // from, for the file's comment and description.
 func CrossbarYAML(name, source string, hosts int, alpha, bw float64, reduceBW string) []byte {
+	return CrossbarLogGPYAML(name, source, hosts, alpha, 0, 0, bw, reduceBW)
+}
+
+// CrossbarLogGPYAML is CrossbarYAML with LogGP's host costs: overhead o
+// per send and per receive, and gap g between messages through a NIC.
+func CrossbarLogGPYAML(name, source string, hosts int, alpha, o, g, bw float64, reduceBW string) []byte {
 	var b bytes.Buffer
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 	fmt.Fprintf(&b, "# Written by %s.\nname: %s\n", source, strconv.Quote(name))
 	fmt.Fprintf(&b, "description: >-\n  %d hosts on one switch, calibrated by %s: %s host to\n  host, %s.\n",
 		hosts, source, Seconds(alpha), configs.FormatBandwidth(bw))
 	fmt.Fprintf(&b, "network:\n  crossbar:\n    hosts: %d\n    link: {bandwidth: %sB/s, latency: %sns}\n", hosts, num(bw), num(alpha/2*1e9))
-	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: 0ns\n  gap: 0ns\n  reduce_bandwidth: %s\n  eager_limit: 64KiB\nplacement: block\n", reduceBW)
+	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: %sns\n  gap: %sns\n  reduce_bandwidth: %s\n  eager_limit: 64KiB\nplacement: block\n", num(o*1e9), num(g*1e9), reduceBW)
 	return b.Bytes()
 }
 

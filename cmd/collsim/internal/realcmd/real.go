@@ -50,6 +50,10 @@ type options struct {
 	json         bool
 	fault        string
 	timeline     string
+	prtt         string // sizes of a PRTT measurement (--prtt)
+	prttN        int
+	prttOut      string
+	prttDelays   string // the second PRTT launch's d per size
 }
 
 // New returns the real command.
@@ -100,7 +104,12 @@ Three ways to start the ranks:
 	f.StringVarP(&o.sizes, "sizes", "s", "8,1KiB,64KiB,1MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
 	o.AddFlags(f)
 	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
-	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's other rank (default: the last rank, on another host under block placement)")
+	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and PRTT's) other rank (default: the last rank, on another host under block placement)")
+	f.StringVar(&o.prtt, "prtt", "", `instead of collectives, measure Netgauge's LogGP round trips PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,PRTT(1,0,s),s) between rank 0 and --pingpong-peer at these sizes ("1..1MiB"; needs --np) and fit L, o, g and G`)
+	f.IntVar(&o.prttN, "prtt-n", 10, "messages per PRTT burst (Netgauge's n)")
+	f.StringVar(&o.prttOut, "prtt-out", "", "write the PRTT series to this file in Netgauge's loggp format, for collsim calibrate --prtt")
+	f.StringVar(&o.prttDelays, "prtt-delays", "", "internal: the delays of the second PRTT launch")
+	f.MarkHidden("prtt-delays")
 	f.IntVar(&o.iterations, "iterations", 10, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 2, "untimed iterations before them")
 	f.BoolVar(&o.verify, "verify", true, "carry real data and check every rank's result after every iteration")
@@ -123,7 +132,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return err
 	}
-	if _, child := os.LookupEnv("COLLSIM_RANK"); !child && o.NP > 0 {
+	_, child := os.LookupEnv("COLLSIM_RANK")
+	if !child && o.prtt != "" {
+		return runPRTT(cmd, streams.Out, streams.Err, o)
+	}
+	if !child && o.NP > 0 {
 		// Check the flags here, once, rather than in every rank.
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
@@ -208,6 +221,11 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
+	if o.prtt != "" {
+		jobs, _, err := prttJobs(o, size)
+		spec := fmt.Sprintf("prtt|%s|%d|%s|%d|%d|%d", o.prtt, o.prttN, o.prttDelays, o.peer, o.iterations, o.warmup)
+		return jobs, realrun.JobHash(buildID(), spec), err
+	}
 	colls, err := cmdutil.Collectives(o.collective)
 	if err != nil {
 		return nil, 0, err
