@@ -285,7 +285,7 @@ func init() {
 			Cost:    "about (p-1+k)(2a + 2sb + sg) for k segments of s bytes: best s = sqrt(n a / ((p-2) b))",
 			newRank: func(p Params, r int) stepper {
 				return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
-			}, lookahead: 64},
+			}, lookahead: 1024},
 		{Collective: Allreduce, Name: "hierarchical",
 			Summary: "HAN-style (Luo et al. 2020): for each segment (--segment, default 64 KiB), a reduce inside each node to its first rank, an allreduce among those leaders, and a bcast inside the node; the algorithm at each level is an option (--intra: binomial by default, or linear, chain, adapt, segmented_binary; --inner for the leaders: recursive_doubling up to 64 KiB, ring above, by default). Segments overlap, so intra-node and inter-node stages run at the same time. Needs the machine's ranks per node (--node-size, or a machine with nodes): without it there is no hierarchy to use and the algorithm refuses.",
 			Cost:    "about T_reduce,intra(s) + T_allreduce,inter(s) + T_bcast,intra(s) + (k-1) max stage, for k segments of s",
