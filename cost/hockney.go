@@ -28,6 +28,10 @@ type Prediction struct {
 
 func exact(t float64) Prediction { return Prediction{Time: t, Lower: t, Exact: true} }
 
+// noForm says a formula does not cover the parameters (Predict turns it
+// into ErrNoClosedForm).
+func noForm() Prediction { return Prediction{Time: math.NaN(), Lower: math.NaN()} }
+
 // formula prices one algorithm: p ranks, n bytes (the vector, or per pair
 // for alltoall), c bytes in the largest of the p blocks of the vector.
 type formula func(m Hockney, s size) Prediction
@@ -43,13 +47,13 @@ func suara(m Hockney, s size) Prediction {
 	for _, d := range collectives.SuaraGrid(p) {
 		inner, err := collectives.Lookup(collectives.Allreduce, collectives.InnerAlgorithm(p, p.Count))
 		if err != nil || !Has(inner) {
-			return Prediction{Time: math.NaN(), Lower: math.NaN()}
+			return noForm()
 		}
 		q := p
 		q.Ranks = d
 		pr, err := m.Predict(inner, q)
 		if err != nil {
-			return Prediction{Time: math.NaN(), Lower: math.NaN()}
+			return noForm()
 		}
 		sum.Time, sum.Lower, sum.Exact = sum.Time+pr.Time, sum.Lower+pr.Lower, sum.Exact && pr.Exact
 	}
@@ -152,15 +156,20 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if p.Ranks < 1 {
 		return Prediction{}, fmt.Errorf("%s: ranks must be at least 1", a.ID())
 	}
-	elem := p.ElemSize
-	if elem == 0 {
-		elem = 8
-	}
-	pred := f(m, size{orig: p, p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root, segment: p.Segment})
+	pred := f(m, sizeOf(p))
 	if math.IsNaN(pred.Time) {
 		return pred, fmt.Errorf("%s on %d ranks: %w", a.ID(), p.Ranks, ErrNoClosedForm)
 	}
 	return pred, nil
+}
+
+// sizeOf describes a call for the formulas.
+func sizeOf(p collectives.Params) size {
+	elem := p.ElemSize
+	if elem == 0 {
+		elem = 8
+	}
+	return size{orig: p, p: p.Ranks, n: float64(p.Count * elem), count: p.Count, elem: elem, root: p.Root, segment: p.Segment}
 }
 
 // ErrNoClosedForm says that a formula does not cover the parameters given
@@ -402,7 +411,7 @@ func linearAllgather(m Hockney, s size) Prediction {
 // other p, and so does this formula.
 func rdAllgather(m Hockney, s size) Prediction {
 	if !isPow2(s.p) {
-		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		return noForm()
 	}
 	hi, lo := s.block(s.p)
 	f := func(c float64) float64 { return float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*c*m.Beta }
@@ -424,7 +433,7 @@ func pairwiseReduceScatter(m Hockney, s size) Prediction {
 // block otherwise. Other p fold first; no closed form here yet.
 func rhReduceScatter(m Hockney, s size) Prediction {
 	if !isPow2(s.p) {
-		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		return noForm()
 	}
 	hi, lo := s.block(s.p)
 	f := func(c float64) float64 { return float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*c*(m.Beta+m.Gamma) }
@@ -507,7 +516,7 @@ func binomialGatherScatter(m Hockney, s size) Prediction {
 	}
 	hi, lo := s.block(s.p)
 	if !isPow2(s.p) || s.root != 0 || hi != lo {
-		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		return noForm()
 	}
 	return exact(float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*hi*m.Beta)
 }
@@ -574,7 +583,7 @@ func bruckAllgather(m Hockney, s size) Prediction {
 // smallest and largest block otherwise. Odd p is refused.
 func neighborExchange(m Hockney, s size) Prediction {
 	if s.p%2 != 0 {
-		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		return noForm()
 	}
 	hi, lo := s.block(s.p)
 	f := func(c float64) float64 { return float64(s.p/2)*m.Alpha + float64(s.p-1)*c*m.Beta }
@@ -588,7 +597,7 @@ func neighborExchange(m Hockney, s size) Prediction {
 func rabenseifnerReduce(m Hockney, s size) Prediction {
 	hi, lo := s.block(s.p)
 	if !isPow2(s.p) || hi != lo {
-		return Prediction{Time: math.NaN(), Lower: math.NaN()}
+		return noForm()
 	}
 	if s.p == 1 {
 		return exact(0)

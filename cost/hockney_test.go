@@ -16,12 +16,18 @@ import (
 // alpha/2 each way and bandwidth 1/beta, reductions at gamma.
 func simulate(t *testing.T, a collectives.Algorithm, p collectives.Params, link topology.LinkSpec, gammaPs float64) sim.Time {
 	t.Helper()
+	return simulateHost(t, a, p, link, sim.HostParams{ReducePsPerByte: gammaPs, EagerLimit: 1 << 62}, 0)
+}
+
+// simulateHost is simulate with host costs and a NIC gap.
+func simulateHost(t *testing.T, a collectives.Algorithm, p collectives.Params, link topology.LinkSpec, host sim.HostParams, gap sim.Time) sim.Time {
+	t.Helper()
 	cross, err := topology.Crossbar(p.Ranks, link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	place, _ := topology.Place(topology.PlaceBlock, p.Ranks, p.Ranks, 1, 0)
-	net, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place})
+	net, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place, Gap: gap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +35,7 @@ func simulate(t *testing.T, a collectives.Algorithm, p collectives.Params, link 
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{ReducePsPerByte: gammaPs, EagerLimit: 1 << 62}})
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: host})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,4 +136,51 @@ func groupSize(p int) int {
 		}
 	}
 	return g
+}
+
+// TestLogGPFormsMatchSimulation: on a crossbar whose hosts charge an
+// overhead o per send and per receive and a NIC gap g per message, every
+// LogGP form equals the analytic simulation where it says it is exact, and
+// bounds it otherwise; with o and g that let latency set the pace, and with
+// a gap longer than a hop, so that the NIC sets it.
+func TestLogGPFormsMatchSimulation(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6} // beta 100 ps/B, alpha 1.5µs
+	for _, c := range []struct{ o, g, gammaPs float64 }{{0.4e-6, 0.3e-6, 30}, {0.2e-6, 5e-6, 130}, {2e-6, 0, 30}} {
+		model := Hockney{Alpha: 2 * link.Latency, Beta: 1 / link.Bandwidth, Gamma: c.gammaPs * 1e-12}
+		host := sim.HostParams{ReducePsPerByte: c.gammaPs, EagerLimit: 1 << 62, Overhead: sim.FromSeconds(c.o)}
+		for _, a := range collectives.All() {
+			if !HasLogGP(a) {
+				continue
+			}
+			exactSeen := 0
+			for p := 1; p <= 33; p++ {
+				for _, n := range []int64{0, 1, int64(p) + 1, 4 * int64(p), 1000, 20000} {
+					params := collectives.Params{Ranks: p, Count: n}
+					if _, err := a.Build(params); err != nil {
+						continue
+					}
+					pred, err := model.PredictLogGP(a, params, c.o, c.g)
+					if errors.Is(err, ErrNoClosedForm) {
+						continue
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := simulateHost(t, a, params, link, host, sim.FromSeconds(c.g)).Seconds()
+					const tol = 1e-9
+					if pred.Exact {
+						exactSeen++
+						if math.Abs(got-pred.Time) > tol*math.Max(pred.Time, 1e-12) {
+							t.Errorf("%s o=%g g=%g p=%d count=%d: simulated %.12g s, LogGP form %.12g s", a.ID(), c.o, c.g, p, n, got, pred.Time)
+						}
+					} else if got < pred.Lower*(1-tol) || got > pred.Time*(1+tol) {
+						t.Errorf("%s o=%g g=%g p=%d count=%d: simulated %.12g s outside [%.12g, %.12g]", a.ID(), c.o, c.g, p, n, got, pred.Lower, pred.Time)
+					}
+				}
+			}
+			if exactSeen == 0 {
+				t.Errorf("%s: no exact case: the test proves nothing", a.ID())
+			}
+		}
+	}
 }

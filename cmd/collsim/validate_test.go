@@ -12,6 +12,25 @@ import (
 // form equals the analytic simulation to 1e-9, or the simulation lies
 // within the bounds the form gives, for every collective over rank counts
 // including primes and sizes from 8 B to 16 MiB; --max-error 1e-9 checks it.
+// TestValidateLogGPForms: on a crossbar whose hosts charge o and g (with
+// rendezvous above 64 KiB, as the built-in machines), the LogGP forms
+// match the analytic simulation to 1e-9 through validate; an algorithm
+// without one is flagged by the notes.
+func TestValidateLogGPForms(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "loggp.yaml")
+	os.WriteFile(cfg, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 10GB/s, latency: 500ns}}\nhost:\n  overhead: 700ns\n  gap: 2us\n  reduce_bandwidth: 5GB/s\n  eager_limit: 64KiB\n"), 0o644)
+	for _, args := range [][]string{{"-c", "allreduce", "-a", "ring,recursive_doubling"}, {"-c", "allgather", "-a", "ring"}, {"-c", "alltoall", "-a", "pairwise"}, {"-c", "bcast", "-a", "binomial"}, {"-c", "barrier", "-a", "dissemination"}} {
+		full := append([]string{"validate", "-m", cfg, "-n", "2,16,64", "-s", "8,4KiB,1MiB", "--network", "analytic", "--max-error", "1e-9"}, args...)
+		if stdout, stderr, code := collsim(t, full...); code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	stdout, _, _ := collsim(t, "validate", "-m", cfg, "-n", "16", "-s", "1MiB", "--network", "analytic", "-c", "allreduce", "-a", "rabenseifner")
+	if !strings.Contains(stdout, "LogGP form") {
+		t.Errorf("no note on the forms that leave o and g out:\n%s", stdout)
+	}
+}
+
 func TestValidateModelCrossbar(t *testing.T) {
 	stdout, stderr, code := collsim(t, "validate", "-c", "all", "-n", "2,5,16,17,64", "-s", "8..16MiB", "--max-error", "1e-9", "--json")
 	if code != 0 {

@@ -208,6 +208,19 @@ func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 	return h, uniform
 }
 
+// ClosedForm prices a on m with h: in LogGP when m's hosts charge an
+// overhead or a gap and a has a LogGP form (loggp then says so), else with
+// the alpha-beta-gamma form, which leaves o and g out.
+func ClosedForm(m *configs.Machine, h cost.Hockney, a collectives.Algorithm, p collectives.Params) (pred cost.Prediction, loggp bool, err error) {
+	o, g := m.Host.Overhead.Seconds(), m.Gap.Seconds()
+	if (o > 0 || g > 0) && cost.HasLogGP(a) {
+		pred, err = h.PredictLogGP(a, p, o, g)
+		return pred, true, err
+	}
+	pred, err = h.Predict(a, p)
+	return pred, false, err
+}
+
 // Algorithm resolves an algorithm name, or a library selector ("ompi",
 // "mpich") to the algorithm it picks for params; chosenBy then says which
 // selector and rule chose it.

@@ -122,7 +122,8 @@ type Result struct {
 	Model        *float64 `json:"model_s"`
 	ModelExact   bool     `json:"model_exact"`
 	RoutesAlike  bool     `json:"routes_alike"`
-	HostCosts    bool     `json:"host_costs"` // the machine charges o or g, which the closed forms leave out
+	HostCosts    bool     `json:"host_costs"` // the machine charges o or g, which the closed form leaves out
+	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
 	Ops          uint64   `json:"ops"`
@@ -305,10 +306,14 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	}
 	if cost.Has(alg) && o.Network == "analytic" && !out.Noise {
 		h, uniform := cmdutil.Hockney(m, place)
-		pred, err := h.Predict(alg, params)
+		pred, loggp, err := cmdutil.ClosedForm(m, h, alg, params)
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, uniform
-			out.HostCosts = m.Host.Overhead > 0 || m.Gap > 0
+			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && !loggp
+			out.ModelKind = "Hockney"
+			if loggp {
+				out.ModelKind = "LogGP"
+			}
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
 			}
@@ -498,7 +503,7 @@ func print(streams *cmdutil.IO, r *Result) error {
 		default:
 			kind = fmt.Sprintf("upper bound; lower bound %s", cmdutil.Seconds(*r.ModelLower))
 		}
-		model = fmt.Sprintf("%s (Hockney, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), kind, ratio)
+		model = fmt.Sprintf("%s (%s, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), r.ModelKind, kind, ratio)
 	}
 	rows := [][]string{
 		{"  ranks", fmt.Sprintf("%d (%s placement)", r.Ranks, r.Placement)},

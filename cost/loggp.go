@@ -1,0 +1,160 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/collsim/collsim/collectives"
+)
+
+// Closed forms in LogGP (Alexandrov, Ionescu, Schauser, Scheiman 1995),
+// where they differ from Hockney's: a host's CPU spends o on every send
+// before the message leaves and o on every receive after it arrives, and
+// its NIC spends g per message on top of the bytes' serialization, in each
+// direction (collsim's analytic network with host.overhead and host.gap;
+// LogGOPSim's rule). A message of c bytes between dependent steps then
+// costs alpha + 2o + c beta, and consecutive messages through one NIC
+// start g + c beta apart at the least; L is Hockney's alpha and G its beta.
+// Where o = g = 0 every form here equals the Hockney one.
+
+type logGPForm func(m Hockney, o, g float64, s size) Prediction
+
+var logGPForms = map[string]logGPForm{
+	"allreduce/ring":               logGPRingAllreduce,
+	"allgather/ring":               logGPRingAllgather,
+	"reduce_scatter/ring":          logGPRingReduceScatter,
+	"alltoall/pairwise":            logGPPairwise,
+	"allreduce/recursive_doubling": logGPRecursiveDoubling,
+	"barrier/dissemination":        logGPDissemination,
+	"bcast/binomial":               logGPBinomialBcast,
+}
+
+// HasLogGP reports whether a has a LogGP form (PredictLogGP).
+func HasLogGP(a collectives.Algorithm) bool { _, ok := logGPForms[a.ID()]; return ok }
+
+// PredictLogGP prices one call of a on a machine whose hosts charge
+// overhead o and gap g (seconds), with m's alpha, beta and gamma. Without
+// host costs it is Predict.
+func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, g float64) (Prediction, error) {
+	if o == 0 && g == 0 {
+		return m.Predict(a, p)
+	}
+	f, ok := logGPForms[a.ID()]
+	if !ok {
+		return Prediction{}, fmt.Errorf("no LogGP form for %s yet (its Hockney form leaves out o and g)", a.ID())
+	}
+	if _, err := m.Predict(a, p); err != nil { // the same parameters are covered
+		return Prediction{}, err
+	}
+	pred := f(m, o, g, sizeOf(p))
+	if math.IsNaN(pred.Time) {
+		return pred, fmt.Errorf("%s on %d ranks in LogGP: %w", a.ID(), p.Ranks, ErrNoClosedForm)
+	}
+	return pred, nil
+}
+
+// logGPStep is one step of a chain of exchanges: a message of c bytes
+// sent as soon as the step before has been received (o to send, alpha,
+// c beta, o to receive, then red to reduce it), unless the NIC is still
+// spacing the previous message (g + c beta).
+func logGPStep(m Hockney, o, g, c, red float64) float64 {
+	return max(m.Alpha+2*o+c*m.Beta+red, g+c*m.Beta)
+}
+
+// logGPSteps is k steps of blocks of the largest size hi: the first
+// step whole, each later one after the previous by a step or by the NIC's
+// spacing, whichever is longer (a rank's sends leave g + c beta apart, and
+// the first send waits for nothing): step + (k-1) max(step, g + c beta).
+// Exact when every block has that size; with blocks of lo too, between
+// that of lo and that of hi. reduce says whether each step reduces its
+// block.
+func logGPSteps(m Hockney, o, g float64, k int, hi, lo float64, reduce bool) Prediction {
+	steps := func(c float64) float64 {
+		if k == 0 {
+			return 0
+		}
+		red := 0.0
+		if reduce {
+			red = c * m.Gamma
+		}
+		step := logGPStep(m, o, 0, c, red)
+		return step + float64(k-1)*logGPStep(m, o, g, c, red)
+	}
+	return between(steps(lo), steps(hi))
+}
+
+// logGPRingAllreduce: p-1 reduce-scatter steps then p-1 allgather steps
+// of the largest block c, one chain: the NIC's spacing holds between the
+// last reducing step and the first allgather step too (ringAllreduce's
+// argument, step by step; Patarasuk and Yuan 2009 with LogGP's costs).
+func logGPRingAllreduce(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	hi, lo := s.block(s.p)
+	k := float64(s.p - 1)
+	// Send i+1 leaves max(a step, the NIC's spacing) after send i; the
+	// last message then takes its own step, less the o before it left.
+	chain := func(c float64) float64 {
+		rs, ag := logGPStep(m, o, g, c, c*m.Gamma), logGPStep(m, o, g, c, 0)
+		return k*rs + (k-1)*ag + logGPStep(m, o, 0, c, 0)
+	}
+	return between(chain(lo), chain(hi))
+}
+
+// logGPRingAllgather: p-1 steps of the largest block.
+func logGPRingAllgather(m Hockney, o, g float64, s size) Prediction {
+	hi, lo := s.block(s.p)
+	return logGPSteps(m, o, g, s.p-1, hi, lo, false)
+}
+
+// logGPRingReduceScatter: p-1 reducing steps of the largest block.
+func logGPRingReduceScatter(m Hockney, o, g float64, s size) Prediction {
+	hi, lo := s.block(s.p)
+	return logGPSteps(m, o, g, s.p-1, hi, lo, true)
+}
+
+// logGPPairwise: a rank's copy of its own block (a send to itself and its
+// receive, o each, through no NIC), then p-1 exchanges of n bytes, each
+// after the last.
+func logGPPairwise(m Hockney, o, g float64, s size) Prediction {
+	steps := logGPSteps(m, o, g, s.p-1, s.n, s.n, false)
+	return exact(2*o + steps.Time)
+}
+
+// logGPRecursiveDoubling: log2 p exchanges of the whole vector, each
+// reduced, for p a power of two; no LogGP form otherwise (the fold's
+// bounds are Hockney's only).
+func logGPRecursiveDoubling(m Hockney, o, g float64, s size) Prediction {
+	if !isPow2(s.p) {
+		return noForm()
+	}
+	return logGPSteps(m, o, g, log2Floor(s.p), s.n, s.n, true)
+}
+
+// logGPDissemination: ceil(log2 p) rounds of empty messages.
+func logGPDissemination(m Hockney, o, g float64, s size) Prediction {
+	return logGPSteps(m, o, g, log2Ceil(s.p), 0, 0, false)
+}
+
+// logGPBinomialBcast: for p = 2^d, a rank sends to its children largest
+// subtree first; the i-th send leaves (i-1) s after the first, s = max(o, g
+// + n beta) (the CPU's o per send, or the NIC's spacing), and each hop
+// costs h = alpha + 2o + n beta. The child sent i-th heads a binomial tree
+// of depth d-i, so the latest arrival is f(d) = max over i of h + (i-1) s +
+// f(d-i), f(0) = 0: d h when s <= h, as Hockney's d (alpha + n beta).
+// Exact for powers of two; no LogGP form otherwise.
+func logGPBinomialBcast(m Hockney, o, g float64, s size) Prediction {
+	if !isPow2(s.p) {
+		return noForm()
+	}
+	h, gap := m.Alpha+2*o+s.n*m.Beta, max(o, g+s.n*m.Beta)
+	d := log2Floor(s.p)
+	f := make([]float64, d+1)
+	for depth := 1; depth <= d; depth++ {
+		for i := 1; i <= depth; i++ {
+			f[depth] = max(f[depth], h+float64(i-1)*gap+f[depth-i])
+		}
+	}
+	return exact(f[d])
+}
