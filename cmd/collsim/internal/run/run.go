@@ -122,7 +122,7 @@ type Result struct {
 	Model        *float64 `json:"model_s"`
 	ModelExact   bool     `json:"model_exact"`
 	RoutesAlike  bool     `json:"routes_alike"`
-	HostCosts    bool     `json:"host_costs"` // the machine charges o or g, which the closed form leaves out
+	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
 	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
