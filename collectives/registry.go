@@ -499,12 +499,12 @@ func init() {
 			Summary: "Topology-aware: ranks first exchange blocks inside their node (or Dragonfly group: --node-size, else --group-size, defaults from the machine), so that each holds, for every other node, all of its node's blocks for one rank there; then one aggregated message per node crosses the network. N-1 network messages of ns blocks per rank instead of p-ns of one: fewer, larger messages on the expensive links. Blocks are packed by local copies, which the model takes as free.",
 			Cost:    "about (ns-1)(a + (p/ns)cb) intra-node + (p/ns - 1)(a + ns cb) across the network",
 			newRank: func(p Params, r int) stepper {
-				return &twoLevelAlltoall{r: r, p: p.Ranks, ns: twoLevelSize(p), c: p.Count}
+				return &twoLevelAlltoall{r: r, p: p.Ranks, ns: TwoLevelSize(p), c: p.Count}
 			},
 			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n, n} },
 			needs: func(p Params) error {
-				if ns := twoLevelSize(p); ns < 1 || p.Ranks%ns != 0 {
-					return &Unsupported{Reason: fmt.Sprintf("two_level needs ranks in whole nodes or groups (--node-size or --group-size): %d ranks, size %d; use alltoall/pairwise", p.Ranks, twoLevelSize(p))}
+				if ns := TwoLevelSize(p); ns < 1 || p.Ranks%ns != 0 {
+					return &Unsupported{Reason: fmt.Sprintf("two_level needs ranks in whole nodes or groups (--node-size or --group-size): %d ranks, size %d; use alltoall/pairwise", p.Ranks, TwoLevelSize(p))}
 				}
 				return nil
 			}},

@@ -66,7 +66,9 @@ func (s *twoLevelAlltoall) step(b *builder) bool {
 	return true
 }
 
-func twoLevelSize(p Params) int {
+// TwoLevelSize is the ranks per node (or Dragonfly group) that two_level
+// alltoall aggregates over: NodeSize when set, else GroupSize.
+func TwoLevelSize(p Params) int {
 	if p.NodeSize > 1 {
 		return p.NodeSize
 	}

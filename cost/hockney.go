@@ -137,11 +137,14 @@ var formulas = map[string]formula{
 	"bcast/knomial":                    knomialBcast,
 	"bcast/scatter_allgather":          scatterAllgather,
 	"bcast/adapt":                      segmentedBinaryBcast,
+	"alltoall/two_level":               func(m Hockney, s size) Prediction { return twoLevelAlltoall(Levels{m, m}, s) },
 	"bcast/segmented_binary":           segmentedBinaryBcast,
 }
 
 func init() {
-	formulas["allreduce/suara"] = suara // refers to Predict: set after formulas exists
+	// These refer to Predict: set after formulas exists.
+	formulas["allreduce/suara"] = suara
+	formulas["allreduce/hierarchical"] = func(m Hockney, s size) Prediction { return hierarchicalAllreduce(Levels{m, m}, s) }
 }
 
 // Has reports whether the model has a closed form for the algorithm.
@@ -156,7 +159,11 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if p.Ranks < 1 {
 		return Prediction{}, fmt.Errorf("%s: ranks must be at least 1", a.ID())
 	}
-	pred := f(m, sizeOf(p))
+	return checked(a, p, f(m, sizeOf(p)))
+}
+
+// checked turns a formula's noForm into ErrNoClosedForm.
+func checked(a collectives.Algorithm, p collectives.Params, pred Prediction) (Prediction, error) {
 	if math.IsNaN(pred.Time) {
 		return pred, fmt.Errorf("%s on %d ranks: %w", a.ID(), p.Ranks, ErrNoClosedForm)
 	}

@@ -73,7 +73,7 @@ func closedFormsMatch(t *testing.T, link topology.LinkSpec, gammaPs float64) {
 					}
 					// Roots vary; every other case is rooted at 0, and
 					// small segments make pipelines of several segments.
-					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7), GroupSize: groupSize(p)}
+					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7), GroupSize: groupSize(p), NodeSize: nodeSize(p, i)}
 					if i%2 == 0 {
 						params.Root = 0
 					}
@@ -125,6 +125,16 @@ func TestClosedFormCoverage(t *testing.T) {
 			t.Errorf("%s lost its closed form", id)
 		}
 	}
+}
+
+// nodeSize is a node size for the hierarchical algorithms: the largest
+// divisor of p up to 6, or, every third case, 4 (a smaller last node when 4
+// does not divide p).
+func nodeSize(p, i int) int {
+	if i%3 == 2 {
+		return 4
+	}
+	return groupSize(p)
 }
 
 // groupSize is the largest divisor of p up to 6, a group size that fits.

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/collectives"
 )
@@ -46,11 +45,7 @@ func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, 
 	if _, err := m.Predict(a, p); err != nil { // the same parameters are covered
 		return Prediction{}, err
 	}
-	pred := f(m, o, g, sizeOf(p))
-	if math.IsNaN(pred.Time) {
-		return pred, fmt.Errorf("%s on %d ranks in LogGP: %w", a.ID(), p.Ranks, ErrNoClosedForm)
-	}
-	return pred, nil
+	return checked(a, p, f(m, o, g, sizeOf(p)))
 }
 
 // logGPStep is one step of a chain of exchanges: a message of c bytes

@@ -184,6 +184,11 @@ func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (
 // every message as the slowest one, an estimate. All pairs are checked up
 // to 512 ranks; above that, the pairs among 64 ranks spread over the job.
 func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
+	return hockneyOver(m, place, func(i, j int) bool { return true })
+}
+
+// hockneyOver is Hockney over the pairs of ranks that keep says to.
+func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h cost.Hockney, uniform bool) {
 	uniform = true
 	first := true
 	var a0, b0 float64
@@ -193,7 +198,7 @@ func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 	}
 	for i := 0; i < len(place); i += stride {
 		for j := 0; j < len(place); j += stride {
-			if i == j {
+			if i == j || !keep(i, j) {
 				continue
 			}
 			a, b := m.PathParams(int(place[i]), int(place[j]))
@@ -208,17 +213,54 @@ func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
 	return h, uniform
 }
 
-// ClosedForm prices a on m with h: in LogGP when m's hosts charge an
-// overhead or a gap and a has a LogGP form (loggp then says so), else with
-// the alpha-beta-gamma form, which leaves o and g out.
-func ClosedForm(m *configs.Machine, h cost.Hockney, a collectives.Algorithm, p collectives.Params) (pred cost.Prediction, loggp bool, err error) {
-	o, g := m.Host.Overhead.Seconds(), m.Gap.Seconds()
-	if (o > 0 || g > 0) && cost.HasLogGP(a) {
-		pred, err = h.PredictLogGP(a, p, o, g)
-		return pred, true, err
+// Pricing is what the closed forms need of a machine and a placement,
+// worked out once: the alpha-beta-gamma model of the slowest route, and
+// the two levels of blocks of consecutive ranks (a node's, or a Dragonfly
+// group's) for the algorithms priced level by level.
+type Pricing struct {
+	Machine *configs.Machine
+	Flat    cost.Hockney
+	Levels  cost.Levels
+	// Uniform reports whether every route is alike (Flat prices every
+	// message right); LevelsUniform whether the routes inside blocks are
+	// alike, and those between blocks.
+	Uniform, LevelsUniform bool
+}
+
+// NewPricing works out the pricing of m for ranks placed by place, in
+// blocks of block consecutive ranks (1: no levels).
+func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
+	pr := Pricing{Machine: m}
+	pr.Flat, pr.Uniform = Hockney(m, place)
+	pr.Levels.Global, pr.LevelsUniform = pr.Flat, pr.Uniform
+	if block > 1 && block < len(place) {
+		var localSame, globalSame bool
+		pr.Levels.Local, localSame = hockneyOver(m, place, func(i, j int) bool { return i/block == j/block })
+		pr.Levels.Global, globalSame = hockneyOver(m, place, func(i, j int) bool { return i/block != j/block })
+		pr.LevelsUniform = localSame && globalSame
 	}
-	pred, err = h.Predict(a, p)
-	return pred, false, err
+	return pr
+}
+
+// ClosedForm prices a for p. kind names the model: "LogGP" when the hosts
+// charge an overhead or a gap and a has a LogGP form; "levels" for the
+// algorithms priced level by level (cost.Levels); else "Hockney", the
+// alpha-beta-gamma form of the slowest route, which leaves o and g out.
+// alike reports whether the routes the form assumes alike are (else the
+// form is an estimate).
+func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pred cost.Prediction, kind string, alike bool, err error) {
+	m := pr.Machine
+	o, g := m.Host.Overhead.Seconds(), m.Gap.Seconds()
+	switch {
+	case (o > 0 || g > 0) && cost.HasLogGP(a):
+		pred, err = pr.Flat.PredictLogGP(a, p, o, g)
+		return pred, "LogGP", pr.Uniform, err
+	case cost.HasLevels(a):
+		pred, err = pr.Levels.Predict(a, p)
+		return pred, "levels", pr.LevelsUniform, err
+	}
+	pred, err = pr.Flat.Predict(a, p)
+	return pred, "Hockney", pr.Uniform, err
 }
 
 // Algorithm resolves an algorithm name, or a library selector ("ompi",

@@ -305,15 +305,12 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		out.DataVerified = &ok
 	}
 	if cost.Has(alg) && o.Network == "analytic" && !out.Noise {
-		h, uniform := cmdutil.Hockney(m, place)
-		pred, loggp, err := cmdutil.ClosedForm(m, h, alg, params)
+		pricing := cmdutil.NewPricing(m, place, collectives.TwoLevelSize(params))
+		pred, kind, alike, err := pricing.ClosedForm(alg, params)
 		if err == nil {
-			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, uniform
-			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && !loggp
-			out.ModelKind = "Hockney"
-			if loggp {
-				out.ModelKind = "LogGP"
-			}
+			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
+			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
+			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
 			}

@@ -73,8 +73,8 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			if err != nil {
 				return err
 			}
-			h, same := cmdutil.Hockney(m, place)
-			uniform = uniform && same
+			pricing := cmdutil.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()}))
+			uniform = uniform && pricing.Uniform
 			for _, a := range algos {
 				last := int64(-1)
 				for _, size := range ss {
@@ -83,7 +83,7 @@ func runModel(streams *cmdutil.IO, o *options) error {
 					} else if err == nil {
 						last = params.SizeBytes(a.Collective)
 					}
-					pt, ok, err := modelAt(m, h, a, p, size, networks)
+					pt, ok, err := modelAt(m, pricing, a, p, size, networks)
 					if err != nil {
 						return err
 					}
@@ -158,17 +158,17 @@ func closedFormAlgorithms(c collectives.Collective, spec string, several bool) (
 
 // modelAt prices and simulates one point; ok is false where the algorithm
 // or its closed form does not cover the parameters.
-func modelAt(m *configs.Machine, h cost.Hockney, a collectives.Algorithm, ranks int, size int64, networks []string) (modelPoint, bool, error) {
+func modelAt(m *configs.Machine, pricing cmdutil.Pricing, a collectives.Algorithm, ranks int, size int64, networks []string) (modelPoint, bool, error) {
 	params, err := cmdutil.Call(a.Collective, ranks, size, 8, 0)
 	if err != nil {
 		return modelPoint{}, false, err
 	}
 	params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
-	cmdutil.Tune(a, &params, h)
+	cmdutil.Tune(a, &params, pricing.Flat)
 	if _, err := a.Build(params); err != nil {
 		return modelPoint{}, false, nil
 	}
-	pred, _, err := cmdutil.ClosedForm(m, h, a, params)
+	pred, _, _, err := pricing.ClosedForm(a, params)
 	if err != nil {
 		return modelPoint{}, false, nil
 	}
