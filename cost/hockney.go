@@ -137,6 +137,8 @@ var formulas = map[string]formula{
 	"bcast/knomial":                    knomialBcast,
 	"bcast/scatter_allgather":          scatterAllgather,
 	"bcast/adapt":                      segmentedBinaryBcast,
+	"reduce/in_order_binary":           inOrderBinaryReduce,
+	"bcast/split_binary":               splitBinaryBcast,
 	"alltoall/two_level":               func(m Hockney, s size) Prediction { return twoLevelAlltoall(Levels{m, m}, s) },
 	"bcast/segmented_binary":           segmentedBinaryBcast,
 }

@@ -139,3 +139,156 @@ func (s size) scatter(m Hockney, after func(c float64) float64) (end, latest flo
 	}
 	return end, latest
 }
+
+// inOrderBinaryReduce: Open MPI's in-order binary tree (rank p-1 at the
+// top, ranks below its middle in its left subtree, the rest in its right,
+// recursively), whole vectors up the tree. A rank with the vector of each
+// child reduced sends it up: the child's message arrives alpha after it
+// leaves and is taken in (G = n beta) when the parent's port is free, one
+// at a time in order of arrival, and reduced (n gamma) when the parent's
+// CPU is free, one after the other: children whose messages arrive at
+// h1 <= h2 are taken in by i1 = h1 + G and i2 = max(h2, i1) + G, and both
+// reduced by max(i2, i1 + n gamma) + n gamma. Evaluated rank by rank over
+// the tree (O(p)). If the reduce's root is not rank p-1,
+// rank p-1 then sends it the result, which it takes once its own send up
+// the tree has left. Exact.
+func inOrderBinaryReduce(m Hockney, s size) Prediction {
+	g, red := s.n*m.Beta, s.n*m.Gamma
+	// ready returns when the top of the subtree [lo, hi] (rank hi) has
+	// reduced its children's vectors, noting the reduce's root's time.
+	var ready func(lo, hi int) float64
+	rootReady := 0.0
+	ready = func(lo, hi int) float64 {
+		mid := (lo + hi - 1) / 2
+		var heads []float64
+		if hi-1 >= lo && mid >= lo {
+			heads = append(heads, ready(lo, mid)+m.Alpha)
+		}
+		if hi-1 >= mid+1 {
+			heads = append(heads, ready(mid+1, hi-1)+m.Alpha)
+		}
+		t := 0.0
+		switch len(heads) {
+		case 1:
+			t = heads[0] + g + red
+		case 2:
+			first, second := min(heads[0], heads[1]), max(heads[0], heads[1])
+			in1 := first + g
+			in2 := max(second, in1) + g
+			t = max(in2, in1+red) + red
+		}
+		if hi == s.root {
+			rootReady = t
+		}
+		return t
+	}
+	top := ready(0, s.p-1)
+	if s.root == s.p-1 || s.p == 1 {
+		return exact(top)
+	}
+	return exact(max(top+m.Alpha+g, rootReady+g))
+}
+
+// splitBinaryBcast: Open MPI's split binary tree (collectives' splitBinary):
+// the root sends the first half of the vector (h0 = n/2 elements rounded
+// down) to its first child and the second (h1) to its second, down the
+// heap-ordered binary tree; then every rank sends its half to its mirror
+// image in the other subtree, after its children, and takes in the other
+// half from it, or, lacking a mirror, from the root, which sends those
+// after its two halves, in rank order. A rank's NIC sends its messages one
+// after another; its port takes in its two messages in order of arrival.
+// Mirror images share a depth: the one whose half arrives first is never
+// held up by the other's (which leaves only after that one has its own
+// half), so each pair is settled in that order, depth by depth. Evaluated
+// rank by rank (O(p)). Exact.
+func splitBinaryBcast(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	halfG := [2]float64{float64(s.count/2*s.elem) * m.Beta, float64((s.count-s.count/2)*s.elem) * m.Beta}
+	side := func(v int) int { // 0: left subtree (first half), 1: right
+		d := bits.Len(uint(v+1)) - 1
+		if v-(1<<d-1) < (1<<d)/2 {
+			return 0
+		}
+		return 1
+	}
+	mirror := func(v int) int {
+		d := bits.Len(uint(v+1)) - 1
+		if side(v) == 0 {
+			return v + (1<<d)/2
+		}
+		return v - (1<<d)/2
+	}
+	kids := func(v int) int { return max(0, min(2, s.p-(2*v+1))) }
+	head := make([]float64, s.p) // the half from the parent reaches v's port
+	got := make([]float64, s.p)  // v has its own half
+	end := 0.0
+	// The root: its halves, then the other halves for ranks without a mirror.
+	if s.p > 1 {
+		head[1] = m.Alpha
+	}
+	if s.p > 2 {
+		head[2] = halfG[0] + m.Alpha
+	}
+	rootFree := halfG[0]
+	if s.p > 2 {
+		rootFree += halfG[1]
+	}
+	fromRoot := make([]float64, s.p) // when the root's other half reaches v's port
+	for u := 1; u < s.p; u++ {
+		if mirror(u) >= s.p {
+			fromRoot[u] = rootFree + m.Alpha
+			rootFree += halfG[1-side(u)]
+		}
+	}
+	end = rootFree
+	// take settles v's port: its own half (g1 long) reaching it at h1, the
+	// other (g2) at h2; it returns when v has its own half and the other.
+	take := func(h1, g1, h2, g2 float64) (own, other float64) {
+		if h1 <= h2 {
+			own = h1 + g1
+			return own, max(h2, own) + g2
+		}
+		other = h2 + g2
+		return max(h1, other) + g1, other
+	}
+	sendHalf := func(v int) { // v forwards its half to its children
+		g := halfG[side(v)]
+		for i := range kids(v) {
+			head[2*v+1+i] = got[v] + float64(i)*g + m.Alpha
+		}
+	}
+	for first := 1; first < s.p; first = 2*first + 1 { // depth by depth
+		last := min(2*first, s.p-1)
+		for v := first; v <= last; v++ {
+			w := mirror(v)
+			g := halfG[side(v)]
+			if w >= s.p {
+				var other float64
+				got[v], other = take(head[v], g, fromRoot[v], halfG[1-side(v)])
+				end = max(end, other, got[v]+float64(kids(v))*g)
+				sendHalf(v)
+				continue
+			}
+			if side(v) == 1 {
+				continue // settled with its left mirror image
+			}
+			a, b := v, w // a's half arrives first
+			if head[w] < head[v] {
+				a, b = w, v
+			}
+			ga, gb := halfG[side(a)], halfG[side(b)]
+			got[a] = head[a] + ga
+			toB := got[a] + float64(kids(a))*ga + m.Alpha // a's half reaches b's port
+			var otherB float64
+			got[b], otherB = take(head[b], gb, toB, ga)
+			toA := got[b] + float64(kids(b))*gb + m.Alpha
+			otherA := max(toA, got[a]) + gb
+			end = max(end, otherA, otherB, toA-m.Alpha+gb, toB-m.Alpha+ga)
+			sendHalf(a)
+			sendHalf(b)
+		}
+	}
+	return exact(end)
+}
