@@ -131,16 +131,7 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 				{"bandwidth used", fmt.Sprintf("%s (%s)", configs.FormatBandwidth(bandwidth), source)},
 				{"machine", fmt.Sprintf("%d hosts on one switch: alpha %s, beta %s per MiB host to host", hosts, cmdutil.Seconds(alpha), cmdutil.Seconds(beta*(1<<20)))},
 			}
-			if out != "" {
-				rows = append(rows, []string{"written", out})
-			}
-			if err := cmdutil.Table(streams.Out, rows); err != nil {
-				return err
-			}
-			if out == "" {
-				_, err = fmt.Fprintf(streams.Out, "\n%s", yaml)
-			}
-			return err
+			return printMachine(streams, rows, out, yaml)
 		},
 	}
 	f := cmd.Flags()
@@ -200,6 +191,12 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		{"G", fmt.Sprintf("%s per MiB = %s (worst residual of g + (s-1)G: %.2f%%)", cmdutil.Seconds(p.G*(1<<20)), configs.FormatBandwidth(1/p.G), 100*fit.GapFit.MaxRelResidual)},
 		{"machine", fmt.Sprintf("%d hosts on one switch: latency L, bandwidth 1/G, host overhead o and gap g", hosts)},
 	}
+	return printMachine(streams, rows, out, yaml)
+}
+
+// printMachine prints the fit's table and, unless it was written to out,
+// the machine config.
+func printMachine(streams *cmdutil.IO, rows [][]string, out string, yaml []byte) error {
 	if out != "" {
 		rows = append(rows, []string{"written", out})
 	}
@@ -207,9 +204,10 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		return err
 	}
 	if out == "" {
-		_, err = fmt.Fprintf(streams.Out, "\n%s", yaml)
+		_, err := fmt.Fprintf(streams.Out, "\n%s", yaml)
+		return err
 	}
-	return err
+	return nil
 }
 
 func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {
