@@ -190,11 +190,12 @@ func TestFitLogGPRecoversSimulatedParameters(t *testing.T) {
 }
 
 // Under ±1% uniform noise on every measurement, medians of 1001
-// repetitions keep g and G within 1%, but o and L only within 2%: o is a
+// repetitions keep g and G within 1%, but o and L only within 2.5%: o is a
 // difference of two bursts ten round trips long, and over many seeds its
 // error has a standard deviation of about 0.5% here (0.35% with 2001
 // repetitions), so a 1% bound on o and L would fail a few draws in a
-// hundred. This is the PRTT method's sensitivity, not the fit's: the
+// hundred, and 2% (4 sigma) failed once in a few hundred runs of 100 draws
+// (o = 100 ns against 10 ns per byte: 2.0000016%); 2.5% is 5 sigma. This is the PRTT method's sensitivity, not the fit's: the
 // noise-free test above recovers every parameter to 1e-6.
 func TestFitLogGPUnderNoise(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -204,6 +205,6 @@ func TestFitLogGPUnderNoise(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLogGP(t, fit.Model, p, 0.01, 0.02)
+		checkLogGP(t, fit.Model, p, 0.01, 0.025)
 	})
 }

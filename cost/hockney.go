@@ -139,6 +139,11 @@ var formulas = map[string]formula{
 	"bcast/adapt":                      segmentedBinaryBcast,
 	"reduce/in_order_binary":           inOrderBinaryReduce,
 	"bcast/split_binary":               splitBinaryBcast,
+	"reduce/adapt":                     segmentedBinaryReduce,
+	"allreduce/linear_pipeline":        linearPipelineAllreduce,
+	"allreduce/double_binary_tree":     doubleBinaryTree,
+	"bcast/scatter_allgather_rd":       scatterAllgatherRD,
+	"reduce/segmented_binary":          segmentedBinaryReduce,
 	"alltoall/two_level":               func(m Hockney, s size) Prediction { return twoLevelAlltoall(Levels{m, m}, s) },
 	"bcast/segmented_binary":           segmentedBinaryBcast,
 }

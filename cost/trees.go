@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"math"
 	"math/bits"
 )
 
@@ -291,4 +292,141 @@ func splitBinaryBcast(m Hockney, s size) Prediction {
 		}
 	}
 	return exact(end)
+}
+
+// heapReduce is the time a heap-ordered binary tree (children 2v+1, 2v+2)
+// takes to reduce one message of g send time and red reduction time to
+// its root, each rank taking its children's messages in order of arrival
+// and reducing them one after another (as inOrderBinaryReduce).
+func heapReduce(p int, alpha, g, red float64) float64 {
+	var ready func(v int) float64
+	ready = func(v int) float64 {
+		var heads []float64
+		for _, c := range []int{2*v + 1, 2*v + 2} {
+			if c < p {
+				heads = append(heads, ready(c)+alpha)
+			}
+		}
+		switch len(heads) {
+		case 1:
+			return heads[0] + g + red
+		case 2:
+			first, second := min(heads[0], heads[1]), max(heads[0], heads[1])
+			in1 := first + g
+			in2 := max(second, in1) + g
+			return max(in2, in1+red) + red
+		}
+		return 0
+	}
+	return ready(0)
+}
+
+// segmentedBinaryReduce: the binary tree reduce in k segments of s bytes,
+// event-driven (ADAPT) or lock-step. Bounds, not an exact form: a rank's
+// port takes in two children's segments in order of arrival and its CPU
+// reduces them in order of intake, so segments of different steps
+// interleave. Lower bound: the last segment leaving the deepest leaf after
+// the k-1 before it and climbing D levels (alpha + s' beta + s' gamma
+// each); the root's port taking in both children's k segments; its CPU
+// reducing them. Upper bound: k times one segment's tree time (heapReduce),
+// as if the segments did not overlap. That one is checked by simulation
+// (TestClosedFormsMatchSimulation; 800 random trees of up to 64 ranks with
+// reductions up to 4x slower than the link), not proven. A tighter one, the
+// first segment's tree time plus 3 s beta + 4 s gamma per further segment,
+// held on up to 40 ranks but not on deeper trees with slow reductions,
+// where ADAPT's event-driven reduce ran up to 27% over it.
+func segmentedBinaryReduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	seg, k, last := s.segments(65536)
+	g, red := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
+	gl, redl := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
+	if s.p == 2 {
+		// A chain of two: rank 1 sends its segments back to back, rank 0
+		// reduces each as it comes in (chainReduce).
+		return chainReduce(m, s)
+	}
+	depth := float64(log2Floor(s.p))
+	kk := float64(k - 1)
+	lower := max(kk*g+depth*(m.Alpha+gl+redl),
+		m.Alpha+2*kk*g+2*gl+redl,
+		m.Alpha+g+2*kk*red+2*redl)
+	upper := heapReduce(s.p, m.Alpha, g, red) * float64(k)
+	return Prediction{Time: upper, Lower: lower}
+}
+
+// linearPipelineAllreduce: Linear Pipelining's allreduce, each segment
+// reduced up the chain of ranks to rank 0 and broadcast back down. Bounds:
+// a rank's NIC carries the reduction going up and the broadcast coming
+// down, and its window of ops in flight can hold segments back, so the
+// exact timing is not derived. Lower bound: the first segment's round trip,
+// (p-1)(2 alpha + 2 s beta + s gamma), plus k-1 segments at the pace of the
+// slower of moving and reducing one (s beta or s gamma) at the chain's end.
+// Upper bound: k times one segment's round trip (no overlap), checked by
+// simulation as segmentedBinaryReduce's is.
+func linearPipelineAllreduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	seg, k, last := s.segments(65536)
+	g, red := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
+	gl, redl := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
+	hops := float64(s.p - 1)
+	trip := func(g, red float64) float64 { return hops * (2*m.Alpha + 2*g + red) }
+	lower := float64(k-1)*max(g, red) + trip(gl, redl)
+	return Prediction{Time: float64(k) * trip(g, red), Lower: lower}
+}
+
+// doubleBinaryTree: NCCL's double binary tree, each half of the vector
+// reduced up and broadcast down its own binary tree (the second the first's
+// mirror image) in segments, the two trees' segments alternating. Bounds:
+// every rank serves both trees through one port and one CPU, so the exact
+// interleaving is not derived. Lower bound: a last segment's round trip,
+// reduced up one tree (heapReduce) and broadcast down it (binaryTree).
+// Upper bound: every segment's round trip one after another, checked by
+// simulation as segmentedBinaryReduce's is.
+func doubleBinaryTree(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	trip := func(count int64) float64 {
+		g, red := float64(count*s.elem)*m.Beta, float64(count*s.elem)*m.Gamma
+		return heapReduce(s.p, m.Alpha, g, red) + binaryTree(s.p, m.Alpha, g)
+	}
+	upper, lower := 0.0, math.Inf(1)
+	for _, half := range []int64{s.count / 2, s.count - s.count/2} {
+		h := s
+		h.count = half
+		seg, k, last := h.segments(65536)
+		upper += float64(k) * trip(min(seg, half))
+		lower = min(lower, trip(last))
+	}
+	return Prediction{Time: upper, Lower: lower}
+}
+
+// scatterAllgatherRD: the same scatter, then a recursive-doubling
+// allgather (powers of two only). Not the sum of its parts: an early
+// allgather message can take a rank's port before the scatter's block for
+// it arrives. Upper bound: the scatter's end; plus every allgather message
+// a rank takes in ((p-1) c beta), the most the scatter's block can wait;
+// plus the allgather's bound (rdAllgather); plus, for each of its log2 p
+// steps, one message of half the vector that another step's message can
+// hold it up by. Lower bound: the allgather alone, and, for every rank,
+// its block's arrival, then its NIC sending 1, 2, 4, ... blocks of its own
+// block's size ((p-1) c beta in all: each step's send needs the step
+// before to have left), and one alpha for the last. The upper bound is
+// loose; both are checked by simulation.
+func scatterAllgatherRD(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	rd := rdAllgather(m, s)
+	if !isPow2(s.p) {
+		return rd // no closed form: the algorithm refuses these p
+	}
+	c, _ := s.block(s.p)
+	end, lower := s.scatter(m, func(c float64) float64 { return m.Alpha + float64(s.p-1)*c*m.Beta })
+	wait := float64(s.p-1)*c*m.Beta + float64(log2Floor(s.p))*float64(s.p/2)*c*m.Beta
+	return Prediction{Time: end + wait + rd.Time, Lower: max(rd.Lower, lower)}
 }

@@ -96,7 +96,7 @@ func TestValidateModelBadInput(t *testing.T) {
 	}{
 		{[]string{"validate", "--network", "packet"}, `--network "packet"`},
 		{[]string{"validate", "-n", "1000"}, "does not fit on small"},
-		{[]string{"validate", "-a", "double_binary_tree"}, "has no closed form yet"},
+		{[]string{"validate", "-c", "bcast", "-a", "scatter_allgather_rd", "-n", "3"}, "no algorithm with a closed form can run on this grid"},
 		{[]string{"validate", "-c", "allreduce", "-a", "nope"}, "nope"},
 		{[]string{"validate", "-c", "allscatter"}, "unknown collective"},
 	} {
