@@ -23,8 +23,10 @@ type EdgeError struct {
 	Err  error
 }
 
+// Error implements error.
 func (e *EdgeError) Error() string { return fmt.Sprintf("edge %d: %v", e.Edge, e.Err) }
 
+// Unwrap returns the problem without the edge's index.
 func (e *EdgeError) Unwrap() error { return e.Err }
 
 // maxCustomVertices bounds a custom graph: hop tables are uint16 per
