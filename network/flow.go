@@ -422,7 +422,12 @@ func (m *flowModel) finish(f int32) {
 		last := on[len(on)-1]
 		on[fl.pos[i]] = last
 		lf := &m.flows[last]
-		lf.pos[slices.Index(lf.route, l)] = fl.pos[i]
+		for j, l2 := range lf.route { // the entry of l that sat last (a route may cross l twice)
+			if l2 == l && lf.pos[j] == int32(len(on)-1) {
+				lf.pos[j] = fl.pos[i]
+				break
+			}
+		}
 		m.onLink[l] = on[:len(on)-1]
 		m.markDirty(l)
 	}
