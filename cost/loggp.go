@@ -19,13 +19,16 @@ import (
 type logGPForm func(m Hockney, o, g float64, s size) Prediction
 
 var logGPForms = map[string]logGPForm{
-	"allreduce/ring":               logGPRingAllreduce,
-	"allgather/ring":               logGPRingAllgather,
-	"reduce_scatter/ring":          logGPRingReduceScatter,
-	"alltoall/pairwise":            logGPPairwise,
-	"allreduce/recursive_doubling": logGPRecursiveDoubling,
-	"barrier/dissemination":        logGPDissemination,
-	"bcast/binomial":               logGPBinomialBcast,
+	"allreduce/ring":                   logGPRingAllreduce,
+	"allgather/ring":                   logGPRingAllgather,
+	"reduce_scatter/ring":              logGPRingReduceScatter,
+	"alltoall/pairwise":                logGPPairwise,
+	"allreduce/recursive_doubling":     logGPRecursiveDoubling,
+	"barrier/dissemination":            logGPDissemination,
+	"bcast/binomial":                   logGPBinomialBcast,
+	"allgather/recursive_doubling":     logGPRDAllgather,
+	"reduce_scatter/recursive_halving": logGPRHReduceScatter,
+	"reduce_scatter/pairwise":          logGPPairwiseReduceScatter,
 }
 
 // HasLogGP reports whether a has a LogGP form (PredictLogGP).
@@ -54,6 +57,29 @@ func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, 
 // spacing the previous message (g + c beta).
 func logGPStep(m Hockney, o, g, c, red float64) float64 {
 	return max(m.Alpha+2*o+c*m.Beta+red, g+c*m.Beta)
+}
+
+// logGPChain is a chain of dependent exchanges of the given sizes (bytes),
+// each reduced if reduce says so: the first send leaves after o, each
+// later one max(a step, the NIC's spacing after the message before) after
+// the one before, and the last is received and reduced a step less o after
+// it leaves.
+func logGPChain(m Hockney, o, g float64, sizes []float64, reduce bool) float64 {
+	if len(sizes) == 0 {
+		return 0
+	}
+	red := func(c float64) float64 {
+		if reduce {
+			return c * m.Gamma
+		}
+		return 0
+	}
+	t := o
+	for _, c := range sizes[:len(sizes)-1] {
+		t += logGPStep(m, o, g, c, red(c))
+	}
+	c := sizes[len(sizes)-1]
+	return t + logGPStep(m, o, 0, c, red(c)) - o
 }
 
 // logGPSteps is k steps of blocks of the largest size hi: the first
@@ -152,4 +178,45 @@ func logGPBinomialBcast(m Hockney, o, g float64, s size) Prediction {
 		}
 	}
 	return exact(f[d])
+}
+
+// logGPRDAllgather: log2 p exchanges of c, 2c, 4c, ... bytes (p a power
+// of two), each after the last; exact for equal blocks, between the
+// smallest and largest block's chains otherwise.
+func logGPRDAllgather(m Hockney, o, g float64, s size) Prediction {
+	if !isPow2(s.p) {
+		return noForm()
+	}
+	chain := func(c float64) float64 {
+		var sizes []float64
+		for k := 1; k < s.p; k *= 2 {
+			sizes = append(sizes, float64(k)*c)
+		}
+		return logGPChain(m, o, g, sizes, false)
+	}
+	hi, lo := s.block(s.p)
+	return between(chain(lo), chain(hi))
+}
+
+// logGPRHReduceScatter: log2 p exchanges of p/2 c, p/4 c, ..., c bytes
+// (p a power of two), each reduced, each after the last.
+func logGPRHReduceScatter(m Hockney, o, g float64, s size) Prediction {
+	if !isPow2(s.p) {
+		return noForm()
+	}
+	chain := func(c float64) float64 {
+		var sizes []float64
+		for k := s.p / 2; k >= 1; k /= 2 {
+			sizes = append(sizes, float64(k)*c)
+		}
+		return logGPChain(m, o, g, sizes, true)
+	}
+	hi, lo := s.block(s.p)
+	return between(chain(lo), chain(hi))
+}
+
+// logGPPairwiseReduceScatter: p-1 reducing exchanges of a block.
+func logGPPairwiseReduceScatter(m Hockney, o, g float64, s size) Prediction {
+	hi, lo := s.block(s.p)
+	return logGPSteps(m, o, g, s.p-1, hi, lo, true)
 }
