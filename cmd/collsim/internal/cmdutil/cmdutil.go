@@ -225,6 +225,9 @@ type Pricing struct {
 	// message right); LevelsUniform whether the routes inside blocks are
 	// alike, and those between blocks.
 	Uniform, LevelsUniform bool
+	// Blocks says the placement has blocks to price level by level (else
+	// Levels is Flat at both levels).
+	Blocks bool
 }
 
 // NewPricing works out the pricing of m for ranks placed by place, in
@@ -233,7 +236,9 @@ func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
 	pr := Pricing{Machine: m}
 	pr.Flat, pr.Uniform = Hockney(m, place)
 	pr.Levels.Global, pr.LevelsUniform = pr.Flat, pr.Uniform
+	pr.Levels.Local = pr.Flat
 	if block > 1 && block < len(place) {
+		pr.Blocks = true
 		var localSame, globalSame bool
 		pr.Levels.Local, localSame = hockneyOver(m, place, func(i, j int) bool { return i/block == j/block })
 		pr.Levels.Global, globalSame = hockneyOver(m, place, func(i, j int) bool { return i/block != j/block })
@@ -255,7 +260,7 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 	case (o > 0 || g > 0) && cost.HasLogGP(a):
 		pred, err = pr.Flat.PredictLogGP(a, p, o, g)
 		return pred, "LogGP", pr.Uniform, err
-	case cost.HasLevels(a):
+	case cost.HasLevels(a) && pr.Blocks:
 		pred, err = pr.Levels.Predict(a, p)
 		return pred, "levels", pr.LevelsUniform, err
 	}

@@ -64,6 +64,7 @@ reduction rate) unless given.`,
 			}
 			var out []row
 			skipped := false
+			kinds := map[string]bool{}
 			header := []string{"ranks", "size"}
 			for _, a := range algs {
 				header = append(header, a.Name)
@@ -77,7 +78,9 @@ reduction rate) unless given.`,
 				if err != nil {
 					return err
 				}
-				h, _ := cmdutil.Hockney(m, place)
+				block := collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()})
+				pricing := cmdutil.NewPricing(m, place, block)
+				h := &pricing.Flat
 				if cmd.Flags().Changed("alpha") {
 					h.Alpha = alpha
 				}
@@ -87,12 +90,16 @@ reduction rate) unless given.`,
 				if cmd.Flags().Changed("gamma") {
 					h.Gamma = gamma
 				}
+				if cmd.Flags().Changed("alpha") || cmd.Flags().Changed("beta") || cmd.Flags().Changed("gamma") {
+					pricing.Levels = cost.Levels{Local: *h, Global: *h} // the parameters given describe one level
+				}
 				prev := int64(-1)
 				for _, s := range ss {
 					params, err := cmdutil.Call(c, p, s, elem, 0)
 					if err != nil {
 						return err
 					}
+					params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
 					if params.SizeBytes(c) == prev {
 						skipped = true
 						continue // rounds to the same call as the row before
@@ -102,7 +109,12 @@ reduction rate) unless given.`,
 					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
 					best := math.Inf(1)
 					for _, a := range algs {
-						pred, err := h.Predict(a, params)
+						if _, err := a.Build(params); err != nil {
+							line = append(line, "-") // the algorithm cannot run here
+							continue
+						}
+						pred, kind, _, err := pricing.ClosedForm(a, params)
+						kinds[kind] = true
 						if errors.Is(err, cost.ErrNoClosedForm) {
 							line = append(line, "-")
 							continue
@@ -132,7 +144,14 @@ reduction rate) unless given.`,
 			if asJSON {
 				return cmdutil.JSON(streams.Out, out)
 			}
-			fmt.Fprintf(streams.Out, "%s on %s: Hockney alpha-beta-gamma closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\nbound = the lower bound no algorithm beats, after Chan et al. 2007)\n", c, m.Name)
+			models := "Hockney alpha-beta-gamma"
+			if kinds["LogGP"] {
+				models += " (LogGP where the algorithm has a form: the hosts charge o or g)"
+			}
+			if kinds["levels"] {
+				models += " (level by level, nodes or groups, for the hierarchical algorithms)"
+			}
+			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\nbound = the lower bound no algorithm beats, after Chan et al. 2007)\n", c, m.Name, models)
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err
 			}
