@@ -85,6 +85,21 @@ func (s size) segments(def int64) (seg int64, k int64, last int64) {
 	return seg, k, last
 }
 
+// pipeline describes a call cut into pipeline segments (the algorithms'
+// default: 64 KiB worth): their number, and the send (beta) and reduction
+// (gamma) times of a full segment and of the last one.
+type pipeline struct {
+	k              int64
+	g, red         float64 // a full segment's (the first's)
+	gLast, redLast float64
+}
+
+func (s size) pipeline(m Hockney) pipeline {
+	seg, k, last := s.segments(65536)
+	full, tail := float64(min(seg, s.count)*s.elem), float64(last*s.elem)
+	return pipeline{k: k, g: full * m.Beta, red: full * m.Gamma, gLast: tail * m.Beta, redLast: tail * m.Gamma}
+}
+
 // block returns the bytes of the largest block when the vector is cut into
 // k blocks as evenly as possible, and of the smallest.
 func (s size) block(k int) (largest, smallest float64) {
@@ -472,10 +487,10 @@ func chainBcast(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	seg, k, last := s.segments(65536)
-	sb, lb := float64(min(seg, s.count)*s.elem)*m.Beta, float64(last*s.elem)*m.Beta
-	hops := float64(s.p - 1)
-	return between(float64(k-1)*sb+hops*(m.Alpha+lb), hops*(m.Alpha+sb)+float64(k-1)*sb)
+	pl := s.pipeline(m)
+	sb, lb := pl.g, pl.gLast
+	hops, more := float64(s.p-1), float64(pl.k-1)
+	return between(more*sb+hops*(m.Alpha+lb), hops*(m.Alpha+sb)+more*sb)
 }
 
 // chainReduce: the same chain upwards, each rank reducing segment j before
@@ -485,11 +500,10 @@ func chainReduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	seg, k, last := s.segments(65536)
-	sb, sg := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
-	lb, lg := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
-	hops := float64(s.p - 1)
-	return between(float64(k-1)*max(sb, sg)+hops*(m.Alpha+lb+lg), hops*(m.Alpha+sb+sg)+float64(k-1)*max(sb, sg))
+	pl := s.pipeline(m)
+	sb, sg, lb, lg := pl.g, pl.red, pl.gLast, pl.redLast
+	hops, more := float64(s.p-1), float64(pl.k-1)
+	return between(more*max(sb, sg)+hops*(m.Alpha+lb+lg), hops*(m.Alpha+sb+sg)+more*max(sb, sg))
 }
 
 // allgatherReduce: a ring allgather of p whole vectors, (p-1)(alpha + n

@@ -53,13 +53,12 @@ func segmentedBinaryBcast(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	seg, k, last := s.segments(65536)
-	g := float64(min(seg, s.count)*s.elem) * m.Beta
-	gl := float64(last*s.elem) * m.Beta
+	pl := s.pipeline(m)
+	g, gl := pl.g, pl.gLast
 	if s.p == 2 {
-		return exact(m.Alpha + float64(k-1)*g + gl)
+		return exact(m.Alpha + float64(pl.k-1)*g + gl)
 	}
-	pipe := 2 * float64(k-1) * g
+	pipe := 2 * float64(pl.k-1) * g
 	return between(pipe+binaryTree(s.p, m.Alpha, gl), pipe+binaryTree(s.p, m.Alpha, g))
 }
 
@@ -339,9 +338,8 @@ func segmentedBinaryReduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	seg, k, last := s.segments(65536)
-	g, red := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
-	gl, redl := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
+	pl := s.pipeline(m)
+	k, g, red, gl, redl := pl.k, pl.g, pl.red, pl.gLast, pl.redLast
 	if s.p == 2 {
 		// A chain of two: rank 1 sends its segments back to back, rank 0
 		// reduces each as it comes in (chainReduce).
@@ -369,9 +367,8 @@ func linearPipelineAllreduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	seg, k, last := s.segments(65536)
-	g, red := float64(min(seg, s.count)*s.elem)*m.Beta, float64(min(seg, s.count)*s.elem)*m.Gamma
-	gl, redl := float64(last*s.elem)*m.Beta, float64(last*s.elem)*m.Gamma
+	pl := s.pipeline(m)
+	k, g, red, gl, redl := pl.k, pl.g, pl.red, pl.gLast, pl.redLast
 	hops := float64(s.p - 1)
 	trip := func(g, red float64) float64 { return hops * (2*m.Alpha + 2*g + red) }
 	lower := float64(k-1)*max(g, red) + trip(gl, redl)
