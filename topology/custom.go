@@ -110,13 +110,10 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		return *tables[dst].Load()
 	}
 	t.route = func(src, dst int32, path []int32) []int32 {
-		return t.walkHops(src, dst, hopsTo(dst), nil, lowest, path)
+		return t.walkHops(src, dst, hopsTo(dst), nil, false, 0, path)
 	}
 	t.hashed = func(src, dst int32, h uint64, path []int32) []int32 {
-		return t.walkHops(src, dst, hopsTo(dst), nil, func(n int) int {
-			h = splitmix(h)
-			return int(h % uint64(n))
-		}, path)
+		return t.walkHops(src, dst, hopsTo(dst), nil, true, h, path)
 	}
 	t.bisection = t.maxFlow(hosts / 2)
 	return t, nil

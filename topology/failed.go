@@ -40,7 +40,7 @@ func (t *Topology) WithoutLinks(failed []int) (*Topology, error) {
 		defer mu.Unlock()
 		d, ok := detours[[2]int32{src, dst}]
 		if !ok {
-			d = t.walkHops(src, dst, t.hopsTo(dst, dead, inStart, inLinks), dead, lowest, nil)
+			d = t.walkHops(src, dst, t.hopsTo(dst, dead, inStart, inLinks), dead, false, 0, nil)
 			detours[[2]int32{src, dst}] = d
 		}
 		return append(path[:start], d...)

@@ -55,9 +55,10 @@ func (t *Topology) hopsTo(dst int32, dead []bool, inStart, inLinks []int32) []ui
 // walkHops appends to path a fewest-links route from host src to host dst
 // that follows hops (from hopsTo with the same dead links) and returns it,
 // or nil if dst is unreachable. Among the next links that stay on a
-// shortest path it takes the one numbered pick(n) of n, in ID order:
-// pick returning 0 always gives the lowest-numbered path.
-func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, pick func(n int) int, path []int32) []int32 {
+// shortest path it takes the lowest-numbered, or, when hashed, the one a
+// fresh SplitMix64 step of h picks at each hop (ECMP: one flow hash, an
+// independent choice per hop).
+func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, hashed bool, h uint64, path []int32) []int32 {
 	if hops[src] == unreached {
 		return nil
 	}
@@ -70,12 +71,14 @@ func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, pick fun
 				cands = append(cands, l)
 			}
 		}
-		l := cands[pick(len(cands))]
+		i := 0
+		if hashed {
+			h = splitmix(h)
+			i = int(h % uint64(len(cands)))
+		}
+		l := cands[i]
 		path = append(path, l)
 		v = t.links[l].To
 	}
 	return path
 }
-
-// lowest is the pick that takes the lowest-numbered equal link.
-func lowest(int) int { return 0 }
