@@ -172,13 +172,37 @@ func runPRTT(cmd *cobra.Command, w, stderr io.Writer, o *options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "PRTT between rank 0 and rank %d, n = %d, medians of %d timed iterations (d = PRTT(1,0,s))\n", max(o.peer, o.NP-1), o.prttN, o.iterations)
-	rows := [][]string{{"size", "PRTT(1,0,s)", "PRTT(n,0,s)", "PRTT(n,d,s)"}}
 	sizes := make([]int64, 0, len(series.One))
 	for s := range series.One {
 		sizes = append(sizes, s)
 	}
 	slices.Sort(sizes)
+	if o.json {
+		type row struct {
+			Bytes  int64   `json:"bytes"`
+			One    float64 `json:"prtt_1_0_s"`
+			Burst  float64 `json:"prtt_n_0_s"`
+			Spaced float64 `json:"prtt_n_d_s"`
+		}
+		out := struct {
+			N      int     `json:"n"`
+			Series []row   `json:"series"`
+			L      float64 `json:"L_s,omitempty"`
+			O      float64 `json:"o_s,omitempty"`
+			Gap    float64 `json:"g_s,omitempty"`
+			G      float64 `json:"G_s_per_byte,omitempty"`
+			FitErr string  `json:"fit_error,omitempty"`
+		}{N: o.prttN, L: model.L, O: model.O, Gap: model.Gap, G: model.G}
+		for _, b := range sizes {
+			out.Series = append(out.Series, row{b, series.One[b][0], series.Burst[b][0], series.Spaced[b][0]})
+		}
+		if fitErr != nil {
+			out.FitErr = fitErr.Error()
+		}
+		return cmdutil.JSON(w, out)
+	}
+	fmt.Fprintf(w, "PRTT between rank 0 and rank %d, n = %d, medians of %d timed iterations (d = PRTT(1,0,s))\n", max(o.peer, o.NP-1), o.prttN, o.iterations)
+	rows := [][]string{{"size", "PRTT(1,0,s)", "PRTT(n,0,s)", "PRTT(n,d,s)"}}
 	for _, s := range sizes {
 		rows = append(rows, []string{configs.FormatBytes(s), cmdutil.Seconds(series.One[s][0]), cmdutil.Seconds(series.Burst[s][0]), cmdutil.Seconds(series.Spaced[s][0])})
 	}
