@@ -71,14 +71,9 @@ func TestFlowSharing(t *testing.T) {
 // gets more than it. That is the definition of max-min fairness.
 func TestMaxMinProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		links := rapid.IntRange(1, 8).Draw(t, "links")
-		capacity := make([]float64, links)
-		for i := range capacity {
-			capacity[i] = float64(rapid.IntRange(1, 100).Draw(t, "cap"))
-		}
-		routes := rapid.SliceOfN(rapid.SliceOfNDistinct(rapid.Int32Range(0, int32(links-1)), 1, links, func(x int32) int32 { return x }), 1, 12).Draw(t, "routes")
+		capacity, routes := drawSharing(t, 8, 1, 12)
 		rates := MaxMin(capacity, routes)
-		used := make([]float64, links)
+		used := make([]float64, len(capacity))
 		for i, r := range routes {
 			for _, e := range r {
 				used[e] += rates[i]
@@ -171,15 +166,22 @@ func referenceMaxMin(capacity []float64, routes [][]int32) []float64 {
 	return rates
 }
 
+// drawSharing draws up to maxLinks links of capacities 1..100 and
+// minRoutes..maxRoutes routes, each over distinct links.
+func drawSharing(t *rapid.T, maxLinks, minRoutes, maxRoutes int) ([]float64, [][]int32) {
+	links := rapid.IntRange(1, maxLinks).Draw(t, "links")
+	capacity := make([]float64, links)
+	for i := range capacity {
+		capacity[i] = float64(rapid.IntRange(1, 100).Draw(t, "cap"))
+	}
+	routes := rapid.SliceOfN(rapid.SliceOfNDistinct(rapid.Int32Range(0, int32(links-1)), 1, links, func(x int32) int32 { return x }), minRoutes, maxRoutes).Draw(t, "routes")
+	return capacity, routes
+}
+
 // Property: the heap-driven solver gives the reference solver's rates.
 func TestMaxMinMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		links := rapid.IntRange(1, 12).Draw(t, "links")
-		capacity := make([]float64, links)
-		for i := range capacity {
-			capacity[i] = float64(rapid.IntRange(1, 100).Draw(t, "cap"))
-		}
-		routes := rapid.SliceOfN(rapid.SliceOfNDistinct(rapid.Int32Range(0, int32(links-1)), 1, links, func(x int32) int32 { return x }), 0, 40).Draw(t, "routes")
+		capacity, routes := drawSharing(t, 12, 0, 40)
 		got, want := MaxMin(capacity, routes), referenceMaxMin(capacity, routes)
 		for i := range want {
 			if math.Abs(got[i]-want[i]) > 1e-9*want[i] {
