@@ -1,0 +1,674 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// GOALError is a syntax or consistency error in GOAL text.
+type GOALError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *GOALError) Error() string {
+	if e.Col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// maxGOALLine bounds one line of GOAL text.
+const maxGOALLine = 1 << 16
+
+// goalParser reads GOAL text line by line, without regular expressions and
+// without allocating per op beyond the compact arrays and label maps.
+type goalParser struct {
+	file    string
+	in      *bufio.Reader
+	line    int
+	text    []byte // current line
+	pos     int
+	comment bool // inside /* */
+	g       *GOAL
+	labels  map[string]int32
+	// numbered[i] is 1 + the op labelled l<i>, the labels that Schedgen
+	// and collsim write: a slice look-up instead of a map insert per op.
+	numbered []int32
+	defined  []int // line of each op of the current rank, for error messages
+	after    [][]int32
+	starts   [][]int32
+}
+
+// ParseGOAL reads a GOAL schedule. Errors name the file, line and column
+// and what was expected. Memory follows the size of the input: a number of
+// ranks is checked against the rank blocks that actually follow.
+func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1}}
+	err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	return p.g, nil
+}
+
+func (p *goalParser) errf(format string, args ...any) error {
+	return &GOALError{File: p.file, Line: p.line, Col: p.pos + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// nextLine loads the next line without comments; false at end of input.
+func (p *goalParser) nextLine() (bool, error) {
+	for {
+		raw, err := p.in.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return false, &GOALError{File: p.file, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", p.in.Size())}
+		}
+		if len(raw) == 0 && err != nil {
+			if err == io.EOF {
+				if p.comment {
+					return false, &GOALError{File: p.file, Line: p.line, Msg: "unterminated /* comment"}
+				}
+				return false, nil
+			}
+			return false, err
+		}
+		p.line++
+		p.text = p.stripComments(raw)
+		p.pos = 0
+		p.skipSpace()
+		if p.pos < len(p.text) {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+	}
+}
+
+// stripComments removes // and /* */ comments, tracking comments that
+// span lines. It reuses raw's memory.
+func (p *goalParser) stripComments(raw []byte) []byte {
+	out := raw[:0]
+	for i := 0; i < len(raw); i++ {
+		if p.comment {
+			if raw[i] == '*' && i+1 < len(raw) && raw[i+1] == '/' {
+				p.comment = false
+				i++
+			}
+			continue
+		}
+		if raw[i] == '/' && i+1 < len(raw) {
+			if raw[i+1] == '/' {
+				break
+			}
+			if raw[i+1] == '*' {
+				p.comment = true
+				i++
+				out = append(out, ' ')
+				continue
+			}
+		}
+		out = append(out, raw[i])
+	}
+	return out
+}
+
+func (p *goalParser) skipSpace() {
+	for p.pos < len(p.text) && (p.text[p.pos] == ' ' || p.text[p.pos] == '\t' || p.text[p.pos] == '\r' || p.text[p.pos] == '\n') {
+		p.pos++
+	}
+}
+
+// word returns the next token: a run of letters, digits, '_', '-', '.'.
+func (p *goalParser) word() []byte {
+	p.skipSpace()
+	start := p.pos
+	for p.pos < len(p.text) {
+		c := p.text[p.pos]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ':' || c == '{' || c == '}' {
+			break
+		}
+		p.pos++
+	}
+	return p.text[start:p.pos]
+}
+
+func (p *goalParser) atEnd() bool {
+	p.skipSpace()
+	return p.pos >= len(p.text)
+}
+
+func (p *goalParser) expect(what string) error {
+	w := p.word()
+	if string(w) != what {
+		p.pos -= len(w)
+		return p.errf("expected %q, found %q", what, shorten(w))
+	}
+	return nil
+}
+
+func shorten(w []byte) string {
+	if len(w) == 0 {
+		return "end of line"
+	}
+	if len(w) > 40 {
+		return string(w[:40]) + "..."
+	}
+	return string(w)
+}
+
+// integer reads a decimal integer in [lo, hi].
+func (p *goalParser) integer(what string, lo, hi int64) (int64, error) {
+	start := p.pos
+	w := p.word()
+	v, err := strconv.ParseInt(string(w), 10, 64)
+	if err != nil || v < lo || v > hi {
+		p.pos = start
+		p.skipSpace()
+		return 0, p.errf("expected %s, a whole number from %d to %d; found %q", what, lo, hi, shorten(w))
+	}
+	return v, nil
+}
+
+func (p *goalParser) parse() error {
+	ok, err := p.nextLine()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &GOALError{File: p.file, Line: max(p.line, 1), Msg: "empty schedule: expected \"num_ranks <N>\""}
+	}
+	if err := p.expect("num_ranks"); err != nil {
+		return err
+	}
+	n, err := p.integer("the number of ranks", 1, MaxRanks)
+	if err != nil {
+		return err
+	}
+	if !p.atEnd() {
+		return p.errf("unexpected %q after num_ranks", shorten(p.word()))
+	}
+	p.g.Ranks = int(n)
+	for r := 0; ; r++ {
+		ok, err := p.nextLine()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if r < p.g.Ranks {
+				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("the file ends after %d rank blocks; num_ranks says %d (truncated file?)", r, p.g.Ranks)}
+			}
+			return nil
+		}
+		if r == p.g.Ranks {
+			return p.errf("more rank blocks than num_ranks %d", p.g.Ranks)
+		}
+		if err := p.expect("rank"); err != nil {
+			return err
+		}
+		got, err := p.integer("a rank number", 0, MaxRanks)
+		if err != nil {
+			return err
+		}
+		if got != int64(r) {
+			return p.errf("rank %d's block found where rank %d's should be; blocks must come in order 0..%d, each once", got, r, p.g.Ranks-1)
+		}
+		p.skipSpace()
+		if p.pos >= len(p.text) || p.text[p.pos] != '{' {
+			return p.errf("expected \"{\" after rank %d", r)
+		}
+		p.pos++
+		if err := p.rankBody(r); err != nil {
+			return err
+		}
+	}
+}
+
+// rankBody reads the statements of rank r up to its closing brace.
+func (p *goalParser) rankBody(r int) error {
+	clear(p.labels)
+	if p.labels == nil {
+		p.labels = map[string]int32{}
+	}
+	clear(p.numbered)
+	p.defined = p.defined[:0]
+	p.after, p.starts = p.after[:0], p.starts[:0]
+	var ops []goalOp
+	open := p.line
+	for {
+		if p.atEnd() {
+			ok, err := p.nextLine()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &GOALError{File: p.file, Line: open, Msg: fmt.Sprintf("rank %d's block is never closed with \"}\" (truncated file?)", r)}
+			}
+		}
+		if p.text[p.pos] == '}' {
+			p.pos++
+			if !p.atEnd() {
+				return p.errf("unexpected %q after \"}\"", shorten(p.word()))
+			}
+			return p.finishRank(r, ops)
+		}
+		op, err := p.statement(r, len(ops))
+		if err != nil {
+			return err
+		}
+		if op != nil {
+			ops = append(ops, *op)
+			p.defined = append(p.defined, p.line)
+			p.after = append(p.after, nil)
+			p.starts = append(p.starts, nil)
+		}
+		if !p.atEnd() {
+			return p.errf("unexpected %q; one statement per line", shorten(p.word()))
+		}
+	}
+}
+
+// statement reads one op (returned) or one dependency (nil).
+func (p *goalParser) statement(r, index int) (*goalOp, error) {
+	startPos := p.pos
+	first := p.word()
+	if len(first) == 0 {
+		return nil, p.errf("expected a statement, found %q", string(p.text[p.pos:p.pos+1]))
+	}
+	var label []byte
+	if p.pos < len(p.text) && p.text[p.pos] == ':' {
+		p.pos++
+		label = first
+		if _, dup := p.lookup(label); dup {
+			p.pos = startPos
+			return nil, p.errf("label %q is defined twice in rank %d", label, r)
+		}
+		first = p.word()
+	}
+	op := goalOp{}
+	switch string(first) {
+	case "send", "recv":
+		op.kind = OpSend
+		dir, what := "to", "a destination rank"
+		if first[0] == 'r' {
+			op.kind, dir, what = OpRecv, "from", "a source rank (-1 for any)"
+		}
+		size, err := p.bytesSize()
+		if err != nil {
+			return nil, err
+		}
+		op.size = size
+		if err := p.expect(dir); err != nil {
+			return nil, err
+		}
+		lo := int64(0)
+		if op.kind == OpRecv {
+			lo = -1
+		}
+		peer, err := p.integer(what, lo, int64(p.g.Ranks-1))
+		if err != nil {
+			return nil, err
+		}
+		op.peer = int32(peer)
+		if err := p.options(&op, true); err != nil {
+			return nil, err
+		}
+	case "calc":
+		d, err := p.integer("a duration in nanoseconds", 0, math.MaxInt64/1000)
+		if err != nil {
+			return nil, err
+		}
+		op.kind, op.size = OpCalc, d*1000
+		if err := p.options(&op, false); err != nil {
+			return nil, err
+		}
+	default:
+		if label != nil {
+			p.pos -= len(first)
+			return nil, p.errf("expected send, recv or calc after label %q, found %q", label, shorten(first))
+		}
+		return nil, p.dependency(first, startPos)
+	}
+	if label != nil {
+		p.define(label, int32(index))
+	}
+	return &op, nil
+}
+
+// labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros).
+func labelNumber(label []byte) (int, bool) {
+	if len(label) < 2 || len(label) > 9 || label[0] != 'l' || label[1] == '0' && len(label) > 2 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range label[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < 1<<24
+}
+
+func (p *goalParser) lookup(label []byte) (int32, bool) {
+	if n, ok := labelNumber(label); ok {
+		if n < len(p.numbered) && p.numbered[n] > 0 {
+			return p.numbered[n] - 1, true
+		}
+		return 0, false
+	}
+	i, ok := p.labels[string(label)]
+	return i, ok
+}
+
+func (p *goalParser) define(label []byte, index int32) {
+	if n, ok := labelNumber(label); ok {
+		if n >= len(p.numbered) {
+			p.numbered = append(p.numbered, make([]int32, n+1-len(p.numbered))...)
+		}
+		p.numbered[n] = index + 1
+		return
+	}
+	p.labels[string(label)] = index
+}
+
+// bytesSize reads "<n>b".
+func (p *goalParser) bytesSize() (int64, error) {
+	p.skipSpace()
+	start := p.pos
+	w := p.word()
+	if len(w) < 2 || w[len(w)-1] != 'b' {
+		p.pos = start
+		return 0, p.errf("expected a size in bytes such as 1024b, found %q", shorten(w))
+	}
+	v, err := strconv.ParseInt(string(w[:len(w)-1]), 10, 64)
+	if err != nil || v < 0 || v > 1<<62 {
+		p.pos = start
+		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", shorten(w))
+	}
+	return v, nil
+}
+
+// options reads "tag t", "cpu c", "nic n" in that order (tag only for
+// messages).
+func (p *goalParser) options(op *goalOp, message bool) error {
+	seen := 0
+	for !p.atEnd() {
+		start := p.pos
+		w := string(p.word())
+		order := 0
+		switch w {
+		case "tag":
+			order = 1
+		case "cpu":
+			order = 2
+		case "nic":
+			order = 3
+		}
+		if order == 0 || order == 1 && !message || order == 3 && !message || order <= seen {
+			p.pos = start
+			valid := "tag, cpu, nic (in that order)"
+			if !message {
+				valid = "cpu"
+			}
+			return p.errf("unexpected %q; expected %s or the end of the line", shorten([]byte(w)), valid)
+		}
+		seen = order
+		switch w {
+		case "tag":
+			t, err := p.integer("a tag (-1 for any, receives only)", -1, math.MaxInt32)
+			if err != nil {
+				return err
+			}
+			if t < 0 && op.kind == OpSend {
+				return p.errf("a send needs a definite tag, not -1")
+			}
+			op.tag = int32(t)
+		case "cpu", "nic":
+			v, err := p.integer("a "+w+" index", 0, 1<<16-1)
+			if err != nil {
+				return err
+			}
+			if w == "cpu" {
+				op.cpu = uint16(v)
+				p.g.CPUs = max(p.g.CPUs, int(v)+1)
+			} else {
+				op.nic = uint16(v)
+				p.g.NICs = max(p.g.NICs, int(v)+1)
+			}
+		}
+	}
+	return nil
+}
+
+// dependency reads "A requires B" or "A irequires B" (A already read).
+func (p *goalParser) dependency(a []byte, startPos int) error {
+	ai, ok := p.lookup(a)
+	if !ok {
+		p.pos = startPos
+		return p.errf("%q is not a label defined earlier in this rank, nor send, recv or calc", a)
+	}
+	kindPos := p.pos
+	kind := p.word()
+	start := string(kind) == "irequires"
+	if !start && string(kind) != "requires" {
+		p.pos = kindPos
+		p.skipSpace()
+		return p.errf("expected requires or irequires after %q, found %q", a, shorten(kind))
+	}
+	bPos := p.pos
+	b := p.word()
+	bi, ok := p.lookup(b)
+	if !ok {
+		p.pos = bPos
+		p.skipSpace()
+		return p.errf("label %q is not defined before this line", b)
+	}
+	if ai == bi {
+		return p.errf("op %q cannot depend on itself", a)
+	}
+	if start {
+		p.starts[ai] = append(p.starts[ai], bi)
+	} else {
+		p.after[ai] = append(p.after[ai], bi)
+	}
+	return nil
+}
+
+// finishRank orders rank r's ops so that every dependency points to an
+// earlier op (GOAL allows any order; a stable topological sort keeps the
+// written order where it can) and stores them.
+func (p *goalParser) finishRank(r int, ops []goalOp) error {
+	n := len(ops)
+	order := make([]int32, 0, n)
+	forward := false
+	for i := range n {
+		for _, d := range p.after[i] {
+			forward = forward || int(d) > i
+		}
+		for _, d := range p.starts[i] {
+			forward = forward || int(d) > i
+		}
+	}
+	if !forward {
+		for i := range n {
+			order = append(order, int32(i))
+		}
+	} else {
+		var err error
+		if order, err = p.topoOrder(r, n); err != nil {
+			return err
+		}
+	}
+	newIndex := make([]int32, n)
+	for k, i := range order {
+		newIndex[i] = int32(k)
+	}
+	out := make([]goalOp, 0, n)
+	for _, i := range order {
+		op := ops[i]
+		op.dep = uint32(len(p.g.deps))
+		for _, d := range p.after[i] {
+			p.g.deps = append(p.g.deps, newIndex[d])
+		}
+		for _, d := range p.starts[i] {
+			p.g.deps = append(p.g.deps, newIndex[d])
+		}
+		if len(p.after[i]) > math.MaxUint16 || len(p.starts[i]) > math.MaxUint16 {
+			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
+		}
+		op.nAfter, op.nStart = uint16(len(p.after[i])), uint16(len(p.starts[i]))
+		out = append(out, op)
+	}
+	if len(p.g.deps) > math.MaxUint32/2 {
+		return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^31 dependencies"}
+	}
+	if err := p.invert(out); err != nil {
+		return err
+	}
+	p.g.ops = append(p.g.ops, out)
+	return nil
+}
+
+// invert fills in each op's users: the ops that require it, then those that
+// irequire it, in program order.
+func (p *goalParser) invert(ops []goalOp) error {
+	base := uint32(len(p.g.users))
+	for i := range ops {
+		for k, d := range p.g.deps[ops[i].dep : ops[i].dep+uint32(ops[i].nAfter)+uint32(ops[i].nStart)] {
+			if k < int(ops[i].nAfter) {
+				ops[d].nUsers++
+			} else {
+				ops[d].nSUsers++
+				p.g.hasStarts = true
+			}
+		}
+	}
+	next := base
+	for i := range ops {
+		if ops[i].nUsers > math.MaxUint16 || ops[i].nSUsers > math.MaxUint16 {
+			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 ops depend on this one"}
+		}
+		ops[i].user = next
+		next += ops[i].nUsers + ops[i].nSUsers
+	}
+	p.g.users = append(p.g.users, make([]int32, next-base)...)
+	fillA := make([]uint32, len(ops))
+	fillS := make([]uint32, len(ops))
+	for i := range ops {
+		fillA[i], fillS[i] = ops[i].user, ops[i].user+ops[i].nUsers
+	}
+	for i := range ops {
+		for k, d := range p.g.deps[ops[i].dep : ops[i].dep+uint32(ops[i].nAfter)+uint32(ops[i].nStart)] {
+			if k < int(ops[i].nAfter) {
+				p.g.users[fillA[d]] = int32(i)
+				fillA[d]++
+			} else {
+				p.g.users[fillS[d]] = int32(i)
+				fillS[d]++
+			}
+		}
+	}
+	return nil
+}
+
+// topoOrder is Kahn's algorithm taking the lowest written index first; a
+// cycle is reported with the lines of the ops on it.
+func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
+	indeg := make([]int, n)
+	users := make([][]int32, n)
+	for i := range n {
+		for _, d := range append(append([]int32(nil), p.after[i]...), p.starts[i]...) {
+			indeg[i]++
+			users[d] = append(users[d], int32(i))
+		}
+	}
+	h := &minHeap{}
+	for i := range n {
+		if indeg[i] == 0 {
+			h.push(int32(i))
+		}
+	}
+	order := make([]int32, 0, n)
+	for h.len() > 0 {
+		i := h.pop()
+		order = append(order, i)
+		for _, u := range users[i] {
+			if indeg[u]--; indeg[u] == 0 {
+				h.push(u)
+			}
+		}
+	}
+	if len(order) == n {
+		return order, nil
+	}
+	var lines []string
+	for i := range n {
+		if indeg[i] > 0 && len(lines) < 8 {
+			lines = append(lines, strconv.Itoa(p.defined[i]))
+		}
+	}
+	return nil, &GOALError{File: p.file, Line: p.defined[firstWaiting(indeg)], Msg: fmt.Sprintf("rank %d's dependencies form a cycle (ops defined on lines %s)", r, joinComma(lines))}
+}
+
+func firstWaiting(indeg []int) int {
+	for i, d := range indeg {
+		if d > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// minHeap of int32 for the stable topological sort.
+type minHeap struct{ a []int32 }
+
+func (h *minHeap) len() int { return len(h.a) }
+func (h *minHeap) push(v int32) {
+	h.a = append(h.a, v)
+	for i := len(h.a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h.a[p] <= h.a[i] {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+func (h *minHeap) pop() int32 {
+	top := h.a[0]
+	last := len(h.a) - 1
+	h.a[0] = h.a[last]
+	h.a = h.a[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.a) && h.a[l] < h.a[m] {
+			m = l
+		}
+		if r < len(h.a) && h.a[r] < h.a[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.a[m], h.a[i] = h.a[i], h.a[m]
+		i = m
+	}
+	return top
+}
