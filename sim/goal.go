@@ -2,42 +2,105 @@ package sim
 
 import (
 	"math"
+	"unsafe"
 )
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: about 40 bytes per op plus 4 per dependency.
+// compactly: 24 bytes per op, plus 4 per dependency and 4 per user of ops
+// that more than one op waits for. Ops are numbered rank by rank; an op's
+// number is its id.
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
-	ops        [][]goalOp
-	deps       []int32 // After and StartAfter lists of every op, back to back
-	users      []int32 // the inverse: ops waiting for each op's completion, then for its start
-	hasStarts  bool    // some op irequires another
+	first      []uint32   // rank r's ops are ids first[r] .. first[r+1]-1
+	chunks     [][]goalOp // op id i is chunks[i>>goalChunkBits][i&goalChunkMask]
+	deps       []int32    // every op's After then StartAfter list (rank-local indices), op after op
+	depFirst   []uint32   // where rank r's ops' lists begin in deps
+	users      []uint32   // the users (ids) of ops with more than one
+	big        []int64    // values too large for an op's val
+	place      []uint32   // cpu<<16 | nic per op id; nil while every op runs on CPU 0 and NIC 0
+	hasStarts  bool       // some op irequires another
 }
 
+// Ops live in chunks, so that a large schedule grows without copying and
+// without the garbage of doubling one slice.
+const (
+	goalChunkBits = 16
+	goalChunk     = 1 << goalChunkBits
+	goalChunkMask = goalChunk - 1
+)
+
+// goalOp is one op: 24 bytes, since a schedule holds millions.
 type goalOp struct {
-	kind     OpKind
-	cpu, nic uint16
-	peer     int32
-	tag      int32
-	size     int64 // bytes, or for calc the duration in picoseconds
-	dep      uint32
-	nAfter   uint16
-	nStart   uint16
-	user     uint32 // first of its users in GOAL.users
-	nUsers   uint32 // ops that require it (at most 65535)
-	nSUsers  uint32 // ops that irequire it (at most 65535)
+	peer int32
+	tag  int32
+	// val packs the kind (top two bits) with the size in bytes or the calc
+	// duration in nanoseconds; with valBig set, the low bits index big.
+	val             uint32
+	user            uint32 // the only user when there is one, else the first position in GOAL.users
+	nUsers, nSUsers uint16 // ops that require it, and that irequire it
+	nAfter, nStart  uint16 // ops it requires, and irequires
+}
+
+const (
+	valKindShift = 30
+	valBig       = 1 << 29
+	valMask      = valBig - 1
+)
+
+// The op must stay small: the schedule holds one per op.
+const _ = 24 - unsafe.Sizeof(goalOp{})
+
+func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
+
+// users returns the ids of the ops that wait for o's completion, then
+// those that wait for its start.
+func (g *GOAL) usersOf(o *goalOp) []uint32 {
+	n := uint32(o.nUsers) + uint32(o.nSUsers)
+	if n == 1 {
+		return unsafe.Slice(&o.user, 1)
+	}
+	return g.users[o.user : o.user+n]
+}
+
+// value returns o's size in bytes, or for a calc its duration in ns.
+func (g *GOAL) value(o *goalOp) int64 {
+	if o.val&valBig != 0 {
+		return g.big[o.val&valMask]
+	}
+	return int64(o.val & valMask)
+}
+
+// op returns op id.
+func (g *GOAL) op(id uint32) *goalOp {
+	return &g.chunks[id>>goalChunkBits][id&goalChunkMask]
+}
+
+// cpuNIC returns the CPU and NIC op id runs on.
+func (g *GOAL) cpuNIC(id uint32) (uint16, uint16) {
+	if int(id) >= len(g.place) {
+		return 0, 0
+	}
+	p := g.place[id]
+	return uint16(p >> 16), uint16(p)
+}
+
+// expand returns op id as an Op, without dependency lists.
+func (g *GOAL) expand(id uint32) Op {
+	o := g.op(id)
+	op := Op{Kind: o.kind(), Peer: o.peer, Tag: o.tag}
+	op.CPU, op.NIC = g.cpuNIC(id)
+	if op.Kind == OpCalc {
+		op.Dur = Time(g.value(o)) * Nanosecond
+	} else {
+		op.Bytes = g.value(o)
+	}
+	return op
 }
 
 // Ops returns the number of ops of every rank together.
-func (g *GOAL) Ops() int {
-	n := 0
-	for _, ops := range g.ops {
-		n += len(ops)
-	}
-	return n
-}
+func (g *GOAL) Ops() int { return int(g.first[g.Ranks]) }
 
 // Schedule returns the GOAL program as a Schedule. Every op issues as soon
 // as its dependencies are met, wherever it stands in its rank's list (GOAL
@@ -49,7 +112,9 @@ func (g *GOAL) Schedule(name string) Schedule {
 		Lookahead: math.MaxInt32,
 		CPUs:      g.CPUs,
 		NICs:      g.NICs,
-		Rank:      func(r int) Source { return &goalSource{g: g, ops: g.ops[r]} },
+		Rank: func(r int) Source {
+			return &goalSource{g: g, next: g.first[r], end: g.first[r+1], dep: g.depFirst[r]}
+		},
 	}
 }
 
@@ -59,34 +124,30 @@ func (g *GOAL) Schedule(name string) Schedule {
 // does, faster and in less memory.
 func (g *GOAL) Run(name string) Schedule {
 	s := g.Schedule(name)
-	s.Rank = func(r int) Source { return newReadySource(g, g.ops[r]) }
+	s.Rank = func(r int) Source { return newReadySource(g, r) }
 	return s
 }
 
 // readySource hands out a rank's GOAL ops as they become ready.
 type readySource struct {
 	g       *GOAL
-	ops     []goalOp
-	pending []int32 // per op: dependencies not yet met
-	ready   []int32 // ready ops not handed out, FIFO from rhead
+	first   uint32   // id of the rank's first op
+	n       int      // the rank's ops
+	pending []int32  // per op: dependencies not yet met
+	ready   []uint32 // ready ops (ids) not handed out, FIFO from rhead
 	rhead   int
-	byIdx   []handed // what Completed and Started need of each op handed out
+	byIdx   []uint32 // the ops handed out, in handout order
 }
 
-// handed is what is left to know of an op once handed out: its users. It
-// sits in handout order, so progress reads it sequentially instead of
-// jumping back into the op table.
-type handed struct {
-	user           uint32
-	nUsers, nSUser uint16
-}
-
-func newReadySource(g *GOAL, ops []goalOp) *readySource {
-	s := &readySource{g: g, ops: ops, pending: make([]int32, len(ops))}
-	for i, o := range ops {
+func newReadySource(g *GOAL, r int) *readySource {
+	s := &readySource{g: g, first: g.first[r], n: int(g.first[r+1] - g.first[r])}
+	s.pending = make([]int32, s.n)
+	for i := range s.pending {
+		id := s.first + uint32(i)
+		o := g.op(id)
 		s.pending[i] = int32(o.nAfter) + int32(o.nStart)
 		if s.pending[i] == 0 {
-			s.ready = append(s.ready, int32(i))
+			s.ready = append(s.ready, id)
 		}
 	}
 	return s
@@ -95,16 +156,9 @@ func newReadySource(g *GOAL, ops []goalOp) *readySource {
 // Next implements Source: the ready ops, without dependency lists.
 func (s *readySource) Next(ops []Op) []Op {
 	end := min(s.rhead+256, len(s.ready))
-	for _, i := range s.ready[s.rhead:end] {
-		o := &s.ops[i]
-		op := Op{Kind: o.kind, CPU: o.cpu, NIC: o.nic, Peer: o.peer, Tag: o.tag}
-		if o.kind == OpCalc {
-			op.Dur = Time(o.size)
-		} else {
-			op.Bytes = o.size
-		}
-		ops = append(ops, op)
-		s.byIdx = append(s.byIdx, handed{user: o.user, nUsers: uint16(o.nUsers), nSUser: uint16(o.nSUsers)})
+	for _, id := range s.ready[s.rhead:end] {
+		ops = append(ops, s.g.expand(id))
+		s.byIdx = append(s.byIdx, id)
 	}
 	s.rhead = end
 	if s.rhead == len(s.ready) {
@@ -113,9 +167,10 @@ func (s *readySource) Next(ops []Op) []Op {
 	return ops
 }
 
-func (s *readySource) release(users []int32) {
+func (s *readySource) release(users []uint32) {
 	for _, u := range users {
-		if s.pending[u]--; s.pending[u] == 0 {
+		p := &s.pending[u-s.first]
+		if *p--; *p == 0 {
 			s.ready = append(s.ready, u)
 		}
 	}
@@ -123,51 +178,49 @@ func (s *readySource) release(users []int32) {
 
 // Completed implements ReactiveSource.
 func (s *readySource) Completed(idx int32) {
-	h := s.byIdx[idx]
-	s.release(s.g.users[h.user : h.user+uint32(h.nUsers)])
+	o := s.g.op(s.byIdx[idx])
+	s.release(s.g.usersOf(o)[:o.nUsers])
 }
 
 // Started implements ReactiveSource.
 func (s *readySource) Started(idx int32) {
-	h := s.byIdx[idx]
-	first := h.user + uint32(h.nUsers)
-	s.release(s.g.users[first : first+uint32(h.nSUser)])
+	o := s.g.op(s.byIdx[idx])
+	s.release(s.g.usersOf(o)[o.nUsers:])
 }
 
 // Ended implements ReactiveSource.
-func (s *readySource) Ended() bool { return len(s.byIdx) == len(s.ops) }
+func (s *readySource) Ended() bool { return len(s.byIdx) == s.n }
 
 // Waiting implements ReactiveSource.
-func (s *readySource) Waiting() int { return len(s.ops) - len(s.byIdx) - (len(s.ready) - s.rhead) }
+func (s *readySource) Waiting() int { return s.n - len(s.byIdx) - (len(s.ready) - s.rhead) }
 
 // Needed implements ReactiveSource.
-func (s *readySource) Needed(idx int32) bool { return s.byIdx[idx].nUsers > 0 }
+func (s *readySource) Needed(idx int32) bool { return s.g.op(s.byIdx[idx]).nUsers > 0 }
 
 // NeedsStarts implements ReactiveSource.
 func (s *readySource) NeedsStarts() bool { return s.g.hasStarts }
 
+// goalSource reads a rank's ops in program order, with their dependency
+// lists.
 type goalSource struct {
-	g    *GOAL
-	ops  []goalOp
-	next int
+	g         *GOAL
+	next, end uint32 // ids
+	dep       uint32 // where op next's dependency list begins
 }
 
 // Len tells the executor the program's length, so it sizes the window once.
-func (s *goalSource) Len() int { return len(s.ops) }
+func (s *goalSource) Len() int { return int(s.end - s.next) }
 
 func (s *goalSource) Next(ops []Op) []Op {
-	end := min(s.next+256, len(s.ops))
-	for _, o := range s.ops[s.next:end] {
-		op := Op{Kind: o.kind, CPU: o.cpu, NIC: o.nic, Peer: o.peer, Tag: o.tag}
-		if o.kind == OpCalc {
-			op.Dur = Time(o.size)
-		} else {
-			op.Bytes = o.size
-		}
-		d := s.g.deps[o.dep : o.dep+uint32(o.nAfter)+uint32(o.nStart)]
-		op.After, op.StartAfter = d[:o.nAfter:o.nAfter], d[o.nAfter:]
+	stop := min(s.next+256, s.end)
+	for ; s.next < stop; s.next++ {
+		o := s.g.op(s.next)
+		op := s.g.expand(s.next)
+		na, ns := uint32(o.nAfter), uint32(o.nStart)
+		d := s.g.deps[s.dep : s.dep+na+ns]
+		op.After, op.StartAfter = d[:na:na], d[na:]
+		s.dep += na + ns
 		ops = append(ops, op)
 	}
-	s.next = end
 	return ops
 }

@@ -43,13 +43,22 @@ type goalParser struct {
 	defined  []int // line of each op of the current rank, for error messages
 	after    [][]int32
 	starts   [][]int32
+	ops      []parsedOp // the current rank's ops, as read
+}
+
+// parsedOp is an op as read, before finishRank packs it into the schedule.
+type parsedOp struct {
+	kind      OpKind
+	cpu, nic  uint16
+	peer, tag int32
+	value     int64 // bytes, or a calc's nanoseconds
 }
 
 // ParseGOAL reads a GOAL schedule. Errors name the file, line and column
 // and what was expected. Memory follows the size of the input: a number of
 // ranks is checked against the rank blocks that actually follow.
 func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
-	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1}}
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1, first: []uint32{0}}}
 	err := p.parse()
 	if err != nil {
 		return nil, err
@@ -238,7 +247,7 @@ func (p *goalParser) rankBody(r int) error {
 	clear(p.numbered)
 	p.defined = p.defined[:0]
 	p.after, p.starts = p.after[:0], p.starts[:0]
-	var ops []goalOp
+	ops := p.ops[:0]
 	open := p.line
 	for {
 		if p.atEnd() {
@@ -255,6 +264,7 @@ func (p *goalParser) rankBody(r int) error {
 			if !p.atEnd() {
 				return p.errf("unexpected %q after \"}\"", shorten(p.word()))
 			}
+			p.ops = ops
 			return p.finishRank(r, ops)
 		}
 		op, err := p.statement(r, len(ops))
@@ -274,7 +284,7 @@ func (p *goalParser) rankBody(r int) error {
 }
 
 // statement reads one op (returned) or one dependency (nil).
-func (p *goalParser) statement(r, index int) (*goalOp, error) {
+func (p *goalParser) statement(r, index int) (*parsedOp, error) {
 	startPos := p.pos
 	first := p.word()
 	if len(first) == 0 {
@@ -290,7 +300,7 @@ func (p *goalParser) statement(r, index int) (*goalOp, error) {
 		}
 		first = p.word()
 	}
-	op := goalOp{}
+	op := parsedOp{}
 	switch string(first) {
 	case "send", "recv":
 		op.kind = OpSend
@@ -302,7 +312,7 @@ func (p *goalParser) statement(r, index int) (*goalOp, error) {
 		if err != nil {
 			return nil, err
 		}
-		op.size = size
+		op.value = size
 		if err := p.expect(dir); err != nil {
 			return nil, err
 		}
@@ -323,7 +333,7 @@ func (p *goalParser) statement(r, index int) (*goalOp, error) {
 		if err != nil {
 			return nil, err
 		}
-		op.kind, op.size = OpCalc, d*1000
+		op.kind, op.value = OpCalc, d
 		if err := p.options(&op, false); err != nil {
 			return nil, err
 		}
@@ -396,7 +406,7 @@ func (p *goalParser) bytesSize() (int64, error) {
 
 // options reads "tag t", "cpu c", "nic n" in that order (tag only for
 // messages).
-func (p *goalParser) options(op *goalOp, message bool) error {
+func (p *goalParser) options(op *parsedOp, message bool) error {
 	seen := 0
 	for !p.atEnd() {
 		start := p.pos
@@ -483,7 +493,7 @@ func (p *goalParser) dependency(a []byte, startPos int) error {
 // finishRank orders rank r's ops so that every dependency points to an
 // earlier op (GOAL allows any order; a stable topological sort keeps the
 // written order where it can) and stores them.
-func (p *goalParser) finishRank(r int, ops []goalOp) error {
+func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	n := len(ops)
 	order := make([]int32, 0, n)
 	forward := false
@@ -505,73 +515,128 @@ func (p *goalParser) finishRank(r int, ops []goalOp) error {
 			return err
 		}
 	}
+	g := p.g
+	first := g.first[r]
+	if uint64(first)+uint64(n) >= math.MaxUint32 {
+		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d ops", uint32(math.MaxUint32-1))}
+	}
 	newIndex := make([]int32, n)
 	for k, i := range order {
 		newIndex[i] = int32(k)
 	}
-	out := make([]goalOp, 0, n)
-	for _, i := range order {
-		op := ops[i]
-		op.dep = uint32(len(p.g.deps))
-		for _, d := range p.after[i] {
-			p.g.deps = append(p.g.deps, newIndex[d])
-		}
-		for _, d := range p.starts[i] {
-			p.g.deps = append(p.g.deps, newIndex[d])
-		}
+	g.depFirst = append(g.depFirst, uint32(len(g.deps)))
+	out := make([]goalOp, n)
+	users := make([]uint32, 2*n) // users of op k: those that require it at k, those that irequire it at n+k
+	for k, i := range order {
 		if len(p.after[i]) > math.MaxUint16 || len(p.starts[i]) > math.MaxUint16 {
 			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
-		op.nAfter, op.nStart = uint16(len(p.after[i])), uint16(len(p.starts[i]))
-		out = append(out, op)
+		for _, d := range p.after[i] {
+			g.deps = append(g.deps, newIndex[d])
+			users[newIndex[d]]++
+		}
+		for _, d := range p.starts[i] {
+			g.deps = append(g.deps, newIndex[d])
+			users[n+int(newIndex[d])]++
+			g.hasStarts = true
+		}
+		o := &out[k]
+		o.nAfter, o.nStart = uint16(len(p.after[i])), uint16(len(p.starts[i]))
+		if err := p.pack(o, &ops[i], first+uint32(k)); err != nil {
+			return err
+		}
 	}
-	if len(p.g.deps) > math.MaxUint32/2 {
+	if len(g.deps) > math.MaxUint32/2 {
 		return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^31 dependencies"}
 	}
-	if err := p.invert(out); err != nil {
+	if err := p.invert(out, order, newIndex, users); err != nil {
 		return err
 	}
-	p.g.ops = append(p.g.ops, out)
+	for i := range out {
+		g.appendOp(out[i])
+	}
+	g.first = append(g.first, first+uint32(n))
 	return nil
 }
 
+// pack stores what was read of op (id) in o.
+func (p *goalParser) pack(o *goalOp, op *parsedOp, id uint32) error {
+	g := p.g
+	o.peer, o.tag = op.peer, op.tag
+	o.val = uint32(op.kind) << valKindShift
+	if op.value < valBig {
+		o.val |= uint32(op.value)
+	} else {
+		if len(g.big) == valBig {
+			return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d sizes of %d or more", valBig, valBig)}
+		}
+		o.val |= valBig | uint32(len(g.big))
+		g.big = append(g.big, op.value)
+	}
+	if op.cpu != 0 || op.nic != 0 {
+		if g.place == nil {
+			g.place = make([]uint32, id, max(id, 1024))
+		}
+	}
+	if g.place != nil {
+		for uint32(len(g.place)) < id {
+			g.place = append(g.place, 0)
+		}
+		g.place = append(g.place, uint32(op.cpu)<<16|uint32(op.nic))
+	}
+	return nil
+}
+
+// appendOp adds o as the next op id.
+func (g *GOAL) appendOp(o goalOp) {
+	if len(g.chunks) == 0 || len(g.chunks[len(g.chunks)-1]) == goalChunk {
+		// The first chunk grows as needed, so that a small schedule stays small.
+		size := goalChunk
+		if len(g.chunks) == 0 {
+			size = 0
+		}
+		g.chunks = append(g.chunks, make([]goalOp, 0, size))
+	}
+	last := &g.chunks[len(g.chunks)-1]
+	*last = append(*last, o)
+}
+
 // invert fills in each op's users: the ops that require it, then those that
-// irequire it, in program order.
-func (p *goalParser) invert(ops []goalOp) error {
-	base := uint32(len(p.g.users))
-	for i := range ops {
-		for k, d := range p.g.deps[ops[i].dep : ops[i].dep+uint32(ops[i].nAfter)+uint32(ops[i].nStart)] {
-			if k < int(ops[i].nAfter) {
-				ops[d].nUsers++
-			} else {
-				ops[d].nSUsers++
-				p.g.hasStarts = true
+// irequire it, in program order. count holds how many of each there are.
+func (p *goalParser) invert(out []goalOp, order, newIndex []int32, count []uint32) error {
+	g := p.g
+	n := len(out)
+	first := g.first[len(g.first)-1]
+	fill := make([]uint32, 2*n) // where the next user of each kind goes
+	for k := range out {
+		a, s := count[k], count[n+k]
+		if a > math.MaxUint16 || s > math.MaxUint16 {
+			return &GOALError{File: p.file, Line: p.defined[order[k]], Msg: "more than 65535 ops depend on this one"}
+		}
+		out[k].nUsers, out[k].nSUsers = uint16(a), uint16(s)
+		if a+s > 1 {
+			if uint64(len(g.users))+uint64(a+s) > math.MaxUint32 {
+				return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^32 dependencies"}
 			}
+			out[k].user = uint32(len(g.users))
+			fill[k], fill[n+k] = out[k].user, out[k].user+a
+			g.users = append(g.users, make([]uint32, a+s)...)
 		}
 	}
-	next := base
-	for i := range ops {
-		if ops[i].nUsers > math.MaxUint16 || ops[i].nSUsers > math.MaxUint16 {
-			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 ops depend on this one"}
+	put := func(d int32, off int, user uint32) {
+		if o := &out[d]; o.nUsers+o.nSUsers == 1 {
+			o.user = user
+			return
 		}
-		ops[i].user = next
-		next += ops[i].nUsers + ops[i].nSUsers
+		g.users[fill[off+int(d)]] = user
+		fill[off+int(d)]++
 	}
-	p.g.users = append(p.g.users, make([]int32, next-base)...)
-	fillA := make([]uint32, len(ops))
-	fillS := make([]uint32, len(ops))
-	for i := range ops {
-		fillA[i], fillS[i] = ops[i].user, ops[i].user+ops[i].nUsers
-	}
-	for i := range ops {
-		for k, d := range p.g.deps[ops[i].dep : ops[i].dep+uint32(ops[i].nAfter)+uint32(ops[i].nStart)] {
-			if k < int(ops[i].nAfter) {
-				p.g.users[fillA[d]] = int32(i)
-				fillA[d]++
-			} else {
-				p.g.users[fillS[d]] = int32(i)
-				fillS[d]++
-			}
+	for k, i := range order {
+		for _, d := range p.after[i] {
+			put(newIndex[d], 0, first+uint32(k))
+		}
+		for _, d := range p.starts[i] {
+			put(newIndex[d], n, first+uint32(k))
 		}
 	}
 	return nil
