@@ -442,7 +442,12 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 		return err
 	}
 	start = time.Now()
-	res, err := sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
+	var res *sim.Result
+	if cfg.LogGOPS != nil {
+		res, err = g.RunLogGOPS(*cfg.LogGOPS, cfg.Noise, o.Seed)
+	} else {
+		res, err = sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
+	}
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return runError(err)

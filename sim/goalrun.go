@@ -1,0 +1,521 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+)
+
+// RunLogGOPS simulates g in the LogGOPS model with parameters p, with OS
+// noise when noise is not nil (its offsets drawn from seed).
+//
+// It is the executor of loggops.go and exec.go cut down to what a GOAL
+// schedule needs: ops handed out as they become ready (as GOAL.Run's
+// sources do), no data, no trace, no network but LogGOPS's. It runs the
+// same events in the same order, so its result equals, bit for bit,
+// Execute(New(seed), g.Run(name), Config{LogGOPS: &p, Noise: noise})
+// (TestRunLogGOPSEqualsExecute); it differs in how it holds its state. The
+// op table is read in place; every per-op and per-message record is a
+// slot in a flat table reused through free lists, so that the hot loop
+// allocates nothing; waiting messages queue through their records, not
+// through slices. A deadlock is reported with each rank's program indices.
+func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if g.CPUs > 1<<16 || g.NICs > 1<<16 {
+		return nil, fmt.Errorf("%d CPUs and %d NICs per rank; at most 65536 each", g.CPUs, g.NICs)
+	}
+	eng := New(seed)
+	x := &goalRun{
+		g:       g,
+		eng:     eng,
+		p:       p,
+		noise:   noise,
+		cpus:    max(g.CPUs, 1),
+		nics:    max(g.NICs, 1),
+		ranks:   make([]goalRank, g.Ranks),
+		pending: make([]uint32, g.Ops()),
+		freeMsg: noMsg,
+		freeRdy: noMsg,
+	}
+	x.id = eng.Register(x)
+	if err := noise.start(eng, g.Ranks); err != nil {
+		return nil, err
+	}
+	x.cpuFree = make([]Time, g.Ranks*x.cpus)
+	x.nicTx = make([]Time, g.Ranks*x.nics)
+	x.nicRx = make([]Time, g.Ranks*x.nics)
+	x.rxHead = make([]uint32, g.Ranks*x.nics)
+	x.rxTail = make([]uint32, g.Ranks*x.nics)
+	for i := range x.rxHead {
+		x.rxHead[i] = noMsg
+	}
+	for r := range x.ranks {
+		rk := &x.ranks[r]
+		rk.head, rk.tail = noMsg, noMsg
+		for id := g.first[r]; id < g.first[r+1]; id++ {
+			o := g.op(id)
+			x.pending[id] = uint32(o.nAfter) + uint32(o.nStart)
+			if x.pending[id] == 0 {
+				x.makeReady(rk, id)
+			}
+		}
+	}
+	for r := range x.ranks {
+		x.refill(int32(r))
+		x.finishIfDone(int32(r))
+	}
+	x.drain()
+	eng.Run()
+	res := &Result{
+		Finish:   make([]Time, g.Ranks),
+		Ops:      x.ops,
+		Messages: x.messages,
+		Bytes:    x.bytes,
+		Events:   eng.Events(),
+	}
+	for r := range x.ranks {
+		rk := &x.ranks[r]
+		for _, t := range x.cpuFree[r*x.cpus : (r+1)*x.cpus] {
+			rk.finish = max(rk.finish, t)
+		}
+		res.Finish[r] = rk.finish
+		res.Makespan = max(res.Makespan, rk.finish)
+	}
+	if x.err != nil {
+		return res, x.err
+	}
+	if err := x.deadlock(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// goalRun is one LogGOPS run of a GOAL schedule.
+type goalRun struct {
+	g       *GOAL
+	eng     *Engine
+	id      HandlerID
+	p       LogGOPS
+	noise   *Noise
+	cpus    int
+	nics    int
+	ranks   []goalRank
+	pending []uint32 // per op: dependencies not yet met
+	// work holds completions and refills found while handling an event,
+	// run in order once it is handled, as the executor's queue does.
+	work            []uint64
+	cpuFree         []Time   // per rank and CPU: busy until then
+	nicTx           []Time   // per rank and NIC: send gap until then
+	nicRx           []Time   // per rank and NIC: receive gap until then
+	rxHead          []uint32 // per rank and NIC: the oldest message waiting to be taken in
+	rxTail          []uint32 // and the newest
+	msgs            []goalMsg
+	freeMsg         uint32
+	rdy             []readyNode // the ranks' ready ops, linked FIFO per rank
+	freeRdy         uint32
+	ops             uint64 // ops completed
+	messages, bytes uint64 // sent
+	err             error
+}
+
+// goalRank is one rank's state.
+type goalRank struct {
+	head, tail uint32 // its ready ops not yet issued (in rdy), oldest first
+	handed     uint32 // ops issued
+	open       int32  // ops issued and not complete
+	ended      bool   // every op issued
+	finished   bool
+	finish     Time
+	lastDone   Time       // latest completion of ops completed ahead of time
+	posted     matchQueue // posted, unmatched receives (op ids)
+	unexp      matchQueue // taken in, unmatched messages
+}
+
+type readyNode struct{ op, next uint32 }
+
+// goalMsg is one message in flight.
+type goalMsg struct {
+	src, dst  int32
+	tag       int32
+	send      uint32 // the send's op id
+	bytes     int64
+	localAt   Time // when the sender's CPU is done with it
+	intakeEnd Time // when the receiving CPU has taken it in
+	next      uint32
+	rxNIC     uint16
+	matched   bool
+	sendDone  bool
+}
+
+// Work items: a completion (op) or a refill of a rank.
+const (
+	workComplete = 0
+	workRefill   = 1
+)
+
+func (x *goalRun) makeReady(rk *goalRank, id uint32) {
+	n := x.freeRdy
+	if n != noMsg {
+		x.freeRdy = x.rdy[n].next
+		x.rdy[n] = readyNode{op: id, next: noMsg}
+	} else {
+		n = uint32(len(x.rdy))
+		x.rdy = append(x.rdy, readyNode{op: id, next: noMsg})
+	}
+	if rk.tail == noMsg {
+		rk.head = n
+	} else {
+		x.rdy[rk.tail].next = n
+	}
+	rk.tail = n
+}
+
+// Handle runs the run's events; completions and refills they cause run
+// after them, in order.
+func (x *goalRun) Handle(arg uint64) {
+	kind, r, idx := unpack(arg)
+	switch kind {
+	case evDone:
+		x.work = append(x.work, pack(workComplete, r, idx))
+	case evStarted:
+		x.releaseStarts(r, uint32(idx))
+	case evArrive:
+		x.arrive(uint32(idx))
+	case evIntake:
+		x.intake(r, uint16(idx))
+	}
+	x.drain()
+}
+
+func (x *goalRun) drain() {
+	for i := 0; i < len(x.work); i++ {
+		kind, r, idx := unpack(x.work[i])
+		if kind == workRefill {
+			x.refill(r)
+			x.finishIfDone(r)
+			continue
+		}
+		x.finishOp(r, uint32(idx))
+	}
+	x.work = x.work[:0]
+}
+
+func (x *goalRun) fail(err error) {
+	if x.err == nil {
+		x.err = err
+	}
+	x.eng.Stop()
+}
+
+// refill issues rank r's ready ops, oldest first, including those that
+// become ready meanwhile.
+func (x *goalRun) refill(r int32) {
+	rk := &x.ranks[r]
+	for !rk.ended && x.err == nil {
+		n := rk.head
+		if n == noMsg {
+			if rk.handed == x.g.first[r+1]-x.g.first[r] {
+				rk.ended = true
+			}
+			return
+		}
+		id := x.rdy[n].op
+		rk.head = x.rdy[n].next
+		if rk.head == noMsg {
+			rk.tail = noMsg
+		}
+		x.rdy[n].next = x.freeRdy
+		x.freeRdy = n
+		rk.handed++
+		rk.open++
+		x.issue(r, id)
+	}
+}
+
+// release makes ready the users whose last dependency this was.
+func (x *goalRun) release(r int32, users []uint32) {
+	rk := &x.ranks[r]
+	for _, u := range users {
+		if x.pending[u]--; x.pending[u] == 0 {
+			x.makeReady(rk, u)
+		}
+	}
+}
+
+// releaseStarts makes ready the ops that irequire op id, and refills.
+func (x *goalRun) releaseStarts(r int32, id uint32) {
+	o := x.g.op(id)
+	x.release(r, x.g.usersOf(o)[o.nUsers:])
+	x.work = append(x.work, pack(workRefill, r, 0))
+}
+
+func (x *goalRun) cpuIndex(r int32, cpu uint16) int { return int(r)*x.cpus + int(cpu) }
+func (x *goalRun) nicIndex(r int32, nic uint16) int { return int(r)*x.nics + int(nic) }
+
+// issue starts op id of rank r, whose dependencies are met.
+func (x *goalRun) issue(r int32, id uint32) {
+	g := x.g
+	o := g.op(id)
+	cpu, nic := g.cpuNIC(id)
+	now := x.eng.Now()
+	c := x.cpuIndex(r, cpu)
+	switch o.kind() {
+	case OpCalc:
+		d := Time(g.value(o)) * Nanosecond
+		start := max(now, x.cpuFree[c])
+		end := start + d + x.noise.extra(r, start, d)
+		x.cpuFree[c] = end
+		x.started(r, id, start)
+		x.completeAt(r, id, end)
+	case OpSend:
+		size := g.value(o)
+		mid := x.newMsg()
+		n := x.nicIndex(r, nic)
+		p := &x.p
+		t := max(now, x.cpuFree[c], x.nicTx[n])
+		cpuEnd := t + p.O + x.noise.extra(r, t, p.O) + perByte(size, p.OPerByte)
+		x.cpuFree[c] = cpuEnd
+		x.nicTx[n] = t + p.G + perByte(size, p.GPerByte)
+		x.started(r, id, t)
+		x.messages++
+		x.bytes += uint64(size)
+		m := &x.msgs[mid]
+		*m = goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, next: noMsg}
+		if size <= p.S {
+			x.completeSend(mid, cpuEnd)
+		}
+		x.eng.At(t+p.O+p.L, x.id, pack(evArrive, 0, int32(mid)))
+	case OpRecv:
+		x.started(r, id, now)
+		rk := &x.ranks[r]
+		if mid, ok := rk.unexp.takeMatching(o.peer, o.tag); ok {
+			x.match(r, id, mid)
+			return
+		}
+		rk.posted.push(o.peer, o.tag, id)
+	}
+}
+
+// started: op id occupies its resources at at; the ops that irequire it
+// may start then.
+func (x *goalRun) started(r int32, id uint32, at Time) {
+	if !x.g.hasStarts {
+		return
+	}
+	if at == x.eng.Now() {
+		x.releaseStarts(r, id)
+		return
+	}
+	x.eng.At(at, x.id, pack(evStarted, r, int32(id)))
+}
+
+// completeAt completes op id of rank r at at >= now: now through the work
+// queue, later by an event if some op waits for it, else ahead of time
+// without one.
+func (x *goalRun) completeAt(r int32, id uint32, at Time) {
+	if at == x.eng.Now() {
+		x.work = append(x.work, pack(workComplete, r, int32(id)))
+		return
+	}
+	if x.g.op(id).nUsers > 0 {
+		x.eng.At(at, x.id, pack(evDone, r, int32(id)))
+		return
+	}
+	rk := &x.ranks[r]
+	rk.open--
+	rk.lastDone = max(rk.lastDone, at)
+	x.ops++
+	x.finishIfDone(r)
+}
+
+func (x *goalRun) finishOp(r int32, id uint32) {
+	rk := &x.ranks[r]
+	rk.open--
+	x.ops++
+	o := x.g.op(id)
+	x.release(r, x.g.usersOf(o)[:o.nUsers])
+	if rk.finished {
+		return
+	}
+	x.refill(r)
+	x.finishIfDone(r)
+}
+
+func (x *goalRun) finishIfDone(r int32) {
+	rk := &x.ranks[r]
+	if rk.ended && rk.open == 0 && !rk.finished {
+		rk.finished = true
+		rk.finish = max(x.eng.Now(), rk.lastDone)
+	}
+}
+
+func (x *goalRun) newMsg() uint32 {
+	if id := x.freeMsg; id != noMsg {
+		x.freeMsg = x.msgs[id].next
+		return id
+	}
+	if len(x.msgs) == noMsg {
+		panic("sim: too many messages in flight")
+	}
+	x.msgs = append(x.msgs, goalMsg{})
+	return uint32(len(x.msgs) - 1)
+}
+
+func (x *goalRun) releaseMsg(id uint32) {
+	x.msgs[id].next = x.freeMsg
+	x.freeMsg = id
+}
+
+// completeSend completes message id's send op at at.
+func (x *goalRun) completeSend(id uint32, at Time) {
+	m := &x.msgs[id]
+	m.sendDone = true
+	x.completeAt(m.src, m.send, at)
+	if m := &x.msgs[id]; m.matched {
+		x.releaseMsg(id)
+	}
+}
+
+// match pairs receive op rid of rank r with message id, taken in already:
+// the receive completes when the intake ends; a rendezvous send, now.
+func (x *goalRun) match(r int32, rid uint32, id uint32) {
+	m := &x.msgs[id]
+	if size := x.g.value(x.g.op(rid)); size != m.bytes {
+		recv := x.g.expand(rid)
+		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
+			r, x.index(r, rid), recv.String(), m.bytes, m.src, x.index(m.src, m.send)))
+		return
+	}
+	now := x.eng.Now()
+	x.completeAt(r, rid, max(now, m.intakeEnd))
+	m = &x.msgs[id]
+	m.matched = true
+	if m.sendDone {
+		x.releaseMsg(id)
+		return
+	}
+	x.completeSend(id, max(now, m.localAt))
+}
+
+// index is op id's index in rank r's program.
+func (x *goalRun) index(r int32, id uint32) int32 { return int32(id - x.g.first[r]) }
+
+// arrive queues message id at its receiving NIC: the NIC of the posted
+// receive it would match, or NIC 0.
+func (x *goalRun) arrive(id uint32) {
+	m := &x.msgs[id]
+	nic := uint16(0)
+	if x.nics > 1 {
+		if pos, ok := x.ranks[m.dst].posted.findFor(m.src, m.tag); ok {
+			_, nic = x.g.cpuNIC(x.ranks[m.dst].posted.items[pos].val)
+		}
+	}
+	m.rxNIC = nic
+	m.next = noMsg
+	q := x.nicIndex(m.dst, nic)
+	if x.rxHead[q] == noMsg {
+		x.rxHead[q], x.rxTail[q] = id, id
+		x.intake(m.dst, nic)
+		return
+	}
+	x.msgs[x.rxTail[q]].next = id
+	x.rxTail[q] = id
+}
+
+// intake takes in the messages waiting at NIC nic of rank r, oldest first,
+// while the NIC and the CPU that takes each in are free; when they are
+// busy it comes back when they will be free.
+func (x *goalRun) intake(r int32, nic uint16) {
+	q := x.nicIndex(r, nic)
+	rk := &x.ranks[r]
+	p := &x.p
+	for x.rxHead[q] != noMsg {
+		id := x.rxHead[q]
+		m := &x.msgs[id]
+		now := x.eng.Now()
+		var pos int32
+		matched, looked := false, false
+		cpu := uint16(0)
+		if x.cpus > 1 {
+			pos, matched = rk.posted.findFor(m.src, m.tag)
+			looked = true
+			if matched {
+				cpu, _ = x.g.cpuNIC(rk.posted.items[pos].val)
+			}
+		}
+		c := x.cpuIndex(r, cpu)
+		if start := max(x.cpuFree[c], x.nicRx[q]); start > now {
+			x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))
+			return
+		}
+		x.rxHead[q] = m.next
+		x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perByte(m.bytes, p.OPerByte), perByte(m.bytes, p.GPerByte))
+		x.nicRx[q] = now + p.G + perByte(m.bytes, p.GPerByte)
+		m.intakeEnd = x.cpuFree[c]
+		if !looked {
+			pos, matched = rk.posted.findFor(m.src, m.tag)
+		}
+		if matched {
+			x.match(r, rk.posted.remove(pos), id)
+		} else {
+			rk.unexp.push(m.src, m.tag, id)
+		}
+	}
+}
+
+// deadlock reports what is left when events ran out: the ranks that did
+// not finish, and for each its ops that wait for dependencies, its posted
+// receives and its rendezvous sends never matched, and the messages that
+// arrived and were never received.
+func (x *goalRun) deadlock() error {
+	g := x.g
+	de := &DeadlockError{At: x.eng.Now(), Ranks: g.Ranks}
+	var pend []PendingOp
+	for r := range x.ranks {
+		rk := &x.ranks[r]
+		r32 := int32(r)
+		pend = pend[:0]
+		if !rk.finished {
+			de.Blocked = append(de.Blocked, r32)
+			for id := g.first[r]; id < g.first[r+1]; id++ {
+				if n := x.pending[id]; n > 0 {
+					pend = append(pend, x.pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
+				}
+			}
+			rk.posted.each(func(it *matchItem) {
+				pend = append(pend, x.pendingOp(r32, it.val, "posted; no matching send arrived"))
+			})
+		}
+		rk.unexp.each(func(it *matchItem) {
+			m := &x.msgs[it.val]
+			if !m.sendDone {
+				pend = append(pend, x.pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
+			}
+			pend = append(pend, PendingOp{Rank: r32, Index: -1, State: "arrived; no receive matched it",
+				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, x.index(m.src, m.send))})
+		})
+		slices.SortStableFunc(pend, func(a, b PendingOp) int {
+			if a.Rank != b.Rank {
+				return int(a.Rank - b.Rank)
+			}
+			return int(a.Index - b.Index)
+		})
+		for _, p := range pend {
+			if len(de.Pending) < maxPendingReported {
+				de.Pending = append(de.Pending, p)
+			} else {
+				de.Omitted++
+			}
+		}
+	}
+	if len(de.Blocked) == 0 && len(de.Pending) == 0 {
+		return nil
+	}
+	return de
+}
+
+func (x *goalRun) pendingOp(r int32, id uint32, state string) PendingOp {
+	op := x.g.expand(id)
+	return PendingOp{Rank: r, Index: x.index(r, id), Op: op.String(), State: state}
+}
