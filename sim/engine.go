@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"unsafe"
 )
@@ -17,30 +19,40 @@ type Handler interface {
 // HandlerID names a Handler registered with an Engine.
 type HandlerID uint16
 
-// event is one pending event. key packs the insertion sequence (high 48
-// bits) with the handler ID (low 16 bits), so that ordering by (at, key)
-// is ordering by (at, insertion sequence) and the event stays 24 bytes.
+// event is one pending event.
 type event struct {
-	at  Time
-	key uint64
-	arg uint64
+	at      Time
+	handler HandlerID
+	arg     uint64
 }
 
-// The event must stay small: it is copied on every heap move.
+// The event must stay small: it is copied every time it changes bucket.
 const _ = 24 - unsafe.Sizeof(event{})
 
-const (
-	handlerBits = 16
-	maxSeq      = 1<<(64-handlerBits) - 1
-)
+// radixBuckets: an event's bucket is the bit length of its time XOR the
+// time of the last event run, at most 63 for a time below 2^63.
+const radixBuckets = 64
 
 // Engine is a deterministic discrete-event engine. Events run in order of
 // (time, insertion sequence); an engine never starts goroutines, and separate
 // engines share nothing, so many can run in parallel.
+//
+// The queue is a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990), which
+// works because no event is scheduled before the last one run: bucket i
+// holds the events whose time first differs from now at bit i-1 (bucket 0:
+// at now). Scheduling appends to a bucket; when bucket 0 runs dry, the
+// lowest non-empty bucket is spread over the buckets below it, with its
+// earliest time as the new reference. Each event moves down a few buckets
+// at most, and nothing is compared twice. Every bucket holds its events in
+// insertion order (spreading keeps their order and only ever fills empty
+// buckets), and events of one time always share a bucket, so bucket 0 run
+// from its front gives (time, insertion) order.
 type Engine struct {
 	now      Time
-	seq      uint64
-	heap     []event
+	buckets  [radixBuckets][]event
+	head0    int    // events of buckets[0] before head0 have run
+	full     uint64 // bit i set: buckets[i] is not empty (i >= 1)
+	pending  int
 	handlers []Handler
 	seed     uint64
 	events   uint64
@@ -49,12 +61,12 @@ type Engine struct {
 
 // New returns an engine whose random streams derive from seed.
 func New(seed uint64) *Engine {
-	return &Engine{seed: seed, heap: make([]event, 0, 1024)}
+	return &Engine{seed: seed}
 }
 
 // Register adds h and returns the ID to schedule its events with.
 func (e *Engine) Register(h Handler) HandlerID {
-	if len(e.handlers) >= 1<<handlerBits {
+	if len(e.handlers) > math.MaxUint16 {
 		panic("sim: too many handlers")
 	}
 	e.handlers = append(e.handlers, h)
@@ -71,7 +83,7 @@ func (e *Engine) Seed() uint64 { return e.seed }
 func (e *Engine) Events() uint64 { return e.events }
 
 // Pending returns how many events are queued.
-func (e *Engine) Pending() int { return len(e.heap) }
+func (e *Engine) Pending() int { return e.pending }
 
 // Stream returns a random source for the component with the given stable
 // ID. Streams of different IDs are independent, so adding a noise source on
@@ -96,11 +108,10 @@ func (e *Engine) At(t Time, h HandlerID, arg uint64) {
 	if t < e.now {
 		panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
 	}
-	if e.seq == maxSeq {
-		panic("sim: event sequence exhausted")
-	}
-	e.seq++
-	e.push(event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg})
+	b := bits.Len64(uint64(t ^ e.now))
+	e.buckets[b] = append(e.buckets[b], event{at: t, handler: h, arg: arg})
+	e.full |= 1 << b
+	e.pending++
 }
 
 // After schedules h to receive arg after duration d.
@@ -108,14 +119,40 @@ func (e *Engine) After(d Time, h HandlerID, arg uint64) { e.At(e.now+d, h, arg) 
 
 // Step runs the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {
-	if len(e.heap) == 0 {
+	if e.pending == 0 {
 		return false
 	}
-	ev := e.pop()
+	if e.head0 == len(e.buckets[0]) {
+		e.spread()
+	}
+	ev := e.buckets[0][e.head0]
+	e.head0++
+	e.pending--
 	e.now = ev.at
 	e.events++
-	e.handlers[ev.key&(1<<handlerBits-1)].Handle(ev.arg)
+	e.handlers[ev.handler].Handle(ev.arg)
 	return true
+}
+
+// spread refills the empty bucket 0: the lowest non-empty bucket's
+// earliest time becomes now, and its events move to the buckets below.
+func (e *Engine) spread() {
+	e.buckets[0], e.head0 = e.buckets[0][:0], 0
+	e.full &^= 1
+	i := bits.TrailingZeros64(e.full)
+	from := e.buckets[i]
+	earliest := from[0].at
+	for _, ev := range from[1:] {
+		earliest = min(earliest, ev.at)
+	}
+	e.now = earliest
+	for _, ev := range from {
+		b := bits.Len64(uint64(ev.at ^ earliest))
+		e.buckets[b] = append(e.buckets[b], ev)
+		e.full |= 1 << b
+	}
+	e.buckets[i] = from[:0]
+	e.full &^= 1 << i
 }
 
 // Run runs events until none are left or Stop is called.
@@ -126,71 +163,3 @@ func (e *Engine) Run() {
 
 // Stop makes Run return after the current event.
 func (e *Engine) Stop() { e.stopped = true }
-
-// less orders events by time, then insertion sequence.
-func less(a, b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.key < b.key
-}
-
-// The queue is a 4-ary min-heap: shallower than a binary heap, and its four
-// children share a cache line or two.
-const arity = 4
-
-func (e *Engine) push(ev event) {
-	h := append(e.heap, ev)
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / arity
-		if !less(&ev, &h[parent]) {
-			break
-		}
-		h[i] = h[parent]
-		i = parent
-	}
-	h[i] = ev
-	e.heap = h
-}
-
-// pop removes the earliest event. It sinks the hole at the root to a leaf
-// along the smaller children, then lifts the last element from there: the
-// last element nearly always belongs near the bottom, so this saves about
-// half the comparisons of the textbook sift-down (Floyd's trick).
-func (e *Engine) pop() event {
-	h := e.heap
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	if n > 0 {
-		i := 0
-		for {
-			first := i*arity + 1
-			if first >= n {
-				break
-			}
-			best := first
-			end := min(first+arity, n)
-			for c := first + 1; c < end; c++ {
-				if less(&h[c], &h[best]) {
-					best = c
-				}
-			}
-			h[i] = h[best]
-			i = best
-		}
-		for i > 0 {
-			parent := (i - 1) / arity
-			if !less(&last, &h[parent]) {
-				break
-			}
-			h[i] = h[parent]
-			i = parent
-		}
-		h[i] = last
-	}
-	e.heap = h
-	return top
-}

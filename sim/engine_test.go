@@ -47,6 +47,71 @@ func TestEngineOrdersByTimeThenInsertion(t *testing.T) {
 	})
 }
 
+// spawner schedules new events from inside events, at now plus delays
+// drawn in advance (zero included), as simulations do.
+type spawner struct {
+	eng     *Engine
+	id      HandlerID
+	delays  []Time
+	next    uint64
+	pending []spawned // the reference: every event not yet run
+	got     []uint64
+	t       *rapid.T
+}
+
+type spawned struct {
+	at  Time
+	arg uint64
+}
+
+func (s *spawner) schedule(at Time) {
+	s.eng.At(at, s.id, s.next)
+	s.pending = append(s.pending, spawned{at, s.next})
+	s.next++
+}
+
+func (s *spawner) Handle(arg uint64) {
+	// The reference's choice: the earliest time, then the first scheduled.
+	best := 0
+	for i, p := range s.pending {
+		if p.at < s.pending[best].at {
+			best = i
+		}
+	}
+	if w := s.pending[best]; w.arg != arg || w.at != s.eng.Now() {
+		s.t.Fatalf("ran event %d at %v; want event %d at %v", arg, s.eng.Now(), w.arg, w.at)
+	}
+	s.pending = append(s.pending[:best], s.pending[best+1:]...)
+	for range 2 {
+		if len(s.delays) == 0 {
+			return
+		}
+		s.schedule(s.eng.Now() + s.delays[0])
+		s.delays = s.delays[1:]
+	}
+}
+
+// Events scheduled while others run still run in (time, insertion) order,
+// for delays of every scale (the queue buckets times by their bits).
+func TestEngineOrderWhileRunning(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		eng := New(1)
+		delay := rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, 1<<40), rapid.Int64Range(1<<50, 1<<52))
+		s := &spawner{eng: eng, t: t}
+		s.id = eng.Register(s)
+		for _, d := range rapid.SliceOfN(delay, 0, 400).Draw(t, "delays") {
+			s.delays = append(s.delays, Time(d))
+		}
+		for _, at := range rapid.SliceOfN(rapid.Int64Range(0, 1<<20), 1, 8).Draw(t, "starts") {
+			s.schedule(Time(at))
+		}
+		eng.Run()
+		if len(s.pending) != 0 || eng.Pending() != 0 {
+			t.Fatalf("%d events never ran (engine: %d pending)", len(s.pending), eng.Pending())
+		}
+	})
+}
+
 type chain struct {
 	eng *Engine
 	id  HandlerID
