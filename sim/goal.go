@@ -7,29 +7,36 @@ import (
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: 24 bytes per op, plus 4 per dependency and 4 per user of ops
-// that more than one op waits for. Ops are numbered rank by rank; an op's
-// number is its id.
+// compactly: 24 bytes per op, 4 for its place in its rank's program, 4 per
+// dependency, and 4 per user of ops that more than one op waits for.
+//
+// Ops are numbered (their id) in the order a simulation is likely to reach
+// them, not rank by rank: by level (an op without dependencies has level
+// 0, any other one more than its highest dependency), then by rank, then
+// in program order. The ranks of a bulk-synchronous schedule (a ring, a
+// recursive doubling) advance level by level, so that a simulation reads
+// the op table nearly in order instead of jumping between ranks' blocks.
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
-	first      []uint32   // rank r's ops are ids first[r] .. first[r+1]-1
-	chunks     [][]goalOp // op id i is chunks[i>>goalChunkBits][i&goalChunkMask]
-	deps       []int32    // every op's After then StartAfter list (rank-local indices), op after op
-	depFirst   []uint32   // where rank r's ops' lists begin in deps
-	users      []uint32   // the users (ids) of ops with more than one
-	big        []int64    // values too large for an op's val
-	place      []uint32   // cpu<<16 | nic per op id; nil while every op runs on CPU 0 and NIC 0
-	hasStarts  bool       // some op irequires another
+	// Rank r's ops, in program order, are ids[first[r]] .. ids[first[r+1]-1],
+	// and their dependency lists (rank-local indices, After then
+	// StartAfter) follow one another in deps from depFirst[r]. While the
+	// text is read, ids holds each op's level instead.
+	first    []uint32
+	ids      chunked[uint32]
+	deps     chunked[int32]
+	depFirst []uint32
+	// Rank r's ops without dependencies are ids ready[r] .. ready[r+1]-1:
+	// level 0 comes first, rank by rank.
+	ready     []uint32
+	ops       chunked[goalOp] // by id
+	users     []uint32        // the users (ids) of ops with more than one
+	big       []int64         // values too large for an op's val
+	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
+	hasStarts bool            // some op irequires another
+	maxLevel  uint32
 }
-
-// Ops live in chunks, so that a large schedule grows without copying and
-// without the garbage of doubling one slice.
-const (
-	goalChunkBits = 16
-	goalChunk     = 1 << goalChunkBits
-	goalChunkMask = goalChunk - 1
-)
 
 // goalOp is one op: 24 bytes, since a schedule holds millions.
 type goalOp struct {
@@ -54,7 +61,7 @@ const _ = 24 - unsafe.Sizeof(goalOp{})
 
 func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
 
-// users returns the ids of the ops that wait for o's completion, then
+// usersOf returns the ids of the ops that wait for o's completion, then
 // those that wait for its start.
 func (g *GOAL) usersOf(o *goalOp) []uint32 {
 	n := uint32(o.nUsers) + uint32(o.nSUsers)
@@ -73,9 +80,7 @@ func (g *GOAL) value(o *goalOp) int64 {
 }
 
 // op returns op id.
-func (g *GOAL) op(id uint32) *goalOp {
-	return &g.chunks[id>>goalChunkBits][id&goalChunkMask]
-}
+func (g *GOAL) op(id uint32) *goalOp { return g.ops.at(id) }
 
 // cpuNIC returns the CPU and NIC op id runs on.
 func (g *GOAL) cpuNIC(id uint32) (uint16, uint16) {
@@ -102,6 +107,29 @@ func (g *GOAL) expand(id uint32) Op {
 // Ops returns the number of ops of every rank together.
 func (g *GOAL) Ops() int { return int(g.first[g.Ranks]) }
 
+// idOf returns the id of op index of rank r's program.
+func (g *GOAL) idOf(r int, index uint32) uint32 { return *g.ids.at(g.first[r] + index) }
+
+// index returns op id's index in rank r's program (a search: for reports).
+func (g *GOAL) index(r int32, id uint32) int32 {
+	for k := range g.first[r+1] - g.first[r] {
+		if g.idOf(int(r), k) == id {
+			return int32(k)
+		}
+	}
+	return -1
+}
+
+// dependencyCounts returns, by id, how many ops each op waits for.
+func (g *GOAL) dependencyCounts() []uint32 {
+	n := make([]uint32, g.Ops())
+	for id := range n {
+		o := g.op(uint32(id))
+		n[id] = uint32(o.nAfter) + uint32(o.nStart)
+	}
+	return n
+}
+
 // Schedule returns the GOAL program as a Schedule. Every op issues as soon
 // as its dependencies are met, wherever it stands in its rank's list (GOAL
 // semantics: unbounded lookahead).
@@ -113,7 +141,7 @@ func (g *GOAL) Schedule(name string) Schedule {
 		CPUs:      g.CPUs,
 		NICs:      g.NICs,
 		Rank: func(r int) Source {
-			return &goalSource{g: g, next: g.first[r], end: g.first[r+1], dep: g.depFirst[r]}
+			return &goalSource{g: g, r: r, n: g.first[r+1] - g.first[r], dep: g.depFirst[r]}
 		},
 	}
 }
@@ -124,31 +152,25 @@ func (g *GOAL) Schedule(name string) Schedule {
 // does, faster and in less memory.
 func (g *GOAL) Run(name string) Schedule {
 	s := g.Schedule(name)
-	s.Rank = func(r int) Source { return newReadySource(g, r) }
+	pending := g.dependencyCounts()
+	s.Rank = func(r int) Source { return newReadySource(g, pending, r) }
 	return s
 }
 
 // readySource hands out a rank's GOAL ops as they become ready.
 type readySource struct {
 	g       *GOAL
-	first   uint32   // id of the rank's first op
+	pending []uint32 // by id, shared by every rank's source: dependencies not yet met
 	n       int      // the rank's ops
-	pending []int32  // per op: dependencies not yet met
 	ready   []uint32 // ready ops (ids) not handed out, FIFO from rhead
 	rhead   int
 	byIdx   []uint32 // the ops handed out, in handout order
 }
 
-func newReadySource(g *GOAL, r int) *readySource {
-	s := &readySource{g: g, first: g.first[r], n: int(g.first[r+1] - g.first[r])}
-	s.pending = make([]int32, s.n)
-	for i := range s.pending {
-		id := s.first + uint32(i)
-		o := g.op(id)
-		s.pending[i] = int32(o.nAfter) + int32(o.nStart)
-		if s.pending[i] == 0 {
-			s.ready = append(s.ready, id)
-		}
+func newReadySource(g *GOAL, pending []uint32, r int) *readySource {
+	s := &readySource{g: g, pending: pending, n: int(g.first[r+1] - g.first[r])}
+	for id := g.ready[r]; id < g.ready[r+1]; id++ {
+		s.ready = append(s.ready, id)
 	}
 	return s
 }
@@ -169,8 +191,7 @@ func (s *readySource) Next(ops []Op) []Op {
 
 func (s *readySource) release(users []uint32) {
 	for _, u := range users {
-		p := &s.pending[u-s.first]
-		if *p--; *p == 0 {
+		if s.pending[u]--; s.pending[u] == 0 {
 			s.ready = append(s.ready, u)
 		}
 	}
@@ -203,24 +224,67 @@ func (s *readySource) NeedsStarts() bool { return s.g.hasStarts }
 // goalSource reads a rank's ops in program order, with their dependency
 // lists.
 type goalSource struct {
-	g         *GOAL
-	next, end uint32 // ids
-	dep       uint32 // where op next's dependency list begins
+	g       *GOAL
+	r       int
+	next, n uint32 // program indices
+	dep     uint32 // where op next's dependency list begins in deps
 }
 
 // Len tells the executor the program's length, so it sizes the window once.
-func (s *goalSource) Len() int { return int(s.end - s.next) }
+func (s *goalSource) Len() int { return int(s.n - s.next) }
 
 func (s *goalSource) Next(ops []Op) []Op {
-	stop := min(s.next+256, s.end)
+	stop := min(s.next+256, s.n)
+	// The batch's dependency lists, in one slice of their own: the ops
+	// handed out may be kept (Materialize keeps them).
+	var deps []int32
+	for k := s.next; k < stop; k++ {
+		o := s.g.op(s.g.idOf(s.r, k))
+		for range uint32(o.nAfter) + uint32(o.nStart) {
+			deps = append(deps, *s.g.deps.at(s.dep))
+			s.dep++
+		}
+	}
+	at := 0
 	for ; s.next < stop; s.next++ {
-		o := s.g.op(s.next)
-		op := s.g.expand(s.next)
-		na, ns := uint32(o.nAfter), uint32(o.nStart)
-		d := s.g.deps[s.dep : s.dep+na+ns]
-		op.After, op.StartAfter = d[:na:na], d[na:]
-		s.dep += na + ns
+		id := s.g.idOf(s.r, s.next)
+		o := s.g.op(id)
+		op := s.g.expand(id)
+		na, ns := int(o.nAfter), int(o.nStart)
+		op.After, op.StartAfter = deps[at:at+na:at+na], deps[at+na:at+na+ns:at+na+ns]
+		at += na + ns
 		ops = append(ops, op)
 	}
 	return ops
 }
+
+// chunked is an append-only table in chunks, so that a table of millions
+// grows without copying and without the garbage of doubling one slice.
+type chunked[T any] struct {
+	chunks [][]T
+	n      uint32
+}
+
+const (
+	chunkBits = 16
+	chunkLen  = 1 << chunkBits
+	chunkMask = chunkLen - 1
+)
+
+func (c *chunked[T]) add(v T) {
+	if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == chunkLen {
+		// The first chunk grows as needed, so that a small table stays small.
+		size := chunkLen
+		if len(c.chunks) == 0 {
+			size = 0
+		}
+		c.chunks = append(c.chunks, make([]T, 0, size))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+	c.n++
+}
+
+func (c *chunked[T]) at(i uint32) *T { return &c.chunks[i>>chunkBits][i&chunkMask] }
+
+func (c *chunked[T]) len() uint32 { return c.n }

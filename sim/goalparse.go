@@ -40,10 +40,17 @@ type goalParser struct {
 	// numbered[i] is 1 + the op labelled l<i>, the labels that Schedgen
 	// and collsim write: a slice look-up instead of a map insert per op.
 	numbered []int32
-	defined  []int // line of each op of the current rank, for error messages
-	after    [][]int32
-	starts   [][]int32
+	defined  []int      // line of each op of the current rank, for error messages
+	edges    []goalEdge // the current rank's dependencies, as read
 	ops      []parsedOp // the current rank's ops, as read
+	// Scratch for finishRank, reused from rank to rank.
+	count, list, order, newIndex, level []int32
+}
+
+// goalEdge is one "op requires dep" (or irequires, when start) as read.
+type goalEdge struct {
+	op, dep int32
+	start   bool
 }
 
 // parsedOp is an op as read, before finishRank packs it into the schedule.
@@ -58,10 +65,12 @@ type parsedOp struct {
 // and what was expected. Memory follows the size of the input: a number of
 // ranks is checked against the rank blocks that actually follow.
 func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
-	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1, first: []uint32{0}}}
-	err := p.parse()
-	if err != nil {
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
+	if err := p.parse(); err != nil {
 		return nil, err
+	}
+	if err := p.g.layout(); err != nil {
+		return nil, &GOALError{File: file, Line: p.line, Msg: err.Error()}
 	}
 	return p.g, nil
 }
@@ -246,7 +255,7 @@ func (p *goalParser) rankBody(r int) error {
 	}
 	clear(p.numbered)
 	p.defined = p.defined[:0]
-	p.after, p.starts = p.after[:0], p.starts[:0]
+	p.edges = p.edges[:0]
 	ops := p.ops[:0]
 	open := p.line
 	for {
@@ -267,15 +276,14 @@ func (p *goalParser) rankBody(r int) error {
 			p.ops = ops
 			return p.finishRank(r, ops)
 		}
-		op, err := p.statement(r, len(ops))
+		var op parsedOp
+		isOp, err := p.statement(r, len(ops), &op)
 		if err != nil {
 			return err
 		}
-		if op != nil {
-			ops = append(ops, *op)
+		if isOp {
+			ops = append(ops, op)
 			p.defined = append(p.defined, p.line)
-			p.after = append(p.after, nil)
-			p.starts = append(p.starts, nil)
 		}
 		if !p.atEnd() {
 			return p.errf("unexpected %q; one statement per line", shorten(p.word()))
@@ -284,11 +292,11 @@ func (p *goalParser) rankBody(r int) error {
 }
 
 // statement reads one op (returned) or one dependency (nil).
-func (p *goalParser) statement(r, index int) (*parsedOp, error) {
+func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 	startPos := p.pos
 	first := p.word()
 	if len(first) == 0 {
-		return nil, p.errf("expected a statement, found %q", string(p.text[p.pos:p.pos+1]))
+		return false, p.errf("expected a statement, found %q", string(p.text[p.pos:p.pos+1]))
 	}
 	var label []byte
 	if p.pos < len(p.text) && p.text[p.pos] == ':' {
@@ -296,11 +304,11 @@ func (p *goalParser) statement(r, index int) (*parsedOp, error) {
 		label = first
 		if _, dup := p.lookup(label); dup {
 			p.pos = startPos
-			return nil, p.errf("label %q is defined twice in rank %d", label, r)
+			return false, p.errf("label %q is defined twice in rank %d", label, r)
 		}
 		first = p.word()
 	}
-	op := parsedOp{}
+	*op = parsedOp{}
 	switch string(first) {
 	case "send", "recv":
 		op.kind = OpSend
@@ -310,11 +318,11 @@ func (p *goalParser) statement(r, index int) (*parsedOp, error) {
 		}
 		size, err := p.bytesSize()
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		op.value = size
 		if err := p.expect(dir); err != nil {
-			return nil, err
+			return false, err
 		}
 		lo := int64(0)
 		if op.kind == OpRecv {
@@ -322,32 +330,32 @@ func (p *goalParser) statement(r, index int) (*parsedOp, error) {
 		}
 		peer, err := p.integer(what, lo, int64(p.g.Ranks-1))
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		op.peer = int32(peer)
-		if err := p.options(&op, true); err != nil {
-			return nil, err
+		if err := p.options(op, true); err != nil {
+			return false, err
 		}
 	case "calc":
 		d, err := p.integer("a duration in nanoseconds", 0, math.MaxInt64/1000)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		op.kind, op.value = OpCalc, d
-		if err := p.options(&op, false); err != nil {
-			return nil, err
+		if err := p.options(op, false); err != nil {
+			return false, err
 		}
 	default:
 		if label != nil {
 			p.pos -= len(first)
-			return nil, p.errf("expected send, recv or calc after label %q, found %q", label, shorten(first))
+			return false, p.errf("expected send, recv or calc after label %q, found %q", label, shorten(first))
 		}
-		return nil, p.dependency(first, startPos)
+		return false, p.dependency(first, startPos)
 	}
 	if label != nil {
 		p.define(label, int32(index))
 	}
-	return &op, nil
+	return true, nil
 }
 
 // labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros).
@@ -482,85 +490,123 @@ func (p *goalParser) dependency(a []byte, startPos int) error {
 	if ai == bi {
 		return p.errf("op %q cannot depend on itself", a)
 	}
-	if start {
-		p.starts[ai] = append(p.starts[ai], bi)
-	} else {
-		p.after[ai] = append(p.after[ai], bi)
-	}
+	p.edges = append(p.edges, goalEdge{op: ai, dep: bi, start: start})
 	return nil
 }
 
 // finishRank orders rank r's ops so that every dependency points to an
 // earlier op (GOAL allows any order; a stable topological sort keeps the
-// written order where it can) and stores them.
+// written order where it can) and stores them, rank by rank; layout gives
+// them their ids once every rank is read.
 func (p *goalParser) finishRank(r int, ops []parsedOp) error {
-	n := len(ops)
-	order := make([]int32, 0, n)
-	forward := false
-	for i := range n {
-		for _, d := range p.after[i] {
-			forward = forward || int(d) > i
-		}
-		for _, d := range p.starts[i] {
-			forward = forward || int(d) > i
-		}
-	}
-	if !forward {
-		for i := range n {
-			order = append(order, int32(i))
-		}
-	} else {
-		var err error
-		if order, err = p.topoOrder(r, n); err != nil {
-			return err
-		}
-	}
 	g := p.g
+	n := len(ops)
 	first := g.first[r]
 	if uint64(first)+uint64(n) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d ops", uint32(math.MaxUint32-1))}
 	}
-	newIndex := make([]int32, n)
+	if uint64(g.deps.len())+uint64(len(p.edges)) >= math.MaxUint32 {
+		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", uint32(math.MaxUint32-1))}
+	}
+	// Each op's dependencies, After then StartAfter, each in the order
+	// written: a counting sort of the edges by op and kind.
+	end := resize(&p.count, 2*n+1)
+	for _, e := range p.edges {
+		end[2*e.op+b2i(e.start)+1]++
+	}
+	for k := 1; k < len(end); k++ {
+		end[k] += end[k-1]
+	}
+	list := resize(&p.list, len(p.edges))
+	forward := false
+	for _, e := range p.edges {
+		k := 2*e.op + b2i(e.start)
+		list[end[k]] = e.dep
+		end[k]++
+		forward = forward || e.dep > e.op
+	}
+	// end[k] is now where key k's edges end, and end[k-1] where they begin.
+	deps := func(i int32) (after, start []int32) {
+		begin := int32(0)
+		if i > 0 {
+			begin = end[2*i-1]
+		}
+		return list[begin:end[2*i]], list[end[2*i]:end[2*i+1]]
+	}
+	order := resize(&p.order, n)
+	if forward {
+		if err := p.topoOrder(r, order, deps); err != nil {
+			return err
+		}
+	} else {
+		for i := range order {
+			order[i] = int32(i)
+		}
+	}
+	newIndex := resize(&p.newIndex, n)
 	for k, i := range order {
 		newIndex[i] = int32(k)
 	}
-	g.depFirst = append(g.depFirst, uint32(len(g.deps)))
-	out := make([]goalOp, n)
-	users := make([]uint32, 2*n) // users of op k: those that require it at k, those that irequire it at n+k
+	level := resize(&p.level, n)
+	g.depFirst = append(g.depFirst, g.deps.len())
+	zero := uint32(0) // ops without dependencies
 	for k, i := range order {
-		if len(p.after[i]) > math.MaxUint16 || len(p.starts[i]) > math.MaxUint16 {
+		after, start := deps(i)
+		if len(after) > math.MaxUint16 || len(start) > math.MaxUint16 {
 			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
-		for _, d := range p.after[i] {
-			g.deps = append(g.deps, newIndex[d])
-			users[newIndex[d]]++
-		}
-		for _, d := range p.starts[i] {
-			g.deps = append(g.deps, newIndex[d])
-			users[n+int(newIndex[d])]++
-			g.hasStarts = true
-		}
-		o := &out[k]
-		o.nAfter, o.nStart = uint16(len(p.after[i])), uint16(len(p.starts[i]))
-		if err := p.pack(o, &ops[i], first+uint32(k)); err != nil {
+		o := goalOp{nAfter: uint16(len(after)), nStart: uint16(len(start))}
+		if err := p.pack(&o, &ops[i], first+uint32(k)); err != nil {
 			return err
 		}
-	}
-	if len(g.deps) > math.MaxUint32/2 {
-		return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^31 dependencies"}
-	}
-	if err := p.invert(out, order, newIndex, users); err != nil {
-		return err
-	}
-	for i := range out {
-		g.appendOp(out[i])
+		for kind, list := range [2][]int32{after, start} {
+			for _, d := range list {
+				dk := newIndex[d]
+				g.deps.add(dk)
+				level[k] = max(level[k], level[dk]+1)
+				u := g.ops.at(first + uint32(dk))
+				if u.nUsers == math.MaxUint16 || u.nSUsers == math.MaxUint16 {
+					return &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
+				}
+				if kind == 0 {
+					u.nUsers++
+				} else {
+					u.nSUsers++
+					g.hasStarts = true
+				}
+			}
+		}
+		if len(after)+len(start) == 0 {
+			zero++
+		}
+		g.ops.add(o)
+		g.ids.add(uint32(level[k]))
+		g.maxLevel = max(g.maxLevel, uint32(level[k]))
 	}
 	g.first = append(g.first, first+uint32(n))
+	g.ready = append(g.ready, g.ready[r]+zero)
 	return nil
 }
 
-// pack stores what was read of op (id) in o.
-func (p *goalParser) pack(o *goalOp, op *parsedOp, id uint32) error {
+// resize returns (*buf)[:n] zeroed, growing *buf if needed.
+func resize(buf *[]int32, n int) []int32 {
+	if cap(*buf) < n {
+		*buf = make([]int32, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pack stores what was read of op (at position pos, rank by rank) in o.
+func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32) error {
 	g := p.g
 	o.peer, o.tag = op.peer, op.tag
 	o.val = uint32(op.kind) << valKindShift
@@ -573,13 +619,11 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, id uint32) error {
 		o.val |= valBig | uint32(len(g.big))
 		g.big = append(g.big, op.value)
 	}
-	if op.cpu != 0 || op.nic != 0 {
-		if g.place == nil {
-			g.place = make([]uint32, id, max(id, 1024))
-		}
+	if g.place == nil && (op.cpu != 0 || op.nic != 0) {
+		g.place = make([]uint32, pos, max(pos, 1024))
 	}
 	if g.place != nil {
-		for uint32(len(g.place)) < id {
+		for uint32(len(g.place)) < pos {
 			g.place = append(g.place, 0)
 		}
 		g.place = append(g.place, uint32(op.cpu)<<16|uint32(op.nic))
@@ -587,68 +631,104 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, id uint32) error {
 	return nil
 }
 
-// appendOp adds o as the next op id.
-func (g *GOAL) appendOp(o goalOp) {
-	if len(g.chunks) == 0 || len(g.chunks[len(g.chunks)-1]) == goalChunk {
-		// The first chunk grows as needed, so that a small schedule stays small.
-		size := goalChunk
-		if len(g.chunks) == 0 {
-			size = 0
-		}
-		g.chunks = append(g.chunks, make([]goalOp, 0, size))
+// layout numbers the ops read rank by rank (ids holds their levels) level
+// by level, moves them to their ids in place, and lists every op's users
+// in id order.
+func (g *GOAL) layout() error {
+	n := g.ids.len()
+	next := make([]uint32, g.maxLevel+2) // the next id of each level
+	for pos := range n {
+		next[*g.ids.at(pos)+1]++
 	}
-	last := &g.chunks[len(g.chunks)-1]
-	*last = append(*last, o)
+	for l := 1; l < len(next); l++ {
+		next[l] += next[l-1]
+	}
+	for pos := range n {
+		l := g.ids.at(pos)
+		*l, next[*l] = next[*l], next[*l]+1
+	}
+	// Each op moves from its position to its id, cycle by cycle.
+	moved := make([]uint64, (n+63)/64)
+	for pos := range n {
+		if moved[pos/64]&(1<<(pos%64)) != 0 {
+			continue
+		}
+		v := *g.ops.at(pos)
+		for j := *g.ids.at(pos); ; j = *g.ids.at(j) {
+			v, *g.ops.at(j) = *g.ops.at(j), v
+			moved[j/64] |= 1 << (j % 64)
+			if j == pos {
+				break
+			}
+		}
+	}
+	if g.place != nil {
+		place := make([]uint32, n)
+		for pos, p := range g.place {
+			place[*g.ids.at(uint32(pos))] = p
+		}
+		g.place = place
+	}
+	// Users: each op's list ends where the next op's begins; user points
+	// past its end and moves back as the list is filled from its end.
+	total := uint64(0)
+	for id := range n {
+		o := g.op(id)
+		if c := uint64(o.nUsers) + uint64(o.nSUsers); c > 1 {
+			total += c
+			if total > math.MaxUint32 {
+				return fmt.Errorf("more than %d dependencies on ops with several users", uint32(math.MaxUint32))
+			}
+			o.user = uint32(total)
+		}
+	}
+	g.users = make([]uint32, total)
+	if g.hasStarts {
+		g.fillUsers(true)
+	}
+	g.fillUsers(false)
+	return nil
 }
 
-// invert fills in each op's users: the ops that require it, then those that
-// irequire it, in program order. count holds how many of each there are.
-func (p *goalParser) invert(out []goalOp, order, newIndex []int32, count []uint32) error {
-	g := p.g
-	n := len(out)
-	first := g.first[len(g.first)-1]
-	fill := make([]uint32, 2*n) // where the next user of each kind goes
-	for k := range out {
-		a, s := count[k], count[n+k]
-		if a > math.MaxUint16 || s > math.MaxUint16 {
-			return &GOALError{File: p.file, Line: p.defined[order[k]], Msg: "more than 65535 ops depend on this one"}
-		}
-		out[k].nUsers, out[k].nSUsers = uint16(a), uint16(s)
-		if a+s > 1 {
-			if uint64(len(g.users))+uint64(a+s) > math.MaxUint32 {
-				return &GOALError{File: p.file, Line: p.line, Msg: "more than 2^32 dependencies"}
+// fillUsers lists every op as a user of its dependencies (of its
+// StartAfter list when starts, else of its After list), walking the
+// programs backwards so that each list, filled from its end, comes out in
+// program order.
+func (g *GOAL) fillUsers(starts bool) {
+	end := g.deps.len()
+	for r := g.Ranks - 1; r >= 0; r-- {
+		for k := g.first[r+1] - g.first[r]; k > 0; k-- {
+			u := g.idOf(r, k-1)
+			o := g.op(u)
+			na, ns := uint32(o.nAfter), uint32(o.nStart)
+			begin := end - na - ns
+			lo, hi := begin, begin+na
+			if starts {
+				lo, hi = begin+na, end
 			}
-			out[k].user = uint32(len(g.users))
-			fill[k], fill[n+k] = out[k].user, out[k].user+a
-			g.users = append(g.users, make([]uint32, a+s)...)
+			for i := hi; i > lo; i-- {
+				d := g.op(g.idOf(r, uint32(*g.deps.at(i - 1))))
+				if d.nUsers+d.nSUsers == 1 {
+					d.user = u
+					continue
+				}
+				d.user--
+				g.users[d.user] = u
+			}
+			end = begin
 		}
 	}
-	put := func(d int32, off int, user uint32) {
-		if o := &out[d]; o.nUsers+o.nSUsers == 1 {
-			o.user = user
-			return
-		}
-		g.users[fill[off+int(d)]] = user
-		fill[off+int(d)]++
-	}
-	for k, i := range order {
-		for _, d := range p.after[i] {
-			put(newIndex[d], 0, first+uint32(k))
-		}
-		for _, d := range p.starts[i] {
-			put(newIndex[d], n, first+uint32(k))
-		}
-	}
-	return nil
 }
 
 // topoOrder is Kahn's algorithm taking the lowest written index first; a
 // cycle is reported with the lines of the ops on it.
-func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
+func (p *goalParser) topoOrder(r int, order []int32, deps func(int32) ([]int32, []int32)) error {
+	n := len(order)
 	indeg := make([]int, n)
 	users := make([][]int32, n)
 	for i := range n {
-		for _, d := range append(append([]int32(nil), p.after[i]...), p.starts[i]...) {
+		after, start := deps(int32(i))
+		for _, d := range append(append([]int32(nil), after...), start...) {
 			indeg[i]++
 			users[d] = append(users[d], int32(i))
 		}
@@ -659,7 +739,7 @@ func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
 			h.push(int32(i))
 		}
 	}
-	order := make([]int32, 0, n)
+	order = order[:0]
 	for h.len() > 0 {
 		i := h.pop()
 		order = append(order, i)
@@ -670,7 +750,7 @@ func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
 		}
 	}
 	if len(order) == n {
-		return order, nil
+		return nil
 	}
 	var lines []string
 	for i := range n {
@@ -678,7 +758,7 @@ func (p *goalParser) topoOrder(r, n int) ([]int32, error) {
 			lines = append(lines, strconv.Itoa(p.defined[i]))
 		}
 	}
-	return nil, &GOALError{File: p.file, Line: p.defined[firstWaiting(indeg)], Msg: fmt.Sprintf("rank %d's dependencies form a cycle (ops defined on lines %s)", r, joinComma(lines))}
+	return &GOALError{File: p.file, Line: p.defined[firstWaiting(indeg)], Msg: fmt.Sprintf("rank %d's dependencies form a cycle (ops defined on lines %s)", r, joinComma(lines))}
 }
 
 func firstWaiting(indeg []int) int {

@@ -34,7 +34,6 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		cpus:    max(g.CPUs, 1),
 		nics:    max(g.NICs, 1),
 		ranks:   make([]goalRank, g.Ranks),
-		pending: make([]uint32, g.Ops()),
 		freeMsg: noMsg,
 		freeRdy: noMsg,
 	}
@@ -50,15 +49,12 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 	for i := range x.rxHead {
 		x.rxHead[i] = noMsg
 	}
+	x.pending = g.dependencyCounts()
 	for r := range x.ranks {
 		rk := &x.ranks[r]
 		rk.head, rk.tail = noMsg, noMsg
-		for id := g.first[r]; id < g.first[r+1]; id++ {
-			o := g.op(id)
-			x.pending[id] = uint32(o.nAfter) + uint32(o.nStart)
-			if x.pending[id] == 0 {
-				x.makeReady(rk, id)
-			}
+		for id := g.ready[r]; id < g.ready[r+1]; id++ {
+			x.makeReady(rk, id)
 		}
 	}
 	for r := range x.ranks {
@@ -399,7 +395,7 @@ func (x *goalRun) match(r int32, rid uint32, id uint32) {
 }
 
 // index is op id's index in rank r's program.
-func (x *goalRun) index(r int32, id uint32) int32 { return int32(id - x.g.first[r]) }
+func (x *goalRun) index(r int32, id uint32) int32 { return x.g.index(r, id) }
 
 // arrive queues message id at its receiving NIC: the NIC of the posted
 // receive it would match, or NIC 0.
@@ -470,7 +466,25 @@ func (x *goalRun) intake(r int32, nic uint16) {
 // arrived and were never received.
 func (x *goalRun) deadlock() error {
 	g := x.g
+	stuck := false
+	for r := range x.ranks {
+		stuck = stuck || !x.ranks[r].finished || x.ranks[r].unexp.live > 0
+	}
+	if !stuck {
+		return nil
+	}
 	de := &DeadlockError{At: x.eng.Now(), Ranks: g.Ranks}
+	// Each op's index in its rank's program, for the report.
+	index := make([]int32, g.Ops())
+	for r := range g.Ranks {
+		for k := range g.first[r+1] - g.first[r] {
+			index[g.idOf(r, k)] = int32(k)
+		}
+	}
+	pendingOp := func(r int32, id uint32, state string) PendingOp {
+		op := g.expand(id)
+		return PendingOp{Rank: r, Index: index[id], Op: op.String(), State: state}
+	}
 	var pend []PendingOp
 	for r := range x.ranks {
 		rk := &x.ranks[r]
@@ -478,22 +492,23 @@ func (x *goalRun) deadlock() error {
 		pend = pend[:0]
 		if !rk.finished {
 			de.Blocked = append(de.Blocked, r32)
-			for id := g.first[r]; id < g.first[r+1]; id++ {
-				if n := x.pending[id]; n > 0 {
-					pend = append(pend, x.pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
+			for k := range g.first[r+1] - g.first[r] {
+				if id := g.idOf(r, k); x.pending[id] > 0 {
+					n := x.pending[id]
+					pend = append(pend, pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
 				}
 			}
 			rk.posted.each(func(it *matchItem) {
-				pend = append(pend, x.pendingOp(r32, it.val, "posted; no matching send arrived"))
+				pend = append(pend, pendingOp(r32, it.val, "posted; no matching send arrived"))
 			})
 		}
 		rk.unexp.each(func(it *matchItem) {
 			m := &x.msgs[it.val]
 			if !m.sendDone {
-				pend = append(pend, x.pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
+				pend = append(pend, pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
 			}
 			pend = append(pend, PendingOp{Rank: r32, Index: -1, State: "arrived; no receive matched it",
-				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, x.index(m.src, m.send))})
+				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, index[m.send])})
 		})
 		slices.SortStableFunc(pend, func(a, b PendingOp) int {
 			if a.Rank != b.Rank {
@@ -513,9 +528,4 @@ func (x *goalRun) deadlock() error {
 		return nil
 	}
 	return de
-}
-
-func (x *goalRun) pendingOp(r int32, id uint32, state string) PendingOp {
-	op := x.g.expand(id)
-	return PendingOp{Rank: r, Index: x.index(r, id), Op: op.String(), State: state}
 }
