@@ -33,6 +33,23 @@ const _ = 24 - unsafe.Sizeof(event{})
 // time of the last event run, at most 63 for a time below 2^63.
 const radixBuckets = 64
 
+// A bucket is a list of blocks of events, taken from and returned to the
+// engine's pool: memory follows the events pending, not the most each of
+// the 64 buckets ever held, and nothing is copied as a bucket grows.
+const blockLen = 128
+
+type eventBlock struct {
+	ev   [blockLen]event
+	next *eventBlock
+}
+
+// bucket holds events in insertion order: head.ev[first:] up to
+// tail.ev[:last].
+type bucket struct {
+	head, tail  *eventBlock
+	first, last int
+}
+
 // Engine is a deterministic discrete-event engine. Events run in order of
 // (time, insertion sequence); an engine never starts goroutines, and separate
 // engines share nothing, so many can run in parallel.
@@ -49,9 +66,11 @@ const radixBuckets = 64
 // from its front gives (time, insertion) order.
 type Engine struct {
 	now      Time
-	buckets  [radixBuckets][]event
-	head0    int    // events of buckets[0] before head0 have run
-	full     uint64 // bit i set: buckets[i] is not empty (i >= 1)
+	now0     []event // bucket 0, the events at now: a plain queue, run from head0
+	head0    int
+	buckets  [radixBuckets]bucket // buckets 1 and up
+	full     uint64               // bit i set: bucket i is not empty
+	free     *eventBlock          // the pool of unused blocks
 	pending  int
 	handlers []Handler
 	seed     uint64
@@ -109,8 +128,7 @@ func (e *Engine) At(t Time, h HandlerID, arg uint64) {
 		panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
 	}
 	b := bits.Len64(uint64(t ^ e.now))
-	e.buckets[b] = append(e.buckets[b], event{at: t, handler: h, arg: arg})
-	e.full |= 1 << b
+	e.add(b, event{at: t, handler: h, arg: arg})
 	e.pending++
 }
 
@@ -122,11 +140,15 @@ func (e *Engine) Step() bool {
 	if e.pending == 0 {
 		return false
 	}
-	if e.head0 == len(e.buckets[0]) {
+	if e.full&1 == 0 {
 		e.spread()
 	}
-	ev := e.buckets[0][e.head0]
+	ev := e.now0[e.head0]
 	e.head0++
+	if e.head0 == len(e.now0) {
+		e.now0, e.head0 = e.now0[:0], 0
+		e.full &^= 1
+	}
 	e.pending--
 	e.now = ev.at
 	e.events++
@@ -134,25 +156,69 @@ func (e *Engine) Step() bool {
 	return true
 }
 
+// add appends ev to bucket i.
+func (e *Engine) add(i int, ev event) {
+	e.full |= 1 << i
+	if i == 0 {
+		e.now0 = append(e.now0, ev)
+		return
+	}
+	b := &e.buckets[i]
+	if b.tail == nil || b.last == blockLen {
+		blk := e.free
+		if blk != nil {
+			e.free = blk.next
+			blk.next = nil
+		} else {
+			blk = new(eventBlock)
+		}
+		if b.tail == nil {
+			b.head = blk
+		} else {
+			b.tail.next = blk
+		}
+		b.tail, b.last = blk, 0
+	}
+	b.tail.ev[b.last] = ev
+	b.last++
+}
+
+func (e *Engine) release(blk *eventBlock) {
+	blk.next = e.free
+	e.free = blk
+}
+
 // spread refills the empty bucket 0: the lowest non-empty bucket's
-// earliest time becomes now, and its events move to the buckets below.
+// earliest time becomes now, and its events move, in order, to the
+// buckets below.
 func (e *Engine) spread() {
-	e.buckets[0], e.head0 = e.buckets[0][:0], 0
-	e.full &^= 1
 	i := bits.TrailingZeros64(e.full)
 	from := e.buckets[i]
-	earliest := from[0].at
-	for _, ev := range from[1:] {
-		earliest = min(earliest, ev.at)
+	e.buckets[i] = bucket{}
+	e.full &^= 1 << i
+	earliest := from.head.ev[from.first].at
+	for blk, first := from.head, from.first; blk != nil; blk, first = blk.next, 0 {
+		for _, ev := range blk.ev[first:from.end(blk)] {
+			earliest = min(earliest, ev.at)
+		}
 	}
 	e.now = earliest
-	for _, ev := range from {
-		b := bits.Len64(uint64(ev.at ^ earliest))
-		e.buckets[b] = append(e.buckets[b], ev)
-		e.full |= 1 << b
+	for blk, first := from.head, from.first; blk != nil; first = 0 {
+		for k := first; k < from.end(blk); k++ {
+			e.add(bits.Len64(uint64(blk.ev[k].at^earliest)), blk.ev[k])
+		}
+		next := blk.next
+		e.release(blk)
+		blk = next
 	}
-	e.buckets[i] = from[:0]
-	e.full &^= 1 << i
+}
+
+// end is where blk's events end in b.
+func (b *bucket) end(blk *eventBlock) int {
+	if blk == b.tail {
+		return b.last
+	}
+	return blockLen
 }
 
 // Run runs events until none are left or Stop is called.
