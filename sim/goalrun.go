@@ -37,6 +37,7 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		freeMsg: noMsg,
 		freeRdy: noMsg,
 	}
+	x.costs = newSizeCost(&x.p)
 	x.id = eng.Register(x)
 	if err := noise.start(eng, g.Ranks); err != nil {
 		return nil, err
@@ -93,6 +94,7 @@ type goalRun struct {
 	eng     *Engine
 	id      HandlerID
 	p       LogGOPS
+	costs   sizeCost
 	noise   *Noise
 	cpus    int
 	nics    int
@@ -270,9 +272,10 @@ func (x *goalRun) issue(r int32, id uint32) {
 		n := x.nicIndex(r, nic)
 		p := &x.p
 		t := max(now, x.cpuFree[c], x.nicTx[n])
-		cpuEnd := t + p.O + x.noise.extra(r, t, p.O) + perByte(size, p.OPerByte)
+		perO, perG := x.costs.of(size)
+		cpuEnd := t + p.O + x.noise.extra(r, t, p.O) + perO
 		x.cpuFree[c] = cpuEnd
-		x.nicTx[n] = t + p.G + perByte(size, p.GPerByte)
+		x.nicTx[n] = t + p.G + perG
 		x.started(r, id, t)
 		x.messages++
 		x.bytes += uint64(size)
@@ -446,8 +449,9 @@ func (x *goalRun) intake(r int32, nic uint16) {
 			return
 		}
 		x.rxHead[q] = m.next
-		x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perByte(m.bytes, p.OPerByte), perByte(m.bytes, p.GPerByte))
-		x.nicRx[q] = now + p.G + perByte(m.bytes, p.GPerByte)
+		perO, perG := x.costs.of(m.bytes)
+		x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perO, perG)
+		x.nicRx[q] = now + p.G + perG
 		m.intakeEnd = x.cpuFree[c]
 		if !looked {
 			pos, matched = rk.posted.findFor(m.src, m.tag)

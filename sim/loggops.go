@@ -37,6 +37,24 @@ func perByte(s int64, psPerByte float64) Time {
 	return FromPicoseconds(float64(s-1) * psPerByte)
 }
 
+// sizeCost prices a message's per-byte terms, (size-1)O and (size-1)G,
+// remembering the last size: schedules send a few sizes over and over,
+// and the float rounding is most of the price.
+type sizeCost struct {
+	p    *LogGOPS
+	size int64
+	o, g Time
+}
+
+func newSizeCost(p *LogGOPS) sizeCost { return sizeCost{p: p, size: -1} }
+
+func (c *sizeCost) of(size int64) (o, g Time) {
+	if size != c.size {
+		c.size, c.o, c.g = size, perByte(size, c.p.OPerByte), perByte(size, c.p.GPerByte)
+	}
+	return c.o, c.g
+}
+
 // LogGOPS semantics, per host: CPU busy-until (one per CPU), NIC send and
 // receive gap-until (one each per NIC).
 //
