@@ -34,6 +34,7 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		cpus:    max(g.CPUs, 1),
 		nics:    max(g.NICs, 1),
 		ranks:   make([]goalRank, g.Ranks),
+		queues:  make([]matching, g.Ranks),
 		freeMsg: noMsg,
 		freeRdy: noMsg,
 	}
@@ -99,6 +100,7 @@ type goalRun struct {
 	cpus    int
 	nics    int
 	ranks   []goalRank
+	queues  []matching // by rank
 	pending []uint32 // per op: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
@@ -125,9 +127,14 @@ type goalRank struct {
 	ended      bool   // every op issued
 	finished   bool
 	finish     Time
-	lastDone   Time       // latest completion of ops completed ahead of time
-	posted     matchQueue // posted, unmatched receives (op ids)
-	unexp      matchQueue // taken in, unmatched messages
+	lastDone   Time // latest completion of ops completed ahead of time
+}
+
+// matching is one rank's two MPI queues, apart from its other state: they
+// are larger and needed less often.
+type matching struct {
+	posted matchQueue // posted, unmatched receives (op ids)
+	unexp  matchQueue // taken in, unmatched messages
 }
 
 type readyNode struct{ op, next uint32 }
@@ -287,12 +294,12 @@ func (x *goalRun) issue(r int32, id uint32) {
 		x.eng.At(t+p.O+p.L, x.id, pack(evArrive, 0, int32(mid)))
 	case OpRecv:
 		x.started(r, id, now)
-		rk := &x.ranks[r]
-		if mid, ok := rk.unexp.takeMatching(o.peer, o.tag); ok {
+		q := &x.queues[r]
+		if mid, ok := q.unexp.takeMatching(o.peer, o.tag); ok {
 			x.match(r, id, mid)
 			return
 		}
-		rk.posted.push(o.peer, o.tag, id)
+		q.posted.push(o.peer, o.tag, id)
 	}
 }
 
@@ -406,8 +413,8 @@ func (x *goalRun) arrive(id uint32) {
 	m := &x.msgs[id]
 	nic := uint16(0)
 	if x.nics > 1 {
-		if pos, ok := x.ranks[m.dst].posted.findFor(m.src, m.tag); ok {
-			_, nic = x.g.cpuNIC(x.ranks[m.dst].posted.items[pos].val)
+		if pos, ok := x.queues[m.dst].posted.findFor(m.src, m.tag); ok {
+			_, nic = x.g.cpuNIC(x.queues[m.dst].posted.items[pos].val)
 		}
 	}
 	m.rxNIC = nic
@@ -427,7 +434,7 @@ func (x *goalRun) arrive(id uint32) {
 // busy it comes back when they will be free.
 func (x *goalRun) intake(r int32, nic uint16) {
 	q := x.nicIndex(r, nic)
-	rk := &x.ranks[r]
+	mq := &x.queues[r]
 	p := &x.p
 	for x.rxHead[q] != noMsg {
 		id := x.rxHead[q]
@@ -437,10 +444,10 @@ func (x *goalRun) intake(r int32, nic uint16) {
 		matched, looked := false, false
 		cpu := uint16(0)
 		if x.cpus > 1 {
-			pos, matched = rk.posted.findFor(m.src, m.tag)
+			pos, matched = mq.posted.findFor(m.src, m.tag)
 			looked = true
 			if matched {
-				cpu, _ = x.g.cpuNIC(rk.posted.items[pos].val)
+				cpu, _ = x.g.cpuNIC(mq.posted.items[pos].val)
 			}
 		}
 		c := x.cpuIndex(r, cpu)
@@ -454,12 +461,12 @@ func (x *goalRun) intake(r int32, nic uint16) {
 		x.nicRx[q] = now + p.G + perG
 		m.intakeEnd = x.cpuFree[c]
 		if !looked {
-			pos, matched = rk.posted.findFor(m.src, m.tag)
+			pos, matched = mq.posted.findFor(m.src, m.tag)
 		}
 		if matched {
-			x.match(r, rk.posted.remove(pos), id)
+			x.match(r, mq.posted.remove(pos), id)
 		} else {
-			rk.unexp.push(m.src, m.tag, id)
+			mq.unexp.push(m.src, m.tag, id)
 		}
 	}
 }
@@ -472,7 +479,7 @@ func (x *goalRun) deadlock() error {
 	g := x.g
 	stuck := false
 	for r := range x.ranks {
-		stuck = stuck || !x.ranks[r].finished || x.ranks[r].unexp.live > 0
+		stuck = stuck || !x.ranks[r].finished || x.queues[r].unexp.live > 0
 	}
 	if !stuck {
 		return nil
@@ -502,11 +509,11 @@ func (x *goalRun) deadlock() error {
 					pend = append(pend, pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
 				}
 			}
-			rk.posted.each(func(it *matchItem) {
+			x.queues[r].posted.each(func(it *matchItem) {
 				pend = append(pend, pendingOp(r32, it.val, "posted; no matching send arrived"))
 			})
 		}
-		rk.unexp.each(func(it *matchItem) {
+		x.queues[r].unexp.each(func(it *matchItem) {
 			m := &x.msgs[it.val]
 			if !m.sendDone {
 				pend = append(pend, pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
