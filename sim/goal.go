@@ -121,11 +121,11 @@ func (g *GOAL) index(r int32, id uint32) int32 {
 }
 
 // dependencyCounts returns, by id, how many ops each op waits for.
-func (g *GOAL) dependencyCounts() []uint32 {
-	n := make([]uint32, g.Ops())
+func (g *GOAL) dependencyCounts() []uint16 {
+	n := make([]uint16, g.Ops())
 	for id := range n {
 		o := g.op(uint32(id))
-		n[id] = uint32(o.nAfter) + uint32(o.nStart)
+		n[id] = o.nAfter + o.nStart
 	}
 	return n
 }
@@ -160,14 +160,14 @@ func (g *GOAL) Run(name string) Schedule {
 // readySource hands out a rank's GOAL ops as they become ready.
 type readySource struct {
 	g       *GOAL
-	pending []uint32 // by id, shared by every rank's source: dependencies not yet met
+	pending []uint16 // by id, shared by every rank's source: dependencies not yet met
 	n       int      // the rank's ops
 	ready   []uint32 // ready ops (ids) not handed out, FIFO from rhead
 	rhead   int
 	byIdx   []uint32 // the ops handed out, in handout order
 }
 
-func newReadySource(g *GOAL, pending []uint32, r int) *readySource {
+func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
 	s := &readySource{g: g, pending: pending, n: int(g.first[r+1] - g.first[r])}
 	for id := g.ready[r]; id < g.ready[r+1]; id++ {
 		s.ready = append(s.ready, id)

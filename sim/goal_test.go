@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -89,6 +90,37 @@ func TestParseGOALErrors(t *testing.T) {
 		var ge *sim.GOALError
 		if err == nil || !errors.As(err, &ge) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a GOALError with %q", name, err, tc.want)
+		}
+	}
+}
+
+// An op may wait for at most 65535 others, and at most 65535 may wait for
+// one op: the counts are 16-bit.
+func TestParseGOALDependencyLimits(t *testing.T) {
+	fan := func(n int, in bool) string {
+		var b strings.Builder
+		b.WriteString("num_ranks 1\nrank 0 {\nhub: calc 1\n")
+		for i := range n {
+			fmt.Fprintf(&b, "l%d: calc 1\n", i)
+		}
+		for i := range n {
+			if in {
+				fmt.Fprintf(&b, "hub irequires l%d\n", i) // hub waits for n ops
+			} else {
+				fmt.Fprintf(&b, "l%d requires hub\n", i) // n ops wait for hub
+			}
+		}
+		b.WriteString("}\n")
+		return b.String()
+	}
+	for _, in := range []bool{true, false} {
+		if _, err := sim.ParseGOAL(strings.NewReader(fan(65535, in)), "f.goal"); err != nil {
+			t.Fatalf("65535 dependencies (in %v): %v", in, err)
+		}
+		_, err := sim.ParseGOAL(strings.NewReader(fan(65536, in)), "f.goal")
+		want := map[bool]string{true: "more than 65535 dependencies on one op", false: "more than 65535 ops depend on this one"}[in]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("65536 dependencies (in %v): got %v, want %q", in, err, want)
 		}
 	}
 }

@@ -552,7 +552,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	zero := uint32(0) // ops without dependencies
 	for k, i := range order {
 		after, start := deps(i)
-		if len(after) > math.MaxUint16 || len(start) > math.MaxUint16 {
+		if len(after)+len(start) > math.MaxUint16 {
 			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
 		o := goalOp{nAfter: uint16(len(after)), nStart: uint16(len(start))}

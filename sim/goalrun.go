@@ -101,7 +101,7 @@ type goalRun struct {
 	nics    int
 	ranks   []goalRank
 	queues  []matching // by rank
-	pending []uint32 // per op: dependencies not yet met
+	pending []uint16   // by id: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
 	work            []uint64
