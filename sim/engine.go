@@ -137,8 +137,19 @@ func (e *Engine) After(d Time, h HandlerID, arg uint64) { e.At(e.now+d, h, arg) 
 
 // Step runs the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {
+	ev, ok := e.next()
+	if ok {
+		e.handlers[ev.handler].Handle(ev.arg)
+	}
+	return ok
+}
+
+// next takes the earliest event off the queue and advances the clock to
+// it. A component that owns the engine alone may run its events itself
+// with it (no handler lookup, no interface call per event).
+func (e *Engine) next() (event, bool) {
 	if e.pending == 0 {
-		return false
+		return event{}, false
 	}
 	if e.full&1 == 0 {
 		e.spread()
@@ -152,8 +163,7 @@ func (e *Engine) Step() bool {
 	e.pending--
 	e.now = ev.at
 	e.events++
-	e.handlers[ev.handler].Handle(ev.arg)
-	return true
+	return ev, true
 }
 
 // add appends ev to bucket i.

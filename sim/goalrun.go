@@ -64,7 +64,14 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		x.finishIfDone(int32(r))
 	}
 	x.drain()
-	eng.Run()
+	// The run owns the engine: it takes its events itself.
+	for x.err == nil {
+		ev, ok := eng.next()
+		if !ok {
+			break
+		}
+		x.Handle(ev.arg)
+	}
 	res := &Result{
 		Finish:   make([]Time, g.Ranks),
 		Ops:      x.ops,
@@ -182,7 +189,7 @@ func (x *goalRun) Handle(arg uint64) {
 	kind, r, idx := unpack(arg)
 	switch kind {
 	case evDone:
-		x.work = append(x.work, pack(workComplete, r, idx))
+		x.finishOp(r, uint32(idx)) // as the work queue, empty now, would
 	case evStarted:
 		x.releaseStarts(r, uint32(idx))
 	case evArrive:
@@ -210,7 +217,6 @@ func (x *goalRun) fail(err error) {
 	if x.err == nil {
 		x.err = err
 	}
-	x.eng.Stop()
 }
 
 // refill issues rank r's ready ops, oldest first, including those that
