@@ -176,3 +176,52 @@ func TestRunLogGOPSEqualsExecute(t *testing.T) {
 		sameRun(t, g, p, noise, rapid.Uint64().Draw(t, "seed"))
 	})
 }
+
+// goalOf writes algorithm name's schedule (reductions as 1-ns-per-KiB calc
+// ops) as GOAL and reads it back.
+func goalOf(b *testing.B, collective collectives.Collective, name string, p collectives.Params) *sim.GOAL {
+	a, err := collectives.Lookup(collective, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := a.Build(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: 1}); err != nil {
+		b.Fatal(err)
+	}
+	g, err := sim.ParseGOAL(&text, name+".goal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// benchmarkGOAL reports RunLogGOPS's ops per second on g. Its allocations
+// are per run (the run's tables), not per op: allocs/op stays near a few
+// per rank whatever the schedule's length.
+func benchmarkGOAL(b *testing.B, g *sim.GOAL) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(g.Ops())*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// A ring allreduce of 4 MiB on 256 ranks (326,400 ops with the
+// reductions' calcs): ranks in lockstep, one
+// message in flight per rank.
+func BenchmarkRunLogGOPSRing(b *testing.B) {
+	benchmarkGOAL(b, goalOf(b, collectives.Allreduce, "ring", collectives.Params{Ranks: 256, Count: 1 << 19}))
+}
+
+// Recursive doubling on 16,384 ranks (688,128 ops with the reductions'
+// calcs): many ranks, few ops each.
+func BenchmarkRunLogGOPSRecursiveDoubling(b *testing.B) {
+	benchmarkGOAL(b, goalOf(b, collectives.Allreduce, "recursive_doubling", collectives.Params{Ranks: 16384, Count: 1}))
+}
