@@ -214,8 +214,7 @@ func benchmarkGOAL(b *testing.B, g *sim.GOAL) {
 }
 
 // A ring allreduce of 4 MiB on 256 ranks (326,400 ops with the
-// reductions' calcs): ranks in lockstep, one
-// message in flight per rank.
+// reductions' calcs): ranks in lockstep, one message in flight per rank.
 func BenchmarkRunLogGOPSRing(b *testing.B) {
 	benchmarkGOAL(b, goalOf(b, collectives.Allreduce, "ring", collectives.Params{Ranks: 256, Count: 1 << 19}))
 }
