@@ -230,3 +230,22 @@ func TestStudies(t *testing.T) {
 		t.Errorf("too many ranks: exit %d %q", code, errs)
 	}
 }
+
+// --cpuprofile writes a pprof profile (gzip-compressed protocol buffers),
+// also when the command fails.
+func TestCPUProfile(t *testing.T) {
+	for _, args := range [][]string{{"run", "-n", "64"}, {"run", "-n", "0"}} {
+		path := filepath.Join(t.TempDir(), "cpu.pprof")
+		_, stderr, code := collsim(t, append([]string{"--cpuprofile", path}, args...)...)
+		if (code == 0) != (args[2] == "64") {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+			t.Fatalf("%v: profile %d bytes, %v; want a gzip stream", args, len(data), err)
+		}
+	}
+	if _, stderr, code := collsim(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "run"); code == 0 || !strings.Contains(stderr, "no such file") {
+		t.Fatalf("an unwritable profile: exit %d, %q", code, stderr)
+	}
+}

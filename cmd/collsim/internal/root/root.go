@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,8 +25,11 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/validate"
 )
 
-// New returns the root command.
-func New(streams *cmdutil.IO) *cobra.Command {
+// New returns the root command. stop, called once the command has run,
+// ends what the root's flags started (a CPU profile).
+func New(streams *cmdutil.IO) (*cobra.Command, func()) {
+	var profile string
+	end := func() {}
 	cmd := &cobra.Command{
 		Use:   "collsim",
 		Short: "Simulate collective communication algorithms on modelled machines",
@@ -34,21 +39,41 @@ modelled machine, checks that they move the right data, and compares them
 with their closed-form costs.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if profile == "" {
+				return nil
+			}
+			f, err := os.Create(profile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			end = func() {
+				pprof.StopCPUProfile()
+				f.Close()
+			}
+			return nil
+		},
 	}
+	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo)")
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
 	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams))
-	return cmd
+	return cmd, func() { end() }
 }
 
 // Main runs collsim with args and returns its exit status. Errors are
 // printed as one line each, never as a stack trace.
 func Main(args []string, stdout, stderr io.Writer) int {
 	streams := &cmdutil.IO{Out: stdout, Err: stderr}
-	cmd := New(streams)
+	cmd, stop := New(streams)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
+	stop()
 	if err == nil {
 		return cmdutil.ExitOK
 	}
