@@ -125,11 +125,15 @@ func (e *Engine) NamedStream(name string) *rand.Rand {
 // grown to its working size.
 func (e *Engine) At(t Time, h HandlerID, arg uint64) {
 	if t < e.now {
-		panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
+		e.past(t)
 	}
 	b := bits.Len64(uint64(t ^ e.now))
 	e.add(b, event{at: t, handler: h, arg: arg})
 	e.pending++
+}
+
+func (e *Engine) past(t Time) {
+	panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
 }
 
 // After schedules h to receive arg after duration d.

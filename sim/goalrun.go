@@ -261,6 +261,15 @@ func (x *goalRun) releaseStarts(r int32, id uint32) {
 	x.work = append(x.work, pack(workRefill, r, 0))
 }
 
+// stretch returns the OS noise added to the CPU interval [t, t+d) of rank
+// r.
+func (x *goalRun) stretch(r int32, t, d Time) Time {
+	if x.noise == nil {
+		return 0
+	}
+	return x.noise.extra(r, t, d)
+}
+
 func (x *goalRun) cpuIndex(r int32, cpu uint16) int { return int(r)*x.cpus + int(cpu) }
 func (x *goalRun) nicIndex(r int32, nic uint16) int { return int(r)*x.nics + int(nic) }
 
@@ -275,7 +284,7 @@ func (x *goalRun) issue(r int32, id uint32) {
 	case OpCalc:
 		d := Time(g.value(o)) * Nanosecond
 		start := max(now, x.cpuFree[c])
-		end := start + d + x.noise.extra(r, start, d)
+		end := start + d + x.stretch(r, start, d)
 		x.cpuFree[c] = end
 		x.started(r, id, start)
 		x.completeAt(r, id, end)
@@ -286,7 +295,7 @@ func (x *goalRun) issue(r int32, id uint32) {
 		p := &x.p
 		t := max(now, x.cpuFree[c], x.nicTx[n])
 		perO, perG := x.costs.of(size)
-		cpuEnd := t + p.O + x.noise.extra(r, t, p.O) + perO
+		cpuEnd := t + p.O + x.stretch(r, t, p.O) + perO
 		x.cpuFree[c] = cpuEnd
 		x.nicTx[n] = t + p.G + perG
 		x.started(r, id, t)
@@ -312,9 +321,12 @@ func (x *goalRun) issue(r int32, id uint32) {
 // started: op id occupies its resources at at; the ops that irequire it
 // may start then.
 func (x *goalRun) started(r int32, id uint32, at Time) {
-	if !x.g.hasStarts {
-		return
+	if x.g.hasStarts {
+		x.startedWaited(r, id, at)
 	}
+}
+
+func (x *goalRun) startedWaited(r int32, id uint32, at Time) {
 	if at == x.eng.Now() {
 		x.releaseStarts(r, id)
 		return
@@ -463,7 +475,7 @@ func (x *goalRun) intake(r int32, nic uint16) {
 		}
 		x.rxHead[q] = m.next
 		perO, perG := x.costs.of(m.bytes)
-		x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perO, perG)
+		x.cpuFree[c] = now + p.O + x.stretch(r, now, p.O) + max(perO, perG)
 		x.nicRx[q] = now + p.G + perG
 		m.intakeEnd = x.cpuFree[c]
 		if !looked {

@@ -50,9 +50,13 @@ func newSizeCost(p *LogGOPS) sizeCost { return sizeCost{p: p, size: -1} }
 
 func (c *sizeCost) of(size int64) (o, g Time) {
 	if size != c.size {
-		c.size, c.o, c.g = size, perByte(size, c.p.OPerByte), perByte(size, c.p.GPerByte)
+		c.price(size)
 	}
 	return c.o, c.g
+}
+
+func (c *sizeCost) price(size int64) {
+	c.size, c.o, c.g = size, perByte(size, c.p.OPerByte), perByte(size, c.p.GPerByte)
 }
 
 // LogGOPS semantics, per host: CPU busy-until (one per CPU), NIC send and
