@@ -111,6 +111,9 @@ func (p *goalParser) nextLine() (bool, error) {
 // stripComments removes // and /* */ comments, tracking comments that
 // span lines. It reuses raw's memory.
 func (p *goalParser) stripComments(raw []byte) []byte {
+	if !p.comment && bytes.IndexByte(raw, '/') < 0 {
+		return raw // most lines: no comment
+	}
 	out := raw[:0]
 	for i := 0; i < len(raw); i++ {
 		if p.comment {
