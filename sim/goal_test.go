@@ -240,7 +240,8 @@ func FuzzParseGOAL(f *testing.F) {
 // Run (reactive: ops handed out as they become ready) and Schedule (every
 // op read at once, dependencies tracked by the executor) are the same
 // program: every rank finishes at the same time, for every algorithm's
-// GOAL export, with and without reductions, in LogGOPS mode.
+// GOAL export, with and without reductions, in LogGOPS mode; and
+// RunLogGOPS runs it event for event as Execute does.
 func TestGOALRunEqualsSchedule(t *testing.T) {
 	algos := collectives.All()
 	rapid.Check(t, func(t *rapid.T) {
@@ -261,7 +262,8 @@ func TestGOALRunEqualsSchedule(t *testing.T) {
 }
 
 // runBoth runs g as a plain Schedule and reactively (Run) in LogGOPS mode
-// and requires the same result; it returns the plain one.
+// and requires the same result, and the same again, event for event, from
+// RunLogGOPS; it returns the plain one.
 func runBoth(t interface{ Fatalf(string, ...any) }, g *sim.GOAL) *sim.Result {
 	lg := sim.DefaultLogGOPS
 	plain, err := sim.Execute(sim.New(1), g.Schedule("plain"), sim.Config{LogGOPS: &lg})
@@ -275,6 +277,7 @@ func runBoth(t interface{ Fatalf(string, ...any) }, g *sim.GOAL) *sim.Result {
 	if !slices.Equal(plain.Finish, ready.Finish) || plain.Ops != ready.Ops {
 		t.Fatalf("finish %v vs %v", plain.Finish, ready.Finish)
 	}
+	sameRun(t, g, lg, func() *sim.Noise { return nil }, 1)
 	return plain
 }
 

@@ -40,28 +40,6 @@ func sameRun(t interface {
 	return got
 }
 
-// Every algorithm's GOAL export runs the same in both executors.
-func TestRunLogGOPSEqualsExecuteAlgorithms(t *testing.T) {
-	algos := collectives.All()
-	rapid.Check(t, func(t *rapid.T) {
-		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
-		p := collectives.Params{Ranks: rapid.IntRange(1, 40).Draw(t, "ranks"), Count: rapid.Int64Range(0, 20000).Draw(t, "count")}
-		s, ok := build(t, a, p)
-		if !ok {
-			return
-		}
-		var text bytes.Buffer
-		if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: float64(rapid.IntRange(0, 300).Draw(t, "gamma"))}); err != nil {
-			t.Fatal(err)
-		}
-		g, err := sim.ParseGOAL(&text, "x.goal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameRun(t, g, sim.DefaultLogGOPS, func() *sim.Noise { return nil }, 1)
-	})
-}
-
 // randomGOAL writes a random GOAL schedule: messages between random ranks
 // (eager and rendezvous sizes, some receives with wildcards, some sizes
 // that disagree), calcs, requires and irequires between a rank's ops, and
