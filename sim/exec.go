@@ -86,21 +86,19 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		ranks:     make([]rank, s.Ranks),
 		freeEdge:  -1,
 		freeMsg:   noMsg,
-		cpus:      max(s.CPUs, 1),
-		nics:      max(s.NICs, 1),
 		lg:        cfg.LogGOPS,
-		noise:     cfg.Noise,
 		trace:     cfg.Trace,
 	}
 	if x.data != nil && len(x.data) != s.Ranks {
 		return nil, fmt.Errorf("data mode: %d rank buffers for %d ranks", len(x.data), s.Ranks)
 	}
-	if x.cpus > 1<<16 || x.nics > 1<<16 {
-		return nil, fmt.Errorf("schedule %q: %d CPUs and %d NICs per rank; at most 65536 each", s.Name, x.cpus, x.nics)
+	cpus, nics := max(s.CPUs, 1), max(s.NICs, 1)
+	if cpus > 1<<16 || nics > 1<<16 {
+		return nil, fmt.Errorf("schedule %q: %d CPUs and %d NICs per rank; at most 65536 each", s.Name, cpus, nics)
 	}
-	x.cpuFree = make([]Time, s.Ranks*x.cpus)
+	x.h = newHosts(s.Ranks, cpus, nics, cfg.Noise, cfg.LogGOPS)
 	x.id = eng.Register(x)
-	if err := x.noise.start(eng, s.Ranks); err != nil {
+	if err := x.h.noise.start(eng, s.Ranks); err != nil {
 		return nil, err
 	}
 	if x.lg != nil {
@@ -111,9 +109,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		x.host.EagerLimit = x.lg.S
-		x.nicTx = make([]Time, s.Ranks*x.nics)
-		x.nicRx = make([]Time, s.Ranks*x.nics)
-		x.rxQueue = make([][]uint32, s.Ranks*x.nics)
+		x.rxQueue = make([][]uint32, s.Ranks*nics)
 	} else {
 		if cfg.Network == nil {
 			return nil, errors.New("no network: give a Network or LogGOPS")
@@ -147,9 +143,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 	for r := range x.ranks {
 		// A CPU may stay busy after a rank's last op completes (taking in a
 		// message nobody waits for yet): the rank is done when it is idle.
-		for _, t := range x.cpuFree[r*x.cpus : (r+1)*x.cpus] {
-			x.ranks[r].finish = max(x.ranks[r].finish, t)
-		}
+		x.ranks[r].finish = max(x.ranks[r].finish, x.h.idle(r))
 		res.Finish[r] = x.ranks[r].finish
 		res.Makespan = max(res.Makespan, x.ranks[r].finish)
 	}
@@ -263,14 +257,9 @@ type executor struct {
 	qhead     int
 	draining  bool
 	scratch   []Op
-	cpus      int
-	nics      int
-	cpuFree   []Time // per rank and CPU: busy until then
+	h         hosts
 	lg        *LogGOPS
-	nicTx     []Time     // LogGOPS, per rank and NIC: send gap until then
-	nicRx     []Time     // LogGOPS, per rank and NIC: receive gap until then
 	rxQueue   [][]uint32 // LogGOPS, per rank and NIC: messages waiting to be taken in
-	noise     *Noise
 	trace     func(TraceEvent)
 	finished  int
 	ops       uint64
@@ -303,17 +292,10 @@ func (x *executor) Handle(arg uint64) {
 	x.leave(nested)
 }
 
-func (x *executor) cpuIndex(r int32, cpu uint16) int { return int(r)*x.cpus + int(cpu) }
-func (x *executor) nicIndex(r int32, nic uint16) int { return int(r)*x.nics + int(nic) }
-
 // occupy runs rank r's CPU for d, after whatever it is doing, stretched by
 // OS noise; it returns when the CPU starts and when it is free again.
 func (x *executor) occupy(r int32, cpu uint16, d Time) (start, end Time) {
-	c := x.cpuIndex(r, cpu)
-	start = max(x.eng.Now(), x.cpuFree[c])
-	end = start + d + x.noise.extra(r, start, d)
-	x.cpuFree[c] = end
-	return start, end
+	return x.h.occupy(r, cpu, x.eng.Now(), d)
 }
 
 // started records that op idx occupies its resources at time at; ops that
@@ -494,8 +476,8 @@ func (x *executor) read(r int32, op *Op) {
 	if int(idx-rk.base) == len(rk.win) {
 		x.grow(rk)
 	}
-	if int(op.CPU) >= x.cpus || int(op.NIC) >= x.nics {
-		x.fail(fmt.Errorf("rank %d op %d (%v): CPU %d, NIC %d; the schedule declares %d CPUs and %d NICs", r, idx, op, op.CPU, op.NIC, x.cpus, x.nics))
+	if int(op.CPU) >= x.h.cpus || int(op.NIC) >= x.h.nics {
+		x.fail(fmt.Errorf("rank %d op %d (%v): CPU %d, NIC %d; the schedule declares %d CPUs and %d NICs", r, idx, op, op.CPU, op.NIC, x.h.cpus, x.h.nics))
 		return
 	}
 	s := x.slot(r, idx)
@@ -723,10 +705,7 @@ func (x *executor) match(r, idx int32, id uint32) {
 		// intake ends, plus any reduction after it.
 		end := max(x.eng.Now(), m.intakeEnd)
 		if reduce > 0 {
-			c := x.cpuIndex(r, s.cpu)
-			start := max(end, x.cpuFree[c])
-			end = start + reduce + x.noise.extra(r, start, reduce)
-			x.cpuFree[c] = end
+			_, end = x.h.occupy(r, s.cpu, end, reduce)
 		}
 		x.completeAt(r, idx, end)
 	} else {

@@ -30,24 +30,18 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		g:       g,
 		eng:     eng,
 		p:       p,
-		noise:   noise,
-		cpus:    max(g.CPUs, 1),
-		nics:    max(g.NICs, 1),
 		ranks:   make([]goalRank, g.Ranks),
 		queues:  make([]matching, g.Ranks),
 		freeMsg: noMsg,
 		freeRdy: noMsg,
 	}
-	x.costs = newSizeCost(&x.p)
+	x.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.p)
 	x.id = eng.Register(x)
 	if err := noise.start(eng, g.Ranks); err != nil {
 		return nil, err
 	}
-	x.cpuFree = make([]Time, g.Ranks*x.cpus)
-	x.nicTx = make([]Time, g.Ranks*x.nics)
-	x.nicRx = make([]Time, g.Ranks*x.nics)
-	x.rxHead = make([]uint32, g.Ranks*x.nics)
-	x.rxTail = make([]uint32, g.Ranks*x.nics)
+	x.rxHead = make([]uint32, g.Ranks*x.h.nics)
+	x.rxTail = make([]uint32, g.Ranks*x.h.nics)
 	for i := range x.rxHead {
 		x.rxHead[i] = noMsg
 	}
@@ -81,9 +75,7 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 	}
 	for r := range x.ranks {
 		rk := &x.ranks[r]
-		for _, t := range x.cpuFree[r*x.cpus : (r+1)*x.cpus] {
-			rk.finish = max(rk.finish, t)
-		}
+		rk.finish = max(rk.finish, x.h.idle(r))
 		res.Finish[r] = rk.finish
 		res.Makespan = max(res.Makespan, rk.finish)
 	}
@@ -102,19 +94,13 @@ type goalRun struct {
 	eng     *Engine
 	id      HandlerID
 	p       LogGOPS
-	costs   sizeCost
-	noise   *Noise
-	cpus    int
-	nics    int
+	h       hosts // CPUs and NICs
 	ranks   []goalRank
 	queues  []matching // by rank
 	pending []uint16   // by id: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
 	work            []uint64
-	cpuFree         []Time   // per rank and CPU: busy until then
-	nicTx           []Time   // per rank and NIC: send gap until then
-	nicRx           []Time   // per rank and NIC: receive gap until then
 	rxHead          []uint32 // per rank and NIC: the oldest message waiting to be taken in
 	rxTail          []uint32 // and the newest
 	msgs            []goalMsg
@@ -261,43 +247,22 @@ func (x *goalRun) releaseStarts(r int32, id uint32) {
 	x.work = append(x.work, pack(workRefill, r, 0))
 }
 
-// stretch returns the OS noise added to the CPU interval [t, t+d) of rank
-// r.
-func (x *goalRun) stretch(r int32, t, d Time) Time {
-	if x.noise == nil {
-		return 0
-	}
-	return x.noise.extra(r, t, d)
-}
-
-func (x *goalRun) cpuIndex(r int32, cpu uint16) int { return int(r)*x.cpus + int(cpu) }
-func (x *goalRun) nicIndex(r int32, nic uint16) int { return int(r)*x.nics + int(nic) }
-
 // issue starts op id of rank r, whose dependencies are met.
 func (x *goalRun) issue(r int32, id uint32) {
 	g := x.g
 	o := g.op(id)
 	cpu, nic := g.cpuNIC(id)
 	now := x.eng.Now()
-	c := x.cpuIndex(r, cpu)
 	switch o.kind() {
 	case OpCalc:
-		d := Time(g.value(o)) * Nanosecond
-		start := max(now, x.cpuFree[c])
-		end := start + d + x.stretch(r, start, d)
-		x.cpuFree[c] = end
+		start, end := x.h.occupy(r, cpu, now, Time(g.value(o))*Nanosecond)
 		x.started(r, id, start)
 		x.completeAt(r, id, end)
 	case OpSend:
 		size := g.value(o)
 		mid := x.newMsg()
-		n := x.nicIndex(r, nic)
+		t, cpuEnd := x.h.send(r, cpu, nic, size, now)
 		p := &x.p
-		t := max(now, x.cpuFree[c], x.nicTx[n])
-		perO, perG := x.costs.of(size)
-		cpuEnd := t + p.O + x.stretch(r, t, p.O) + perO
-		x.cpuFree[c] = cpuEnd
-		x.nicTx[n] = t + p.G + perG
 		x.started(r, id, t)
 		x.messages++
 		x.bytes += uint64(size)
@@ -430,14 +395,14 @@ func (x *goalRun) index(r int32, id uint32) int32 { return x.g.index(r, id) }
 func (x *goalRun) arrive(id uint32) {
 	m := &x.msgs[id]
 	nic := uint16(0)
-	if x.nics > 1 {
+	if x.h.nics > 1 {
 		if pos, ok := x.queues[m.dst].posted.findFor(m.src, m.tag); ok {
 			_, nic = x.g.cpuNIC(x.queues[m.dst].posted.items[pos].val)
 		}
 	}
 	m.rxNIC = nic
 	m.next = noMsg
-	q := x.nicIndex(m.dst, nic)
+	q := x.h.nic(m.dst, nic)
 	if x.rxHead[q] == noMsg {
 		x.rxHead[q], x.rxTail[q] = id, id
 		x.intake(m.dst, nic)
@@ -451,9 +416,8 @@ func (x *goalRun) arrive(id uint32) {
 // while the NIC and the CPU that takes each in are free; when they are
 // busy it comes back when they will be free.
 func (x *goalRun) intake(r int32, nic uint16) {
-	q := x.nicIndex(r, nic)
+	q := x.h.nic(r, nic)
 	mq := &x.queues[r]
-	p := &x.p
 	for x.rxHead[q] != noMsg {
 		id := x.rxHead[q]
 		m := &x.msgs[id]
@@ -461,23 +425,19 @@ func (x *goalRun) intake(r int32, nic uint16) {
 		var pos int32
 		matched, looked := false, false
 		cpu := uint16(0)
-		if x.cpus > 1 {
+		if x.h.cpus > 1 {
 			pos, matched = mq.posted.findFor(m.src, m.tag)
 			looked = true
 			if matched {
 				cpu, _ = x.g.cpuNIC(mq.posted.items[pos].val)
 			}
 		}
-		c := x.cpuIndex(r, cpu)
-		if start := max(x.cpuFree[c], x.nicRx[q]); start > now {
+		if start := x.h.intakeFree(r, cpu, nic); start > now {
 			x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))
 			return
 		}
 		x.rxHead[q] = m.next
-		perO, perG := x.costs.of(m.bytes)
-		x.cpuFree[c] = now + p.O + x.stretch(r, now, p.O) + max(perO, perG)
-		x.nicRx[q] = now + p.G + perG
-		m.intakeEnd = x.cpuFree[c]
+		m.intakeEnd = x.h.intake(r, cpu, nic, m.bytes, now)
 		if !looked {
 			pos, matched = mq.posted.findFor(m.src, m.tag)
 		}

@@ -77,13 +77,8 @@ func (c *sizeCost) price(size int64) {
 
 // logGOPSSend issues send idx of rank r in LogGOPS mode.
 func (x *executor) logGOPSSend(r, idx int32, s *slot, id uint32) {
-	now := x.eng.Now()
-	c, n := x.cpuIndex(r, s.cpu), x.nicIndex(r, s.nic)
-	t := max(now, x.cpuFree[c], x.nicTx[n])
-	p := x.lg
-	cpuEnd := t + p.O + x.noise.extra(r, t, p.O) + perByte(s.bytes, p.OPerByte)
-	x.cpuFree[c] = cpuEnd
-	x.nicTx[n] = t + p.G + perByte(s.bytes, p.GPerByte)
+	t, cpuEnd := x.h.send(r, s.cpu, s.nic, s.bytes, x.eng.Now())
+	p := x.h.lg
 	x.started(r, idx, t)
 	x.messages++
 	x.bytes += uint64(s.bytes)
@@ -99,13 +94,13 @@ func (x *executor) logGOPSSend(r, idx int32, s *slot, id uint32) {
 func (x *executor) logGOPSArrive(id uint32) {
 	m := &x.msgs[id]
 	nic := uint16(0)
-	if x.nics > 1 {
+	if x.h.nics > 1 {
 		if pos, ok := x.ranks[m.dst].posted.findFor(m.src, m.tag); ok {
 			nic = x.slot(m.dst, int32(x.ranks[m.dst].posted.items[pos].val)).nic
 		}
 	}
 	m.rxNIC = nic
-	q := x.nicIndex(m.dst, nic)
+	q := x.h.nic(m.dst, nic)
 	x.rxQueue[q] = append(x.rxQueue[q], id)
 	if len(x.rxQueue[q]) == 1 {
 		x.logGOPSIntake(m.dst, nic)
@@ -115,7 +110,7 @@ func (x *executor) logGOPSArrive(id uint32) {
 // logGOPSIntake takes in the oldest message waiting at NIC nic of rank r,
 // now if the NIC and CPU are free, else at the time they will be.
 func (x *executor) logGOPSIntake(r int32, nic uint16) {
-	q := x.nicIndex(r, nic)
+	q := x.h.nic(r, nic)
 	if len(x.rxQueue[q]) == 0 {
 		return
 	}
@@ -127,15 +122,14 @@ func (x *executor) logGOPSIntake(r int32, nic uint16) {
 	var pos int32
 	matched, looked := false, false
 	cpu := uint16(0)
-	if x.cpus > 1 {
+	if x.h.cpus > 1 {
 		pos, matched = x.ranks[r].posted.findFor(m.src, m.tag)
 		looked = true
 		if matched {
 			cpu = x.slot(r, int32(x.ranks[r].posted.items[pos].val)).cpu
 		}
 	}
-	c := x.cpuIndex(r, cpu)
-	if start := max(x.cpuFree[c], x.nicRx[q]); start > now {
+	if start := x.h.intakeFree(r, cpu, nic); start > now {
 		x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))
 		return
 	}
@@ -143,10 +137,7 @@ func (x *executor) logGOPSIntake(r int32, nic uint16) {
 	if len(x.rxQueue[q]) == 0 {
 		x.rxQueue[q] = nil
 	}
-	p := x.lg
-	x.cpuFree[c] = now + p.O + x.noise.extra(r, now, p.O) + max(perByte(m.bytes, p.OPerByte), perByte(m.bytes, p.GPerByte))
-	x.nicRx[q] = now + p.G + perByte(m.bytes, p.GPerByte)
-	m.intakeEnd = x.cpuFree[c]
+	m.intakeEnd = x.h.intake(r, cpu, nic, m.bytes, now)
 	if !looked {
 		pos, matched = x.ranks[r].posted.findFor(m.src, m.tag)
 	}

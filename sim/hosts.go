@@ -1,0 +1,91 @@
+package sim
+
+// hosts is what the executors know of every rank's host: when each of its
+// CPUs is next free, the OS noise that stretches CPU work, and in the
+// LogGOPS model when each NIC's send and receive sides are next free and
+// what a message costs them. Both executors (Execute and GOAL.RunLogGOPS)
+// charge their hosts through it, so they cannot price the model apart.
+type hosts struct {
+	cpus, nics int
+	cpuFree    []Time // per rank and CPU
+	noise      *Noise
+	// The LogGOPS model; nil otherwise.
+	lg           *LogGOPS
+	costs        sizeCost
+	nicTx, nicRx []Time // per rank and NIC
+}
+
+func newHosts(ranks, cpus, nics int, noise *Noise, lg *LogGOPS) hosts {
+	h := hosts{cpus: cpus, nics: nics, cpuFree: make([]Time, ranks*cpus), noise: noise, lg: lg}
+	if lg != nil {
+		h.costs = newSizeCost(lg)
+		h.nicTx = make([]Time, ranks*nics)
+		h.nicRx = make([]Time, ranks*nics)
+	}
+	return h
+}
+
+// cpu and nic index the per-CPU and per-NIC tables.
+func (h *hosts) cpu(r int32, cpu uint16) int { return int(r)*h.cpus + int(cpu) }
+func (h *hosts) nic(r int32, nic uint16) int { return int(r)*h.nics + int(nic) }
+
+// stretch returns how much OS noise stretches the CPU interval [t, t+d)
+// of rank r.
+func (h *hosts) stretch(r int32, t, d Time) Time {
+	if h.noise == nil {
+		return 0
+	}
+	return h.noise.extra(r, t, d)
+}
+
+// occupy runs CPU cpu of rank r for d from now, after whatever it is
+// doing, stretched by noise; it returns when the work starts and ends.
+func (h *hosts) occupy(r int32, cpu uint16, now, d Time) (start, end Time) {
+	c := h.cpu(r, cpu)
+	start = max(now, h.cpuFree[c])
+	end = start + d + h.stretch(r, start, d)
+	h.cpuFree[c] = end
+	return start, end
+}
+
+// idle returns when every CPU of rank r is free.
+func (h *hosts) idle(r int) Time {
+	var t Time
+	for _, f := range h.cpuFree[r*h.cpus : (r+1)*h.cpus] {
+		t = max(t, f)
+	}
+	return t
+}
+
+// send issues a LogGOPS send of size bytes, ready at now, on CPU cpu and
+// NIC nic of rank r once both are free. The CPU is busy until
+// start+o+(size-1)O, the NIC until start+g+(size-1)G; the message reaches
+// its receiver at start+o+L.
+func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpuEnd Time) {
+	c, n := h.cpu(r, cpu), h.nic(r, nic)
+	p := h.lg
+	start = max(now, h.cpuFree[c], h.nicTx[n])
+	perO, perG := h.costs.of(size)
+	cpuEnd = start + p.O + h.stretch(r, start, p.O) + perO
+	h.cpuFree[c] = cpuEnd
+	h.nicTx[n] = start + p.G + perG
+	return start, cpuEnd
+}
+
+// intakeFree returns when CPU cpu and NIC nic of rank r can take in the
+// next message.
+func (h *hosts) intakeFree(r int32, cpu, nic uint16) Time {
+	return max(h.cpuFree[h.cpu(r, cpu)], h.nicRx[h.nic(r, nic)])
+}
+
+// intake takes in a message of size bytes at now (no earlier than
+// intakeFree): the CPU is busy for o + max((size-1)O, (size-1)G), the NIC
+// for g + (size-1)G. It returns when the CPU is done.
+func (h *hosts) intake(r int32, cpu, nic uint16, size int64, now Time) Time {
+	c := h.cpu(r, cpu)
+	p := h.lg
+	perO, perG := h.costs.of(size)
+	h.cpuFree[c] = now + p.O + h.stretch(r, now, p.O) + max(perO, perG)
+	h.nicRx[h.nic(r, nic)] = now + p.G + perG
+	return h.cpuFree[c]
+}
