@@ -88,3 +88,32 @@ func TestMatchQueueCompaction(t *testing.T) {
 		take(i)
 	}
 }
+
+// Removing an indexed entry that is not the oldest of its key (no MPI
+// question does, but remove allows it) keeps the key's other entries in
+// order.
+func TestMatchQueueRemoveFromMiddle(t *testing.T) {
+	var q matchQueue
+	for i := range 2 * indexAt {
+		q.push(1, 7, uint32(i))
+	}
+	if q.index == nil {
+		t.Fatal("no index")
+	}
+	for _, pos := range []int32{5, 2*indexAt - 1, 6} { // a middle one, the newest, the next
+		if got := q.remove(pos); got != uint32(pos) {
+			t.Fatalf("remove(%d) = %d", pos, got)
+		}
+	}
+	for i := range 2*indexAt - 1 {
+		if i == 5 || i == 6 {
+			continue
+		}
+		if got, ok := q.takeFor(1, 7); !ok || got != uint32(i) {
+			t.Fatalf("take %d: got %d, %v", i, got, ok)
+		}
+	}
+	if _, ok := q.takeFor(1, 7); ok || q.live != 0 {
+		t.Fatalf("entries left: %d", q.live)
+	}
+}
