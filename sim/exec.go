@@ -216,10 +216,9 @@ type message struct {
 	payload   []uint64
 	localDone bool // the sender's NIC is done with it (or will be at localAt)
 	localAt   Time
-	intakeEnd Time   // LogGOPS: when the receiving CPU has taken it in
-	rxNIC     uint16 // LogGOPS: the receiving NIC
-	matched   bool   // a receive took it
-	sendDone  bool   // the send op completed
+	intakeEnd Time // LogGOPS: when the receiving CPU has taken it in
+	matched   bool // a receive took it
+	sendDone  bool // the send op completed
 	nextFree  uint32
 }
 

@@ -35,7 +35,7 @@ type GOAL struct {
 	big       []int64         // values too large for an op's val
 	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
-	maxLevel  uint32
+	maxLevel  uint32          // the highest level, for layout
 }
 
 // goalOp is one op: 24 bytes, since a schedule holds millions.

@@ -141,7 +141,6 @@ type goalMsg struct {
 	localAt   Time // when the sender's CPU is done with it
 	intakeEnd Time // when the receiving CPU has taken it in
 	next      uint32
-	rxNIC     uint16
 	matched   bool
 	sendDone  bool
 }
@@ -400,7 +399,6 @@ func (x *goalRun) arrive(id uint32) {
 			_, nic = x.g.cpuNIC(x.queues[m.dst].posted.items[pos].val)
 		}
 	}
-	m.rxNIC = nic
 	m.next = noMsg
 	q := x.h.nic(m.dst, nic)
 	if x.rxHead[q] == noMsg {

@@ -99,7 +99,6 @@ func (x *executor) logGOPSArrive(id uint32) {
 			nic = x.slot(m.dst, int32(x.ranks[m.dst].posted.items[pos].val)).nic
 		}
 	}
-	m.rxNIC = nic
 	q := x.h.nic(m.dst, nic)
 	x.rxQueue[q] = append(x.rxQueue[q], id)
 	if len(x.rxQueue[q]) == 1 {
