@@ -86,7 +86,6 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		ranks:     make([]rank, s.Ranks),
 		freeEdge:  -1,
 		freeMsg:   noMsg,
-		lg:        cfg.LogGOPS,
 		trace:     cfg.Trace,
 	}
 	if x.data != nil && len(x.data) != s.Ranks {
@@ -101,14 +100,14 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 	if err := x.h.noise.start(eng, s.Ranks); err != nil {
 		return nil, err
 	}
-	if x.lg != nil {
+	if x.h.lg != nil {
 		if cfg.Network != nil {
 			return nil, errors.New("LogGOPS mode models the network itself: give no Network")
 		}
-		if err := x.lg.check(); err != nil {
+		if err := x.h.lg.check(); err != nil {
 			return nil, err
 		}
-		x.host.EagerLimit = x.lg.S
+		x.host.EagerLimit = x.h.lg.S
 		x.rxQueue = make([][]uint32, s.Ranks*nics)
 	} else {
 		if cfg.Network == nil {
@@ -257,7 +256,6 @@ type executor struct {
 	draining  bool
 	scratch   []Op
 	h         hosts
-	lg        *LogGOPS
 	rxQueue   [][]uint32 // LogGOPS, per rank and NIC: messages waiting to be taken in
 	trace     func(TraceEvent)
 	finished  int
@@ -610,7 +608,7 @@ func (x *executor) issue(r, idx int32) {
 			buf := x.data[r][reg.Buf]
 			m.payload = append(m.payload[:0], buf[reg.Off:reg.Off+reg.Count]...)
 		}
-		if x.lg != nil {
+		if x.h.lg != nil {
 			x.logGOPSSend(r, idx, s, id)
 			return
 		}
@@ -699,7 +697,7 @@ func (x *executor) match(r, idx int32, id uint32) {
 	if s.reduce {
 		reduce = x.reduceCost(s.bytes)
 	}
-	if x.lg != nil {
+	if x.h.lg != nil {
 		// Taken in already (at intake): the receive completes when the
 		// intake ends, plus any reduction after it.
 		end := max(x.eng.Now(), m.intakeEnd)
