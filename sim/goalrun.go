@@ -130,6 +130,8 @@ type matching struct {
 	unexp  matchQueue // taken in, unmatched messages
 }
 
+// readyNode links a ready op into its rank's FIFO, or a free node into the
+// free list.
 type readyNode struct{ op, next uint32 }
 
 // goalMsg is one message in flight.
