@@ -215,7 +215,8 @@ func TestWriteGOALReductions(t *testing.T) {
 	}
 }
 
-// FuzzParseGOAL: never a panic; what parses runs (or deadlocks cleanly).
+// FuzzParseGOAL: never a panic; what parses runs (or deadlocks cleanly),
+// the same in both executors.
 func FuzzParseGOAL(f *testing.F) {
 	f.Add([]byte(pingPong))
 	f.Add([]byte("num_ranks 1\nrank 0 {\na: calc 5\nb: calc 7\na requires b\n}\n"))
@@ -229,10 +230,17 @@ func FuzzParseGOAL(f *testing.F) {
 			return
 		}
 		p := sim.DefaultLogGOPS
-		_, err = sim.Execute(sim.New(1), g.Schedule("fuzz"), sim.Config{LogGOPS: &p})
+		plain, err := sim.Execute(sim.New(1), g.Schedule("fuzz"), sim.Config{LogGOPS: &p})
 		var de *sim.DeadlockError
 		if err != nil && !errors.As(err, &de) && !strings.Contains(err.Error(), "sizes differ") {
 			t.Fatalf("unexpected error kind: %v", err)
+		}
+		// The reactive run (which reads the ops' users, not their
+		// dependency lists) and RunLogGOPS agree with each other event for
+		// event, and with the plain run where it finishes.
+		got := sameRun(t, g, p, func() *sim.Noise { return nil }, 1)
+		if err == nil && !slices.Equal(plain.Finish, got.Finish) {
+			t.Fatalf("plain run finishes at %v, reactive at %v", plain.Finish, got.Finish)
 		}
 	})
 }
