@@ -369,7 +369,6 @@ func (x *goalRun) addMsg() uint32 {
 	return uint32(len(x.msgs) - 1)
 }
 
-
 func (x *goalRun) releaseMsg(id uint32) {
 	x.msgs[id].next = x.freeMsg
 	x.freeMsg = id
