@@ -58,6 +58,10 @@ func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
 	return args
 }
 
+// exitGrace is how long a rank's failed exit waits before it ends the run,
+// so that the rendezvous hears the failure's cause first.
+const exitGrace = time.Second
+
 // Launch starts l.NP processes of this collsim binary with args (on this
 // machine, or in an emulated cluster of network namespaces), serves their
 // rendezvous, and returns every rank's report. Ranks' diagnostics go to
@@ -118,7 +122,13 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 		go func() {
 			p.Wait()
 			if c := p.ProcessState.ExitCode(); c != 0 {
-				cancel(fmt.Errorf("rank %d exited with status %d before the run was over", r, c))
+				// A rank that failed has told the rendezvous why before it
+				// exits, and its peers exit too when they lose it: give the
+				// rendezvous a moment to hear the cause before this exit,
+				// perhaps a consequence, ends the run.
+				time.AfterFunc(exitGrace, func() {
+					cancel(fmt.Errorf("rank %d exited with status %d before the run was over", r, c))
+				})
 			}
 			exited <- r
 		}()
