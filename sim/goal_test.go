@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +317,25 @@ y requires x
 	// CPU at 100 (o until 1600); d irequires c so starts at 100 on CPU 1.
 	if plain.Finish[0] != 1605*sim.Nanosecond {
 		t.Fatalf("rank 0 finished at %v, want 1.605µs", plain.Finish[0])
+	}
+}
+
+// A label's number does not size anything: "l16777215" on one line costs
+// what the line costs, not a table of 16 M labels.
+func TestParseGOALLabelNumbersCostNothing(t *testing.T) {
+	src := "num_ranks 1\nrank 0 {\nl16777215: calc 1\nl3: calc 2\nl3 requires l16777215\n}\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g, err := sim.ParseGOAL(strings.NewReader(src), "l.goal")
+	runtime.ReadMemStats(&after)
+	if err != nil || g.Ops() != 2 {
+		t.Fatalf("ops %v, %v", g, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("parsing two ops allocated %d bytes", grew)
+	}
+	progs := sim.Materialize(g.Schedule("l"))
+	if !slices.Equal(progs[0][1].After, []int32{0}) {
+		t.Fatalf("l3 should require l16777215: %+v", progs[0])
 	}
 }

@@ -377,18 +377,19 @@ func labelNumber(label []byte) (int, bool) {
 }
 
 func (p *goalParser) lookup(label []byte) (int32, bool) {
-	if n, ok := labelNumber(label); ok {
-		if n < len(p.numbered) && p.numbered[n] > 0 {
-			return p.numbered[n] - 1, true
-		}
-		return 0, false
+	if n, ok := labelNumber(label); ok && n < len(p.numbered) && p.numbered[n] > 0 {
+		return p.numbered[n] - 1, true
 	}
 	i, ok := p.labels[string(label)]
 	return i, ok
 }
 
+// define records label for the op at index. A label l<n> goes to the
+// slice while n stays near the number of ops read (the labels collsim and
+// Schedgen write count the ops), any other to the map: memory follows the
+// text, not the numbers in it ("l16777215" alone costs no 64 MB slice).
 func (p *goalParser) define(label []byte, index int32) {
-	if n, ok := labelNumber(label); ok {
+	if n, ok := labelNumber(label); ok && n <= 2*int(index)+1024 {
 		if n >= len(p.numbered) {
 			p.numbered = append(p.numbered, make([]int32, n+1-len(p.numbered))...)
 		}
