@@ -569,15 +569,15 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 				g.deps.add(dk)
 				level[k] = max(level[k], level[dk]+1)
 				u := g.ops.at(first + uint32(dk))
-				if u.nUsers == math.MaxUint16 || u.nSUsers == math.MaxUint16 {
-					return &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
-				}
-				if kind == 0 {
-					u.nUsers++
-				} else {
-					u.nSUsers++
+				users := &u.nUsers
+				if kind == 1 {
+					users = &u.nSUsers
 					g.hasStarts = true
 				}
+				if *users == math.MaxUint16 {
+					return &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
+				}
+				*users++
 			}
 		}
 		if len(after)+len(start) == 0 {
