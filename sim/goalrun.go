@@ -439,15 +439,10 @@ func (x *goalRun) intake(r int32, nic uint16) {
 		id := x.rxHead[q]
 		m := &x.msgs[id]
 		now := x.eng.Now()
-		var pos int32
-		matched, looked := false, false
+		pos, matched, looked := x.h.intakeLookup(&mq.posted, m.src, m.tag)
 		cpu := uint16(0)
-		if x.h.cpus > 1 {
-			pos, matched = mq.posted.findFor(m.src, m.tag)
-			looked = true
-			if matched {
-				cpu, _ = x.g.cpuNIC(mq.posted.items[pos].val)
-			}
+		if matched {
+			cpu, _ = x.g.cpuNIC(mq.posted.items[pos].val)
 		}
 		if start := x.h.intakeFree(r, cpu, nic); start > now {
 			x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))

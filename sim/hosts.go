@@ -72,6 +72,18 @@ func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpu
 	return start, cpuEnd
 }
 
+// intakeLookup finds the posted receive a message from src with tag will
+// match: LogGOPS takes the message in on that receive's CPU. With one CPU
+// there is no CPU to choose, and the lookup waits until the message is
+// taken in (looked reports whether it was done).
+func (h *hosts) intakeLookup(posted *matchQueue, src, tag int32) (pos int32, matched, looked bool) {
+	if h.cpus == 1 {
+		return 0, false, false
+	}
+	pos, matched = posted.findFor(src, tag)
+	return pos, matched, true
+}
+
 // intakeFree returns when CPU cpu and NIC nic of rank r can take in the
 // next message.
 func (h *hosts) intakeFree(r int32, cpu, nic uint16) Time {

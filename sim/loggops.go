@@ -116,17 +116,10 @@ func (x *executor) logGOPSIntake(r int32, nic uint16) {
 	id := x.rxQueue[q][0]
 	m := &x.msgs[id]
 	now := x.eng.Now()
-	// Which CPU takes it in: the matching receive's. With one CPU there is
-	// nothing to look up yet.
-	var pos int32
-	matched, looked := false, false
+	pos, matched, looked := x.h.intakeLookup(&x.ranks[r].posted, m.src, m.tag)
 	cpu := uint16(0)
-	if x.h.cpus > 1 {
-		pos, matched = x.ranks[r].posted.findFor(m.src, m.tag)
-		looked = true
-		if matched {
-			cpu = x.slot(r, int32(x.ranks[r].posted.items[pos].val)).cpu
-		}
+	if matched {
+		cpu = x.slot(r, int32(x.ranks[r].posted.items[pos].val)).cpu
 	}
 	if start := x.h.intakeFree(r, cpu, nic); start > now {
 		x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))
