@@ -44,10 +44,11 @@ type eventBlock struct {
 }
 
 // bucket holds events in insertion order: head.ev[first:] up to
-// tail.ev[:last].
+// tail.ev[:last]; minAt is the earliest of their times.
 type bucket struct {
 	head, tail  *eventBlock
 	first, last int
+	minAt       Time
 }
 
 // Engine is a deterministic discrete-event engine. Events run in order of
@@ -170,6 +171,19 @@ func (e *Engine) next() (event, bool) {
 	return ev, true
 }
 
+// peek returns the time of the earliest event, without taking it or
+// moving the clock: a parallel run asks it how far a partition may go
+// before events from the others can reach it.
+func (e *Engine) peek() (Time, bool) {
+	switch {
+	case e.pending == 0:
+		return 0, false
+	case e.full&1 != 0:
+		return e.now, true
+	}
+	return e.buckets[bits.TrailingZeros64(e.full)].minAt, true
+}
+
 // add appends ev to bucket i.
 func (e *Engine) add(i int, ev event) {
 	e.full |= 1 << i
@@ -188,6 +202,7 @@ func (e *Engine) add(i int, ev event) {
 		}
 		if b.tail == nil {
 			b.head = blk
+			b.minAt = ev.at
 		} else {
 			b.tail.next = blk
 		}
@@ -195,6 +210,7 @@ func (e *Engine) add(i int, ev event) {
 	}
 	b.tail.ev[b.last] = ev
 	b.last++
+	b.minAt = min(b.minAt, ev.at)
 }
 
 func (e *Engine) release(blk *eventBlock) {
@@ -210,12 +226,7 @@ func (e *Engine) spread() {
 	from := e.buckets[i]
 	e.buckets[i] = bucket{}
 	e.full &^= 1 << i
-	earliest := from.head.ev[from.first].at
-	for blk, first := from.head, from.first; blk != nil; blk, first = blk.next, 0 {
-		for _, ev := range blk.ev[first:from.end(blk)] {
-			earliest = min(earliest, ev.at)
-		}
-	}
+	earliest := from.minAt
 	e.now = earliest
 	for blk, first := from.head, from.first; blk != nil; first = 0 {
 		for k := first; k < from.end(blk); k++ {

@@ -88,6 +88,23 @@ func (s *spawner) Handle(arg uint64) {
 		}
 		s.schedule(s.eng.Now() + s.delays[0])
 		s.delays = s.delays[1:]
+		s.checkPeek()
+	}
+}
+
+// checkPeek checks that the engine's earliest time is the reference's.
+func (s *spawner) checkPeek() {
+	at, ok := s.eng.peek()
+	if ok != (len(s.pending) > 0) {
+		s.t.Fatalf("peek says pending %v; %d events pending", ok, len(s.pending))
+	}
+	for _, p := range s.pending {
+		if p.at < at {
+			s.t.Fatalf("peek says %v; event %d is at %v", at, p.arg, p.at)
+		}
+	}
+	if ok && !slices.ContainsFunc(s.pending, func(p spawned) bool { return p.at == at }) {
+		s.t.Fatalf("peek says %v; no event pending then", at)
 	}
 }
 
@@ -105,7 +122,8 @@ func TestEngineOrderWhileRunning(t *testing.T) {
 		for _, at := range rapid.SliceOfN(rapid.Int64Range(0, 1<<20), 1, 8).Draw(t, "starts") {
 			s.schedule(Time(at))
 		}
-		eng.Run()
+		for s.checkPeek(); eng.Step(); s.checkPeek() {
+		}
 		if len(s.pending) != 0 || eng.Pending() != 0 {
 			t.Fatalf("%d events never ran (engine: %d pending)", len(s.pending), eng.Pending())
 		}
