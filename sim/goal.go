@@ -36,6 +36,7 @@ type GOAL struct {
 	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
 	maxLevel  uint32          // the highest level, for layout
+	maxSend   int64           // the largest send, in bytes
 }
 
 // goalOp is one op: 24 bytes, since a schedule holds millions.
@@ -123,11 +124,16 @@ func (g *GOAL) index(r int32, id uint32) int32 {
 // dependencyCounts returns, by id, how many ops each op waits for.
 func (g *GOAL) dependencyCounts() []uint16 {
 	n := make([]uint16, g.Ops())
-	for id := range n {
+	g.fillDependencyCounts(n, 0, len(n))
+	return n
+}
+
+// fillDependencyCounts sets n[id] for ids from lo to hi-1.
+func (g *GOAL) fillDependencyCounts(n []uint16, lo, hi int) {
+	for id := lo; id < hi; id++ {
 		o := g.op(uint32(id))
 		n[id] = o.nAfter + o.nStart
 	}
-	return n
 }
 
 // Schedule returns the GOAL program as a Schedule. Every op issues as soon

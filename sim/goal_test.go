@@ -237,9 +237,13 @@ func FuzzParseGOAL(f *testing.F) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 		// The reactive run (which reads the ops' users, not their
-		// dependency lists) and RunLogGOPS agree with each other event for
-		// event, and with the plain run where it finishes.
+		// dependency lists), RunLogGOPS and a parallel run (where one is
+		// possible) agree with each other event for event, and with the
+		// plain run where it finishes.
 		got := sameRun(t, g, p, func() *sim.Noise { return nil }, 1)
+		if g.Ranks >= 2 {
+			sameParallel(t, g, p, min(3, g.Ranks))
+		}
 		if err == nil && !slices.Equal(plain.Finish, got.Finish) {
 			t.Fatalf("plain run finishes at %v, reactive at %v", plain.Finish, got.Finish)
 		}
@@ -272,7 +276,8 @@ func TestGOALRunEqualsSchedule(t *testing.T) {
 
 // runBoth runs g as a plain Schedule and reactively (Run) in LogGOPS mode
 // and requires the same result, and the same again, event for event, from
-// RunLogGOPS; it returns the plain one.
+// RunLogGOPS, and from a parallel run where one is possible; it returns
+// the plain one.
 func runBoth(t interface{ Fatalf(string, ...any) }, g *sim.GOAL) *sim.Result {
 	lg := sim.DefaultLogGOPS
 	plain, err := sim.Execute(sim.New(1), g.Schedule("plain"), sim.Config{LogGOPS: &lg})
@@ -287,6 +292,9 @@ func runBoth(t interface{ Fatalf(string, ...any) }, g *sim.GOAL) *sim.Result {
 		t.Fatalf("finish %v vs %v", plain.Finish, ready.Finish)
 	}
 	sameRun(t, g, lg, func() *sim.Noise { return nil }, 1)
+	if g.Ranks >= 2 {
+		sameParallel(t, g, lg, min(3, g.Ranks))
+	}
 	return plain
 }
 

@@ -613,6 +613,9 @@ func b2i(b bool) int32 {
 func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32) error {
 	g := p.g
 	o.peer, o.tag = op.peer, op.tag
+	if op.kind == OpSend {
+		g.maxSend = max(g.maxSend, op.value)
+	}
 	o.val = uint32(op.kind) << valKindShift
 	if op.value < valBig {
 		o.val |= uint32(op.value)

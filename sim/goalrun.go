@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 )
 
@@ -25,60 +26,25 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 	if g.CPUs > 1<<16 || g.NICs > 1<<16 {
 		return nil, fmt.Errorf("%d CPUs and %d NICs per rank; at most 65536 each", g.CPUs, g.NICs)
 	}
-	eng := New(seed)
-	x := &goalRun{
-		g:       g,
-		eng:     eng,
-		p:       p,
-		ranks:   make([]goalRank, g.Ranks),
-		queues:  make([]matching, g.Ranks),
-		freeMsg: noMsg,
-		freeRdy: noMsg,
-	}
-	x.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.p)
-	x.id = eng.Register(x)
-	if err := noise.start(eng, g.Ranks); err != nil {
-		return nil, err
-	}
-	x.rxHead = make([]uint32, g.Ranks*x.h.nics)
-	x.rxTail = make([]uint32, g.Ranks*x.h.nics)
-	for i := range x.rxHead {
-		x.rxHead[i] = noMsg
-	}
-	x.pending = g.dependencyCounts()
-	for r := range x.ranks {
-		rk := &x.ranks[r]
-		rk.head, rk.tail = noMsg, noMsg
-		for id := g.ready[r]; id < g.ready[r+1]; id++ {
-			x.makeReady(rk, id)
+	if parts := g.partitions(p, noise, runtime.GOMAXPROCS(0)); parts > 1 {
+		if res, ok := g.runParallel(p, seed, parts); ok {
+			return res, nil
 		}
 	}
-	for r := range x.ranks {
-		x.refill(int32(r))
-		x.finishIfDone(int32(r))
+	x := g.newRun(p, noise, seed)
+	if err := noise.start(x.eng, g.Ranks); err != nil {
+		return nil, err
 	}
-	x.drain()
+	x.start()
 	// The run owns the engine: it takes its events itself.
 	for x.err == nil {
-		ev, ok := eng.next()
+		ev, ok := x.eng.next()
 		if !ok {
 			break
 		}
 		x.Handle(ev.arg)
 	}
-	res := &Result{
-		Finish:   make([]Time, g.Ranks),
-		Ops:      x.ops,
-		Messages: x.messages,
-		Bytes:    x.bytes,
-		Events:   eng.Events(),
-	}
-	for r := range x.ranks {
-		rk := &x.ranks[r]
-		rk.finish = max(rk.finish, x.h.idle(r))
-		res.Finish[r] = rk.finish
-		res.Makespan = max(res.Makespan, rk.finish)
-	}
+	res := x.result([]*goalRun{x})
 	if x.err != nil {
 		return res, x.err
 	}
@@ -88,13 +54,84 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 	return res, nil
 }
 
+// newRun returns a run of g over all its ranks, ready to start.
+func (g *GOAL) newRun(p LogGOPS, noise *Noise, seed uint64) *goalRun {
+	x := &goalRun{
+		g:       g,
+		p:       p,
+		hi:      int32(g.Ranks),
+		ranks:   make([]goalRank, g.Ranks),
+		queues:  make([]matching, g.Ranks),
+		pending: g.dependencyCounts(),
+	}
+	x.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.p)
+	x.rxHead = make([]uint32, g.Ranks*x.h.nics)
+	x.rxTail = make([]uint32, g.Ranks*x.h.nics)
+	for i := range x.rxHead {
+		x.rxHead[i] = noMsg
+	}
+	for r := range x.ranks {
+		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
+	}
+	x.setEngine(seed)
+	return x
+}
+
+// setEngine gives x an engine of its own and empty tables of messages and
+// ready ops.
+func (x *goalRun) setEngine(seed uint64) {
+	x.eng = New(seed)
+	x.id = x.eng.Register(x)
+	x.msgs, x.freeMsg = nil, noMsg
+	x.rdy, x.freeRdy = nil, noMsg
+}
+
+// start issues the ops of x's ranks that wait for nothing, at time 0.
+func (x *goalRun) start() {
+	g := x.g
+	for r := x.lo; r < x.hi; r++ {
+		rk := &x.ranks[r]
+		for id := g.ready[r]; id < g.ready[r+1]; id++ {
+			x.makeReady(rk, id)
+		}
+	}
+	for r := x.lo; r < x.hi; r++ {
+		x.refill(r)
+		x.finishIfDone(r)
+	}
+	x.drain()
+}
+
+// result collects the figures of the runs that shared the ranks between
+// them (one, unless the run was parallel).
+func (x *goalRun) result(parts []*goalRun) *Result {
+	res := &Result{Finish: make([]Time, x.g.Ranks)}
+	for _, px := range parts {
+		res.Ops += px.ops
+		res.Messages += px.messages
+		res.Bytes += px.bytes
+		res.Events += px.eng.Events()
+	}
+	for r := range x.ranks {
+		rk := &x.ranks[r]
+		rk.finish = max(rk.finish, x.h.idle(r))
+		res.Finish[r] = rk.finish
+		res.Makespan = max(res.Makespan, rk.finish)
+	}
+	return res
+}
+
 // goalRun is one LogGOPS run of a GOAL schedule.
 type goalRun struct {
-	g       *GOAL
-	eng     *Engine
-	id      HandlerID
-	p       LogGOPS
-	h       hosts // CPUs and NICs
+	g   *GOAL
+	eng *Engine
+	id  HandlerID
+	p   LogGOPS
+	h   hosts // CPUs and NICs
+	// The run simulates ranks lo to hi-1 (all, unless it is one partition
+	// of a parallel run); the tables by rank and by op below are shared by
+	// every partition, each using its ranks' entries only.
+	lo, hi  int32
 	ranks   []goalRank
 	queues  []matching // by rank
 	pending []uint16   // by id: dependencies not yet met
@@ -110,6 +147,9 @@ type goalRun struct {
 	ops             uint64 // ops completed
 	messages, bytes uint64 // sent
 	err             error
+	par             *parallelRun // nil unless the run is partition part of a parallel run
+	part            int
+	outCopy         int // the copy of par's outboxes its messages go to this round
 }
 
 // goalRank is one rank's state.
@@ -271,12 +311,18 @@ func (x *goalRun) issue(r int32, id uint32) {
 		x.completeAt(r, id, end)
 	case OpSend:
 		size := g.value(o)
-		mid := x.newMsg()
 		t, cpuEnd := x.h.send(r, cpu, nic, size, now)
 		p := &x.p
 		x.started(r, id, t)
 		x.messages++
 		x.bytes += uint64(size)
+		if o.peer < x.lo || o.peer >= x.hi {
+			// Eager (a parallel run has no other): the send is done.
+			x.completeAt(r, id, cpuEnd)
+			x.par.send(x, t+p.O+p.L, goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, sendDone: true})
+			return
+		}
+		mid := x.newMsg()
 		m := &x.msgs[mid]
 		*m = goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, next: noMsg}
 		if size <= p.S {

@@ -157,7 +157,7 @@ func TestRunLogGOPSEqualsExecute(t *testing.T) {
 
 // goalOf writes algorithm name's schedule (reductions as 1-ns-per-KiB calc
 // ops) as GOAL and reads it back.
-func goalOf(b *testing.B, collective collectives.Collective, name string, p collectives.Params) *sim.GOAL {
+func goalOf(b testing.TB, collective collectives.Collective, name string, p collectives.Params) *sim.GOAL {
 	a, err := collectives.Lookup(collective, name)
 	if err != nil {
 		b.Fatal(err)

@@ -1,0 +1,10 @@
+package sim
+
+// RunParallel runs g in parts partitions when the schedule allows a
+// parallel run, whatever its size, and reports whether it did.
+func (g *GOAL) RunParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
+	if !g.parallelizable(p, nil) || parts > g.Ranks {
+		return nil, false
+	}
+	return g.runParallel(p, seed, parts)
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// A parallel LogGOPS run splits the ranks into partitions, each simulated
+// by its own goroutine with its own engine, in windows of simulated time
+// (conservative synchronisation, as in YAWNS): a message sent at s reaches
+// its receiver no earlier than s+o+L, so every partition can run all its
+// events before (earliest pending event anywhere)+o+L without hearing from
+// the others; messages to other partitions wait in outboxes until the
+// window ends.
+//
+// The result must equal the sequential run's bit for bit, and the two
+// order events differently: the sequential run takes events of equal time
+// in the order they were scheduled, across all ranks. That order matters
+// only between events of the same host (rank): events of different hosts
+// touch different state, provided that no event reaches into another host
+// at once, which only a rendezvous send's completion does; so a run is
+// parallel only while every send is eager. A host's events are then
+// scheduled by the host itself, except the arrivals of messages, which
+// other hosts schedule. Two events that a host scheduled itself run in the
+// order it scheduled them in both runs, provided that its earlier events
+// ran in the same order (by induction). An arrival at the time of another
+// event of the host may run in another order than the sequential run's
+// (it was scheduled on another host, and from another partition it is
+// scheduled only once its window is over). The parallel run checks for
+// this as it goes: at the first host with an arrival and another event at
+// one time, or at any error or deadlock (whose report names ranks across
+// partitions), it gives up and the run is done again sequentially. Such a
+// tie exists in the sequential run exactly when it exists in the parallel
+// one, by induction over time: events at t come from events before t, or
+// from the same host at t, which are the same in both.
+
+// Thresholds of a parallel run: below them the windows are too small to
+// pay for the synchronisation.
+const (
+	minParallelOps   = 1 << 17 // ops in the schedule
+	minRanksPerPart  = 16
+	maxParallelParts = 8
+)
+
+// partitions returns how many partitions a LogGOPS run of g would use on
+// procs processors: 1 (sequential) unless the schedule is large, every send
+// is eager, messages take time (o+L > 0) and there is no noise (whose
+// co-scheduled form is shared by all hosts).
+func (g *GOAL) partitions(p LogGOPS, noise *Noise, procs int) int {
+	if !g.parallelizable(p, noise) || g.Ops() < minParallelOps {
+		return 1
+	}
+	return max(1, min(procs, g.Ranks/minRanksPerPart, maxParallelParts))
+}
+
+// parallelizable reports whether a LogGOPS run of g can be parallel at
+// all: every send eager, messages that take time, and no noise.
+func (g *GOAL) parallelizable(p LogGOPS, noise *Noise) bool {
+	return noise == nil && p.O+p.L > 0 && g.maxSend <= p.S
+}
+
+// parallelRun is the shared state of a parallel run.
+type parallelRun struct {
+	g     *GOAL
+	parts []*goalRun
+	// bounds[k] is partition k's first rank; bounds[len(parts)] = Ranks.
+	bounds    []int32
+	lookahead Time
+	// A round of the run is a barrier and a window. Each of the following
+	// exists twice, for even and odd rounds: a round reads what the
+	// previous round wrote, while partitions that are already ahead write
+	// the other copy. (One barrier a round rather than two, since the
+	// windows of a ring are a few microseconds long.)
+	//
+	// out[from*len(parts)+to] holds the messages partition from sent to
+	// partition to in a window.
+	out [2][]([]crossMsg)
+	// next[k] is the earliest event partition k has pending or has sent
+	// (maxTime if none); stop[k] says it gave up.
+	next [2][]Time
+	stop [2][]bool
+	last []lastEvent // by rank
+	bar  barrier
+}
+
+// lastEvent is when a rank's latest event ran, and whether it was an
+// arrival.
+type lastEvent struct {
+	at      Time
+	arrival bool
+}
+
+// crossMsg is a message bound for another partition, and when it arrives.
+type crossMsg struct {
+	at  Time
+	msg goalMsg
+}
+
+const maxTime = Time(math.MaxInt64)
+
+// runParallel runs g, parallelizable, in parts partitions (at most one
+// per rank). It reports false, with no result, when the run must be done
+// sequentially instead.
+func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
+	base := &goalRun{
+		g:       g,
+		p:       p,
+		ranks:   make([]goalRank, g.Ranks),
+		queues:  make([]matching, g.Ranks),
+		pending: make([]uint16, g.Ops()),
+	}
+	base.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), nil, &base.p)
+	base.rxHead = make([]uint32, g.Ranks*base.h.nics)
+	base.rxTail = make([]uint32, g.Ranks*base.h.nics)
+	pr := &parallelRun{
+		g:         g,
+		bounds:    g.splitRanks(parts),
+		lookahead: p.O + p.L,
+		last:      make([]lastEvent, g.Ranks),
+		bar:       barrier{n: int32(parts)},
+	}
+	pr.parts = make([]*goalRun, parts)
+	for b := range 2 {
+		pr.out[b] = make([][]crossMsg, parts*parts)
+		pr.next[b] = make([]Time, parts)
+		pr.stop[b] = make([]bool, parts)
+	}
+	var wg sync.WaitGroup
+	for k := 1; k < parts; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr.work(k, base, seed)
+		}()
+	}
+	ok := pr.work(0, base, seed)
+	wg.Wait()
+	if !ok {
+		return nil, false
+	}
+	for r := range g.Ranks {
+		if !base.ranks[r].finished || base.queues[r].unexp.live > 0 {
+			return nil, false // a deadlock: the sequential run reports it
+		}
+	}
+	return base.result(pr.parts), true
+}
+
+// splitRanks returns the first rank of each of parts partitions, and
+// Ranks: contiguous ranks (neighbours talk most in most schedules) with
+// about as many ops each.
+func (g *GOAL) splitRanks(parts int) []int32 {
+	bounds := make([]int32, parts+1)
+	ops := g.first[g.Ranks]
+	for k := 1; k < parts; k++ {
+		want := uint32(uint64(ops) * uint64(k) / uint64(parts))
+		r := sort.Search(g.Ranks, func(r int) bool { return g.first[r] >= want })
+		bounds[k] = min(max(bounds[k-1]+1, int32(r)), int32(g.Ranks))
+	}
+	bounds[parts] = int32(g.Ranks)
+	return bounds
+}
+
+// work is partition k's share of the run; it reports false when the run
+// must be done sequentially (all partitions agree). It makes its own copy of base,
+// the run, and its engine: made by its goroutine, they do not share cache
+// lines with the other partitions' (an engine's clock and a neighbour's
+// event count in one line cost a third of the speed).
+func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
+	x := new(goalRun)
+	*x = *base // shares the tables by rank and op; its own host price memo
+	x.lo, x.hi = pr.bounds[k], pr.bounds[k+1]
+	x.par, x.part = pr, k
+	x.setEngine(seed)
+	pr.parts[k] = x
+	parts := len(pr.parts)
+	// Each partition fills its share of the tables by op and by rank.
+	n := len(x.pending)
+	x.g.fillDependencyCounts(x.pending, n*k/parts, n*(k+1)/parts)
+	for r := x.lo; r < x.hi; r++ {
+		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
+		pr.last[r].at = -1
+		for nic := range x.h.nics {
+			i := x.h.nic(r, uint16(nic))
+			x.rxHead[i] = noMsg
+		}
+	}
+	pr.bar.wait() // the tables are filled
+	x.start()
+	pr.publish(x, 0, x.err != nil)
+	for round := 0; ; round++ {
+		pr.bar.wait()
+		b := round % 2
+		earliest := maxTime
+		for j := range parts {
+			if pr.stop[b][j] {
+				return false
+			}
+			earliest = min(earliest, pr.next[b][j])
+		}
+		if earliest == maxTime {
+			return true
+		}
+		for from := range parts {
+			for _, c := range pr.out[b][from*parts+k] {
+				id := x.newMsg()
+				x.msgs[id] = c.msg
+				x.msgs[id].next = noMsg
+				x.eng.At(c.at, x.id, pack(evArrive, 0, int32(id)))
+			}
+		}
+		for to := range parts {
+			pr.out[1-b][k*parts+to] = pr.out[1-b][k*parts+to][:0]
+		}
+		x.outCopy = 1 - b
+		ok := pr.window(x, earliest+pr.lookahead)
+		pr.publish(x, 1-b, !ok)
+	}
+}
+
+// publish records for the next round, in copy b, partition x's earliest
+// event and message, and whether it gave up.
+func (pr *parallelRun) publish(x *goalRun, b int, stop bool) {
+	parts := len(pr.parts)
+	next := maxTime
+	if at, ok := x.eng.peek(); ok {
+		next = at
+	}
+	for to := range parts {
+		for _, c := range pr.out[b][x.part*parts+to] {
+			next = min(next, c.at)
+		}
+	}
+	pr.next[b][x.part] = next
+	pr.stop[b][x.part] = stop
+}
+
+// window runs partition x's events before end. It reports false when the
+// run must be done sequentially: a host had an arrival and another event
+// at one time, or an op failed.
+func (pr *parallelRun) window(x *goalRun, end Time) bool {
+	for {
+		at, ok := x.eng.peek()
+		if !ok || at >= end {
+			return true
+		}
+		ev, _ := x.eng.next()
+		kind, r, idx := unpack(ev.arg)
+		if kind == evArrive {
+			r = x.msgs[idx].dst
+		}
+		arrival := kind == evArrive
+		if last := &pr.last[r]; last.at == at && (arrival || last.arrival) {
+			return false
+		}
+		pr.last[r] = lastEvent{at, arrival}
+		x.Handle(ev.arg)
+		if x.err != nil {
+			return false
+		}
+	}
+}
+
+// send posts message m, arriving at at, to the partition of its receiver.
+func (pr *parallelRun) send(x *goalRun, at Time, m goalMsg) {
+	to := sort.Search(len(pr.parts), func(k int) bool { return pr.bounds[k+1] > m.dst })
+	out := &pr.out[x.outCopy][x.part*len(pr.parts)+to]
+	*out = append(*out, crossMsg{at: at, msg: m})
+}
+
+// barrier holds each of n goroutines until all have reached it. It spins:
+// a window's work is a few microseconds, too short to sleep on.
+type barrier struct {
+	n       int32
+	arrived atomic.Int32
+	round   atomic.Uint32
+}
+
+func (b *barrier) wait() {
+	round := b.round.Load()
+	if b.arrived.Add(1) == b.n {
+		b.arrived.Store(0)
+		b.round.Add(1)
+		return
+	}
+	for spins := 0; b.round.Load() == round; spins++ {
+		if spins > 100 {
+			runtime.Gosched()
+		}
+	}
+}
