@@ -58,6 +58,9 @@ type Result struct {
 	Messages uint64 // messages sent
 	Bytes    uint64 // message bytes sent
 	Events   uint64 // engine events run
+	// Partitions is how many partitions of ranks ran in parallel (see
+	// GOAL.RunLogGOPS); 0 when the run was sequential.
+	Partitions int
 }
 
 // MaxRanks is the largest number of ranks an execution supports.

@@ -106,6 +106,9 @@ func (x *goalRun) start() {
 // them (one, unless the run was parallel).
 func (x *goalRun) result(parts []*goalRun) *Result {
 	res := &Result{Finish: make([]Time, x.g.Ranks)}
+	if len(parts) > 1 {
+		res.Partitions = len(parts)
+	}
 	for _, px := range parts {
 		res.Ops += px.ops
 		res.Messages += px.messages

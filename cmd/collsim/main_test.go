@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -183,6 +184,30 @@ func TestGOALThroughTheCLI(t *testing.T) {
 	b, _, _ := collsim(t, "run", "--goal", file, "--noise-trace", trace, "--json")
 	if mask(a) != mask(b) || mask(a) == mask(out) {
 		t.Fatal("noise did not change the result, or changed it differently twice")
+	}
+}
+
+// A large all-eager schedule runs in parallel when there are processors
+// for it, and gives the sequential result.
+func TestGOALParallelThroughTheCLI(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ring.goal")
+	if _, errs, code := collsim(t, "schedule", "-a", "ring", "-n", "256", "-s", "1MiB", "-o", file); code != 0 {
+		t.Fatal(errs)
+	}
+	run := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		out, errs, code := collsim(t, "run", "--goal", file, "--json")
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		return mask(out)
+	}
+	seq, par := run(1), run(2)
+	if !strings.Contains(seq, `"partitions": 0`) || !strings.Contains(par, `"partitions": 2`) {
+		t.Fatalf("want a sequential run on one processor and 2 partitions on two:\n%s\n%s", seq, par)
+	}
+	if strings.Replace(par, `"partitions": 2`, `"partitions": 0`, 1) != seq {
+		t.Fatalf("the parallel run differs:\n%s\n%s", seq, par)
 	}
 }
 

@@ -413,6 +413,9 @@ type GOALResult struct {
 	Messages     uint64  `json:"messages"`
 	Wall         float64 `json:"wall_s"`
 	OpsPerSecond float64 `json:"ops_per_s"`
+	// Partitions is how many partitions of ranks were simulated in
+	// parallel (one per processor, GOMAXPROCS); 0: sequentially.
+	Partitions int `json:"partitions"`
 }
 
 // runGOAL runs a GOAL schedule file.
@@ -456,7 +459,7 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 	r.fill(res, wall)
 	out := GOALResult{File: o.GOAL, Network: o.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
 		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
-		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond}
+		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: res.Partitions}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
 	}
@@ -466,8 +469,16 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 		{"  rank finish", fmt.Sprintf("min %s  mean %s  max %s", cmdutil.Seconds(out.FinishMin), cmdutil.Seconds(out.FinishMean), cmdutil.Seconds(out.FinishMax))},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", out.Events, out.Ops, out.Messages)},
 		{"  parse time", cmdutil.Seconds(out.Parse)},
-		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)", cmdutil.Seconds(out.Wall), out.OpsPerSecond)},
+		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)%s", cmdutil.Seconds(out.Wall), out.OpsPerSecond, partitions(out.Partitions))},
 	})
+}
+
+// partitions tells how many partitions ran in parallel, if any.
+func partitions(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d partitions in parallel", n)
 }
 
 func print(streams *cmdutil.IO, r *Result) error {
