@@ -122,6 +122,7 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 		last:      make([]lastEvent, g.Ranks),
 		bar:       barrier{n: int32(parts)},
 	}
+	pr.bar.woken.L = &pr.bar.mu
 	pr.parts = make([]*goalRun, parts)
 	for b := range 2 {
 		pr.out[b] = make([][]crossMsg, parts*parts)
@@ -271,24 +272,46 @@ func (pr *parallelRun) send(x *goalRun, at Time, m goalMsg) {
 	*out = append(*out, crossMsg{at: at, msg: m})
 }
 
-// barrier holds each of n goroutines until all have reached it. It spins:
-// a window's work is a few microseconds, too short to sleep on.
+// barrier holds each of n goroutines until all have reached it. It spins
+// first, since a window's work is a few microseconds, too short to sleep
+// on; then it yields; and after a while it sleeps, so that partitions that
+// outnumber the processors (GOMAXPROCS above the cores there are) do not
+// spin away the time the others need.
 type barrier struct {
 	n       int32
 	arrived atomic.Int32
 	round   atomic.Uint32
+	mu      sync.Mutex
+	woken   sync.Cond // on mu: round moved
 }
+
+// Spinning then yielding before a barrier sleeps: about 50 µs.
+const (
+	barrierSpins  = 100
+	barrierYields = 1000
+)
 
 func (b *barrier) wait() {
 	round := b.round.Load()
 	if b.arrived.Add(1) == b.n {
 		b.arrived.Store(0)
+		b.mu.Lock()
 		b.round.Add(1)
+		b.mu.Unlock()
+		b.woken.Broadcast()
 		return
 	}
-	for spins := 0; b.round.Load() == round; spins++ {
-		if spins > 100 {
+	for spins := 0; spins < barrierSpins+barrierYields; spins++ {
+		if b.round.Load() != round {
+			return
+		}
+		if spins >= barrierSpins {
 			runtime.Gosched()
 		}
 	}
+	b.mu.Lock()
+	for b.round.Load() == round {
+		b.woken.Wait()
+	}
+	b.mu.Unlock()
 }
