@@ -3,7 +3,6 @@ package sim_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -24,8 +23,7 @@ func sameParallel(t interface{ Fatalf(string, ...any) }, g *sim.GOAL, p sim.LogG
 	if err != nil {
 		t.Fatalf("the parallel run finished; the sequential run failed: %v", err)
 	}
-	if !slices.Equal(want.Finish, got.Finish) || want.Makespan != got.Makespan || want.Ops != got.Ops ||
-		want.Messages != got.Messages || want.Bytes != got.Bytes || want.Events != got.Events {
+	if !sameResult(want, got) {
 		t.Fatalf("%d partitions: %+v\nsequential: %+v", parts, *got, *want)
 	}
 	return true
