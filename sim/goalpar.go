@@ -64,7 +64,6 @@ func (g *GOAL) parallelizable(p LogGOPS, noise *Noise) bool {
 
 // parallelRun is the shared state of a parallel run.
 type parallelRun struct {
-	g     *GOAL
 	parts []*goalRun
 	// bounds[k] is partition k's first rank; bounds[len(parts)] = Ranks.
 	bounds    []int32
@@ -105,18 +104,9 @@ const maxTime = Time(math.MaxInt64)
 // per rank). It reports false, with no result, when the run must be done
 // sequentially instead.
 func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
-	base := &goalRun{
-		g:       g,
-		p:       p,
-		ranks:   make([]goalRank, g.Ranks),
-		queues:  make([]matching, g.Ranks),
-		pending: make([]uint16, g.Ops()),
-	}
-	base.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), nil, &base.p)
-	base.rxHead = make([]uint32, g.Ranks*base.h.nics)
-	base.rxTail = make([]uint32, g.Ranks*base.h.nics)
+	base := g.newTables(p, nil)
+	base.pending = make([]uint16, g.Ops())
 	pr := &parallelRun{
-		g:         g,
 		bounds:    g.splitRanks(parts),
 		lookahead: p.O + p.L,
 		last:      make([]lastEvent, g.Ranks),
@@ -166,10 +156,9 @@ func (g *GOAL) splitRanks(parts int) []int32 {
 }
 
 // work is partition k's share of the run; it reports false when the run
-// must be done sequentially (all partitions agree). It makes its own copy of base,
-// the run, and its engine: made by its goroutine, they do not share cache
-// lines with the other partitions' (an engine's clock and a neighbour's
-// event count in one line cost a third of the speed).
+// must be done sequentially (all partitions agree). It makes its own copy
+// of base and its engine, on its own goroutine, so that the busiest state
+// of each partition comes from its own processor's memory cache.
 func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 	x := new(goalRun)
 	*x = *base // shares the tables by rank and op; its own host price memo
@@ -178,16 +167,12 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 	x.setEngine(seed)
 	pr.parts[k] = x
 	parts := len(pr.parts)
-	// Each partition fills its share of the tables by op and by rank.
+	// Each partition sets its share of the tables by op and by rank.
 	n := len(x.pending)
 	x.g.fillDependencyCounts(x.pending, n*k/parts, n*(k+1)/parts)
+	x.clearRanks()
 	for r := x.lo; r < x.hi; r++ {
-		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
 		pr.last[r].at = -1
-		for nic := range x.h.nics {
-			i := x.h.nic(r, uint16(nic))
-			x.rxHead[i] = noMsg
-		}
 	}
 	pr.bar.wait() // the tables are filled
 	x.start()

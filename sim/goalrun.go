@@ -56,25 +56,37 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 
 // newRun returns a run of g over all its ranks, ready to start.
 func (g *GOAL) newRun(p LogGOPS, noise *Noise, seed uint64) *goalRun {
+	x := g.newTables(p, noise)
+	x.pending = g.dependencyCounts()
+	x.hi = int32(g.Ranks)
+	x.clearRanks()
+	x.setEngine(seed)
+	return x
+}
+
+// newTables returns a run of g with its tables by rank made but not yet
+// set (a parallel run's partitions set their shares), and none by op.
+func (g *GOAL) newTables(p LogGOPS, noise *Noise) *goalRun {
 	x := &goalRun{
-		g:       g,
-		p:       p,
-		hi:      int32(g.Ranks),
-		ranks:   make([]goalRank, g.Ranks),
-		queues:  make([]matching, g.Ranks),
-		pending: g.dependencyCounts(),
+		g:      g,
+		p:      p,
+		ranks:  make([]goalRank, g.Ranks),
+		queues: make([]matching, g.Ranks),
 	}
 	x.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.p)
 	x.rxHead = make([]uint32, g.Ranks*x.h.nics)
 	x.rxTail = make([]uint32, g.Ranks*x.h.nics)
-	for i := range x.rxHead {
-		x.rxHead[i] = noMsg
-	}
-	for r := range x.ranks {
-		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
-	}
-	x.setEngine(seed)
 	return x
+}
+
+// clearRanks empties the ready lists and the NICs' queues of x's ranks.
+func (x *goalRun) clearRanks() {
+	for r := x.lo; r < x.hi; r++ {
+		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
+		for nic := range x.h.nics {
+			x.rxHead[x.h.nic(r, uint16(nic))] = noMsg
+		}
+	}
 }
 
 // setEngine gives x an engine of its own and empty tables of messages and
