@@ -38,11 +38,16 @@ import (
 // from the same host at t, which are the same in both.
 
 // Thresholds of a parallel run: below them the windows are too small to
-// pay for the synchronisation.
+// pay for the synchronisation. A window's barrier costs about as much as
+// a few dozen events: a run whose first probeWindows windows average
+// fewer than minWindowEvents events per partition (long calcs, few
+// ranks) goes back to the sequential run.
 const (
 	minParallelOps   = 1 << 17 // ops in the schedule
 	minRanksPerPart  = 16
 	maxParallelParts = 8
+	probeWindows     = 256
+	minWindowEvents  = 32
 )
 
 // partitions returns how many partitions a LogGOPS run of g would use on
@@ -78,11 +83,13 @@ type parallelRun struct {
 	// partition to in a window.
 	out [2][]([]crossMsg)
 	// next[k] is the earliest event partition k has pending or has sent
-	// (maxTime if none); stop[k] says it gave up.
-	next [2][]Time
-	stop [2][]bool
-	last []lastEvent // by rank
-	bar  barrier
+	// (maxTime if none); stop[k] says it gave up; events[k] is how many
+	// events it has run.
+	next   [2][]Time
+	stop   [2][]bool
+	events [2][]uint64
+	last   []lastEvent // by rank
+	bar    barrier
 }
 
 // lastEvent is when a rank's latest event ran, and whether it was an
@@ -118,6 +125,7 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 		pr.out[b] = make([][]crossMsg, parts*parts)
 		pr.next[b] = make([]Time, parts)
 		pr.stop[b] = make([]bool, parts)
+		pr.events[b] = make([]uint64, parts)
 	}
 	var wg sync.WaitGroup
 	for k := 1; k < parts; k++ {
@@ -181,11 +189,16 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 		pr.bar.wait()
 		b := round % 2
 		earliest := maxTime
+		events := uint64(0)
 		for j := range parts {
 			if pr.stop[b][j] {
 				return false
 			}
 			earliest = min(earliest, pr.next[b][j])
+			events += pr.events[b][j]
+		}
+		if round == probeWindows && events < probeWindows*uint64(parts)*minWindowEvents {
+			return false // windows too sparse to pay for their barriers
 		}
 		if earliest == maxTime {
 			return true
@@ -222,6 +235,7 @@ func (pr *parallelRun) publish(x *goalRun, b int, stop bool) {
 	}
 	pr.next[b][x.part] = next
 	pr.stop[b][x.part] = stop
+	pr.events[b][x.part] = x.eng.Events()
 }
 
 // window runs partition x's events before end. It reports false when the
