@@ -165,8 +165,8 @@ func (g *GOAL) splitRanks(parts int) []int32 {
 
 // work is partition k's share of the run; it reports false when the run
 // must be done sequentially (all partitions agree). It makes its own copy
-// of base and its engine, on its own goroutine, so that the busiest state
-// of each partition comes from its own processor's memory cache.
+// of base and its engine on its own goroutine, so that they are not
+// allocated beside another partition's.
 func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 	x := new(goalRun)
 	*x = *base // shares the tables by rank and op; its own host price memo
@@ -197,11 +197,11 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 			earliest = min(earliest, pr.next[b][j])
 			events += pr.events[b][j]
 		}
-		if round == probeWindows && events < probeWindows*uint64(parts)*minWindowEvents {
-			return false // windows too sparse to pay for their barriers
-		}
 		if earliest == maxTime {
 			return true
+		}
+		if round == probeWindows && events < probeWindows*uint64(parts)*minWindowEvents {
+			return false // windows too sparse to pay for their barriers
 		}
 		for from := range parts {
 			for _, c := range pr.out[b][from*parts+k] {
