@@ -401,8 +401,32 @@ func TestValidateBadInput(t *testing.T) {
 // on top of one round trip. Whether LogGP fits is the machine's affair (on
 // two shared cores it does not: see the README).
 func TestRealPRTT(t *testing.T) {
+	// Round trips over loopback are timed for real: on a loaded machine
+	// (the other packages' tests run alongside) a median of a few can
+	// catch a scheduling delay. So the ordering is checked on a second
+	// measurement when the first breaks it; a PRTT that is wrong breaks
+	// it both times.
+	for attempt := 1; ; attempt++ {
+		problems := measurePRTT(t)
+		if len(problems) == 0 {
+			break
+		}
+		if attempt == 2 {
+			t.Fatal(strings.Join(problems, "\n"))
+		}
+		t.Logf("measured again: %s", strings.Join(problems, "; "))
+	}
+	if _, errs, code := collsim(t, "real", "--prtt", "1"); code != 2 || !strings.Contains(errs, "--np") {
+		t.Errorf("--prtt without --np: exit %d, %s", code, errs)
+	}
+}
+
+// measurePRTT measures PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) through
+// the CLI and returns where they break their ordering: a burst of n takes
+// longer than one round trip, and n spaced by d at least (n-1)d longer.
+func measurePRTT(t *testing.T) []string {
 	file := filepath.Join(t.TempDir(), "loggp.out")
-	out, errs, code := collsim(t, "real", "--np", "2", "--prtt", "1,4KiB,64KiB", "--iterations", "3", "--warmup", "1", "--prtt-out", file)
+	out, errs, code := collsim(t, "real", "--np", "2", "--prtt", "1,4KiB,64KiB", "--iterations", "5", "--warmup", "1", "--prtt-out", file)
 	if code != 0 || !strings.Contains(out, "PRTT(n,d,s)") || !strings.Contains(out, "LogGP fit") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
@@ -418,13 +442,12 @@ func TestRealPRTT(t *testing.T) {
 	if m.N != 10 || len(m.One) != 3 {
 		t.Fatalf("series %+v", m)
 	}
+	var problems []string
 	for s, one := range m.One {
 		burst, spaced := m.Burst[s][0], m.Spaced[s][0]
 		if burst <= one[0] || spaced < one[0]+9*m.D[s] {
-			t.Errorf("%d bytes: PRTT(1,0,s) %g s, PRTT(n,0,s) %g s, PRTT(n,d,s) %g s with d %g s", s, one[0], burst, spaced, m.D[s])
+			problems = append(problems, fmt.Sprintf("%d bytes: PRTT(1,0,s) %g s, PRTT(n,0,s) %g s, PRTT(n,d,s) %g s with d %g s", s, one[0], burst, spaced, m.D[s]))
 		}
 	}
-	if _, errs, code := collsim(t, "real", "--prtt", "1"); code != 2 || !strings.Contains(errs, "--np") {
-		t.Errorf("--prtt without --np: exit %d, %s", code, errs)
-	}
+	return problems
 }
