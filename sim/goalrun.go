@@ -323,7 +323,7 @@ func (x *goalRun) issue(r int32, id uint32) {
 	case OpCalc:
 		start, end := x.h.occupy(r, cpu, now, Time(g.value(o))*Nanosecond)
 		x.started(r, id, start)
-		x.completeAt(r, id, end)
+		x.completeOpAt(r, id, o, end)
 	case OpSend:
 		size := g.value(o)
 		t, cpuEnd := x.h.send(r, cpu, nic, size, now)
@@ -337,11 +337,12 @@ func (x *goalRun) issue(r int32, id uint32) {
 			x.par.send(x, t+p.O+p.L, goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, sendDone: true})
 			return
 		}
+		eager := size <= p.S
 		mid := x.newMsg()
-		m := &x.msgs[mid]
-		*m = goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, next: noMsg}
-		if size <= p.S {
-			x.completeSend(mid, cpuEnd)
+		x.msgs[mid] = goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, next: noMsg, sendDone: eager}
+		if eager {
+			// Not yet matched: the message record stays until it is.
+			x.completeOpAt(r, id, o, cpuEnd)
 		}
 		x.eng.At(t+p.O+p.L, x.id, pack(evArrive, 0, int32(mid)))
 	case OpRecv:
@@ -375,11 +376,16 @@ func (x *goalRun) startedWaited(r int32, id uint32, at Time) {
 // queue, later by an event if some op waits for it, else ahead of time
 // without one.
 func (x *goalRun) completeAt(r int32, id uint32, at Time) {
+	x.completeOpAt(r, id, x.g.op(id), at)
+}
+
+// completeOpAt is completeAt of op id, o, for callers that hold it.
+func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
 	if at == x.eng.Now() {
 		x.work = append(x.work, pack(workComplete, r, int32(id)))
 		return
 	}
-	if x.g.op(id).nUsers > 0 {
+	if o.nUsers > 0 {
 		x.eng.At(at, x.id, pack(evDone, r, int32(id)))
 		return
 	}
@@ -449,14 +455,15 @@ func (x *goalRun) completeSend(id uint32, at Time) {
 // the receive completes when the intake ends; a rendezvous send, now.
 func (x *goalRun) match(r int32, rid uint32, id uint32) {
 	m := &x.msgs[id]
-	if size := x.g.value(x.g.op(rid)); size != m.bytes {
+	recvOp := x.g.op(rid)
+	if size := x.g.value(recvOp); size != m.bytes {
 		recv := x.g.expand(rid)
 		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
 			r, x.index(r, rid), recv.String(), m.bytes, m.src, x.index(m.src, m.send)))
 		return
 	}
 	now := x.eng.Now()
-	x.completeAt(r, rid, max(now, m.intakeEnd))
+	x.completeOpAt(r, rid, recvOp, max(now, m.intakeEnd))
 	m = &x.msgs[id]
 	m.matched = true
 	if m.sendDone {
