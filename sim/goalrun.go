@@ -306,6 +306,26 @@ func (x *goalRun) release(r int32, users []uint32) {
 	}
 }
 
+// releaseIssuing is release followed by refill, without the ready list,
+// for a rank with no ready op waiting and a schedule without irequires:
+// an op issued then makes no other op of its rank ready (its completions
+// wait in the work queue), so issuing each user as it becomes ready issues
+// them in the ready list's order.
+func (x *goalRun) releaseIssuing(r int32, users []uint32) {
+	rk := &x.ranks[r]
+	for _, u := range users {
+		if x.pending[u]--; x.pending[u] == 0 {
+			if x.err != nil {
+				x.makeReady(rk, u)
+				continue
+			}
+			rk.handed++
+			rk.open++
+			x.issue(r, u)
+		}
+	}
+}
+
 // releaseStarts makes ready the ops that irequire op id, and refills.
 func (x *goalRun) releaseStarts(r int32, id uint32) {
 	o := x.g.op(id)
@@ -401,7 +421,12 @@ func (x *goalRun) finishOp(r int32, id uint32) {
 	rk.open--
 	x.ops++
 	o := x.g.op(id)
-	x.release(r, x.g.usersOf(o)[:o.nUsers])
+	users := x.g.usersOf(o)[:o.nUsers]
+	if x.g.hasStarts || rk.head != noMsg {
+		x.release(r, users)
+	} else {
+		x.releaseIssuing(r, users)
+	}
 	if rk.finished {
 		return
 	}
