@@ -44,11 +44,12 @@ type eventBlock struct {
 }
 
 // bucket holds events in insertion order: head.ev[first:] up to
-// tail.ev[:last]; minAt is the earliest of their times.
+// tail.ev[:last]; minAt and maxAt are the earliest and latest of their
+// times.
 type bucket struct {
-	head, tail  *eventBlock
-	first, last int
-	minAt       Time
+	head, tail   *eventBlock
+	first, last  int
+	minAt, maxAt Time
 }
 
 // Engine is a deterministic discrete-event engine. Events run in order of
@@ -64,12 +65,12 @@ type bucket struct {
 // at most, and nothing is compared twice. Every bucket holds its events in
 // insertion order (spreading keeps their order and only ever fills empty
 // buckets), and events of one time always share a bucket, so bucket 0 run
-// from its front gives (time, insertion) order.
+// from its front gives (time, insertion) order. A bucket whose events all
+// have one time becomes bucket 0 whole, without a copy: in a simulation
+// whose hosts advance in step (a collective's ranks), that is most of them.
 type Engine struct {
 	now      Time
-	now0     []event // bucket 0, the events at now: a plain queue, run from head0
-	head0    int
-	buckets  [radixBuckets]bucket // buckets 1 and up
+	buckets  [radixBuckets]bucket // bucket 0 holds the events at now, run from its head
 	full     uint64               // bit i set: bucket i is not empty
 	free     *eventBlock          // the pool of unused blocks
 	pending  int
@@ -159,11 +160,18 @@ func (e *Engine) next() (event, bool) {
 	if e.full&1 == 0 {
 		e.spread()
 	}
-	ev := e.now0[e.head0]
-	e.head0++
-	if e.head0 == len(e.now0) {
-		e.now0, e.head0 = e.now0[:0], 0
+	b := &e.buckets[0]
+	blk := b.head
+	ev := blk.ev[b.first]
+	b.first++
+	switch {
+	case blk == b.tail && b.first == b.last:
+		// Empty now; it keeps its block for the events to come.
+		b.first, b.last = 0, 0
 		e.full &^= 1
+	case b.first == blockLen:
+		b.head, b.first = blk.next, 0
+		e.release(blk)
 	}
 	e.pending--
 	e.now = ev.at
@@ -184,33 +192,36 @@ func (e *Engine) peek() (Time, bool) {
 	return e.buckets[bits.TrailingZeros64(e.full)].minAt, true
 }
 
-// add appends ev to bucket i.
+// add appends ev to bucket i (below 64).
 func (e *Engine) add(i int, ev event) {
-	e.full |= 1 << i
-	if i == 0 {
-		e.now0 = append(e.now0, ev)
-		return
-	}
+	e.full |= 1 << (uint(i) & (radixBuckets - 1))
 	b := &e.buckets[i]
 	if b.tail == nil || b.last == blockLen {
-		blk := e.free
-		if blk != nil {
-			e.free = blk.next
-			blk.next = nil
-		} else {
-			blk = new(eventBlock)
-		}
-		if b.tail == nil {
-			b.head = blk
-			b.minAt = ev.at
-		} else {
-			b.tail.next = blk
-		}
-		b.tail, b.last = blk, 0
+		e.addBlock(b, ev.at)
 	}
 	b.tail.ev[b.last] = ev
 	b.last++
 	b.minAt = min(b.minAt, ev.at)
+	b.maxAt = max(b.maxAt, ev.at)
+}
+
+// addBlock appends an empty block to b, full or empty; at is the time of
+// the event about to go in it.
+func (e *Engine) addBlock(b *bucket, at Time) {
+	blk := e.free
+	if blk != nil {
+		e.free = blk.next
+		blk.next = nil
+	} else {
+		blk = new(eventBlock)
+	}
+	if b.tail == nil {
+		b.head = blk
+		b.minAt, b.maxAt = at, at
+	} else {
+		b.tail.next = blk
+	}
+	b.tail, b.last = blk, 0
 }
 
 func (e *Engine) release(blk *eventBlock) {
@@ -220,7 +231,8 @@ func (e *Engine) release(blk *eventBlock) {
 
 // spread refills the empty bucket 0: the lowest non-empty bucket's
 // earliest time becomes now, and its events move, in order, to the
-// buckets below.
+// buckets below; when they all have that time, its blocks become bucket 0
+// as they are.
 func (e *Engine) spread() {
 	i := bits.TrailingZeros64(e.full)
 	from := e.buckets[i]
@@ -228,6 +240,14 @@ func (e *Engine) spread() {
 	e.full &^= 1 << i
 	earliest := from.minAt
 	e.now = earliest
+	if from.maxAt == earliest {
+		if kept := e.buckets[0].head; kept != nil {
+			e.release(kept)
+		}
+		e.buckets[0] = from
+		e.full |= 1
+		return
+	}
 	for blk, first := from.head, from.first; blk != nil; first = 0 {
 		for k := first; k < from.end(blk); k++ {
 			e.add(bits.Len64(uint64(blk.ev[k].at^earliest)), blk.ev[k])
