@@ -359,7 +359,10 @@ func (x *goalRun) issue(r int32, id uint32) {
 		}
 		eager := size <= p.S
 		mid := x.newMsg()
-		x.msgs[mid] = goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, next: noMsg, sendDone: eager}
+		m := &x.msgs[mid] // set in place: a literal is built aside and copied
+		m.src, m.dst, m.tag, m.send = r, o.peer, o.tag, id
+		m.bytes, m.localAt, m.intakeEnd = size, cpuEnd, 0
+		m.next, m.matched, m.sendDone = noMsg, false, eager
 		if eager {
 			// Not yet matched: the message record stays until it is.
 			x.completeOpAt(r, id, o, cpuEnd)

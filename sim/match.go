@@ -112,6 +112,9 @@ func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
 // with tag (either may be a wildcard) accepts: the unexpected queue's
 // question.
 func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
+	if q.live == 0 {
+		return 0, false
+	}
 	if q.index != nil && src != AnySource && tag != AnyTag {
 		if r, ok := q.index[matchKey(src, tag)]; ok {
 			return q.remove(r.first), true
@@ -132,6 +135,12 @@ func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
 func (q *matchQueue) remove(pos int32) uint32 {
 	it := &q.items[pos]
 	val := it.val
+	if q.live == 1 {
+		// The last live entry: the queue empties, as below, at once. (A
+		// rank that posts one receive at a time meets this every time.)
+		q.items, q.head, q.live, q.wild, q.index = q.items[:0], 0, 0, q.wild[:0], nil
+		return val
+	}
 	it.dead = true
 	q.live--
 	if it.src == AnySource || it.tag == AnyTag {
