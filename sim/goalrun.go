@@ -249,7 +249,9 @@ func (x *goalRun) Handle(arg uint64) {
 	case evIntake:
 		x.intake(r, uint16(idx))
 	}
-	x.drain()
+	if len(x.work) > 0 {
+		x.drain()
+	}
 }
 
 func (x *goalRun) drain() {
@@ -278,9 +280,7 @@ func (x *goalRun) refill(r int32) {
 	for !rk.ended && x.err == nil {
 		n := rk.head
 		if n == noMsg {
-			if rk.handed == x.g.first[r+1]-x.g.first[r] {
-				rk.ended = true
-			}
+			x.checkEnded(r, rk)
 			return
 		}
 		id := x.rdy[n].op
@@ -293,6 +293,13 @@ func (x *goalRun) refill(r int32) {
 		rk.handed++
 		rk.open++
 		x.issue(r, id)
+	}
+}
+
+// checkEnded marks rank r ended when it has issued its whole program.
+func (x *goalRun) checkEnded(r int32, rk *goalRank) {
+	if rk.handed == x.g.first[r+1]-x.g.first[r] {
+		rk.ended = true
 	}
 }
 
@@ -433,7 +440,11 @@ func (x *goalRun) finishOp(r int32, id uint32) {
 	if rk.finished {
 		return
 	}
-	x.refill(r)
+	if rk.head != noMsg || x.err != nil {
+		x.refill(r)
+	} else if !rk.ended {
+		x.checkEnded(r, rk) // all refill would do, without its call
+	}
 	x.finishIfDone(r)
 }
 
