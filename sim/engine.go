@@ -205,8 +205,8 @@ func (e *Engine) add(i int, ev event) {
 	b.maxAt = max(b.maxAt, ev.at)
 }
 
-// addBlock appends an empty block to b, full or empty; at is the time of
-// the event about to go in it.
+// addBlock appends an empty block to b, whose last block is full or which
+// has none; at is the time of the event about to go in it.
 func (e *Engine) addBlock(b *bucket, at Time) {
 	blk := e.free
 	if blk != nil {

@@ -303,32 +303,24 @@ func (x *goalRun) checkEnded(r int32, rk *goalRank) {
 	}
 }
 
-// release makes ready the users whose last dependency this was.
+// release makes ready the users whose last dependency this was. When the
+// rank has no ready op waiting and the schedule no irequires, it issues
+// each at once instead, as refill would right after: an op issued then
+// makes no other op of its rank ready (its completions wait in the work
+// queue), so they issue in the ready list's order without it.
 func (x *goalRun) release(r int32, users []uint32) {
 	rk := &x.ranks[r]
+	direct := !x.g.hasStarts && rk.head == noMsg
 	for _, u := range users {
-		if x.pending[u]--; x.pending[u] == 0 {
-			x.makeReady(rk, u)
+		if x.pending[u]--; x.pending[u] != 0 {
+			continue
 		}
-	}
-}
-
-// releaseIssuing is release followed by refill, without the ready list,
-// for a rank with no ready op waiting and a schedule without irequires:
-// an op issued then makes no other op of its rank ready (its completions
-// wait in the work queue), so issuing each user as it becomes ready issues
-// them in the ready list's order.
-func (x *goalRun) releaseIssuing(r int32, users []uint32) {
-	rk := &x.ranks[r]
-	for _, u := range users {
-		if x.pending[u]--; x.pending[u] == 0 {
-			if x.err != nil {
-				x.makeReady(rk, u)
-				continue
-			}
+		if direct && x.err == nil {
 			rk.handed++
 			rk.open++
 			x.issue(r, u)
+		} else {
+			x.makeReady(rk, u)
 		}
 	}
 }
@@ -431,12 +423,7 @@ func (x *goalRun) finishOp(r int32, id uint32) {
 	rk.open--
 	x.ops++
 	o := x.g.op(id)
-	users := x.g.usersOf(o)[:o.nUsers]
-	if x.g.hasStarts || rk.head != noMsg {
-		x.release(r, users)
-	} else {
-		x.releaseIssuing(r, users)
-	}
+	x.release(r, x.g.usersOf(o)[:o.nUsers])
 	if rk.finished {
 		return
 	}
