@@ -14,7 +14,7 @@ type ringAllreduce struct {
 	r, p int
 	n    int64
 	k    int
-	last int32
+	last stepEnd
 }
 
 func (s *ringAllreduce) step(b *builder) bool {
@@ -23,12 +23,10 @@ func (s *ringAllreduce) step(b *builder) bool {
 	}
 	right, left := mod(s.r+1, s.p), mod(s.r-1, s.p)
 	if s.k < s.p-1 {
-		b.send(right, s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), s.last)
-		s.last = b.recvReduce(left, s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
+		s.last = b.exchange(right, left, s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), true, s.last[:]...)
 	} else {
 		j := s.k - (s.p - 1)
-		b.send(right, s.k, block(0, s.n, s.p, mod(s.r+1-j, s.p)), s.last)
-		s.last = b.recv(left, s.k, block(0, s.n, s.p, mod(s.r-j, s.p)), s.last)
+		s.last = b.exchange(right, left, s.k, block(0, s.n, s.p, mod(s.r+1-j, s.p)), block(0, s.n, s.p, mod(s.r-j, s.p)), false, s.last[:]...)
 	}
 	s.k++
 	return true
@@ -78,14 +76,15 @@ func (f *foldPhase) pre(b *builder, all sim.Region) int32 {
 	return b.recvReduce(f.r-1, 0, all)
 }
 
-// post emits the return of the result to the ranks that sat out.
-func (f *foldPhase) post(b *builder, tag int, all sim.Region, last int32) {
+// post emits the return of the result to the ranks that sat out, after
+// the ops in after.
+func (f *foldPhase) post(b *builder, tag int, all sim.Region, after ...int32) {
 	switch {
 	case f.r >= 2*f.rem:
 	case f.newrank < 0:
-		b.recv(f.r+1, tag, all, last)
+		b.recv(f.r+1, tag, all, after...)
 	default:
-		b.send(f.r-1, tag, all, last)
+		b.send(f.r-1, tag, all, after...)
 	}
 }
 
@@ -96,14 +95,14 @@ type recursiveDoubling struct {
 	n     int64
 	stage int // 0 fold, 1 exchange rounds, 2 unfold, 3 done
 	mask  int
-	last  int32
+	last  stepEnd
 }
 
 func (s *recursiveDoubling) step(b *builder) bool {
 	all := sim.Region{Count: s.n}
 	switch s.stage {
 	case 0:
-		s.last = s.pre(b, all)
+		s.last = only(s.pre(b, all))
 		s.stage, s.mask = 1, 1
 	case 1:
 		if s.newrank < 0 || s.mask >= s.pof2 {
@@ -112,11 +111,10 @@ func (s *recursiveDoubling) step(b *builder) bool {
 		}
 		peer := s.real(s.newrank ^ s.mask)
 		tag := 1 + ceilLog2(s.mask)
-		b.send(peer, tag, all, s.last)
-		s.last = b.recvReduce(peer, tag, all, s.last)
+		s.last = b.exchange(peer, peer, tag, all, all, true, s.last[:]...)
 		s.mask <<= 1
 	case 2:
-		s.post(b, 1+ceilLog2(s.pof2), all, s.last)
+		s.post(b, 1+ceilLog2(s.pof2), all, s.last[:]...)
 		s.stage = 3
 	default:
 		return false
@@ -134,14 +132,14 @@ type rabenseifner struct {
 	mask   int
 	lo, hi int // blocks this rank is responsible for
 	round  int
-	last   int32
+	last   stepEnd
 }
 
 func (s *rabenseifner) step(b *builder) bool {
 	all := sim.Region{Count: s.n}
 	switch s.stage {
 	case 0:
-		s.last = s.pre(b, all)
+		s.last = only(s.pre(b, all))
 		s.stage, s.mask, s.lo, s.hi = 1, 1, 0, s.pof2
 		if s.newrank < 0 {
 			s.stage = 3
@@ -158,8 +156,7 @@ func (s *rabenseifner) step(b *builder) bool {
 			keepLo, keepHi, sendLo, sendHi = s.lo+half, s.hi, s.lo, s.lo+half
 		}
 		s.round++
-		b.send(peer, s.round, blocks(0, s.n, s.pof2, sendLo, sendHi), s.last)
-		s.last = b.recvReduce(peer, s.round, blocks(0, s.n, s.pof2, keepLo, keepHi), s.last)
+		s.last = b.exchange(peer, peer, s.round, blocks(0, s.n, s.pof2, sendLo, sendHi), blocks(0, s.n, s.pof2, keepLo, keepHi), true, s.last[:]...)
 		s.lo, s.hi = keepLo, keepHi
 		s.mask <<= 1
 	case 2:
@@ -174,13 +171,12 @@ func (s *rabenseifner) step(b *builder) bool {
 			otherLo = s.lo - width
 		}
 		s.round++
-		b.send(peer, s.round, blocks(0, s.n, s.pof2, s.lo, s.hi), s.last)
-		s.last = b.recv(peer, s.round, blocks(0, s.n, s.pof2, otherLo, otherLo+width), s.last)
+		s.last = b.exchange(peer, peer, s.round, blocks(0, s.n, s.pof2, s.lo, s.hi), blocks(0, s.n, s.pof2, otherLo, otherLo+width), false, s.last[:]...)
 		s.lo, s.hi = min(s.lo, otherLo), max(s.hi, otherLo+width)
 		s.mask >>= 1
 	case 3:
 		// Ranks that sat out did no rounds, so the tag comes from p alone.
-		s.post(b, 1+2*ceilLog2(s.pof2), all, s.last)
+		s.post(b, 1+2*ceilLog2(s.pof2), all, s.last[:]...)
 		s.stage = 4
 	default:
 		return false
@@ -311,15 +307,14 @@ type ringAllgather struct {
 	r, p int
 	n    int64
 	k    int
-	last int32
+	last stepEnd
 }
 
 func (s *ringAllgather) step(b *builder) bool {
 	if s.k >= s.p-1 {
 		return false
 	}
-	b.send(mod(s.r+1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), s.last)
-	s.last = b.recv(mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
+	s.last = b.exchange(mod(s.r+1, s.p), mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k, s.p)), block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), false, s.last[:]...)
 	s.k++
 	return true
 }
@@ -331,15 +326,14 @@ type ringReduceScatter struct {
 	r, p int
 	n    int64
 	k    int
-	last int32
+	last stepEnd
 }
 
 func (s *ringReduceScatter) step(b *builder) bool {
 	if s.k >= s.p-1 {
 		return false
 	}
-	b.send(mod(s.r+1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), s.last)
-	s.last = b.recvReduce(mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-2, s.p)), s.last)
+	s.last = b.exchange(mod(s.r+1, s.p), mod(s.r-1, s.p), s.k, block(0, s.n, s.p, mod(s.r-s.k-1, s.p)), block(0, s.n, s.p, mod(s.r-s.k-2, s.p)), true, s.last[:]...)
 	s.k++
 	return true
 }
@@ -347,12 +341,12 @@ func (s *ringReduceScatter) step(b *builder) bool {
 // pairwiseAlltoall: rank r first copies its own block, then at step i
 // exchanges with one partner: r XOR i when p is a power of two, otherwise
 // it sends to r+i and receives from r-i (MPICH's pairwise exchange). Each
-// step waits for the previous one, as with MPI_Sendrecv.
+// step is an MPI_Sendrecv, after the previous one (see exchange).
 type pairwiseAlltoall struct {
-	r, p      int
-	c         int64 // elements per pair
-	i         int
-	sent, got int32
+	r, p int
+	c    int64 // elements per pair
+	i    int
+	last stepEnd
 }
 
 func (s *pairwiseAlltoall) step(b *builder) bool {
@@ -365,17 +359,16 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 	}
 	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
 	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
-	prevSent, prevGot := s.sent, s.got
-	s.sent = b.send(to, s.i, out, prevSent, prevGot)
-	s.got = b.recv(from, s.i, in, prevSent, prevGot)
+	s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
 	s.i++
 	return true
 }
 
 // linearAlltoall posts every receive, then every send, at once, sending to
 // r+1, r+2, ... in turn (Open MPI's basic linear): no step waits for
-// another, so the NICs decide the order. Rank r's own block is a message
-// to itself.
+// another, and the sends are concurrent (sim.Op.Concurrent): they share
+// the NIC rather than leave one after another. Rank r's own block is a
+// message to itself.
 type linearAlltoall struct {
 	r, p int
 	c    int64
@@ -392,7 +385,7 @@ func (s *linearAlltoall) step(b *builder) bool {
 	}
 	for i := range s.p {
 		to := mod(s.r+i, s.p)
-		b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c})
+		b.sendConcurrent(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c})
 	}
 	s.done = true
 	return true
@@ -404,7 +397,7 @@ func (s *linearAlltoall) step(b *builder) bool {
 type disseminationBarrier struct {
 	r, p int
 	dist int
-	last int32
+	last stepEnd
 }
 
 func (s *disseminationBarrier) step(b *builder) bool {
@@ -415,8 +408,7 @@ func (s *disseminationBarrier) step(b *builder) bool {
 	// Barrier messages are empty; in data mode they carry the sender's
 	// knowledge vector (Count p, Bytes 0) so the check can prove the barrier.
 	know := sim.Region{Count: int64(s.p)}
-	b.emit(sim.Op{Kind: sim.OpSend, Peer: int32(mod(s.r+s.dist, s.p)), Tag: int32(tag), Data: know}, []int32{s.last})
-	s.last = b.emit(sim.Op{Kind: sim.OpRecv, Reduce: true, Peer: int32(mod(s.r-s.dist, s.p)), Tag: int32(tag), Data: know}, []int32{s.last})
+	s.last = b.exchange(mod(s.r+s.dist, s.p), mod(s.r-s.dist, s.p), tag, know, know, true, s.last[:]...)
 	s.dist *= 2
 	return true
 }

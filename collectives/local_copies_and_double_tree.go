@@ -22,7 +22,7 @@ type bruckAlltoall struct {
 	dist  int
 	stage int
 	last  int32
-	waits []int32 // every unpack of the last round: the next round reads W
+	waits []int32 // every unpack of the last round (the next round reads W), and its send
 	cp    copier
 }
 
@@ -58,13 +58,18 @@ func (s *bruckAlltoall) step(b *builder) bool {
 			packed += run[1]
 		}
 		tag := ceilLog2(s.dist + 1)
-		b.send(mod(s.r+s.dist, s.p), tag, s.region(3, 0, packed), packs...)
+		// One MPI_Sendrecv: the next round also waits for the send (see
+		// exchange), unless the call overlaps them.
+		sent := b.send(mod(s.r+s.dist, s.p), tag, s.region(3, 0, packed), packs...)
 		got := b.recv(mod(s.r-s.dist, s.p), tag, s.region(4, 0, packed), append(packs, s.last)...)
 		unpacked := 0
 		var unpacks []int32
 		for _, run := range runs {
 			unpacks = append(unpacks, s.cp.copy(b, s.r, s.region(4, unpacked, run[1]), s.region(2, run[0], run[1]), got))
 			unpacked += run[1]
+		}
+		if !b.overlap {
+			unpacks = append(unpacks, sent)
 		}
 		s.waits = unpacks
 		s.last = -1
@@ -101,7 +106,7 @@ func (s *linearSync) step(b *builder) bool {
 	for end := min(s.i+s.window, s.p); s.i < end; s.i++ {
 		to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
 		batch = append(batch, b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}, prev))
-		batch = append(batch, b.send(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, prev))
+		batch = append(batch, b.sendConcurrent(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, prev))
 	}
 	s.prev = batch
 	return true
@@ -114,7 +119,7 @@ type allgatherReduce struct {
 	n     int64
 	k     int
 	stage int
-	last  int32
+	last  stepEnd
 	cp    copier
 }
 
@@ -128,22 +133,21 @@ func (s *allgatherReduce) step(b *builder) bool {
 	}
 	switch s.stage {
 	case 0:
-		s.last = s.cp.copy(b, s.r, sim.Region{Count: s.n}, s.vec(s.r))
+		s.last = only(s.cp.copy(b, s.r, sim.Region{Count: s.n}, s.vec(s.r)))
 		s.stage = 1
 	case 1:
 		if s.k >= s.p-1 {
 			s.stage = 2
 			return true
 		}
-		b.send(mod(s.r+1, s.p), s.k, s.vec(mod(s.r-s.k, s.p)), s.last)
-		s.last = b.recv(mod(s.r-1, s.p), s.k, s.vec(mod(s.r-s.k-1, s.p)), s.last)
+		s.last = b.exchange(mod(s.r+1, s.p), mod(s.r-1, s.p), s.k, s.vec(mod(s.r-s.k, s.p)), s.vec(mod(s.r-s.k-1, s.p)), false, s.last[:]...)
 		s.k++
 	case 2:
 		for j := range s.p {
 			if j != s.r {
 				s.cp.tag++
-				b.send(s.r, s.cp.tag, s.vec(j), s.last)
-				b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last)
+				b.send(s.r, s.cp.tag, s.vec(j), s.last[:]...)
+				b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last[:]...)
 			}
 		}
 		s.stage = 3

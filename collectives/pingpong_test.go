@@ -10,8 +10,10 @@ import (
 )
 
 // TestPingPongTime: on a contention-free network of latency L and
-// bandwidth B per hop, each of the 2*rounds messages of a ping-pong takes
-// exactly its path's latency plus bytes/B, one after the other.
+// bandwidth B per hop, each of the 2*rounds eager messages of a ping-pong
+// takes exactly its path's latency plus bytes/B, one after the other; as
+// rendezvous messages, two latencies more each (the request and the
+// reply).
 func TestPingPongTime(t *testing.T) {
 	const rounds, bytes = 5, 1000
 	s, err := collectives.PingPong(4, 0, 3, bytes, rounds)
@@ -29,13 +31,18 @@ func TestPingPongTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net})
-	if err != nil {
-		t.Fatal(err)
-	}
-	perMessage := 2*sim.Microsecond + sim.FromSeconds(bytes/1e9)
-	if want := 2 * rounds * perMessage; res.Makespan != want {
-		t.Errorf("makespan %v, want %v", res.Makespan, want)
+	for _, eager := range []int64{bytes, bytes - 1} {
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: eager}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perMessage := 2*sim.Microsecond + sim.FromSeconds(bytes/1e9)
+		if eager < bytes {
+			perMessage += 2 * 2 * sim.Microsecond
+		}
+		if want := 2 * rounds * perMessage; res.Makespan != want {
+			t.Errorf("eager limit %d: makespan %v, want %v", eager, res.Makespan, want)
+		}
 	}
 	for _, bad := range [][3]int{{0, 0, 1}, {0, 4, 1}, {0, 1, 0}} {
 		if _, err := collectives.PingPong(4, bad[0], bad[1], 8, bad[2]); err == nil {

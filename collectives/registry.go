@@ -79,6 +79,12 @@ type Params struct {
 	// GroupSize is how many consecutive ranks share a Dragonfly group (or
 	// any group of equals), for group-aligned algorithms.
 	GroupSize int
+	// Overlap relaxes the steps algorithms write as MPI_Sendrecv (ring,
+	// recursive doubling, pairwise, Bruck, ...): by default a step waits
+	// for the previous step's send and receive, as MPI_Sendrecv returns
+	// only when both are complete; with Overlap it waits for the receive
+	// alone, as if the send were an MPI_Isend waited for at the end.
+	Overlap bool
 }
 
 func (p Params) elemSize() int64 {
@@ -142,7 +148,7 @@ func (a *Algorithm) Build(p Params) (sim.Schedule, error) {
 	return sim.Schedule{
 		Name:      a.ID(),
 		Ranks:     p.Ranks,
-		Rank:      func(r int) sim.Source { return newStream(a.newRank(p, r), es) },
+		Rank:      func(r int) sim.Source { return newStream(a.newRank(p, r), es, p.Overlap) },
 		Buffers:   func(r int) []int64 { return a.buffers(p) },
 		ReduceOp:  sem.reduce,
 		Lookahead: a.lookahead,
@@ -230,18 +236,18 @@ func init() {
 		{Collective: Allreduce, Name: "ring",
 			Summary: "Reduce-scatter then allgather around a logical ring (Patarasuk and Yuan 2009). The vector is cut into p blocks; in each of p-1 steps every rank sends one block to its right neighbour and reduces the block from its left, so that each rank ends up owning one fully reduced block, which then circulates p-1 more steps. Every link carries 2(p-1)/p of the vector, the bandwidth optimum, but latency grows as 2(p-1) alpha: the choice for large vectors.",
 			Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
-			newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+			newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: noEnd} }},
 		{Collective: Allreduce, Name: "recursive_doubling",
 			Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
 			Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise at most (floor(log2 p)+2)(a + nb) + (floor(log2 p)+1)ng",
 			newRank: func(p Params, r int) stepper {
-				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Allreduce, Name: "rabenseifner",
 			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather by recursive doubling (Rabenseifner 2004). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng; plus a fold (a + nb + ng) and an unfold (a + nb) when p is not a power of two",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Allreduce, Name: "reduce_bcast",
 			Summary: "A binomial-tree reduce to rank 0 followed by a binomial-tree broadcast from rank 0. Simple and latency-light, but every level moves the whole vector twice and the root does all the final reductions: a baseline, and the algorithm of the oldest MPI libraries.",
@@ -259,18 +265,18 @@ func init() {
 		{Collective: Allgather, Name: "ring",
 			Summary: "Each rank passes the newest block it has to its right neighbour: p-1 steps of one block each. Bandwidth-optimal ((p-1)/p of the data per link), latency linear in p.",
 			Cost:    "(p-1)a + (p-1)/p nb, with n/p rounded up to whole elements",
-			newRank: func(p Params, r int) stepper { return &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} }},
+			newRank: func(p Params, r int) stepper { return &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd} }},
 		{Collective: ReduceScatter, Name: "ring",
 			Summary: "The reduce-scatter half of the ring allreduce: in each of p-1 steps every rank sends a partial block to its right neighbour and reduces the one from its left; rank r ends with block r fully reduced.",
 			Cost:    "(p-1)a + (p-1)/p n(b + g), with n/p rounded up to whole elements",
 			newRank: func(p Params, r int) stepper {
-				return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: -1}
+				return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: noEnd}
 			}},
 		{Collective: Alltoall, Name: "pairwise",
 			Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange). One message in and one out per step, so no port is overloaded: the choice for long messages.",
 			Cost:    "(p-1)(a + cb), c the block per pair",
 			newRank: func(p Params, r int) stepper {
-				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, sent: -1, got: -1}
+				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd}
 			}},
 		{Collective: Alltoall, Name: "linear",
 			Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
@@ -330,7 +336,7 @@ func init() {
 			Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
 			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
 			newRank: func(p Params, r int) stepper {
-				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
 			}},
 		{Collective: Reduce, Name: "binomial",
 			Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",
@@ -352,7 +358,7 @@ func init() {
 		{Collective: Allgather, Name: "bruck",
 			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
 			Cost:    "ceil(log2 p) a + (p-1)/p nb",
-			newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd} },
 			scratch: oneScratch},
 		{Collective: Allgather, Name: "neighbor_exchange",
 			Summary: "For an even number of ranks: pairs swap their blocks, then each step passes the two newest blocks to the neighbour on alternate sides (Chen et al. 2005). p/2 steps instead of the ring's p-1, same bandwidth. An odd number of ranks is refused: use ring.",
@@ -368,7 +374,7 @@ func init() {
 			Summary: "p-1 steps: in step i rank r sends its partial block r+i to rank r+i and reduces its own block from rank r-i. One message each way per step, bandwidth-optimal, latency linear in p: for long vectors and any p.",
 			Cost:    "(p-1)(a + (n/p)(b + g))",
 			newRank: func(p Params, r int) stepper {
-				return &pairwiseReduceScatter{r: r, p: p.Ranks, n: p.Count, sent: -1, got: -1}
+				return &pairwiseReduceScatter{r: r, p: p.Ranks, n: p.Count, last: noEnd}
 			}},
 		{Collective: Gather, Name: "linear",
 			Summary: "Every rank sends its block to the root, which receives them all at once. p-1 messages into one port.",
@@ -391,26 +397,26 @@ func init() {
 		{Collective: Allgather, Name: "recursive_doubling",
 			Summary: "Partners at distance 1, 2, 4, ... exchange everything they have gathered, doubling it each time: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice for powers of two under 512 KiB). Powers of two only: otherwise it refuses and names bruck or ring.",
 			Cost:    "log2 p a + (p-1)/p nb",
-			newRank: func(p Params, r int) stepper { return &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			newRank: func(p Params, r int) stepper { return &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd} },
 			needs:   pow2Only("allgather/bruck or allgather/ring")},
 		{Collective: ReduceScatter, Name: "recursive_halving",
 			Summary: "At distances p/2, p/4, ..., 1 partners each keep the half of their range that holds their own blocks and reduce the partner's copy of it: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice under 512 KiB). For p not a power of two the surplus ranks fold into a partner first and get their block back at the end.",
 			Cost:    "log2 p a + (p-1)/p n(b + g); plus a fold (a + nb + ng) and a return (a + nb/p) otherwise",
 			newRank: func(p Params, r int) stepper {
-				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Reduce, Name: "rabenseifner",
 			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004; MPICH's long-message reduce); rank 0 forwards the result to another root. Bandwidth-optimal for long vectors. Powers of two only.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			},
 			needs: pow2Only("reduce/binomial or reduce/chain")},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
 			Summary: "The root scatters one block to each rank, then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn; MPICH's medium-message bcast for powers of two). log2 p allgather steps instead of the ring's p-1. Powers of two only.",
 			Cost:    "about (p-1)(a + nb/p) + log2 p a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper {
-				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
+				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
 			},
 			needs: pow2Only("bcast/scatter_allgather")},
 		{Collective: Bcast, Name: "knomial",
@@ -437,7 +443,7 @@ func init() {
 			Summary: "Pairwise exchange in an order aligned with the machine's groups (Dragonfly groups, --group-size, default from the machine): in each run of group-size steps every rank of group g exchanges with group g+d, so the traffic follows the groups' all-to-all wiring instead of loading all global links at once. Needs the rank count to be a multiple of the group size.",
 			Cost:    "(p-1)(a + cb) without contention, as pairwise",
 			newRank: func(p Params, r int) stepper {
-				return &groupAligned{r: r, p: p.Ranks, gs: p.GroupSize, c: p.Count, sent: -1, got: -1}
+				return &groupAligned{r: r, p: p.Ranks, gs: p.GroupSize, c: p.Count, last: noEnd}
 			},
 			needs: func(p Params) error {
 				if p.GroupSize < 1 || p.Ranks%p.GroupSize != 0 {
@@ -469,7 +475,7 @@ func init() {
 		{Collective: Allreduce, Name: "allgather_reduce",
 			Summary: "Every rank gathers every rank's whole vector (a ring allgather of p vectors into a scratch buffer), then reduces them locally (Open MPI's allgather_reduce). p times the data of a reduce-scatter, no dependency on a root: only for tiny vectors on few ranks.",
 			Cost:    "(p-1)(a + nb) + (p-1)ng",
-			newRank: func(p Params, r int) stepper { return &allgatherReduce{r: r, p: p.Ranks, n: p.Count, last: -1} },
+			newRank: func(p Params, r int) stepper { return &allgatherReduce{r: r, p: p.Ranks, n: p.Count, last: noEnd} },
 			scratch: func(p Params) []int64 { return []int64{int64(p.Ranks) * p.Count} }},
 		{Collective: Allreduce, Name: "double_binary_tree",
 			Summary: "NCCL's double binary tree: half of the vector is reduced up and broadcast down one binary tree, the other half another tree, the mirror image of the first (rank r in one is rank p-1-r in the other), both in segments (--segment) so that reduce and bcast overlap. Log-depth latency with every link busy in both trees: the choice for large allreduces on many GPUs.",
@@ -479,7 +485,7 @@ func init() {
 			Summary: "Empty messages between partners at distance 1, 2, 4, ...: log2 p rounds for powers of two, plus a fold and unfold otherwise (Open MPI's recursive_doubling barrier).",
 			Cost:    "log2 p a, or (floor(log2 p) + 2) a",
 			newRank: func(p Params, r int) stepper {
-				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}, emptyMessages: true},
 		{Collective: Reduce, Name: "in_order_binary",
 			Summary: "Open MPI's in-order binary tree: rank p-1 is the tree's root, lower ranks sit in its left subtree and higher ones in its right, recursively, so that reductions combine ranks in order (what non-commutative operations need); the tree's root hands the result to the reduce's root if they differ.",
@@ -519,7 +525,7 @@ func init() {
 		{Collective: Barrier, Name: "dissemination",
 			Summary: "In round k every rank signals rank r+2^k and waits for rank r-2^k (Hensgen, Finkel and Manber 1988). After ceil(log2 p) rounds every rank has heard from every other, directly or through others; no root, any p.",
 			Cost:    "ceil(log2 p) a",
-			newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: -1} }},
+			newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: noEnd} }, emptyMessages: true},
 	}
 }
 

@@ -26,6 +26,9 @@ func defaultSegment(p Params) int64 {
 // vector as it arrives), gather (the root receives block j from rank j),
 // scatter (the root sends block j to rank j), and allreduce (a linear
 // reduce to rank 0, then a linear bcast from it; Open MPI's basic_linear).
+// The bcasts' sends are concurrent, as Open MPI's basic linear bcast posts
+// them all at once; a linear scatter's go one after another (its blocking
+// sends).
 type linearRooted struct {
 	c          Collective
 	r, p, root int
@@ -64,7 +67,7 @@ func (s *linearRooted) step(b *builder) bool {
 		peer := mod(s.root+i, s.p)
 		switch s.c {
 		case Bcast:
-			b.send(peer, 0, all)
+			b.sendConcurrent(peer, 0, all)
 		case Reduce:
 			s.reduced = append(s.reduced, b.recvReduce(peer, 0, all))
 		case Gather:
@@ -77,7 +80,7 @@ func (s *linearRooted) step(b *builder) bool {
 	}
 	if s.c == Allreduce {
 		for i := 1; i < s.p; i++ {
-			b.send(mod(s.root+i, s.p), 1, all, reduced...)
+			b.sendConcurrent(mod(s.root+i, s.p), 1, all, reduced...)
 		}
 	}
 	return true
@@ -171,7 +174,7 @@ type bruckAllgather struct {
 	n     int64
 	dist  int
 	stage int
-	last  int32
+	last  stepEnd
 }
 
 // span is the length of blocks first, first+1, ..., first+count-1 (mod p)
@@ -192,7 +195,7 @@ func (s *bruckAllgather) step(b *builder) bool {
 	case 0: // own block to the front of the scratch buffer
 		own := block(0, s.n, s.p, s.r)
 		b.send(s.r, 0, own)
-		s.last = b.recv(s.r, 0, sim.Region{Buf: 1, Count: own.Count})
+		s.last = only(b.recv(s.r, 0, sim.Region{Buf: 1, Count: own.Count}))
 		s.stage, s.dist = 1, 1
 	case 1:
 		if s.dist >= s.p {
@@ -203,16 +206,15 @@ func (s *bruckAllgather) step(b *builder) bool {
 		tag := 1 + ceilLog2(s.dist+1)
 		out := sim.Region{Buf: 1, Count: span(s.n, s.p, s.r, cnt)}
 		in := sim.Region{Buf: 1, Off: span(s.n, s.p, s.r, s.dist), Count: span(s.n, s.p, (s.r+s.dist)%s.p, cnt)}
-		b.send(mod(s.r-s.dist, s.p), tag, out, s.last)
-		s.last = b.recv(mod(s.r+s.dist, s.p), tag, in, s.last)
+		s.last = b.exchange(mod(s.r-s.dist, s.p), mod(s.r+s.dist, s.p), tag, out, in, false, s.last[:]...)
 		s.dist *= 2
 	case 2: // rotate home: scratch holds blocks r, r+1, ..., r-1
 		head := span(s.n, s.p, s.r, s.p-s.r) // blocks r..p-1
 		start := block(0, s.n, s.p, s.r).Off
-		b.send(s.r, 99, sim.Region{Buf: 1, Count: head}, s.last)
-		b.recv(s.r, 99, sim.Region{Buf: 0, Off: start, Count: head}, s.last)
-		b.send(s.r, 100, sim.Region{Buf: 1, Off: head, Count: s.n - head}, s.last)
-		b.recv(s.r, 100, sim.Region{Buf: 0, Count: s.n - head}, s.last)
+		b.send(s.r, 99, sim.Region{Buf: 1, Count: head}, s.last[:]...)
+		b.recv(s.r, 99, sim.Region{Buf: 0, Off: start, Count: head}, s.last[:]...)
+		b.send(s.r, 100, sim.Region{Buf: 1, Off: head, Count: s.n - head}, s.last[:]...)
+		b.recv(s.r, 100, sim.Region{Buf: 0, Count: s.n - head}, s.last[:]...)
 		s.stage = 3
 	default:
 		return false
@@ -231,11 +233,11 @@ type neighborExchange struct {
 	from     [2]int
 	off      [2]int
 	sendFrom int
-	last     int32
+	last     stepEnd
 }
 
 func newNeighborExchange(r, p int, n int64) *neighborExchange {
-	s := &neighborExchange{r: r, p: p, n: n, last: -1}
+	s := &neighborExchange{r: r, p: p, n: n, last: noEnd}
 	if r%2 == 0 {
 		s.nb = [2]int{mod(r+1, p), mod(r-1, p)}
 		s.from = [2]int{r, r}
@@ -253,29 +255,27 @@ func (s *neighborExchange) step(b *builder) bool {
 		return false
 	}
 	if s.i == 0 {
-		b.send(s.nb[0], 0, block(0, s.n, s.p, s.r))
-		s.last = b.recv(s.nb[0], 0, block(0, s.n, s.p, s.nb[0]))
+		s.last = b.exchange(s.nb[0], s.nb[0], 0, block(0, s.n, s.p, s.r), block(0, s.n, s.p, s.nb[0]), false)
 		s.sendFrom = min(s.r, s.nb[0]) // the pair's first block
 		s.i = 1
 		return true
 	}
 	par := s.i % 2
 	s.from[par] = mod(s.from[par]+s.off[par], s.p)
-	b.send(s.nb[par], s.i, blocks(0, s.n, s.p, s.sendFrom, s.sendFrom+2), s.last)
-	s.last = b.recv(s.nb[par], s.i, blocks(0, s.n, s.p, s.from[par], s.from[par]+2), s.last)
+	s.last = b.exchange(s.nb[par], s.nb[par], s.i, blocks(0, s.n, s.p, s.sendFrom, s.sendFrom+2), blocks(0, s.n, s.p, s.from[par], s.from[par]+2), false, s.last[:]...)
 	s.sendFrom = s.from[par]
 	s.i++
 	return true
 }
 
 // pairwiseReduceScatter: in step i rank r sends its block r+i to rank r+i
-// and reduces block r from rank r-i; each step follows the last, as with
-// MPI_Sendrecv.
+// and reduces block r from rank r-i; each step is an MPI_Sendrecv after
+// the last (see exchange).
 type pairwiseReduceScatter struct {
-	r, p      int
-	n         int64
-	i         int
-	sent, got int32
+	r, p int
+	n    int64
+	i    int
+	last stepEnd
 }
 
 func (s *pairwiseReduceScatter) step(b *builder) bool {
@@ -286,9 +286,7 @@ func (s *pairwiseReduceScatter) step(b *builder) bool {
 		return false
 	}
 	to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
-	ps, pg := s.sent, s.got
-	s.sent = b.send(to, s.i, block(0, s.n, s.p, to), ps, pg)
-	s.got = b.recvReduce(from, s.i, block(0, s.n, s.p, s.r), ps, pg)
+	s.last = b.exchange(to, from, s.i, block(0, s.n, s.p, to), block(0, s.n, s.p, s.r), true, s.last[:]...)
 	s.i++
 	return true
 }
@@ -303,7 +301,7 @@ type segmentedRing struct {
 	phase  int
 	phases int
 	k      int
-	last   int32
+	last   stepEnd
 }
 
 func newSegmentedRing(p Params, r int) *segmentedRing {
@@ -312,7 +310,7 @@ func newSegmentedRing(p Params, r int) *segmentedRing {
 		seg = max(1, (1<<20)/p.elemSize())
 	}
 	largest := block(0, p.Count, p.Ranks, 0).Count
-	return &segmentedRing{r: r, p: p.Ranks, n: p.Count, seg: seg, phases: segments(largest, seg), last: -1}
+	return &segmentedRing{r: r, p: p.Ranks, n: p.Count, seg: seg, phases: segments(largest, seg), last: noEnd}
 }
 
 // slice is segment phase of block i.
@@ -336,12 +334,10 @@ func (s *segmentedRing) step(b *builder) bool {
 	right, left := mod(s.r+1, s.p), mod(s.r-1, s.p)
 	tag := s.phase*2*s.p + s.k
 	if s.k < s.p-1 {
-		b.send(right, tag, s.slice(mod(s.r-s.k, s.p)), s.last)
-		s.last = b.recvReduce(left, tag, s.slice(mod(s.r-s.k-1, s.p)), s.last)
+		s.last = b.exchange(right, left, tag, s.slice(mod(s.r-s.k, s.p)), s.slice(mod(s.r-s.k-1, s.p)), true, s.last[:]...)
 	} else {
 		j := s.k - (s.p - 1)
-		b.send(right, tag, s.slice(mod(s.r+1-j, s.p)), s.last)
-		s.last = b.recv(left, tag, s.slice(mod(s.r-j, s.p)), s.last)
+		s.last = b.exchange(right, left, tag, s.slice(mod(s.r+1-j, s.p)), s.slice(mod(s.r-j, s.p)), false, s.last[:]...)
 	}
 	s.k++
 	return true

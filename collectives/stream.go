@@ -16,6 +16,9 @@ type builder struct {
 	tagBase int
 	floor   []int32
 	offset  int64 // added to every data region's offset (a segment of the vector)
+	// overlap relaxes exchanges (Params.Overlap): a step waits for the
+	// previous step's receive only, not its send.
+	overlap bool
 }
 
 func (b *builder) emit(op sim.Op, after []int32) int32 {
@@ -42,6 +45,14 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 // send emits a send of the elements in region to peer.
 func (b *builder) send(peer, tag int, region sim.Region, after ...int32) int32 {
 	return b.emit(sim.Op{Kind: sim.OpSend, Peer: int32(peer), Tag: int32(tag),
+		Bytes: region.Count * b.elemSize, Data: region}, after)
+}
+
+// sendConcurrent emits a send that leaves alongside the rank's other sends
+// (sim.Op.Concurrent), as the non-blocking sends of an algorithm that posts
+// them all at once do.
+func (b *builder) sendConcurrent(peer, tag int, region sim.Region, after ...int32) int32 {
+	return b.emit(sim.Op{Kind: sim.OpSend, Concurrent: true, Peer: int32(peer), Tag: int32(tag),
 		Bytes: region.Count * b.elemSize, Data: region}, after)
 }
 
@@ -72,6 +83,36 @@ func (b *builder) join(after []int32) int32 {
 	return b.emit(sim.Op{Kind: sim.OpCalc}, live)
 }
 
+// stepEnd is what a step leaves for the next one to wait for: one or two
+// ops (-1 for none), such as an exchange's send and receive.
+type stepEnd [2]int32
+
+// noEnd waits for nothing.
+var noEnd = stepEnd{-1, -1}
+
+// only is the stepEnd of one op.
+func only(op int32) stepEnd { return stepEnd{-1, op} }
+
+// exchange emits one step written as MPI_Sendrecv: a send of out to dst and
+// a receive into in from src (reduced into place if reduce), both after the
+// ops in after. MPI_Sendrecv returns only when both halves are complete,
+// so the step it returns ends with both; with Params.Overlap it ends with
+// the receive alone, as if the send were an MPI_Isend waited for later (a
+// send still leaving then holds up nothing but the end of the collective).
+func (b *builder) exchange(dst, src, tag int, out, in sim.Region, reduce bool, after ...int32) stepEnd {
+	sent := b.send(dst, tag, out, after...)
+	var got int32
+	if reduce {
+		got = b.recvReduce(src, tag, in, after...)
+	} else {
+		got = b.recv(src, tag, in, after...)
+	}
+	if b.overlap {
+		return only(got)
+	}
+	return stepEnd{sent, got}
+}
+
 // recvReduce emits a receive from peer combined into region.
 func (b *builder) recvReduce(peer, tag int, region sim.Region, after ...int32) int32 {
 	return b.emit(sim.Op{Kind: sim.OpRecv, Reduce: true, Peer: int32(peer), Tag: int32(tag),
@@ -90,8 +131,8 @@ type stream struct {
 	st stepper
 }
 
-func newStream(st stepper, elemSize int64) *stream {
-	return &stream{b: builder{elemSize: elemSize}, st: st}
+func newStream(st stepper, elemSize int64, overlap bool) *stream {
+	return &stream{b: builder{elemSize: elemSize, overlap: overlap}, st: st}
 }
 
 // finisher is a stepper whose result is not simply its last op: it names

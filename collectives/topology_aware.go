@@ -10,8 +10,9 @@ import (
 // (x, l') on any node x, packed into one message; then each rank holds, for
 // every node x, all of its node's blocks for rank (x, l'), contiguous, and
 // sends them to (x, l') in one message. Across the network each rank sends
-// N-1 messages of ns blocks instead of p-ns messages of one. Buffers: 2 is
-// the aggregated blocks A[x*ns+l], 3 and 4 stage the packed messages.
+// N-1 messages of ns blocks instead of p-ns messages of one. Both exchanges
+// are linear, their sends posted at once (concurrent). Buffers: 2 is the
+// aggregated blocks A[x*ns+l], 3 and 4 stage the packed messages.
 type twoLevelAlltoall struct {
 	r, p, ns int
 	c        int64
@@ -39,7 +40,7 @@ func (s *twoLevelAlltoall) step(b *builder) bool {
 			for x := range nodes {
 				packs = append(packs, s.cp.copy(b, s.r, s.blocks(0, x*s.ns+lp, 1), s.blocks(3, lp*nodes+x, 1)))
 			}
-			b.send(peer, 1, s.blocks(3, lp*nodes, nodes), packs...)
+			b.sendConcurrent(peer, 1, s.blocks(3, lp*nodes, nodes), packs...)
 		}
 		for dl := range s.ns {
 			src := n*s.ns + (l-dl+s.ns)%s.ns
@@ -53,7 +54,7 @@ func (s *twoLevelAlltoall) step(b *builder) bool {
 	case 1: // inter-node: one aggregated message per node
 		for dx := range nodes {
 			x := (n + dx) % nodes
-			b.send(x*s.ns+l, 2, s.blocks(2, x*s.ns, s.ns), s.unpacked...)
+			b.sendConcurrent(x*s.ns+l, 2, s.blocks(2, x*s.ns, s.ns), s.unpacked...)
 		}
 		for dx := range nodes {
 			x := (n - dx + nodes) % nodes

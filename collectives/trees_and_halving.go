@@ -23,7 +23,7 @@ type rdAllgather struct {
 	r, p int
 	n    int64
 	mask int
-	last int32
+	last stepEnd
 }
 
 func (s *rdAllgather) step(b *builder) bool {
@@ -36,8 +36,7 @@ func (s *rdAllgather) step(b *builder) bool {
 	peer := s.r ^ s.mask
 	mine, theirs := s.r&^(s.mask-1), peer&^(s.mask-1)
 	tag := ceilLog2(s.mask + 1)
-	b.send(peer, tag, blocks(0, s.n, s.p, mine, mine+s.mask), s.last)
-	s.last = b.recv(peer, tag, blocks(0, s.n, s.p, theirs, theirs+s.mask), s.last)
+	s.last = b.exchange(peer, peer, tag, blocks(0, s.n, s.p, mine, mine+s.mask), blocks(0, s.n, s.p, theirs, theirs+s.mask), false, s.last[:]...)
 	s.mask <<= 1
 	return true
 }
@@ -55,7 +54,7 @@ type rhReduceScatter struct {
 	n      int64
 	mask   int
 	lo, hi int // new ranks whose blocks this rank still holds
-	last   int32
+	last   stepEnd
 	stage  int
 }
 
@@ -76,7 +75,7 @@ func (s *rhReduceScatter) step(b *builder) bool {
 	all := sim.Region{Count: s.n}
 	switch s.stage {
 	case 0:
-		s.last = s.pre(b, all)
+		s.last = only(s.pre(b, all))
 		s.stage, s.mask, s.lo, s.hi = 1, s.pof2/2, 0, s.pof2
 		if s.newrank < 0 {
 			s.stage = 2
@@ -93,8 +92,7 @@ func (s *rhReduceScatter) step(b *builder) bool {
 			keepLo, keepHi, giveLo, giveHi = mid, s.hi, s.lo, mid
 		}
 		tag := 1 + ceilLog2(s.mask+1)
-		b.send(peer, tag, s.span(giveLo, giveHi), s.last)
-		s.last = b.recvReduce(peer, tag, s.span(keepLo, keepHi), s.last)
+		s.last = b.exchange(peer, peer, tag, s.span(giveLo, giveHi), s.span(keepLo, keepHi), true, s.last[:]...)
 		s.lo, s.hi = keepLo, keepHi
 		s.mask >>= 1
 	case 2: // hand the folded rank its block
@@ -103,9 +101,9 @@ func (s *rhReduceScatter) step(b *builder) bool {
 		switch {
 		case s.r >= 2*s.rem:
 		case s.newrank < 0:
-			b.recv(s.r+1, 100, mine, s.last)
+			b.recv(s.r+1, 100, mine, s.last[:]...)
 		default:
-			b.send(s.r-1, 100, block(0, s.n, s.p, s.r-1), s.last)
+			b.send(s.r-1, 100, block(0, s.n, s.p, s.r-1), s.last[:]...)
 		}
 	default:
 		return false
@@ -124,7 +122,7 @@ type rabenseifnerReduce struct {
 	n         int64
 	mask      int
 	stage     int
-	last      int32
+	last      stepEnd
 	gathering bool
 }
 
@@ -143,25 +141,25 @@ func (s *rabenseifnerReduce) step(b *builder) bool {
 		}
 		tag := 100 + ceilLog2(s.mask+1)
 		if s.r&s.mask != 0 {
-			b.send(s.r-s.mask, tag, blocks(0, s.n, s.p, s.r, s.r+s.mask), s.last)
+			b.send(s.r-s.mask, tag, blocks(0, s.n, s.p, s.r, s.r+s.mask), s.last[:]...)
 			s.stage = 3
 			return true
 		}
 		if s.r+s.mask < s.p {
-			s.last = b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, s.r+2*s.mask), s.last)
+			s.last = only(b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, s.r+2*s.mask), s.last[:]...))
 		}
 		s.mask <<= 1
 		return true
 	case 2: // rank 0 holds the result
 		s.stage = 3
 		if s.root != 0 {
-			b.send(s.root, 200, sim.Region{Count: s.n}, s.last)
+			b.send(s.root, 200, sim.Region{Count: s.n}, s.last[:]...)
 		}
 		return true
 	case 3:
 		s.stage = 4
 		if s.r == s.root && s.root != 0 {
-			b.recv(0, 200, sim.Region{Count: s.n}, s.last)
+			b.recv(0, 200, sim.Region{Count: s.n}, s.last[:]...)
 			return true
 		}
 	}
@@ -288,10 +286,10 @@ func (s *segmentedTree) step(b *builder) bool {
 // groups instead of spreading over all global links at once (the idea of
 // aligning FFT's alltoall with Dragonfly's groups).
 type groupAligned struct {
-	r, p, gs  int
-	c         int64
-	i         int
-	sent, got int32
+	r, p, gs int
+	c        int64
+	i        int
+	last     stepEnd
 }
 
 func (s *groupAligned) step(b *builder) bool {
@@ -305,9 +303,7 @@ func (s *groupAligned) step(b *builder) bool {
 	from := mod(g-dg, groups)*s.gs + mod(l-dl, s.gs)
 	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
 	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
-	ps, pg := s.sent, s.got
-	s.sent = b.send(to, s.i, out, ps, pg)
-	s.got = b.recv(from, s.i, in, ps, pg)
+	s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
 	s.i++
 	return true
 }
@@ -432,8 +428,8 @@ type afterStepper interface {
 	follow(op int32)
 }
 
-func (s *rdAllgather) follow(op int32)   { s.last = op }
-func (s *ringAllgather) follow(op int32) { s.last = op }
+func (s *rdAllgather) follow(op int32)   { s.last = only(op) }
+func (s *ringAllgather) follow(op int32) { s.last = only(op) }
 
 func (s *scatterThen) step(b *builder) bool {
 	if s.stage == 0 {

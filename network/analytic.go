@@ -66,6 +66,7 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
 			lat: lat, psPerByte: psPerByte, localLat: localLat, localPs: localPs,
 			txFree: make([]sim.Time, t.Hosts()), rxFree: make([]sim.Time, t.Hosts()),
+			txLast: make([]sim.Time, t.Hosts()), rxLast: make([]sim.Time, t.Hosts()),
 			localFree: make([]sim.Time, t.Hosts()), free: -1,
 		}
 		m.id = eng.Register(m)
@@ -86,6 +87,8 @@ type analytic struct {
 	localPs   float64
 	txFree    []sim.Time // per host: the NIC's sending side is busy until then
 	rxFree    []sim.Time // per host: the NIC's receiving side is busy until then
+	txLast    []sim.Time // per host: when the data its NIC last started sending left
+	rxLast    []sim.Time // per host: when the data its NIC last took in is delivered
 	localFree []sim.Time // per host: the shared-memory channel is busy until then
 	flights   []flight
 	free      int32
@@ -94,10 +97,11 @@ type analytic struct {
 
 // flight is a message whose head is on its way to the receiving NIC.
 type flight struct {
-	id   uint32
-	dst  int32 // host
-	ser  sim.Time
-	next int32 // free list
+	id      uint32
+	dst     int32 // host
+	ser     sim.Time
+	request bool  // a rendezvous request: no data
+	next    int32 // free list
 }
 
 const (
@@ -114,6 +118,15 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	now := m.eng.Now()
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
 	if src == dst {
+		if tr.Control != sim.ControlNone {
+			// After the data queued on the channel before it.
+			at := max(now, m.localFree[src]) + m.localLat
+			if tr.Control == sim.ControlReply {
+				at = now + m.localLat
+			}
+			m.eng.At(at, m.id, evDelivered<<62|uint64(tr.ID))
+			return
+		}
 		start := max(now, m.localFree[src])
 		ser := serialize(tr.Bytes, m.localPs)
 		m.localFree[src] = start + ser
@@ -128,9 +141,20 @@ func (m *analytic) Inject(tr sim.Transfer) {
 		latency += m.lat[l]
 		worst = max(worst, m.psPerByte[l])
 	}
+	switch tr.Control {
+	case sim.ControlReply:
+		m.eng.At(now+latency, m.id, evDelivered<<62|uint64(tr.ID))
+		return
+	case sim.ControlRequest:
+		f := m.newFlight()
+		m.flights[f] = flight{id: tr.ID, dst: dst, request: true, next: -1}
+		m.eng.At(max(now, m.txLast[src])+latency, m.id, evArrived<<62|uint64(f))
+		return
+	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])
 	m.txFree[src] = start + m.gap + ser
+	m.txLast[src] = start
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start+ser)
@@ -148,8 +172,18 @@ func (m *analytic) Handle(arg uint64) {
 	case evArrived:
 		f := m.flights[v]
 		m.flights[v].next, m.free = m.free, int32(v)
-		start := max(m.eng.Now(), m.rxFree[f.dst])
+		now := m.eng.Now()
+		if f.request {
+			if at := m.rxLast[f.dst]; at > now {
+				m.eng.At(at, m.id, evDelivered<<62|uint64(f.id))
+			} else {
+				m.sink.Delivered(f.id)
+			}
+			return
+		}
+		start := max(now, m.rxFree[f.dst])
 		m.rxFree[f.dst] = start + m.gap + f.ser
+		m.rxLast[f.dst] = start + f.ser
 		m.eng.At(start+f.ser, m.id, evDelivered<<62|uint64(f.id))
 	}
 }

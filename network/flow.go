@@ -125,19 +125,27 @@ func (l *LinkLoad) leave(route []int32, now sim.Time) {
 }
 
 // Flow returns a factory for the flow model: every message is a flow on
-// its route that waits out the route's latency, then shares bandwidth with
-// the other flows max-min fairly (progressive filling, as SimGrid's LMM
-// does for its network models): each link's capacity is divided among the
-// flows crossing it, a flow getting the least share along its route, and
-// capacity a flow cannot use going to the others. Rates are recomputed
-// whenever a flow starts or ends; a flow's completion is rescheduled when
-// its rate changes (stale completions are skipped by generation). Host
-// links are links too, so NIC injection and ejection are shared the same
-// way. Messages between one pair of ranks go one after another, as on one
-// MPI connection (a later message waits for the earlier one to finish
-// before it shares bandwidth; sharing them would let a pipelined
-// algorithm's many segments to one neighbour all finish together, at the
-// end), and are delivered in the order they were sent.
+// its route that shares bandwidth with the other flows max-min fairly from
+// the moment it is injected (progressive filling, as SimGrid's LMM does for
+// its network models): each link's capacity is divided among the flows
+// crossing it, a flow getting the least share along its route, and
+// capacity a flow cannot use going to the others. When its last byte has
+// left (the sender's NIC and buffer are free: the executor's send queue
+// moves on), it reaches the receiver the route's latency later. Rates are
+// recomputed whenever a flow starts or ends; a flow's completion is
+// rescheduled when its rate changes (stale completions are skipped by
+// generation). Host links are links too, so NIC injection and ejection are
+// shared the same way. Messages between one pair of ranks go one after
+// another, as on one MPI connection (a later message waits for the earlier
+// one to finish before it shares bandwidth; sharing them would let a
+// pipelined algorithm's many segments to one neighbour all finish
+// together, at the end), and are delivered in the order they were sent.
+// Rendezvous control messages take their route's latency and no
+// bandwidth; a request is delivered in order with its pair's messages.
+//
+// (The bandwidth phase comes first, then the latency, so that a send knows
+// when its last byte has left, as the executor's send queue needs; SimGrid
+// waits out the latency first. A lone message takes L + s/B either way.)
 //
 // Changes at one instant are solved together, once (a step of a collective
 // starts and ends many flows at the same moment), and only for the part of
@@ -226,6 +234,8 @@ type flow struct {
 	id       uint32
 	src, dst int32 // ranks
 	route    []int32
+	latency  sim.Time // of its route, with any jitter
+	control  sim.Control
 	rem      float64  // bytes left at since
 	since    sim.Time // when rem was last brought up to date
 	rate     float64  // bytes per second
@@ -251,7 +261,7 @@ type pairOrder struct {
 
 const (
 	flowSolve    = 0 // recompute the rates after this instant's changes
-	flowStart    = 1 // the latency has passed: the flow joins the sharing
+	flowArrive   = 1 // the flow's last byte (or a control message) reaches its destination
 	flowFinish   = 2 // the flow may have finished (if its generation matches)
 	flowDelivery = 3 // a same-host message arrives
 )
@@ -263,40 +273,59 @@ func flowArg(kind uint64, f int32, gen uint32) uint64 {
 // Inject implements sim.Network.
 func (m *flowModel) Inject(tr sim.Transfer) {
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
-	pair := [2]int32{tr.Src, tr.Dst}
-	po := m.order[pair]
-	if po == nil {
-		po = &pairOrder{}
-		m.order[pair] = po
-	}
 	f := m.newFlow()
 	fl := &m.flows[f]
 	// The generation carries over from the slot's last flow: a completion
 	// event of that flow may still be queued, and must stay stale.
-	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), seq: po.sent, gen: fl.gen}
-	po.sent++
+	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), gen: fl.gen, control: tr.Control}
+	if tr.Control != sim.ControlReply {
+		pair := [2]int32{tr.Src, tr.Dst}
+		po := m.order[pair]
+		if po == nil {
+			po = &pairOrder{}
+			m.order[pair] = po
+		}
+		fl.seq = po.sent
+		po.sent++
+	}
 	if src == dst {
 		// Same host: the local channel, not shared.
 		d := sim.FromSeconds(m.local.Latency)
-		if m.local.Bandwidth > 0 {
+		if m.local.Bandwidth > 0 && tr.Control == sim.ControlNone {
 			d += sim.FromPicoseconds(float64(tr.Bytes) * 1e12 / m.local.Bandwidth)
 		}
-		m.eng.After(d, m.id, flowArg(flowDelivery, f, 0))
+		kind := uint64(flowDelivery)
+		if tr.Control == sim.ControlReply {
+			kind = flowArrive
+		}
+		m.eng.After(d, m.id, flowArg(kind, f, 0))
 		return
 	}
 	if m.routing == RouteECMP {
 		fl.route = m.topo.RouteHashed(int(src), int(dst), flowHash(m.eng.Seed(), tr.Src, tr.Dst, fl.seq), fl.route)
+	} else if tr.Control != sim.ControlNone {
+		fl.route = m.topo.Route(int(src), int(dst), fl.route)
 	} else {
 		fl.route = m.route(int(src), int(dst), fl.route)
 	}
-	var latency sim.Time
 	for _, l := range fl.route {
-		latency += m.lat[l]
+		fl.latency += m.lat[l]
 	}
 	if m.jrng != nil {
-		latency += m.jitter.draw(m.jrng)
+		fl.latency += m.jitter.draw(m.jrng)
 	}
-	m.eng.After(latency, m.id, flowArg(flowStart, f, 0))
+	if tr.Control != sim.ControlNone {
+		// No bandwidth: it arrives a latency from now (a request is then
+		// delivered after its pair's earlier messages).
+		m.eng.After(fl.latency, m.id, flowArg(flowArrive, f, 0))
+		return
+	}
+	if po := m.order[[2]int32{fl.src, fl.dst}]; po.busy {
+		po.waiting = append(po.waiting, f)
+		return
+	}
+	m.activate(f)
+	m.changed()
 }
 
 // Handle implements sim.Handler.
@@ -307,14 +336,13 @@ func (m *flowModel) Handle(arg uint64) {
 	case flowSolve:
 		m.pending = false
 		m.solve()
-	case flowStart:
-		fl := &m.flows[f]
-		if po := m.order[[2]int32{fl.src, fl.dst}]; po.busy {
-			po.waiting = append(po.waiting, f)
+	case flowArrive:
+		if fl := &m.flows[f]; fl.control == sim.ControlReply {
+			m.free = append(m.free, f)
+			m.sink.Delivered(fl.id)
 			return
 		}
-		m.activate(f)
-		m.changed()
+		m.deliver(f)
 	case flowFinish:
 		if !m.flows[f].active || m.flows[f].gen != gen {
 			return // stale: the rate changed since this was scheduled
@@ -322,6 +350,9 @@ func (m *flowModel) Handle(arg uint64) {
 		m.finish(f)
 		m.changed()
 	case flowDelivery:
+		if fl := &m.flows[f]; fl.control == sim.ControlNone {
+			m.sink.Injected(fl.id, m.eng.Now())
+		}
 		m.deliver(f)
 	}
 }
@@ -414,7 +445,8 @@ func (m *flowModel) activate(f int32) {
 	}
 }
 
-// finish takes flow f out of the sharing and delivers it.
+// finish takes flow f out of the sharing: its last byte has left, and
+// reaches the destination a latency later.
 func (m *flowModel) finish(f int32) {
 	fl := &m.flows[f]
 	for i, l := range fl.route {
@@ -443,7 +475,8 @@ func (m *flowModel) finish(f int32) {
 	}
 	po := m.order[[2]int32{m.flows[f].src, m.flows[f].dst}]
 	po.busy = false
-	m.deliver(f)
+	m.eng.After(m.flows[f].latency, m.id, flowArg(flowArrive, f, 0))
+	m.sink.Injected(m.flows[f].id, m.eng.Now())
 	if len(po.waiting) > 0 { // the pair's next message goes out now
 		next := po.waiting[0]
 		po.waiting = po.waiting[1:]
@@ -466,7 +499,7 @@ func (m *flowModel) deliver(f int32) {
 		po.done[fl.seq] = fl.id
 		return
 	}
-	m.report(fl.id)
+	m.sink.Delivered(fl.id)
 	po.next++
 	for len(po.done) > 0 {
 		id, ok := po.done[po.next]
@@ -475,16 +508,11 @@ func (m *flowModel) deliver(f int32) {
 		}
 		delete(po.done, po.next)
 		po.next++
-		m.report(id)
+		m.sink.Delivered(id)
 	}
 	if po.next == po.sent && !po.busy {
 		delete(m.order, pair)
 	}
-}
-
-func (m *flowModel) report(id uint32) {
-	m.sink.Injected(id, m.eng.Now())
-	m.sink.Delivered(id)
 }
 
 // solve computes max-min fair rates by progressive filling for the flows

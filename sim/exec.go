@@ -88,7 +88,6 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		lookahead: int32(max(s.Lookahead, 1)),
 		ranks:     make([]rank, s.Ranks),
 		freeEdge:  -1,
-		freeMsg:   noMsg,
 		trace:     cfg.Trace,
 	}
 	if x.data != nil && len(x.data) != s.Ranks {
@@ -98,20 +97,19 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 	if cpus > 1<<16 || nics > 1<<16 {
 		return nil, fmt.Errorf("schedule %q: %d CPUs and %d NICs per rank; at most 65536 each", s.Name, cpus, nics)
 	}
-	x.h = newHosts(s.Ranks, cpus, nics, cfg.Noise, cfg.LogGOPS)
 	x.id = eng.Register(x)
-	if err := x.h.noise.start(eng, s.Ranks); err != nil {
+	x.p = newProtocol(eng, x.id, x, newHosts(s.Ranks, cpus, nics, cfg.Noise, cfg.LogGOPS), s.Ranks)
+	if err := x.p.h.noise.start(eng, s.Ranks); err != nil {
 		return nil, err
 	}
-	if x.h.lg != nil {
+	if lg := x.p.h.lg; lg != nil {
 		if cfg.Network != nil {
 			return nil, errors.New("LogGOPS mode models the network itself: give no Network")
 		}
-		if err := x.h.lg.check(); err != nil {
+		if err := lg.check(); err != nil {
 			return nil, err
 		}
-		x.host.EagerLimit = x.h.lg.S
-		x.rxQueue = make([][]uint32, s.Ranks*nics)
+		x.host.EagerLimit = lg.S
 	} else {
 		if cfg.Network == nil {
 			return nil, errors.New("no network: give a Network or LogGOPS")
@@ -120,7 +118,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.net = net
+		x.p.net, x.p.eager, x.p.overhead = net, cfg.Host.EagerLimit, cfg.Host.Overhead
 	}
 	for r := range x.ranks {
 		rk := &x.ranks[r]
@@ -138,14 +136,14 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 	res := &Result{
 		Finish:   make([]Time, len(x.ranks)),
 		Ops:      x.ops,
-		Messages: x.messages,
-		Bytes:    x.bytes,
+		Messages: x.p.messages,
+		Bytes:    x.p.bytes,
 		Events:   eng.Events(),
 	}
 	for r := range x.ranks {
 		// A CPU may stay busy after a rank's last op completes (taking in a
 		// message nobody waits for yet): the rank is done when it is idle.
-		x.ranks[r].finish = max(x.ranks[r].finish, x.h.idle(r))
+		x.ranks[r].finish = max(x.ranks[r].finish, x.p.h.idle(r))
 		res.Finish[r] = x.ranks[r].finish
 		res.Makespan = max(res.Makespan, x.ranks[r].finish)
 	}
@@ -169,6 +167,7 @@ const (
 type slot struct {
 	kind     OpKind
 	reduce   bool
+	conc     bool // a concurrent send
 	state    uint8
 	startEv  bool // an event is scheduled for its start
 	cpu, nic uint16
@@ -198,8 +197,6 @@ type rank struct {
 	open     int32          // read ops not complete
 	ended    bool           // the source has no more ops
 	finished bool
-	posted   matchQueue // posted, unmatched receives (slot indices)
-	unexp    matchQueue // arrived, unmatched messages (message IDs)
 	finish   Time
 	lastDone Time // latest completion time of ops completed ahead of time
 }
@@ -209,28 +206,11 @@ type edge struct{ op, next int32 }
 
 const noMsg = math.MaxUint32
 
-// message is one send in flight.
-type message struct {
-	src, dst  int32
-	tag       int32
-	sendIdx   int32
-	bytes     int64
-	payload   []uint64
-	localDone bool // the sender's NIC is done with it (or will be at localAt)
-	localAt   Time
-	intakeEnd Time // LogGOPS: when the receiving CPU has taken it in
-	matched   bool // a receive took it
-	sendDone  bool // the send op completed
-	nextFree  uint32
-}
-
-// Event kinds, packed into the top bits of an event's argument.
+// Event kinds, packed into the top bits of an event's argument (the
+// protocol's follow, in protocol.go).
 const (
 	evDone    = 1 // the op's CPU work ends: it completes
-	evInject  = 2 // the send's CPU overhead ends: its data goes out
 	evStarted = 3 // the op occupies its resources: ops that irequire it may start
-	evArrive  = 4 // LogGOPS: a message reaches its receiver (idx holds the message ID)
-	evIntake  = 5 // LogGOPS: a NIC may take in its next message (idx holds the NIC)
 )
 
 func pack(kind uint64, r, idx int32) uint64 {
@@ -244,27 +224,22 @@ func unpack(arg uint64) (kind uint64, r, idx int32) {
 type executor struct {
 	eng       *Engine
 	id        HandlerID
-	net       Network
 	host      HostParams
 	data      [][][]uint64
+	payloads  [][]uint64 // data mode: each message's elements, by message ID
 	reduce    ReduceOp
 	lookahead int32
 	ranks     []rank
 	edges     []edge
 	freeEdge  int32
-	msgs      []message
-	freeMsg   uint32
 	queue     []uint64 // ops completed but not yet processed, FIFO
 	qhead     int
 	draining  bool
 	scratch   []Op
-	h         hosts
-	rxQueue   [][]uint32 // LogGOPS, per rank and NIC: messages waiting to be taken in
+	p         protocol
 	trace     func(TraceEvent)
 	finished  int
 	ops       uint64
-	messages  uint64
-	bytes     uint64
 	err       error
 }
 
@@ -280,14 +255,10 @@ func (x *executor) Handle(arg uint64) {
 	switch kind {
 	case evDone:
 		x.complete(r, idx)
-	case evInject:
-		x.inject(r, idx)
 	case evStarted:
 		x.fireStarts(r, idx)
-	case evArrive:
-		x.logGOPSArrive(uint32(idx))
-	case evIntake:
-		x.logGOPSIntake(r, uint16(idx))
+	default:
+		x.p.handle(kind, r, idx)
 	}
 	x.leave(nested)
 }
@@ -295,7 +266,7 @@ func (x *executor) Handle(arg uint64) {
 // occupy runs rank r's CPU for d, after whatever it is doing, stretched by
 // OS noise; it returns when the CPU starts and when it is free again.
 func (x *executor) occupy(r int32, cpu uint16, d Time) (start, end Time) {
-	return x.h.occupy(r, cpu, x.eng.Now(), d)
+	return x.p.h.occupy(r, cpu, x.eng.Now(), d)
 }
 
 // started records that op idx occupies its resources at time at; ops that
@@ -376,24 +347,14 @@ func (x *executor) release(r int32, e int32) {
 // Injected implements Sink.
 func (x *executor) Injected(id uint32, at Time) {
 	nested := x.enter()
-	m := &x.msgs[id]
-	m.localDone, m.localAt = true, at
-	if m.bytes <= x.host.EagerLimit || m.matched {
-		x.completeSend(id, at)
-	}
+	x.p.Injected(id, at)
 	x.leave(nested)
 }
 
 // Delivered implements Sink.
 func (x *executor) Delivered(id uint32) {
 	nested := x.enter()
-	m := &x.msgs[id]
-	rk := &x.ranks[m.dst]
-	if idx, ok := rk.posted.takeFor(m.src, m.tag); ok {
-		x.match(m.dst, int32(idx), id)
-	} else {
-		rk.unexp.push(m.src, m.tag, id)
-	}
+	x.p.Delivered(id)
 	x.leave(nested)
 }
 
@@ -476,12 +437,12 @@ func (x *executor) read(r int32, op *Op) {
 	if int(idx-rk.base) == len(rk.win) {
 		x.grow(rk)
 	}
-	if int(op.CPU) >= x.h.cpus || int(op.NIC) >= x.h.nics {
-		x.fail(fmt.Errorf("rank %d op %d (%v): CPU %d, NIC %d; the schedule declares %d CPUs and %d NICs", r, idx, op, op.CPU, op.NIC, x.h.cpus, x.h.nics))
+	if h := &x.p.h; int(op.CPU) >= h.cpus || int(op.NIC) >= h.nics {
+		x.fail(fmt.Errorf("rank %d op %d (%v): CPU %d, NIC %d; the schedule declares %d CPUs and %d NICs", r, idx, op, op.CPU, op.NIC, h.cpus, h.nics))
 		return
 	}
 	s := x.slot(r, idx)
-	*s = slot{kind: op.Kind, reduce: op.Reduce, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, deps: -1, sdeps: -1, msg: noMsg}
+	*s = slot{kind: op.Kind, reduce: op.Reduce, conc: op.Concurrent, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, deps: -1, sdeps: -1, msg: noMsg}
 	if x.data != nil {
 		rk.data[int(idx)&(len(rk.data)-1)] = op.Data
 	}
@@ -594,41 +555,35 @@ func (x *executor) newEdge(op int32) int32 {
 func (x *executor) issue(r, idx int32) {
 	s := x.slot(r, idx)
 	s.state = slotIssued
-	rk := &x.ranks[r]
 	now := x.eng.Now()
 	switch s.kind {
 	case OpCalc:
-		start, end := x.occupy(r, s.cpu, s.dur+x.reduceCost(s.bytes))
-		x.started(r, idx, start)
-		x.completeAt(r, idx, end)
+		x.p.calc(r, uint32(idx), s.cpu, s.dur+x.reduceCost(s.bytes))
 	case OpSend:
-		id := x.newMsg()
+		id := x.p.send(r, uint32(idx), s.cpu, s.nic, s.peer, s.tag, s.bytes, s.conc)
 		s.msg = id
-		m := &x.msgs[id]
-		m.src, m.dst, m.tag, m.sendIdx, m.bytes = r, s.peer, s.tag, idx, s.bytes
 		if x.data != nil {
+			if int(id) >= len(x.payloads) {
+				x.payloads = append(x.payloads, make([][]uint64, int(id)+1-len(x.payloads))...)
+			}
 			reg := x.region(r, idx)
 			buf := x.data[r][reg.Buf]
-			m.payload = append(m.payload[:0], buf[reg.Off:reg.Off+reg.Count]...)
+			x.payloads[id] = append(x.payloads[id][:0], buf[reg.Off:reg.Off+reg.Count]...)
 		}
-		if x.h.lg != nil {
-			x.logGOPSSend(r, idx, s, id)
+		if x.p.net == nil {
+			x.p.start(id)
 			return
 		}
 		start, end := x.occupy(r, s.cpu, x.host.Overhead)
 		x.started(r, idx, start)
 		if end == now {
-			x.inject(r, idx)
+			x.p.post(id)
 		} else {
-			x.eng.At(end, x.id, pack(evInject, r, idx))
+			x.eng.At(end, x.id, pack(evPost, r, int32(id)))
 		}
 	case OpRecv:
 		x.started(r, idx, now)
-		if id, ok := rk.unexp.takeMatching(s.peer, s.tag); ok {
-			x.match(r, idx, id)
-			return
-		}
-		rk.posted.push(s.peer, s.tag, uint32(idx))
+		x.p.recv(r, uint32(idx), s.peer, s.tag)
 	}
 }
 
@@ -639,96 +594,47 @@ func (x *executor) reduceCost(bytes int64) Time {
 	return FromPicoseconds(float64(bytes) * x.host.ReducePsPerByte)
 }
 
-func (x *executor) inject(r, idx int32) {
+// opStarted implements opSide.
+func (x *executor) opStarted(r int32, op uint32, at Time) { x.started(r, int32(op), at) }
+
+// opDone implements opSide.
+func (x *executor) opDone(r int32, op uint32, at Time) { x.completeAt(r, int32(op), at) }
+
+// recvPlace implements opSide.
+func (x *executor) recvPlace(r int32, op uint32) (cpu, nic uint16) {
+	s := x.slot(r, int32(op))
+	return s.cpu, s.nic
+}
+
+// accept implements opSide: receive idx of rank r takes message id.
+func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
+	idx := int32(op)
 	s := x.slot(r, idx)
-	id := s.msg
-	x.messages++
-	x.bytes += uint64(s.bytes)
-	if s.peer == r { // a message to oneself never touches the network
-		x.Injected(id, x.eng.Now())
-		x.Delivered(id)
-		return
-	}
-	x.net.Inject(Transfer{ID: id, Src: r, Dst: s.peer, Bytes: s.bytes})
-}
-
-func (x *executor) newMsg() uint32 {
-	if x.freeMsg != noMsg {
-		id := x.freeMsg
-		m := &x.msgs[id]
-		x.freeMsg = m.nextFree
-		*m = message{payload: m.payload[:0]}
-		return id
-	}
-	if len(x.msgs) == noMsg {
-		panic("sim: too many messages in flight")
-	}
-	x.msgs = append(x.msgs, message{})
-	return uint32(len(x.msgs) - 1)
-}
-
-func (x *executor) releaseMsg(id uint32) {
-	m := &x.msgs[id]
-	m.nextFree = x.freeMsg
-	x.freeMsg = id
-}
-
-// match pairs receive idx of rank r with message id.
-func (x *executor) match(r, idx int32, id uint32) {
-	s := x.slot(r, idx)
-	m := &x.msgs[id]
+	m := &x.p.msgs[id]
 	if s.bytes != m.bytes {
 		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
-			r, idx, opString(s), m.bytes, m.src, m.sendIdx))
-		return
+			r, idx, opString(s), m.bytes, m.src, m.send))
+		return 0, false
 	}
 	if x.data != nil {
 		reg := x.region(r, idx)
-		if int64(len(m.payload)) != reg.Count {
+		payload := x.payloads[id]
+		if int64(len(payload)) != reg.Count {
 			x.fail(fmt.Errorf("rank %d op %d (%s) expects %d elements but rank %d op %d sent %d",
-				r, idx, opString(s), reg.Count, m.src, m.sendIdx, len(m.payload)))
-			return
+				r, idx, opString(s), reg.Count, m.src, m.send, len(payload)))
+			return 0, false
 		}
 		dst := x.data[r][reg.Buf][reg.Off : reg.Off+reg.Count]
 		if s.reduce {
-			x.reduce.Apply(dst, m.payload)
+			x.reduce.Apply(dst, payload)
 		} else {
-			copy(dst, m.payload)
+			copy(dst, payload)
 		}
 	}
-	var reduce Time
 	if s.reduce {
-		reduce = x.reduceCost(s.bytes)
+		return x.reduceCost(s.bytes), true
 	}
-	if x.h.lg != nil {
-		// Taken in already (at intake): the receive completes when the
-		// intake ends, plus any reduction after it.
-		end := max(x.eng.Now(), m.intakeEnd)
-		if reduce > 0 {
-			_, end = x.h.occupy(r, s.cpu, end, reduce)
-		}
-		x.completeAt(r, idx, end)
-	} else {
-		_, end := x.occupy(r, s.cpu, x.host.Overhead+reduce)
-		x.completeAt(r, idx, end)
-	}
-	m.matched = true
-	switch {
-	case m.sendDone:
-		x.releaseMsg(id)
-	case m.localDone:
-		x.completeSend(id, max(x.eng.Now(), m.localAt)) // rendezvous: the sender was waiting for us
-	}
-}
-
-// completeSend completes a message's send op at time at (now or later).
-func (x *executor) completeSend(id uint32, at Time) {
-	m := &x.msgs[id]
-	m.sendDone = true
-	x.completeAt(m.src, m.sendIdx, at)
-	if m.matched {
-		x.releaseMsg(id)
-	}
+	return 0, true
 }
 
 // completeAt completes op idx of rank r at time at >= now. An op completing
@@ -889,8 +795,8 @@ func (x *executor) deadlock() error {
 					state = fmt.Sprintf("waits for %d earlier ops", s.pending)
 				case s.kind == OpRecv:
 					state = "posted; no matching send arrived"
-				case s.kind == OpSend && s.msg != noMsg && x.msgs[s.msg].localDone:
-					state = "sent (rendezvous); the receiver never matched it"
+				case s.kind == OpSend && s.msg != noMsg:
+					state = x.p.waiting(s.msg)
 				default:
 					state = "in progress"
 				}
@@ -903,10 +809,14 @@ func (x *executor) deadlock() error {
 				add(PendingOp{Rank: r, Index: rk.next, Op: "(rest of program)", State: "not reached"})
 			}
 		}
-		rk.unexp.each(func(it *matchItem) {
-			m := &x.msgs[it.val]
+		x.p.match[r].unexp.each(func(it *matchItem) {
+			m := &x.p.msgs[it.val]
+			what := "message"
+			if m.state == msgRequestIn {
+				what = "rendezvous request for a message"
+			}
 			add(PendingOp{Rank: r, Index: -1, State: "arrived; no receive matched it",
-				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, m.sendIdx)})
+				Op: fmt.Sprintf("%s of %dB from rank %d tag %d (its op %d)", what, m.bytes, m.src, m.tag, m.send)})
 		})
 	}
 	if len(de.Blocked) == 0 && len(de.Pending) == 0 {

@@ -43,22 +43,26 @@ func TestPingPongTiming(t *testing.T) {
 }
 
 func TestRendezvousSendWaitsForMatch(t *testing.T) {
-	// Rank 1 posts its receive only after a 100ns calc. An eager send
-	// completes at once; a rendezvous send completes at the match (100ns).
+	// Rank 1 posts its receive only after a 100ns calc; every transfer
+	// takes 10ns. Eager: the data leaves at once (the send is done at 0)
+	// and arrives at 10, and the receive takes it when posted, at 100.
+	// Rendezvous: the request arrives at 10 and waits; the receive, posted
+	// at 100, answers; the reply reaches the sender at 110, when the data
+	// leaves (the send is done), and the data arrives at 120.
 	progs := []Program{
 		{send(1, 0, 64)},
 		{{Kind: OpCalc, Dur: 100 * Nanosecond}, recv(0, 0, 64, 0)},
 	}
 	for _, tc := range []struct {
-		eager int64
-		want  Time
-	}{{64, 0}, {63, 100 * Nanosecond}} {
+		eager            int64
+		sender, receiver Time
+	}{{64, 0, 100 * Nanosecond}, {63, 110 * Nanosecond, 120 * Nanosecond}} {
 		res, err := run(t, progs, Config{Host: HostParams{EagerLimit: tc.eager}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Finish[0] != tc.want {
-			t.Errorf("eager limit %d: sender finished at %v, want %v", tc.eager, res.Finish[0], tc.want)
+		if res.Finish[0] != tc.sender || res.Finish[1] != tc.receiver {
+			t.Errorf("eager limit %d: finished at %v, want [%v %v]", tc.eager, res.Finish, tc.sender, tc.receiver)
 		}
 	}
 }
@@ -117,7 +121,7 @@ func TestRendezvousDeadlock(t *testing.T) {
 		{send(1, 0, 1000), recv(1, 0, 1000, 0)},
 		{send(0, 0, 1000), recv(0, 0, 1000, 0)},
 	}
-	if _, err := run(t, progs, Config{Host: HostParams{EagerLimit: 100}}); err == nil || !strings.Contains(err.Error(), "receiver never matched it") {
+	if _, err := run(t, progs, Config{Host: HostParams{EagerLimit: 100}}); err == nil || !strings.Contains(err.Error(), "rendezvous request sent; no matching receive was posted") {
 		t.Fatalf("got %v, want a rendezvous deadlock", err)
 	}
 	if _, err := run(t, progs, Config{Host: HostParams{EagerLimit: 1000}}); err != nil {

@@ -102,7 +102,7 @@ type lastEvent struct {
 // crossMsg is a message bound for another partition, and when it arrives.
 type crossMsg struct {
 	at  Time
-	msg goalMsg
+	msg message
 }
 
 const maxTime = Time(math.MaxInt64)
@@ -113,6 +113,7 @@ const maxTime = Time(math.MaxInt64)
 func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 	base := g.newTables(p, nil)
 	base.pending = make([]uint16, g.Ops())
+	base.p.remote = func(at Time, m *message) { panic("sim: a partition's message before its run") }
 	pr := &parallelRun{
 		bounds:    g.splitRanks(parts),
 		lookahead: p.O + p.L,
@@ -141,7 +142,7 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 		return nil, false
 	}
 	for r := range g.Ranks {
-		if !base.ranks[r].finished || base.queues[r].unexp.live > 0 {
+		if !base.ranks[r].finished || base.p.match[r].unexp.live > 0 {
 			return nil, false // a deadlock: the sequential run reports it
 		}
 	}
@@ -173,6 +174,7 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 	x.lo, x.hi = pr.bounds[k], pr.bounds[k+1]
 	x.par, x.part = pr, k
 	x.setEngine(seed)
+	x.p.remote = func(at Time, m *message) { pr.send(x, at, *m) }
 	pr.parts[k] = x
 	parts := len(pr.parts)
 	// Each partition sets its share of the tables by op and by rank.
@@ -205,9 +207,9 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 		}
 		for from := range parts {
 			for _, c := range pr.out[b][from*parts+k] {
-				id := x.newMsg()
-				x.msgs[id] = c.msg
-				x.msgs[id].next = noMsg
+				id := x.p.newMsg()
+				x.p.msgs[id] = c.msg
+				x.p.msgs[id].next = noMsg
 				x.eng.At(c.at, x.id, pack(evArrive, 0, int32(id)))
 			}
 		}
@@ -250,7 +252,7 @@ func (pr *parallelRun) window(x *goalRun, end Time) bool {
 		ev, _ := x.eng.next()
 		kind, r, idx := unpack(ev.arg)
 		if kind == evArrive {
-			r = x.msgs[idx].dst
+			r = x.p.msgs[idx].dst
 		}
 		arrival := kind == evArrive
 		if last := &pr.last[r]; last.at == at && (arrival || last.arrival) {
@@ -265,7 +267,7 @@ func (pr *parallelRun) window(x *goalRun, end Time) bool {
 }
 
 // send posts message m, arriving at at, to the partition of its receiver.
-func (pr *parallelRun) send(x *goalRun, at Time, m goalMsg) {
+func (pr *parallelRun) send(x *goalRun, at Time, m message) {
 	to := sort.Search(len(pr.parts), func(k int) bool { return pr.bounds[k+1] > m.dst })
 	out := &pr.out[x.outCopy][x.part*len(pr.parts)+to]
 	*out = append(*out, crossMsg{at: at, msg: m})

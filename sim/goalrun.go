@@ -68,33 +68,29 @@ func (g *GOAL) newRun(p LogGOPS, noise *Noise, seed uint64) *goalRun {
 // set (a parallel run's partitions set their shares), and none by op.
 func (g *GOAL) newTables(p LogGOPS, noise *Noise) *goalRun {
 	x := &goalRun{
-		g:      g,
-		p:      p,
-		ranks:  make([]goalRank, g.Ranks),
-		queues: make([]matching, g.Ranks),
+		g:     g,
+		lg:    p,
+		ranks: make([]goalRank, g.Ranks),
 	}
-	x.h = newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.p)
-	x.rxHead = make([]uint32, g.Ranks*x.h.nics)
-	x.rxTail = make([]uint32, g.Ranks*x.h.nics)
+	x.p = newProtocol(nil, 0, nil, newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.lg), g.Ranks)
 	return x
 }
 
-// clearRanks empties the ready lists and the NICs' queues of x's ranks.
+// clearRanks empties the ready lists of x's ranks.
 func (x *goalRun) clearRanks() {
 	for r := x.lo; r < x.hi; r++ {
 		x.ranks[r].head, x.ranks[r].tail = noMsg, noMsg
-		for nic := range x.h.nics {
-			x.rxHead[x.h.nic(r, uint16(nic))] = noMsg
-		}
 	}
 }
 
 // setEngine gives x an engine of its own and empty tables of messages and
-// ready ops.
+// ready ops; its protocol reports to it.
 func (x *goalRun) setEngine(seed uint64) {
 	x.eng = New(seed)
 	x.id = x.eng.Register(x)
-	x.msgs, x.freeMsg = nil, noMsg
+	x.p.eng, x.p.id, x.p.x = x.eng, x.id, x
+	x.p.msgs, x.p.freeMsg = nil, noMsg
+	x.p.lo, x.p.hi = x.lo, x.hi
 	x.rdy, x.freeRdy = nil, noMsg
 }
 
@@ -123,13 +119,13 @@ func (x *goalRun) result(parts []*goalRun) *Result {
 	}
 	for _, px := range parts {
 		res.Ops += px.ops
-		res.Messages += px.messages
-		res.Bytes += px.bytes
+		res.Messages += px.p.messages
+		res.Bytes += px.p.bytes
 		res.Events += px.eng.Events()
 	}
 	for r := range x.ranks {
 		rk := &x.ranks[r]
-		rk.finish = max(rk.finish, x.h.idle(r))
+		rk.finish = max(rk.finish, x.p.h.idle(r))
 		res.Finish[r] = rk.finish
 		res.Makespan = max(res.Makespan, rk.finish)
 	}
@@ -141,30 +137,26 @@ type goalRun struct {
 	g   *GOAL
 	eng *Engine
 	id  HandlerID
-	p   LogGOPS
-	h   hosts // CPUs and NICs
+	lg  LogGOPS
+	// p is the message protocol, with the hosts' CPUs and NICs. Its
+	// tables by rank are shared by every partition of a parallel run.
+	p protocol
 	// The run simulates ranks lo to hi-1 (all, unless it is one partition
 	// of a parallel run); the tables by rank and by op below are shared by
 	// every partition, each using its ranks' entries only.
 	lo, hi  int32
 	ranks   []goalRank
-	queues  []matching // by rank
-	pending []uint16   // by id: dependencies not yet met
+	pending []uint16 // by id: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
-	work            []uint64
-	rxHead          []uint32 // per rank and NIC: the oldest message waiting to be taken in
-	rxTail          []uint32 // and the newest
-	msgs            []goalMsg
-	freeMsg         uint32
-	rdy             []readyNode // the ranks' ready ops, linked FIFO per rank
-	freeRdy         uint32
-	ops             uint64 // ops completed
-	messages, bytes uint64 // sent
-	err             error
-	par             *parallelRun // nil unless the run is partition part of a parallel run
-	part            int
-	outCopy         int // the copy of par's outboxes its messages go to this round
+	work    []uint64
+	rdy     []readyNode // the ranks' ready ops, linked FIFO per rank
+	freeRdy uint32
+	ops     uint64 // ops completed
+	err     error
+	par     *parallelRun // nil unless the run is partition part of a parallel run
+	part    int
+	outCopy int // the copy of par's outboxes its messages go to this round
 }
 
 // goalRank is one rank's state.
@@ -176,13 +168,6 @@ type goalRank struct {
 	finished   bool
 	finish     Time
 	lastDone   Time // latest completion of ops completed ahead of time
-}
-
-// matching is one rank's two MPI queues, apart from its other state: they
-// are larger and needed less often.
-type matching struct {
-	posted matchQueue // posted, unmatched receives (op ids)
-	unexp  matchQueue // taken in, unmatched messages
 }
 
 // grow doubles a full table before an append, where append would grow a
@@ -198,19 +183,6 @@ func grow[T any](s []T) []T {
 // readyNode links a ready op into its rank's FIFO, or a free node into the
 // free list.
 type readyNode struct{ op, next uint32 }
-
-// goalMsg is one message in flight.
-type goalMsg struct {
-	src, dst  int32
-	tag       int32
-	send      uint32 // the send's op id
-	bytes     int64
-	localAt   Time // when the sender's CPU is done with it
-	intakeEnd Time // when the receiving CPU has taken it in
-	next      uint32
-	matched   bool
-	sendDone  bool
-}
 
 // Work items: a completion (op) or a refill of a rank.
 const (
@@ -244,10 +216,8 @@ func (x *goalRun) Handle(arg uint64) {
 		x.finishOp(r, uint32(idx)) // as the work queue, empty now, would
 	case evStarted:
 		x.releaseStarts(r, uint32(idx))
-	case evArrive:
-		x.arrive(uint32(idx))
-	case evIntake:
-		x.intake(r, uint16(idx))
+	default:
+		x.p.handle(kind, r, idx)
 	}
 	if len(x.work) > 0 {
 		x.drain()
@@ -340,41 +310,12 @@ func (x *goalRun) issue(r int32, id uint32) {
 	now := x.eng.Now()
 	switch o.kind() {
 	case OpCalc:
-		start, end := x.h.occupy(r, cpu, now, Time(g.value(o))*Nanosecond)
-		x.started(r, id, start)
-		x.completeOpAt(r, id, o, end)
+		x.p.calc(r, id, cpu, Time(g.value(o))*Nanosecond)
 	case OpSend:
-		size := g.value(o)
-		t, cpuEnd := x.h.send(r, cpu, nic, size, now)
-		p := &x.p
-		x.started(r, id, t)
-		x.messages++
-		x.bytes += uint64(size)
-		if o.peer < x.lo || o.peer >= x.hi {
-			// Eager (a parallel run has no other): the send is done.
-			x.completeAt(r, id, cpuEnd)
-			x.par.send(x, t+p.O+p.L, goalMsg{src: r, dst: o.peer, tag: o.tag, send: id, bytes: size, localAt: cpuEnd, sendDone: true})
-			return
-		}
-		eager := size <= p.S
-		mid := x.newMsg()
-		m := &x.msgs[mid] // set in place: a literal is built aside and copied
-		m.src, m.dst, m.tag, m.send = r, o.peer, o.tag, id
-		m.bytes, m.localAt, m.intakeEnd = size, cpuEnd, 0
-		m.next, m.matched, m.sendDone = noMsg, false, eager
-		if eager {
-			// Not yet matched: the message record stays until it is.
-			x.completeOpAt(r, id, o, cpuEnd)
-		}
-		x.eng.At(t+p.O+p.L, x.id, pack(evArrive, 0, int32(mid)))
+		x.p.start(x.p.send(r, id, cpu, nic, o.peer, o.tag, g.value(o), false))
 	case OpRecv:
 		x.started(r, id, now)
-		q := &x.queues[r]
-		if mid, ok := q.unexp.takeMatching(o.peer, o.tag); ok {
-			x.match(r, id, mid)
-			return
-		}
-		q.posted.push(o.peer, o.tag, id)
+		x.p.recv(r, id, o.peer, o.tag)
 	}
 }
 
@@ -443,117 +384,30 @@ func (x *goalRun) finishIfDone(r int32) {
 	}
 }
 
-func (x *goalRun) newMsg() uint32 {
-	if id := x.freeMsg; id != noMsg {
-		x.freeMsg = x.msgs[id].next
-		return id
-	}
-	return x.addMsg()
-}
+// opStarted implements opSide.
+func (x *goalRun) opStarted(r int32, op uint32, at Time) { x.started(r, op, at) }
 
-// addMsg grows the table of messages, out of the way of the inlined path
-// that reuses freed entries. A linear alltoall has every message in flight
-// at once, a million on 1,024 ranks: doubling keeps its copies few.
-func (x *goalRun) addMsg() uint32 {
-	if len(x.msgs) == noMsg {
-		panic("sim: too many messages in flight")
-	}
-	x.msgs = append(grow(x.msgs), goalMsg{})
-	return uint32(len(x.msgs) - 1)
-}
+// opDone implements opSide.
+func (x *goalRun) opDone(r int32, op uint32, at Time) { x.completeAt(r, op, at) }
 
-func (x *goalRun) releaseMsg(id uint32) {
-	x.msgs[id].next = x.freeMsg
-	x.freeMsg = id
-}
+// recvPlace implements opSide.
+func (x *goalRun) recvPlace(r int32, op uint32) (cpu, nic uint16) { return x.g.cpuNIC(op) }
 
-// completeSend completes message id's send op at at.
-func (x *goalRun) completeSend(id uint32, at Time) {
-	m := &x.msgs[id]
-	m.sendDone = true
-	x.completeAt(m.src, m.send, at)
-	if m := &x.msgs[id]; m.matched {
-		x.releaseMsg(id)
-	}
-}
-
-// match pairs receive op rid of rank r with message id, taken in already:
-// the receive completes when the intake ends; a rendezvous send, now.
-func (x *goalRun) match(r int32, rid uint32, id uint32) {
-	m := &x.msgs[id]
-	recvOp := x.g.op(rid)
-	if size := x.g.value(recvOp); size != m.bytes {
+// accept implements opSide: receive rid of rank r takes message id if the
+// sizes agree.
+func (x *goalRun) accept(r int32, rid uint32, id uint32) (Time, bool) {
+	m := &x.p.msgs[id]
+	if size := x.g.value(x.g.op(rid)); size != m.bytes {
 		recv := x.g.expand(rid)
 		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
 			r, x.index(r, rid), recv.String(), m.bytes, m.src, x.index(m.src, m.send)))
-		return
+		return 0, false
 	}
-	now := x.eng.Now()
-	x.completeOpAt(r, rid, recvOp, max(now, m.intakeEnd))
-	m = &x.msgs[id]
-	m.matched = true
-	if m.sendDone {
-		x.releaseMsg(id)
-		return
-	}
-	x.completeSend(id, max(now, m.localAt))
+	return 0, true
 }
 
 // index is op id's index in rank r's program.
 func (x *goalRun) index(r int32, id uint32) int32 { return x.g.index(r, id) }
-
-// arrive queues message id at its receiving NIC: the NIC of the posted
-// receive it would match, or NIC 0.
-func (x *goalRun) arrive(id uint32) {
-	m := &x.msgs[id]
-	nic := uint16(0)
-	if x.h.nics > 1 {
-		if pos, ok := x.queues[m.dst].posted.findFor(m.src, m.tag); ok {
-			_, nic = x.g.cpuNIC(x.queues[m.dst].posted.items[pos].val)
-		}
-	}
-	m.next = noMsg
-	q := x.h.nic(m.dst, nic)
-	if x.rxHead[q] == noMsg {
-		x.rxHead[q], x.rxTail[q] = id, id
-		x.intake(m.dst, nic)
-		return
-	}
-	x.msgs[x.rxTail[q]].next = id
-	x.rxTail[q] = id
-}
-
-// intake takes in the messages waiting at NIC nic of rank r, oldest first,
-// while the NIC and the CPU that takes each in are free; when they are
-// busy it comes back when they will be free.
-func (x *goalRun) intake(r int32, nic uint16) {
-	q := x.h.nic(r, nic)
-	mq := &x.queues[r]
-	for x.rxHead[q] != noMsg {
-		id := x.rxHead[q]
-		m := &x.msgs[id]
-		now := x.eng.Now()
-		pos, matched, looked := x.h.intakeLookup(&mq.posted, m.src, m.tag)
-		cpu := uint16(0)
-		if matched {
-			cpu, _ = x.g.cpuNIC(mq.posted.items[pos].val)
-		}
-		if start := x.h.intakeFree(r, cpu, nic); start > now {
-			x.eng.At(start, x.id, pack(evIntake, r, int32(nic)))
-			return
-		}
-		x.rxHead[q] = m.next
-		m.intakeEnd = x.h.intake(r, cpu, nic, m.bytes, now)
-		if !looked {
-			pos, matched = mq.posted.findFor(m.src, m.tag)
-		}
-		if matched {
-			x.match(r, mq.posted.remove(pos), id)
-		} else {
-			mq.unexp.push(m.src, m.tag, id)
-		}
-	}
-}
 
 // deadlock reports what is left when events ran out: the ranks that did
 // not finish, and for each its ops that wait for dependencies, its posted
@@ -563,7 +417,7 @@ func (x *goalRun) deadlock() error {
 	g := x.g
 	stuck := false
 	for r := range x.ranks {
-		stuck = stuck || !x.ranks[r].finished || x.queues[r].unexp.live > 0
+		stuck = stuck || !x.ranks[r].finished || x.p.match[r].unexp.live > 0
 	}
 	if !stuck {
 		return nil
@@ -593,12 +447,12 @@ func (x *goalRun) deadlock() error {
 					pend = append(pend, pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
 				}
 			}
-			x.queues[r].posted.each(func(it *matchItem) {
+			x.p.match[r].posted.each(func(it *matchItem) {
 				pend = append(pend, pendingOp(r32, it.val, "posted; no matching send arrived"))
 			})
 		}
-		x.queues[r].unexp.each(func(it *matchItem) {
-			m := &x.msgs[it.val]
+		x.p.match[r].unexp.each(func(it *matchItem) {
+			m := &x.p.msgs[it.val]
 			if !m.sendDone {
 				pend = append(pend, pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
 			}

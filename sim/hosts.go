@@ -57,10 +57,10 @@ func (h *hosts) idle(r int) Time {
 	return t
 }
 
-// send issues a LogGOPS send of size bytes, ready at now, on CPU cpu and
-// NIC nic of rank r once both are free. The CPU is busy until
-// start+o+(size-1)O, the NIC until start+g+(size-1)G; the message reaches
-// its receiver at start+o+L.
+// send starts a LogGOPS send of size bytes on CPU cpu and NIC nic of rank
+// r, whose NIC is free at now, once the CPU is free too. The CPU is busy
+// until start+o+(size-1)O, the NIC until start+g+(size-1)G; the message
+// reaches its receiver at start+o+L.
 func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpuEnd Time) {
 	c, n := h.cpu(r, cpu), h.nic(r, nic)
 	p := h.lg
@@ -72,32 +72,16 @@ func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpu
 	return start, cpuEnd
 }
 
-// intakeLookup finds the posted receive a message from src with tag will
-// match: LogGOPS takes the message in on that receive's CPU. With one CPU
-// there is no CPU to choose, and the lookup waits until the message is
-// taken in (looked reports whether it was done).
-func (h *hosts) intakeLookup(posted *matchQueue, src, tag int32) (pos int32, matched, looked bool) {
-	if h.cpus == 1 {
-		return 0, false, false
-	}
-	pos, matched = posted.findFor(src, tag)
-	return pos, matched, true
-}
-
-// intakeFree returns when CPU cpu and NIC nic of rank r can take in the
-// next message.
-func (h *hosts) intakeFree(r int32, cpu, nic uint16) Time {
-	return max(h.cpuFree[h.cpu(r, cpu)], h.nicRx[h.nic(r, nic)])
-}
-
-// intake takes in a message of size bytes at now (no earlier than
-// intakeFree): the CPU is busy for o + max((size-1)O, (size-1)G), the NIC
-// for g + (size-1)G. It returns when the CPU is done.
-func (h *hosts) intake(r int32, cpu, nic uint16, size int64, now Time) Time {
+// intake takes in a message of size bytes through NIC nic of rank r,
+// whose receive gap has passed at now: CPU cpu takes it in once free, busy
+// for o + max((size-1)O, (size-1)G), and the NIC for g + (size-1)G from
+// then. It returns when the CPU starts and when it is done.
+func (h *hosts) intake(r int32, cpu, nic uint16, size int64, now Time) (start, end Time) {
 	c := h.cpu(r, cpu)
 	p := h.lg
+	start = max(now, h.cpuFree[c])
 	perO, perG := h.costs.of(size)
-	h.cpuFree[c] = now + p.O + h.stretch(r, now, p.O) + max(perO, perG)
-	h.nicRx[h.nic(r, nic)] = now + p.G + perG
-	return h.cpuFree[c]
+	h.cpuFree[c] = start + p.O + h.stretch(r, start, p.O) + max(perO, perG)
+	h.nicRx[h.nic(r, nic)] = start + p.G + perG
+	return start, h.cpuFree[c]
 }

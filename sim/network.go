@@ -5,26 +5,47 @@ type Transfer struct {
 	ID       uint32 // the executor's message ID, passed back to the Sink
 	Src, Dst int32  // ranks
 	Bytes    int64
+	// Control marks a rendezvous control message, which carries no data:
+	// it takes its route's latency and no bandwidth, and no NIC's time.
+	Control Control
 }
+
+// Control says what kind of rendezvous control message a Transfer is.
+type Control uint8
+
+// The kinds of transfer.
+const (
+	ControlNone Control = iota // data
+	// ControlRequest is a rendezvous send's request, which the receiver
+	// matches as it would the message: it is delivered in order with the
+	// pair's other transfers (after the data sent before it).
+	ControlRequest
+	// ControlReply is the receiver's go-ahead back to the sender; it
+	// need not keep any order.
+	ControlReply
+)
 
 // Sink receives a Network's reports about the transfers injected into it.
 type Sink interface {
-	// Injected is called once per transfer to say that the source has
-	// pushed, or will have pushed by time at, its last byte out: the send
-	// buffer is free again at at. A model that knows that time in advance
-	// may report it early (at > now), which saves an event; otherwise it
-	// calls at that time with at equal to now.
+	// Injected is called once per data transfer to say that the source
+	// has pushed, or will have pushed by time at, its last byte out: the
+	// send buffer and the NIC are free again at at. A model that knows
+	// that time in advance may report it early (at > now), which saves an
+	// event; otherwise it calls at that time with at equal to now. It may
+	// be called from inside Inject. It is not called for control
+	// transfers.
 	Injected(id uint32, at Time)
 	// Delivered is called once per transfer, when the last byte is at the
 	// destination and the message can be matched. It never precedes
-	// Injected for the same transfer.
+	// Injected for the same transfer, and is never called from inside
+	// Inject.
 	Delivered(id uint32)
 }
 
 // Network moves transfers between ranks. A Network owns its state, schedules
 // its own events on the engine, and reports through the Sink it was built
-// with. Transfers between one pair of ranks must be delivered in the order
-// they were injected (MPI's non-overtaking rule).
+// with. Data transfers and requests between one pair of ranks must be
+// delivered in the order they were injected (MPI's non-overtaking rule).
 type Network interface {
 	// Inject starts tr at the engine's current time.
 	Inject(tr Transfer)
@@ -54,7 +75,9 @@ func FixedLatency(delay Time) NetworkFactory {
 }
 
 func (n *fixedLatency) Inject(tr Transfer) {
-	n.sink.Injected(tr.ID, n.eng.Now())
+	if tr.Control == ControlNone {
+		n.sink.Injected(tr.ID, n.eng.Now())
+	}
 	n.eng.After(n.delay, n.id, uint64(tr.ID))
 }
 
@@ -85,7 +108,9 @@ func RandomLatency(maxDelay Time) NetworkFactory {
 }
 
 func (n *randomLatency) Inject(tr Transfer) {
-	n.sink.Injected(tr.ID, n.eng.Now())
+	if tr.Control == ControlNone {
+		n.sink.Injected(tr.ID, n.eng.Now())
+	}
 	at := n.eng.Now() + Time(n.rng.Int64N(int64(n.max)+1))
 	pair := [2]int32{tr.Src, tr.Dst}
 	at = max(at, n.last[pair])

@@ -46,6 +46,12 @@ type Region struct {
 // sends; a Recv applies its data when it is matched.
 type Op struct {
 	Kind OpKind
+	// Concurrent, on a Send, lets it leave alongside the rank's other
+	// sends, sharing its NIC with them, as the non-blocking sends of an
+	// algorithm that posts them all at once do (a linear alltoall). A send
+	// without it leaves its rank's send queue only once the sends ahead of
+	// it have left (see protocol.go).
+	Concurrent bool
 	// Reduce, on a Recv, combines the incoming elements into Data with the
 	// schedule's ReduceOp instead of overwriting them, and charges the
 	// reduction (Bytes at the host's reduce rate) on the receiving CPU.
