@@ -421,3 +421,46 @@ func TestFailedRoutesProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedRoutesConcurrent: a topology with failed links is shared by
+// simulations running in parallel (sweeps); its routes, computed from
+// several goroutines at once while hop tables fill, are the ones computed
+// alone. (Run with -race to check the tables' sharing too.)
+func TestFailedRoutesConcurrent(t *testing.T) {
+	tree, err := FatTree(8, 2, gig, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, _ := tree.LinkNamed("s0.0", "s1.0")
+	down, _ := tree.LinkNamed("s1.0", "s0.0")
+	routes := func(tp *Topology) [][]int32 {
+		var all [][]int32
+		for s := range tp.Hosts() {
+			for d := range tp.Hosts() {
+				all = append(all, tp.Route(s, d, nil), tp.RouteHashed(s, d, uint64(s*d), nil))
+			}
+		}
+		return all
+	}
+	alone, _ := tree.WithoutLinks([]int{up, down})
+	want := routes(alone)
+	shared, _ := tree.WithoutLinks([]int{up, down})
+	got := make([][][]int32, 4)
+	done := make(chan int)
+	for g := range got {
+		go func() {
+			got[g] = routes(shared)
+			done <- g
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for g := range got {
+		for i := range want {
+			if !slices.Equal(got[g][i], want[i]) {
+				t.Fatalf("goroutine %d, route %d: %v, alone %v", g, i, got[g][i], want[i])
+			}
+		}
+	}
+}
