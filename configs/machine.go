@@ -83,10 +83,11 @@ type crossbarYAML struct {
 }
 
 type fatTreeYAML struct {
-	K      int      `yaml:"k"`
-	Levels int      `yaml:"levels"`
-	Taper  float64  `yaml:"taper"`
-	Link   linkYAML `yaml:"link"`
+	K         int      `yaml:"k"`
+	Levels    int      `yaml:"levels"`
+	Taper     float64  `yaml:"taper"`
+	TaperMode string   `yaml:"taper_mode"` // links (default) or bandwidth
+	Link      linkYAML `yaml:"link"`
 }
 
 type dragonflyYAML struct {
@@ -549,8 +550,15 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 		if taper == 0 {
 			taper = 1
 		}
+		if mode := n.FatTree.TaperMode; mode != "" && !slices.Contains(topology.TaperModes, mode) {
+			v.fail(with(keys, "taper_mode"), "unknown taper mode %q; valid: %s (removed uplinks, the default, or uplinks at 1/taper of the bandwidth)", mode, strings.Join(topology.TaperModes, ", "))
+		}
 		if len(v.errs) == before {
-			t, err = topology.FatTree(n.FatTree.K, n.FatTree.Levels, link, taper)
+			t, err = topology.FatTreeTapered(n.FatTree.K, n.FatTree.Levels, link, taper, n.FatTree.TaperMode)
+			if err != nil && strings.Contains(err.Error(), "taper") {
+				v.fail(with(keys, "taper"), "%v", err)
+				err = nil
+			}
 		}
 	case n.Dragonfly != nil:
 		d := n.Dragonfly
@@ -728,10 +736,10 @@ func (m *Machine) Degrade(spec string) (*Machine, error) {
 
 // Fail returns a copy of m in which the links of specs ("FROM->TO", both
 // directions) have failed and are routed around (see
-// topology.WithoutLinks); it needs minimal routing.
+// topology.WithoutLinks); it needs minimal or ECMP routing.
 func (m *Machine) Fail(specs []string) (*Machine, error) {
-	if m.Routing != network.RouteMinimal {
-		return nil, fmt.Errorf("failed links are routed around by minimal routes; %s routing does not know them", m.Routing)
+	if m.Routing != network.RouteMinimal && m.Routing != network.RouteECMP {
+		return nil, fmt.Errorf("failed links are routed around by minimal and ECMP routes; %s routing does not know them", m.Routing)
 	}
 	var ids []int
 	for i, spec := range specs {
@@ -777,16 +785,21 @@ func (m *Machine) Describe() [][2]string {
 		}
 		bwMax = max(bwMax, l.Bandwidth)
 	}
-	return [][2]string{
+	facts := [][2]string{
 		{"machine", m.Name},
 		{"source", m.Source},
 		{"topology", t.Name()},
 		{"hosts", strconv.Itoa(t.Hosts())},
 		{"switches", strconv.Itoa(t.Switches())},
 		{"links", strconv.Itoa(len(t.Links())) + " directed"},
+	}
+	if failed := len(t.Failed()); failed > 0 {
+		facts = append(facts, [2]string{"failed links", strconv.Itoa(failed) + " directed, routed around"})
+	}
+	return append(facts, [][2]string{
 		{"link bandwidth", FormatBandwidth(bwMin) + " .. " + FormatBandwidth(bwMax)},
 		{"ranks per host", strconv.Itoa(m.RanksPerHost)},
 		{"diameter", strconv.Itoa(t.Diameter()) + " links"},
 		{"bisection", FormatBandwidth(t.Bisection()) + " each way"},
-	}
+	}...)
 }

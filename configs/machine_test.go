@@ -136,6 +136,12 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:4: faults.failed: with those links failed, host h0 cannot reach"}},
 		{"failed unknown", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  failed:\n    - s0.0->s1.0\n    - s0.0 s1.1\n",
 			[]string{"bad.yaml:6: faults.failed: \"s0.0 s1.1\": want FROM->TO"}},
+		{"taper not whole", "network:\n  fat_tree:\n    k: 32\n    levels: 2\n    taper: 3\n    link: {bandwidth: 1GB/s, latency: 0}\n",
+			[]string{"bad.yaml:5: network.fat_tree.taper: fat-tree: taper 3 would keep 32/3 = 10.7 of each leaf switch's 32 uplinks", "whole ratios: 1, 2, 4, 8, 16, 32"}},
+		{"unknown taper mode", "network:\n  fat_tree:\n    k: 4\n    levels: 2\n    taper: 2\n    taper_mode: speed\n    link: {bandwidth: 1GB/s, latency: 0}\n",
+			[]string{"bad.yaml:6: network.fat_tree.taper_mode: unknown taper mode \"speed\"; valid: links, bandwidth"}},
+		{"failed links under valiant", "network:\n  dragonfly: {p: 1, a: 2, h: 1, g: 3, host_link: {bandwidth: 1GB/s, latency: 0}, local_link: {bandwidth: 1GB/s, latency: 0}, global_link: {bandwidth: 1GB/s, latency: 0}}\n  routing: valiant\nfaults:\n  failed: [r0.0->r0.1]\n",
+			[]string{"faults.failed: failed links are routed around by minimal and ECMP routes; valiant routing does not know them"}},
 		{"unknown routing", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: adaptive\n",
 			[]string{"bad.yaml:3: network.routing: unknown routing \"adaptive\"; valid: minimal, valiant, ugal"}},
 	}
@@ -284,6 +290,20 @@ func TestFaultsConfig(t *testing.T) {
 			if slices.Contains(m.Topology.Route(s, d, nil), int32(dead)) {
 				t.Fatalf("route %d->%d crosses the failed link", s, d)
 			}
+		}
+	}
+	// ECMP keeps hashing around a failed link, over the survivors.
+	m, err = Parse("f.yaml", []byte(tree+"  routing: ecmp\nfaults:\n  failed: [\"s0.1->s1.1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Topology.Hashes() || len(m.Topology.Failed()) != 2 {
+		t.Fatalf("ecmp with a failed link: hashes %v, %d failed links", m.Topology.Hashes(), len(m.Topology.Failed()))
+	}
+	dead, _ = m.Topology.LinkNamed("s0.1", "s1.1")
+	for h := range uint64(64) {
+		if path := m.Topology.RouteHashed(4, 13, h, nil); slices.Contains(path, int32(dead)) {
+			t.Fatalf("hashed route %v crosses the failed link", path)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func TestAnalyticPortSerialization(t *testing.T) {
 // Route latency adds up over hops and the slowest link sets the pace.
 func TestAnalyticMultiHopPath(t *testing.T) {
 	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-7}
-	ft, _ := topology.FatTree(2, 3, link, 2) // leaf uplinks at half bandwidth
+	ft, _ := topology.FatTreeTapered(2, 3, link, 2, topology.TaperBandwidth) // leaf uplinks at half bandwidth
 	factory, _ := Analytic(AnalyticConfig{Topology: ft, Placement: []int32{0, 7}})
 	eng := sim.New(1)
 	s := &sink{eng: eng, at: map[uint32]sim.Time{}}

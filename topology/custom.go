@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,8 +37,8 @@ const maxCustomVertices = 1 << 15
 // among the equal next steps, RouteHashed lets a flow's hash pick among all
 // of them at each step (ECMP over every equal-cost path). Distances to
 // each destination are computed on first use, by a breadth-first search,
-// and kept. Bisection: the maximum flow from hosts h0..h(n/2-1) to the
-// other hosts; every link counts at its full bandwidth.
+// and kept. Bisection: computed from the graph (see graphBisection), every
+// link at its full bandwidth.
 func Custom(hosts int, edges []Edge) (*Topology, error) {
 	if hosts < 2 || hosts > maxCustomVertices {
 		return nil, fmt.Errorf("custom graph: hosts must be 2..%d, not %d", maxCustomVertices, hosts)
@@ -90,7 +89,7 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 			return nil, &EdgeError{Edge: i, Err: err}
 		}
 	}
-	t := b.done(nil, 0)
+	t := b.done(nil, cutFromGraph)
 	inStart, inLinks := t.inAdjacency()
 	for h := range hosts {
 		if t.adjStart[h] == t.adjStart[h+1] {
@@ -110,12 +109,11 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		return *tables[dst].Load()
 	}
 	t.route = func(src, dst int32, path []int32) []int32 {
-		return t.walkHops(src, dst, hopsTo(dst), nil, false, 0, path)
+		return t.walkHops(src, dst, hopsTo(dst), nil, pickLowest, 0, path)
 	}
 	t.hashed = func(src, dst int32, h uint64, path []int32) []int32 {
-		return t.walkHops(src, dst, hopsTo(dst), nil, true, h, path)
+		return t.walkHops(src, dst, hopsTo(dst), nil, pickHash, h, path)
 	}
-	t.bisection = t.maxFlow(hosts / 2)
 	return t, nil
 }
 
@@ -126,70 +124,4 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
-}
-
-// maxFlow returns the maximum flow, in bytes per second, from hosts
-// 0..split-1 to the other hosts over the links (Edmonds-Karp: shortest
-// augmenting paths on the residual graph). Passing through a host never
-// raises it: a source host is fed without limit anyway, and a sink host
-// drains without limit.
-func (t *Topology) maxFlow(split int) float64 {
-	residual := make([]float64, 2*len(t.links)) // link l forward at 2l, its reverse at 2l+1
-	for i, l := range t.links {
-		residual[2*i] = l.Bandwidth
-	}
-	inStart, inLinks := t.inAdjacency()
-	via := make([]int32, t.vertices) // residual arc that reached each vertex
-	queue := make([]int32, 0, t.vertices)
-	total := 0.0
-	for {
-		for i := range via {
-			via[i] = -1
-		}
-		queue = queue[:0]
-		for h := range split {
-			via[h] = -2 // a source
-			queue = append(queue, int32(h))
-		}
-		sink := int32(-1)
-		for len(queue) > 0 && sink < 0 {
-			v := queue[0]
-			queue = queue[1:]
-			visit := func(arc int32, to int32) {
-				if via[to] == -1 && residual[arc] > 1e-9*t.links[arc/2].Bandwidth {
-					via[to] = arc
-					queue = append(queue, to)
-					if int(to) < t.hosts && sink < 0 {
-						sink = to
-					}
-				}
-			}
-			for _, l := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
-				visit(2*l, t.links[l].To)
-			}
-			for _, l := range inLinks[inStart[v]:inStart[v+1]] {
-				visit(2*l+1, t.links[l].From)
-			}
-		}
-		if sink < 0 {
-			return total
-		}
-		push := math.Inf(1)
-		for v := sink; via[v] >= 0; v = t.tail(via[v]) {
-			push = min(push, residual[via[v]])
-		}
-		for v := sink; via[v] >= 0; v = t.tail(via[v]) {
-			residual[via[v]] -= push
-			residual[via[v]^1] += push
-		}
-		total += push
-	}
-}
-
-// tail is where residual arc (see maxFlow) starts.
-func (t *Topology) tail(arc int32) int32 {
-	if arc%2 == 0 {
-		return t.links[arc/2].From
-	}
-	return t.links[arc/2].To
 }

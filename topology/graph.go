@@ -36,14 +36,15 @@ func (e bwEdge) Attributes() []encoding.Attribute {
 }
 
 // Graph returns the topology as a gonum directed graph (one edge per
-// directed link; parallel links collapse into one edge).
+// directed link that has not failed; parallel links collapse into one
+// edge).
 func (t *Topology) Graph() *simple.DirectedGraph {
 	g := simple.NewDirectedGraph()
 	for v := range t.vertices {
 		g.AddNode(vertex{id: int64(v), label: t.vertexOf[v], host: v < t.hosts})
 	}
-	for _, l := range t.links {
-		if l.From == l.To || g.HasEdgeFromTo(int64(l.From), int64(l.To)) {
+	for id, l := range t.links {
+		if l.From == l.To || g.HasEdgeFromTo(int64(l.From), int64(l.To)) || t.dead != nil && t.dead[id] {
 			continue
 		}
 		g.SetEdge(bwEdge{Edge: simple.Edge{F: g.Node(int64(l.From)), T: g.Node(int64(l.To))},
@@ -68,8 +69,9 @@ func (t *Topology) connected() error {
 }
 
 // Diameter returns the largest number of links on a shortest path between
-// two hosts (breadth-first search over the frozen adjacency; hosts that
-// hang off the same vertex share one search).
+// two hosts over the links that have not failed (breadth-first search over
+// the frozen adjacency; hosts that hang off the same vertex share one
+// search).
 func (t *Topology) Diameter() int {
 	dist := make([]int32, t.vertices)
 	queue := make([]int32, 0, t.vertices)
@@ -96,7 +98,7 @@ func (t *Topology) Diameter() int {
 				far = max(far, int(dist[v]))
 			}
 			for _, id := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
-				if w := t.links[id].To; dist[w] < 0 {
+				if w := t.links[id].To; dist[w] < 0 && (t.dead == nil || !t.dead[id]) {
 					dist[w] = dist[v] + 1
 					queue = append(queue, w)
 				}

@@ -52,13 +52,28 @@ func (t *Topology) hopsTo(dst int32, dead []bool, inStart, inLinks []int32) []ui
 	return hops
 }
 
+// How walkHops chooses among the equal next links at each step.
+type pick uint8
+
+const (
+	// pickLowest takes the lowest-numbered link.
+	pickLowest pick = iota
+	// pickSpread takes link key mod n of the n candidates, then goes on
+	// with key / n: D-mod-k generalized to any graph. With key = dst
+	// every destination keeps one path, and destinations spread evenly
+	// over the candidates (on a full fat-tree it picks exactly D-mod-k's
+	// ports, digit by digit).
+	pickSpread
+	// pickHash takes the one a fresh SplitMix64 step of key picks (ECMP:
+	// one flow hash, an independent choice per hop).
+	pickHash
+)
+
 // walkHops appends to path a fewest-links route from host src to host dst
 // that follows hops (from hopsTo with the same dead links) and returns it,
 // or nil if dst is unreachable. Among the next links that stay on a
-// shortest path it takes the lowest-numbered, or, when hashed, the one a
-// fresh SplitMix64 step of h picks at each hop (ECMP: one flow hash, an
-// independent choice per hop).
-func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, hashed bool, h uint64, path []int32) []int32 {
+// shortest path it chooses as how says, from key.
+func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, how pick, key uint64, path []int32) []int32 {
 	if hops[src] == unreached {
 		return nil
 	}
@@ -72,9 +87,12 @@ func (t *Topology) walkHops(src, dst int32, hops []uint16, dead []bool, hashed b
 			}
 		}
 		i := 0
-		if hashed {
-			h = splitmix(h)
-			i = int(h % uint64(len(cands)))
+		switch n := uint64(len(cands)); how {
+		case pickSpread:
+			i, key = int(key%n), key/n
+		case pickHash:
+			key = splitmix(key)
+			i = int(key % n)
 		}
 		l := cands[i]
 		path = append(path, l)

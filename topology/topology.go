@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Kind tells hosts from switches.
@@ -59,8 +60,15 @@ type Topology struct {
 	links     []Link
 	route     router
 	bisection float64
-	adjStart  []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
-	adjLinks  []int32
+	// graphCut, when not nil, holds the bisection computed from the graph
+	// on first use (see graphBisection) in place of bisection: for
+	// builders without a closed form, and for copies with failed or
+	// degraded links, where the builder's formula no longer holds.
+	graphCut *graphCut
+	// dead marks the links that have failed (nil: none); see WithoutLinks.
+	dead     []bool
+	adjStart []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
+	adjLinks []int32
 	// Groups of hosts that non-minimal routing can detour through
 	// (Dragonfly groups); 0 when the topology has none.
 	groups, hostsPerGroup int
@@ -109,7 +117,9 @@ func (t *Topology) LinkNamed(from, to string) (int, bool) {
 }
 
 // Degraded returns a copy of t whose link has factor (0 < factor <= 1) of
-// its bandwidth: a link running at reduced speed. Routes are unchanged.
+// its bandwidth: a link running at reduced speed. Routes are unchanged;
+// the copy's Bisection is computed from its graph, so a degraded link in
+// the cut lowers it.
 func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	if link < 0 || link >= len(t.links) {
 		return nil, fmt.Errorf("no link %d in %s", link, t.name)
@@ -120,6 +130,7 @@ func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	c := *t
 	c.links = slices.Clone(t.links)
 	c.links[link].Bandwidth *= factor
+	c.graphCut = &graphCut{}
 	return &c, nil
 }
 
@@ -163,8 +174,36 @@ func (t *Topology) RouteVia(src, dst, g int, path []int32) []int32 {
 // Bisection returns the bandwidth, in bytes per second in each direction,
 // of the topology's natural balanced cut (half the hosts on each side, cut
 // where the builder's structure says it is narrowest; the builder documents
-// which cut).
-func (t *Topology) Bisection() float64 { return t.bisection }
+// which cut). A builder without a closed form for its machine, and every
+// copy with failed or degraded links, computes it from the graph instead
+// (see graphBisection) on the first call.
+func (t *Topology) Bisection() float64 {
+	if t.graphCut == nil {
+		return t.bisection
+	}
+	t.graphCut.once.Do(func() { t.graphCut.value = t.graphBisection() })
+	return t.graphCut.value
+}
+
+// graphCut is a bisection computed from the graph once, on first use: a
+// maximum flow costs far more than building a machine, and most runs never
+// ask for it. Each topology value that needs one has its own.
+type graphCut struct {
+	once  sync.Once
+	value float64
+}
+
+// Failed returns the IDs of the links that have failed (see WithoutLinks),
+// in increasing order.
+func (t *Topology) Failed() []int {
+	var ids []int
+	for l, d := range t.dead {
+		if d {
+			ids = append(ids, l)
+		}
+	}
+	return ids
+}
 
 // builder accumulates vertices and links.
 type builder struct {
@@ -201,9 +240,16 @@ func (b *builder) pair(from, to int32, spec LinkSpec) int32 {
 	return id
 }
 
+// cutFromGraph, given to done as the bisection, has Bisection compute it
+// from the graph.
+const cutFromGraph = -1
+
 func (b *builder) done(route router, bisection float64) *Topology {
 	t := b.t
 	t.route, t.bisection = route, bisection
+	if bisection == cutFromGraph {
+		t.graphCut = &graphCut{}
+	}
 	t.adjStart = make([]int32, t.vertices+1)
 	for _, l := range t.links {
 		t.adjStart[l.From+1]++

@@ -11,7 +11,8 @@ import (
 var gig = LinkSpec{Bandwidth: 1e9, Latency: 1e-7}
 
 // allRoutesValid checks the route of every ordered host pair: a chain of
-// links from source to destination, no link used twice, length minimal.
+// links from source to destination, no link used twice, none failed, at
+// most maxHops long.
 func allRoutesValid(t interface {
 	Fatalf(string, ...any)
 }, topo *Topology, maxHops int) {
@@ -23,8 +24,8 @@ func allRoutesValid(t interface {
 			seen := map[int32]bool{}
 			for _, id := range path {
 				l := topo.Links()[id]
-				if l.From != at || seen[id] {
-					t.Fatalf("%s: route %d->%d broken or looping at link %d (%v)", topo.Name(), s, d, id, path)
+				if l.From != at || seen[id] || topo.dead != nil && topo.dead[id] {
+					t.Fatalf("%s: route %d->%d broken, looping or failed at link %d (%v)", topo.Name(), s, d, id, path)
 				}
 				seen[id] = true
 				at = l.To

@@ -108,7 +108,7 @@ func TestValidateModelBadInput(t *testing.T) {
 }
 
 // TestRunLinks: on a 2:1 tapered tree, a linear alltoall's busiest links
-// are the halved leaf-to-spine links, nearly saturated.
+// are the leaf-to-spine links that remain, shared and nearly saturated.
 func TestRunLinks(t *testing.T) {
 	stdout, stderr, code := collsim(t, "run", "-m", "testdata/tapered-16.yaml", "--network", "flow", "-c", "alltoall", "-a", "linear", "-n", "16", "-s", "1MiB", "--links", "4", "--json")
 	if code != 0 {

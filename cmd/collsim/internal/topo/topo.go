@@ -2,6 +2,8 @@
 package topo
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
@@ -12,16 +14,28 @@ import (
 func New(streams *cmdutil.IO) *cobra.Command {
 	var machine string
 	var dot, asJSON bool
+	var degrade, fail []string
 	cmd := &cobra.Command{
 		Use:   "topo",
 		Short: "Describe a machine: hosts, switches, links, diameter, bisection bandwidth",
 		Example: `  collsim topo -m xc40
+  collsim topo -m fattree-1024 --fail s0.0->s1.0
   collsim topo -m my-cluster.yaml --dot > machine.dot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err
+			}
+			for _, spec := range degrade {
+				if m, err = m.Degrade(spec); err != nil {
+					return &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
+				}
+			}
+			if len(fail) > 0 {
+				if m, err = m.Fail(fail); err != nil {
+					return &cmdutil.FlagError{Err: fmt.Errorf("--fail: %w", err)}
+				}
 			}
 			if dot {
 				out, err := m.Topology.DOT()
@@ -53,5 +67,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	cmd.Flags().StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
 	cmd.Flags().BoolVar(&dot, "dot", false, "print the topology as a Graphviz DOT graph")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringArrayVar(&degrade, "degrade", nil, `a link "FROM->TO:FACTOR" at a fraction of its bandwidth, as collsim run --degrade; repeatable`)
+	cmd.Flags().StringArrayVar(&fail, "fail", nil, `a failed link "FROM->TO" (both directions), as collsim run --fail; the bisection and diameter count without it; repeatable`)
 	return cmd
 }

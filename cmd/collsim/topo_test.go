@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestTopoBisection: collsim topo reports the bisection of full,
+// link-tapered and bandwidth-tapered trees and of trees with failed links,
+// each derived by hand on the 1,024-host 32-ary 2-tree of 12.5 GB/s links
+// (the first 512 hosts fill leaves 0..15; see topology's
+// TestTaperedFatTrees and TestFailedLinkDetoursSpread for the cuts).
+func TestTopoBisection(t *testing.T) {
+	const tapered = "../../configs/examples/fattree-1024-tapered.yaml"
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		switches  string
+		bisection string
+		failed    string
+	}{
+		// 512 uplinks of 12.5 GB/s.
+		{"full", []string{"-m", "fattree-1024"}, "64", "6400GB/s each way", ""},
+		// 16 uplinks per leaf, 16 spines: 256 uplinks.
+		{"2:1 by links", []string{"-m", tapered}, "48", "3200GB/s each way", ""},
+		// Leaf 0 keeps 31 uplinks: 511 x 12.5 GB/s = 6387.5 GB/s.
+		{"one failed uplink", []string{"-m", "fattree-1024", "--fail", "s0.0->s1.0"}, "64", "6388GB/s each way", "2 directed, routed around"},
+		// 255 x 12.5 GB/s = 3187.5 GB/s.
+		{"2:1 with a failed uplink", []string{"-m", tapered, "--fail", "s0.0->s1.0"}, "48", "3188GB/s each way", "2 directed, routed around"},
+		// Half speed one way: 511.5 x 12.5 GB/s = 6393.75 GB/s.
+		{"a half-speed uplink", []string{"-m", "fattree-1024", "--degrade", "s0.0->s1.0:0.5"}, "64", "6394GB/s each way", ""},
+	} {
+		stdout, stderr, code := collsim(t, append([]string{"topo", "--json"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		var facts map[string]string
+		if err := json.Unmarshal([]byte(stdout), &facts); err != nil {
+			t.Fatal(err)
+		}
+		if facts["switches"] != tc.switches || facts["bisection"] != tc.bisection || facts["failed links"] != tc.failed {
+			t.Errorf("%s: switches %q, bisection %q, failed links %q; want %q, %q, %q", tc.name, facts["switches"], facts["bisection"], facts["failed links"], tc.switches, tc.bisection, tc.failed)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fail", "h0->s0.0", "-m", "fattree-1024"}, "--fail: with those links failed, host h0 cannot reach"},
+		{[]string{"--fail", "s0.0->s9.9", "-m", "fattree-1024"}, "has no link from s0.0 to s9.9"},
+		{[]string{"--degrade", "s0.0->s1.0:3", "-m", "fattree-1024"}, "fraction of its bandwidth"},
+	} {
+		if _, stderr, code := collsim(t, append([]string{"topo"}, tc.args...)...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("topo %v: exit %d, %s; want exit 2 saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
