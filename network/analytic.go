@@ -32,6 +32,12 @@ type AnalyticConfig struct {
 // the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
 // show contention; the flow model does.
 //
+// Rendezvous control messages take their route's latency and no NIC time.
+// A request leaves no earlier than the data its NIC last started sending,
+// and is delivered no earlier than the data from its own sender that its
+// receiving NIC is still taking in, so that it never overtakes data sent
+// before it (MPI's order); a reply keeps no order.
+//
 // Serialization times are rounded up to whole picoseconds per message.
 func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 	t := cfg.Topology
@@ -66,7 +72,7 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
 			lat: lat, psPerByte: psPerByte, localLat: localLat, localPs: localPs,
 			txFree: make([]sim.Time, t.Hosts()), rxFree: make([]sim.Time, t.Hosts()),
-			txLast: make([]sim.Time, t.Hosts()), rxLast: make([]sim.Time, t.Hosts()),
+			txLast: make([]sim.Time, t.Hosts()), rxQueue: make([][]intake, t.Hosts()),
 			localFree: make([]sim.Time, t.Hosts()), free: -1,
 		}
 		m.id = eng.Register(m)
@@ -88,7 +94,7 @@ type analytic struct {
 	txFree    []sim.Time // per host: the NIC's sending side is busy until then
 	rxFree    []sim.Time // per host: the NIC's receiving side is busy until then
 	txLast    []sim.Time // per host: when the data its NIC last started sending left
-	rxLast    []sim.Time // per host: when the data its NIC last took in is delivered
+	rxQueue   [][]intake // per host: data its NIC is taking in, in order of delivery
 	localFree []sim.Time // per host: the shared-memory channel is busy until then
 	flights   []flight
 	free      int32
@@ -98,10 +104,17 @@ type analytic struct {
 // flight is a message whose head is on its way to the receiving NIC.
 type flight struct {
 	id      uint32
+	src     int32 // host
 	dst     int32 // host
 	ser     sim.Time
 	request bool  // a rendezvous request: no data
 	next    int32 // free list
+}
+
+// intake is data a NIC is taking in: from which host, delivered when.
+type intake struct {
+	src int32
+	at  sim.Time
 }
 
 const (
@@ -147,7 +160,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 		return
 	case sim.ControlRequest:
 		f := m.newFlight()
-		m.flights[f] = flight{id: tr.ID, dst: dst, request: true, next: -1}
+		m.flights[f] = flight{id: tr.ID, src: src, dst: dst, request: true, next: -1}
 		m.eng.At(max(now, m.txLast[src])+latency, m.id, evArrived<<62|uint64(f))
 		return
 	}
@@ -159,7 +172,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start+ser)
 	f := m.newFlight()
-	m.flights[f] = flight{id: tr.ID, dst: dst, ser: ser, next: -1}
+	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, next: -1}
 	m.eng.At(start+latency, m.id, evArrived<<62|uint64(f))
 }
 
@@ -173,8 +186,26 @@ func (m *analytic) Handle(arg uint64) {
 		f := m.flights[v]
 		m.flights[v].next, m.free = m.free, int32(v)
 		now := m.eng.Now()
+		// Data delivered before now no longer holds anything back (data
+		// delivered now may still be reported after this event).
+		q := m.rxQueue[f.dst]
+		k := 0
+		for k < len(q) && q[k].at < now {
+			k++
+		}
+		q = q[k:]
 		if f.request {
-			if at := m.rxLast[f.dst]; at > now {
+			// After the data from the same sender still being taken in
+			// (which arrived first: same route, sent first), reported
+			// after it.
+			at, wait := now, false
+			for _, d := range q {
+				if d.src == f.src {
+					at, wait = d.at, true
+				}
+			}
+			m.rxQueue[f.dst] = q
+			if wait {
 				m.eng.At(at, m.id, evDelivered<<62|uint64(f.id))
 			} else {
 				m.sink.Delivered(f.id)
@@ -183,7 +214,10 @@ func (m *analytic) Handle(arg uint64) {
 		}
 		start := max(now, m.rxFree[f.dst])
 		m.rxFree[f.dst] = start + m.gap + f.ser
-		m.rxLast[f.dst] = start + f.ser
+		if len(q) == 0 {
+			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
+		}
+		m.rxQueue[f.dst] = append(q, intake{src: f.src, at: start + f.ser})
 		m.eng.At(start+f.ser, m.id, evDelivered<<62|uint64(f.id))
 	}
 }

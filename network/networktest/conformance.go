@@ -30,14 +30,18 @@ type recorder struct {
 	log       []report
 	injected  map[uint32]sim.Time
 	delivered map[uint32]sim.Time
+	control   map[uint32]bool // control transfers: no Injected
 	t         testing.TB
 }
 
 func newRecorder(t testing.TB, eng *sim.Engine) *recorder {
-	return &recorder{eng: eng, injected: map[uint32]sim.Time{}, delivered: map[uint32]sim.Time{}, t: t}
+	return &recorder{eng: eng, injected: map[uint32]sim.Time{}, delivered: map[uint32]sim.Time{}, control: map[uint32]bool{}, t: t}
 }
 
 func (r *recorder) Injected(id uint32, at sim.Time) {
+	if r.control[id] {
+		r.t.Errorf("control transfer %d reported injected", id)
+	}
 	if _, dup := r.injected[id]; dup {
 		r.t.Errorf("transfer %d reported injected twice", id)
 	}
@@ -52,7 +56,7 @@ func (r *recorder) Delivered(id uint32) {
 	if _, dup := r.delivered[id]; dup {
 		r.t.Errorf("transfer %d reported delivered twice", id)
 	}
-	if at, ok := r.injected[id]; !ok || at > r.eng.Now() {
+	if at, ok := r.injected[id]; !r.control[id] && (!ok || at > r.eng.Now()) {
 		r.t.Errorf("transfer %d delivered at %v, before its reported injection (%v, reported: %v)", id, r.eng.Now(), at, ok)
 	}
 	r.delivered[id] = r.eng.Now()
@@ -82,6 +86,11 @@ func run(t testing.TB, build Builder, topo *topology.Topology, place []int32, pl
 	}
 	eng := sim.New(42)
 	rec := newRecorder(t, eng)
+	for _, p := range plan {
+		if p.tr.Control != sim.ControlNone {
+			rec.control[p.tr.ID] = true
+		}
+	}
 	net, err := factory(eng, rec, len(place))
 	if err != nil {
 		t.Fatal(err)
@@ -121,16 +130,22 @@ func Conformance(t *testing.T, build Builder) {
 		}
 	})
 
+	// randomPlan injects n transfers at random times between random ranks,
+	// one in five a rendezvous request and one in ten a reply.
 	randomPlan := func(seed uint64, n int) []planned {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		plan := make([]planned, n)
 		for i := range plan {
 			src := rng.Int32N(8)
 			dst := (src + 1 + rng.Int32N(7)) % 8
-			plan[i] = planned{
-				at: sim.Time(rng.Int64N(int64(2 * sim.Microsecond))),
-				tr: sim.Transfer{ID: uint32(i), Src: src, Dst: dst, Bytes: rng.Int64N(100000)},
+			tr := sim.Transfer{ID: uint32(i), Src: src, Dst: dst, Bytes: rng.Int64N(100000)}
+			switch rng.IntN(10) {
+			case 0, 1:
+				tr.Control, tr.Bytes = sim.ControlRequest, 0
+			case 2:
+				tr.Control, tr.Bytes = sim.ControlReply, 0
 			}
+			plan[i] = planned{at: sim.Time(rng.Int64N(int64(2 * sim.Microsecond))), tr: tr}
 		}
 		slices.SortStableFunc(plan, func(a, b planned) int { return int(a.at - b.at) })
 		return plan
@@ -138,9 +153,11 @@ func Conformance(t *testing.T, build Builder) {
 
 	t.Run("PairOrder", func(t *testing.T) {
 		// MPI's non-overtaking rule: between one pair, delivery follows
-		// injection order, whatever the sizes.
-		plan := randomPlan(7, 400)
-		rec := run(t, build, cross, place, plan)
+		// injection order, whatever the sizes, for data and requests
+		// alike (replies keep no order).
+		all := randomPlan(7, 400)
+		rec := run(t, build, cross, place, all)
+		plan := slices.DeleteFunc(slices.Clone(all), func(p planned) bool { return p.tr.Control == sim.ControlReply })
 		last := map[[2]int32]sim.Time{}
 		lastID := map[[2]int32]uint32{}
 		for _, p := range plan {
@@ -175,6 +192,13 @@ func Conformance(t *testing.T, build Builder) {
 		rec := run(t, build, cross, place, plan)
 		for _, p := range plan {
 			floor := p.at + 2*sim.FromSeconds(link.Latency) + sim.Time(math.Ceil(float64(p.tr.Bytes)*1e12/link.Bandwidth))
+			if p.tr.Control == sim.ControlReply {
+				// A reply takes its route's latency, whatever is in flight.
+				if got := rec.delivered[p.tr.ID]; got != floor {
+					t.Fatalf("reply %d delivered at %v, want %v (its latency alone)", p.tr.ID, got, floor)
+				}
+				continue
+			}
 			if got := rec.delivered[p.tr.ID]; got < floor {
 				t.Fatalf("transfer %d delivered at %v, sooner than alone (%v)", p.tr.ID, got, floor)
 			}
@@ -187,6 +211,27 @@ func Conformance(t *testing.T, build Builder) {
 		b := run(t, build, cross, place, plan).log
 		if !slices.Equal(a, b) {
 			t.Fatal("the same transfers gave different reports")
+		}
+	})
+
+	t.Run("Control", func(t *testing.T) {
+		// Control transfers carry no data: on an idle crossbar a request
+		// and a reply each take the route's latency, 2l; a request sent
+		// right after 1 MiB of data of its pair waits for that data
+		// (delivered at 2l + 1 MiB / bw), a reply does not.
+		l2 := 2 * sim.FromSeconds(link.Latency)
+		data := sim.Time(math.Ceil(float64(1<<20) * 1e12 / link.Bandwidth))
+		rec := run(t, build, cross, place, []planned{
+			{0, sim.Transfer{ID: 0, Src: 1, Dst: 2, Control: sim.ControlRequest}},
+			{0, sim.Transfer{ID: 1, Src: 3, Dst: 4, Control: sim.ControlReply}},
+			{0, sim.Transfer{ID: 2, Src: 5, Dst: 6, Bytes: 1 << 20}},
+			{0, sim.Transfer{ID: 3, Src: 5, Dst: 6, Control: sim.ControlRequest}},
+			{0, sim.Transfer{ID: 4, Src: 5, Dst: 6, Control: sim.ControlReply}},
+		})
+		for id, want := range []sim.Time{l2, l2, l2 + data, l2 + data, l2} {
+			if got := rec.delivered[uint32(id)]; got != want {
+				t.Errorf("transfer %d delivered at %v, want %v", id, got, want)
+			}
 		}
 	})
 

@@ -1,0 +1,172 @@
+package network
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// models are the analytic and the flow model over one topology.
+func models(t *testing.T, top *topology.Topology, ranks int) map[string]sim.NetworkFactory {
+	t.Helper()
+	place, err := topology.Place(topology.PlaceBlock, ranks, top.Hosts(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := Analytic(AnalyticConfig{Topology: top, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := Flow(FlowConfig{Topology: top, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]sim.NetworkFactory{"analytic": an, "flow": fl}
+}
+
+// The executor's send queue, rendezvous handshake and concurrent sends,
+// derived by hand on a crossbar of links with latency 1 µs and 100 ps/B
+// (a route: L = 2 µs; 1 MB: G = 100 µs), with no host overheads. Rank 0
+// sends 1 MB to rank 1 and 1 MB to rank 2, both ready at 0.
+func TestSendQueueAndHandshake(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
+	cross, err := topology.Crossbar(3, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mb = 1_000_000
+	us := sim.Microsecond
+	for _, c := range []struct {
+		name       string
+		eager      int64
+		concurrent bool
+		want       map[string][3]sim.Time
+	}{{
+		// Eager, one after another through rank 0's NIC on both models:
+		// L + G and L + 2G; rank 0 is done when the second has left, 2G.
+		name: "eager", eager: mb,
+		want: map[string][3]sim.Time{"analytic": {200 * us, 102 * us, 202 * us}, "flow": {200 * us, 102 * us, 202 * us}},
+	}, {
+		// Rendezvous: both requests leave at 0 and are matched at L; the
+		// replies are back at 2L, when the data go out one after another:
+		// 3L + G and 3L + 2G; rank 0 done at 2L + 2G.
+		name: "rendezvous", eager: mb - 1,
+		want: map[string][3]sim.Time{"analytic": {204 * us, 106 * us, 206 * us}, "flow": {204 * us, 106 * us, 206 * us}},
+	}, {
+		// Concurrent eager sends share rank 0's link under the flow model
+		// (both arrive at L + 2G, leaving at 2G); the analytic model's
+		// single-port NIC still sends them one after another.
+		name: "concurrent", eager: mb, concurrent: true,
+		want: map[string][3]sim.Time{"analytic": {200 * us, 102 * us, 202 * us}, "flow": {200 * us, 202 * us, 202 * us}},
+	}} {
+		for name, net := range models(t, cross, 3) {
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				progs := []sim.Program{
+					{{Kind: sim.OpSend, Peer: 1, Bytes: mb, Concurrent: c.concurrent}, {Kind: sim.OpSend, Peer: 2, Bytes: mb, Concurrent: c.concurrent}},
+					{{Kind: sim.OpRecv, Peer: 0, Bytes: mb}},
+					{{Kind: sim.OpRecv, Peer: 0, Bytes: mb}},
+				}
+				res, err := sim.Execute(sim.New(1), sim.FromPrograms(c.name, progs, 0), sim.Config{Network: net, Host: sim.HostParams{EagerLimit: c.eager}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := [3]sim.Time(res.Finish); got != c.want[name] {
+					t.Fatalf("finish %v, want %v", got, c.want[name])
+				}
+			})
+		}
+	}
+}
+
+// A receive posted late holds a rendezvous send's data back: rank 1 posts
+// its receive after a 50 µs calc. The request waits from L = 2 µs; the
+// reply leaves at 50 and is back at 52, the data arrive at 52 + L + G =
+// 154 µs. Eager data would have arrived at 102 µs and been taken at 102.
+func TestRendezvousWaitsForTheReceive(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
+	cross, err := topology.Crossbar(2, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mb = 1_000_000
+	us := sim.Microsecond
+	progs := []sim.Program{
+		{{Kind: sim.OpSend, Peer: 1, Bytes: mb}},
+		{{Kind: sim.OpCalc, Dur: 50 * us}, {Kind: sim.OpRecv, Peer: 0, Bytes: mb, After: []int32{0}}},
+	}
+	for name, net := range models(t, cross, 2) {
+		for _, c := range []struct {
+			eager            int64
+			sender, receiver sim.Time
+		}{{mb, 100 * us, 102 * us}, {mb - 1, 152 * us, 154 * us}} {
+			res, err := sim.Execute(sim.New(1), sim.FromPrograms("late", progs, 0), sim.Config{Network: net, Host: sim.HostParams{EagerLimit: c.eager}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Finish[0] != c.sender || res.Finish[1] != c.receiver {
+				t.Errorf("%s, eager limit %d: finish %v, want [%v %v]", name, c.eager, res.Finish, c.sender, c.receiver)
+			}
+		}
+	}
+}
+
+// Broadcast trees take the same time under the flow model as under the
+// analytic one on a contention-free crossbar: every rank sends to its
+// children one after another through its NIC, and each rank takes in one
+// message at a time, so no link is ever shared; eager and rendezvous
+// sizes, roots 0 and others, prime and power-of-two rank counts.
+//
+// Reduce trees whose parents take in two children's data at once differ,
+// and must: the analytic model's NIC takes in one message at a time (the
+// first is reduced while the second arrives), while the flow model shares
+// the parent's link between them (both arrive at the end); the flow model
+// is then never faster. The chain, where every rank has one child, agrees.
+func TestTreesFlowEqualsAnalytic(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 12.5e9, Latency: 0.5e-6}
+	equal := [][2]string{{"bcast", "binomial"}, {"bcast", "knomial"}, {"bcast", "binary"}, {"bcast", "split_binary"},
+		{"bcast", "segmented_binary"}, {"bcast", "adapt"}, {"bcast", "chain"}, {"reduce", "chain"}}
+	slower := [][2]string{{"reduce", "binomial"}, {"reduce", "in_order_binary"}, {"reduce", "segmented_binary"}, {"reduce", "adapt"}}
+	for _, group := range []struct {
+		ids   [][2]string
+		equal bool
+	}{{equal, true}, {slower, false}} {
+		for _, id := range group.ids {
+			a, err := collectives.Lookup(collectives.Collective(id[0]), id[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []int{2, 7, 16, 31} {
+				cross, err := topology.Crossbar(p, link)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nets := models(t, cross, p)
+				for _, n := range []int64{1, 1000, 1 << 16, 1<<17 + 3} { // 8 B to 1 MiB of 8-byte elements
+					params := collectives.Params{Ranks: p, Count: n, Root: (p / 3) * (int(n) % 2)}
+					s, err := a.Build(params)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var times [2]sim.Time
+					for i, name := range []string{"analytic", "flow"} {
+						res, err := sim.Execute(sim.New(1), s, sim.Config{Network: nets[name], Host: sim.HostParams{EagerLimit: 64 << 10, ReducePsPerByte: 50}})
+						if err != nil {
+							t.Fatal(err)
+						}
+						times[i] = res.Makespan
+					}
+					what := fmt.Sprintf("%s p=%d n=%d root=%d: analytic %v, flow %v", a.ID(), p, n, params.Root, times[0], times[1])
+					if group.equal && times[0] != times[1] {
+						t.Error(what)
+					}
+					if !group.equal && times[1] < times[0] {
+						t.Error(what + ": the flow model is faster")
+					}
+				}
+			}
+		}
+	}
+}
