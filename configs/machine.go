@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"reflect"
@@ -490,10 +491,16 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		}
 	}
 	m.Host.EagerLimit = 64 << 10
-	if f.Host.EagerLimit != "" {
+	switch f.Host.EagerLimit {
+	case "":
+	case "none":
+		// Every message eager: no rendezvous handshake (NCCL, and
+		// collsim's own real runs over TCP, have none).
+		m.Host.EagerLimit = math.MaxInt64
+	default:
 		b, err := ParseSize(f.Host.EagerLimit)
 		if err != nil {
-			v.fail(with(hk, "eager_limit"), "%v", err)
+			v.fail(with(hk, "eager_limit"), "%v; or none, for no rendezvous", err)
 		}
 		m.Host.EagerLimit = b
 	}

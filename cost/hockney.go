@@ -14,6 +14,12 @@ type Hockney struct {
 	Alpha float64 // seconds per message (latency)
 	Beta  float64 // seconds per byte moved
 	Gamma float64 // seconds per byte reduced
+	// Handshake is what the rendezvous protocol adds to a message larger
+	// than EagerLimit bytes: the request's and the reply's latency, 2 alpha
+	// on a machine whose routes are alike (see rendezvous.go). 0 prices
+	// every message eagerly.
+	Handshake  float64
+	EagerLimit float64
 }
 
 // Prediction is a model's time for one call. When Exact, the analytic
@@ -181,7 +187,7 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if p.Ranks < 1 {
 		return Prediction{}, fmt.Errorf("%s: ranks must be at least 1", a.ID())
 	}
-	return checked(a, p, f(m, sizeOf(p)))
+	return checked(a, p, m.priced(a.ID(), sizeOf(p), f))
 }
 
 // checked turns a formula's noForm into ErrNoClosedForm.

@@ -44,7 +44,9 @@ func (l Levels) Predict(a collectives.Algorithm, p collectives.Params) (Predicti
 // itself goes through no NIC; packing and unpacking are local copies, which
 // collsim takes as free. Exact on a contention-free machine: in every slot
 // of either exchange each rank sends to a different rank and receives from
-// a different one, and the nodes finish the first exchange together.
+// a different one, and the nodes finish the first exchange together. Each
+// exchange's messages are of one size, so each pays the handshake above
+// the eager limit or none (their requests leave together).
 func twoLevelAlltoall(l Levels, s size) Prediction {
 	ns := collectives.TwoLevelSize(s.orig)
 	if ns < 1 || s.p%ns != 0 {
@@ -52,11 +54,11 @@ func twoLevelAlltoall(l Levels, s size) Prediction {
 	}
 	nodes := s.p / ns
 	t := 0.0
-	if ns > 1 {
-		t += l.Local.Alpha + float64((ns-1)*nodes)*s.n*l.Local.Beta
+	if ns > 1 { // messages of the N nodes' blocks for one rank
+		t += l.Local.alphaFor(float64(nodes)*s.n) + float64((ns-1)*nodes)*s.n*l.Local.Beta
 	}
-	if nodes > 1 {
-		t += l.Global.Alpha + float64((nodes-1)*ns)*s.n*l.Global.Beta
+	if nodes > 1 { // messages of ns blocks
+		t += l.Global.alphaFor(float64(ns)*s.n) + float64((nodes-1)*ns)*s.n*l.Global.Beta
 	}
 	return exact(t)
 }

@@ -48,7 +48,7 @@ func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, 
 	if _, err := m.Predict(a, p); err != nil { // the same parameters are covered
 		return Prediction{}, err
 	}
-	return checked(a, p, f(m, o, g, sizeOf(p)))
+	return checked(a, p, m.priced(a.ID(), sizeOf(p), func(m Hockney, s size) Prediction { return f(m, o, g, s) }))
 }
 
 // logGPStep is one step of a chain of exchanges: a message of c bytes

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -88,9 +89,18 @@ func TestCalibrateBadInput(t *testing.T) {
 
 // TestCalibrateFromNCCLTests: ring allreduce times that collsim simulates
 // on the built-in small machine (alpha 1 µs, 12.5 GB/s, reductions at
-// 10 GB/s), written as nccl-tests writes them, calibrate back to that
-// machine.
+// 10 GB/s) without rendezvous (NCCL has no handshake per message), written
+// as nccl-tests writes them, calibrate back to that machine, and the
+// machine written has no rendezvous either.
 func TestCalibrateFromNCCLTests(t *testing.T) {
+	small, err := os.ReadFile("../../configs/builtin/small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := filepath.Join(t.TempDir(), "small-nccl.yaml")
+	if err := os.WriteFile(machine, bytes.Replace(small, []byte("eager_limit: 64KiB"), []byte("eager_limit: none"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	b.WriteString("# nThread 1 nGpus 1 minBytes 64 maxBytes 67108864 step: 4(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n")
 	for r := range 8 {
@@ -99,7 +109,7 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	b.WriteString("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
 	b.WriteString("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
 	for size := 64; size <= 64<<20; size *= 4 {
-		stdout, stderr, code := collsim(t, "run", "-a", "ring", "-n", "8", "-s", fmt.Sprint(size), "--elem-size", "8", "--verify", "off", "--json")
+		stdout, stderr, code := collsim(t, "run", "-m", machine, "-a", "ring", "-n", "8", "-s", fmt.Sprint(size), "--elem-size", "8", "--verify", "off", "--json")
 		if code != 0 {
 			t.Fatal(stderr)
 		}
@@ -115,7 +125,8 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := collsim(t, "calibrate", "--nccl", file, "-c", "allreduce", "-a", "ring", "--reduce-bandwidth", "10GB/s", "--json")
+	out := filepath.Join(t.TempDir(), "fitted.yaml")
+	stdout, stderr, code := collsim(t, "calibrate", "--nccl", file, "-c", "allreduce", "-a", "ring", "--reduce-bandwidth", "10GB/s", "--json", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -128,6 +139,9 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	}
 	if math.Abs(fit.Alpha-1e-6)/1e-6 > 1e-4 || math.Abs(fit.Beta-80e-12)/80e-12 > 1e-4 {
 		t.Errorf("fitted alpha %g s, beta %g s/B; the machine has 1e-6 and 8e-11", fit.Alpha, fit.Beta)
+	}
+	if written, err := os.ReadFile(out); err != nil || !bytes.Contains(written, []byte("eager_limit: none")) {
+		t.Errorf("the machine fitted to NCCL has a rendezvous (err %v):\n%s", err, written)
 	}
 	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "-a", "double_binary_tree")
 	if code == 0 || !strings.Contains(stderr, "its closed form is a bound here, not exact") {
@@ -164,11 +178,11 @@ func measurePRTTOn(t *testing.T, m *configs.Machine, n int, d sim.Time, s int64)
 // collsim calibrate --prtt; the machine it writes runs.
 func TestCalibrateLogGP(t *testing.T) {
 	const l, o, g, bw = 5e-6, 1e-6, 3e-6, 1e9
-	m, err := configs.Parse("loggp.yaml", cmdutil.CrossbarLogGPYAML("loggp", "a test", 2, l, o, g, bw, "10GB/s"))
+	// PRTT's bursts are eager, as Netgauge's small sends.
+	m, err := configs.Parse("loggp.yaml", cmdutil.CrossbarLogGPYAML("loggp", "a test", 2, l, o, g, bw, "10GB/s", "none"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Host.EagerLimit = 1 << 40 // PRTT's bursts are eager, as Netgauge's small sends
 	const n = 10
 	series := cost.PRTT{N: n, D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
 	for _, s := range []int64{1, 1024, 16384, 65536, 1 << 20} {

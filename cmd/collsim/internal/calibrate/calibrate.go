@@ -102,7 +102,13 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			if bwFile != "" {
 				from += " and " + bwFile
 			}
-			yaml := cmdutil.CrossbarYAML(name, from, hosts, fit.Model.Alpha, bandwidth, reduceBW)
+			// NCCL has no rendezvous handshake per message; MPI (OSU) does
+			// above its eager limit: collsim's default stands for it.
+			eager := "64KiB"
+			if ncclFile != "" {
+				eager = "none"
+			}
+			yaml := cmdutil.CrossbarYAML(name, from, hosts, fit.Model.Alpha, bandwidth, reduceBW, eager)
 			// The config must load and describe the machine that was fitted.
 			m, err := configs.Parse(name+".yaml", yaml)
 			if err != nil {
@@ -168,7 +174,7 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	p := fit.Model
-	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW)
+	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW, "64KiB")
 	if _, err := configs.Parse(name+".yaml", yaml); err != nil {
 		return fmt.Errorf("internal error: the written config does not load: %w", err)
 	}

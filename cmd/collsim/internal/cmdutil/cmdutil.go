@@ -210,6 +210,9 @@ func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h
 		}
 	}
 	h.Gamma = m.Host.ReducePsPerByte * 1e-12
+	// Above the eager limit a message waits for its request to reach the
+	// receiver and the reply to come back: two route latencies.
+	h.Handshake, h.EagerLimit = 2*h.Alpha, float64(m.Host.EagerLimit)
 	return h, uniform
 }
 
@@ -438,20 +441,22 @@ func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error
 // and bandwidth bw bytes per second, one rank per host, hosts reducing at
 // reduceBW (a bandwidth with its unit). source says where the numbers came
 // from, for the file's comment and description.
-func CrossbarYAML(name, source string, hosts int, alpha, bw float64, reduceBW string) []byte {
-	return CrossbarLogGPYAML(name, source, hosts, alpha, 0, 0, bw, reduceBW)
+func CrossbarYAML(name, source string, hosts int, alpha, bw float64, reduceBW, eagerLimit string) []byte {
+	return CrossbarLogGPYAML(name, source, hosts, alpha, 0, 0, bw, reduceBW, eagerLimit)
 }
 
 // CrossbarLogGPYAML is CrossbarYAML with LogGP's host costs: overhead o
 // per send and per receive, and gap g between messages through a NIC.
-func CrossbarLogGPYAML(name, source string, hosts int, alpha, o, g, bw float64, reduceBW string) []byte {
+// eagerLimit is the config's eager_limit: a size, or "none" for no
+// rendezvous.
+func CrossbarLogGPYAML(name, source string, hosts int, alpha, o, g, bw float64, reduceBW, eagerLimit string) []byte {
 	var b bytes.Buffer
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 	fmt.Fprintf(&b, "# Written by %s.\nname: %s\n", source, strconv.Quote(name))
 	fmt.Fprintf(&b, "description: >-\n  %d hosts on one switch, calibrated by %s: %s host to\n  host, %s.\n",
 		hosts, source, Seconds(alpha), configs.FormatBandwidth(bw))
 	fmt.Fprintf(&b, "network:\n  crossbar:\n    hosts: %d\n    link: {bandwidth: %sB/s, latency: %sns}\n", hosts, num(bw), num(alpha/2*1e9))
-	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: %sns\n  gap: %sns\n  reduce_bandwidth: %s\n  eager_limit: 64KiB\nplacement: block\n", num(o*1e9), num(g*1e9), reduceBW)
+	fmt.Fprintf(&b, "host:\n  ranks_per_host: 1\n  overhead: %sns\n  gap: %sns\n  reduce_bandwidth: %s\n  eager_limit: %s\nplacement: block\n", num(o*1e9), num(g*1e9), reduceBW, eagerLimit)
 	return b.Bytes()
 }
 

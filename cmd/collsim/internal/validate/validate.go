@@ -163,7 +163,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if o.Netns.Enabled() {
 		where = "an emulated cluster of network namespaces, links shaped to " + o.Netns.Bandwidth()
 	}
-	yaml := cmdutil.CrossbarYAML("fitted", "collsim validate --real (ping-pong on "+where+")", o.NP, fit.Model.Alpha, 1/fit.Model.Beta, configs.FormatBandwidth(reduceBW))
+	yaml := cmdutil.CrossbarYAML("fitted", "collsim validate --real (ping-pong on "+where+")", o.NP, fit.Model.Alpha, 1/fit.Model.Beta, configs.FormatBandwidth(reduceBW), "none")
 	m, err := configs.Parse("fitted.yaml", yaml)
 	if err != nil {
 		return fmt.Errorf("the fitted machine does not load: %w", err)
