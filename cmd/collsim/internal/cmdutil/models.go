@@ -195,7 +195,8 @@ func ratePair(v string) (float64, sim.Time, error) {
 }
 
 // ShapeFlags are the algorithm options: pipeline segments, the rank
-// grouping of hierarchical algorithms, and SUARA's grid.
+// grouping of hierarchical algorithms, SUARA's grid, and whether
+// MPI_Sendrecv steps overlap.
 type ShapeFlags struct {
 	Segment   int64
 	NodeSize  int
@@ -204,6 +205,7 @@ type ShapeFlags struct {
 	Intra     string
 	Groups    int
 	Steps     int
+	Overlap   bool
 }
 
 // Register adds the flags to f.
@@ -215,12 +217,14 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.StringVar(&s.Intra, "intra", "", "hierarchical: the reduce and bcast pair inside nodes (default binomial)")
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
+	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
 }
 
 // Apply copies the options into p; the node size defaults to the
 // machine's (when m is not nil).
 func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
 	p.Segment, p.Inner, p.Intra, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Intra, s.Groups, s.Steps, s.NodeSize, s.GroupSize
+	p.Overlap = s.Overlap
 	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
 		p.NodeSize = m.NodeSize()
 	}
