@@ -183,6 +183,9 @@ type slot struct {
 	dur      Time
 	doneAt   Time // slotDoneLater: when it completes
 	startAt  Time // issued: when it occupies its resources (may be later than issue)
+	// notBefore is when the latest of its dependencies that completed
+	// ahead of time completes: it starts no earlier.
+	notBefore Time
 }
 
 // rank is one rank's interpreter state.
@@ -210,6 +213,7 @@ const noMsg = math.MaxUint32
 // protocol's follow, in protocol.go).
 const (
 	evDone    = 1 // the op's CPU work ends: it completes
+	evIssue   = 2 // the time an op's dependencies hold it until has come: it starts
 	evStarted = 3 // the op occupies its resources: ops that irequire it may start
 )
 
@@ -255,6 +259,10 @@ func (x *executor) Handle(arg uint64) {
 	switch kind {
 	case evDone:
 		x.complete(r, idx)
+	case evIssue:
+		x.ranks[r].waiting--
+		x.issue(r, idx)
+		x.refillLater(r)
 	case evStarted:
 		x.fireStarts(r, idx)
 	default:
@@ -307,7 +315,7 @@ func (x *executor) fireStarts(r, idx int32) {
 	s := x.slot(r, idx)
 	e := s.sdeps
 	s.sdeps, s.startEv = -1, false
-	x.release(r, e)
+	x.release(r, e, x.eng.Now())
 }
 
 func (x *executor) emitTrace(r, idx int32, at Time, completed bool) {
@@ -326,22 +334,47 @@ func (x *executor) refillLater(r int32) {
 	x.queue = append(x.queue, pack(1, r, 0))
 }
 
-// release walks an edge list, issuing the ops whose last dependency it
-// was, and frees the edges.
-func (x *executor) release(r int32, e int32) {
-	rk := &x.ranks[r]
+// release walks an edge list of ops waiting for one that completes at
+// at (now, or later for an op completed ahead of time), issuing the ops
+// whose last dependency it was (when the latest of their dependencies
+// completes), and frees the edges.
+func (x *executor) release(r int32, e int32, at Time) {
+	now := x.eng.Now()
 	for e >= 0 {
 		ed := x.edges[e]
 		d := x.slot(r, ed.op)
+		d.notBefore = max(d.notBefore, at)
 		d.pending--
 		if d.pending == 0 {
-			rk.waiting--
-			x.issue(r, ed.op)
+			x.ready(r, ed.op, d, now)
 		}
 		x.edges[e].next = x.freeEdge
 		x.freeEdge = e
 		e = ed.next
 	}
+}
+
+// ready issues op idx (slot d), whose dependencies are all met or will
+// be: now, or by an event when the latest completes. Until then it still
+// counts as waiting (for the lookahead, as MPI's program order has it).
+func (x *executor) ready(r, idx int32, d *slot, now Time) {
+	if d.notBefore > now {
+		x.eng.At(d.notBefore, x.id, pack(evIssue, r, idx))
+		return
+	}
+	x.ranks[r].waiting--
+	x.issue(r, idx)
+}
+
+// lastFor reports whether some op on edge list e waits for nothing but
+// the op the list belongs to.
+func (x *executor) lastFor(r int32, e int32) bool {
+	for ; e >= 0; e = x.edges[e].next {
+		if x.slot(r, x.edges[e].op).pending == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // Injected implements Sink.
@@ -467,26 +500,23 @@ func (x *executor) read(r int32, op *Op) {
 			continue
 		}
 		ds := x.slot(r, d)
-		if ds.state == slotDone || ds.state == slotDoneLater && ds.doneAt <= now {
+		if ds.state == slotDone {
 			continue
 		}
 		if ds.state == slotDoneLater {
-			// Done ahead of time, but not yet: now something waits on it.
-			ds.state = slotIssued
-			rk.open++
-			x.ops--
-			x.eng.At(ds.doneAt, x.id, pack(evDone, r, d))
+			// Done ahead of time: this op starts no earlier than then.
+			s.notBefore = max(s.notBefore, ds.doneAt)
+			continue
 		}
 		x.appendEdge(&ds.deps, &ds.last, idx)
 		s.pending++
 	}
 	rk.next++
 	rk.open++
-	if s.pending > 0 {
-		rk.waiting++
-		return
+	rk.waiting++
+	if s.pending == 0 {
+		x.ready(r, idx, s, now)
 	}
-	x.issue(r, idx)
 }
 
 // grow doubles a rank's window, keeping every op at its program index. A
@@ -638,19 +668,27 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 }
 
 // completeAt completes op idx of rank r at time at >= now. An op completing
-// later that nothing waits on yet is marked done ahead of time, without an
-// event: most sends are like that. An op read later that depends on it
-// schedules the event then (see read). A reactive source must learn of a
-// completion when it happens, so its ops always get the event.
+// later is marked done ahead of time, without an event, unless it is the
+// last dependency of an op waiting for it (that op then starts at its
+// event): the ops waiting for it are released now, to start no earlier
+// than at once their other dependencies complete (a send's and a receive's
+// of one exchange: the receive's, later, issues the next step), and an op
+// read later that depends on it starts no earlier than at (see read). A
+// reactive source must learn of a completion when it happens, so its ops
+// that others need get the event.
 func (x *executor) completeAt(r, idx int32, at Time) {
 	if at == x.eng.Now() {
 		x.complete(r, idx)
 		return
 	}
 	s := x.slot(r, idx)
-	if s.deps >= 0 || x.ranks[r].reactive != nil && x.ranks[r].reactive.Needed(idx) {
+	if x.ranks[r].reactive != nil && x.ranks[r].reactive.Needed(idx) || x.lastFor(r, s.deps) {
 		x.eng.At(at, x.id, pack(evDone, r, idx))
 		return
+	}
+	if e := s.deps; e >= 0 {
+		s.deps = -1
+		x.release(r, e, at)
 	}
 	rk := &x.ranks[r]
 	if x.trace != nil {
@@ -679,7 +717,7 @@ func (x *executor) finishOp(r, idx int32) {
 	x.ops++
 	e := s.deps
 	s.deps = -1
-	x.release(r, e)
+	x.release(r, e, x.eng.Now())
 	if rk.reactive != nil {
 		rk.reactive.Completed(idx)
 	}
