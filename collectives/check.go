@@ -290,9 +290,15 @@ func (a *Algorithm) VerifyRank(p Params, seed uint64, r int, bufs [][]uint64) er
 
 // Check runs a's schedule for p with real data over net and verifies every
 // element of every rank's buffers. seed picks the inputs (and, through the
-// engine, any randomness of net). It returns the run's result so that
-// callers can also look at timing.
+// engine, any randomness of net). Messages up to 64 KiB are eager. It
+// returns the run's result so that callers can also look at timing.
 func Check(a Algorithm, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
+	return CheckEager(a, p, seed, net, 64<<10)
+}
+
+// CheckEager is Check with messages above eager bytes sent by rendezvous
+// (0: every message that carries data).
+func CheckEager(a Algorithm, p Params, seed uint64, net sim.NetworkFactory, eager int64) (*sim.Result, error) {
 	s, err := a.Build(p)
 	if err != nil {
 		return nil, err
@@ -301,7 +307,7 @@ func Check(a Algorithm, p Params, seed uint64, net sim.NetworkFactory) (*sim.Res
 	if err != nil {
 		return nil, err
 	}
-	return run(s, d, p, seed, net)
+	return run(s, d, p, seed, net, eager)
 }
 
 // verify runs s, a schedule for collective c, with real data and checks it.
@@ -310,12 +316,12 @@ func verify(s sim.Schedule, c Collective, p Params, seed uint64, net sim.Network
 	if err != nil {
 		return nil, err
 	}
-	return run(s, d, p, seed, net)
+	return run(s, d, p, seed, net, 64<<10)
 }
 
 // run executes s with the buffers of d and verifies them.
-func run(s sim.Schedule, d *Data, p Params, seed uint64, net sim.NetworkFactory) (*sim.Result, error) {
-	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: d.Buffers, Host: sim.HostParams{EagerLimit: 64 << 10}})
+func run(s sim.Schedule, d *Data, p Params, seed uint64, net sim.NetworkFactory, eager int64) (*sim.Result, error) {
+	res, err := sim.Execute(sim.New(seed), s, sim.Config{Network: net, Data: d.Buffers, Host: sim.HostParams{EagerLimit: eager}})
 	if err != nil {
 		return res, fmt.Errorf("%s p=%d count=%d: %w", s.Name, p.Ranks, p.Count, err)
 	}

@@ -19,20 +19,27 @@ func counts(p int) []int64 {
 	return c
 }
 
-// Every algorithm, every p from 1 to 64, edge-case counts: exact data.
+// Every algorithm, every p from 1 to 64, edge-case counts: exact data,
+// with every message eager; and on fewer rank counts with every message
+// that carries data sent by rendezvous (a request, a reply, then the data),
+// and with a limit of 3 elements, where most algorithms mix the two.
 func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 	for _, a := range All() {
 		t.Run(a.ID(), func(t *testing.T) {
 			t.Parallel()
 			for p := 1; p <= 64; p++ {
-				for _, n := range counts(p) {
-					params := Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
-						Intra: []string{"binomial", "linear", "chain", "adapt", "segmented_binary"}[p%5]}
-					if refused(t, a, params) {
+				for _, eager := range []int64{64 << 10, 0, 24} {
+					if eager < 64<<10 && p > 24 && p != 31 && p != 32 && p != 47 && p != 64 {
 						continue
 					}
-					if _, err := Check(a, params, uint64(p)*1000+uint64(n), sim.RandomLatency(50*sim.Nanosecond)); err != nil {
-						t.Fatal(err)
+					for _, n := range counts(p) {
+						params := everyCase(p, n)
+						if refused(t, a, params) {
+							continue
+						}
+						if _, err := CheckEager(a, params, uint64(p)*1000+uint64(n), sim.RandomLatency(50*sim.Nanosecond), eager); err != nil {
+							t.Fatalf("eager limit %d: %v", eager, err)
+						}
 					}
 				}
 			}
@@ -40,42 +47,95 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 	}
 }
 
-// Property: under random timing, sizes, roots and element sizes, every
-// algorithm's schedule passes static validation and moves the right data.
-func TestAlgorithmsProperty(t *testing.T) {
-	algos := All()
-	rapid.Check(t, func(t *rapid.T) {
-		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
-		p := Params{
-			Ranks:    rapid.IntRange(1, 70).Draw(t, "ranks"),
-			Count:    rapid.Int64Range(0, 300).Draw(t, "count"),
-			ElemSize: rapid.SampledFrom([]int64{1, 4, 8}).Draw(t, "elemSize"),
+// everyCase is the exhaustive test's parameters for p ranks and count n:
+// roots, segments, node and group sizes and intra-node algorithms vary with
+// p.
+func everyCase(p int, n int64) Params {
+	return Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
+		Intra: []string{"binomial", "linear", "chain", "adapt", "segmented_binary"}[p%5]}
+}
+
+// The composites (hierarchical, SUARA) with every allreduce inside them,
+// eager and by rendezvous, and MPI_Sendrecv steps that overlap: exact data.
+func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
+	var inner []string
+	for _, a := range All() {
+		if a.Collective == Allreduce && a.Name != "hierarchical" && a.Name != "suara" {
+			inner = append(inner, a.Name)
 		}
-		p.Root = rapid.IntRange(0, p.Ranks-1).Draw(t, "root")
-		p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
-		p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
-		p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
-		p.Intra = rapid.SampledFrom([]string{"", "binomial", "linear", "chain", "adapt", "segmented_binary"}).Draw(t, "intra")
-		p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
-		p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
-		if rapid.Bool().Draw(t, "grid") {
-			p.Groups = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groups")
-		}
-		seed := rapid.Uint64().Draw(t, "seed")
-		if refused(t, a, p) {
-			return
-		}
-		s, err := a.Build(p)
+	}
+	for _, name := range []string{"hierarchical", "suara"} {
+		a, err := Lookup(Allreduce, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sim.Validate(sim.Materialize(s)); err != nil {
-			t.Fatalf("%s %+v: %v", a.ID(), p, err)
+		for _, in := range inner {
+			t.Run(name+"/"+in, func(t *testing.T) {
+				t.Parallel()
+				for _, p := range []int{1, 2, 3, 4, 6, 7, 9, 12, 16, 17} {
+					for _, eager := range []int64{64 << 10, 0} {
+						for _, n := range counts(p) {
+							params := everyCase(p, n)
+							params.Inner, params.Overlap = in, p%2 == 1
+							if refused(t, a, params) {
+								continue
+							}
+							if _, err := CheckEager(a, params, uint64(p)*1000+uint64(n), sim.RandomLatency(50*sim.Nanosecond), eager); err != nil {
+								t.Fatalf("inner %s, eager limit %d: %v", in, eager, err)
+							}
+						}
+					}
+				}
+			})
 		}
-		if _, err := Check(a, p, seed, sim.RandomLatency(sim.Time(rapid.Int64Range(0, 1e6).Draw(t, "jitter")))); err != nil {
-			t.Fatal(err)
-		}
-	})
+	}
+}
+
+// Property: under random timing, sizes, roots, element sizes and eager
+// limits, every algorithm's schedule passes static validation and moves the
+// right data; every algorithm gets its own draws, so none is left out of a
+// run.
+func TestAlgorithmsProperty(t *testing.T) {
+	for _, a := range All() {
+		t.Run(a.ID(), func(t *testing.T) {
+			t.Parallel()
+			rapid.Check(t, func(t *rapid.T) { propertyCase(t, a) })
+		})
+	}
+}
+
+func propertyCase(t *rapid.T, a Algorithm) {
+	p := Params{
+		Ranks:    rapid.IntRange(1, 70).Draw(t, "ranks"),
+		Count:    rapid.Int64Range(0, 300).Draw(t, "count"),
+		ElemSize: rapid.SampledFrom([]int64{1, 4, 8}).Draw(t, "elemSize"),
+	}
+	p.Root = rapid.IntRange(0, p.Ranks-1).Draw(t, "root")
+	p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
+	p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
+	p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
+	p.Intra = rapid.SampledFrom([]string{"", "binomial", "linear", "chain", "adapt", "segmented_binary"}).Draw(t, "intra")
+	p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
+	p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
+	p.Overlap = rapid.Bool().Draw(t, "overlap")
+	if rapid.Bool().Draw(t, "grid") {
+		p.Groups = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groups")
+	}
+	eager := rapid.SampledFrom([]int64{0, 16, 256, 64 << 10}).Draw(t, "eager")
+	seed := rapid.Uint64().Draw(t, "seed")
+	if refused(t, a, p) {
+		return
+	}
+	s, err := a.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Validate(sim.Materialize(s)); err != nil {
+		t.Fatalf("%s %+v: %v", a.ID(), p, err)
+	}
+	if _, err := CheckEager(a, p, seed, sim.RandomLatency(sim.Time(rapid.Int64Range(0, 1e6).Draw(t, "jitter"))), eager); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func largestDivisorBelow(n, limit int) int {

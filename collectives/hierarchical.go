@@ -3,6 +3,7 @@ package collectives
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // innerAllreduce builds the stepper of the allreduce algorithm named by
@@ -19,6 +20,27 @@ func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
 		return nil, fmt.Errorf("%s cannot run inside a subset", a.ID())
 	}
 	return a.newRank(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}, r), nil
+}
+
+// innerScratch is the scratch that the allreduces a composite runs in
+// subsets of the given sizes, on n elements each, need: buffer by buffer,
+// the most any of them does (they run one after another, and the
+// composite has no scratch of its own).
+func innerScratch(p Params, subsets []int, n int64) []int64 {
+	var most []int64
+	for _, q := range subsets {
+		a, err := Lookup(Allreduce, InnerAlgorithm(p, n))
+		if err != nil || a.scratch == nil {
+			continue
+		}
+		for i, c := range a.scratch(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}) {
+			if i == len(most) {
+				most = append(most, 0)
+			}
+			most[i] = max(most[i], c)
+		}
+	}
+	return most
 }
 
 // InnerAlgorithm names the allreduce that hierarchical and SUARA run in
@@ -90,7 +112,12 @@ func newHierarchical(p Params, r int) (stepper, error) {
 			if err != nil {
 				return nil, err
 			}
-			ph.list = append(ph.list, newSub(inner, leaders, tags+tagSpan, nil, part.Off))
+			leadersSub := newSub(inner, leaders, tags+tagSpan, nil, part.Off)
+			if sc := innerScratch(p, []int{nodes}, seg); len(sc) > 0 {
+				// Segments' allreduces overlap: each its own scratch.
+				leadersSub.scratchOff = int64(k) * slices.Max(sc)
+			}
+			ph.list = append(ph.list, leadersSub)
 		}
 		ph.list = append(ph.list, newSub(bcAlg.newRank(local, r%ns), members, tags+2*tagSpan, nil, part.Off))
 		h.segs = append(h.segs, ph)

@@ -168,6 +168,17 @@ type treeAllreduce struct {
 	tagBase   int
 	red, down int32
 	sentUp    int32
+	reduced   []int32 // at the tree's root: every reduction of every segment
+}
+
+// finals are the ops after which this rank's part holds the result: at the
+// root every reduction, elsewhere the last segment's broadcast (each
+// follows the one before).
+func (t *treeAllreduce) finals() []int32 {
+	if t.down >= 0 {
+		return []int32{t.down}
+	}
+	return t.reduced
 }
 
 func (t *treeAllreduce) step(b *builder) bool {
@@ -182,6 +193,9 @@ func (t *treeAllreduce) step(b *builder) bool {
 		reduced = append(reduced, b.recvReduce(t.real(c), t.tagBase+2*t.k, s))
 	}
 	ready := reduced
+	if parent < 0 {
+		t.reduced = append(t.reduced, reduced...)
+	}
 	if parent >= 0 {
 		t.sentUp = b.send(t.real(parent), t.tagBase+2*t.k, s, reduced...)
 		t.down = b.recv(t.real(parent), t.tagBase+2*t.k+1, s, t.sentUp, t.down)
@@ -218,6 +232,13 @@ func (d *doubleTree) step(b *builder) bool {
 	a := d.trees[0].step(b)
 	c := d.trees[1].step(b)
 	return a || c
+}
+
+// finals: the two halves finish apart, in either order; the last op
+// emitted is not the last to complete (what follows the double tree in a
+// composite must wait for both).
+func (d *doubleTree) finals() []int32 {
+	return append(d.trees[0].finals(), d.trees[1].finals()...)
 }
 
 // gatherThenBcast is Open MPI's linear allgather: every rank sends its

@@ -296,6 +296,23 @@ func init() {
 			Summary: "HAN-style (Luo et al. 2020): for each segment (--segment, default 64 KiB), a reduce inside each node to its first rank, an allreduce among those leaders, and a bcast inside the node; the algorithm at each level is an option (--intra: binomial by default, or linear, chain, adapt, segmented_binary; --inner for the leaders: recursive_doubling up to 64 KiB, ring above, by default). Segments overlap, so intra-node and inter-node stages run at the same time. Needs the machine's ranks per node (--node-size, or a machine with nodes): without it there is no hierarchy to use and the algorithm refuses.",
 			Cost:    "about T_reduce,intra(s) + T_allreduce,inter(s) + T_bcast,intra(s) + (k-1) max stage, for k segments of s",
 			newRank: func(p Params, r int) stepper { st, _ := newHierarchical(p, r); return st }, lookahead: 256,
+			scratch: func(p Params) []int64 {
+				// The leaders' allreduce of each segment has its own part of
+				// the scratch (segments overlap in time).
+				seg := p.Segment
+				if seg == 0 {
+					seg = max(1, (64<<10)/p.elemSize())
+				}
+				sc := innerScratch(p, []int{(p.Ranks + max(p.NodeSize, 1) - 1) / max(p.NodeSize, 1)}, min(seg, max(p.Count, 1)))
+				if len(sc) == 0 {
+					return nil
+				}
+				per := slices.Max(sc)
+				for i := range sc {
+					sc[i] = per * int64(segments(p.Count, seg))
+				}
+				return sc
+			},
 			needs: func(p Params) error {
 				if p.NodeSize < 1 {
 					return &Unsupported{Reason: "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"}
@@ -307,6 +324,9 @@ func init() {
 			Summary: "SUARA: L serial steps (--steps, default 2) on a grid of the ranks; in step i, the ranks that differ only in coordinate i allreduce the whole vector together, all subsets at once (--inner picks their algorithm). SUARA2 is L=2 on a G x Q grid (--groups G, default the most square). Each step runs on subsets of about p^(1/L) ranks, so latency terms shrink from p or log p of the whole job to L times those of a subset.",
 			Cost:    "sum over steps of T_inner(p_i, n), p_i the grid's i-th dimension",
 			newRank: func(p Params, r int) stepper { st, _ := newSuara(p, r); return st },
+			scratch: func(p Params) []int64 {
+				return innerScratch(p, suaraGrid(p.Ranks, max(p.Steps, 2), p.Groups), p.Count)
+			},
 			needs: func(p Params) error {
 				if p.Groups < 0 || p.Steps < 0 || p.Steps == 1 || p.Groups > 0 && p.Ranks%p.Groups != 0 {
 					return &Unsupported{Reason: fmt.Sprintf("suara needs --groups dividing the %d ranks and --steps of at least 2; use the defaults (--groups 0 --steps 2) to pick the grid", p.Ranks)}

@@ -16,6 +16,9 @@ type builder struct {
 	tagBase int
 	floor   []int32
 	offset  int64 // added to every data region's offset (a segment of the vector)
+	// scratchOff, when not 0, is added instead to the regions of buffers 1
+	// and up (scratch, in an allreduce): a segment's own part of them.
+	scratchOff int64
 	// overlap relaxes exchanges (Params.Overlap): a step waits for the
 	// previous step's receive only, not its send.
 	overlap bool
@@ -33,7 +36,11 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 			op.Peer = int32(b.members[op.Peer])
 		}
 		op.Tag += int32(b.tagBase)
-		op.Data.Off += b.offset
+		if op.Data.Buf > 0 && b.scratchOff != 0 {
+			op.Data.Off += b.scratchOff
+		} else {
+			op.Data.Off += b.offset
+		}
 		b.deps = append(b.deps, b.floor...)
 	}
 	op.After = b.deps[start:len(b.deps):len(b.deps)]
@@ -154,6 +161,10 @@ type sub struct {
 	tagBase int
 	floor   []int32
 	offset  int64 // the inner vector starts here in the rank's buffer
+	// scratchOff, when not 0, places the inner algorithm's scratch (buffers
+	// 1 and up) apart from offset: where parts of the vector run at once,
+	// their scratch must not overlap.
+	scratchOff int64
 	last    int32
 }
 
@@ -176,14 +187,17 @@ func (s *sub) done() []int32 {
 }
 
 func (s *sub) step(b *builder) bool {
-	saveM, saveT, saveF, saveO := b.members, b.tagBase, b.floor, b.offset
-	b.members, b.tagBase, b.floor, b.offset = s.members, s.tagBase, s.floor, s.offset
+	saveM, saveT, saveF, saveO, saveS := b.members, b.tagBase, b.floor, b.offset, b.scratchOff
+	b.members, b.tagBase, b.floor, b.offset, b.scratchOff = s.members, s.tagBase, s.floor, s.offset, s.scratchOff
 	if saveM != nil { // nested: compose the mappings
 		inner := make([]int, len(s.members))
 		for i, m := range s.members {
 			inner[i] = saveM[m]
 		}
 		b.members, b.tagBase, b.offset = inner, saveT+s.tagBase, saveO+s.offset
+		if s.scratchOff != 0 || saveS != 0 {
+			b.scratchOff = saveS + s.scratchOff
+		}
 		b.floor = append(append([]int32(nil), saveF...), s.floor...)
 	}
 	before := b.next
@@ -191,7 +205,7 @@ func (s *sub) step(b *builder) bool {
 	if b.next > before {
 		s.last = b.next - 1
 	}
-	b.members, b.tagBase, b.floor, b.offset = saveM, saveT, saveF, saveO
+	b.members, b.tagBase, b.floor, b.offset, b.scratchOff = saveM, saveT, saveF, saveO, saveS
 	return more
 }
 
