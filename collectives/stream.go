@@ -165,7 +165,7 @@ type sub struct {
 	// 1 and up) apart from offset: where parts of the vector run at once,
 	// their scratch must not overlap.
 	scratchOff int64
-	last    int32
+	last       int32
 }
 
 func newSub(inner stepper, members []int, tagBase int, floor []int32, offset int64) *sub {

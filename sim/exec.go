@@ -475,7 +475,7 @@ func (x *executor) read(r int32, op *Op) {
 		return
 	}
 	s := x.slot(r, idx)
-	*s = slot{kind: op.Kind, reduce: op.Reduce, conc: op.Concurrent, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, deps: -1, sdeps: -1, msg: noMsg}
+	*s = slot{notBefore: op.NotBefore, kind: op.Kind, reduce: op.Reduce, conc: op.Concurrent, cpu: op.CPU, nic: op.NIC, peer: op.Peer, tag: op.Tag, bytes: op.Bytes, dur: op.Dur, deps: -1, sdeps: -1, msg: noMsg}
 	if x.data != nil {
 		rk.data[int(idx)&(len(rk.data)-1)] = op.Data
 	}
@@ -674,15 +674,15 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 // than at once their other dependencies complete (a send's and a receive's
 // of one exchange: the receive's, later, issues the next step), and an op
 // read later that depends on it starts no earlier than at (see read). A
-// reactive source must learn of a completion when it happens, so its ops
-// that others need get the event.
+// reactive source is told ahead of time (CompletedAt) and holds the ops it
+// hands out later by the same rule, or declines, and the op gets its event.
 func (x *executor) completeAt(r, idx int32, at Time) {
 	if at == x.eng.Now() {
 		x.complete(r, idx)
 		return
 	}
 	s := x.slot(r, idx)
-	if x.ranks[r].reactive != nil && x.ranks[r].reactive.Needed(idx) || x.lastFor(r, s.deps) {
+	if re := x.ranks[r].reactive; re != nil && re.Needed(idx) && !re.CompletedAt(idx, at) || x.lastFor(r, s.deps) {
 		x.eng.At(at, x.id, pack(evDone, r, idx))
 		return
 	}

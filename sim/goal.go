@@ -169,14 +169,17 @@ type readySource struct {
 	pending []uint16 // by id, shared by every rank's source: dependencies not yet met
 	n       int      // the rank's ops
 	ready   []uint32 // ready ops (ids) not handed out, FIFO from rhead
+	readyAt []Time   // and when each may start (0: when handed out)
 	rhead   int
 	byIdx   []uint32 // the ops handed out, in handout order
+	floors  floors   // ops held until a dependency completed ahead of time completes
 }
 
 func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
 	s := &readySource{g: g, pending: pending, n: int(g.first[r+1] - g.first[r])}
 	for id := g.ready[r]; id < g.ready[r+1]; id++ {
 		s.ready = append(s.ready, id)
+		s.readyAt = append(s.readyAt, 0)
 	}
 	return s
 }
@@ -184,13 +187,15 @@ func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
 // Next implements Source: the ready ops, without dependency lists.
 func (s *readySource) Next(ops []Op) []Op {
 	end := min(s.rhead+256, len(s.ready))
-	for _, id := range s.ready[s.rhead:end] {
-		ops = append(ops, s.g.expand(id))
+	for i, id := range s.ready[s.rhead:end] {
+		op := s.g.expand(id)
+		op.NotBefore = s.readyAt[s.rhead+i]
+		ops = append(ops, op)
 		s.byIdx = append(s.byIdx, id)
 	}
 	s.rhead = end
 	if s.rhead == len(s.ready) {
-		s.ready, s.rhead = s.ready[:0], 0
+		s.ready, s.readyAt, s.rhead = s.ready[:0], s.readyAt[:0], 0
 	}
 	return ops
 }
@@ -199,8 +204,15 @@ func (s *readySource) release(users []uint32) {
 	for _, u := range users {
 		if s.pending[u]--; s.pending[u] == 0 {
 			s.ready = append(s.ready, u)
+			s.readyAt = append(s.readyAt, s.floors.take(u))
 		}
 	}
+}
+
+// CompletedAt implements ReactiveSource.
+func (s *readySource) CompletedAt(idx int32, at Time) bool {
+	o := s.g.op(s.byIdx[idx])
+	return s.floors.holdUsers(s.pending, s.g.usersOf(o)[:o.nUsers], at)
 }
 
 // Completed implements ReactiveSource.
@@ -294,3 +306,55 @@ func (c *chunked[T]) add(v T) {
 func (c *chunked[T]) at(i uint32) *T { return &c.chunks[i>>chunkBits][i&chunkMask] }
 
 func (c *chunked[T]) len() uint32 { return c.n }
+
+// floors are the ops of a rank that wait, besides their other
+// dependencies, for a dependency that completed ahead of time: each starts
+// no earlier than its floor. Few are held at once (in an exchange, the
+// next step waits for its send and its receive, and the send completes
+// ahead of time): a short list.
+type floors []opFloor
+
+type opFloor struct {
+	op uint32
+	at Time
+}
+
+// holdUsers decides for an op that completes at at, ahead of time, with
+// users users: if one of them waits for it alone it declines (false), and
+// the op must complete by an event; else each user counts it as met and is
+// held until at.
+func (f *floors) holdUsers(pending []uint16, users []uint32, at Time) bool {
+	for _, u := range users {
+		if pending[u] == 1 {
+			return false
+		}
+	}
+	for _, u := range users {
+		pending[u]--
+		f.hold(u, at)
+	}
+	return true
+}
+
+// hold records that op waits until at, at least.
+func (f *floors) hold(op uint32, at Time) {
+	for i := range *f {
+		if (*f)[i].op == op {
+			(*f)[i].at = max((*f)[i].at, at)
+			return
+		}
+	}
+	*f = append(*f, opFloor{op, at})
+}
+
+// take returns op's floor (0 if none) and forgets it.
+func (f *floors) take(op uint32) Time {
+	for i, e := range *f {
+		if e.op == op {
+			(*f)[i] = (*f)[len(*f)-1]
+			*f = (*f)[:len(*f)-1]
+			return e.at
+		}
+	}
+	return 0
+}

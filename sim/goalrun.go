@@ -167,7 +167,8 @@ type goalRank struct {
 	ended      bool   // every op issued
 	finished   bool
 	finish     Time
-	lastDone   Time // latest completion of ops completed ahead of time
+	lastDone   Time   // latest completion of ops completed ahead of time
+	floors     floors // ops held until a dependency completed ahead of time completes
 }
 
 // grow doubles a full table before an append, where append would grow a
@@ -214,6 +215,9 @@ func (x *goalRun) Handle(arg uint64) {
 	switch kind {
 	case evDone:
 		x.finishOp(r, uint32(idx)) // as the work queue, empty now, would
+	case evIssue: // its floor has come
+		x.makeReady(&x.ranks[r], uint32(idx))
+		x.work = append(x.work, pack(workRefill, r, 0))
 	case evStarted:
 		x.releaseStarts(r, uint32(idx))
 	default:
@@ -285,6 +289,12 @@ func (x *goalRun) release(r int32, users []uint32) {
 		if x.pending[u]--; x.pending[u] != 0 {
 			continue
 		}
+		if len(rk.floors) > 0 {
+			if at := rk.floors.take(u); at > x.eng.Now() {
+				x.eng.At(at, x.id, pack(evIssue, r, int32(u)))
+				continue
+			}
+		}
 		if direct && x.err == nil {
 			rk.handed++
 			rk.open++
@@ -342,17 +352,20 @@ func (x *goalRun) completeAt(r int32, id uint32, at Time) {
 	x.completeOpAt(r, id, x.g.op(id), at)
 }
 
-// completeOpAt is completeAt of op id, o, for callers that hold it.
+// completeOpAt is completeAt of op id, o, for callers that hold it. An op
+// completing later, whose users all wait for something else too, holds
+// them until then and completes ahead of time (floors.holdUsers), as the
+// program executor does.
 func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
 	if at == x.eng.Now() {
 		x.work = append(x.work, pack(workComplete, r, int32(id)))
 		return
 	}
-	if o.nUsers > 0 {
+	rk := &x.ranks[r]
+	if o.nUsers > 0 && !rk.floors.holdUsers(x.pending, x.g.usersOf(o)[:o.nUsers], at) {
 		x.eng.At(at, x.id, pack(evDone, r, int32(id)))
 		return
 	}
-	rk := &x.ranks[r]
 	rk.open--
 	rk.lastDone = max(rk.lastDone, at)
 	x.ops++

@@ -72,6 +72,10 @@ type Op struct {
 	// StartAfter lists earlier ops that must have started before this op
 	// starts (GOAL's irequires). Same rules as After.
 	StartAfter []int32
+	// NotBefore, from a ReactiveSource, is when the latest of the op's
+	// dependencies that completed ahead of time (CompletedAt) completes:
+	// it starts no earlier.
+	NotBefore Time
 }
 
 // String describes op for error messages and traces.
@@ -128,6 +132,13 @@ type ReactiveSource interface {
 	// Needed reports whether any op waits for op idx to complete; if not,
 	// the executor may complete it ahead of time without telling.
 	Needed(idx int32) bool
+	// CompletedAt reports, ahead of time, that op idx will complete at at
+	// (later than now): the ops waiting for it are then held until at
+	// (handed out with NotBefore) rather than released when it completes.
+	// It declines (false: report Completed at at instead) when some op
+	// waits for op idx alone, which the executor then starts by an event
+	// at at, as it would without the report.
+	CompletedAt(idx int32, at Time) bool
 }
 
 // ReduceOp is the element-wise combination applied by reducing receives.
