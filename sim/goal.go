@@ -311,8 +311,11 @@ func (c *chunked[T]) len() uint32 { return c.n }
 // dependencies, for a dependency that completed ahead of time: each starts
 // no earlier than its floor. Few are held at once (in an exchange, the
 // next step waits for its send and its receive, and the send completes
-// ahead of time): a short list.
-type floors []opFloor
+// ahead of time): one inline, the rest in a short list.
+type floors struct {
+	one  opFloor // at 0: none
+	more []opFloor
+}
 
 type opFloor struct {
 	op uint32
@@ -336,25 +339,42 @@ func (f *floors) holdUsers(pending []uint16, users []uint32, at Time) bool {
 	return true
 }
 
-// hold records that op waits until at, at least.
+// hold records that op waits until at, at least. A floor is a time
+// ahead, never 0: an inline entry at 0 is empty.
 func (f *floors) hold(op uint32, at Time) {
-	for i := range *f {
-		if (*f)[i].op == op {
-			(*f)[i].at = max((*f)[i].at, at)
+	switch {
+	case f.one.at == 0:
+		f.one = opFloor{op, at}
+		return
+	case f.one.op == op:
+		f.one.at = max(f.one.at, at)
+		return
+	}
+	for i := range f.more {
+		if f.more[i].op == op {
+			f.more[i].at = max(f.more[i].at, at)
 			return
 		}
 	}
-	*f = append(*f, opFloor{op, at})
+	f.more = append(f.more, opFloor{op, at})
 }
 
 // take returns op's floor (0 if none) and forgets it.
 func (f *floors) take(op uint32) Time {
-	for i, e := range *f {
+	if f.one.op == op && f.one.at != 0 {
+		at := f.one.at
+		f.one = opFloor{}
+		return at
+	}
+	for i, e := range f.more {
 		if e.op == op {
-			(*f)[i] = (*f)[len(*f)-1]
-			*f = (*f)[:len(*f)-1]
+			f.more[i] = f.more[len(f.more)-1]
+			f.more = f.more[:len(f.more)-1]
 			return e.at
 		}
 	}
 	return 0
 }
+
+// empty reports whether no op is held.
+func (f *floors) empty() bool { return f.one.at == 0 && len(f.more) == 0 }

@@ -289,7 +289,7 @@ func (x *goalRun) release(r int32, users []uint32) {
 		if x.pending[u]--; x.pending[u] != 0 {
 			continue
 		}
-		if len(rk.floors) > 0 {
+		if !rk.floors.empty() {
 			if at := rk.floors.take(u); at > x.eng.Now() {
 				x.eng.At(at, x.id, pack(evIssue, r, int32(u)))
 				continue

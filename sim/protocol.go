@@ -69,6 +69,34 @@ type opSide interface {
 	accept(r int32, op uint32, id uint32) (reduce Time, ok bool)
 }
 
+// done, started and accept call the executor: directly when it is the
+// GOAL executor (the fast path, which the compiler can then inline), else
+// through opSide.
+func (p *protocol) done(r int32, op uint32, at Time) {
+	if g, ok := p.x.(*goalRun); ok {
+		g.completeAt(r, op, at)
+		return
+	}
+	p.x.opDone(r, op, at)
+}
+
+func (p *protocol) started(r int32, op uint32, at Time) {
+	if g, ok := p.x.(*goalRun); ok {
+		if g.g.hasStarts {
+			g.startedWaited(r, op, at)
+		}
+		return
+	}
+	p.x.opStarted(r, op, at)
+}
+
+func (p *protocol) accept(r int32, op uint32, id uint32) (Time, bool) {
+	if g, ok := p.x.(*goalRun); ok {
+		return g.accept(r, op, id)
+	}
+	return p.x.accept(r, op, id)
+}
+
 // A message's state on its way (the network protocol's; LogGOPS uses the
 // first three).
 const (
@@ -301,8 +329,8 @@ func (p *protocol) send(r int32, op uint32, cpu, nic uint16, peer, tag int32, by
 func (p *protocol) calc(r int32, op uint32, cpu uint16, d Time) {
 	if p.net != nil {
 		start, end := p.h.occupy(r, cpu, p.eng.Now(), d)
-		p.x.opStarted(r, op, start)
-		p.x.opDone(r, op, end)
+		p.started(r, op, start)
+		p.done(r, op, end)
 		return
 	}
 	p.request(r, cpu, cpuRequest{age: p.newAge(r), d: d, ref: op, kind: reqCalc})
@@ -352,11 +380,11 @@ func (p *protocol) grant(r int32, cpu uint16, rq cpuRequest, now Time) {
 	switch rq.kind {
 	case reqCalc:
 		start, end := p.h.occupy(r, cpu, now, rq.d)
-		p.x.opStarted(r, rq.ref, start)
-		p.x.opDone(r, rq.ref, end)
+		p.started(r, rq.ref, start)
+		p.done(r, rq.ref, end)
 	case reqReduce:
 		_, end := p.h.occupy(r, cpu, max(now, rq.at), rq.d)
-		p.x.opDone(r, rq.ref, end)
+		p.done(r, rq.ref, end)
 	case reqSend:
 		p.startLogGOPS(rq.ref)
 	case reqIntake:
@@ -452,6 +480,10 @@ func (p *protocol) start(id uint32) {
 	m := &p.msgs[id]
 	q := p.h.nic(m.src, m.nic)
 	if tq := &p.tx[q]; tq.head == noMsg && tq.out == 0 && p.h.nicTx[q] <= p.eng.Now() {
+		if c := p.h.cpu(m.src, m.cpu); len(p.cpuWait[c]) == 0 && p.h.cpuFree[c] <= p.eng.Now() {
+			p.startLogGOPS(id) // the request would be granted at once
+			return
+		}
 		tq.out = 1
 		p.request(m.src, m.cpu, cpuRequest{age: m.sendAge(), ref: id, kind: reqSend})
 		return
@@ -519,7 +551,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 	if p.tx[q].head != noMsg {
 		p.arm(m.src, m.nic, p.h.nicTx[q])
 	}
-	p.x.opStarted(m.src, m.send, t)
+	p.started(m.src, m.send, t)
 	p.messages++
 	p.bytes += uint64(m.bytes)
 	a := p.newAge(m.src)
@@ -530,7 +562,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 		// To another partition of a parallel run, whose sends are all
 		// eager: the send is done.
 		m.sendDone = true
-		p.x.opDone(m.src, m.send, cpuEnd)
+		p.done(m.src, m.send, cpuEnd)
 		p.remote(t+lg.O+lg.L, &p.msgs[id])
 		p.releaseMsg(id)
 		return
@@ -538,7 +570,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 	if m.bytes <= p.eager {
 		// Not yet matched: the message record stays until it is.
 		m.sendDone = true
-		p.x.opDone(m.src, m.send, cpuEnd)
+		p.done(m.src, m.send, cpuEnd)
 	}
 	p.eng.At(t+lg.O+lg.L, p.id, pack(evArrive, 0, int32(id)))
 }
@@ -556,6 +588,15 @@ func (p *protocol) arrive(id uint32) {
 	m.next = noMsg
 	q := p.h.nic(m.dst, nic)
 	if p.rxHead[q] == noMsg {
+		now := p.eng.Now()
+		if !p.rxBusy[q] && p.h.nicRx[q] <= now && p.h.cpus == 1 {
+			if c := p.h.cpu(m.dst, 0); len(p.cpuWait[c]) == 0 && p.h.cpuFree[c] <= now {
+				// The request would be granted at once: take it in now.
+				p.rxBusy[q] = true
+				p.takeIn(m.dst, 0, nic, id)
+				return
+			}
+		}
 		p.rxHead[q], p.rxTail[q] = id, id
 		p.intake(m.dst, nic)
 		return
@@ -618,7 +659,7 @@ func (p *protocol) post(id uint32) {
 		m.state = msgSelf
 		if m.bytes <= p.eager {
 			m.sendDone = true
-			p.x.opDone(m.src, m.send, p.eng.Now())
+			p.done(m.src, m.send, p.eng.Now())
 		}
 		p.envelope(id)
 		return
@@ -639,7 +680,7 @@ func (p *protocol) Injected(id uint32, at Time) {
 	tq.out--
 	tq.free = max(tq.free, at)
 	m.sendDone = true
-	p.x.opDone(m.src, m.send, at)
+	p.done(m.src, m.send, at)
 	if m := &p.msgs[id]; m.matched {
 		p.releaseMsg(id)
 	}
@@ -686,7 +727,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 		// LogGOPS: taken in already (at intake). The receive completes when
 		// the intake ends, plus any reduction after it; a rendezvous send
 		// now.
-		reduce, ok := p.x.accept(r, recv, id)
+		reduce, ok := p.accept(r, recv, id)
 		if !ok {
 			return
 		}
@@ -695,7 +736,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 			cpu, _ := p.x.recvPlace(r, recv)
 			p.request(r, cpu, cpuRequest{age: p.newAge(r), at: end, d: reduce, ref: recv, kind: reqReduce})
 		} else {
-			p.x.opDone(r, recv, end)
+			p.done(r, recv, end)
 		}
 		m = &p.msgs[id]
 		m.matched = true
@@ -704,7 +745,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 			return
 		}
 		m.sendDone = true
-		p.x.opDone(m.src, m.send, max(now, m.localAt))
+		p.done(m.src, m.send, max(now, m.localAt))
 		p.releaseMsg(id)
 		return
 	}
@@ -717,7 +758,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 	p.finishRecv(r, recv, id)
 	if m := &p.msgs[id]; m.state == msgSelf && !m.sendDone {
 		m.sendDone = true
-		p.x.opDone(m.src, m.send, p.eng.Now())
+		p.done(m.src, m.send, p.eng.Now())
 		p.releaseMsg(id)
 	}
 }
@@ -725,13 +766,13 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 // finishRecv completes receive op recv of rank r with the data of message
 // id, now here: o and its reduction on its CPU (with a Network).
 func (p *protocol) finishRecv(r int32, recv uint32, id uint32) {
-	reduce, ok := p.x.accept(r, recv, id)
+	reduce, ok := p.accept(r, recv, id)
 	if !ok {
 		return
 	}
 	cpu, _ := p.x.recvPlace(r, recv)
 	_, end := p.h.occupy(r, cpu, p.eng.Now(), p.overhead+reduce)
-	p.x.opDone(r, recv, end)
+	p.done(r, recv, end)
 	m := &p.msgs[id]
 	m.matched = true
 	if m.sendDone {
