@@ -218,12 +218,17 @@ func treeOf(v, p int) (parent int, children []int) {
 }
 
 // segmentedTree runs a segmented binary-tree bcast or reduce in one of two
-// styles. Event-driven (ADAPT, Luo et al. 2018): every segment's receives
-// are posted at once and each segment moves on as soon as it arrives (bcast)
-// or as soon as all children's copies are reduced (reduce), so a delayed
-// rank delays only what passes through it. Lock-step (the classic
-// segmented tree): segment k+1 starts only once everything of segment k on
-// this rank is done, as with an MPI_Waitall per step.
+// styles. Event-driven (ADAPT, Luo et al. 2018): each segment moves on as
+// soon as it arrives (bcast) or as soon as all children's copies are
+// reduced (reduce), so a delayed rank delays only what passes through it;
+// as Open MPI's ADAPT does, a rank keeps at most adaptRecvs receives posted
+// per peer and adaptSends sends in flight per peer (its defaults,
+// coll_adapt_ibcast.c and coll_adapt_ireduce.c: max_recv_requests 3,
+// max_send_requests 2): segment k's receive from a peer waits for the
+// receive of segment k-3 from it, and its send to a peer for the send of
+// segment k-2 to it. Lock-step (the classic segmented tree): segment k+1
+// starts only once everything of segment k on this rank is done, as with
+// an MPI_Waitall per step.
 type segmentedTree struct {
 	c          Collective
 	lockstep   bool
@@ -232,6 +237,24 @@ type segmentedTree struct {
 	k, nseg    int
 	prevStep   []int32
 	reduced    []int32 // a reduce's root: every reduction of every segment
+	// ADAPT's last receives and sends, per peer (parent first, then
+	// children): the ops the window of segments in flight waits on.
+	recvs, sends [3][]int32
+}
+
+// ADAPT's windows: receives posted and sends in flight per peer.
+const (
+	adaptRecvs = 3
+	adaptSends = 2
+)
+
+// window returns the op a new one in a window of w on peer i must wait
+// for: the one w before it, or -1.
+func window(ops *[3][]int32, i, w int) int32 {
+	if len(ops[i]) < w {
+		return -1
+	}
+	return ops[i][len(ops[i])-w]
 }
 
 // finals: a reduce's root is done when every segment of every child is in.
@@ -249,28 +272,48 @@ func (s *segmentedTree) step(b *builder) bool {
 	if s.lockstep {
 		after = s.prevStep
 	}
+	// recvWait and sendWait: ADAPT's window on peer i (0 the parent, 1 and
+	// 2 the children); nothing in lock step, which waits for the step.
+	recvWait := func(i int) int32 {
+		if s.lockstep {
+			return -1
+		}
+		return window(&s.recvs, i, adaptRecvs)
+	}
+	sendWait := func(i int) int32 {
+		if s.lockstep {
+			return -1
+		}
+		return window(&s.sends, i, adaptSends)
+	}
 	var step []int32
 	if s.c == Bcast {
 		got := int32(-1)
 		if parent >= 0 {
-			got = b.recv(abs(parent), s.k, seg, after...)
+			got = b.recv(abs(parent), s.k, seg, append([]int32{recvWait(0)}, after...)...)
 			step = append(step, got)
+			s.recvs[0] = append(s.recvs[0], got)
 		}
-		for _, c := range children {
-			step = append(step, b.send(abs(c), s.k, seg, append([]int32{got}, after...)...))
+		for i, c := range children {
+			sent := b.send(abs(c), s.k, seg, append([]int32{got, sendWait(1 + i)}, after...)...)
+			step = append(step, sent)
+			s.sends[1+i] = append(s.sends[1+i], sent)
 		}
 	} else {
 		var reduced []int32
-		for _, c := range children {
-			rr := b.recvReduce(abs(c), s.k, seg, after...)
+		for i, c := range children {
+			rr := b.recvReduce(abs(c), s.k, seg, append([]int32{recvWait(1 + i)}, after...)...)
 			reduced = append(reduced, rr)
 			step = append(step, rr)
+			s.recvs[1+i] = append(s.recvs[1+i], rr)
 			if parent < 0 {
 				s.reduced = append(s.reduced, rr)
 			}
 		}
 		if parent >= 0 {
-			step = append(step, b.send(abs(parent), s.k, seg, append(reduced, after...)...))
+			sent := b.send(abs(parent), s.k, seg, append(append(reduced, sendWait(0)), after...)...)
+			step = append(step, sent)
+			s.sends[0] = append(s.sends[0], sent)
 		}
 	}
 	s.prevStep = step

@@ -120,6 +120,21 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	if err := cmdutil.Table(streams.Out, rows); err != nil {
 		return err
 	}
+	// What differs between the two reduces without noise: how long a
+	// segment, once reduced, waits for its send up.
+	var waits [2]float64
+	for i, name := range []string{"segmented_binary", "adapt"} {
+		a, _ := collectives.Lookup(collectives.Reduce, name)
+		params, err := cmdutil.Call(collectives.Reduce, ps[0], ss[0], o.elem, 0)
+		if err != nil {
+			return err
+		}
+		if waits[i], err = sendWait(m, a, params); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(streams.Out, "reduce without noise: a segment leaves for the parent %s after its last reduction on average (lock-step: %s), on the ranks with a parent and children\n",
+		cmdutil.Seconds(waits[1]), cmdutil.Seconds(waits[0]))
 	var xs, ys []float64
 	for i, r := range lines[0].X { // a log axis has no place for rate 0
 		if r > 0 {
@@ -152,4 +167,44 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// sendWait runs reduce algorithm a once, without noise, and returns the
+// mean time, over the ranks with a parent and children, from a segment's
+// last reduction to the start of its send to the parent: what the CPU,
+// busy with other work, makes it wait (sends and receives of one segment
+// share its tag).
+func sendWait(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
+	s, err := a.Build(params)
+	if err != nil {
+		return 0, err
+	}
+	place, err := m.Place(params.Ranks, "", 1)
+	if err != nil {
+		return 0, err
+	}
+	net, err := m.Analytic(place)
+	if err != nil {
+		return 0, err
+	}
+	type key struct{ rank, tag int32 }
+	reduced := map[key]sim.Time{}
+	var sum sim.Time
+	var n int
+	_, err = sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: m.Host, Trace: func(e sim.TraceEvent) {
+		k := key{e.Rank, e.Op.Tag}
+		switch {
+		case e.Completed && e.Op.Kind == sim.OpRecv:
+			reduced[k] = max(reduced[k], e.At)
+		case !e.Completed && e.Op.Kind == sim.OpSend:
+			if at, ok := reduced[k]; ok { // a rank with children
+				sum += e.At - at
+				n++
+			}
+		}
+	}})
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	return (sum / sim.Time(n)).Seconds(), nil
 }
