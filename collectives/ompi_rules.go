@@ -15,35 +15,6 @@ var ompiCollectiveIDs = map[Collective]int{
 	Allgather: 0, Allreduce: 2, Alltoall: 3, Barrier: 6, Bcast: 7, Gather: 9, Reduce: 11, ReduceScatter: 12, Scatter: 15,
 }
 
-// OmpiAlgorithm returns Open MPI's coll/tuned number for collsim's
-// algorithm name, and a note when Open MPI's algorithm of that number is
-// only close to collsim's (the note the selector prints, such as "pipeline"
-// for chain). An exact match is preferred; among close ones, the highest
-// number (for the chain, Open MPI's single-chain "pipeline" over its
-// multi-chain "chain"). ok is false when Open MPI has no such algorithm.
-func OmpiAlgorithm(c Collective, name string) (number int, note string, ok bool) {
-	t, found := ompiTables[c]
-	if !found {
-		return 0, "", false
-	}
-	numbers := make([]int, 0, len(t.names))
-	for n := range t.names {
-		numbers = append(numbers, n)
-	}
-	slices.Sort(numbers)
-	for _, n := range numbers {
-		ours, theirs, approx := strings.Cut(t.names[n], "|")
-		if ours != name {
-			continue
-		}
-		if !approx {
-			return n, "", true
-		}
-		number, note, ok = n, theirs, true
-	}
-	return number, note, ok
-}
-
 // OmpiRule is one line of a rules file: from MinBytes up (until the next
 // rule's MinBytes), communicators of the enclosing size use Algorithm
 // (Open MPI's number) with segments of SegmentBytes (0: Open MPI's own).

@@ -400,12 +400,11 @@ func init() {
 				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}},
 		{Collective: Reduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004; MPICH's long-message reduce); rank 0 forwards the result to another root. Bandwidth-optimal for long vectors. Powers of two only.",
+			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to new rank 0 (Rabenseifner 2004; MPICH's long-message reduce, reduce_intra_reduce_scatter_gather.c); that rank forwards the result to another root. For p not a power of two the surplus ranks first fold their vector into a partner, as MPICH does. Bandwidth-optimal for long vectors.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
 				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-			},
-			needs: pow2Only("reduce/binomial or reduce/chain")},
+			}},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
 			Summary: "The root scatters one block to each rank, then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn; MPICH's medium-message bcast for powers of two). log2 p allgather steps instead of the ring's p-1. Powers of two only.",
 			Cost:    "about (p-1)(a + nb/p) + log2 p a + (p-1)/p nb",
@@ -521,6 +520,7 @@ func init() {
 			Cost:    "ceil(log2 p) a",
 			newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: -1} }},
 	}
+	registry = append(registry, libraryAlgorithms()...)
 }
 
 // All returns every algorithm, ordered by collective then name.

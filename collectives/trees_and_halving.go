@@ -114,9 +114,10 @@ func (s *rhReduceScatter) step(b *builder) bool {
 }
 
 // rabenseifnerReduce: a reduce-scatter by recursive halving, then a
-// binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004;
-// MPICH's long-message reduce), and rank 0 hands the result to the root if
-// that is another rank. Powers of two.
+// binomial gather of the reduced blocks among the pof2 new ranks to new
+// rank 0 (Rabenseifner 2004; MPICH's long-message reduce, which folds the
+// surplus ranks first as rhReduceScatter does), and that rank hands the
+// result to the root if that is another rank.
 type rabenseifnerReduce struct {
 	rs        rhReduceScatter
 	r, p      int
@@ -129,39 +130,46 @@ type rabenseifnerReduce struct {
 }
 
 func (s *rabenseifnerReduce) step(b *builder) bool {
+	rs := &s.rs
+	holder := rs.real(0) // new rank 0 gathers the result
 	switch s.stage {
-	case 0:
-		if s.rs.step(b) {
+	case 0: // the reduce-scatter, without handing folded ranks a block
+		if rs.stage < 2 {
+			rs.step(b)
 			return true
 		}
-		s.stage, s.mask, s.last = 1, 1, s.rs.last
+		s.stage, s.mask, s.last = 1, 1, rs.last
+		if rs.newrank < 0 {
+			s.stage = 3
+		}
 		return true
-	case 1: // binomial gather: ranks with bit mask set send [r, r+mask) down
-		if s.mask >= s.p {
+	case 1: // binomial gather over new ranks: bit mask set sends [v, v+mask) down
+		v := rs.newrank
+		if s.mask >= rs.pof2 {
 			s.stage = 2
 			return true
 		}
 		tag := 100 + ceilLog2(s.mask+1)
-		if s.r&s.mask != 0 {
-			b.send(s.r-s.mask, tag, blocks(0, s.n, s.p, s.r, s.r+s.mask), s.last)
+		if v&s.mask != 0 {
+			b.send(rs.real(v-s.mask), tag, rs.span(v, v+s.mask), s.last)
 			s.stage = 3
 			return true
 		}
-		if s.r+s.mask < s.p {
-			s.last = b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, s.r+2*s.mask), s.last)
+		if v+s.mask < rs.pof2 {
+			s.last = b.recv(rs.real(v+s.mask), tag, rs.span(v+s.mask, v+2*s.mask), s.last)
 		}
 		s.mask <<= 1
 		return true
-	case 2: // rank 0 holds the result
+	case 2: // new rank 0 holds the result
 		s.stage = 3
-		if s.root != 0 {
+		if s.root != holder {
 			b.send(s.root, 200, sim.Region{Count: s.n}, s.last)
 		}
 		return true
 	case 3:
 		s.stage = 4
-		if s.r == s.root && s.root != 0 {
-			b.recv(0, 200, sim.Region{Count: s.n}, s.last)
+		if s.r == s.root && s.root != holder {
+			b.recv(holder, 200, sim.Region{Count: s.n}, s.last)
 			return true
 		}
 	}
