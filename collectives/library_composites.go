@@ -20,8 +20,12 @@ type Part struct {
 
 // Stage is one step of a composite algorithm's segment: the parts that run
 // at once on disjoint sub-communicators (every node's part, say), all
-// alike or differing only in size.
-type Stage []Part
+// alike or differing only in size. Local stages run inside nodes, the
+// others among nodes (or, for nonoverlapping, on all ranks).
+type Stage struct {
+	Local bool
+	Parts []Part
+}
 
 // Composite describes how a composite algorithm runs for p: the stages of
 // one full segment, the stages of the last one, and how many segments
@@ -78,7 +82,7 @@ func nonoverlappingStages(p Params) ([]Stage, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Stage{{Algorithm: a, Params: pick.params}})
+		out = append(out, Stage{Parts: []Part{{Algorithm: a, Params: pick.params}}})
 	}
 	return out, nil
 }
@@ -218,7 +222,7 @@ func (lv twoLevel) stages(p Params, n int64) ([]Stage, error) {
 	}
 	var out []Stage
 	for _, st := range lv.steps {
-		var stage Stage
+		stage := Stage{Local: !st.up}
 		groups := sizes
 		if st.up {
 			groups = []int{nodes}
@@ -235,9 +239,9 @@ func (lv twoLevel) stages(p Params, n int64) ([]Stage, error) {
 			if err != nil {
 				return nil, err
 			}
-			stage = append(stage, Part{Algorithm: a, Params: q})
+			stage.Parts = append(stage.Parts, Part{Algorithm: a, Params: q})
 		}
-		if len(stage) > 0 {
+		if len(stage.Parts) > 0 {
 			out = append(out, stage)
 		}
 	}
@@ -321,7 +325,7 @@ func newNonoverlapping(p Params, r int) (stepper, error) {
 	}
 	ph := &phases{}
 	for i, st := range stages {
-		part := st[0]
+		part := st.Parts[0]
 		if part.Algorithm.scratch != nil {
 			return nil, fmt.Errorf("%s cannot run inside nonoverlapping", part.Algorithm.ID())
 		}

@@ -191,7 +191,7 @@ func TestNonoverlappingComposition(t *testing.T) {
 		if err != nil || !ok || len(comp.Full) != 2 || comp.Segments != 1 {
 			t.Fatalf("%d ranks: %+v %v %v", tc.ranks, comp, ok, err)
 		}
-		red, bc := comp.Full[0][0], comp.Full[1][0]
+		red, bc := comp.Full[0].Parts[0], comp.Full[1].Parts[0]
 		if red.Algorithm.ID() != "reduce/"+tc.red || bc.Algorithm.ID() != "bcast/"+tc.bc || red.Params.Root != 0 || bc.Params.Root != 0 {
 			t.Errorf("%d ranks %d elements: %s (root %d) then %s (root %d), want reduce/%s then bcast/%s from 0",
 				tc.ranks, tc.count, red.Algorithm.ID(), red.Params.Root, bc.Algorithm.ID(), bc.Params.Root, tc.red, tc.bc)
@@ -278,7 +278,7 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	var got []string
 	for _, st := range comp.Full {
-		got = append(got, st[0].Algorithm.ID())
+		got = append(got, st.Parts[0].Algorithm.ID())
 	}
 	if want := "reduce/binomial reduce/rabenseifner bcast/linear bcast/linear"; strings.Join(got, " ") != want || comp.Segments != 3 {
 		t.Errorf("han parts %v in %d segments, want %s in 3", got, comp.Segments, want)
@@ -293,7 +293,7 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	got = got[:0]
 	for _, st := range comp.Full {
-		got = append(got, st[0].Algorithm.ID())
+		got = append(got, st.Parts[0].Algorithm.ID())
 	}
 	if want := "reduce/rabenseifner allreduce/rabenseifner bcast/binomial"; strings.Join(got, " ") != want || comp.Segments != 1 {
 		t.Errorf("smp parts %v in %d segments, want %s in 1", got, comp.Segments, want)

@@ -1,0 +1,187 @@
+package cost
+
+import (
+	"github.com/collsim/collsim/collectives"
+)
+
+// Closed forms of the algorithms that reproduce what the MPI libraries run
+// (collectives/library_*.go). They are added to the tables here, in an
+// init that runs after those of hockney.go and levels.go (Go runs a
+// package's init functions in the order of its file names).
+func init() {
+	formulas["bcast/scatter_rd_allgather"] = func(m Hockney, s size) Prediction { return binomialScatterAllgather(m, s, false) }
+	formulas["bcast/scatter_ring_allgather"] = func(m Hockney, s size) Prediction { return binomialScatterAllgather(m, s, true) }
+	formulas["alltoall/scattered"] = func(m Hockney, s size) Prediction { return batchedAlltoall(m, s, 32) }
+	for _, name := range []string{"allreduce/nonoverlapping", "allreduce/han", "allreduce/smp"} {
+		formulas[name] = func(m Hockney, s size) Prediction { return composite(Levels{m, m}, s, name) }
+	}
+	for _, name := range []string{"allreduce/han", "allreduce/smp"} {
+		levelForms[name] = func(l Levels, s size) Prediction { return composite(l, s, name) }
+	}
+}
+
+// batchedAlltoall: the linear alltoall in batches of window partners
+// (MPICH's scattered, 32), each batch after the one before: a batch of k
+// other ranks costs alpha + k c beta (the rank's port sends its k blocks
+// back to back while it takes in k from the others), the rank's exchange
+// with itself costs nothing. Exact, as linear_sync's form (window 8).
+func batchedAlltoall(m Hockney, s size, window int) Prediction {
+	var t float64
+	for first := 0; first < s.p; first += window {
+		others := min(first+window, s.p) - first
+		if first == 0 {
+			others--
+		}
+		if others > 0 {
+			t += m.Alpha + float64(others)*s.n*m.Beta
+		}
+	}
+	return exact(t)
+}
+
+// binomialScatterAllgather: the libraries' scatter-allgather bcast
+// (collectives.binomialScatterAllgather), blocks of c = ceil(n/p)
+// elements. The scatter is evaluated over the tree, rank by rank: a rank
+// that has its subtree's blocks at T sends its children theirs one after
+// another, largest subtree first, each leaving its port after the one
+// before and arriving alpha later; the scatter ends at the latest arrival.
+// Upper bound: that end plus the allgather from a common start (finishing
+// times only grow with start times): the ring's p-1 steps of
+// alpha + c beta, or recursive doubling's steps of alpha + (blocks of a
+// subtree) beta, each followed, where the partner subtree runs past p,
+// by up to log2 of the distance more sends of that much. Lower bound: a
+// rank other than the root holds nothing and must take in the whole vector
+// through its port, alpha + n beta. Exact for one rank.
+func binomialScatterAllgather(m Hockney, s size, ring bool) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	ss := (s.count + int64(s.p) - 1) / int64(s.p)
+	bytes := func(lo, hi int) float64 {
+		off := min(int64(lo)*ss, s.count)
+		end := min(int64(hi)*ss, s.count)
+		return float64(max(0, end-off) * s.elem)
+	}
+	// Scatter: at[v] is when relative rank v has its subtree's blocks.
+	at := make([]float64, s.p)
+	end := 0.0
+	top := 1
+	for top < s.p {
+		top <<= 1
+	}
+	for v := 0; v < s.p; v++ {
+		m0 := top
+		if v != 0 {
+			m0 = v & -v
+		}
+		t := at[v]
+		for c := m0 >> 1; c > 0; c >>= 1 {
+			if v+c >= s.p {
+				continue
+			}
+			if b := bytes(v+c, v+2*c); b > 0 {
+				t += b * m.Beta
+				at[v+c] = t + m.Alpha
+				end = max(end, at[v+c])
+			}
+		}
+	}
+	var ag float64
+	if ring {
+		ag = float64(s.p-1) * (m.Alpha + bytes(0, 1)*m.Beta)
+	} else {
+		for mask := 1; mask < s.p; mask <<= 1 {
+			step := m.Alpha + bytes(0, mask)*m.Beta
+			ag += step
+			if s.p%(2*mask) != 0 { // some partner subtree runs past p
+				ag += float64(log2Floor(mask)) * step
+			}
+		}
+	}
+	lower := m.Alpha + s.n*m.Beta
+	if s.count == 0 {
+		lower = m.Alpha
+	}
+	return Prediction{Time: end + ag, Lower: lower}
+}
+
+// composite prices the MPI libraries' composite allreduces
+// (collectives.CompositeOf): Open MPI's nonoverlapping (a reduce, then a
+// bcast, on all ranks: Global), and the two-level han and smp (stages
+// inside nodes on Local, among the nodes' first ranks on Global). A stage
+// takes as long as its slowest part (nodes work at once and share
+// nothing). One segment on nodes of one size: the sum of the stages, each
+// starting when the one before has ended everywhere it matters (a bcast's
+// root ends the reduce last; a node's bcast starts when its first rank has
+// the result, and the last of them still has the whole bcast to run):
+// exact where the stages' forms are. With k segments, which overlap: the
+// k-fold sum is the upper bound and the last segment's stages, or what a
+// node's first rank must take in through its port for every segment (a
+// segment from its node's reduce, (N-1)/N of one from the other nodes),
+// the lower. With nodes of unequal sizes the stages among nodes lose their
+// lower bound (a small node's first rank starts them early).
+func composite(l Levels, s size, name string) Prediction {
+	p := s.orig
+	a, err := collectives.Lookup(collectives.Allreduce, name[len("allreduce/"):])
+	if err != nil {
+		return noForm()
+	}
+	comp, ok, err := collectives.CompositeOf(a, p)
+	if !ok || err != nil {
+		return noForm()
+	}
+	uneven := p.NodeSize > 0 && s.p%p.NodeSize != 0
+	sum := func(stages []collectives.Stage) (Prediction, bool) {
+		total := Prediction{Exact: true}
+		for _, st := range stages {
+			m := l.Global
+			if st.Local {
+				m = l.Local
+			}
+			var worst Prediction
+			for i, part := range st.Parts {
+				pr, err := m.Predict(part.Algorithm, part.Params)
+				if err != nil {
+					return total, false
+				}
+				if i == 0 {
+					worst = pr
+				} else {
+					worst = Prediction{Time: max(worst.Time, pr.Time), Lower: max(worst.Lower, pr.Lower)}
+				}
+			}
+			if uneven && !st.Local {
+				worst.Lower, worst.Exact = 0, false
+			}
+			total.Time, total.Lower = total.Time+worst.Time, total.Lower+worst.Lower
+			total.Exact = total.Exact && worst.Exact
+		}
+		return total, true
+	}
+	if len(comp.Full) == 0 { // one rank: nothing to do
+		return exact(0)
+	}
+	full, ok1 := sum(comp.Full)
+	last, ok2 := sum(comp.Last)
+	if !ok1 || !ok2 {
+		return noForm()
+	}
+	if comp.Segments == 1 {
+		if full.Exact && full.Time == full.Lower {
+			return exact(full.Time)
+		}
+		return Prediction{Time: full.Time, Lower: full.Lower}
+	}
+	k := float64(comp.Segments)
+	segBytes := float64(min(comp.Full[0].Parts[0].Params.Count, s.count) * s.elem)
+	perSegment := 0.0
+	ns := min(max(p.NodeSize, 1), s.p)
+	nodes := (s.p + ns - 1) / ns
+	if ns > 1 {
+		perSegment += segBytes * l.Local.Beta
+	}
+	if nodes > 1 {
+		perSegment += float64(nodes-1) / float64(nodes) * segBytes * l.Global.Beta
+	}
+	return Prediction{Time: (k-1)*full.Time + last.Time, Lower: max(last.Lower, (k-1)*perSegment)}
+}
