@@ -71,3 +71,20 @@ func WriteOmpiRules(w io.Writer, header string, all []OmpiRules) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// OmpiSegmentBytes is the segment size, in bytes, to write in a rules
+// file for algorithm a as collsim ran it with p: for Open MPI's segmented
+// algorithms (the pipeline, the segmented ring, the binary reduce), which
+// given a segment size of 0 run unsegmented (COLL_BASE_COMPUTED_SEGCOUNT,
+// coll_base_functions.h), the segment collsim used; 0 for the others.
+func OmpiSegmentBytes(a Algorithm, p Params) int64 {
+	switch a.ID() {
+	case "bcast/chain", "reduce/chain":
+		return newChain(a.Collective, p, 0).seg * p.elemSize()
+	case "reduce/segmented_binary":
+		return newSegmentedTree(Reduce, true, p, 0).seg * p.elemSize()
+	case "allreduce/segmented_ring":
+		return newSegmentedRing(p, 0).seg * p.elemSize()
+	}
+	return 0
+}

@@ -43,15 +43,18 @@ func batchedAlltoall(m Hockney, s size, window int) Prediction {
 // (collectives.binomialScatterAllgather), blocks of c = ceil(n/p)
 // elements. The scatter is evaluated over the tree, rank by rank: a rank
 // that has its subtree's blocks at T sends its children theirs one after
-// another, largest subtree first, each leaving its port after the one
-// before and arriving alpha later; the scatter ends at the latest arrival.
+// another, largest subtree first, with blocking sends: each arrives
+// alpha + b beta after it starts, and the next starts at the latest then
+// (an eager send is done when its data has left, a rendezvous one when it
+// has arrived); the scatter ends, at the latest, at the last arrival.
 // Upper bound: that end plus the allgather from a common start (finishing
 // times only grow with start times): the ring's p-1 steps of
 // alpha + c beta, or recursive doubling's steps of alpha + (blocks of a
 // subtree) beta, each followed, where the partner subtree runs past p,
-// by up to log2 of the distance more sends of that much. Lower bound: a
-// rank other than the root holds nothing and must take in the whole vector
-// through its port, alpha + n beta. Exact for one rank.
+// by up to log2 of the distance more sends of that much. Lower bound: the
+// root's port sends every block but its own, one message after another,
+// and the last arrives alpha later (every rank sends at least one message
+// in the allgather). Exact for one rank.
 func binomialScatterAllgather(m Hockney, s size, ring bool) Prediction {
 	if s.p == 1 {
 		return exact(0)
@@ -80,8 +83,11 @@ func binomialScatterAllgather(m Hockney, s size, ring bool) Prediction {
 				continue
 			}
 			if b := bytes(v+c, v+2*c); b > 0 {
-				t += b * m.Beta
-				at[v+c] = t + m.Alpha
+				// The next blocking send starts once this one is done:
+				// when its data has left (eager), at the latest when it
+				// has arrived (rendezvous).
+				t += m.Alpha + b*m.Beta
+				at[v+c] = t
 				end = max(end, at[v+c])
 			}
 		}
@@ -98,11 +104,7 @@ func binomialScatterAllgather(m Hockney, s size, ring bool) Prediction {
 			}
 		}
 	}
-	lower := m.Alpha + s.n*m.Beta
-	if s.count == 0 {
-		lower = m.Alpha
-	}
-	return Prediction{Time: end + ag, Lower: lower}
+	return Prediction{Time: end + ag, Lower: m.Alpha + bytes(1, s.p)*m.Beta}
 }
 
 // composite prices the MPI libraries' composite allreduces

@@ -257,6 +257,6 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 		return a, "", p, err
 	}
 	q.Shape.Apply(&p, m)
-	a, chosenBy, err = Algorithm(c, algo, p)
+	a, chosenBy, err = Algorithm(c, algo, &p)
 	return a, chosenBy, p, err
 }
