@@ -327,7 +327,7 @@ func init() {
 			Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
 			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
 		{Collective: Bcast, Name: "scatter_allgather",
-			Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
+			Summary: "The root sends each rank its block of the vector, one message after another (a linear scatter), then the blocks circulate in a ring allgather (van de Geijn's broadcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages). The MPI libraries scatter by a binomial tree instead: scatter_ring_allgather.",
 			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}
@@ -406,7 +406,7 @@ func init() {
 				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
-			Summary: "The root scatters one block to each rank, then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn; MPICH's medium-message bcast for powers of two). log2 p allgather steps instead of the ring's p-1. Powers of two only.",
+			Summary: "The root sends each rank its block (a linear scatter), then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn). log2 p allgather steps instead of the ring's p-1. Powers of two only. MPICH's and Open MPI's version, with a binomial scatter and any p, is scatter_rd_allgather.",
 			Cost:    "about (p-1)(a + nb/p) + log2 p a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: -1}}

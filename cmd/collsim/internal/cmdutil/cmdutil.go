@@ -274,7 +274,7 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 const DefaultElemSize = 8
 
 // ElemSizeUsage is the --elem-size flag's help.
-const ElemSizeUsage = "bytes per element (default 8: a double, MPI_DOUBLE)"
+const ElemSizeUsage = "bytes per element (8 by default: a double, MPI_DOUBLE)"
 
 // Algorithm resolves an algorithm name, or a library selector
 // (collectives.Selectors) to the algorithm it picks for params, and then
