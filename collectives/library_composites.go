@@ -21,46 +21,51 @@ type Part struct {
 // Stage is one step of a composite algorithm's segment: the parts that run
 // at once on disjoint sub-communicators (every node's part, say), all
 // alike or differing only in size. Local stages run inside nodes, the
-// others among nodes (or, for nonoverlapping, on all ranks).
+// others among nodes (or, for nonoverlapping, on all ranks). Early: the
+// stage's ranks other than the one the stage before hands its result
+// start at once, before that stage ends (MPICH's SMP reduce in the
+// root's node).
 type Stage struct {
-	Local bool
-	Parts []Part
+	Local, Early bool
+	Parts        []Part
 }
 
 // Composite describes how a composite algorithm runs for p: the stages of
-// one full segment, the stages of the last one, and how many segments
-// there are (the last counted in; 1 when the vector is not cut). Segments
-// overlap (HAN's tasks), stages within one do not.
+// the first segment, of the full ones after it, and of the last one, and
+// how many segments there are (1 when the vector is not cut: then all
+// three are that segment's). Segments overlap (HAN's tasks), stages
+// within one do not.
 type Composite struct {
-	Full, Last []Stage
-	Segments   int64
+	First, Full, Last []Stage
+	Segments          int64
 }
 
 // CompositeOf returns how a composite algorithm runs for p; ok is false
 // for algorithms that are not composites.
 func CompositeOf(a Algorithm, p Params) (c Composite, ok bool, err error) {
-	if a.Collective != Allreduce {
+	if a.Collective == Allreduce && a.Name == "nonoverlapping" {
+		st, err := nonoverlappingStages(p)
+		return Composite{First: st, Full: st, Last: st, Segments: 1}, true, err
+	}
+	lv, ok := twoLevelOf(a.Collective, a.Name, p)
+	if !ok {
 		return c, false, nil
 	}
-	switch a.Name {
-	case "nonoverlapping":
-		st, err := nonoverlappingStages(p)
-		return Composite{Full: st, Last: st, Segments: 1}, true, err
-	case "han", "smp":
-		lv := twoLevelOf(a.Name, p)
-		if err := lv.check(p); err != nil {
-			return c, true, err
-		}
-		seg := lv.segment(p)
-		k := int64(segments(p.Count, seg))
-		full, err := lv.stages(p, min(seg, p.Count))
-		if err != nil {
-			return c, true, err
-		}
-		last, err := lv.stages(p, p.Count-(k-1)*seg)
-		return Composite{Full: full, Last: last, Segments: k}, true, err
+	if err := lv.check(p); err != nil {
+		return c, true, err
 	}
-	return c, false, nil
+	seg := lv.segment(p)
+	k := int64(segments(p.Count, seg))
+	first, err := lv.stages(p, min(seg, p.Count), true)
+	if err != nil {
+		return c, true, err
+	}
+	full, err := lv.stages(p, min(seg, p.Count), false)
+	if err != nil {
+		return c, true, err
+	}
+	last, err := lv.stages(p, p.Count-(k-1)*seg, k == 1)
+	return Composite{First: first, Full: full, Last: last, Segments: k}, true, err
 }
 
 // nonoverlappingStages: Open MPI's nonoverlapping allreduce
@@ -87,28 +92,49 @@ func nonoverlappingStages(p Params) ([]Stage, error) {
 	return out, nil
 }
 
-// twoLevel is a library's hierarchical allreduce: per segment of the
-// vector, a reduce inside each node to its first rank, an exchange among
-// those leaders, and a bcast inside each node. Ranks r..r+NodeSize-1 share
-// a node (block placement), the last node may hold fewer.
+// twoLevel is a library's hierarchical collective: per segment of the
+// vector, stages that run inside each node or among one rank of each node
+// (the node's "leader": its rank of local index lead). Ranks
+// r..r+NodeSize-1 share a node (block placement), the last node may hold
+// fewer.
 type twoLevel struct {
 	name string
 	// segBytes is the library's segment in bytes (0: the vector is not cut).
 	segBytes int64
-	// stages per segment: up (among the leaders) or inside the node, the
-	// collective, and the library's choice of algorithm for it.
+	// lead is the local index of the ranks that meet among nodes, given
+	// the root's local index.
+	lead  func(rootLocal int) int
 	steps []levelStep
 }
 
+// levelStep is one stage of a two-level collective.
 type levelStep struct {
-	up   bool
-	c    Collective
-	pick func(q Params) (string, Params, error)
+	up bool // among the nodes' leaders (rooted at the root's node), else inside nodes
+	c  Collective
+	// pick is the library's choice for the stage's sub-communicator; first,
+	// when set, its choice for the first segment.
+	pick, first func(q Params) (string, Params, error)
+	// on says which nodes run a stage inside nodes (nil: every node).
+	on func(node, rootNode, rootLocal int) bool
+	// root is the local index a stage inside a node is rooted at (nil: 0).
+	root func(rootLocal int) int
+	// pair: the stage runs between the node's first rank and the root only
+	// (MPICH hands the root's vector to its node's first rank).
+	pair bool
+	// early: the stage's ranks but one have nothing to wait for.
+	early bool
 }
 
-// twoLevelOf returns the library's two-level allreduce named name.
-func twoLevelOf(name string, p Params) twoLevel {
-	if name == "han" {
+// twoLevelOf returns the library's two-level collective c/name, if it is
+// one.
+func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
+	zero := func(int) int { return 0 }
+	rootIdx := func(rl int) int { return rl }
+	onRoot := func(node, rootNode, _ int) bool { return node == rootNode }
+	offRoot := func(node, rootNode, _ int) bool { return node != rootNode }
+	tr, tb := tunedPick(Reduce), tunedPick(Bcast)
+	switch c + "/" + Collective(name) {
+	case "allreduce/han":
 		// Open MPI 5.0.10's coll/han (coll_han_allreduce.c,
 		// mca_coll_han_allreduce_intra, the default "intra" algorithm):
 		// segments of han_allreduce_segsize (65536 B, coll_han_component.c);
@@ -116,24 +142,82 @@ func twoLevelOf(name string, p Params) twoLevel {
 		// an MPI_Ireduce and an MPI_Ibcast on the leaders' up communicator
 		// (coll/libnbc, han_allreduce_up_module 0), and a bcast on the node
 		// (coll/tuned).
-		return twoLevel{name: name, segBytes: 65536, steps: []levelStep{
-			{false, Reduce, tunedPick(Reduce)}, {true, Reduce, libnbcReduce}, {true, Bcast, libnbcBcast}, {false, Bcast, tunedPick(Bcast)}}}
+		return twoLevel{name: name, segBytes: 65536, lead: zero, steps: []levelStep{
+			{c: Reduce, pick: tr}, {up: true, c: Reduce, pick: libnbcReduce}, {up: true, c: Bcast, pick: libnbcBcast}, {c: Bcast, pick: tb}}}, true
+	case "bcast/han":
+		// coll_han_bcast.c, mca_coll_han_bcast_intra: segments of
+		// han_bcast_segsize (65536 B); the up communicator holds the ranks
+		// of the root's local rank (coll_han_subcomms.c splits by local
+		// rank), its first segment goes by a blocking MPI_Bcast there
+		// (coll/tuned: libnbc has none, t0 task), the others by coll/libnbc's
+		// MPI_Ibcast (t1 tasks); then each node's bcast (coll/tuned) from that
+		// local rank.
+		return twoLevel{name: name, segBytes: 65536, lead: rootIdx, steps: []levelStep{
+			{up: true, c: Bcast, pick: libnbcBcast, first: tb}, {c: Bcast, pick: tb, root: rootIdx}}}, true
+	case "reduce/han":
+		// coll_han_reduce.c, mca_coll_han_reduce_intra: segments of
+		// han_reduce_segsize (65536 B); each node's reduce (coll/tuned) to
+		// the root's local rank, then coll/libnbc's MPI_Ireduce among those
+		// ranks to the root.
+		return twoLevel{name: name, segBytes: 65536, lead: rootIdx, steps: []levelStep{
+			{c: Reduce, pick: tr, root: rootIdx}, {up: true, c: Reduce, pick: libnbcReduce}}}, true
+	case "allreduce/smp":
+		// MPICH 3.3.2's SMP allreduce (src/mpi/coll/allreduce/allreduce_intra_smp.c,
+		// MPIR_Allreduce_intra_smp): MPIR_Reduce to the node's rank 0 on
+		// node_comm, MPIR_Allreduce on node_roots_comm, MPIR_Bcast on
+		// node_comm, each chosen by MPICH 3.3.2's classic rules (those
+		// sub-communicators are not node-aware) unless p.Intra names the
+		// node's reduce and bcast and p.Inner the roots' allreduce (as MPICH
+		// 4's selection does); the vector is not cut.
+		red, bc, all := mpich33Pick(Reduce), mpich33Pick(Bcast), mpich33Pick(Allreduce)
+		if p.Intra != "" {
+			red, bc = fixedPick(p.Intra), fixedPick(p.Intra)
+		}
+		if p.Inner != "" {
+			all = fixedPick(p.Inner)
+		}
+		return twoLevel{name: name, lead: zero, steps: []levelStep{{c: Reduce, pick: red}, {up: true, c: Allreduce, pick: all}, {c: Bcast, pick: bc}}}, true
+	case "bcast/smp":
+		// MPICH 3.3.2, src/mpi/coll/bcast/bcast_intra_smp.c,
+		// MPIR_Bcast_intra_smp, below 12288 B or on fewer than 8 ranks (above
+		// that it runs the pow2 variant, or MPIR_Bcast_intra_scatter_ring_allgather
+		// on the whole communicator: mpich33Choice picks those): a root that
+		// is not its node's rank 0 sends the vector to it (MPIC_Send), then
+		// MPIR_Bcast among the node roots from the root's node, then
+		// MPIR_Bcast in every node from its rank 0.
+		if mpichSMPBcastMedium(p) {
+			// nbytes < 524288 on a power-of-two communicator: MPIR_Bcast in
+			// the root's node from the root when it is not the node's rank
+			// 0, among the node roots, then in the other nodes (and the
+			// root's, when the root is its rank 0).
+			return twoLevel{name: name, lead: zero, steps: []levelStep{
+				{c: Bcast, pick: mpich33Pick(Bcast), root: rootIdx, on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
+				{up: true, c: Bcast, pick: mpich33Pick(Bcast)},
+				{c: Bcast, pick: mpich33Pick(Bcast), on: func(node, rootNode, rl int) bool { return node != rootNode || rl == 0 }}}}, true
+		}
+		return twoLevel{name: name, lead: zero, steps: []levelStep{
+			{pair: true, c: Bcast, pick: fixedPick("linear"), on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
+			{up: true, c: Bcast, pick: mpich33Pick(Bcast)}, {c: Bcast, pick: mpich33Pick(Bcast)}}}, true
+	case "reduce/smp":
+		// MPICH 3.3.2, src/mpi/coll/reduce/reduce_intra_smp.c,
+		// MPIR_Reduce_intra_smp: MPIR_Reduce to rank 0 in every node but
+		// the root's, MPIR_Reduce among the node roots to the root's node
+		// (whose rank 0 brings its own vector only), then MPIR_Reduce in the
+		// root's node to the root.
+		return twoLevel{name: name, lead: zero, steps: []levelStep{
+			{c: Reduce, pick: mpich33Pick(Reduce), on: offRoot},
+			{up: true, c: Reduce, pick: mpich33Pick(Reduce)},
+			{c: Reduce, pick: mpich33Pick(Reduce), on: onRoot, root: rootIdx, early: true}}}, true
 	}
-	// MPICH 3.3.2's SMP allreduce (src/mpi/coll/allreduce/allreduce_intra_smp.c,
-	// MPIR_Allreduce_intra_smp): MPIR_Reduce to the node's rank 0 on
-	// node_comm, MPIR_Allreduce on node_roots_comm, MPIR_Bcast on node_comm,
-	// each chosen by MPICH 3.3.2's classic rules (those sub-communicators
-	// are not node-aware) unless p.Intra names the node's reduce and bcast
-	// and p.Inner the roots' allreduce (as MPICH 4's selection does); the
-	// vector is not cut.
-	red, bc, all := mpich33Pick(Reduce), mpich33Pick(Bcast), mpich33Pick(Allreduce)
-	if p.Intra != "" {
-		red, bc = fixedPick(p.Intra), fixedPick(p.Intra)
-	}
-	if p.Inner != "" {
-		all = fixedPick(p.Inner)
-	}
-	return twoLevel{name: name, steps: []levelStep{{false, Reduce, red}, {true, Allreduce, all}, {false, Bcast, bc}}}
+	return twoLevel{}, false
+}
+
+// mpichSMPBcastMedium reports whether MPIR_Bcast_intra_smp (MPICH 3.3.2)
+// takes its medium-size branch: 12288 <= nbytes < 524288, at least 8
+// ranks, a power of two of them.
+func mpichSMPBcastMedium(p Params) bool {
+	b := p.SizeBytes(Bcast)
+	return b >= 12288 && p.Ranks >= 8 && b < 524288 && isPow2(p.Ranks)
 }
 
 // fixedPick always picks the algorithm named.
@@ -193,6 +277,9 @@ func (lv twoLevel) check(p Params) error {
 			return &Unsupported{Reason: fmt.Sprintf("--inner %q cannot run among the node roots; use recursive_doubling, ring, rabenseifner or reduce_bcast", p.Inner)}
 		}
 	}
+	if rl := p.Root % p.NodeSize; lv.lead(rl) != 0 && p.Ranks%p.NodeSize != 0 {
+		return &Unsupported{Reason: fmt.Sprintf("%s with a root that is not its node's first rank needs nodes of equal size (%d ranks, %d per node), as HAN does (Open MPI then falls back to coll/tuned); use a --node-size that divides the ranks, or binomial", lv.name, p.Ranks, p.NodeSize)}
+	}
 	return nil
 }
 
@@ -211,31 +298,112 @@ func (lv twoLevel) segment(p Params) int64 {
 	return seg
 }
 
-// stages returns the stages of one segment of n elements: each stage's
-// part on every node size (or on the leaders).
-func (lv twoLevel) stages(p Params, n int64) ([]Stage, error) {
+// layout is where p's ranks sit: node size, nodes, the root's node and
+// local index, and the leaders' local index.
+type layout struct {
+	ns, nodes, rootNode, rootLocal, lead int
+}
+
+func (lv twoLevel) layout(p Params) layout {
 	ns := p.NodeSize
-	nodes := (p.Ranks + ns - 1) / ns
-	sizes := []int{min(ns, p.Ranks)}
-	if last := p.Ranks - (nodes-1)*ns; last != sizes[0] {
-		sizes = append(sizes, last)
+	l := layout{ns: ns, nodes: (p.Ranks + ns - 1) / ns, rootNode: p.Root / ns, rootLocal: p.Root % ns}
+	l.lead = lv.lead(l.rootLocal)
+	return l
+}
+
+// nodeSize is the number of ranks on node i.
+func (l layout) nodeSize(p Params, i int) int { return min(l.ns, p.Ranks-i*l.ns) }
+
+// group returns, for rank r and stage st, the sub-communicator it joins
+// (nil: none), r's index in it and the stage's root index.
+func (l layout) group(p Params, st levelStep, r int) (members []int, me, root int) {
+	node, local := r/l.ns, r%l.ns
+	if st.up {
+		if local != l.lead {
+			return nil, 0, 0
+		}
+		for i := range l.nodes {
+			if i*l.ns+l.lead < p.Ranks {
+				members = append(members, i*l.ns+l.lead)
+			}
+		}
+		return members, node, l.rootNode
+	}
+	if st.on != nil && !st.on(node, l.rootNode, l.rootLocal) {
+		return nil, 0, 0
+	}
+	first := node * l.ns
+	if st.pair {
+		if local != 0 && r != p.Root {
+			return nil, 0, 0
+		}
+		return []int{first, p.Root}, b2iInt(r == p.Root), 1
+	}
+	size := l.nodeSize(p, node)
+	members = make([]int, size)
+	for i := range members {
+		members[i] = first + i
+	}
+	root = 0
+	if st.root != nil {
+		root = st.root(l.rootLocal)
+	}
+	return members, local, root
+}
+
+func b2iInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pickFor is the stage's choice on g ranks for segment k of n elements.
+func (st levelStep) pickFor(k int, q Params) (Algorithm, Params, error) {
+	pick := st.pick
+	if k == 0 && st.first != nil {
+		pick = st.first
+	}
+	name, q, err := pick(q)
+	if err != nil {
+		return Algorithm{}, q, err
+	}
+	a, err := Lookup(st.c, name)
+	if err != nil {
+		return a, q, err
+	}
+	if a.scratch != nil || a.newRank == nil {
+		return a, q, fmt.Errorf("%s cannot run inside a two-level algorithm", a.ID())
+	}
+	return a, q, nil
+}
+
+// stages returns the stages of one segment of n elements (the first, if
+// first): each stage's part on every distinct group size.
+func (lv twoLevel) stages(p Params, n int64, first bool) ([]Stage, error) {
+	l := lv.layout(p)
+	k := 1
+	if first {
+		k = 0
 	}
 	var out []Stage
 	for _, st := range lv.steps {
-		stage := Stage{Local: !st.up}
-		groups := sizes
-		if st.up {
-			groups = []int{nodes}
-		}
-		for _, g := range groups {
-			if g < 2 {
+		stage := Stage{Local: !st.up, Early: st.early}
+		seen := map[int]bool{}
+		for node := range l.nodes {
+			rep := node * l.ns // a rank of the node's group
+			if st.up {
+				rep += l.lead
+			}
+			if rep >= p.Ranks {
 				continue
 			}
-			name, q, err := st.pick(Params{Ranks: g, Count: n, ElemSize: p.ElemSize})
-			if err != nil {
-				return nil, err
+			members, _, root := l.group(p, st, rep)
+			if len(members) < 2 || seen[len(members)] {
+				continue
 			}
-			a, err := Lookup(st.c, name)
+			seen[len(members)] = true
+			a, q, err := st.pickFor(k, Params{Ranks: len(members), Count: n, ElemSize: p.ElemSize, Root: root})
 			if err != nil {
 				return nil, err
 			}
@@ -255,21 +423,15 @@ func newTwoLevel(lv twoLevel, p Params, r int) (stepper, error) {
 	if err := lv.check(p); err != nil {
 		return nil, err
 	}
-	ns := p.NodeSize
-	node, local := r/ns, r%ns
-	first := node * ns
-	size := min(ns, p.Ranks-first)
-	nodes := (p.Ranks + ns - 1) / ns
-	members := make([]int, size)
-	for i := range members {
-		members[i] = first + i
+	l := lv.layout(p)
+	type group struct {
+		members  []int
+		me, root int
 	}
-	var leaders []int
-	if local == 0 {
-		leaders = make([]int, nodes)
-		for i := range leaders {
-			leaders[i] = i * ns
-		}
+	groups := make([]group, len(lv.steps))
+	for i, st := range lv.steps {
+		m, me, root := l.group(p, st, r)
+		groups[i] = group{m, me, root}
 	}
 	seg := lv.segment(p)
 	h := &hierarchical{}
@@ -277,29 +439,16 @@ func newTwoLevel(lv twoLevel, p Params, r int) (stepper, error) {
 		part := segmentOf(0, p.Count, seg, k)
 		ph := &phases{}
 		for si, st := range lv.steps {
-			tags := (k*len(lv.steps) + si) * tagSpan
-			g, me, group := size, local, members
-			if st.up {
-				if local != 0 {
-					continue
-				}
-				g, me, group = nodes, node, leaders
-			}
-			if g < 2 {
+			g := groups[si]
+			if len(g.members) < 2 {
 				continue
 			}
-			name, q, err := st.pick(Params{Ranks: g, Count: part.Count, ElemSize: p.ElemSize})
+			a, q, err := st.pickFor(k, Params{Ranks: len(g.members), Count: part.Count, ElemSize: p.ElemSize, Root: g.root})
 			if err != nil {
 				return nil, err
 			}
-			a, err := Lookup(st.c, name)
-			if err != nil {
-				return nil, err
-			}
-			if a.scratch != nil || a.newRank == nil {
-				return nil, fmt.Errorf("%s cannot run inside %s", a.ID(), lv.name)
-			}
-			ph.list = append(ph.list, newSub(a.newRank(q, me), group, tags, nil, part.Off))
+			tags := (k*len(lv.steps) + si) * tagSpan
+			ph.list = append(ph.list, newSub(a.newRank(q, g.me), g.members, tags, nil, part.Off))
 		}
 		h.segs = append(h.segs, ph)
 	}
@@ -351,16 +500,18 @@ func libraryAlgorithms() []Algorithm {
 			Cost:    "T_reduce + T_bcast of the algorithms Open MPI picks",
 			newRank: func(p Params, r int) stepper { st, _ := newNonoverlapping(p, r); return st }, lookahead: 64,
 			needs: func(p Params) error { _, err := nonoverlappingStages(p); return err }},
+		twoLevelAlgorithm(Bcast, "han", "Open MPI 5.0's coll/han bcast, as 5.0 runs it on a communicator spanning several nodes: the vector in 64 KiB segments; per segment a bcast among the ranks of the root's local rank on every node (Open MPI's tuned choice for the first segment, coll/libnbc's linear or binomial for the others), then a bcast inside each node from that rank (tuned). Segments overlap. Needs ranks per node; a root that is not its node's first rank needs nodes of equal size."),
+		twoLevelAlgorithm(Reduce, "han", "Open MPI 5.0's coll/han reduce on several nodes: the vector in 64 KiB segments; per segment a reduce inside each node to the rank of the root's local rank (Open MPI's tuned choice), then coll/libnbc's reduce among those ranks to the root (Rabenseifner, binomial or chain). Segments overlap. Needs ranks per node; a root that is not its node's first rank needs nodes of equal size."),
+		twoLevelAlgorithm(Bcast, "smp", "MPICH 3.3.2's SMP-aware bcast (MPIR_Bcast_intra_smp), for short vectors (under 12288 B or 8 ranks): the root hands the vector to its node's first rank, the nodes' first ranks broadcast it, and each node broadcasts it from its first rank; for medium vectors on a power of two of ranks, the root's node first, then the first ranks, then the other nodes. Each part by MPICH's classic rules. Needs ranks per node."),
+		twoLevelAlgorithm(Reduce, "smp", "MPICH 3.3.2's SMP-aware reduce (MPIR_Reduce_intra_smp): every node but the root's reduces to its first rank, the first ranks reduce to the root's node, and the root's node reduces to the root. Each part by MPICH's classic rules. Needs ranks per node."),
 		{Collective: Allreduce, Name: "han",
 			Summary: "Open MPI 5.0's coll/han allreduce (Luo et al. 2020), as 5.0 runs it by default on a communicator spanning several nodes: the vector in 64 KiB segments; per segment a reduce inside each node (Open MPI's tuned choice), a reduce and a bcast among the nodes' first ranks (coll/libnbc's choices: Rabenseifner, binomial or chain; linear or binomial), and a bcast inside each node (tuned). Segments overlap. Needs ranks per node (--node-size, or a machine with nodes).",
 			Cost:    "about T_reduce,node(s) + T_reduce,leaders(s) + T_bcast,leaders(s) + T_bcast,node(s) + (k-1) max stage, for k segments of s",
-			newRank: func(p Params, r int) stepper { st, _ := newTwoLevel(twoLevelOf("han", p), p, r); return st }, lookahead: 256,
-			needs: func(p Params) error { _, err := newTwoLevel(twoLevelOf("han", p), p, 0); return err }},
+			newRank: twoLevelRank(Allreduce, "han"), lookahead: 256, needs: twoLevelNeeds(Allreduce, "han")},
 		{Collective: Allreduce, Name: "smp",
 			Summary: "MPICH's SMP-aware allreduce, which MPICH 3.3.2 runs whenever ranks share nodes: a reduce inside each node to its first rank, an allreduce among those ranks, and a bcast inside each node, each chosen by MPICH's classic rules for its sub-communicator; the vector is not cut. Needs ranks per node (--node-size, or a machine with nodes).",
 			Cost:    "T_reduce,node + T_allreduce,leaders + T_bcast,node",
-			newRank: func(p Params, r int) stepper { st, _ := newTwoLevel(twoLevelOf("smp", p), p, r); return st }, lookahead: 256,
-			needs: func(p Params) error { _, err := newTwoLevel(twoLevelOf("smp", p), p, 0); return err }},
+			newRank: twoLevelRank(Allreduce, "smp"), lookahead: 256, needs: twoLevelNeeds(Allreduce, "smp")},
 		scatteredAlltoall(),
 	}
 }
@@ -374,4 +525,36 @@ func scatteredAlltoall() Algorithm {
 		Summary: "MPICH's medium-message alltoall: every rank posts the receives and sends of 32 partners at a time (MPIR_CVAR_ALLTOALL_THROTTLE) and waits for them before the next 32. Between linear (all at once) and pairwise (one at a time).",
 		Cost:    "about ceil(p/32)(a + 32cb), c the block per pair",
 		newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 32} }}
+}
+
+// twoLevelRank and twoLevelNeeds are a two-level algorithm's registry
+// functions.
+func twoLevelRank(c Collective, name string) func(p Params, r int) stepper {
+	return func(p Params, r int) stepper {
+		lv, _ := twoLevelOf(c, name, p)
+		st, _ := newTwoLevel(lv, p, r)
+		return st
+	}
+}
+
+func twoLevelNeeds(c Collective, name string) func(p Params) error {
+	return func(p Params) error {
+		lv, _ := twoLevelOf(c, name, p)
+		if err := lv.check(p); err != nil {
+			return err
+		}
+		for r := range min(p.Ranks, 2*max(p.NodeSize, 1)) { // one node's ranks and the next's
+			if _, err := newTwoLevel(lv, p, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// twoLevelAlgorithm registers a two-level bcast or reduce.
+func twoLevelAlgorithm(c Collective, name, summary string) Algorithm {
+	return Algorithm{Collective: c, Name: name, Summary: summary,
+		Cost:    "about the sum of its stages' costs for one segment, plus (k-1) times the slowest stage for k segments",
+		newRank: twoLevelRank(c, name), lookahead: 256, needs: twoLevelNeeds(c, name)}
 }

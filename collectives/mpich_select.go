@@ -115,8 +115,29 @@ func mpich33Choice(c Collective, p Params) (choice, error) {
 			q := p
 			q.Inner, q.Intra = "", ""
 			return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node), so the communicator is node-aware: SMP allreduce (allreduce_intra_smp.c), its node reduce, node-roots allreduce and node bcast chosen by the classic rules", p.NodeSize)}, nil
-		case Bcast, Reduce, Barrier:
-			rule += fmt.Sprintf("; approximate: with ranks sharing nodes MPICH 3.3.2 runs its SMP-aware %s (%s_intra_smp.c), which collsim does not have yet, and collsim runs the flat choice", c, c)
+		case Bcast:
+			// bcast.c, MPIR_Bcast_intra_auto: SMP first (no size limit by
+			// default); bcast_intra_smp.c then runs its short branch, its
+			// medium one, or the ring scatter-allgather on everyone.
+			q := p
+			q.Inner, q.Intra = "", ""
+			switch b := p.SizeBytes(c); {
+			case b == 0:
+			case b < 12288 || p.Ranks < 8:
+				return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP bcast (bcast_intra_smp.c), short branch (under 12288 B or 8 ranks): the root's node's rank 0, the node roots, then every node", p.NodeSize)}, nil
+			case mpichSMPBcastMedium(p):
+				return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP bcast (bcast_intra_smp.c), medium branch (under 524288 B, a power of two of ranks): the root's node, the node roots, then the other nodes", p.NodeSize)}, nil
+			default:
+				return choice{name: "scatter_ring_allgather", params: p, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP bcast (bcast_intra_smp.c), long or non-power-of-two branch: scatter + ring allgather on the whole communicator", p.NodeSize)}, nil
+			}
+		case Reduce:
+			// reduce.c, MPIR_Reduce_intra_auto: SMP first for a commutative
+			// op (no size limit by default).
+			q := p
+			q.Inner, q.Intra = "", ""
+			return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP reduce (reduce_intra_smp.c): the other nodes to their rank 0, the node roots to the root's node, the root's node to the root", p.NodeSize)}, nil
+		case Barrier:
+			rule += "; approximate: with ranks sharing nodes MPICH 3.3.2 runs its SMP-aware barrier (barrier_intra_smp.c), which collsim does not have yet, and collsim runs the flat choice"
 		}
 	}
 	return choice{name: name, params: q, rule: rule}, nil

@@ -349,8 +349,9 @@ func ompi50Choice(c Collective, p Params) (choice, error) {
 			tuned.rule += fmt.Sprintf("; coll/han's %s falls back to coll/tuned: the nodes hold unequal numbers of ranks (%d ranks, %d per node; coll_han_%s.c, are_ppn_imbalanced)", c, p.Ranks, p.NodeSize, c)
 			return tuned, nil
 		}
-		tuned.rule += fmt.Sprintf("; approximate: on several nodes Open MPI 5.0 runs coll/han's segmented %s (coll_han_%s.c), which collsim does not have yet; collsim runs coll/tuned's choice", c, c)
-		return tuned, nil
+		q := p
+		q.Inner, q.Intra = "", ""
+		return choice{name: "han", params: q, rule: fmt.Sprintf("Open MPI 5.0: the ranks span several nodes (%d per node), so coll/han (priority 35) runs its %s (coll_han_%s.c, mca_coll_han_%s_intra): 64 KiB segments, libnbc among the nodes' ranks of the root's local rank, tuned inside each node", p.NodeSize, c, c, c)}, nil
 	case Barrier, Allgather:
 		if err != nil {
 			return tuned, err

@@ -261,6 +261,17 @@ func TestLibraryVersions(t *testing.T) {
 		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, nodeSize: 16, want: "recursive_doubling", rule: "one node"},
 		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, want: "recursive_doubling", rule: "one node"},
 		{lib: "ompi5", c: Bcast, ranks: 18, elem: 8, count: 1, nodeSize: 4, want: "knomial", rule: "unequal numbers of ranks"},
+		{lib: "ompi5", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
+		{lib: "ompi5", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
+		// MPICH 3.3.2 on node-aware communicators: bcast.c and reduce.c
+		// take the SMP algorithms first; MPIR_Bcast_intra_smp's branches:
+		// short (< 12288 B), medium (< 524288 B, power of two), else the
+		// ring scatter-allgather on everyone.
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp", rule: "short branch"},
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 12500, nodeSize: 4, want: "smp", rule: "medium branch"},
+		{lib: "mpich", c: Bcast, ranks: 12, elem: 8, count: 12500, nodeSize: 4, want: "scatter_ring_allgather", rule: "non-power-of-two branch"},
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 1 << 17, nodeSize: 4, want: "scatter_ring_allgather"},
+		{lib: "mpich", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp"},
 		// Alltoall, 16 <= size < 32, 4 <= b < 512 per pair: modified Bruck.
 		{lib: "ompi5", c: Alltoall, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "bruck", rule: "coll/han has no alltoall"},
 	})
@@ -297,6 +308,36 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	if want := "reduce/rabenseifner allreduce/rabenseifner bcast/binomial"; strings.Join(got, " ") != want || comp.Segments != 1 {
 		t.Errorf("smp parts %v in %d segments, want %s in 1", got, comp.Segments, want)
+	}
+	// HAN's bcast, 16 ranks on 4 nodes, root 5 (node 1, local rank 1),
+	// 20000 doubles: 3 segments. The first segment among the 4 ranks of
+	// local rank 1 by coll/tuned (4 <= size < 8, 8192 <= b < 1048576: basic
+	// linear), the later ones by libnbc (4 ranks: linear); inside each node
+	// coll/tuned's bcast from local rank 1 (linear, same row).
+	hb, _ := Lookup(Bcast, "han")
+	comp, _, err = CompositeOf(hb, Params{Ranks: 16, Count: 20000, ElemSize: 8, NodeSize: 4, Root: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.First) != 2 || comp.First[0].Local || comp.First[0].Parts[0].Params.Root != 1 || !comp.First[1].Local || comp.First[1].Parts[0].Params.Root != 1 ||
+		comp.First[0].Parts[0].Algorithm.ID() != "bcast/linear" || comp.Full[0].Parts[0].Algorithm.ID() != "bcast/linear" {
+		t.Errorf("han bcast stages: %+v", comp)
+	}
+	// MPICH 3.3.2's short SMP bcast, root 5 on node 1: rank 5 hands the
+	// vector to rank 4 (a 2-rank linear bcast rooted at 1), the 4 node
+	// roots broadcast from node 1 (fewer than 8 ranks: binomial), every
+	// node from its rank 0 (binomial).
+	sb, _ := Lookup(Bcast, "smp")
+	comp, _, err = CompositeOf(sb, Params{Ranks: 16, Count: 1, ElemSize: 8, NodeSize: 4, Root: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, st := range comp.Full {
+		got = append(got, fmt.Sprintf("%s/%d/root%d", st.Parts[0].Algorithm.ID(), st.Parts[0].Params.Ranks, st.Parts[0].Params.Root))
+	}
+	if want := "bcast/linear/2/root1 bcast/binomial/4/root1 bcast/binomial/4/root0"; strings.Join(got, " ") != want {
+		t.Errorf("smp bcast stages %v, want %s", got, want)
 	}
 	if _, err := Select("ompi", Scatter, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "not transcribed") {
 		t.Errorf("scatter: %v", err)

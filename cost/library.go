@@ -12,11 +12,14 @@ func init() {
 	formulas["bcast/scatter_rd_allgather"] = func(m Hockney, s size) Prediction { return binomialScatterAllgather(m, s, false) }
 	formulas["bcast/scatter_ring_allgather"] = func(m Hockney, s size) Prediction { return binomialScatterAllgather(m, s, true) }
 	formulas["alltoall/scattered"] = func(m Hockney, s size) Prediction { return batchedAlltoall(m, s, 32) }
-	for _, name := range []string{"allreduce/nonoverlapping", "allreduce/han", "allreduce/smp"} {
-		formulas[name] = func(m Hockney, s size) Prediction { return composite(Levels{m, m}, s, name) }
+	formulas["allreduce/nonoverlapping"] = func(m Hockney, s size) Prediction {
+		return composite(Levels{m, m}, s, collectives.Allreduce, "nonoverlapping")
 	}
-	for _, name := range []string{"allreduce/han", "allreduce/smp"} {
-		levelForms[name] = func(l Levels, s size) Prediction { return composite(l, s, name) }
+	for _, c := range []collectives.Collective{collectives.Allreduce, collectives.Bcast, collectives.Reduce} {
+		for _, name := range []string{"han", "smp"} {
+			formulas[string(c)+"/"+name] = func(m Hockney, s size) Prediction { return composite(Levels{m, m}, s, c, name) }
+			levelForms[string(c)+"/"+name] = func(l Levels, s size) Prediction { return composite(l, s, c, name) }
+		}
 	}
 }
 
@@ -107,24 +110,28 @@ func binomialScatterAllgather(m Hockney, s size, ring bool) Prediction {
 	return Prediction{Time: end + ag, Lower: m.Alpha + bytes(1, s.p)*m.Beta}
 }
 
-// composite prices the MPI libraries' composite allreduces
-// (collectives.CompositeOf): Open MPI's nonoverlapping (a reduce, then a
-// bcast, on all ranks: Global), and the two-level han and smp (stages
-// inside nodes on Local, among the nodes' first ranks on Global). A stage
-// takes as long as its slowest part (nodes work at once and share
-// nothing). One segment on nodes of one size: the sum of the stages, each
-// starting when the one before has ended everywhere it matters (a bcast's
-// root ends the reduce last; a node's bcast starts when its first rank has
-// the result, and the last of them still has the whole bcast to run):
-// exact where the stages' forms are. With k segments, which overlap: the
-// k-fold sum is the upper bound and the last segment's stages, or what a
-// node's first rank must take in through its port for every segment (a
-// segment from its node's reduce, (N-1)/N of one from the other nodes),
-// the lower. With nodes of unequal sizes the stages among nodes lose their
-// lower bound (a small node's first rank starts them early).
-func composite(l Levels, s size, name string) Prediction {
+// composite prices the MPI libraries' composite collectives
+// (collectives.CompositeOf): Open MPI's nonoverlapping allreduce (a reduce,
+// then a bcast, on all ranks: Global), and the two-level han and smp
+// allreduce, bcast and reduce (stages inside nodes on Local, among one
+// rank of each node on Global). A stage takes as long as its slowest part
+// (nodes work at once and share nothing). One segment on nodes of one
+// size: the sum of the stages, each starting when the one before has
+// ended where it matters (a bcast's root ends a reduce last; each node's
+// stage starts when its rank in the stage before has its data, and the
+// last of them still runs the whole stage): exact where the stages' forms
+// are. With k segments, which overlap: the first segment's stages plus
+// k-2 full segments' plus the last's is the upper bound, and the lower is
+// the last segment's stages or what must pass through one port: for an
+// allreduce, for every segment before the last, a node's first rank takes
+// in a segment from its node's reduce and (N-1)/N of one from the other
+// nodes; for a bcast every other rank, and for a reduce the root, takes
+// in the whole vector. With nodes of unequal sizes the stages among nodes
+// lose their lower bound (a small node's rank starts them early), and so
+// does a stage most of whose ranks start early (Stage.Early).
+func composite(l Levels, s size, c collectives.Collective, name string) Prediction {
 	p := s.orig
-	a, err := collectives.Lookup(collectives.Allreduce, name[len("allreduce/"):])
+	a, err := collectives.Lookup(c, name)
 	if err != nil {
 		return noForm()
 	}
@@ -152,7 +159,7 @@ func composite(l Levels, s size, name string) Prediction {
 					worst = Prediction{Time: max(worst.Time, pr.Time), Lower: max(worst.Lower, pr.Lower)}
 				}
 			}
-			if uneven && !st.Local {
+			if uneven && !st.Local || st.Early {
 				worst.Lower, worst.Exact = 0, false
 			}
 			total.Time, total.Lower = total.Time+worst.Time, total.Lower+worst.Lower
@@ -160,30 +167,37 @@ func composite(l Levels, s size, name string) Prediction {
 		}
 		return total, true
 	}
-	if len(comp.Full) == 0 { // one rank: nothing to do
+	if len(comp.Full) == 0 && len(comp.First) == 0 { // one rank: nothing to do
 		return exact(0)
 	}
+	first, ok0 := sum(comp.First)
 	full, ok1 := sum(comp.Full)
 	last, ok2 := sum(comp.Last)
-	if !ok1 || !ok2 {
+	if !ok0 || !ok1 || !ok2 {
 		return noForm()
 	}
 	if comp.Segments == 1 {
-		if full.Exact && full.Time == full.Lower {
-			return exact(full.Time)
+		if first.Exact && first.Time == first.Lower {
+			return exact(first.Time)
 		}
-		return Prediction{Time: full.Time, Lower: full.Lower}
+		return Prediction{Time: first.Time, Lower: first.Lower}
 	}
 	k := float64(comp.Segments)
-	segBytes := float64(min(comp.Full[0].Parts[0].Params.Count, s.count) * s.elem)
-	perSegment := 0.0
 	ns := min(max(p.NodeSize, 1), s.p)
 	nodes := (s.p + ns - 1) / ns
-	if ns > 1 {
-		perSegment += segBytes * l.Local.Beta
+	port := 0.0
+	if c == collectives.Allreduce {
+		segBytes := float64(min(comp.Full[0].Parts[0].Params.Count, s.count) * s.elem)
+		perSegment := 0.0
+		if ns > 1 {
+			perSegment += segBytes * l.Local.Beta
+		}
+		if nodes > 1 {
+			perSegment += float64(nodes-1) / float64(nodes) * segBytes * l.Global.Beta
+		}
+		port = (k - 1) * perSegment
+	} else if s.p > 1 {
+		port = s.n * min(l.Local.Beta, l.Global.Beta)
 	}
-	if nodes > 1 {
-		perSegment += float64(nodes-1) / float64(nodes) * segBytes * l.Global.Beta
-	}
-	return Prediction{Time: (k-1)*full.Time + last.Time, Lower: max(last.Lower, (k-1)*perSegment)}
+	return Prediction{Time: first.Time + (k-2)*full.Time + last.Time, Lower: max(last.Lower, port)}
 }
