@@ -513,6 +513,12 @@ func libraryAlgorithms() []Algorithm {
 			Cost:    "T_reduce,node + T_allreduce,leaders + T_bcast,node",
 			newRank: twoLevelRank(Allreduce, "smp"), lookahead: 256, needs: twoLevelNeeds(Allreduce, "smp")},
 		scatteredAlltoall(),
+		{Collective: ReduceScatter, Name: "butterfly",
+			Summary: "Open MPI's butterfly reduce_scatter (Traff 2005; Open MPI's algorithm 4): after folding the ranks beyond the largest power of two, partners at distance 1, 2, 4, ... each keep half of their range of blocks (the lower half if that bit of their rank is 0) and reduce the partner's copy of it, so that each rank ends with the block of its mirror image (its rank's bits reversed); a last exchange with that rank puts every block home. log2 p steps of halving data, plus one exchange.",
+			Cost:    "log2 p a + (p-1)/p n(b + g) + a + nb/p for p a power of two (from 4 ranks); a fold and a hand-back otherwise",
+			newRank: func(p Params, r int) stepper {
+				return &butterflyReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
+			}},
 	}
 }
 

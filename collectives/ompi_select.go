@@ -49,7 +49,7 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 	Allgather: {1: {"linear", "linear", ""}, 2: {"bruck", "bruck", ""}, 3: {"recursive_doubling", "recursive_doubling", ""},
 		4: {"ring", "ring", ""}, 5: {"neighbor", "neighbor_exchange", ""}, 6: {"two_proc", "", ""}},
 	ReduceScatter: {1: {"non-overlapping", "non_overlapping", "Open MPI's reduce is its tuned choice, collsim's binomial"},
-		2: {"recursive_halving", "recursive_halving", ""}, 3: {"ring", "ring", ""}, 4: {"butterfly", "", ""}},
+		2: {"recursive_halving", "recursive_halving", ""}, 3: {"ring", "ring", ""}, 4: {"butterfly", "butterfly", ""}},
 	Alltoall: {1: {"linear", "linear", ""}, 2: {"pairwise", "pairwise", ""},
 		3: {"modified_bruck", "bruck", "collsim runs Bruck's rounds with packing as local copies"},
 		4: {"linear_sync", "linear_sync", "collsim keeps 8 exchanges in flight; Open MPI keeps --mca coll_tuned_alltoall_algorithm_max_requests (the rules file's column; 0, its default, posts them all)"},
@@ -256,9 +256,6 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 		case 5:
 			return fall("pairwise", p, "two_proc is one exchange between the two ranks, which pairwise on 2 ranks is (coll_base_alltoall.c, ompi_coll_base_alltoall_intra_two_procs)")
 		}
-	}
-	if c == ReduceScatter && alg == 4 {
-		return fall("recursive_halving", p, "approximate: collsim has no butterfly reduce_scatter (coll_base_reduce_scatter.c, ompi_coll_base_reduce_scatter_intra_butterfly) and runs recursive halving, the same log p rounds and volume, with a fold for p not a power of two")
 	}
 	if pick.name == "" {
 		return pick, fmt.Errorf("Open MPI's %s algorithm %d (%s), which collsim does not have yet; name an algorithm instead", c, alg, ompiAlgs[c][alg].name)

@@ -153,8 +153,8 @@ func TestOmpiFallbacks(t *testing.T) {
 		// Alltoall linear_sync (4) with max_requests 0 posts everything:
 		// 8 <= size < 16, < 262144 B per pair.
 		{lib: "ompi", c: Alltoall, ranks: 10, elem: 8, count: 100, want: "linear", rule: "max_requests 0"},
-		// Reduce_scatter butterfly (4) is a declared substitute.
-		{lib: "ompi", c: ReduceScatter, ranks: 300, elem: 8, count: 1 << 19, want: "recursive_halving", rule: "approximate: collsim has no butterfly"},
+		// Reduce_scatter, 256 <= size < 512, >= 1024 B: butterfly (4).
+		{lib: "ompi", c: ReduceScatter, ranks: 300, elem: 8, count: 1 << 19, want: "butterfly", rule: "pick algorithm 4, butterfly"},
 	})
 }
 

@@ -201,3 +201,59 @@ func composite(l Levels, s size, c collectives.Collective, name string) Predicti
 	}
 	return Prediction{Time: first.Time + (k-2)*full.Time + last.Time, Lower: max(last.Lower, port)}
 }
+
+func init() { formulas["reduce_scatter/butterfly"] = butterflyReduceScatter }
+
+// butterflyReduceScatter: Open MPI's butterfly (collectives'
+// butterflyReduceScatter). For p a power of two and blocks of c bytes
+// alike, round k (k = 0..log2 p - 1) exchanges p/2^(k+1) blocks each way
+// and reduces them, alpha + (p/2^(k+1)) c (beta + gamma), every rank in
+// step; from 4 ranks a last exchange of one block with the mirror image,
+// alpha + c beta: exact. Otherwise an upper bound: the fold (alpha +
+// n (beta + gamma)), each round at its widest range of blocks, and the
+// last sends (a block to the folded rank, then the exchange: 2(alpha +
+// c beta), c the largest block); and a lower bound of one alpha per round
+// and one for the fold.
+func butterflyReduceScatter(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	pof2 := 1 << log2Floor(s.p)
+	rem := s.p - pof2
+	largest, smallest := s.block(s.p)
+	q, r := s.count/int64(s.p), s.count%int64(s.p)
+	end := func(i int) int64 { return int64(i)*q + min(int64(i), r) } // first element of block i
+	first := func(v int) int {
+		if v < rem {
+			return 2 * v
+		}
+		return v + rem
+	}
+	if rem == 0 && largest == smallest {
+		t := 0.0
+		for nb := pof2 / 2; nb >= 1; nb /= 2 {
+			t += m.Alpha + float64(nb)*largest*(m.Beta+m.Gamma)
+		}
+		if s.p >= 4 {
+			t += m.Alpha + largest*m.Beta
+		}
+		return exact(t)
+	}
+	upper, lower := 0.0, 0.0
+	for nb := pof2 / 2; nb >= 1; nb /= 2 {
+		widest := int64(0)
+		for lo := 0; lo < pof2; lo += nb {
+			widest = max(widest, end(first(lo+nb))-end(first(lo)))
+		}
+		upper += m.Alpha + float64(widest*s.elem)*(m.Beta+m.Gamma)
+		lower += m.Alpha
+		if rem > 0 && nb == pof2/2 {
+			// The fold; a rank that takes it in may first take in its
+			// partner's first-round message (the partner did not fold).
+			upper += m.Alpha + s.n*(m.Beta+m.Gamma) + float64(widest*s.elem)*m.Beta
+			lower += m.Alpha
+		}
+	}
+	upper += 2 * (m.Alpha + largest*m.Beta)
+	return Prediction{Time: upper, Lower: lower}
+}
