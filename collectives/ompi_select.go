@@ -38,12 +38,13 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 	Bcast: {1: {"basic_linear", "linear", ""}, 2: {"chain", "", ""},
 		3: {"pipeline", "chain", ""}, 4: {"split_binary_tree", "split_binary", "collsim pairs the halves' ranks by mirror image, Open MPI by neighbouring rank"},
 		5: {"binary_tree", "binary", "collsim numbers the binary tree heap-wise (children 2v+1, 2v+2), Open MPI level by level (v+2^l, v+2^(l+1)): the same depth, the last level spread differently"},
-		6: {"binomial", "binomial", ""}, 7: {"knomial", "knomial", ""},
+		6: {"binomial", "binomial", "for ranks not a power of two Open MPI's binomial tree (ompi_coll_base_topo_build_bmtree: parent = rank without its highest bit) shapes its subtrees differently from collsim's (rank without its lowest bit); both send to the largest subtree first"},
+		7: {"knomial", "knomial", ""},
 		8: {"scatter_allgather", "scatter_rd_allgather", ""}, 9: {"scatter_allgather_ring", "scatter_ring_allgather", ""}},
 	Reduce: {1: {"linear", "linear", "Open MPI's root receives the vectors in rank order, one MPI_Recv at a time; collsim's posts them all and reduces in arrival order"},
 		2: {"chain", "", ""}, 3: {"pipeline", "chain", ""},
 		4: {"binary", "segmented_binary", "collsim's binary tree is numbered heap-wise, Open MPI's level by level"},
-		5: {"binomial", "binomial", "Open MPI builds the in-order binomial tree (ompi_coll_base_topo_build_in_order_bmtree), collsim the plain one: the same depth and fan-outs, mirrored"},
+		5: {"binomial", "binomial", ""}, // the in-order binomial tree (ompi_coll_base_topo_build_in_order_bmtree) is collsim's
 		6: {"in-order_binary", "in_order_binary", ""},
 		7: {"rabenseifner", "rabenseifner", "for ranks not a power of two Open MPI's first step swaps halves of the vector, collsim folds the whole vector into the odd rank (MPICH's way)"}},
 	Allgather: {1: {"linear", "linear", ""}, 2: {"bruck", "bruck", ""}, 3: {"recursive_doubling", "recursive_doubling", ""},
@@ -260,7 +261,7 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 	if pick.name == "" {
 		return pick, fmt.Errorf("Open MPI's %s algorithm %d (%s), which collsim does not have yet; name an algorithm instead", c, alg, ompiAlgs[c][alg].name)
 	}
-	if note := ompiAlgs[c][alg].note; note != "" && !(c == Reduce && alg == 7 && isPow2(ranks)) {
+	if note := ompiAlgs[c][alg].note; note != "" && !((c == Reduce && alg == 7 || c == Bcast && alg == 6) && isPow2(ranks)) {
 		pick.notes = append(pick.notes, "approximate: "+note)
 	}
 	return pick, nil

@@ -178,8 +178,9 @@ func (s *rabenseifnerReduce) step(b *builder) bool {
 
 // knomialBcast: a k-ary generalisation of the binomial tree (radix 4): the
 // relative rank v receives from v minus its lowest non-zero base-k digit,
-// then sends to v + j k^i for every lower digit position i and j = 1..k-1,
-// farthest first. Fewer levels than binomial (log_k p), more sends each.
+// then sends to v + j k^i for every lower digit position i, highest first,
+// and j = 1..k-1 (Open MPI's ompi_coll_base_topo_build_kmtree order).
+// Fewer levels than binomial (log_k p), more sends each.
 type knomialBcast struct {
 	r, p, root, k int
 	n             int64
@@ -203,7 +204,7 @@ func (s *knomialBcast) step(b *builder) bool {
 		got = b.recv(mod(v-digit*span+s.root, s.p), 0, all)
 	}
 	for i := span / s.k; i >= 1; i /= s.k {
-		for j := s.k - 1; j >= 1; j-- {
+		for j := 1; j < s.k; j++ {
 			if c := v + j*i; c < s.p {
 				b.send(mod(c+s.root, s.p), 0, all, got)
 			}
