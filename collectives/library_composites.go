@@ -2,6 +2,8 @@ package collectives
 
 import (
 	"fmt"
+
+	"github.com/collsim/collsim/sim"
 )
 
 // The algorithms below are the MPI libraries' composite ones: each calls
@@ -99,6 +101,9 @@ func nonoverlappingStages(p Params) ([]Stage, error) {
 // fewer.
 type twoLevel struct {
 	name string
+	// barrier: the stages carry the barrier's knowledge vector (see
+	// knowing).
+	barrier bool
 	// segBytes is the library's segment in bytes (0: the vector is not cut).
 	segBytes int64
 	// lead is the local index of the ranks that meet among nodes, given
@@ -121,8 +126,12 @@ type levelStep struct {
 	// pair: the stage runs between the node's first rank and the root only
 	// (MPICH hands the root's vector to its node's first rank).
 	pair bool
-	// early: the stage's ranks but one have nothing to wait for.
+	// early: the stage's ranks but one have nothing to wait for (they may
+	// start it before the stage before has ended).
 	early bool
+	// wire, in a barrier, is the bytes each of the stage's messages carries
+	// (MPICH's SMP barrier ends with a bcast of 1 byte).
+	wire int64
 }
 
 // twoLevelOf returns the library's two-level collective c/name, if it is
@@ -198,6 +207,22 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 		return twoLevel{name: name, lead: zero, steps: []levelStep{
 			{pair: true, c: Bcast, pick: fixedPick("linear"), on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
 			{up: true, c: Bcast, pick: mpich33Pick(Bcast)}, {c: Bcast, pick: mpich33Pick(Bcast)}}}, true
+	case "barrier/han":
+		// coll_han_barrier.c, mca_coll_han_barrier_intra_simple (HAN's only
+		// barrier): a barrier in each node, one among the nodes' first
+		// ranks, and one in each node again, each coll/tuned's (the
+		// intra- and inter-node sub-communicators' default module).
+		tbar := tunedPick(Barrier)
+		return twoLevel{name: name, barrier: true, lead: zero, steps: []levelStep{
+			{c: Barrier, pick: tbar}, {up: true, c: Barrier, pick: tbar}, {c: Barrier, pick: tbar, early: true}}}, true
+	case "barrier/smp":
+		// MPICH 3.3.2, src/mpi/coll/barrier/barrier_intra_smp.c,
+		// MPIR_Barrier_intra_smp: MPIR_Barrier in each node, MPIR_Barrier
+		// among the node roots, then MPIR_Bcast of one byte in each node
+		// from its rank 0 (classic rules: dissemination, binomial).
+		return twoLevel{name: name, barrier: true, lead: zero, steps: []levelStep{
+			{c: Barrier, pick: mpich33Pick(Barrier)}, {up: true, c: Barrier, pick: mpich33Pick(Barrier)},
+			{c: Bcast, pick: mpich33Pick(Bcast), wire: 1}}}, true
 	case "reduce/smp":
 		// MPICH 3.3.2, src/mpi/coll/reduce/reduce_intra_smp.c,
 		// MPIR_Reduce_intra_smp: MPIR_Reduce to rank 0 in every node but
@@ -403,7 +428,11 @@ func (lv twoLevel) stages(p Params, n int64, first bool) ([]Stage, error) {
 				continue
 			}
 			seen[len(members)] = true
-			a, q, err := st.pickFor(k, Params{Ranks: len(members), Count: n, ElemSize: p.ElemSize, Root: root})
+			q := Params{Ranks: len(members), Count: n, ElemSize: p.ElemSize, Root: root}
+			if lv.barrier { // what goes on the wire: st.wire bytes a message
+				q.Count, q.ElemSize = min(st.wire, 1), max(st.wire, 1)
+			}
+			a, q, err := st.pickFor(k, q)
 			if err != nil {
 				return nil, err
 			}
@@ -448,7 +477,11 @@ func newTwoLevel(lv twoLevel, p Params, r int) (stepper, error) {
 				return nil, err
 			}
 			tags := (k*len(lv.steps) + si) * tagSpan
-			ph.list = append(ph.list, newSub(a.newRank(q, g.me), g.members, tags, nil, part.Off))
+			inner := a.newRank(q, g.me)
+			if lv.barrier {
+				inner = &knowing{inner: inner, n: p.Count, wire: st.wire}
+			}
+			ph.list = append(ph.list, newSub(inner, g.members, tags, nil, part.Off))
 		}
 		h.segs = append(h.segs, ph)
 	}
@@ -503,6 +536,8 @@ func libraryAlgorithms() []Algorithm {
 		twoLevelAlgorithm(Bcast, "han", "Open MPI 5.0's coll/han bcast, as 5.0 runs it on a communicator spanning several nodes: the vector in 64 KiB segments; per segment a bcast among the ranks of the root's local rank on every node (Open MPI's tuned choice for the first segment, coll/libnbc's linear or binomial for the others), then a bcast inside each node from that rank (tuned). Segments overlap. Needs ranks per node; a root that is not its node's first rank needs nodes of equal size."),
 		twoLevelAlgorithm(Reduce, "han", "Open MPI 5.0's coll/han reduce on several nodes: the vector in 64 KiB segments; per segment a reduce inside each node to the rank of the root's local rank (Open MPI's tuned choice), then coll/libnbc's reduce among those ranks to the root (Rabenseifner, binomial or chain). Segments overlap. Needs ranks per node; a root that is not its node's first rank needs nodes of equal size."),
 		twoLevelAlgorithm(Bcast, "smp", "MPICH 3.3.2's SMP-aware bcast (MPIR_Bcast_intra_smp), for short vectors (under 12288 B or 8 ranks): the root hands the vector to its node's first rank, the nodes' first ranks broadcast it, and each node broadcasts it from its first rank; for medium vectors on a power of two of ranks, the root's node first, then the first ranks, then the other nodes. Each part by MPICH's classic rules. Needs ranks per node."),
+		twoLevelBarrier("han", "Open MPI 5.0's coll/han barrier on several nodes: a barrier inside each node, one among the nodes' first ranks, and one inside each node again, each Open MPI's tuned choice. Needs ranks per node."),
+		twoLevelBarrier("smp", "MPICH 3.3.2's SMP-aware barrier: a barrier inside each node, one among the nodes' first ranks, then each first rank broadcasts one byte inside its node (dissemination, dissemination, binomial by MPICH's rules). Needs ranks per node."),
 		twoLevelAlgorithm(Reduce, "smp", "MPICH 3.3.2's SMP-aware reduce (MPIR_Reduce_intra_smp): every node but the root's reduces to its first rank, the first ranks reduce to the root's node, and the root's node reduces to the root. Each part by MPICH's classic rules. Needs ranks per node."),
 		{Collective: Allreduce, Name: "han",
 			Summary: "Open MPI 5.0's coll/han allreduce (Luo et al. 2020), as 5.0 runs it by default on a communicator spanning several nodes: the vector in 64 KiB segments; per segment a reduce inside each node (Open MPI's tuned choice), a reduce and a bcast among the nodes' first ranks (coll/libnbc's choices: Rabenseifner, binomial or chain; linear or binomial), and a bcast inside each node (tuned). Segments overlap. Needs ranks per node (--node-size, or a machine with nodes).",
@@ -563,4 +598,40 @@ func twoLevelAlgorithm(c Collective, name, summary string) Algorithm {
 	return Algorithm{Collective: c, Name: name, Summary: summary,
 		Cost:    "about the sum of its stages' costs for one segment, plus (k-1) times the slowest stage for k segments",
 		newRank: twoLevelRank(c, name), lookahead: 256, needs: twoLevelNeeds(c, name)}
+}
+
+// knowing runs a stage of a two-level barrier with the barrier's whole
+// knowledge vector: whatever the stage's own size, each of its messages
+// carries (in data mode) the p-entry vector by which the check proves the
+// barrier, and wire bytes on the network.
+type knowing struct {
+	inner   stepper
+	n, wire int64
+}
+
+func (k *knowing) step(b *builder) bool {
+	before := len(b.ops)
+	more := k.inner.step(b)
+	for i := before; i < len(b.ops); i++ {
+		if b.ops[i].Kind != sim.OpCalc {
+			b.ops[i].Data, b.ops[i].Bytes = sim.Region{Count: k.n}, k.wire
+		}
+	}
+	return more
+}
+
+// finals are the inner stage's.
+func (k *knowing) finals() []int32 {
+	if f, ok := k.inner.(finisher); ok {
+		return f.finals()
+	}
+	return nil
+}
+
+// twoLevelBarrier registers a two-level barrier.
+func twoLevelBarrier(name, summary string) Algorithm {
+	a := twoLevelAlgorithm(Barrier, name, summary)
+	a.Cost = "the sum of its three stages' latencies"
+	a.emptyMessages = true
+	return a
 }

@@ -137,7 +137,8 @@ func mpich33Choice(c Collective, p Params) (choice, error) {
 			q.Inner, q.Intra = "", ""
 			return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP reduce (reduce_intra_smp.c): the other nodes to their rank 0, the node roots to the root's node, the root's node to the root", p.NodeSize)}, nil
 		case Barrier:
-			rule += "; approximate: with ranks sharing nodes MPICH 3.3.2 runs its SMP-aware barrier (barrier_intra_smp.c), which collsim does not have yet, and collsim runs the flat choice"
+			// barrier.c, MPIR_Barrier_intra_auto: SMP first.
+			return choice{name: "smp", params: p, rule: fmt.Sprintf("MPICH 3.3.2: ranks share nodes (%d per node): SMP barrier (barrier_intra_smp.c): node barriers, the node roots' barrier, a 1-byte bcast in each node", p.NodeSize)}, nil
 		}
 	}
 	return choice{name: name, params: q, rule: rule}, nil

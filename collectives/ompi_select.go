@@ -350,11 +350,13 @@ func ompi50Choice(c Collective, p Params) (choice, error) {
 		q := p
 		q.Inner, q.Intra = "", ""
 		return choice{name: "han", params: q, rule: fmt.Sprintf("Open MPI 5.0: the ranks span several nodes (%d per node), so coll/han (priority 35) runs its %s (coll_han_%s.c, mca_coll_han_%s_intra): 64 KiB segments, libnbc among the nodes' ranks of the root's local rank, tuned inside each node", p.NodeSize, c, c, c)}, nil
-	case Barrier, Allgather:
+	case Barrier:
+		return choice{name: "han", params: p, rule: fmt.Sprintf("Open MPI 5.0: the ranks span several nodes (%d per node), so coll/han (priority 35) runs its barrier (coll_han_barrier.c, mca_coll_han_barrier_intra_simple): tuned barriers in each node, among the nodes' first ranks, and in each node again", p.NodeSize)}, nil
+	case Allgather:
 		if err != nil {
 			return tuned, err
 		}
-		tuned.rule += fmt.Sprintf("; approximate: on several nodes Open MPI 5.0 runs coll/han's %s (coll_han_%s.c), which collsim does not have yet; collsim runs coll/tuned's choice", c, c)
+		tuned.rule += "; approximate: on several nodes Open MPI 5.0 runs coll/han's allgather (coll_han_allgather.c: a gather in each node, an allgather among the nodes, a bcast in each node), which collsim does not have yet; collsim runs coll/tuned's choice"
 		return tuned, nil
 	}
 	if err == nil {

@@ -272,6 +272,12 @@ func TestLibraryVersions(t *testing.T) {
 		{lib: "mpich", c: Bcast, ranks: 12, elem: 8, count: 12500, nodeSize: 4, want: "scatter_ring_allgather", rule: "non-power-of-two branch"},
 		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 1 << 17, nodeSize: 4, want: "scatter_ring_allgather"},
 		{lib: "mpich", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp"},
+		// barrier.c: SMP first on a node-aware communicator; coll/han's
+		// barrier on several nodes in Open MPI 5.0.
+		{lib: "mpich", c: Barrier, ranks: 16, nodeSize: 4, want: "smp"},
+		{lib: "mpich", c: Barrier, ranks: 16, want: "dissemination"},
+		{lib: "ompi5", c: Barrier, ranks: 16, nodeSize: 4, want: "han"},
+		{lib: "ompi5", c: Barrier, ranks: 16, nodeSize: 16, want: "recursive_doubling", rule: "one node"},
 		// Alltoall, 16 <= size < 32, 4 <= b < 512 per pair: modified Bruck.
 		{lib: "ompi5", c: Alltoall, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "bruck", rule: "coll/han has no alltoall"},
 	})

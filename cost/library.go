@@ -15,7 +15,7 @@ func init() {
 	formulas["allreduce/nonoverlapping"] = func(m Hockney, s size) Prediction {
 		return composite(Levels{m, m}, s, collectives.Allreduce, "nonoverlapping")
 	}
-	for _, c := range []collectives.Collective{collectives.Allreduce, collectives.Bcast, collectives.Reduce} {
+	for _, c := range []collectives.Collective{collectives.Allreduce, collectives.Bcast, collectives.Reduce, collectives.Barrier} {
 		for _, name := range []string{"han", "smp"} {
 			formulas[string(c)+"/"+name] = func(m Hockney, s size) Prediction { return composite(Levels{m, m}, s, c, name) }
 			levelForms[string(c)+"/"+name] = func(l Levels, s size) Prediction { return composite(l, s, c, name) }
