@@ -126,12 +126,17 @@ type levelStep struct {
 	// pair: the stage runs between the node's first rank and the root only
 	// (MPICH hands the root's vector to its node's first rank).
 	pair bool
-	// early: the stage's ranks but one have nothing to wait for (they may
-	// start it before the stage before has ended).
+	// early: the stage may start before the stage before has ended (its
+	// ranks but one have nothing to wait for, or the rank it waits for is
+	// done early).
 	early bool
 	// wire, in a barrier, is the bytes each of the stage's messages carries
 	// (MPICH's SMP barrier ends with a bcast of 1 byte).
 	wire int64
+	// upRoot0: the stage among nodes is rooted at the first node, not the
+	// root's. zeroPair: the stage runs between rank 0 and the root only,
+	// rooted at rank 0, when they differ.
+	upRoot0, zeroPair bool
 }
 
 // twoLevelOf returns the library's two-level collective c/name, if it is
@@ -179,6 +184,13 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 		// node's reduce and bcast and p.Inner the roots' allreduce (as MPICH
 		// 4's selection does); the vector is not cut.
 		red, bc, all := mpich33Pick(Reduce), mpich33Pick(Bcast), mpich33Pick(Allreduce)
+		if p.Library == "mpich4" {
+			// MPICH 4.3.2's composition alpha (ch4_coll_impl.h,
+			// MPIDI_Allreduce_intra_composition_alpha): the same three
+			// steps, the node's by shared memory (release_gather; binomial
+			// trees here), the roots' by mpir/generic.json.
+			red, bc, all = fixedPick("binomial"), fixedPick("binomial"), mpich4Pick(Allreduce)
+		}
 		if p.Intra != "" {
 			red, bc = fixedPick(p.Intra), fixedPick(p.Intra)
 		}
@@ -187,6 +199,24 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 		}
 		return twoLevel{name: name, lead: zero, steps: []levelStep{{c: Reduce, pick: red}, {up: true, c: Allreduce, pick: all}, {c: Bcast, pick: bc}}}, true
 	case "bcast/smp":
+		if p.Library == "mpich4" {
+			// MPICH 4.3.2's compositions alpha and beta
+			// (MPIDI_Bcast_intra_composition_alpha / _beta): the shapes of
+			// 3.3.2's short and medium branches, the node steps by shared
+			// memory (binomial here), the roots' by mpir/generic.json;
+			// ch4/generic.json picks beta for 12288 <= avg_msg_size < 524288
+			// on a power of two of 8 ranks or more.
+			nodeB, rootsB := fixedPick("binomial"), mpich4Pick(Bcast)
+			if mpich4BcastBeta(p) {
+				return twoLevel{name: name, lead: zero, steps: []levelStep{
+					{c: Bcast, pick: nodeB, root: rootIdx, on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
+					{up: true, c: Bcast, pick: rootsB, early: rootLate(p)},
+					{c: Bcast, pick: nodeB, on: func(node, rootNode, rl int) bool { return node != rootNode || rl == 0 }}}}, true
+			}
+			return twoLevel{name: name, lead: zero, steps: []levelStep{
+				{pair: true, c: Bcast, pick: fixedPick("linear"), on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
+				{up: true, c: Bcast, pick: rootsB}, {c: Bcast, pick: nodeB}}}, true
+		}
 		// MPICH 3.3.2, src/mpi/coll/bcast/bcast_intra_smp.c,
 		// MPIR_Bcast_intra_smp, below 12288 B or on fewer than 8 ranks (above
 		// that it runs the pow2 variant, or MPIR_Bcast_intra_scatter_ring_allgather
@@ -201,7 +231,7 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 			// root's, when the root is its rank 0).
 			return twoLevel{name: name, lead: zero, steps: []levelStep{
 				{c: Bcast, pick: mpich33Pick(Bcast), root: rootIdx, on: func(node, rootNode, rl int) bool { return node == rootNode && rl > 0 }},
-				{up: true, c: Bcast, pick: mpich33Pick(Bcast)},
+				{up: true, c: Bcast, pick: mpich33Pick(Bcast), early: rootLate(p)},
 				{c: Bcast, pick: mpich33Pick(Bcast), on: func(node, rootNode, rl int) bool { return node != rootNode || rl == 0 }}}}, true
 		}
 		return twoLevel{name: name, lead: zero, steps: []levelStep{
@@ -220,10 +250,33 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 		// MPIR_Barrier_intra_smp: MPIR_Barrier in each node, MPIR_Barrier
 		// among the node roots, then MPIR_Bcast of one byte in each node
 		// from its rank 0 (classic rules: dissemination, binomial).
+		node, roots, release := mpich33Pick(Barrier), mpich33Pick(Barrier), mpich33Pick(Bcast)
+		if p.Library == "mpich4" {
+			// MPIDI_Barrier_intra_composition_alpha: the same steps, the
+			// node's by shared memory (dissemination and binomial here).
+			node, roots, release = fixedPick("dissemination"), mpich4Pick(Barrier), fixedPick("binomial")
+		}
 		return twoLevel{name: name, barrier: true, lead: zero, steps: []levelStep{
-			{c: Barrier, pick: mpich33Pick(Barrier)}, {up: true, c: Barrier, pick: mpich33Pick(Barrier)},
-			{c: Bcast, pick: mpich33Pick(Bcast), wire: 1}}}, true
+			{c: Barrier, pick: node}, {up: true, c: Barrier, pick: roots},
+			{c: Bcast, pick: release, wire: 1}}}, true
 	case "reduce/smp":
+		if p.Library == "mpich4" {
+			nodeR, rootsR := fixedPick("binomial"), mpich4Pick(Reduce)
+			if p.SizeBytes(Reduce) > 2048 {
+				// MPIDI_Reduce_intra_composition_alpha (ch4/generic.json:
+				// commutative, avg_msg_size > 2048): every node reduces to
+				// its rank 0, the node roots to rank 0, and rank 0 sends the
+				// result to a root that is another rank.
+				return twoLevel{name: name, lead: zero, steps: []levelStep{
+					{c: Reduce, pick: nodeR}, {up: true, c: Reduce, pick: rootsR, upRoot0: true},
+					{zeroPair: true, c: Bcast, pick: fixedPick("linear")}}}, true
+			}
+			// MPIDI_Reduce_intra_composition_beta: 3.3.2's SMP shape.
+			return twoLevel{name: name, lead: zero, steps: []levelStep{
+				{c: Reduce, pick: nodeR, on: offRoot},
+				{up: true, c: Reduce, pick: rootsR},
+				{c: Reduce, pick: nodeR, on: onRoot, root: rootIdx, early: true}}}, true
+		}
 		// MPICH 3.3.2, src/mpi/coll/reduce/reduce_intra_smp.c,
 		// MPIR_Reduce_intra_smp: MPIR_Reduce to rank 0 in every node but
 		// the root's, MPIR_Reduce among the node roots to the root's node
@@ -241,6 +294,9 @@ func twoLevelOf(c Collective, name string, p Params) (twoLevel, bool) {
 // takes its medium-size branch: 12288 <= nbytes < 524288, at least 8
 // ranks, a power of two of them.
 func mpichSMPBcastMedium(p Params) bool {
+	if p.Library == "mpich4" {
+		return mpich4BcastBeta(p)
+	}
 	b := p.SizeBytes(Bcast)
 	return b >= 12288 && p.Ranks >= 8 && b < 524288 && isPow2(p.Ranks)
 }
@@ -343,6 +399,12 @@ func (l layout) nodeSize(p Params, i int) int { return min(l.ns, p.Ranks-i*l.ns)
 // (nil: none), r's index in it and the stage's root index.
 func (l layout) group(p Params, st levelStep, r int) (members []int, me, root int) {
 	node, local := r/l.ns, r%l.ns
+	if st.zeroPair {
+		if p.Root == 0 || r != 0 && r != p.Root {
+			return nil, 0, 0
+		}
+		return []int{0, p.Root}, b2iInt(r == p.Root), 0
+	}
 	if st.up {
 		if local != l.lead {
 			return nil, 0, 0
@@ -351,6 +413,9 @@ func (l layout) group(p Params, st levelStep, r int) (members []int, me, root in
 			if i*l.ns+l.lead < p.Ranks {
 				members = append(members, i*l.ns+l.lead)
 			}
+		}
+		if st.upRoot0 {
+			return members, node, 0
 		}
 		return members, node, l.rootNode
 	}
@@ -634,4 +699,18 @@ func twoLevelBarrier(name, summary string) Algorithm {
 	a.Cost = "the sum of its three stages' latencies"
 	a.emptyMessages = true
 	return a
+}
+
+// rootLate reports whether the root is not its node's first rank: then
+// the medium SMP bcast's first stage, in the root's node, may hand the
+// node's first rank the vector before it ends, and the stage among nodes
+// starts early.
+func rootLate(p Params) bool { return p.NodeSize > 0 && p.Root%p.NodeSize > 0 }
+
+// mpich4BcastBeta reports whether MPICH 4.3.2's ch4/generic.json picks
+// composition beta for a bcast on a node-aware communicator:
+// comm_size=pow2 (8 ranks or more) with 12288 <= avg_msg_size < 524288.
+func mpich4BcastBeta(p Params) bool {
+	b := p.SizeBytes(Bcast)
+	return p.Ranks >= 8 && isPow2(p.Ranks) && b >= 12288 && b < 524288
 }

@@ -206,6 +206,15 @@ func mpich4Flat(c Collective, p Params) (string, Params, string, error) {
 	return "", p, "", fmt.Errorf("the mpich4 selector does not cover %s", c)
 }
 
+// mpich4Pick is MPICH 4.3.2's MPIR-level choice for c on a
+// sub-communicator (the node roots').
+func mpich4Pick(c Collective) func(q Params) (string, Params, error) {
+	return func(q Params) (string, Params, error) {
+		name, q, _, err := mpich4Flat(c, q)
+		return name, q, err
+	}
+}
+
 // mpich4Choice is MPICH 4.3.2's choice for the call.
 func mpich4Choice(c Collective, p Params) (choice, error) {
 	name, q, rule, err := mpich4Flat(c, p)
@@ -216,23 +225,39 @@ func mpich4Choice(c Collective, p Params) (choice, error) {
 	if !mpichNodeAware(p) {
 		return choice{name: name, params: q, rule: rule}, nil
 	}
-	if c == Allreduce && p.NodeSize < p.Ranks {
-		// ch4/generic.json: comm_hierarchy=parent, commutative:
-		// MPIDI_Allreduce_intra_composition_alpha.
-		roots := (p.Ranks + p.NodeSize - 1) / p.NodeSize
-		inner, _, innerRule, err := mpich4Flat(Allreduce, Params{Ranks: roots, Count: p.Count, ElemSize: p.ElemSize})
+	q = p
+	q.Inner, q.Intra, q.Library = "", "", "mpich4"
+	shm := "; approximate: MPICH runs the steps inside a node with its shared-memory release_gather algorithms, collsim with binomial trees (and a dissemination barrier)"
+	roots := (p.Ranks + p.NodeSize - 1) / p.NodeSize
+	switch c {
+	case Allreduce:
+		if p.NodeSize >= p.Ranks {
+			// ch4/generic.json: comm_size=node_comm_size: composition gamma.
+			rule += "; approximate: on a single node MPICH 4.3.2 runs composition gamma, its shared-memory release_gather allreduce, which collsim does not have; collsim runs the MPIR choice"
+			return choice{name: name, params: p, rule: rule}, nil
+		}
+		_, _, innerRule, err := mpich4Flat(Allreduce, Params{Ranks: roots, Count: p.Count, ElemSize: p.ElemSize})
 		if err != nil {
 			return choice{}, err
 		}
-		q := p
-		q.Inner, q.Intra = inner, "binomial"
-		return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node), commutative op: composition alpha (ch4_coll_impl.h, MPIDI_Allreduce_intra_composition_alpha): node reduce, allreduce among the %d node roots (mpir/generic.json: %s), node bcast; approximate: MPICH runs the node reduce and bcast as its shared-memory release_gather algorithms, collsim as binomial trees", p.NodeSize, roots, innerRule)}, nil
+		return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node), commutative op: composition alpha (ch4_coll_impl.h, MPIDI_Allreduce_intra_composition_alpha): node reduce, allreduce among the %d node roots (mpir/generic.json: %s), node bcast", p.NodeSize, roots, innerRule) + shm}, nil
+	case Bcast:
+		b := p.SizeBytes(c)
+		switch {
+		case p.Ranks < 8 || b < 12288:
+			return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node), under 8 ranks or 12288 B: composition alpha (MPIDI_Bcast_intra_composition_alpha): the root to its node's rank 0, the node roots (mpir/generic.json), every node", p.NodeSize) + shm}, nil
+		case mpich4BcastBeta(p):
+			return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node), a power of two of ranks, under 524288 B: composition beta (MPIDI_Bcast_intra_composition_beta): the root's node, the node roots (mpir/generic.json), the other nodes", p.NodeSize) + shm}, nil
+		}
+		return choice{name: name, params: p, rule: "MPICH 4.3.2 ch4/generic.json: ranks share nodes, long message: composition gamma, the MPIR bcast on the whole communicator (mpir/generic.json: " + rule[len("MPICH 4.3.2 mpir/generic.json: "):] + ")"}, nil
+	case Reduce:
+		comp := "beta (MPIDI_Reduce_intra_composition_beta: the other nodes, the node roots to the root's node, the root's node)"
+		if p.SizeBytes(c) > 2048 {
+			comp = "alpha (MPIDI_Reduce_intra_composition_alpha: every node to its rank 0, the node roots to rank 0, rank 0 to the root)"
+		}
+		return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node), commutative op: composition %s, the node roots' reduce by mpir/generic.json", p.NodeSize, comp) + shm}, nil
+	case Barrier:
+		return choice{name: "smp", params: q, rule: fmt.Sprintf("MPICH 4.3.2 ch4/generic.json: ranks share nodes (%d per node): composition alpha (MPIDI_Barrier_intra_composition_alpha): node barriers, the node roots' barrier, a 1-byte bcast in each node", p.NodeSize) + shm}, nil
 	}
-	switch c {
-	case Allreduce:
-		rule += "; approximate: on a single node MPICH 4.3.2 runs composition gamma, its shared-memory release_gather allreduce, which collsim does not have; collsim runs the MPIR choice"
-	case Bcast, Reduce, Barrier:
-		rule += fmt.Sprintf("; approximate: with ranks sharing nodes MPICH 4.3.2's ch4 level runs a node-aware composition for %s (ch4_coll_impl.h), which collsim does not have yet; collsim runs the MPIR choice", c)
-	}
-	return choice{name: name, params: q, rule: rule}, nil
+	return choice{name: name, params: p, rule: rule}, nil
 }

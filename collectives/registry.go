@@ -79,6 +79,10 @@ type Params struct {
 	// GroupSize is how many consecutive ranks share a Dragonfly group (or
 	// any group of equals), for group-aligned algorithms.
 	GroupSize int
+	// Library is the library release whose rules an MPI library's
+	// composite algorithm follows for its parts: "" for the one it is
+	// named after (MPICH 3.3.2 for smp), "mpich4" for MPICH 4.3.2.
+	Library string
 }
 
 func (p Params) elemSize() int64 {

@@ -254,6 +254,16 @@ func TestLibraryVersions(t *testing.T) {
 		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 1, want: "rabenseifner"},
 		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "smp", rule: "4 node roots (mpir/generic.json: built-in op, count >= pow2"},
 		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 16, want: "rabenseifner", rule: "composition gamma"},
+		// ch4/generic.json on node-aware communicators: bcast alpha under 8
+		// ranks or 12288 B, beta for a power of two under 524288 B, gamma
+		// (the MPIR bcast) beyond; reduce beta up to 2048 B, alpha above;
+		// barrier alpha.
+		{lib: "mpich4", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp", rule: "composition alpha"},
+		{lib: "mpich4", c: Bcast, ranks: 16, elem: 8, count: 12500, nodeSize: 4, want: "smp", rule: "composition beta"},
+		{lib: "mpich4", c: Bcast, ranks: 12, elem: 8, count: 12500, nodeSize: 4, want: "scatter_ring_allgather", rule: "composition gamma"},
+		{lib: "mpich4", c: Reduce, ranks: 16, elem: 8, count: 256, nodeSize: 4, want: "smp", rule: "composition beta"},
+		{lib: "mpich4", c: Reduce, ranks: 16, elem: 8, count: 257, nodeSize: 4, want: "smp", rule: "composition alpha"},
+		{lib: "mpich4", c: Barrier, ranks: 16, nodeSize: 4, want: "smp", rule: "composition alpha"},
 		// Open MPI 5.0.10: coll/han on several nodes, coll/tuned (4.1's
 		// tables) on one or for what HAN lacks.
 		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "han"},
@@ -344,6 +354,23 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	if want := "bcast/linear/2/root1 bcast/binomial/4/root1 bcast/binomial/4/root0"; strings.Join(got, " ") != want {
 		t.Errorf("smp bcast stages %v, want %s", got, want)
+	}
+	// MPICH 4.3.2's reduce composition alpha, root 5: each node reduces
+	// to its rank 0 (binomial, standing in for shared memory), the 4 node
+	// roots to rank 0 (mpir/generic.json: 8000 B > 2048, count >= 4:
+	// reduce_scatter_gather), then rank 0 hands the result to rank 5 (a
+	// 2-rank linear bcast from rank 0).
+	sr, _ := Lookup(Reduce, "smp")
+	comp, _, err = CompositeOf(sr, Params{Ranks: 16, Count: 1000, ElemSize: 8, NodeSize: 4, Root: 5, Library: "mpich4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, st := range comp.Full {
+		got = append(got, fmt.Sprintf("%s/%d/root%d", st.Parts[0].Algorithm.ID(), st.Parts[0].Params.Ranks, st.Parts[0].Params.Root))
+	}
+	if want := "reduce/binomial/4/root0 reduce/rabenseifner/4/root0 bcast/linear/2/root0"; strings.Join(got, " ") != want {
+		t.Errorf("mpich4 smp reduce stages %v, want %s", got, want)
 	}
 	if _, err := Select("ompi", Scatter, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "not transcribed") {
 		t.Errorf("scatter: %v", err)

@@ -211,8 +211,8 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.Int64Var(&s.Segment, "segment", 0, "pipeline segment in elements for pipelined algorithms (0: the algorithm's default)")
 	f.IntVar(&s.NodeSize, "node-size", 0, "ranks per node for hierarchical algorithms (0: from the machine)")
 	f.IntVar(&s.GroupSize, "group-size", 0, "ranks per Dragonfly group for group-aligned algorithms (0: from the machine)")
-	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara (default: by size)")
-	f.StringVar(&s.Intra, "intra", "", "hierarchical: the reduce and bcast pair inside nodes (default binomial)")
+	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara, and among smp's node roots (default: by size; smp: MPICH's rules)")
+	f.StringVar(&s.Intra, "intra", "", "hierarchical and the smp allreduce: the reduce and bcast pair inside nodes (default binomial; smp: MPICH's rules)")
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 }
