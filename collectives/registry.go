@@ -404,7 +404,7 @@ func init() {
 				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}},
 		{Collective: Reduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to new rank 0 (Rabenseifner 2004; MPICH's long-message reduce, reduce_intra_reduce_scatter_gather.c); that rank forwards the result to another root. For p not a power of two the surplus ranks first fold their vector into a partner, as MPICH does. Bandwidth-optimal for long vectors.",
+			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to new rank 0 (Rabenseifner 2004; MPICH's long-message reduce, reduce_intra_reduce_scatter_gather.c); that rank forwards the result to another root. For p not a power of two the surplus ranks first fold their vector into a partner (each even rank below 2(p-pof2) into the odd one above it; MPICH folds the other way and gathers straight to the root). Bandwidth-optimal for long vectors.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
 				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}

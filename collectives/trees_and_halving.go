@@ -113,11 +113,12 @@ func (s *rhReduceScatter) step(b *builder) bool {
 	return true
 }
 
-// rabenseifnerReduce: a reduce-scatter by recursive halving, then a
-// binomial gather of the reduced blocks among the pof2 new ranks to new
-// rank 0 (Rabenseifner 2004; MPICH's long-message reduce, which folds the
-// surplus ranks first as rhReduceScatter does), and that rank hands the
-// result to the root if that is another rank.
+// rabenseifnerReduce: a reduce-scatter by recursive halving (folding the
+// surplus ranks first, as rhReduceScatter does), then a binomial gather of
+// the reduced blocks among the pof2 new ranks to new rank 0 (Rabenseifner
+// 2004; MPICH's long-message reduce, which folds the other way, cuts pof2
+// blocks and gathers straight to the root), and that rank hands the result
+// to the root if that is another rank.
 type rabenseifnerReduce struct {
 	rs        rhReduceScatter
 	r, p      int
