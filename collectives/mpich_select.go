@@ -1,9 +1,6 @@
 package collectives
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // MPICH's choices. Two releases, since MPICH changed how it chooses:
 //
@@ -61,7 +58,7 @@ func mpich33Classic(c Collective, p Params) (string, Params, string, error) {
 		return "scatter_ring_allgather", p, "524288 B or more, or ranks not a power of two: binomial scatter + ring allgather", nil
 	case Reduce: // reduce.c, MPIR_Reduce_intra_auto
 		if bytes > 2048 && p.Count >= int64(pof2) {
-			return "rabenseifner", p, "over 2048 B and count >= the largest power of two <= ranks: reduce-scatter + gather (Rabenseifner)" + mpichRabenseifnerReduceNote(p), nil
+			return "rabenseifner", p, "over 2048 B and count >= the largest power of two <= ranks: reduce-scatter + gather (Rabenseifner)", nil
 		}
 		return "binomial", p, "at most 2048 B (or count < the largest power of two <= ranks): binomial", nil
 	case Allgather: // allgather.c, MPIR_Allgather_intra_auto
@@ -90,25 +87,6 @@ func mpich33Classic(c Collective, p Params) (string, Params, string, error) {
 		return "dissemination", p, "dissemination", nil
 	}
 	return "", p, "", fmt.Errorf("the mpich selector does not cover %s", c)
-}
-
-// mpichRabenseifnerReduceNote says where collsim's Rabenseifner reduce
-// differs from MPICH's (reduce_intra_reduce_scatter_gather.c): MPICH folds
-// the odd ranks below 2(p-pof2) into the even ones, cuts pof2 blocks and
-// gathers straight to the root; collsim folds the even into the odd, cuts
-// p blocks, and gathers to new rank 0, which hands the result on.
-func mpichRabenseifnerReduceNote(p Params) string {
-	var parts []string
-	if !isPow2(p.Ranks) {
-		parts = append(parts, "for ranks not a power of two MPICH folds odd ranks into even ones and cuts pof2 blocks, collsim folds even into odd and cuts p blocks")
-	}
-	if p.Root != 0 || !isPow2(p.Ranks) {
-		parts = append(parts, "MPICH gathers straight to the root, collsim to new rank 0, which forwards the result")
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "; approximate: " + strings.Join(parts, "; ")
 }
 
 // mpich33Pick is MPICH 3.3.2's classic choice for c on a sub-communicator
@@ -194,7 +172,7 @@ func mpich4Flat(c Collective, p Params) (string, Params, string, error) {
 		if avg <= 2048 || p.Count < int64(pof2) {
 			return "binomial", p, "avg_msg_size <= 2048 or count < pow2: binomial", nil
 		}
-		return "rabenseifner", p, "built-in op, count >= pow2: reduce_scatter_gather (Rabenseifner)" + mpichRabenseifnerReduceNote(p), nil
+		return "rabenseifner", p, "built-in op, count >= pow2: reduce_scatter_gather (Rabenseifner)", nil
 	case Allgather: // total_msg_size: recvcount x comm_size x type size
 		total := p.SizeBytes(c)
 		switch {

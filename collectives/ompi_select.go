@@ -46,7 +46,7 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 		4: {"binary", "segmented_binary", "collsim's binary tree is numbered heap-wise, Open MPI's level by level"},
 		5: {"binomial", "binomial", ""}, // the in-order binomial tree (ompi_coll_base_topo_build_in_order_bmtree) is collsim's
 		6: {"in-order_binary", "in_order_binary", ""},
-		7: {"rabenseifner", "rabenseifner", "for ranks not a power of two Open MPI's first step swaps halves of the vector, collsim folds the whole vector of each even rank into the odd rank above it"}},
+		7: {"rabenseifner", "rabenseifner", "for ranks not a power of two Open MPI's first step swaps half vectors (each rank of a pair reduces one half, and the odd one returns its half), collsim's, as MPICH's, hands the odd rank's whole vector to the even one"}},
 	Allgather: {1: {"linear", "linear", ""}, 2: {"bruck", "bruck", ""}, 3: {"recursive_doubling", "recursive_doubling", ""},
 		4: {"ring", "ring", ""}, 5: {"neighbor", "neighbor_exchange", ""}, 6: {"two_proc", "", ""}},
 	ReduceScatter: {1: {"non-overlapping", "non_overlapping", "Open MPI's reduce is its tuned choice, collsim's binomial"},

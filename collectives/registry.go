@@ -404,10 +404,10 @@ func init() {
 				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}
 			}},
 		{Collective: Reduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to new rank 0 (Rabenseifner 2004; MPICH's long-message reduce, reduce_intra_reduce_scatter_gather.c); that rank forwards the result to another root. For p not a power of two the surplus ranks first fold their vector into a partner (each even rank below 2(p-pof2) into the odd one above it; MPICH folds the other way and gathers straight to the root). Bandwidth-optimal for long vectors.",
+			Summary: "MPICH's long-message reduce (Rabenseifner 2004; reduce_intra_reduce_scatter_gather.c), step for step: for p not a power of two each odd rank below 2(p-pof2) first hands its vector to the even rank below it; then a reduce-scatter by recursive halving over the remaining power of two of ranks, the vector in that many blocks, and a binomial gather of the blocks straight to the root (a folded-out root first gets new rank 0's block and takes its place). Bandwidth-optimal for long vectors.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: -1}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return newRedScatGather(p, r)
 			}},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
 			Summary: "The root sends each rank its block (a linear scatter), then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn). log2 p allgather steps instead of the ring's p-1. Powers of two only. MPICH's and Open MPI's version, with a binomial scatter and any p, is scatter_rd_allgather.",
