@@ -60,8 +60,20 @@ func everyCase(p int, n int64) Params {
 func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
 	var inner []string
 	for _, a := range All() {
-		if a.Collective == Allreduce && a.Name != "hierarchical" && a.Name != "suara" {
+		if a.Collective == Allreduce && !isComposite(a.Name) {
 			inner = append(inner, a.Name)
+		}
+	}
+	// A composite inside a composite is refused with a hint, not run.
+	for _, outer := range []string{"hierarchical", "suara"} {
+		a, _ := Lookup(Allreduce, outer)
+		for _, in := range []string{"hierarchical", "suara", "han", "smp"} {
+			params := everyCase(8, 100)
+			params.Inner = in
+			var u *Unsupported
+			if _, err := a.Build(params); !errors.As(err, &u) {
+				t.Errorf("%s with --inner %s: got %v, want a refusal", outer, in, err)
+			}
 		}
 	}
 	for _, name := range []string{"hierarchical", "suara"} {

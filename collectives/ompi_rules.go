@@ -15,35 +15,6 @@ var ompiCollectiveIDs = map[Collective]int{
 	Allgather: 0, Allreduce: 2, Alltoall: 3, Barrier: 6, Bcast: 7, Gather: 9, Reduce: 11, ReduceScatter: 12, Scatter: 15,
 }
 
-// OmpiAlgorithm returns Open MPI's coll/tuned number for collsim's
-// algorithm name, and a note when Open MPI's algorithm of that number is
-// only close to collsim's (the note the selector prints, such as "pipeline"
-// for chain). An exact match is preferred; among close ones, the highest
-// number (for the chain, Open MPI's single-chain "pipeline" over its
-// multi-chain "chain"). ok is false when Open MPI has no such algorithm.
-func OmpiAlgorithm(c Collective, name string) (number int, note string, ok bool) {
-	t, found := ompiTables[c]
-	if !found {
-		return 0, "", false
-	}
-	numbers := make([]int, 0, len(t.names))
-	for n := range t.names {
-		numbers = append(numbers, n)
-	}
-	slices.Sort(numbers)
-	for _, n := range numbers {
-		ours, theirs, approx := strings.Cut(t.names[n], "|")
-		if ours != name {
-			continue
-		}
-		if !approx {
-			return n, "", true
-		}
-		number, note, ok = n, theirs, true
-	}
-	return number, note, ok
-}
-
 // OmpiRule is one line of a rules file: from MinBytes up (until the next
 // rule's MinBytes), communicators of the enclosing size use Algorithm
 // (Open MPI's number) with segments of SegmentBytes (0: Open MPI's own).
@@ -99,4 +70,21 @@ func WriteOmpiRules(w io.Writer, header string, all []OmpiRules) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// OmpiSegmentBytes is the segment size, in bytes, to write in a rules
+// file for algorithm a as collsim ran it with p: for Open MPI's segmented
+// algorithms (the pipeline, the segmented ring, the binary reduce), which
+// given a segment size of 0 run unsegmented (COLL_BASE_COMPUTED_SEGCOUNT,
+// coll_base_functions.h), the segment collsim used; 0 for the others.
+func OmpiSegmentBytes(a Algorithm, p Params) int64 {
+	switch a.ID() {
+	case "bcast/chain", "reduce/chain":
+		return newChain(a.Collective, p, 0).seg * p.elemSize()
+	case "reduce/segmented_binary":
+		return newSegmentedTree(Reduce, true, p, 0).seg * p.elemSize()
+	case "allreduce/segmented_ring":
+		return newSegmentedRing(p, 0).seg * p.elemSize()
+	}
+	return 0
 }

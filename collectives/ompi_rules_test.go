@@ -15,25 +15,31 @@ func TestOmpiAlgorithm(t *testing.T) {
 	}{
 		{Allreduce, "ring", 4, true},
 		{Allreduce, "rabenseifner", 6, true},
-		{Allreduce, "reduce_bcast", 2, false},
-		{Bcast, "chain", 3, false}, // Open MPI's pipeline, not its multi-chain
+		{Allreduce, "nonoverlapping", 2, true},
+		{Bcast, "chain", 3, true}, // Open MPI's pipeline: one chain, segments from the rules file
+		{Bcast, "scatter_rd_allgather", 8, true},
+		{Bcast, "scatter_ring_allgather", 9, true},
+		{Reduce, "segmented_binary", 4, false}, // the binary tree numbered differently
 		{Allgather, "ring", 4, true},
 		{Alltoall, "bruck", 3, false},
-		{Barrier, "dissemination", 4, false},
+		// ompi_coll_base_barrier_intra_bruck sends to rank+distance and
+		// receives from rank-distance, distance doubling: dissemination.
+		{Barrier, "dissemination", 4, true},
 	} {
 		n, note, ok := OmpiAlgorithm(tc.c, tc.name)
 		if !ok || n != tc.number || (note == "") != tc.exact {
 			t.Errorf("%s/%s: got %d %q %v, want %d exact=%v", tc.c, tc.name, n, note, ok, tc.number, tc.exact)
 		}
 	}
-	if _, _, ok := OmpiAlgorithm(Allreduce, "suara"); ok {
-		t.Error("Open MPI has no SUARA")
+	for _, name := range []string{"suara", "reduce_bcast", "han"} {
+		if _, _, ok := OmpiAlgorithm(Allreduce, name); ok {
+			t.Errorf("Open MPI's coll/tuned has no %s", name)
+		}
 	}
 	// Every number found leads back to the same collsim algorithm.
 	for _, a := range All() {
 		if n, _, ok := OmpiAlgorithm(a.Collective, a.Name); ok {
-			ours, _, _ := strings.Cut(ompiTables[a.Collective].names[n], "|")
-			if ours != a.Name {
+			if ours := ompiAlgs[a.Collective][n].ours; ours != a.Name {
 				t.Errorf("%s: number %d is %q", a.ID(), n, ours)
 			}
 		}

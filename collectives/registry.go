@@ -85,6 +85,10 @@ type Params struct {
 	// only when both are complete; with Overlap it waits for the receive
 	// alone, as if the send were an MPI_Isend waited for at the end.
 	Overlap bool
+	// Library is the library release whose rules an MPI library's
+	// composite algorithm follows for its parts: "" for the one it is
+	// named after (MPICH 3.3.2 for smp), "mpich4" for MPICH 4.3.2.
+	Library string
 }
 
 func (p Params) elemSize() int64 {
@@ -353,7 +357,7 @@ func init() {
 			Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
 			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
 		{Collective: Bcast, Name: "scatter_allgather",
-			Summary: "The root scatters one block of the vector to each rank, then the blocks circulate in a ring allgather (van de Geijn; MPICH's long-message bcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages).",
+			Summary: "The root sends each rank its block of the vector, one message after another (a linear scatter), then the blocks circulate in a ring allgather (van de Geijn's broadcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages). The MPI libraries scatter by a binomial tree instead: scatter_ring_allgather.",
 			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
@@ -426,14 +430,13 @@ func init() {
 				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Reduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004; MPICH's long-message reduce); rank 0 forwards the result to another root. Bandwidth-optimal for long vectors. Powers of two only.",
+			Summary: "MPICH's long-message reduce (Rabenseifner 2004; reduce_intra_reduce_scatter_gather.c), step for step: for p not a power of two each odd rank below 2(p-pof2) first hands its vector to the even rank below it; then a reduce-scatter by recursive halving over the remaining power of two of ranks, the vector in that many blocks, and a binomial gather of the blocks straight to the root (a folded-out root first gets new rank 0's block and takes its place). Bandwidth-optimal for long vectors.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng (+ a + nb for a root other than 0)",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifnerReduce{rs: rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-			},
-			needs: pow2Only("reduce/binomial or reduce/chain")},
+				return newRedScatGather(p, r)
+			}},
 		{Collective: Bcast, Name: "scatter_allgather_rd",
-			Summary: "The root scatters one block to each rank, then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn; MPICH's medium-message bcast for powers of two). log2 p allgather steps instead of the ring's p-1. Powers of two only.",
+			Summary: "The root sends each rank its block (a linear scatter), then a recursive-doubling allgather rebuilds the vector everywhere (van de Geijn). log2 p allgather steps instead of the ring's p-1. Powers of two only. MPICH's and Open MPI's version, with a binomial scatter and any p, is scatter_rd_allgather.",
 			Cost:    "about (p-1)(a + nb/p) + log2 p a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &rdAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
@@ -547,6 +550,7 @@ func init() {
 			Cost:    "ceil(log2 p) a",
 			newRank: func(p Params, r int) stepper { return &disseminationBarrier{r: r, p: p.Ranks, dist: 1, last: noEnd} }, emptyMessages: true},
 	}
+	registry = append(registry, libraryAlgorithms()...)
 }
 
 // All returns every algorithm, ordered by collective then name.

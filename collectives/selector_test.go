@@ -1,99 +1,421 @@
 package collectives
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/sim"
 )
 
-// Points read off Open MPI 4.1's allreduce table and MPICH's thresholds.
-func TestSelectors(t *testing.T) {
-	cases := []struct {
-		lib   string
-		c     Collective
-		ranks int
-		bytes int64
-		want  string
-	}{
-		{"ompi", Allreduce, 2, 4, "ring"},
-		{"ompi", Allreduce, 2, 100, "recursive_doubling"},
-		{"ompi", Allreduce, 2, 100000, "segmented_ring"},
-		{"ompi", Allreduce, 2, 1 << 20, "rabenseifner"},
-		{"ompi", Allreduce, 64, 8, "recursive_doubling"},
-		{"ompi", Allreduce, 64, 1 << 20, "rabenseifner"},
-		{"ompi", Allreduce, 200, 8, "reduce_bcast"},
-		{"ompi", Allreduce, 200, 200000, "recursive_doubling"},
-		{"ompi", Allreduce, 1024, 8192, "recursive_doubling"},
-		{"ompi", Allreduce, 3000, 3000, "segmented_ring"},
-		{"ompi", Allreduce, 5000, 20000, "recursive_doubling"},
-		{"ompi", Allreduce, 5000, 1 << 24, "rabenseifner"},
-		{"ompi", Bcast, 64, 8, "knomial"},
-		{"ompi", Bcast, 2048, 1 << 20, "scatter_allgather_rd"},
-		{"ompi", Reduce, 100, 1 << 20, "binomial"},
-		{"ompi", Reduce, 5, 8192, "chain"},
-		{"ompi", Allgather, 64, 64 * 8, "recursive_doubling"},
-		{"ompi", Allgather, 100, 100 * 8, "bruck"}, // recursive doubling needs a power of two
-		{"ompi", Allgather, 128, 128 * 4096, "neighbor_exchange"},
-		{"ompi", Allgather, 129, 129 * 4096, "ring"},
-		{"ompi", ReduceScatter, 16, 1 << 20, "ring"},
-		{"ompi", Alltoall, 64, 64 * 100, "bruck"},      // 100 B per pair
-		{"ompi", Alltoall, 300, 300 * 16384, "linear"}, // 16 KiB per pair
-		{"ompi", Barrier, 6, 0, "linear"},
-		{"ompi", Barrier, 300, 0, "tree"},
-		{"mpich", Allreduce, 64, 2048, "recursive_doubling"},
-		{"mpich", Allreduce, 64, 2052, "rabenseifner"},
-		{"mpich", Bcast, 64, 8, "binomial"},
-		{"mpich", Bcast, 7, 1 << 20, "binomial"},
-		{"mpich", Bcast, 64, 1 << 20, "scatter_allgather"},
-		{"mpich", Allgather, 6, 6 * 100, "bruck"},
-		{"mpich", Allgather, 6, 6 << 20, "ring"},
-		{"mpich", Alltoall, 64, 64 * 64 * 64 * 4, "linear"},
-		{"mpich", Alltoall, 64, 64 * 64 * 1 << 16, "pairwise"},
-		{"mpich", ReduceScatter, 64, 1 << 22, "pairwise"},
-		{"mpich", Barrier, 64, 0, "dissemination"},
-	}
+// selCase is one call and what a selector must run for it.
+type selCase struct {
+	lib      string
+	c        Collective
+	ranks    int
+	elem     int64
+	count    int64
+	nodeSize int
+	want     string
+	segment  int64  // the segment the selection must set (0: not checked)
+	rule     string // a part of the rule that must be printed ("" : not checked)
+}
+
+func (tc selCase) params() Params {
+	return Params{Ranks: tc.ranks, Count: tc.count, ElemSize: tc.elem, NodeSize: tc.nodeSize}
+}
+
+func runSelCases(t *testing.T, cases []selCase) {
+	t.Helper()
 	for _, tc := range cases {
-		p := Params{Ranks: tc.ranks, Count: tc.bytes / 4, ElemSize: 4}
-		if tc.c == Alltoall {
-			p.Count = tc.bytes / 4 / int64(tc.ranks)
-		}
-		s, err := Select(tc.lib, tc.c, p)
+		name := fmt.Sprintf("%s %s p=%d %dx%dB node=%d", tc.lib, tc.c, tc.ranks, tc.count, tc.elem, tc.nodeSize)
+		s, err := Select(tc.lib, tc.c, tc.params())
 		if err != nil {
-			t.Errorf("%s %s p=%d %dB: %v", tc.lib, tc.c, tc.ranks, tc.bytes, err)
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if s.Algorithm.Name != tc.want || s.Rule == "" {
-			t.Errorf("%s %s p=%d %dB chose %s (%s), want %s", tc.lib, tc.c, tc.ranks, tc.bytes, s.Algorithm.Name, s.Rule, tc.want)
+		if s.Algorithm.Name != tc.want {
+			t.Errorf("%s chose %s (%s), want %s", name, s.Algorithm.Name, s.Rule, tc.want)
+		}
+		if tc.segment != 0 && s.Params.Segment != tc.segment {
+			t.Errorf("%s: segment %d, want %d (%s)", name, s.Params.Segment, tc.segment, s.Rule)
+		}
+		if tc.rule != "" && !strings.Contains(s.Rule, tc.rule) {
+			t.Errorf("%s: rule %q lacks %q", name, s.Rule, tc.rule)
 		}
 	}
-	if s, err := Select("mpich", Bcast, Params{Ranks: 64, Count: 100000, ElemSize: 4}); err != nil || s.Algorithm.Name != "scatter_allgather_rd" {
-		t.Errorf("mpich medium bcast on 64 ranks: %v %v", s.Algorithm.Name, err)
-	}
-	if s, err := Select("mpich", Alltoall, Params{Ranks: 64, Count: 8, ElemSize: 4}); err != nil || s.Algorithm.Name != "bruck" {
-		t.Errorf("mpich short alltoall: %v %v", s.Algorithm.Name, err)
-	}
-	// MPICH's long reduce is Rabenseifner, which collsim runs for powers
-	// of two only: on 6 ranks building it is a clear refusal, never a
-	// wrong result.
-	s, err := Select("mpich", Reduce, Params{Ranks: 6, Count: 1000, ElemSize: 4})
+}
+
+// Open MPI's table picks, read off the commutative branches of
+// coll_tuned_decision_fixed.c (v4.1.8; v5.0.10 is the same), where no
+// run-time fallback applies.
+func TestOmpiTablePicks(t *testing.T) {
+	runSelCases(t, []selCase{
+		// allreduce_intra_dec_fixed, communicator_size < 4: < 8 B ring,
+		// < 4096 B recursive doubling, < 262144 B (from 65536) segmented
+		// ring, else Rabenseifner.
+		{lib: "ompi", c: Allreduce, ranks: 2, elem: 8, count: 12, want: "recursive_doubling"}, // 96 B
+		{lib: "ompi", c: Allreduce, ranks: 2, elem: 8, count: 1 << 17, want: "rabenseifner"},  // 1 MiB
+		// 64 <= size < 128: < 262144 B recursive doubling, else Rabenseifner.
+		{lib: "ompi", c: Allreduce, ranks: 64, elem: 8, count: 1, want: "recursive_doubling"},
+		{lib: "ompi", c: Allreduce, ranks: 64, elem: 8, count: 1 << 17, want: "rabenseifner"},
+		// size >= 4096: 16384 <= b < 32768 recursive doubling, else Rabenseifner.
+		{lib: "ompi", c: Allreduce, ranks: 5000, elem: 8, count: 2500, want: "recursive_doubling"},
+		{lib: "ompi", c: Allreduce, ranks: 5000, elem: 8, count: 1 << 21, want: "rabenseifner"},
+		// bcast_intra_dec_fixed: 64 <= size < 128: knomial at any size.
+		{lib: "ompi", c: Bcast, ranks: 64, elem: 8, count: 1, want: "knomial"},
+		// 256 <= size < 1024: 16384 <= b < 32768 split binary tree.
+		{lib: "ompi", c: Bcast, ranks: 300, elem: 8, count: 2500, want: "split_binary"},
+		// reduce_intra_dec_fixed: 32 <= size < 256: binomial.
+		{lib: "ompi", c: Reduce, ranks: 100, elem: 8, count: 1 << 17, want: "binomial"},
+		// 256 <= size < 512: 8192 <= b < 16384 in-order binary.
+		{lib: "ompi", c: Reduce, ranks: 300, elem: 8, count: 1500, want: "in_order_binary"},
+		// allgather_intra_dec_fixed (bytes per rank), 64 <= size < 128:
+		// < 512 B recursive doubling, < 65536 B neighbor exchange, else ring.
+		{lib: "ompi", c: Allgather, ranks: 64, elem: 8, count: 64 * 8, want: "recursive_doubling"},
+		{lib: "ompi", c: Allgather, ranks: 128, elem: 8, count: 128 * 512, want: "neighbor_exchange"},
+		// reduce_scatter_intra_dec_fixed, 8 <= size < 32: >= 262144 B ring.
+		{lib: "ompi", c: ReduceScatter, ranks: 16, elem: 8, count: 1 << 17, want: "ring"},
+		// alltoall_intra_dec_fixed (bytes per pair), 32 <= size < 64:
+		// < 512 B modified Bruck; 128 <= size < 256: 2048 <= b < 262144 linear.
+		{lib: "ompi", c: Alltoall, ranks: 40, elem: 8, count: 10, want: "bruck"},
+		{lib: "ompi", c: Alltoall, ranks: 200, elem: 8, count: 2048, want: "linear"},
+		// barrier_intra_dec_fixed: 4 <= size < 8 linear; 256 <= size < 512 tree.
+		{lib: "ompi", c: Barrier, ranks: 6, want: "linear"},
+		{lib: "ompi", c: Barrier, ranks: 300, want: "tree"},
+		// 64 <= size < 256: bruck, which is a dissemination barrier.
+		{lib: "ompi", c: Barrier, ranks: 100, want: "dissemination"},
+	})
+}
+
+// Open MPI's run-time fallbacks, each at its boundary, from the coll/base
+// functions the rule names (v4.1.8 = v5.0.10). Table rows as in
+// TestOmpiTablePicks; element sizes chosen to put the byte count in the
+// row that picks the algorithm while the count crosses the boundary.
+func TestOmpiFallbacks(t *testing.T) {
+	runSelCases(t, []selCase{
+		// Ring (allreduce 4): size 7 (4 <= size < 8), < 16 B picks the
+		// ring; ompi_coll_base_allreduce_intra_ring runs recursive doubling
+		// when count < size.
+		{lib: "ompi", c: Allreduce, ranks: 7, elem: 1, count: 6, want: "recursive_doubling", rule: "count 6 < 7 ranks"},
+		{lib: "ompi", c: Allreduce, ranks: 7, elem: 1, count: 7, want: "ring"},
+		{lib: "ompi", c: Allreduce, ranks: 7, elem: 1, count: 8, want: "ring"},
+		{lib: "ompi", c: Allreduce, ranks: 3, elem: 1, count: 2, want: "recursive_doubling"},
+		{lib: "ompi", c: Allreduce, ranks: 3, elem: 1, count: 3, want: "ring"},
+		// Segmented ring (allreduce 5): size >= 4096, 2048 <= b < 16384.
+		// With segment size 0 it is the ring, and then the ring's fallback.
+		{lib: "ompi", c: Allreduce, ranks: 4096, elem: 2, count: 4095, want: "recursive_doubling", rule: "runs as the plain ring"},
+		{lib: "ompi", c: Allreduce, ranks: 4096, elem: 2, count: 4096, want: "ring", rule: "segmented ring runs as the plain ring"},
+		{lib: "ompi", c: Allreduce, ranks: 4096, elem: 2, count: 4097, want: "ring"},
+		// The case: 10 KiB of doubles on 4096 ranks.
+		{lib: "ompi", c: Allreduce, ranks: 4096, elem: 8, count: 1280, want: "recursive_doubling", rule: "pick algorithm 5, segmented_ring"},
+		// Size < 4: 65536 <= b < 262144 segmented ring; count >= size: ring.
+		{lib: "ompi", c: Allreduce, ranks: 2, elem: 8, count: 12500, want: "ring"},
+		// Rabenseifner (allreduce 6): 8 <= size < 16, >= 8192 B;
+		// ompi_coll_base_allreduce_intra_redscat_allgather runs basic_linear
+		// when count < the largest power of two <= size (8 for 12).
+		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 7, want: "linear", rule: "count 7 < 8"},
+		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 8, want: "rabenseifner"},
+		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 9, want: "rabenseifner"},
+		// Bcast scatter_allgather (8): 16 <= size < 32, >= 1048576 B;
+		// ompi_coll_base_bcast_intra_scatter_allgather runs basic_linear
+		// when count < size.
+		{lib: "ompi", c: Bcast, ranks: 20, elem: 65536, count: 19, want: "linear", rule: "count 19 < 20 ranks"},
+		{lib: "ompi", c: Bcast, ranks: 20, elem: 65536, count: 20, want: "scatter_rd_allgather"},
+		{lib: "ompi", c: Bcast, ranks: 20, elem: 65536, count: 21, want: "scatter_rd_allgather"},
+		// Split binary tree (4): 256 <= size < 1024, 16384 <= b < 32768;
+		// ompi_coll_base_bcast_intra_split_bintree runs the chain with
+		// fan-out 1 (unsegmented) when a half would be empty (count < 2).
+		{lib: "ompi", c: Bcast, ranks: 300, elem: 16384, count: 1, want: "chain", segment: 1},
+		{lib: "ompi", c: Bcast, ranks: 300, elem: 8192, count: 2, want: "split_binary"},
+		{lib: "ompi", c: Bcast, ranks: 300, elem: 8192, count: 3, want: "split_binary"},
+		// Chain (2) and pipeline (3) with segment size 0 and fan-out 0:
+		// one chain, the whole vector at once. Size < 4: 131072 <= b <
+		// 262144 chain; < 32 B pipeline.
+		{lib: "ompi", c: Bcast, ranks: 3, elem: 8, count: 20000, want: "chain", segment: 20000, rule: "forced to 1"},
+		{lib: "ompi", c: Bcast, ranks: 2, elem: 8, count: 1, want: "chain", segment: 1},
+		// Reduce Rabenseifner (7): size < 4, < 8 B;
+		// ompi_coll_base_reduce_intra_redscat_gather runs basic_linear when
+		// count < the largest power of two <= size (2 for 3).
+		{lib: "ompi", c: Reduce, ranks: 3, elem: 1, count: 1, want: "linear", rule: "count 1 < 2"},
+		{lib: "ompi", c: Reduce, ranks: 3, elem: 1, count: 2, want: "rabenseifner", rule: "approximate"},
+		{lib: "ompi", c: Reduce, ranks: 2, elem: 1, count: 2, want: "rabenseifner"},
+		// Reduce chain (2): 4 <= size < 8, 4096 <= b < 65536, unsegmented.
+		{lib: "ompi", c: Reduce, ranks: 5, elem: 8, count: 1024, want: "chain", segment: 1024},
+		// Reduce binary (4): 8 <= size < 16, < 8192 B, unsegmented.
+		{lib: "ompi", c: Reduce, ranks: 12, elem: 8, count: 100, want: "segmented_binary", segment: 100},
+		// Allgather recursive doubling (3) on a non-power of two runs Bruck;
+		// neighbor exchange (5) on an odd size runs the ring; two_proc (6)
+		// on 2 ranks is one exchange, the ring on 2.
+		{lib: "ompi", c: Allgather, ranks: 100, elem: 8, count: 100, want: "bruck", rule: "not a power of two"},
+		{lib: "ompi", c: Allgather, ranks: 129, elem: 8, count: 129 * 4096, want: "ring", rule: "is odd"},
+		{lib: "ompi", c: Allgather, ranks: 2, elem: 8, count: 2, want: "ring"},
+		// Alltoall linear_sync (4) with max_requests 0 posts everything:
+		// 8 <= size < 16, < 262144 B per pair.
+		{lib: "ompi", c: Alltoall, ranks: 10, elem: 8, count: 100, want: "linear", rule: "max_requests 0"},
+		// Reduce_scatter, 256 <= size < 512, >= 1024 B: butterfly (4).
+		{lib: "ompi", c: ReduceScatter, ranks: 300, elem: 8, count: 1 << 19, want: "butterfly", rule: "pick algorithm 4, butterfly"},
+	})
+}
+
+// The nonoverlapping allreduce is Open MPI's tuned reduce, then its tuned
+// bcast, picked for the same ranks and count (rows of
+// coll_tuned_decision_fixed.c).
+func TestNonoverlappingComposition(t *testing.T) {
+	a, err := Lookup(Allreduce, "nonoverlapping")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Algorithm.Build(s.Params); err == nil || !strings.Contains(err.Error(), "use reduce/binomial") {
-		t.Errorf("rabenseifner reduce on 6 ranks: %v", err)
+	for _, tc := range []struct {
+		ranks     int
+		count     int64
+		red, bc   string
+		bcSegment int64
+	}{
+		// 200 ranks, 8 B: reduce size < 256 binomial; bcast 128 <= size <
+		// 256, 2 <= b < 16384 binary tree.
+		{200, 1, "binomial", "binary", 0},
+		// 1024 ranks, 8 B: reduce 512 <= size < 2048 binomial; bcast
+		// 1024 <= size < 2048, < 524288 B knomial.
+		{1024, 1, "binomial", "knomial", 0},
+		// 300 ranks, 1 KiB: reduce 256 <= size < 512, < 8192 B binomial;
+		// bcast 256 <= size < 1024, < 16384 B knomial.
+		{300, 128, "binomial", "knomial", 0},
+		// 5 ranks, 8 KiB: reduce 4 <= size < 8, 4096 <= b < 65536 chain
+		// (one unsegmented chain); bcast 4 <= size < 8, 8192 <= b <
+		// 1048576 basic linear.
+		{5, 1024, "chain", "linear", 0},
+	} {
+		p := Params{Ranks: tc.ranks, Count: tc.count, ElemSize: 8}
+		comp, ok, err := CompositeOf(a, p)
+		if err != nil || !ok || len(comp.Full) != 2 || comp.Segments != 1 {
+			t.Fatalf("%d ranks: %+v %v %v", tc.ranks, comp, ok, err)
+		}
+		red, bc := comp.Full[0].Parts[0], comp.Full[1].Parts[0]
+		if red.Algorithm.ID() != "reduce/"+tc.red || bc.Algorithm.ID() != "bcast/"+tc.bc || red.Params.Root != 0 || bc.Params.Root != 0 {
+			t.Errorf("%d ranks %d elements: %s (root %d) then %s (root %d), want reduce/%s then bcast/%s from 0",
+				tc.ranks, tc.count, red.Algorithm.ID(), red.Params.Root, bc.Algorithm.ID(), bc.Params.Root, tc.red, tc.bc)
+		}
 	}
-	// Open MPI's tables hold nothing collsim cannot run any more; a
-	// collective without a table still says so.
+	// And it moves the right data where its parts differ in shape.
+	for _, p := range []Params{{Ranks: 200, Count: 1}, {Ranks: 5, Count: 1024}, {Ranks: 37, Count: 300}} {
+		if _, err := Check(a, p, 7, sim.RandomLatency(30*sim.Nanosecond)); err != nil {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+}
+
+// MPICH's and Open MPI 5.0's choices at points read off their sources.
+func TestLibraryVersions(t *testing.T) {
+	runSelCases(t, []selCase{
+		// MPICH 3.3.2 MPIR_Allreduce_intra_auto: <= 2048 B or count < pof2
+		// recursive doubling, else reduce_scatter_allgather.
+		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 256, want: "recursive_doubling"},
+		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 257, want: "rabenseifner"},
+		{lib: "mpich", c: Allreduce, ranks: 4, elem: 8, count: 8, want: "recursive_doubling"},
+		// MPICH 4.3.2 mpir/generic.json: <= 8 B recursive doubling; count >=
+		// pow2 reduce_scatter_allgather (64 B on 4 ranks: 8 elements >= 4).
+		{lib: "mpich4", c: Allreduce, ranks: 4, elem: 8, count: 8, want: "rabenseifner"},
+		{lib: "mpich4", c: Allreduce, ranks: 4, elem: 8, count: 1, want: "recursive_doubling"},
+		{lib: "mpich4", c: Allreduce, ranks: 64, elem: 8, count: 63, want: "recursive_doubling"},
+		// MPIR_Bcast_intra_auto: < 12288 B or < 8 ranks binomial; < 524288 B
+		// on a power of two scatter + recursive doubling; else ring.
+		{lib: "mpich", c: Bcast, ranks: 64, elem: 8, count: 1, want: "binomial"},
+		{lib: "mpich", c: Bcast, ranks: 7, elem: 8, count: 1 << 17, want: "binomial"},
+		{lib: "mpich", c: Bcast, ranks: 64, elem: 8, count: 12500, want: "scatter_rd_allgather"},
+		{lib: "mpich", c: Bcast, ranks: 64, elem: 8, count: 1 << 17, want: "scatter_ring_allgather"},
+		{lib: "mpich", c: Bcast, ranks: 60, elem: 8, count: 12500, want: "scatter_ring_allgather"},
+		// 4.3.2: <= 12288 B (inclusive) binomial.
+		{lib: "mpich4", c: Bcast, ranks: 64, elem: 8, count: 1536, want: "binomial"},
+		{lib: "mpich", c: Bcast, ranks: 64, elem: 8, count: 1536, want: "scatter_rd_allgather"},
+		// MPIR_Reduce_intra_auto: > 2048 B and count >= pof2:
+		// reduce_scatter_gather, any number of ranks.
+		{lib: "mpich", c: Reduce, ranks: 6, elem: 8, count: 1000, want: "rabenseifner"},
+		{lib: "mpich", c: Reduce, ranks: 6, elem: 8, count: 256, want: "binomial"},
+		// MPIR_Allgather_intra_auto (total bytes).
+		{lib: "mpich", c: Allgather, ranks: 6, elem: 8, count: 60, want: "bruck"},
+		{lib: "mpich", c: Allgather, ranks: 6, elem: 8, count: 6 << 17, want: "ring"},
+		{lib: "mpich", c: Allgather, ranks: 8, elem: 8, count: 8000, want: "recursive_doubling"},
+		// MPIR_Alltoall_intra_auto (per pair): <= 256 B and >= 8 ranks
+		// Bruck; <= 32768 B scattered; else pairwise. 4.3.2: under 8 ranks
+		// no Bruck.
+		{lib: "mpich", c: Alltoall, ranks: 64, elem: 8, count: 8, want: "bruck"},
+		{lib: "mpich", c: Alltoall, ranks: 4, elem: 8, count: 8, want: "scattered"},
+		{lib: "mpich", c: Alltoall, ranks: 64, elem: 8, count: 4096, want: "scattered"},
+		{lib: "mpich", c: Alltoall, ranks: 64, elem: 8, count: 1 << 13, want: "pairwise"},
+		{lib: "mpich4", c: Alltoall, ranks: 4, elem: 8, count: 1 << 13, want: "pairwise"},
+		// MPIR_Reduce_scatter_intra_auto, commutative.
+		{lib: "mpich", c: ReduceScatter, ranks: 64, elem: 8, count: 1 << 16, want: "pairwise"},
+		{lib: "mpich4", c: Barrier, ranks: 64, want: "dissemination"},
+		// Node-aware communicators (ranks share nodes): MPICH 3.3.2 runs
+		// MPIR_Allreduce_intra_smp; 4.3.2's ch4 composition alpha on several
+		// nodes, with the node roots' allreduce from mpir/generic.json.
+		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "smp"},
+		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 1, want: "rabenseifner"},
+		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "smp", rule: "4 node roots (mpir/generic.json: built-in op, count >= pow2"},
+		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 16, want: "rabenseifner", rule: "composition gamma"},
+		// ch4/generic.json on node-aware communicators: bcast alpha under 8
+		// ranks or 12288 B, beta for a power of two under 524288 B, gamma
+		// (the MPIR bcast) beyond; reduce beta up to 2048 B, alpha above;
+		// barrier alpha.
+		{lib: "mpich4", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp", rule: "composition alpha"},
+		{lib: "mpich4", c: Bcast, ranks: 16, elem: 8, count: 12500, nodeSize: 4, want: "smp", rule: "composition beta"},
+		{lib: "mpich4", c: Bcast, ranks: 12, elem: 8, count: 12500, nodeSize: 4, want: "scatter_ring_allgather", rule: "composition gamma"},
+		{lib: "mpich4", c: Reduce, ranks: 16, elem: 8, count: 256, nodeSize: 4, want: "smp", rule: "composition beta"},
+		{lib: "mpich4", c: Reduce, ranks: 16, elem: 8, count: 257, nodeSize: 4, want: "smp", rule: "composition alpha"},
+		{lib: "mpich4", c: Barrier, ranks: 16, nodeSize: 4, want: "smp", rule: "composition alpha"},
+		// Open MPI 5.0.10: coll/han on several nodes, coll/tuned (4.1's
+		// tables) on one or for what HAN lacks.
+		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "han"},
+		// One node: 4.1's allreduce table, 16 <= size < 32, 64 <= b < 4096.
+		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, nodeSize: 16, want: "recursive_doubling", rule: "one node"},
+		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, want: "recursive_doubling", rule: "one node"},
+		{lib: "ompi5", c: Bcast, ranks: 18, elem: 8, count: 1, nodeSize: 4, want: "knomial", rule: "unequal numbers of ranks"},
+		{lib: "ompi5", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
+		{lib: "ompi5", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
+		// MPICH 3.3.2 on node-aware communicators: bcast.c and reduce.c
+		// take the SMP algorithms first; MPIR_Bcast_intra_smp's branches:
+		// short (< 12288 B), medium (< 524288 B, power of two), else the
+		// ring scatter-allgather on everyone.
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp", rule: "short branch"},
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 12500, nodeSize: 4, want: "smp", rule: "medium branch"},
+		{lib: "mpich", c: Bcast, ranks: 12, elem: 8, count: 12500, nodeSize: 4, want: "scatter_ring_allgather", rule: "non-power-of-two branch"},
+		{lib: "mpich", c: Bcast, ranks: 16, elem: 8, count: 1 << 17, nodeSize: 4, want: "scatter_ring_allgather"},
+		{lib: "mpich", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "smp"},
+		// barrier.c: SMP first on a node-aware communicator; coll/han's
+		// barrier on several nodes in Open MPI 5.0.
+		{lib: "mpich", c: Barrier, ranks: 16, nodeSize: 4, want: "smp"},
+		{lib: "mpich", c: Barrier, ranks: 16, want: "dissemination"},
+		{lib: "ompi5", c: Barrier, ranks: 16, nodeSize: 4, want: "han"},
+		{lib: "ompi5", c: Barrier, ranks: 16, nodeSize: 16, want: "recursive_doubling", rule: "one node"},
+		// Alltoall, 16 <= size < 32, 4 <= b < 512 per pair: modified Bruck.
+		{lib: "ompi5", c: Alltoall, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "bruck", rule: "coll/han has no alltoall"},
+	})
+	// The parts of the two hierarchical allreduces, read off the sources.
+	han, _ := Lookup(Allreduce, "han")
+	// 16 ranks on 4 nodes, 20000 doubles = 160000 B: three segments of
+	// 65536 B = 8192 elements (the last 3616). Per full segment: tuned
+	// reduce on 4 ranks (4 <= size < 8: 65536 <= b < 262144 binomial),
+	// libnbc ireduce on 4 leaders (commutative, p > 2, count >= 4:
+	// Rabenseifner), libnbc ibcast on 4 (p <= 4: linear), tuned bcast on 4
+	// (65536 B in 4 <= size < 8: 8192 <= b < 1048576 basic linear).
+	comp, _, err := CompositeOf(han, Params{Ranks: 16, Count: 20000, ElemSize: 8, NodeSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range comp.Full {
+		got = append(got, st.Parts[0].Algorithm.ID())
+	}
+	if want := "reduce/binomial reduce/rabenseifner bcast/linear bcast/linear"; strings.Join(got, " ") != want || comp.Segments != 3 {
+		t.Errorf("han parts %v in %d segments, want %s in 3", got, comp.Segments, want)
+	}
+	// MPICH 3.3.2 SMP, 16 ranks on 4 nodes, 1000 doubles: node reduce on 4
+	// (8000 B > 2048, count >= 4: Rabenseifner), roots allreduce on 4
+	// (Rabenseifner), node bcast on 4 (fewer than 8 ranks: binomial).
+	smp, _ := Lookup(Allreduce, "smp")
+	comp, _, err = CompositeOf(smp, Params{Ranks: 16, Count: 1000, ElemSize: 8, NodeSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, st := range comp.Full {
+		got = append(got, st.Parts[0].Algorithm.ID())
+	}
+	if want := "reduce/rabenseifner allreduce/rabenseifner bcast/binomial"; strings.Join(got, " ") != want || comp.Segments != 1 {
+		t.Errorf("smp parts %v in %d segments, want %s in 1", got, comp.Segments, want)
+	}
+	// HAN's bcast, 16 ranks on 4 nodes, root 5 (node 1, local rank 1),
+	// 20000 doubles: 3 segments. The first segment among the 4 ranks of
+	// local rank 1 by coll/tuned (4 <= size < 8, 8192 <= b < 1048576: basic
+	// linear), the later ones by libnbc (4 ranks: linear); inside each node
+	// coll/tuned's bcast from local rank 1 (linear, same row).
+	hb, _ := Lookup(Bcast, "han")
+	comp, _, err = CompositeOf(hb, Params{Ranks: 16, Count: 20000, ElemSize: 8, NodeSize: 4, Root: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.First) != 2 || comp.First[0].Local || comp.First[0].Parts[0].Params.Root != 1 || !comp.First[1].Local || comp.First[1].Parts[0].Params.Root != 1 ||
+		comp.First[0].Parts[0].Algorithm.ID() != "bcast/linear" || comp.Full[0].Parts[0].Algorithm.ID() != "bcast/linear" {
+		t.Errorf("han bcast stages: %+v", comp)
+	}
+	// MPICH 3.3.2's short SMP bcast, root 5 on node 1: rank 5 hands the
+	// vector to rank 4 (a 2-rank linear bcast rooted at 1), the 4 node
+	// roots broadcast from node 1 (fewer than 8 ranks: binomial), every
+	// node from its rank 0 (binomial).
+	sb, _ := Lookup(Bcast, "smp")
+	comp, _, err = CompositeOf(sb, Params{Ranks: 16, Count: 1, ElemSize: 8, NodeSize: 4, Root: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, st := range comp.Full {
+		got = append(got, fmt.Sprintf("%s/%d/root%d", st.Parts[0].Algorithm.ID(), st.Parts[0].Params.Ranks, st.Parts[0].Params.Root))
+	}
+	if want := "bcast/linear/2/root1 bcast/binomial/4/root1 bcast/binomial/4/root0"; strings.Join(got, " ") != want {
+		t.Errorf("smp bcast stages %v, want %s", got, want)
+	}
+	// MPICH 4.3.2's reduce composition alpha, root 5: each node reduces
+	// to its rank 0 (binomial, standing in for shared memory), the 4 node
+	// roots to rank 0 (mpir/generic.json: 8000 B > 2048, count >= 4:
+	// reduce_scatter_gather), then rank 0 hands the result to rank 5 (a
+	// 2-rank linear bcast from rank 0).
+	sr, _ := Lookup(Reduce, "smp")
+	comp, _, err = CompositeOf(sr, Params{Ranks: 16, Count: 1000, ElemSize: 8, NodeSize: 4, Root: 5, Library: "mpich4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, st := range comp.Full {
+		got = append(got, fmt.Sprintf("%s/%d/root%d", st.Parts[0].Algorithm.ID(), st.Parts[0].Params.Ranks, st.Parts[0].Params.Root))
+	}
+	if want := "reduce/binomial/4/root0 reduce/rabenseifner/4/root0 bcast/linear/2/root0"; strings.Join(got, " ") != want {
+		t.Errorf("mpich4 smp reduce stages %v, want %s", got, want)
+	}
 	if _, err := Select("ompi", Scatter, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "not transcribed") {
 		t.Errorf("scatter: %v", err)
 	}
-	if s, err := Select("ompi", Reduce, Params{Ranks: 300, Count: 3000, ElemSize: 4}); err != nil || s.Algorithm.Name != "in_order_binary" {
-		t.Errorf("ompi reduce 12 KB on 300 ranks: %v %v", s.Algorithm.Name, err)
+	if _, err := Select("intel", Allreduce, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "ompi, ompi5, mpich, mpich4") {
+		t.Errorf("unknown selector: %v", err)
 	}
-	if s, err := Select("ompi", ReduceScatter, Params{Ranks: 300, Count: 1 << 20, ElemSize: 4}); err != nil || !strings.Contains(s.Rule, "butterfly (Traff's; run here as recursive halving") {
-		t.Errorf("ompi butterfly: %v %v", s.Rule, err)
-	}
-	if s, err := Select("ompi", Bcast, Params{Ranks: 300, Count: 5000, ElemSize: 4}); err != nil || s.Algorithm.Name != "split_binary" {
-		t.Errorf("ompi bcast 20 KB on 300 ranks: %v %v", s.Algorithm.Name, err)
-	}
+}
 
+// Whatever a selector picks builds and moves the right data, for every p
+// from 1 to 64 (primes and non-powers of two included), at counts around
+// p and element sizes that put the byte count in many table rows.
+func TestEverySelectionRuns(t *testing.T) {
+	for _, lib := range Selectors {
+		t.Run(lib, func(t *testing.T) {
+			t.Parallel()
+			seen := map[string]bool{}
+			for p := 1; p <= 64; p++ {
+				for _, c := range []Collective{Allreduce, Bcast, Reduce, Allgather, ReduceScatter, Alltoall, Barrier} {
+					for _, n := range []int64{0, 1, int64(p) - 1, int64(p), int64(p) + 1, 3*int64(p) - 1} {
+						for _, es := range []int64{1, 8, 65536} {
+							for _, ns := range []int{0, 4} {
+								if n < 0 {
+									continue
+								}
+								params := Params{Ranks: p, Count: n, ElemSize: es, NodeSize: ns, Root: p / 3}
+								s, err := Select(lib, c, params)
+								if err != nil {
+									t.Fatalf("%s %s %+v: %v", lib, c, params, err)
+								}
+								q := s.Params
+								q.ElemSize = 0 // the element size changes the time, not the ops
+								key := fmt.Sprintf("%s %+v", s.Algorithm.ID(), q)
+								if seen[key] {
+									continue // the same algorithm on the same call: checked already
+								}
+								seen[key] = true
+								if _, err := Check(s.Algorithm, s.Params, uint64(p)*7+uint64(n), sim.RandomLatency(20*sim.Nanosecond)); err != nil {
+									t.Fatalf("%s %s %+v chose %s (%s): %v", lib, c, params, s.Algorithm.ID(), s.Rule, err)
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
 }

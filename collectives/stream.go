@@ -10,8 +10,10 @@ type builder struct {
 	deps     []int32 // backing store for After lists, reused every call
 	next     int32   // program index of the next op emitted
 	elemSize int64
-	// A sub-communicator (see sub): peers are members' positions, tags are
-	// offset, and every op also waits for floor (-1: nothing).
+	// A sub-communicator (see sub): peers are members' positions (nil
+	// members: the ranks themselves), tags are offset, and every op also
+	// waits for floor (-1: nothing).
+	inSub   bool
 	members []int
 	tagBase int
 	floor   []int32
@@ -31,8 +33,8 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 			b.deps = append(b.deps, d)
 		}
 	}
-	if b.members != nil {
-		if op.Kind != sim.OpCalc {
+	if b.inSub {
+		if op.Kind != sim.OpCalc && b.members != nil {
 			op.Peer = int32(b.members[op.Peer])
 		}
 		op.Tag += int32(b.tagBase)
@@ -153,8 +155,9 @@ type finisher interface {
 // collective on a sub-communicator: the inner stepper numbers its peers
 // 0..len(members)-1, and its ops go to members[peer], with tags offset by
 // tagBase (so that phases never match each other's messages), each after
-// the ops in floor. done reports the ops that complete the inner program,
-// for what follows to wait on.
+// the ops in floor. nil members stand for all ranks, numbered as they are
+// (no table of p entries per rank). done reports the ops that complete
+// the inner program, for what follows to wait on.
 type sub struct {
 	inner   stepper
 	members []int
@@ -187,12 +190,17 @@ func (s *sub) done() []int32 {
 }
 
 func (s *sub) step(b *builder) bool {
-	saveM, saveT, saveF, saveO, saveS := b.members, b.tagBase, b.floor, b.offset, b.scratchOff
-	b.members, b.tagBase, b.floor, b.offset, b.scratchOff = s.members, s.tagBase, s.floor, s.offset, s.scratchOff
-	if saveM != nil { // nested: compose the mappings
-		inner := make([]int, len(s.members))
-		for i, m := range s.members {
-			inner[i] = saveM[m]
+	saveIn, saveM, saveT, saveF, saveO, saveS := b.inSub, b.members, b.tagBase, b.floor, b.offset, b.scratchOff
+	b.inSub, b.members, b.tagBase, b.floor, b.offset, b.scratchOff = true, s.members, s.tagBase, s.floor, s.offset, s.scratchOff
+	if saveIn { // nested: compose the mappings
+		inner := saveM
+		if s.members != nil && saveM != nil {
+			inner = make([]int, len(s.members))
+			for i, m := range s.members {
+				inner[i] = saveM[m]
+			}
+		} else if s.members != nil {
+			inner = s.members
 		}
 		b.members, b.tagBase, b.offset = inner, saveT+s.tagBase, saveO+s.offset
 		if s.scratchOff != 0 || saveS != 0 {
@@ -205,7 +213,7 @@ func (s *sub) step(b *builder) bool {
 	if b.next > before {
 		s.last = b.next - 1
 	}
-	b.members, b.tagBase, b.floor, b.offset, b.scratchOff = saveM, saveT, saveF, saveO, saveS
+	b.inSub, b.members, b.tagBase, b.floor, b.offset, b.scratchOff = saveIn, saveM, saveT, saveF, saveO, saveS
 	return more
 }
 

@@ -111,65 +111,11 @@ func (s *rhReduceScatter) step(b *builder) bool {
 	return true
 }
 
-// rabenseifnerReduce: a reduce-scatter by recursive halving, then a
-// binomial gather of the reduced blocks to rank 0 (Rabenseifner 2004;
-// MPICH's long-message reduce), and rank 0 hands the result to the root if
-// that is another rank. Powers of two.
-type rabenseifnerReduce struct {
-	rs        rhReduceScatter
-	r, p      int
-	root      int
-	n         int64
-	mask      int
-	stage     int
-	last      stepEnd
-	gathering bool
-}
-
-func (s *rabenseifnerReduce) step(b *builder) bool {
-	switch s.stage {
-	case 0:
-		if s.rs.step(b) {
-			return true
-		}
-		s.stage, s.mask, s.last = 1, 1, s.rs.last
-		return true
-	case 1: // binomial gather: ranks with bit mask set send [r, r+mask) down
-		if s.mask >= s.p {
-			s.stage = 2
-			return true
-		}
-		tag := 100 + ceilLog2(s.mask+1)
-		if s.r&s.mask != 0 {
-			b.send(s.r-s.mask, tag, blocks(0, s.n, s.p, s.r, s.r+s.mask), s.last[:]...)
-			s.stage = 3
-			return true
-		}
-		if s.r+s.mask < s.p {
-			s.last = only(b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, s.r+2*s.mask), s.last[:]...))
-		}
-		s.mask <<= 1
-		return true
-	case 2: // rank 0 holds the result
-		s.stage = 3
-		if s.root != 0 {
-			b.send(s.root, 200, sim.Region{Count: s.n}, s.last[:]...)
-		}
-		return true
-	case 3:
-		s.stage = 4
-		if s.r == s.root && s.root != 0 {
-			b.recv(0, 200, sim.Region{Count: s.n}, s.last[:]...)
-			return true
-		}
-	}
-	return false
-}
-
 // knomialBcast: a k-ary generalisation of the binomial tree (radix 4): the
 // relative rank v receives from v minus its lowest non-zero base-k digit,
-// then sends to v + j k^i for every lower digit position i and j = 1..k-1,
-// farthest first. Fewer levels than binomial (log_k p), more sends each.
+// then sends to v + j k^i for every lower digit position i, highest first,
+// and j = 1..k-1 (Open MPI's ompi_coll_base_topo_build_kmtree order).
+// Fewer levels than binomial (log_k p), more sends each.
 type knomialBcast struct {
 	r, p, root, k int
 	n             int64
@@ -193,7 +139,7 @@ func (s *knomialBcast) step(b *builder) bool {
 		got = b.recv(mod(v-digit*span+s.root, s.p), 0, all)
 	}
 	for i := span / s.k; i >= 1; i /= s.k {
-		for j := s.k - 1; j >= 1; j-- {
+		for j := 1; j < s.k; j++ {
 			if c := v + j*i; c < s.p {
 				b.send(mod(c+s.root, s.p), 0, all, got)
 			}

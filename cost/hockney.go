@@ -625,9 +625,9 @@ func neighborExchange(m Hockney, s size) Prediction {
 }
 
 // rabenseifnerReduce: recursive halving (log2 p alpha + (p-1) c (beta +
-// gamma)) then a binomial gather to rank 0 (log2 p alpha + (p-1) c beta),
-// and a whole-vector hand-over (alpha + n beta) to a root other than 0;
-// for p a power of two dividing the count.
+// gamma)) then a binomial gather to the root (log2 p alpha + (p-1) c beta:
+// MPICH's gather is rooted at the root, any root alike); for p a power of
+// two dividing the count.
 func rabenseifnerReduce(m Hockney, s size) Prediction {
 	hi, lo := s.block(s.p)
 	if !isPow2(s.p) || hi != lo {
@@ -637,11 +637,7 @@ func rabenseifnerReduce(m Hockney, s size) Prediction {
 		return exact(0)
 	}
 	l := float64(log2Floor(s.p))
-	t := 2*l*m.Alpha + float64(s.p-1)*hi*(2*m.Beta+m.Gamma)
-	if s.root != 0 {
-		t += m.Alpha + s.n*m.Beta
-	}
-	return exact(t)
+	return exact(2*l*m.Alpha + float64(s.p-1)*hi*(2*m.Beta+m.Gamma))
 }
 
 // nonOverlappingReduceScatter: a binomial reduce to rank 0 (see

@@ -161,6 +161,28 @@ func init() {
 		}
 		return lo, hi
 	}
+	msgSizes["reduce_scatter/butterfly"] = func(s size) (float64, float64) { // the fold moves it whole
+		lo, hi := halving(s, false)
+		if s.p > 1 {
+			_, lo = s.block(s.p)
+		}
+		return lo, hi
+	}
+	// The libraries' scatter-allgather bcasts: blocks of ceil(n/p)
+	// elements (the last ones short or empty), subtrees of them up to half
+	// the tree in the scatter and the recursive-doubling allgather.
+	ceilBlocks := func(s size) (float64, float64) {
+		if s.p == 1 {
+			return 0, 0
+		}
+		ss := (s.count + int64(s.p) - 1) / int64(s.p)
+		top := 1 << log2Floor(2*s.p-1)
+		lo := max(0, s.count-int64(s.p-1)*ss)
+		return float64(lo * s.elem), float64(min(s.count, int64(top/2)*ss) * s.elem)
+	}
+	msgSizes["bcast/scatter_rd_allgather"] = ceilBlocks
+	msgSizes["bcast/scatter_ring_allgather"] = ceilBlocks
+	msgSizes["alltoall/scattered"] = whole
 	msgSizes["gather/binomial"] = binomialTree
 	msgSizes["scatter/binomial"] = binomialTree
 	msgSizes["allreduce/segmented_ring"] = func(s size) (float64, float64) {

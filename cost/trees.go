@@ -64,7 +64,8 @@ func segmentedBinaryBcast(m Hockney, s size) Prediction {
 
 // knomialBcast: the radix-4 tree. Relative rank v receives from v minus its
 // lowest non-zero base-4 digit times its place, and sends to v + j 4^i for
-// every lower place i, farthest first (i from high to low, j from 3 to 1),
+// every lower place i (i from high to low, j from 1 to 3, as Open MPI's
+// k-nomial tree orders them),
 // skipping ranks past p. Evaluated over the tree, rank by rank (O(p)):
 // exact.
 func knomialBcast(m Hockney, s size) Prediction {
@@ -89,7 +90,7 @@ func knomialBcast(m Hockney, s size) Prediction {
 		latest = max(latest, n.t)
 		sent := 0
 		for i := n.span / k; i >= 1; i /= k {
-			for j := k - 1; j >= 1; j-- {
+			for j := 1; j < k; j++ {
 				if c := n.v + j*i; c < s.p {
 					sent++
 					stack = append(stack, node{c, i, n.t + m.Alpha + float64(sent)*g})

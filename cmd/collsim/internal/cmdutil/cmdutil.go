@@ -271,20 +271,30 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 	return pred, "Hockney", pr.Uniform, err
 }
 
-// Algorithm resolves an algorithm name, or a library selector ("ompi",
-// "mpich") to the algorithm it picks for params; chosenBy then says which
-// selector and rule chose it.
-func Algorithm(c collectives.Collective, name string, params collectives.Params) (a collectives.Algorithm, chosenBy string, err error) {
+// DefaultElemSize is the element size every command takes by default: 8
+// bytes, a double (MPI_DOUBLE), the type the MPI libraries' choices are
+// usually compared on, and the size of the elements the data checker moves.
+const DefaultElemSize = 8
+
+// ElemSizeUsage is the --elem-size flag's help.
+const ElemSizeUsage = "bytes per element (8 by default: a double, MPI_DOUBLE)"
+
+// Algorithm resolves an algorithm name, or a library selector
+// (collectives.Selectors) to the algorithm it picks for params, and then
+// sets params to the library's (its segment, its parts); chosenBy then
+// says which selector and rule chose it.
+func Algorithm(c collectives.Collective, name string, params *collectives.Params) (a collectives.Algorithm, chosenBy string, err error) {
 	if collectives.IsSelector(name) {
-		s, err := collectives.Select(name, c, params)
+		s, err := collectives.Select(name, c, *params)
 		if err != nil {
 			return a, "", err
 		}
-		return s.Algorithm, name + ": " + s.Rule, nil
+		*params = s.Params
+		return s.Algorithm, name + " (" + collectives.SelectorVersion(name) + "): " + s.Rule, nil
 	}
 	a, err = collectives.Lookup(c, name)
 	if err != nil {
-		return a, "", &FlagError{Err: fmt.Errorf("%w (or a library's choice: ompi, mpich)", err)}
+		return a, "", &FlagError{Err: fmt.Errorf("%w (or a library's choice: %s)", err, strings.Join(collectives.Selectors, ", "))}
 	}
 	return a, "", nil
 }

@@ -213,8 +213,8 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.Int64Var(&s.Segment, "segment", 0, "pipeline segment in elements for pipelined algorithms (0: the algorithm's default)")
 	f.IntVar(&s.NodeSize, "node-size", 0, "ranks per node for hierarchical algorithms (0: from the machine)")
 	f.IntVar(&s.GroupSize, "group-size", 0, "ranks per Dragonfly group for group-aligned algorithms (0: from the machine)")
-	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara (default: by size)")
-	f.StringVar(&s.Intra, "intra", "", "hierarchical: the reduce and bcast pair inside nodes (default binomial)")
+	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara, and among smp's node roots (default: by size; smp: MPICH's rules)")
+	f.StringVar(&s.Intra, "intra", "", "hierarchical and the smp allreduce: the reduce and bcast pair inside nodes (default binomial; smp: MPICH's rules)")
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
@@ -261,6 +261,6 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 		return a, "", p, err
 	}
 	q.Shape.Apply(&p, m)
-	a, chosenBy, err = Algorithm(c, algo, p)
+	a, chosenBy, err = Algorithm(c, algo, &p)
 	return a, chosenBy, p, err
 }

@@ -46,10 +46,10 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
-	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or ompi / mpich for the library's choice")
+	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or a library's choice: "+strings.Join(collectives.Selectors, ", "))
 	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16)")
 	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
-	f.Int64Var(&q.ElemSize, "elem-size", 4, "bytes per element")
+	f.Int64Var(&q.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
 	q.Shape.Register(f)

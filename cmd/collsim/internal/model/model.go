@@ -166,7 +166,7 @@ reduction rate) unless given.`,
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
 	f.StringVarP(&ranks, "ranks", "n", "2..64", "rank counts: a list (8,64) or a doubling range (2..1024)")
 	f.StringVarP(&sizes, "sizes", "s", "8,1KiB,64KiB,1MiB,16MiB", "sizes: a list or a doubling range (8..64MiB)")
-	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.Int64Var(&elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.Float64Var(&alpha, "alpha", 0, "override alpha, seconds per message")
 	f.Float64Var(&beta, "beta", 0, "override beta, seconds per byte")
 	f.Float64Var(&gamma, "gamma", 0, "override gamma, seconds per byte reduced")

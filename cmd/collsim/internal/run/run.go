@@ -85,7 +85,7 @@ machine, with every rank's data checked.`,
 	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
 	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
 	f.StringVarP(&o.Size, "size", "s", "1MiB", "message size in bytes, with units: 8, 64KiB, 1MiB (nccl-tests sizes)")
-	f.Int64Var(&o.ElemSize, "elem-size", 4, "bytes per element")
+	f.Int64Var(&o.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
@@ -212,7 +212,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
 	}
-	alg, chosenBy, err := cmdutil.Algorithm(c, o.Algorithm, params)
+	alg, chosenBy, err := cmdutil.Algorithm(c, o.Algorithm, &params)
 	if err != nil {
 		return err
 	}

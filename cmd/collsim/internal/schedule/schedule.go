@@ -68,7 +68,7 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm (default: the collective's default)")
 	f.IntVarP(&q.Ranks, "ranks", "n", 8, "number of ranks")
 	f.StringVarP(&q.Size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
-	f.Int64Var(&q.ElemSize, "elem-size", 4, "bytes per element")
+	f.Int64Var(&q.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVar(&format, "format", "goal", "output format: goal")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")

@@ -35,7 +35,7 @@ func (o *options) register(cmd *cobra.Command, machine, ranks, sizes string) {
 	f.StringVarP(&o.ranks, "ranks", "n", ranks, "rank counts: a list or a doubling range")
 	f.StringVarP(&o.sizes, "sizes", "s", sizes, "message sizes: a list or a doubling range")
 	f.StringVarP(&o.out, "out", "o", ".", "directory for the plots (PNG and SVG)")
-	f.Int64Var(&o.elem, "elem-size", 4, "bytes per element")
+	f.Int64Var(&o.elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 }
 
 func (o *options) parse() (*configs.Machine, []int, []int64, error) {

@@ -57,7 +57,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			if err != nil {
 				return err
 			}
-			tOmpi, err := cmdutil.Simulate(m, sel.Algorithm, params)
+			tOmpi, err := cmdutil.Simulate(m, sel.Algorithm, sel.Params)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			if err != nil {
 				return err
 			}
-			speed, modelSpeed := tOmpi/tSuara, predict(h, sel.Algorithm, params)/tPlan
+			speed, modelSpeed := tOmpi/tSuara, predict(h, sel.Algorithm, sel.Params)/tPlan
 			xs, sim, model = append(xs, float64(p)), append(sim, speed), append(model, modelSpeed)
 			rows = append(rows, []string{configs.FormatBytes(size), fmt.Sprint(p), sel.Algorithm.Name, fmtTime(tOmpi),
 				fmt.Sprintf("%dx%d %s", plan.Groups, p/plan.Groups, plan.Inner), fmtTime(tSuara),

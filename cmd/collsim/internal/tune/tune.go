@@ -39,8 +39,9 @@ part for allgather; the bytes per pair for alltoall). An algorithm whose
 closed form says it is at least --prune times slower than the best closed
 form is not simulated (the pruned column counts them); algorithms without a
 closed form are always simulated. Segment sizes are
-written only for the pipelined chain, whose segment collsim chooses by the
-cost model; elsewhere 0 leaves Open MPI its own.`,
+written for Open MPI's segmented algorithms (the pipelined chain, whose
+segment collsim chooses by the cost model, the segmented ring and the binary
+reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 		Example: `  collsim tune -m xc40 -c allreduce,bcast -n 16..1024 -s 8..64MiB -o xc40-rules.txt`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,7 +96,7 @@ cost model; elsewhere 0 leaves Open MPI its own.`,
 	f.StringVarP(&ranks, "ranks", "n", "16..64", "rank counts: a list or a doubling range")
 	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
 	f.StringVarP(&out, "output", "o", "", "write the rules file here (default: print it)")
-	f.Int64Var(&elem, "elem-size", 4, "bytes per element")
+	f.Int64Var(&elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.Float64Var(&prune, "prune", 2, "skip simulating an algorithm whose closed form's lower bound exceeds this many times the best closed form (0: simulate all)")
 	return cmd
 }
@@ -243,10 +244,7 @@ func merge(pts []point) []collectives.OmpiRules {
 			out = append(out, collectives.OmpiRules{Collective: pt.c, BySize: map[int][]collectives.OmpiRule{}})
 		}
 		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
-		var seg int64
-		if pt.best.Name == "chain" && pt.params.Segment > 0 {
-			seg = pt.params.Segment * pt.params.ElemSize
-		}
+		seg := collectives.OmpiSegmentBytes(pt.best, pt.params)
 		by := out[len(out)-1].BySize
 		rules := by[pt.ranks]
 		from := pt.bytes
