@@ -113,6 +113,46 @@ func TestRendezvousWaitsForTheReceive(t *testing.T) {
 	}
 }
 
+// Rendezvous data leave in program order even where replies come back out
+// of it. Host h0 reaches h2 over two switches (L = 3 µs, links of 1 µs and
+// 100 ps/B: G = 100 µs for 1 MB) and h1 over one (L = 2 µs). Rank 0 sends
+// 1 MB to rank 2, then 1 MB to rank 1, both by rendezvous; both requests
+// leave at 0, the near reply is back at 4 µs, the far one at 6 µs. The
+// far send was issued first, so its data go first: out at 6, at rank 2 at
+// 6 + G + 3 = 109 µs; the near data leave when it has left, at 106, and
+// arrive at 106 + G + 2 = 208 µs; rank 0 is done at 206 µs. (Letting the
+// near data out at its reply, at 4 µs, would hold the far data back to
+// 104 µs: rank 2 at 207 µs, a whole G late.)
+func TestRendezvousDataInProgramOrder(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
+	top, err := topology.Custom(3, []topology.Edge{
+		{A: "h0", B: "s0", LinkSpec: link}, {A: "h1", B: "s0", LinkSpec: link},
+		{A: "s0", B: "s1", LinkSpec: link}, {A: "h2", B: "s1", LinkSpec: link}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mb = 1_000_000
+	us := sim.Microsecond
+	progs := []sim.Program{
+		{{Kind: sim.OpSend, Peer: 2, Bytes: mb}, {Kind: sim.OpSend, Peer: 1, Bytes: mb}},
+		{{Kind: sim.OpRecv, Peer: 0, Bytes: mb}},
+		{{Kind: sim.OpRecv, Peer: 0, Bytes: mb}},
+	}
+	want := []sim.Time{206 * us, 208 * us, 109 * us}
+	for name, net := range models(t, top, 3) {
+		res, err := sim.Execute(sim.New(1), sim.FromPrograms("order", progs, 0), sim.Config{Network: net, Host: sim.HostParams{EagerLimit: mb - 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range want {
+			if res.Finish[r] != want[r] {
+				t.Errorf("%s: finish %v, want %v", name, res.Finish, want)
+				break
+			}
+		}
+	}
+}
+
 // Broadcast trees take the same time under the flow model as under the
 // analytic one on a contention-free crossbar: every rank sends to its
 // children one after another through its NIC, and each rank takes in one

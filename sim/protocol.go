@@ -9,13 +9,15 @@ package sim
 //   - Matching is MPI's: a receive takes the oldest unmatched message (or,
 //     under rendezvous, request) from its source with its tag; a message
 //     takes the oldest posted receive that accepts it.
-//   - Each rank has one send queue per NIC. A send enters it, in the order
-//     the rank issues sends, once it may move data, and the queue lets data
-//     out one message at a time in that order, as an MPI library
-//     progresses a process's sends. A send marked Concurrent (an algorithm
-//     that really posts its non-blocking sends at once) leaves as soon as it
-//     reaches the front, alongside the others; a send behind it waits until
-//     every message ahead of it has left.
+//   - Each rank has one send queue per NIC. Sends enter it in the order
+//     the rank issues them, and it lets their data out one message at a
+//     time in that order, as an MPI library's blocking sends go: a
+//     rendezvous send's data once its reply is back, and data issued after
+//     it wait for it even if their own replies came back first (from a
+//     nearer rank). A send marked Concurrent (an algorithm that really
+//     posts its non-blocking sends at once) leaves as soon as it reaches
+//     the front, alongside the others; a send behind it waits until every
+//     message ahead of it has left.
 //
 // With a Network (the analytic, flow and test networks):
 //   - A send costs its CPU the host overhead o when it is issued; then it
@@ -51,6 +53,8 @@ package sim
 //     then the lower rank's, then the one its rank made first. A calc asks when it is ready, a send when
 //     its NIC lets it go, an arriving message when its NIC takes it in; a
 //     request that finds the CPU free and nobody waiting starts at once.
+
+import "slices"
 
 // opSide is what the protocol needs of an executor: the effects, on the
 // executor's own op records, of what the protocol decides. Ops are named
@@ -117,9 +121,12 @@ type message struct {
 	tag      int32
 	send     uint32 // the send op
 	recv     uint32 // the receive that matched a rendezvous request
-	seq      uint32 // LogGOPS: the sender's count of requests at the send's, then the message's, age
-	next     uint32 // in a send or receive queue, or the free list
-	bytes    int64
+	// LogGOPS: the sender's count of requests at the send's, then the
+	// message's, age. With a Network: the data's place in its queue's
+	// program order (see txQueue.turn), for a send not Concurrent.
+	seq   uint32
+	next  uint32 // in a send or receive queue, or the free list
+	bytes int64
 	// LogGOPS: when the send became ready (its age) until it starts, then
 	// when the sender's CPU part ends.
 	localAt Time
@@ -146,6 +153,18 @@ type txQueue struct {
 	armed  bool // an evTx is pending for it
 	trying bool // txTry is running on it
 	free   Time // with a Network: when the data reported gone has all left
+	// With a Network, the program order of data: each send that is not
+	// Concurrent takes the next number when it enters the queue (issued).
+	// A rendezvous send's data enters the queue when its reply comes back,
+	// which on routes of different lengths may be after the data of a send
+	// issued later; it is put back in its place (insertInOrder), and
+	// later data waits for it while its reply is on the way (replying: the
+	// numbers of the sends whose replies are). Data does not wait for an
+	// earlier send whose receive is not posted yet: a library's progress
+	// engine cannot send that one either, and waiting could deadlock
+	// algorithms whose sends feed independent streams (two trees).
+	issued   uint32
+	replying []uint32
 }
 
 // matching is one rank's two MPI queues.
@@ -452,6 +471,37 @@ func (p *protocol) push(q int, id uint32) {
 	tq.tail = id
 }
 
+// waitsForReply reports whether a send issued before number seq has its
+// reply on the way.
+func (tq *txQueue) waitsForReply(seq uint32) bool {
+	for _, s := range tq.replying {
+		if int32(s-seq) < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// insertInOrder puts the data of rendezvous send id into send queue q
+// before the first data issued after it (see txQueue.issued).
+func (p *protocol) insertInOrder(q int, id uint32) {
+	tq := &p.tx[q]
+	seq := p.msgs[id].seq
+	prev := uint32(noMsg)
+	for at := tq.head; at != noMsg; prev, at = at, p.msgs[at].next {
+		if o := &p.msgs[at]; o.state != msgRequest && !o.conc && int32(o.seq-seq) > 0 {
+			p.msgs[id].next = at
+			if prev == noMsg {
+				tq.head = id
+			} else {
+				p.msgs[prev].next = id
+			}
+			return
+		}
+	}
+	p.push(q, id)
+}
+
 // pop takes the front of send queue q.
 func (p *protocol) pop(q int) uint32 {
 	tq := &p.tx[q]
@@ -520,11 +570,16 @@ func (p *protocol) txTry(r int32, nic uint16) {
 	for tq.head != noMsg {
 		id := tq.head
 		m := &p.msgs[id]
-		if m.state != msgRequest && !m.conc && (tq.out > 0 || tq.free > p.eng.Now()) {
-			if tq.out == 0 {
-				p.arm(r, nic, tq.free)
+		if m.state != msgRequest && !m.conc {
+			if tq.waitsForReply(m.seq) {
+				break // data issued before it will be back with its reply
 			}
-			break // data waits for the data ahead of it to leave
+			if tq.out > 0 || tq.free > p.eng.Now() {
+				if tq.out == 0 {
+					p.arm(r, nic, tq.free)
+				}
+				break // data waits for the data ahead of it to leave
+			}
 		}
 		p.pop(q)
 		if m.state == msgRequest {
@@ -667,7 +722,13 @@ func (p *protocol) post(id uint32) {
 	if m.bytes > p.eager {
 		m.state = msgRequest
 	}
-	p.push(p.h.nic(m.src, m.nic), id)
+	q := p.h.nic(m.src, m.nic)
+	if !m.conc {
+		tq := &p.tx[q]
+		m.seq = tq.issued
+		tq.issued++
+	}
+	p.push(q, id)
 	p.txTry(m.src, m.nic)
 }
 
@@ -696,9 +757,19 @@ func (p *protocol) Delivered(id uint32) {
 		m.state = msgRequestIn
 		p.envelope(id)
 	case m.state == msgReplyOut:
-		// The receiver is ready: the data joins the sender's queue.
+		// The receiver is ready: the data joins the sender's queue, in its
+		// program order.
 		m.state = msgData
-		p.push(p.h.nic(m.src, m.nic), id)
+		q := p.h.nic(m.src, m.nic)
+		if m.conc {
+			p.push(q, id)
+		} else {
+			tq := &p.tx[q]
+			i := slices.Index(tq.replying, m.seq)
+			tq.replying[i] = tq.replying[len(tq.replying)-1]
+			tq.replying = tq.replying[:len(tq.replying)-1]
+			p.insertInOrder(q, id)
+		}
 		p.txTry(m.src, m.nic)
 	case m.bytes > p.eager:
 		// Rendezvous data, for the receive that took the request.
@@ -752,6 +823,10 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 	if m.state == msgRequestIn {
 		// Rendezvous: the receive is posted; the reply tells the sender.
 		m.recv, m.state = recv, msgReplyOut
+		if !m.conc {
+			tq := &p.tx[p.h.nic(m.src, m.nic)]
+			tq.replying = append(tq.replying, m.seq)
+		}
 		p.net.Inject(Transfer{ID: id, Src: m.dst, Dst: m.src, Control: ControlReply})
 		return
 	}
