@@ -60,7 +60,7 @@ func everyCase(p int, n int64) Params {
 func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
 	var inner []string
 	for _, a := range All() {
-		if a.Collective == Allreduce && !isComposite(a.Name) {
+		if a.Collective == Allreduce && !IsComposite(a.Name) {
 			inner = append(inner, a.Name)
 		}
 	}

@@ -16,7 +16,7 @@ func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.newRank == nil || isComposite(a.Name) {
+	if a.newRank == nil || IsComposite(a.Name) {
 		return nil, &Unsupported{Reason: fmt.Sprintf("--inner %s cannot run inside a subset: it is itself built from subsets; use recursive_doubling, ring, rabenseifner or another flat allreduce", a.Name)}
 	}
 	return a.newRank(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}, r), nil

@@ -354,7 +354,7 @@ func (lv twoLevel) check(p Params) error {
 				return &Unsupported{Reason: fmt.Sprintf("--intra %q is not a reduce and bcast pair; use binomial, linear, chain, adapt or segmented_binary", p.Intra)}
 			}
 		}
-		if a, err := Lookup(Allreduce, p.Inner); p.Inner != "" && (err != nil || a.scratch != nil || isComposite(a.Name)) {
+		if a, err := Lookup(Allreduce, p.Inner); p.Inner != "" && (err != nil || a.scratch != nil || IsComposite(a.Name)) {
 			return &Unsupported{Reason: fmt.Sprintf("--inner %q cannot run among the node roots; use recursive_doubling, ring, rabenseifner or reduce_bcast", p.Inner)}
 		}
 	}
@@ -553,9 +553,10 @@ func newTwoLevel(lv twoLevel, p Params, r int) (stepper, error) {
 	return h, nil
 }
 
-// isComposite reports whether an allreduce calls other allreduces or
-// composes hierarchies itself (it cannot run inside one).
-func isComposite(name string) bool {
+// IsComposite reports whether the algorithm name is built from subsets of
+// the ranks (hierarchical, SUARA, HAN, SMP): it needs its nodes or grid,
+// and cannot run inside another of its kind.
+func IsComposite(name string) bool {
 	switch name {
 	case "hierarchical", "suara", "han", "smp":
 		return true
