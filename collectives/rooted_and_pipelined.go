@@ -126,12 +126,13 @@ type chain struct {
 	n, seg     int64
 	k, nseg    int
 	red, bc    int32 // last reduce receive and broadcast receive
+	bcBefore   int32 // the broadcast receive before bc
 	sentUp     int32
 }
 
 func newChain(c Collective, p Params, r int) *chain {
 	seg := defaultSegment(p)
-	return &chain{c: c, r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), red: -1, bc: -1, sentUp: -1}
+	return &chain{c: c, r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), red: -1, bc: -1, bcBefore: -1, sentUp: -1}
 }
 
 func (s *chain) step(b *builder) bool {
@@ -154,7 +155,16 @@ func (s *chain) step(b *builder) bool {
 	}
 	if s.c != Reduce { // the broadcast flows away from it
 		if v > 0 {
-			s.bc = b.recv(up, 2*s.k+1, seg, s.bc, s.sentUp)
+			// Two receives posted, as Open MPI's pipeline keeps them
+			// (ompi_coll_base_bcast_intra_generic posts segment k+1's
+			// before it waits for segment k's): above the eager limit the
+			// next segment's handshake overlaps this one's data.
+			after := s.bcBefore
+			if s.c != Bcast {
+				after = s.bc // linear_pipeline's allreduce: one receive posted at a time
+			}
+			s.bcBefore = s.bc
+			s.bc = b.recv(up, 2*s.k+1, seg, after, s.sentUp)
 		}
 		if v < s.p-1 {
 			b.send(down, 2*s.k+1, seg, s.bc)
