@@ -87,30 +87,7 @@ func closedFormsMatch(t *testing.T, link topology.LinkSpec, gammaPs float64, eag
 		t.Run(a.ID(), func(t *testing.T) {
 			t.Parallel()
 			exactSeen := 0
-			var cases []collectives.Params
-			for p := 1; p <= 40; p++ {
-				for i, n := range []int64{0, 1, int64(p) - 1, int64(p) + 1, 3*int64(p) - 1, 4 * int64(p), 64, 1000} {
-					if n < 0 {
-						continue
-					}
-					// Roots vary; every other case is rooted at 0, and
-					// small segments make pipelines of several segments.
-					params := collectives.Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(1 + i%3*7), GroupSize: groupSize(p), NodeSize: nodeSize(p, i)}
-					if i%2 == 0 {
-						params.Root = 0
-					}
-					cases = append(cases, params)
-				}
-			}
-			// Bandwidth-bound pipelines too: segments of 8 KiB and 64 KiB
-			// (a segment's time about half alpha, and four times it), a few
-			// dozen of them, where ports and CPUs, not latencies, set the
-			// pace.
-			for _, p := range []int{2, 3, 5, 8, 13, 16, 24} {
-				for i, seg := range []int64{1024, 8192} {
-					cases = append(cases, collectives.Params{Ranks: p, Count: 20*seg + 5, Segment: seg, GroupSize: groupSize(p), NodeSize: nodeSize(p, i+1)})
-				}
-			}
+			cases := CheckGrid()
 			for _, params := range cases {
 				p, n := params.Ranks, params.Count
 				{
@@ -153,27 +130,6 @@ func TestClosedFormCoverage(t *testing.T) {
 			t.Errorf("%s has no closed form: every algorithm gets one (exact, or bounds)", a.ID())
 		}
 	}
-}
-
-// nodeSize is a node size for the hierarchical algorithms: the largest
-// divisor of p up to 6, or, every third case, 4 (a smaller last node when 4
-// does not divide p).
-func nodeSize(p, i int) int {
-	if i%3 == 2 {
-		return 4
-	}
-	return groupSize(p)
-}
-
-// groupSize is the largest divisor of p up to 6, a group size that fits.
-func groupSize(p int) int {
-	g := 1
-	for d := 1; d <= 6; d++ {
-		if p%d == 0 {
-			g = d
-		}
-	}
-	return g
 }
 
 // TestLogGPFormsMatchSimulation: on a crossbar whose hosts charge an

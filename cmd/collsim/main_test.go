@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +15,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/root"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+var update = flag.Bool("update", false, "rewrite the snapshot files (testdata/*.snapshot)")
 
 // wallClock matches the only output that depends on the machine running
 // the test: wall time and simulation speed.
@@ -29,10 +30,14 @@ func collsim(t testing.TB, args ...string) (stdout, stderr string, code int) {
 
 func mask(s string) string { return wallClock.ReplaceAllString(s, "${1}${2}${3}<wall>") }
 
-// TestGolden compares each command's output with testdata/NAME.golden.
-// Rewrite them with `go test ./cmd/collsim -update`, and commit a rewrite
-// only if you can explain every changed line.
-func TestGolden(t *testing.T) {
+// TestSnapshots compares each command's output with testdata/NAME.snapshot:
+// the output as it was when last reviewed, not values derived
+// independently (those are in TestHandDerivedValues and the packages'
+// tests). A snapshot catches any change; it does not prove the old output
+// right. Rewrite them with `go test ./cmd/collsim -run TestSnapshots
+// -update`, and commit a rewrite only if you can explain every changed
+// line.
+func TestSnapshots(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
@@ -67,7 +72,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 			got := mask(out)
-			file := filepath.Join("testdata", tc.name+".golden")
+			file := filepath.Join("testdata", tc.name+".snapshot")
 			if *update {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -82,6 +87,36 @@ func TestGolden(t *testing.T) {
 				t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
 			}
 		})
+	}
+}
+
+// TestHandDerivedValues: the times of snapshot runs that can be worked
+// out by hand, worked out by hand.
+func TestHandDerivedValues(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want float64
+	}{{
+		// The main job: ring allreduce of 1 MiB (131072 doubles) on 64
+		// ranks of the small machine (1 µs and 12.5 GB/s host to host,
+		// reductions at 10 GB/s): 2(P-1) = 126 steps of a 16384 B block,
+		// alpha + 16384 B / 12.5 GB/s = 1 + 1.31072 µs each, and 63
+		// reductions of a block, 16384 B / 10 GB/s = 1.6384 µs each:
+		// 291.15072 + 103.2192 = 394.36992 µs.
+		"run-default", nil, 126*(1e-6+16384/12.5e9) + 63*16384/10e9,
+	}, {
+		// LogGOPS binomial bcast of 8 B on 64 ranks (L 2.5 µs, o 1.5 µs,
+		// g 1 µs, G 6 ns/B): a hop costs the sender's o, (s-1)G = 42 ns
+		// on its NIC, L and the receiver's o, 5.542 µs; each rank sends to
+		// its largest subtree first, o apart (o > g + (s-1)G), so the
+		// deepest path is the first child's at each of the 6 levels:
+		// 6 x 5.542 = 33.252 µs.
+		"run-loggops-bcast", []string{"-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops"}, 6 * (1.5e-6 + 7*6e-9 + 2.5e-6 + 1.5e-6),
+	}} {
+		if got := simTime(t, c.args...); math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("%s: simulated %.9g s, derived %.9g s", c.name, got, c.want)
+		}
 	}
 }
 
