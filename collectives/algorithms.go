@@ -40,13 +40,18 @@ func (s *ringAllreduce) step(b *builder) bool {
 type foldPhase struct {
 	r, p, pof2, rem int
 	newrank         int // -1 for a rank that sits out
+	kept            int // the parity of the ranks below 2*rem that stay: 1 odd, 0 even
 }
 
-func newFold(r, p int) foldPhase {
-	f := foldPhase{r: r, p: p, pof2: floorPow2(p)}
+func newFold(r, p int) foldPhase { return newFoldKeeping(r, p, 1) }
+
+// newFoldKeeping is the fold in which, of each pair below 2*rem, the rank
+// of parity kept stays (MPICH's reduce keeps the even one, 0).
+func newFoldKeeping(r, p, kept int) foldPhase {
+	f := foldPhase{r: r, p: p, pof2: floorPow2(p), kept: kept}
 	f.rem = p - f.pof2
 	switch {
-	case r < 2*f.rem && r%2 == 0:
+	case r < 2*f.rem && r%2 != kept:
 		f.newrank = -1
 	case r < 2*f.rem:
 		f.newrank = r / 2
@@ -59,7 +64,7 @@ func newFold(r, p int) foldPhase {
 // real maps a new rank back to its rank.
 func (f *foldPhase) real(newrank int) int {
 	if newrank < f.rem {
-		return 2*newrank + 1
+		return 2*newrank + f.kept
 	}
 	return newrank + f.rem
 }

@@ -19,36 +19,19 @@ import "github.com/collsim/collsim/sim"
 //   - a binomial gather to the root's new rank, distance halving, each
 //     rank sending its range once its partner's subtree holds the root's.
 type redScatGather struct {
-	r, p, root, pof2, rem int
-	n                     int64
-	newrank, newroot      int
-	stage                 int // 0 fold, 1 reduce-scatter, 2 root hand-over, 3 gather, 4 done
-	mask, j               int
-	sendIdx, recvIdx      int
-	lastIdx               int
-	last                  int32
+	foldPhase        // the even rank of a pair stays
+	root             int
+	n                int64
+	newroot          int
+	stage            int // 0 fold, 1 reduce-scatter, 2 root hand-over, 3 gather, 4 done
+	mask, j          int
+	sendIdx, recvIdx int
+	lastIdx          int
+	last             int32
 }
 
 func newRedScatGather(p Params, r int) *redScatGather {
-	s := &redScatGather{r: r, p: p.Ranks, root: p.Root, pof2: floorPow2(p.Ranks), n: p.Count, last: -1}
-	s.rem = s.p - s.pof2
-	switch {
-	case r < 2*s.rem && r%2 != 0:
-		s.newrank = -1
-	case r < 2*s.rem:
-		s.newrank = r / 2
-	default:
-		s.newrank = r - s.rem
-	}
-	return s
-}
-
-// real is the rank of new rank v.
-func (s *redScatGather) real(v int) int {
-	if v < s.rem {
-		return 2 * v
-	}
-	return v + s.rem
+	return &redScatGather{foldPhase: newFoldKeeping(r, p.Ranks, 0), root: p.Root, n: p.Count, last: -1}
 }
 
 // rootOut reports whether the root was folded out.
