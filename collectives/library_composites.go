@@ -72,16 +72,23 @@ func CompositeOf(a Algorithm, p Params) (c Composite, ok bool, err error) {
 
 // nonoverlappingStages: Open MPI's nonoverlapping allreduce
 // (ompi/mca/coll/base/coll_base_allreduce.c,
-// ompi_coll_base_allreduce_intra_nonoverlapping, v4.1.8 and v5.0.10) is
-// the communicator's MPI_Reduce to rank 0 followed by its MPI_Bcast from
-// rank 0; under coll/tuned those are coll/tuned's fixed decisions for the
-// same ranks and count, with their run-time fallbacks (ompiTuned).
+// ompi_coll_base_allreduce_intra_nonoverlapping, v4.0.7, v4.1.8 and
+// v5.0.10) is the communicator's MPI_Reduce to rank 0 followed by its
+// MPI_Bcast from rank 0; under coll/tuned those are coll/tuned's fixed
+// decisions for the same ranks and count, with their run-time fallbacks:
+// 4.1's (ompiTuned), or 4.0's (ompi40Tuned) for p.Library "ompi40".
 func nonoverlappingStages(p Params) ([]Stage, error) {
 	q := p
 	q.Root = 0
 	var out []Stage
 	for _, c := range []Collective{Reduce, Bcast} {
-		_, pick, err := ompiTuned(c, q)
+		var pick ompiPick
+		var err error
+		if p.Library == "ompi40" {
+			_, pick, err = ompi40Tuned(c, q)
+		} else {
+			_, pick, err = ompiTuned(c, q)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -24,13 +24,25 @@ import (
 
 // ompiAlg is one of Open MPI's algorithm numbers for a collective: its
 // name in Open MPI, the collsim algorithm that runs it when forced by a
-// rules file (ours, "" for none) and how that one differs (note).
+// rules file (ours, "" for none) and how that one differs (note; but see
+// ompiExactOn).
 type ompiAlg struct {
 	name, ours, note string
 }
 
+// ompiExactOn are the calls on which an algorithm with a note is Open
+// MPI's nonetheless: the trees Open MPI shapes differently are the same on
+// a power of two of ranks, or rooted at rank 0.
+var ompiExactOn = map[Collective]map[int]func(p Params) bool{
+	Bcast: {6: pow2Ranks}, Reduce: {7: pow2Ranks}, Gather: {2: rootZero}, Scatter: {1: rootZero, 2: rootZero},
+}
+
+func pow2Ranks(p Params) bool { return isPow2(p.Ranks) }
+func rootZero(p Params) bool  { return p.Root == 0 }
+
 // ompiAlgs are the algorithm numbers of coll/tuned (the do_this switches
-// in coll_tuned_<collective>_decision.c, v4.1.8 and v5.0.10 alike).
+// in coll_tuned_<collective>_decision.c, v4.1.8 and v5.0.10 alike; v4.0.7
+// numbers the same algorithms the same, and has no scatter 3).
 var ompiAlgs = map[Collective]map[int]ompiAlg{
 	Allreduce: {1: {"basic_linear", "linear", ""}, 2: {"nonoverlapping", "nonoverlapping", ""},
 		3: {"recursive_doubling", "recursive_doubling", ""}, 4: {"ring", "ring", ""},
@@ -57,6 +69,16 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 		5: {"two_proc", "", ""}},
 	Barrier: {1: {"linear", "linear", ""}, 2: {"double_ring", "", ""}, 3: {"recursive_doubling", "recursive_doubling", ""},
 		4: {"bruck", "dissemination", ""}, 5: {"two_proc", "", ""}, 6: {"tree", "tree", ""}},
+	// Gather and scatter: coll_tuned_gather_decision.c and
+	// coll_tuned_scatter_decision.c; both trees are
+	// ompi_coll_base_topo_build_in_order_bmtree rooted at the root, whose
+	// children (relative rank + 1, 2, 4, ...) are collsim's.
+	Gather: {1: {"basic_linear", "linear", "Open MPI's root receives the blocks in rank order, one MPI_Recv at a time; collsim's posts them all at once"},
+		2: {"binomial", "binomial", "for a root other than 0 Open MPI roots the binomial tree at the root (relative ranks); collsim's gathers to rank 0, which then sends the whole vector to the root: one more message"},
+		3: {"linear_sync", "", ""}},
+	Scatter: {1: {"basic_linear", "linear", "for a root other than 0 Open MPI's root sends to ranks 0, 1, 2, ... in turn, collsim's to root+1, root+2, ..."},
+		2: {"binomial", "binomial", "for a root other than 0 Open MPI roots the binomial tree at the root (relative ranks); collsim's first hands the whole vector to rank 0, which scatters from there: one more message"},
+		3: {"linear_nb", "", ""}},
 }
 
 // ompiTable is one of Open MPI's fixed decision functions: rows by
@@ -172,17 +194,19 @@ func ompiTuned(c Collective, p Params) (alg int, pick ompiPick, err error) {
 	}
 	bytes, _ := OmpiMessageBytes(c, p)
 	alg = t.choose(p.Ranks, bytes)
-	pick, err = ompiRun(c, alg, p)
+	pick, err = ompiRun(c, alg, p, 0)
 	return alg, pick, err
 }
 
 // ompiRun is what Open MPI's coll/base runs when coll/tuned calls
-// algorithm alg with a segment size and fan-out of 0 (as every fixed rule
-// does): the algorithm, or the one its own code falls back to for these
-// parameters. Each fallback names its source (function in coll_base_*.c,
-// v4.1.8 and v5.0.10 alike).
-func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
-	n, ranks := p.Count, p.Ranks
+// algorithm alg with a segment size of segBytes and a fan-out of 0 (every
+// fixed rule of 4.1 and 5.0 passes a segment size of 0, 4.0's pass their
+// own to its segmented algorithms): the algorithm, or the one its own code
+// falls back to for these parameters, with the segment (in elements) that
+// code derives. Each fallback names its source (function in coll_base_*.c,
+// the same in v4.0.7, v4.1.8 and v5.0.10 but for error handling).
+func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) {
+	n, ranks, es := p.Count, p.Ranks, p.elemSize()
 	pof2 := floorPow2(max(ranks, 1))
 	pick := ompiPick{name: ompiAlgs[c][alg].ours, params: p}
 	fall := func(name string, q Params, why string) (ompiPick, error) {
@@ -190,6 +214,12 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 		pick.notes = append(pick.notes, why)
 		return pick, nil
 	}
+	// segmented is p cut as the chain, pipeline, binary and binomial
+	// functions cut it: segments of COLL_BASE_COMPUTED_SEGCOUNT elements,
+	// the whole vector for a segment size of 0.
+	segcount := ompiSegCount(segBytes, es, n)
+	segmented := p
+	segmented.Segment = max(segcount, 1)
 	switch c {
 	case Allreduce:
 		switch alg {
@@ -198,15 +228,25 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 				return fall("recursive_doubling", p, fmt.Sprintf("count %d < %d ranks: Open MPI's ring falls back to recursive doubling (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_ring)", n, ranks))
 			}
 		case 5:
-			// With a segment size of 0, COLL_BASE_COMPUTED_SEGCOUNT leaves
-			// one segment of the whole vector, and count < size*segcount
-			// holds for every count above 0 on 2 or more ranks.
-			if ranks > 1 && n > 0 {
-				pick.notes = append(pick.notes, "segment size 0 makes one segment of the whole vector, so Open MPI's segmented ring runs as the plain ring (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_ring_segmented)")
+			// ompi_coll_base_allreduce_intra_ring_segmented runs the plain
+			// ring when count < size*segcount. With a segment size of 0
+			// the segment is the whole vector, so that holds for every
+			// count above 0 on 2 or more ranks.
+			if ranks > 1 && n > 0 && n < int64(ranks)*segcount {
+				if segBytes == 0 {
+					pick.notes = append(pick.notes, "segment size 0 makes one segment of the whole vector, so Open MPI's segmented ring runs as the plain ring (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_ring_segmented)")
+				} else {
+					pick.notes = append(pick.notes, fmt.Sprintf("count %d < %d ranks x %d-element segments: Open MPI's segmented ring runs as the plain ring (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_ring_segmented)", n, ranks, segcount))
+				}
 				pick.name = "ring"
 				if n < int64(ranks) {
 					return fall("recursive_doubling", p, fmt.Sprintf("count %d < %d ranks: the ring falls back to recursive doubling (ompi_coll_base_allreduce_intra_ring)", n, ranks))
 				}
+				return pick, nil
+			}
+			pick.params = segmented
+			if segBytes > 0 {
+				pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI's segmented ring reduces the blocks in count/(ranks x %d) phases of near-equal pieces, then runs one allgather of whole blocks; collsim's cuts each block in %d-element segments and runs an allgather after each phase", segcount, segcount))
 			}
 		case 6:
 			if n < int64(pof2) {
@@ -216,12 +256,42 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 	case Bcast:
 		switch alg {
 		case 2:
-			return fall("chain", unsegmented(p), "fan-out 0 is forced to 1 (coll_base_topo.c, ompi_coll_base_topo_build_chain) and segment size 0 leaves one segment: one unsegmented chain, the whole vector hop by hop (ompi_coll_base_bcast_intra_chain)")
+			if segBytes == 0 {
+				return fall("chain", segmented, "fan-out 0 is forced to 1 (coll_base_topo.c, ompi_coll_base_topo_build_chain) and segment size 0 leaves one segment: one unsegmented chain, the whole vector hop by hop (ompi_coll_base_bcast_intra_chain)")
+			}
+			return fall("chain", segmented, "fan-out 0 is forced to 1 (coll_base_topo.c, ompi_coll_base_topo_build_chain): one chain (ompi_coll_base_bcast_intra_chain)")
 		case 3:
-			return fall("chain", unsegmented(p), "segment size 0 leaves one segment: the whole vector hop by hop down one chain (coll_base_bcast.c, ompi_coll_base_bcast_intra_pipeline)")
+			if segBytes == 0 {
+				return fall("chain", segmented, "segment size 0 leaves one segment: the whole vector hop by hop down one chain (coll_base_bcast.c, ompi_coll_base_bcast_intra_pipeline)")
+			}
+			pick.params = segmented
 		case 4:
-			if n < 2 {
-				return fall("chain", unsegmented(p), fmt.Sprintf("count %d cannot be split in two halves: Open MPI's split binary tree falls back to one unsegmented chain (coll_base_bcast.c, ompi_coll_base_bcast_intra_split_bintree)", n))
+			// ompi_coll_base_bcast_intra_split_bintree: the first half
+			// holds ceil(count/2) elements; a segment smaller than one
+			// element grows to one; each half's segment is segsize/type
+			// size elements (no rounding here). If a half is empty or
+			// smaller than a segment it runs a chain of fan-out 1 with
+			// that segment size instead.
+			seg := segBytes
+			if seg > 0 && seg < es {
+				seg = es
+			}
+			half0 := (n + 1) / 2
+			half1 := n - half0
+			if half1 == 0 || seg > half1*es {
+				q := p
+				q.Segment = max(ompiSegCount(seg, es, n), 1)
+				if seg == 0 {
+					return fall("chain", q, fmt.Sprintf("count %d cannot be split in two halves: Open MPI's split binary tree falls back to one unsegmented chain (coll_base_bcast.c, ompi_coll_base_bcast_intra_split_bintree)", n))
+				}
+				return fall("chain", q, fmt.Sprintf("the second half, %d elements (%d B), is smaller than a %d-byte segment: Open MPI's split binary tree falls back to a chain of fan-out 1 in segments of %d elements (coll_base_bcast.c, ompi_coll_base_bcast_intra_split_bintree, ompi_coll_base_bcast_intra_chain)", half1, half1*es, seg, q.Segment))
+			}
+			pick.params = unsegmented(p)
+			if seg > 0 {
+				pick.params.Segment = seg / es
+				if pick.params.Segment < half0 {
+					pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI pipelines each half down its subtree in segments of %d elements, collsim's split binary tree sends each half whole", pick.params.Segment))
+				}
 			}
 		case 8, 9:
 			if n < int64(ranks) && ranks > 1 {
@@ -231,11 +301,25 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 	case Reduce:
 		switch alg {
 		case 2:
-			return fall("chain", unsegmented(p), "fan-out 0 is forced to 1 (ompi_coll_base_topo_build_chain) and segment size 0 leaves one segment: one unsegmented chain (coll_base_reduce.c, ompi_coll_base_reduce_intra_chain)")
+			if segBytes == 0 {
+				return fall("chain", segmented, "fan-out 0 is forced to 1 (ompi_coll_base_topo_build_chain) and segment size 0 leaves one segment: one unsegmented chain (coll_base_reduce.c, ompi_coll_base_reduce_intra_chain)")
+			}
+			return fall("chain", segmented, "fan-out 0 is forced to 1 (ompi_coll_base_topo_build_chain): one chain (coll_base_reduce.c, ompi_coll_base_reduce_intra_chain)")
 		case 3:
-			return fall("chain", unsegmented(p), "segment size 0 leaves one segment: one unsegmented chain (coll_base_reduce.c, ompi_coll_base_reduce_intra_pipeline)")
+			if segBytes == 0 {
+				return fall("chain", segmented, "segment size 0 leaves one segment: one unsegmented chain (coll_base_reduce.c, ompi_coll_base_reduce_intra_pipeline)")
+			}
+			pick.params = segmented
 		case 4:
-			return fall("segmented_binary", unsegmented(p), "segment size 0 leaves one segment: the whole vector up the binary tree (coll_base_reduce.c, ompi_coll_base_reduce_intra_binary)")
+			if segBytes == 0 {
+				return fall("segmented_binary", segmented, "segment size 0 leaves one segment: the whole vector up the binary tree (coll_base_reduce.c, ompi_coll_base_reduce_intra_binary)")
+			}
+			pick.params = segmented
+		case 5:
+			pick.params = segmented
+			if segcount < n {
+				pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI pipelines the vector up the binomial tree in segments of %d elements (coll_base_reduce.c, ompi_coll_base_reduce_generic), collsim's binomial reduce sends it whole", segcount))
+			}
 		case 7:
 			if ranks < 2 || n < int64(pof2) {
 				return fall("linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner reduce falls back to basic_linear (coll_base_reduce.c, ompi_coll_base_reduce_intra_redscat_gather)", n, pof2, ranks))
@@ -257,14 +341,37 @@ func ompiRun(c Collective, alg int, p Params) (ompiPick, error) {
 		case 5:
 			return fall("pairwise", p, "two_proc is one exchange between the two ranks, which pairwise on 2 ranks is (coll_base_alltoall.c, ompi_coll_base_alltoall_intra_two_procs)")
 		}
+	case Barrier:
+		if alg == 5 {
+			return fall("recursive_doubling", p, "two_proc is one exchange of empty messages between the two ranks, which recursive doubling on 2 ranks is (coll_base_barrier.c, ompi_coll_base_barrier_intra_two_procs)")
+		}
 	}
 	if pick.name == "" {
 		return pick, fmt.Errorf("Open MPI's %s algorithm %d (%s), which collsim does not have yet; name an algorithm instead", c, alg, ompiAlgs[c][alg].name)
 	}
-	if note := ompiAlgs[c][alg].note; note != "" && !((c == Reduce && alg == 7 || c == Bcast && alg == 6) && isPow2(ranks)) {
-		pick.notes = append(pick.notes, "approximate: "+note)
+	if note := ompiAlgs[c][alg].note; note != "" {
+		if exact := ompiExactOn[c][alg]; exact == nil || !exact(pick.params) {
+			pick.notes = append(pick.notes, "approximate: "+note)
+		}
 	}
 	return pick, nil
+}
+
+// ompiSegCount is how many elements Open MPI's segmented coll/base
+// functions put in a segment of segBytes (COLL_BASE_COMPUTED_SEGCOUNT,
+// coll_base_functions.h, v4.0.7 = v4.1.8 = v5.0.10): the segment's bytes
+// over the element's, rounded to the nearest (half an element down), or
+// the whole count when the segment is smaller than one element or not
+// smaller than the vector (a segment size of 0 among them).
+func ompiSegCount(segBytes, elem, count int64) int64 {
+	if segBytes >= elem && segBytes < elem*count {
+		k := segBytes / elem
+		if segBytes-k*elem > elem>>1 {
+			k++
+		}
+		return k
+	}
+	return count
 }
 
 // ompiRule writes a pick as the output's rule: the table's choice, then

@@ -87,7 +87,9 @@ type Params struct {
 	Overlap bool
 	// Library is the library release whose rules an MPI library's
 	// composite algorithm follows for its parts: "" for the one it is
-	// named after (MPICH 3.3.2 for smp), "mpich4" for MPICH 4.3.2.
+	// named after (MPICH 3.3.2 for smp, Open MPI 4.1.8 for
+	// nonoverlapping), "mpich4" for MPICH 4.3.2, "ompi40" for Open MPI
+	// 4.0.7.
 	Library string
 }
 

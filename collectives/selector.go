@@ -30,15 +30,17 @@ type choice struct {
 // libraries are the selectors, in the order Selectors lists them.
 var libraries = []library{
 	{"ompi", "Open MPI 4.1.8", ompi41Choice},
+	{"ompi40", "Open MPI 4.0.7", ompi40Choice},
 	{"ompi5", "Open MPI 5.0.10", ompi50Choice},
 	{"mpich", "MPICH 3.3.2", mpich33Choice},
 	{"mpich4", "MPICH 4.3.2", mpich4Choice},
 }
 
 // Selectors lists the MPI libraries whose choices collsim reproduces, as
-// -a takes them: ompi (Open MPI 4.1.8), ompi5 (Open MPI 5.0.10), mpich
-// (MPICH 3.3.2) and mpich4 (MPICH 4.3.2).
-var Selectors = []string{"ompi", "ompi5", "mpich", "mpich4"}
+// -a takes them: ompi (Open MPI 4.1.8), ompi40 (Open MPI 4.0.7, the last
+// release line with hand-written fixed rules), ompi5 (Open MPI 5.0.10),
+// mpich (MPICH 3.3.2) and mpich4 (MPICH 4.3.2).
+var Selectors = []string{"ompi", "ompi40", "ompi5", "mpich", "mpich4"}
 
 // SelectorVersion names the library release a selector follows ("" for a
 // name that is no selector).

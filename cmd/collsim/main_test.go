@@ -130,7 +130,7 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
 	cases := []badCase{
 		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: allgather_reduce, double_binary_tree, han, hierarchical,`},
-		{[]string{"run", "-a", "nonsense"}, 2, `ring, segmented_ring, smp, suara (or a library's choice: ompi, ompi5, mpich, mpich4)`},
+		{[]string{"run", "-a", "nonsense"}, 2, `ring, segmented_ring, smp, suara (or a library's choice: ompi, ompi40, ompi5, mpich, mpich4)`},
 		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},
 		{[]string{"run", "-a", "hierarchical"}, 1, "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"},
 		{[]string{"run", "-a", "suara", "-n", "12", "--groups", "5"}, 1, "suara needs --groups dividing the 12 ranks"},
