@@ -1,8 +1,11 @@
 package collectives
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/sim"
 )
 
 // Open MPI 4.0.7's decisions at their boundaries, read off
@@ -234,10 +237,13 @@ func TestOmpi40Others(t *testing.T) {
 // What Open MPI 4.0 picks and collsim lacks is an error naming it, never a
 // substitute: gather's linear_sync above 6000 B per rank.
 func TestOmpi40Missing(t *testing.T) {
-	for _, elem := range []int64{6001, 92161} {
-		_, err := Select("ompi40", Gather, Params{Ranks: 16, Count: 16, ElemSize: elem})
-		if err == nil || !strings.Contains(err.Error(), "linear_sync") || !strings.Contains(err.Error(), "which collsim does not have yet") {
-			t.Errorf("gather of %d B per rank: %v", elem, err)
+	for _, tc := range []struct {
+		elem int64
+		rule string
+	}{{6001, "over 6000 B per rank: algorithm 3, linear_sync, with 1024-byte segments: "}, {92161, "over 92160 B per rank: algorithm 3, linear_sync, with 32768-byte segments: "}} {
+		_, err := Select("ompi40", Gather, Params{Ranks: 16, Count: 16, ElemSize: tc.elem})
+		if err == nil || !strings.Contains(err.Error(), tc.rule) || !strings.Contains(err.Error(), "which collsim does not have yet") {
+			t.Errorf("gather of %d B per rank: %v", tc.elem, err)
 		}
 	}
 }
@@ -281,5 +287,47 @@ func TestOmpi40Nonoverlapping(t *testing.T) {
 			t.Errorf("%d ranks: %s (segment %d) then %s (segment %d), want reduce/%s (%d) then bcast/%s (%d)", tc.ranks,
 				red.Algorithm.ID(), red.Params.Segment, bc.Algorithm.ID(), bc.Params.Segment, tc.red, tc.redSeg, tc.bc, tc.bcSeg)
 		}
+	}
+}
+
+// SegmentedRingPhases is num_phases of
+// ompi_coll_base_allreduce_intra_ring_segmented: count / (p seg), one more
+// when the remainder is at least p and over half of p seg; at least 1.
+func TestSegmentedRingPhases(t *testing.T) {
+	for _, tc := range []struct {
+		count     int64
+		p         int
+		seg, want int64
+	}{
+		{64, 3, 1, 21},          // 64 = 21 x 3 + 1, 1 < 3
+		{20485, 2, 1024, 10},    // remainder 5 >= 2 but not over 1024
+		{3000, 2, 1000, 1},      // remainder 1000, not over 1000
+		{3001, 2, 1000, 2},      // remainder 1001 > 1000
+		{9, 3, 2, 1},            // remainder 3 >= 3, not over 3
+		{10, 3, 2, 2},           // remainder 4 >= 3 and over 3
+		{10, 4, 3, 1},           // 4 x 3 > 10: under p segments
+		{8 << 20, 8, 131072, 8}, // 64 MiB of doubles in 1 MiB segments on 8 ranks
+	} {
+		if got := SegmentedRingPhases(tc.count, tc.p, tc.seg); got != tc.want {
+			t.Errorf("count %d, %d ranks, segment %d: %d phases, want %d", tc.count, tc.p, tc.seg, got, tc.want)
+		}
+	}
+	// The pieces, on 3 ranks, 10 elements in segments of 2: 2 phases;
+	// blocks of 4, 3, 3, cut in pieces of 2+2, 2+1, 2+1. Rank 0 sends,
+	// in the reduce-scatter, block 0's and block 2's first pieces, then
+	// their second ones, then in the allgather blocks 1 and 0 whole.
+	a, _ := Lookup(Allreduce, "segmented_ring")
+	s, err := a.Build(Params{Ranks: 3, Count: 10, Segment: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sends []int64
+	for _, op := range sim.Materialize(s)[0] {
+		if op.Kind == sim.OpSend {
+			sends = append(sends, op.Data.Count)
+		}
+	}
+	if fmt.Sprint(sends) != "[2 2 2 1 3 4]" {
+		t.Errorf("rank 0 sends %v elements, want [2 2 2 1 3 4]", sends)
 	}
 }

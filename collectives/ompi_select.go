@@ -245,9 +245,6 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 				return pick, nil
 			}
 			pick.params = segmented
-			if segBytes > 0 {
-				pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI's segmented ring reduces the blocks in count/(ranks x %d) phases of near-equal pieces, then runs one allgather of whole blocks; collsim's cuts each block in %d-element segments and runs an allgather after each phase", segcount, segcount))
-			}
 		case 6:
 			if n < int64(pof2) {
 				return fall("linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner falls back to basic_linear, a linear reduce then a linear bcast (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_redscat_allgather)", n, pof2, ranks))

@@ -341,8 +341,8 @@ func init() {
 				return err
 			}},
 		{Collective: Allreduce, Name: "segmented_ring",
-			Summary: "Open MPI's segmented ring: the ring allreduce run in phases, each on one segment (--segment, default 1 MiB) of every block, so that long vectors move in bounded pieces; with blocks under a segment it is the ring. Open MPI 4.1 picks it for a few kilobytes on thousands of ranks.",
-			Cost:    "phases x (2(p-1)a) + 2(p-1)/p nb + (p-1)/p ng",
+			Summary: "Open MPI's segmented ring: the ring's reduce-scatter run in phases, each on one piece of every block, then one ring allgather of whole blocks, so that the reductions move in bounded pieces. Segments of --segment elements (default 1 MiB worth) make count/(p x segment) phases (one more for a large remainder), each block cut in that many near-equal pieces; under p segments it is the ring. Open MPI 4.0 picks it with 1 MiB segments above P MiB; 4.1 picks it with segment size 0, which is the ring.",
+			Cost:    "(phases + 1)(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
 			newRank: func(p Params, r int) stepper { return newSegmentedRing(p, r) }},
 		{Collective: Bcast, Name: "linear",
 			Summary: "The root sends the whole vector to every other rank in turn. p-1 messages through the root's port: fine for few ranks, the baseline otherwise.",

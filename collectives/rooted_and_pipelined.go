@@ -301,17 +301,39 @@ func (s *pairwiseReduceScatter) step(b *builder) bool {
 	return true
 }
 
-// segmentedRing is Open MPI's segmented ring allreduce: the ring allreduce
-// run in phases, each on one segment (--segment, default 1 MiB worth) of
-// every block, so that long vectors move in bounded pieces. With blocks
-// smaller than a segment it is the ring.
+// segmentedRing is Open MPI's segmented ring allreduce
+// (ompi_coll_base_allreduce_intra_ring_segmented, coll_base_allreduce.c,
+// v4.0.7 to v5.0.10): the ring's reduce-scatter run phase after phase, each
+// phase on one piece of every block (the ring's p blocks, the larger
+// first), then one ring allgather of the whole blocks. Segments of seg
+// elements (--segment, default 1 MiB worth) make SegmentedRingPhases
+// phases, and each block is cut in that many near-equal pieces, the larger
+// first; a vector under p segments is one phase: the ring.
 type segmentedRing struct {
 	r, p   int
 	n, seg int64
-	phase  int
 	phases int
+	phase  int // the reduce-scatter phase; phases for the allgather
 	k      int
 	last   stepEnd
+}
+
+// SegmentedRingPhases is how many reduce-scatter phases Open MPI's
+// segmented ring allreduce runs for count elements on p ranks in segments
+// of seg elements: count / (p seg), one more when the remainder is at
+// least p and over half of p seg (num_phases in
+// ompi_coll_base_allreduce_intra_ring_segmented); at least 1, which Open
+// MPI reaches by running the plain ring instead.
+func SegmentedRingPhases(count int64, p int, seg int64) int64 {
+	if p < 1 || seg < 1 || seg > count/int64(p) {
+		return 1 // fewer than p segments: at most one phase
+	}
+	ps := int64(p) * seg
+	k := count / ps
+	if rem := count % ps; rem >= int64(p) && rem > ps/2 {
+		k++
+	}
+	return max(k, 1)
 }
 
 func newSegmentedRing(p Params, r int) *segmentedRing {
@@ -319,36 +341,34 @@ func newSegmentedRing(p Params, r int) *segmentedRing {
 	if seg == 0 {
 		seg = max(1, (1<<20)/p.elemSize())
 	}
-	largest := block(0, p.Count, p.Ranks, 0).Count
-	return &segmentedRing{r: r, p: p.Ranks, n: p.Count, seg: seg, phases: segments(largest, seg), last: noEnd}
+	return &segmentedRing{r: r, p: p.Ranks, n: p.Count, seg: seg, phases: int(SegmentedRingPhases(p.Count, p.Ranks, seg)), last: noEnd}
 }
 
-// slice is segment phase of block i.
-func (s *segmentedRing) slice(i int) sim.Region {
+// piece is this phase's piece of block i: the block split in phases
+// near-equal pieces, the larger first (COLL_BASE_COMPUTE_BLOCKCOUNT).
+func (s *segmentedRing) piece(i int) sim.Region {
 	b := block(0, s.n, s.p, i)
-	off := min(int64(s.phase)*s.seg, b.Count)
-	return sim.Region{Off: b.Off + off, Count: min(s.seg, b.Count-off)}
+	pc := block(0, b.Count, s.phases, s.phase)
+	return sim.Region{Off: b.Off + pc.Off, Count: pc.Count}
 }
 
 func (s *segmentedRing) step(b *builder) bool {
-	if s.p == 1 {
+	if s.p == 1 || s.phase > s.phases {
 		return false
 	}
-	if s.k >= 2*(s.p-1) {
-		s.phase++
-		s.k = 0
-		if s.phase >= s.phases {
-			return false
-		}
-	}
 	right, left := mod(s.r+1, s.p), mod(s.r-1, s.p)
-	tag := s.phase*2*s.p + s.k
-	if s.k < s.p-1 {
-		s.last = b.exchange(right, left, tag, s.slice(mod(s.r-s.k, s.p)), s.slice(mod(s.r-s.k-1, s.p)), true, s.last[:]...)
+	tag := s.phase*(s.p-1) + s.k
+	if s.phase < s.phases {
+		// Reduce-scatter step k: this phase's piece of block r-k to the
+		// right, of block r-k-1 from the left, reduced.
+		s.last = b.exchange(right, left, tag, s.piece(mod(s.r-s.k, s.p)), s.piece(mod(s.r-s.k-1, s.p)), true, s.last[:]...)
 	} else {
-		j := s.k - (s.p - 1)
-		s.last = b.exchange(right, left, tag, s.slice(mod(s.r+1-j, s.p)), s.slice(mod(s.r-j, s.p)), false, s.last[:]...)
+		// Allgather step k: whole block r+1-k to the right, r-k from the
+		// left.
+		s.last = b.exchange(right, left, tag, block(0, s.n, s.p, mod(s.r+1-s.k, s.p)), block(0, s.n, s.p, mod(s.r-s.k, s.p)), false, s.last[:]...)
 	}
-	s.k++
+	if s.k++; s.k == s.p-1 {
+		s.phase, s.k = s.phase+1, 0
+	}
 	return true
 }

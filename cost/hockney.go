@@ -518,9 +518,16 @@ func allgatherReduce(m Hockney, s size) Prediction {
 	return exact(float64(s.p-1) * (m.Alpha + s.n*m.Beta + s.n*m.Gamma))
 }
 
-// segmentedRing: the ring allreduce run phase after phase on one segment
-// (default 1 MiB) of every block: the sum over phases of the ring's cost
-// for the largest block's slice in that phase.
+// segmentedRing: Open MPI's segmented ring, the ring's reduce-scatter run
+// phase after phase on one piece of every block, then one allgather of
+// whole blocks. Each reduce-scatter step costs alpha and a block's piece
+// of that phase, moved and reduced; a block's pieces add up to it, so over
+// the phases (p-1)(phases alpha + c (beta + gamma)) for blocks of c bytes;
+// the allgather is the ring's (p-1)(alpha + c beta). Exact when p divides
+// the count; with uneven blocks between the smallest and largest block's
+// value (a rank that sends a larger piece than it receives can run ahead
+// where phases or the allgather begin). With one phase the schedule is
+// the ring's, and so is the form.
 func segmentedRing(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
@@ -529,15 +536,16 @@ func segmentedRing(m Hockney, s size) Prediction {
 	if seg == 0 {
 		seg = max(1, (1<<20)/s.elem)
 	}
-	largest := (s.count + int64(s.p) - 1) / int64(s.p)
-	phases := max(1, (largest+seg-1)/seg)
+	phases := float64(collectives.SegmentedRingPhases(s.count, s.p, seg))
 	k := float64(s.p - 1)
-	var t float64
-	for ph := range phases {
-		c := float64(max(0, min(seg, largest-ph*seg)) * s.elem)
-		t += 2*k*m.Alpha + 2*k*c*m.Beta + k*c*m.Gamma
+	// Summed as ringAllreduce sums, so that one phase gives the ring's
+	// value to the last bit.
+	f := func(c float64) float64 { return k*(phases+1)*m.Alpha + 2*k*c*m.Beta + k*c*m.Gamma }
+	hi, lo := s.block(s.p)
+	if phases == 1 {
+		return exact(f(hi)) // the ring's schedule, and its form
 	}
-	return exact(t)
+	return between(f(lo), f(hi))
 }
 
 // binomialGatherScatter: for p a power of two and rank 0 the root, log2 p

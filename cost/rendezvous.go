@@ -1,5 +1,7 @@
 package cost
 
+import "github.com/collsim/collsim/collectives"
+
 // Rendezvous. A message larger than the eager limit does not move before
 // its receive is posted: the sender's request reaches the receiver, a reply
 // comes back, and only then does the data leave (sim's protocol). On a
@@ -193,15 +195,13 @@ func init() {
 		if seg == 0 {
 			seg = max(1, (1<<20)/s.elem)
 		}
-		q, r := s.count/int64(s.p), s.count%int64(s.p)
-		big := q
-		if r > 0 {
-			big++
-		}
-		phases := max(1, (big+seg-1)/seg)
-		lo := max(0, q-(phases-1)*seg) // the smallest block's last slice
-		return float64(lo * s.elem), float64(min(seg, big) * s.elem)
+		// The smallest: the smallest block's smaller piece; the largest:
+		// the allgather's largest block.
+		phases := collectives.SegmentedRingPhases(s.count, s.p, seg)
+		hi, _ := s.block(s.p)
+		return float64(s.count / int64(s.p) / phases * s.elem), hi
 	}
+
 	msgSizes["allreduce/double_binary_tree"] = func(s size) (float64, float64) {
 		if s.p == 1 {
 			return 0, 0
