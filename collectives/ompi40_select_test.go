@@ -138,10 +138,14 @@ func TestOmpi40Reduce(t *testing.T) {
 		// the whole vector (one segment).
 		{lib: "ompi40", c: Reduce, ranks: 4, elem: 1, count: 20480, want: "segmented_binary", segment: 20480, rule: "algorithm 4, binary, with 32768-byte segments"},
 		// 16 ranks: 2048 B is over the a1 line (2.55): binomial, 1 KiB
-		// segments. The a1 line reaches 16 at (16 - 1.3496) x 1024 /
+		// segments (ompi_coll_base_reduce_intra_binomial, segmented: 2
+		// of them). The a1 line reaches 16 at (16 - 1.3496) x 1024 /
 		// 0.6016 = 24936.85 B.
-		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 2048, want: "binomial", segment: 1024, rule: "16 ranks > 0.6016/1024 x 2048 + 1.3496"},
-		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 24936, want: "binomial", segment: 1024},
+		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 2048, want: "segmented_binomial", segment: 1024, rule: "16 ranks > 0.6016/1024 x 2048 + 1.3496"},
+		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 24936, want: "segmented_binomial", segment: 1024, rule: "lock step"},
+		// 16 elements of 1024 B: 16 > 0.6016 x 16 + 1.3496 = 10.98, and
+		// 1024 / 1024 = 1 element per segment: 16 segments.
+		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1024, count: 16, want: "segmented_binomial", segment: 1},
 		// Then the a2 line, (16 - 9.7128) x 1024 / 0.0410 = 157026.65:
 		// pipeline of 1 KiB segments.
 		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 24937, want: "chain", segment: 1024, rule: "algorithm 3, pipeline, with 1024-byte segments"},
@@ -267,9 +271,9 @@ func TestOmpi40Nonoverlapping(t *testing.T) {
 		// element; halves of 2.
 		{4, 4, 10000, "segmented_binary", "split_binary", 3, 1},
 		// 16 ranks, 16 x 1000 B = 16000 B. Reduce: 16 > 0.6016 x 15.625 +
-		// 1.35 = 10.75: binomial, 1024 B = 1 element (remainder 24).
-		// Bcast: split tree, 1024 / 1000 = 1 element.
-		{16, 16, 1000, "binomial", "split_binary", 1, 1},
+		// 1.35 = 10.75: binomial, 1024 B = 1 element (remainder 24), so
+		// 16 segments. Bcast: split tree, 1024 / 1000 = 1 element.
+		{16, 16, 1000, "segmented_binomial", "split_binary", 1, 1},
 	} {
 		s, err := Select("ompi40", Allreduce, Params{Ranks: tc.ranks, Count: tc.count, ElemSize: tc.elem})
 		if err != nil {

@@ -312,10 +312,16 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 				return fall("segmented_binary", segmented, "segment size 0 leaves one segment: the whole vector up the binary tree (coll_base_reduce.c, ompi_coll_base_reduce_intra_binary)")
 			}
 			pick.params = segmented
+			if segcount < n {
+				pick.notes = append(pick.notes, lockStepNote)
+			}
 		case 5:
 			pick.params = segmented
 			if segcount < n {
-				pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI pipelines the vector up the binomial tree in segments of %d elements (coll_base_reduce.c, ompi_coll_base_reduce_generic), collsim's binomial reduce sends it whole", segcount))
+				// ompi_coll_base_reduce_intra_binomial hands the in-order
+				// binomial tree and segcount to ompi_coll_base_reduce_generic.
+				pick.name = "segmented_binomial"
+				pick.notes = append(pick.notes, lockStepNote)
 			}
 		case 7:
 			if ranks < 2 || n < int64(pof2) {
@@ -353,6 +359,10 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 	}
 	return pick, nil
 }
+
+// lockStepNote says how collsim's segmented trees differ from
+// ompi_coll_base_reduce_generic's when there are several segments.
+const lockStepNote = "approximate: collsim's segmented tree reduces segment by segment in lock step, receiving a segment from all children at once; Open MPI's (coll_base_reduce.c, ompi_coll_base_reduce_generic) takes the children one after another, one receive posted ahead, across segments"
 
 // ompiSegCount is how many elements Open MPI's segmented coll/base
 // functions put in a segment of segBytes (COLL_BASE_COMPUTED_SEGCOUNT,

@@ -163,8 +163,26 @@ func treeOf(v, p int) (parent int, children []int) {
 	return parent, children
 }
 
+// binomialTreeOf returns the parent and children of relative rank v in the
+// binomial tree of reduce/binomial (Open MPI's in-order binomial tree,
+// ompi_coll_base_topo_build_in_order_bmtree): the parent is v without its
+// lowest set bit, the children v+1, v+2, v+4, ... below that bit, in that
+// order.
+func binomialTreeOf(v, p int) (parent int, children []int) {
+	parent = -1
+	if v > 0 {
+		parent = v & (v - 1)
+	}
+	for m := 1; m < p && (v == 0 || m < v&-v); m <<= 1 {
+		if v+m < p {
+			children = append(children, v+m)
+		}
+	}
+	return parent, children
+}
+
 // segmentedTree runs a segmented binary-tree bcast or reduce in one of two
-// styles. Event-driven (ADAPT, Luo et al. 2018): each segment moves on as
+// styles (and, lock-step, a segmented binomial-tree reduce). Event-driven (ADAPT, Luo et al. 2018): each segment moves on as
 // soon as it arrives (bcast) or as soon as all children's copies are
 // reduced (reduce), so a delayed rank delays only what passes through it;
 // as Open MPI's ADAPT does, a rank keeps at most adaptRecvs receives posted
@@ -178,6 +196,7 @@ func treeOf(v, p int) (parent int, children []int) {
 type segmentedTree struct {
 	c          Collective
 	lockstep   bool
+	binomial   bool // the tree is binomialTreeOf's, not the binary heap
 	r, p, root int
 	n, seg     int64
 	k, nseg    int
@@ -212,8 +231,18 @@ func (s *segmentedTree) step(b *builder) bool {
 	}
 	v := mod(s.r-s.root, s.p)
 	parent, children := treeOf(v, s.p)
+	if s.binomial {
+		parent, children = binomialTreeOf(v, s.p)
+	}
 	abs := func(x int) int { return mod(x+s.root, s.p) }
 	seg := segmentOf(0, s.n, s.seg, s.k)
+	// record keeps an op in ADAPT's window on peer i; lock step keeps
+	// none (and a binomial tree has more children than the windows).
+	record := func(ops *[3][]int32, i int, op int32) {
+		if !s.lockstep {
+			ops[i] = append(ops[i], op)
+		}
+	}
 	var after []int32
 	if s.lockstep {
 		after = s.prevStep
@@ -238,12 +267,12 @@ func (s *segmentedTree) step(b *builder) bool {
 		if parent >= 0 {
 			got = b.recv(abs(parent), s.k, seg, append([]int32{recvWait(0)}, after...)...)
 			step = append(step, got)
-			s.recvs[0] = append(s.recvs[0], got)
+			record(&s.recvs, 0, got)
 		}
 		for i, c := range children {
 			sent := b.send(abs(c), s.k, seg, append([]int32{got, sendWait(1 + i)}, after...)...)
 			step = append(step, sent)
-			s.sends[1+i] = append(s.sends[1+i], sent)
+			record(&s.sends, 1+i, sent)
 		}
 	} else {
 		var reduced []int32
@@ -251,7 +280,7 @@ func (s *segmentedTree) step(b *builder) bool {
 			rr := b.recvReduce(abs(c), s.k, seg, append([]int32{recvWait(1 + i)}, after...)...)
 			reduced = append(reduced, rr)
 			step = append(step, rr)
-			s.recvs[1+i] = append(s.recvs[1+i], rr)
+			record(&s.recvs, 1+i, rr)
 			if parent < 0 {
 				s.reduced = append(s.reduced, rr)
 			}
@@ -259,7 +288,7 @@ func (s *segmentedTree) step(b *builder) bool {
 		if parent >= 0 {
 			sent := b.send(abs(parent), s.k, seg, append(append(reduced, sendWait(0)), after...)...)
 			step = append(step, sent)
-			s.sends[0] = append(s.sends[0], sent)
+			record(&s.sends, 0, sent)
 		}
 	}
 	s.prevStep = step
@@ -399,6 +428,14 @@ func (s *binomialGatherScatter) step(b *builder) bool {
 func newSegmentedTree(c Collective, lockstep bool, p Params, r int) *segmentedTree {
 	seg := defaultSegment(p)
 	return &segmentedTree{c: c, lockstep: lockstep, r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg)}
+}
+
+// newSegmentedBinomial is the lock-step segmented reduce up the binomial
+// tree.
+func newSegmentedBinomial(p Params, r int) *segmentedTree {
+	t := newSegmentedTree(Reduce, true, p, r)
+	t.binomial = true
+	return t
 }
 
 // scatterThen: the root scatters one block to each rank (linear), then an

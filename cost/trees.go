@@ -355,6 +355,27 @@ func segmentedBinaryReduce(m Hockney, s size) Prediction {
 	return Prediction{Time: upper, Lower: lower}
 }
 
+// segmentedBinomialReduce: the binomial reduce (binomialReduce) moving k
+// segments in lock step. Bounds, checked by simulation as
+// segmentedBinaryReduce's. Lower: the deepest rank's NIC sends k-1 full
+// segments before its last one, which then climbs the rank's D levels,
+// each a message and a reduction: (k-1) s beta + D (alpha + s' beta + s'
+// gamma), D the most ones in a relative rank below p. Upper: k times one
+// full segment's binomial reduce (no overlap between segments). One
+// segment on a power of two of ranks: both are the binomial reduce's
+// exact form.
+func segmentedBinomialReduce(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	pl := s.pipeline(m)
+	last := uint(s.p - 1)
+	depth := float64(max(bits.OnesCount(last), bits.Len(last)-1))
+	lower := float64(pl.k-1)*pl.g + depth*(m.Alpha+pl.gLast+pl.redLast)
+	upper := float64(pl.k) * binomialTree(s.p, m.Alpha+pl.g+pl.red).Time
+	return between(lower, upper)
+}
+
 // linearPipelineAllreduce: Linear Pipelining's allreduce, each segment
 // reduced up the chain of ranks to rank 0 and broadcast back down. Bounds:
 // a rank's NIC carries the reduction going up and the broadcast coming
