@@ -335,3 +335,29 @@ func TestSegmentedRingPhases(t *testing.T) {
 		t.Errorf("rank 0 sends %v elements, want [2 2 2 1 3 4]", sends)
 	}
 }
+
+// The split binary tree in segments: on 4 ranks, 10 elements in segments
+// of 2, halves of 5 (2+2+1 each). The root sends segment k of the first
+// half to rank 1, of the second to rank 2, then the second half whole to
+// rank 3, whose mirror image (5) is past the last rank; rank 1 forwards
+// each segment to its child 3 as it comes, then sends its half whole to
+// its mirror image, rank 2.
+func TestSplitBinarySegments(t *testing.T) {
+	a, _ := Lookup(Bcast, "split_binary")
+	s, err := a.Build(Params{Ranks: 4, Count: 10, Segment: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := sim.Materialize(s)
+	for r, want := range map[int]string{0: "[1:2 2:2 1:2 2:2 1:1 2:1 3:5]", 1: "[3:2 3:2 3:1 2:5]"} {
+		var sends []string
+		for _, op := range progs[r] {
+			if op.Kind == sim.OpSend {
+				sends = append(sends, fmt.Sprintf("%d:%d", op.Peer, op.Data.Count))
+			}
+		}
+		if got := fmt.Sprint(sends); got != want {
+			t.Errorf("rank %d sends (peer:elements) %s, want %s", r, got, want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 		3: {"recursive_doubling", "recursive_doubling", ""}, 4: {"ring", "ring", ""},
 		5: {"segmented_ring", "segmented_ring", ""}, 6: {"rabenseifner", "rabenseifner", ""}},
 	Bcast: {1: {"basic_linear", "linear", ""}, 2: {"chain", "", ""},
-		3: {"pipeline", "chain", ""}, 4: {"split_binary_tree", "split_binary", "collsim pairs the halves' ranks by mirror image, Open MPI by neighbouring rank"},
+		3: {"pipeline", "chain", ""}, 4: {"split_binary_tree", "split_binary", "collsim's tree is numbered heap-wise and pairs the halves' ranks by mirror image, Open MPI's level by level and by neighbouring rank; for an odd count collsim's first half is the smaller, Open MPI's the larger"},
 		5: {"binary_tree", "binary", "collsim numbers the binary tree heap-wise (children 2v+1, 2v+2), Open MPI level by level (v+2^l, v+2^(l+1)): the same depth, the last level spread differently"},
 		6: {"binomial", "binomial", "for ranks not a power of two Open MPI's binomial tree (ompi_coll_base_topo_build_bmtree: parent = rank without its highest bit) shapes its subtrees differently from collsim's (rank without its lowest bit); both send to the largest subtree first"},
 		7: {"knomial", "knomial", ""},
@@ -286,9 +286,6 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 			pick.params = unsegmented(p)
 			if seg > 0 {
 				pick.params.Segment = seg / es
-				if pick.params.Segment < half0 {
-					pick.notes = append(pick.notes, fmt.Sprintf("approximate: Open MPI pipelines each half down its subtree in segments of %d elements, collsim's split binary tree sends each half whole", pick.params.Segment))
-				}
 			}
 		case 8, 9:
 			if n < int64(ranks) && ranks > 1 {

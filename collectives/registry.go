@@ -544,9 +544,9 @@ func init() {
 				return nil
 			}},
 		{Collective: Bcast, Name: "split_binary",
-			Summary: "Open MPI's split binary tree: the root sends the first half of the vector down its left subtree and the second half down its right one; then every rank swaps halves with its mirror image in the other subtree (or gets the missing half from the root). Each link carries half the vector each way: about half the binary tree's time for long vectors.",
-			Cost:    "about depth (a + nb/2) + (a + nb/2)",
-			newRank: func(p Params, r int) stepper { return &splitBinary{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
+			Summary: "Open MPI's split binary tree: the root sends the first half of the vector down its left subtree and the second half down its right one, in segments of --segment elements that every rank forwards as soon as it has them (0, the default, sends each half whole); then every rank swaps halves with its mirror image in the other subtree (or gets the missing half from the root). Each link carries half the vector each way: about half the binary tree's time for long vectors. Open MPI 4.0 picks it with 1 KiB segments from 2 KiB to 362 KiB.",
+			Cost:    "about depth (a + nb/2) + (a + nb/2) whole; about (depth + 2(k-1))(a + sb) + a + nb/2 in k segments of s",
+			newRank: func(p Params, r int) stepper { return newSplitBinary(p, r) }},
 		{Collective: Barrier, Name: "linear",
 			Summary: "Every rank signals rank 0, which answers every rank once all have arrived (Open MPI's linear barrier): 2(p-1) empty messages through one port, 2 latencies deep.",
 			Cost:    "about 2a + 2(p-1) g_port",

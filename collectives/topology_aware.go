@@ -78,17 +78,30 @@ func TwoLevelSize(p Params) int {
 
 // splitBinary is Open MPI's split binary tree bcast: the root sends the
 // first half of the vector down its left subtree and the second half down
-// its right one (binary trees in heap layout); then every rank swaps halves
-// with its mirror image in the other subtree (same depth, same place), or,
-// lacking one, gets its missing half from the root. Each link carries half
-// the vector once per direction.
+// its right one (binary trees in heap layout), in segments of seg elements
+// that each rank forwards as soon as it has them (Open MPI's segment size;
+// 0 sends each half whole); then every rank swaps halves with its mirror
+// image in the other subtree (same depth, same place), or, lacking one,
+// gets its missing half from the root. Each link carries half the vector
+// once per direction.
 type splitBinary struct {
 	r, p, root int
-	n          int64
+	n, seg     int64
+	k, nseg    int   // the next segment; the larger half's number of them
+	got        int32 // the last segment of this rank's half received
 	done       bool
 }
 
-// side returns whether relative rank v (>= 1) is in the root's left
+func newSplitBinary(p Params, r int) *splitBinary {
+	s := &splitBinary{r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: p.Segment, got: -1}
+	if big := p.Count - p.Count/2; s.seg <= 0 || s.seg >= big {
+		s.seg = max(big, 1) // each half in one piece
+	}
+	s.nseg = segments(p.Count-p.Count/2, s.seg)
+	return s
+}
+
+// splitSide returns whether relative rank v (>= 1) is in the root's left
 // subtree, and its mirror image in the other subtree.
 func splitSide(v int) (left bool, mirror int) {
 	d := 0
@@ -107,40 +120,55 @@ func (s *splitBinary) step(b *builder) bool {
 	if s.done || s.p == 1 {
 		return false
 	}
-	s.done = true
 	v := mod(s.r-s.root, s.p)
 	abs := func(x int) int { return mod(x+s.root, s.p) }
 	half := [2]sim.Region{{Count: s.n / 2}, {Off: s.n / 2, Count: s.n - s.n/2}}
-	parent, children := treeOf(v, s.p)
-	if v == 0 {
-		for i, c := range children {
-			b.send(abs(c), 0, half[i])
-		}
-		for u := 1; u < s.p; u++ { // halves for ranks without a mirror
-			if left, m := splitSide(u); m >= s.p {
-				other := 0
-				if left {
-					other = 1
-				}
-				b.send(abs(u), 1, half[other])
-			}
-		}
-		return true
+	// piece is segment k of half h, and ok whether h has one.
+	piece := func(h sim.Region, k int) (sim.Region, bool) {
+		pc := segmentOf(0, h.Count, s.seg, k)
+		pc.Off += h.Off
+		return pc, k < segments(h.Count, s.seg)
 	}
-	left, mirror := splitSide(v)
+	parent, children := treeOf(v, s.p)
+	left, mirror := splitSide(max(v, 1))
 	mine, other := half[1], half[0]
 	if left {
 		mine, other = half[0], half[1]
 	}
-	got := b.recv(abs(parent), 0, mine)
-	for _, c := range children {
-		b.send(abs(c), 0, mine, got)
+	if s.k < s.nseg { // the halves down the subtrees, segment k
+		if v == 0 {
+			for i, c := range children {
+				if pc, ok := piece(half[i], s.k); ok {
+					b.send(abs(c), 0, pc)
+				}
+			}
+		} else if pc, ok := piece(mine, s.k); ok {
+			s.got = b.recv(abs(parent), 0, pc, s.got)
+			for _, c := range children {
+				b.send(abs(c), 0, pc, s.got)
+			}
+		}
+		s.k++
+		return true
+	}
+	s.done = true
+	if v == 0 {
+		for u := 1; u < s.p; u++ { // halves for ranks without a mirror
+			if l, m := splitSide(u); m >= s.p {
+				if l {
+					b.send(abs(u), 1, half[1])
+				} else {
+					b.send(abs(u), 1, half[0])
+				}
+			}
+		}
+		return true
 	}
 	if mirror < s.p {
-		b.send(abs(mirror), 1, mine, got)
-		b.recv(abs(mirror), 1, other, got)
+		b.send(abs(mirror), 1, mine, s.got)
+		b.recv(abs(mirror), 1, other, s.got)
 	} else {
-		b.recv(s.root, 1, other, got)
+		b.recv(s.root, 1, other, s.got)
 	}
 	return true
 }

@@ -189,7 +189,7 @@ func TestLogGPFormsMatchSimulation(t *testing.T) {
 func TestPipelinedBoundsProperty(t *testing.T) {
 	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6}
 	var algos []collectives.Algorithm
-	for _, id := range [][2]string{{"reduce", "adapt"}, {"reduce", "segmented_binary"}, {"reduce", "segmented_binomial"}, {"allreduce", "linear_pipeline"}, {"allreduce", "double_binary_tree"}, {"bcast", "scatter_allgather_rd"}} {
+	for _, id := range [][2]string{{"reduce", "adapt"}, {"reduce", "segmented_binary"}, {"reduce", "segmented_binomial"}, {"bcast", "split_binary"}, {"allreduce", "linear_pipeline"}, {"allreduce", "double_binary_tree"}, {"bcast", "scatter_allgather_rd"}} {
 		a, err := collectives.Lookup(collectives.Collective(id[0]), id[1])
 		if err != nil {
 			t.Fatal(err)

@@ -201,26 +201,17 @@ func inOrderBinaryReduce(m Hockney, s size) Prediction {
 // Mirror images share a depth: the one whose half arrives first is never
 // held up by the other's (which leaves only after that one has its own
 // half), so each pair is settled in that order, depth by depth. Evaluated
-// rank by rank (O(p)). Exact.
+// rank by rank (O(p)). Exact. With segments smaller than a half,
+// splitBinarySegmented.
 func splitBinaryBcast(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
+	if big := s.count - s.count/2; s.segment > 0 && s.segment < big {
+		return splitBinarySegmented(m, s)
+	}
 	halfG := [2]float64{float64(s.count/2*s.elem) * m.Beta, float64((s.count-s.count/2)*s.elem) * m.Beta}
-	side := func(v int) int { // 0: left subtree (first half), 1: right
-		d := bits.Len(uint(v+1)) - 1
-		if v-(1<<d-1) < (1<<d)/2 {
-			return 0
-		}
-		return 1
-	}
-	mirror := func(v int) int {
-		d := bits.Len(uint(v+1)) - 1
-		if side(v) == 0 {
-			return v + (1<<d)/2
-		}
-		return v - (1<<d)/2
-	}
+	side, mirror := splitSide, splitMirror
 	kids := func(v int) int { return max(0, min(2, s.p-(2*v+1))) }
 	head := make([]float64, s.p) // the half from the parent reaches v's port
 	got := make([]float64, s.p)  // v has its own half
@@ -292,6 +283,64 @@ func splitBinaryBcast(m Hockney, s size) Prediction {
 		}
 	}
 	return exact(end)
+}
+
+// splitSide is the half relative rank v >= 1 of the split binary tree
+// gets first: 0 in the root's left subtree, 1 in its right.
+func splitSide(v int) int {
+	d := bits.Len(uint(v+1)) - 1
+	if v-(1<<d-1) < (1<<d)/2 {
+		return 0
+	}
+	return 1
+}
+
+// splitMirror is v's mirror image in the other subtree (same depth, same
+// place), which may be past the last rank.
+func splitMirror(v int) int {
+	d := bits.Len(uint(v+1)) - 1
+	if splitSide(v) == 0 {
+		return v + (1<<d)/2
+	}
+	return v - (1<<d)/2
+}
+
+// splitBinarySegmented: the split binary tree with each half pipelined
+// down its subtree in k segments of s elements (the larger half's k).
+// Bounds, checked by simulation as the segmented trees' are. Lower: the
+// root's NIC sends the whole vector before any rank can have it, alpha + n
+// beta; and the deepest rank (depth D) gets its half's last segment (s'
+// elements) only after the root has sent the k_h - 1 before it and the
+// segment has made D hops: (k_h - 1) s beta + D (alpha + s' beta), the
+// smaller over the two halves. Upper: the halves' descent as the
+// segmented binary tree's (binaryTree(s beta) + 2(k-1) s beta: every rank
+// with two children sends 2 segments per segment time), then the swap of
+// halves, alpha + h beta, twice over for a swap that crowds a port still
+// taking in segments, and the root's m halves for ranks without a mirror
+// (h the larger half).
+func splitBinarySegmented(m Hockney, s size) Prediction {
+	h := [2]int64{s.count / 2, s.count - s.count/2}
+	seg := s.segment
+	depth := float64(log2Floor(s.p))
+	lower := m.Alpha + s.n*m.Beta
+	path := math.Inf(1)
+	for _, c := range h {
+		k := max(1, (c+seg-1)/seg)
+		last := c - (k-1)*seg
+		path = min(path, float64((k-1)*seg*s.elem)*m.Beta+depth*(m.Alpha+float64(last*s.elem)*m.Beta))
+	}
+	lower = max(lower, path)
+	k := (h[1] + seg - 1) / seg
+	g := float64(seg*s.elem) * m.Beta
+	hg := float64(h[1]*s.elem) * m.Beta
+	mirrorless := 0
+	for u := 1; u < s.p; u++ {
+		if splitMirror(u) >= s.p {
+			mirrorless++
+		}
+	}
+	upper := binaryTree(s.p, m.Alpha, g) + 2*float64(k-1)*g + 2*(m.Alpha+hg) + float64(mirrorless)*hg
+	return Prediction{Time: upper, Lower: lower}
 }
 
 // heapReduce is the time a heap-ordered binary tree (children 2v+1, 2v+2)
