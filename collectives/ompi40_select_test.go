@@ -361,3 +361,41 @@ func TestSplitBinarySegments(t *testing.T) {
 		}
 	}
 }
+
+// The segmented picks of Open MPI 4.0 that TestEverySelectionRuns's grid
+// does not reach, on their rule's ranks and a size inside it, move the
+// right data too, and in several segments.
+func TestOmpi40LargeSegmentedPicksRun(t *testing.T) {
+	for _, tc := range []struct {
+		p     Params
+		want  string
+		nsegs int64 // at least this many segments (the vector over the segment)
+	}{
+		// 160000 B on 16 ranks, between the a2 (157026 B) and a3 (360064
+		// B) lines: binary, 32 KiB = 4096 doubles: 5 segments.
+		{Params{Ranks: 16, Count: 20000, ElemSize: 8, Root: 5}, "reduce/segmented_binary", 5},
+		// 400000 B on 16 ranks, past the a3 line: pipeline, 32 KiB: 13.
+		{Params{Ranks: 16, Count: 50000, ElemSize: 8, Root: 3}, "reduce/chain", 13},
+	} {
+		s, err := Select("ompi40", Reduce, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Algorithm.ID() != tc.want || (s.Params.Count+s.Params.Segment-1)/s.Params.Segment < tc.nsegs {
+			t.Fatalf("%+v: %s in segments of %d (%s)", tc.p, s.Algorithm.ID(), s.Params.Segment, s.Rule)
+		}
+		if _, err := Check(s.Algorithm, s.Params, 11, sim.RandomLatency(20*sim.Nanosecond)); err != nil {
+			t.Errorf("%s %+v: %v", s.Algorithm.ID(), s.Params, err)
+		}
+	}
+	// 400000 B on 8 ranks: not under the a_p128 line (2.76), fewer than 13
+	// ranks: the split binary tree, 8 KiB = 1024 doubles, 25 segments a
+	// half.
+	s, err := Select("ompi40", Bcast, Params{Ranks: 8, Count: 50000, ElemSize: 8, Root: 6})
+	if err != nil || s.Algorithm.ID() != "bcast/split_binary" || s.Params.Segment != 1024 {
+		t.Fatalf("%v %v", s, err)
+	}
+	if _, err := Check(s.Algorithm, s.Params, 12, sim.RandomLatency(20*sim.Nanosecond)); err != nil {
+		t.Error(err)
+	}
+}
