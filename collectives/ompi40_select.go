@@ -215,7 +215,7 @@ func ompi40Rule(c Collective, p Params, d ompi40Step, pick ompiPick) string {
 	rule := fmt.Sprintf("Open MPI 4.0 fixed rules for %d ranks and %d %s: %s: algorithm %d, %s", p.Ranks, bytes, measure, d.why, d.alg, ompiAlgs[c][d.alg].name)
 	if d.seg > 0 {
 		rule += fmt.Sprintf(", with %d-byte segments", d.seg)
-		if pick.name != "" && pick.name == ompiAlgs[c][d.alg].ours && pick.params.Segment < p.Count {
+		if pick.name != "" && !pick.fell && pick.params.Segment < p.Count {
 			rule += fmt.Sprintf(" (%d elements)", pick.params.Segment)
 		}
 	}

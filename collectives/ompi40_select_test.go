@@ -50,7 +50,7 @@ func TestOmpi40SegmentedRingFallbacks(t *testing.T) {
 		// 16 MiB = 16777216 B, count 16778; the ring takes over below
 		// 16 x 1049 = 16784.
 		{lib: "ompi40", c: Allreduce, ranks: 16, elem: 1000, count: 16777, want: "ring", rule: "16 ranks x 1 MiB >= 16777000 B"},
-		{lib: "ompi40", c: Allreduce, ranks: 16, elem: 1000, count: 16780, want: "ring", rule: "count 16780 < 16 ranks x 1049-element segments: Open MPI's segmented ring runs as the plain ring"},
+		{lib: "ompi40", c: Allreduce, ranks: 16, elem: 1000, count: 16780, want: "ring", rule: "with 1048576-byte segments; count 16780 < 16 ranks x 1049-element segments: Open MPI's segmented ring runs as the plain ring"},
 		{lib: "ompi40", c: Allreduce, ranks: 16, elem: 1000, count: 16783, want: "ring"},
 		{lib: "ompi40", c: Allreduce, ranks: 16, elem: 1000, count: 16784, want: "segmented_ring", segment: 1049},
 		// 1030-byte elements: 1048576 = 1018 x 1030 + 36, and 36 <= 515
@@ -141,7 +141,7 @@ func TestOmpi40Reduce(t *testing.T) {
 		// segments (ompi_coll_base_reduce_intra_binomial, segmented: 2
 		// of them). The a1 line reaches 16 at (16 - 1.3496) x 1024 /
 		// 0.6016 = 24936.85 B.
-		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 2048, want: "segmented_binomial", segment: 1024, rule: "16 ranks > 0.6016/1024 x 2048 + 1.3496"},
+		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 2048, want: "segmented_binomial", segment: 1024, rule: "16 ranks > 0.6016/1024 x 2048 + 1.3496 = 2.5528: algorithm 5, binomial, with 1024-byte segments (1024 elements); approximate"},
 		{lib: "ompi40", c: Reduce, ranks: 16, elem: 1, count: 24936, want: "segmented_binomial", segment: 1024, rule: "lock step"},
 		// 16 elements of 1024 B: 16 > 0.6016 x 16 + 1.3496 = 10.98, and
 		// 1024 / 1024 = 1 element per segment: 16 segments.

@@ -181,6 +181,7 @@ type ompiPick struct {
 	name   string // collsim's algorithm
 	params Params
 	notes  []string // the run-time fallbacks taken, in order
+	fell   bool     // the algorithm fell back to another
 }
 
 // ompiTuned is what Open MPI's coll/tuned runs for c and p: its fixed
@@ -210,7 +211,7 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 	pof2 := floorPow2(max(ranks, 1))
 	pick := ompiPick{name: ompiAlgs[c][alg].ours, params: p}
 	fall := func(name string, q Params, why string) (ompiPick, error) {
-		pick.name, pick.params = name, q
+		pick.name, pick.params, pick.fell = name, q, true
 		pick.notes = append(pick.notes, why)
 		return pick, nil
 	}
@@ -238,7 +239,7 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 				} else {
 					pick.notes = append(pick.notes, fmt.Sprintf("count %d < %d ranks x %d-element segments: Open MPI's segmented ring runs as the plain ring (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_ring_segmented)", n, ranks, segcount))
 				}
-				pick.name = "ring"
+				pick.name, pick.fell = "ring", true
 				if n < int64(ranks) {
 					return fall("recursive_doubling", p, fmt.Sprintf("count %d < %d ranks: the ring falls back to recursive doubling (ompi_coll_base_allreduce_intra_ring)", n, ranks))
 				}
