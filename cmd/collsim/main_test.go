@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -274,18 +275,31 @@ func TestGOALBadInput(t *testing.T) {
 	expectErrors(t, cases)
 }
 
-// The studies print their table and fit, and write real PNG and SVG plots.
+// The studies' key numbers, as snapshots (testdata/study-*.snapshot, the
+// output when last reviewed; -update rewrites them), and their plots: real
+// PNG and SVG files. The README's study tables are checked against the
+// same runs (TestREADMEStudyTables); the analytic checks are in the
+// packages (cost.TestSuaraSpeedupOverALinearBase).
 func TestStudies(t *testing.T) {
 	dir := t.TempDir()
-	out, errs, code := collsim(t, "study", "lp", "-n", "2..32", "-o", dir)
-	if code != 0 || !strings.Contains(out, "binomial: time grows by") || !strings.Contains(out, "LP bandwidth / scatter_allgather's") {
-		t.Fatalf("study lp: exit %d %s\n%s", code, errs, out)
+	for _, c := range studyRuns {
+		out := studyOutput(t, dir, c.args...)
+		file := filepath.Join("testdata", c.name+".snapshot")
+		if *update {
+			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if out != string(want) {
+			t.Errorf("%v: output differs from %s:\n--- got\n%s\n--- want\n%s", c.args, file, out, want)
+		}
 	}
-	out, errs, code = collsim(t, "study", "suara", "-n", "64,128", "-s", "8", "-o", dir)
-	if code != 0 || !strings.Contains(out, "fitted growth of the simulated speedup") || !strings.Contains(out, "nonoverlapping") {
-		t.Fatalf("study suara: exit %d %s\n%s", code, errs, out)
-	}
-	for _, name := range []string{"study-lp", "study-suara"} {
+	for _, name := range []string{"study-lp", "study-noise", "study-suara-ompi41", "study-suara-ompi40", "study-suara-best", "study-suara-growth"} {
 		png, err := os.ReadFile(filepath.Join(dir, name+".png"))
 		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 5000 {
 			t.Errorf("%s.png is not a real PNG (%d bytes, %v)", name, len(png), err)
@@ -317,4 +331,117 @@ func TestCPUProfile(t *testing.T) {
 	if _, stderr, code := collsim(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "run"); code == 0 || !strings.Contains(stderr, "no such file") {
 		t.Fatalf("an unwritable profile: exit %d, %q", code, stderr)
 	}
+}
+
+// studyRuns are the study commands whose output the tests keep: the
+// README's ADAPT and Linear Pipelining tables' commands as the README runs
+// them, and the SUARA study on the two smallest rank counts of the
+// README's sweep (every point of which is simulated on its own, so these
+// rows are the README's rows).
+var studyRuns = []struct {
+	name string
+	args []string
+}{
+	{"study-noise", []string{"study", "noise"}},
+	{"study-lp", []string{"study", "lp"}},
+	{"study-suara", []string{"study", "suara", "-n", "64,256", "-s", "8,1KiB,16KiB,64KiB,256KiB,16MiB"}},
+}
+
+// studyOutput runs a study writing its plots to dir, and returns its
+// output with dir written as <out>.
+func studyOutput(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, errs, code := collsim(t, append(args, "-o", dir)...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	return strings.ReplaceAll(out, dir, "<out>")
+}
+
+// TestREADMEStudyTables: every figure of the README's ADAPT, Linear
+// Pipelining and SUARA tables is what the study prints (for SUARA, the
+// columns of the rank counts studyRuns covers).
+func TestREADMEStudyTables(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skipf("README not found beside the module: %v", err)
+	}
+	dir := t.TempDir()
+	out := map[string]string{}
+	for _, c := range studyRuns {
+		out[c.name] = studyOutput(t, dir, c.args...)
+	}
+	// rows of the study output, by their first fields.
+	row := func(study string, keys ...string) []string {
+		for _, line := range strings.Split(out[study], "\n") {
+			f := strings.Fields(line)
+			if len(f) >= len(keys) && slices.Equal(f[:len(keys)], keys) {
+				return f
+			}
+		}
+		t.Fatalf("%s prints no row %v", study, keys)
+		return nil
+	}
+	norm := func(cell string) string { return strings.NewReplacer(" ", "", ",", "", "x", "").Replace(cell) }
+	check := func(what, readmeCell, printed string) {
+		if norm(readmeCell) != norm(printed) {
+			t.Errorf("README's %s: %q, the study prints %q", what, readmeCell, printed)
+		}
+	}
+	for _, r := range readmeTable(t, string(readme), "| detours/s | bcast: lock-step |") {
+		d := norm(r[0])
+		b, red := row("study-noise", "bcast", d), row("study-noise", "reduce", d)
+		for i, cell := range []string{b[2], b[4], b[6], red[2], red[4], red[6]} {
+			check(fmt.Sprintf("ADAPT table, %s detours/s, column %d", r[0], i+2), r[i+1], cell)
+		}
+	}
+	for _, r := range readmeTable(t, string(readme), "| P | chain (LP) | segment |") {
+		printed := row("study-lp", norm(r[0]))
+		for i := 1; i < len(r); i++ {
+			check(fmt.Sprintf("LP table, P=%s, column %d", r[0], i+1), r[i], printed[i])
+		}
+	}
+	checked := 0
+	for _, r := range readmeTable(t, string(readme), "| size | P = 64 | 256 | 1,024 | 4,096 |") {
+		for col, p := range []string{"64", "256"} {
+			size := norm(r[0])
+			if !strings.Contains(out["study-suara"], "\n"+size+" ") {
+				continue // a size studyRuns leaves out
+			}
+			f := row("study-suara", size, p)
+			check(fmt.Sprintf("SUARA table, %s on %s ranks", r[0], p), r[col+1], strings.Join(f[len(f)-3:], "/"))
+			checked++
+		}
+	}
+	if checked < 8 {
+		t.Errorf("checked %d cells of the README's SUARA table; the table or studyRuns changed shape", checked)
+	}
+}
+
+// readmeTable returns the body rows (cells trimmed) of the markdown table
+// whose header line starts with header.
+func readmeTable(t *testing.T, readme, header string) [][]string {
+	t.Helper()
+	i := strings.Index(readme, header)
+	if i < 0 {
+		t.Fatalf("README has no table headed %q", header)
+	}
+	var rows [][]string
+	for n, line := range strings.Split(readme[i:], "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if n < 2 { // the header and its rule
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for j := range cells {
+			cells[j] = strings.TrimSpace(cells[j])
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("README's table headed %q has no rows", header)
+	}
+	return rows
 }

@@ -21,8 +21,12 @@ import (
 // larger value.
 type Heat struct {
 	Title, XLabel, YLabel string
-	xs, ys                []float64
-	cells                 map[[2]float64]float64
+	// LogColor colours cells by the logarithm of their values, white at 1
+	// (ratios spanning orders of magnitude); the labels still print the
+	// values.
+	LogColor bool
+	xs, ys   []float64
+	cells    map[[2]float64]float64
 }
 
 // Add sets the cell at (x, y) to v, or keeps its value if that is larger.
@@ -47,10 +51,15 @@ func (h *Heat) Add(x, y, v float64) {
 // sorted distinct x and y, drawn one unit apart.
 type grid struct{ h *Heat }
 
-func (g grid) Dims() (c, r int)   { return len(g.h.xs), len(g.h.ys) }
-func (g grid) X(c int) float64    { return float64(c) }
-func (g grid) Y(r int) float64    { return float64(r) }
-func (g grid) Z(c, r int) float64 { return g.h.value(c, r) }
+func (g grid) Dims() (c, r int) { return len(g.h.xs), len(g.h.ys) }
+func (g grid) X(c int) float64  { return float64(c) }
+func (g grid) Y(r int) float64  { return float64(r) }
+func (g grid) Z(c, r int) float64 {
+	if v := g.h.value(c, r); g.h.LogColor && v > 0 {
+		return math.Log(v)
+	}
+	return g.h.value(c, r)
+}
 
 // value is the cell's value, NaN where nothing was added (drawn empty).
 func (h *Heat) value(c, r int) float64 {
@@ -70,6 +79,16 @@ func (h *Heat) Save(dir, name string) ([]string, error) {
 	pal := moreland.SmoothBlueRed().Palette(64)
 	hm := plotter.NewHeatMap(grid{h}, pal)
 	hm.NaN = color.White
+	if h.LogColor {
+		// Centre the palette on 1 (log 0): above it red, below it blue.
+		most := 0.0
+		for _, v := range h.cells {
+			if v > 0 {
+				most = max(most, math.Abs(math.Log(v)))
+			}
+		}
+		hm.Min, hm.Max = -max(most, 1e-9), max(most, 1e-9)
+	}
 	pl.Add(hm)
 	var labels plotter.XYLabels
 	var xt, yt []plot.Tick

@@ -3,46 +3,126 @@ package study
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
 )
 
+type suaraOptions struct {
+	options
+	overhead string
+}
+
 func newSuara(streams *cmdutil.IO) *cobra.Command {
-	o := &options{}
+	o := &suaraOptions{}
 	cmd := &cobra.Command{
 		Use:   "suara",
-		Short: "SUARA2 against the native Open MPI allreduce: speedup and its growth in P",
+		Short: "SUARA2 against Open MPI's allreduce (4.1 and pre-4.1) and the best single algorithm, over a sweep",
 		Long: `The SUARA paper reports over 2x speedup over the native Open MPI allreduce at
-1,024 nodes and an O(P) asymptotic speedup. This study runs, for each rank
-count and size, the allreduce Open MPI 4.1's fixed rules pick (--algo ompi)
-and SUARA2 (2 steps on a G x P/G grid, G and the subsets' algorithm chosen by
-the closed forms, as the paper chooses them by its model), simulated on the
-machine, and reports the speedup, the closed forms' prediction of it, and the
-growth exponent b of a fit speedup ~ P^b (b = 1 would be O(P)).`,
+1,024 nodes and an O(P) asymptotic speedup, without naming the Open MPI
+version. This study runs, for each rank count and size, three baselines:
+
+  - what Open MPI 4.1 runs (--algo ompi: its fixed rules, then the run-time
+    fallbacks of the algorithm they pick, and its own tuned bcast inside the
+    nonoverlapping allreduce);
+  - what Open MPI 4.0 and earlier run (--algo ompi40: recursive doubling
+    below 10,000 bytes, the ring from there when count > P);
+  - the best single algorithm: every flat allreduce whose closed-form lower
+    bound does not exceed 1.5 times the smallest closed-form time is
+    simulated, and the fastest is kept (the others cannot win unless the
+    closed forms are off by half); on hosts with a CPU overhead or a NIC
+    gap, which the alpha-beta forms leave out, every one is simulated;
+
+and SUARA2 (2 steps on a G x P/G grid, G and the subsets' algorithm chosen
+by the closed forms, as the paper chooses them by its model), all simulated
+on the machine's analytic network. It prints the speedups, fits the growth
+of each in P per size (speedup ~ P^b: b = 1 is O(P), b = 0.5 O(sqrt P)), and
+says where each regime appears. --overhead sets a CPU overhead per message
+sent or received (LogP o) on every host, in place of the machine's: with
+none, a linear algorithm's root takes in P-1 tiny messages at the cost of
+their bytes alone. The runs are independent and use all CPUs; progress goes
+to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, ps, ss, err := o.parse()
 			if err != nil {
 				return err
 			}
-			return runSuara(streams, o, m, ps, ss)
+			if o.overhead != "" {
+				d, err := configs.ParseDuration(o.overhead)
+				if err != nil || d < 0 {
+					return cmdutil.Flagf("--overhead %q: give a duration such as 500ns", o.overhead)
+				}
+				m.Host.Overhead = d
+			}
+			return runSuara(streams, &o.options, m, ps, ss)
 		},
 	}
-	o.register(cmd, "xc40", "64..4096", "8,16MiB")
+	o.register(cmd, "xc40", "64,256,1024,4096", "8,16,64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB")
+	cmd.Flags().StringVar(&o.overhead, "overhead", "", "CPU time per message sent or received (LogP o) on every host, in place of the machine's")
 	return cmd
 }
 
+// suaraBaselines are the study's baselines, in the table's order; file
+// names their plots.
+var suaraBaselines = []struct{ name, selector, file string }{
+	{"Open MPI 4.1", "ompi", "study-suara-ompi41"},
+	{"Open MPI 4.0", "ompi40", "study-suara-ompi40"},
+	{"best single", "", "study-suara-best"},
+}
+
+// suaraPoint is one rank count and size of the sweep.
+type suaraPoint struct {
+	size int64
+	p    int
+	// picks and times of the baselines (suaraBaselines' order), then
+	// SUARA2's plan and time
+	picks []string
+	times []float64
+	plan  collectives.Params
+	suara float64
+}
+
+// simJob is one simulation the study needs; equal jobs run once.
+type simJob struct {
+	algo   collectives.Algorithm
+	params collectives.Params
+}
+
+func (j simJob) key() simKey { return simKey{j.algo.ID(), j.params} }
+
+type simKey struct {
+	id     string
+	params collectives.Params
+}
+
 func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64) error {
-	rows := [][]string{{"size", "ranks", "ompi picks", "ompi", "suara2 grid", "suara2", "speedup", "model speedup"}}
-	var lines []plotutil.Series
+	// Plan every point: which algorithms run with which parameters.
+	var points []*suaraPoint
+	var jobs []simJob
+	want := map[simKey]bool{}
+	need := func(j simJob) {
+		if !want[j.key()] {
+			want[j.key()] = true
+			jobs = append(jobs, j)
+		}
+	}
+	type planned struct {
+		baselines [][]simJob // per baseline, the runs to take the fastest of
+		suara     simJob
+	}
+	plans := map[*suaraPoint]planned{}
+	suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
 	for _, size := range ss {
-		var xs, sim, model []float64
 		for _, p := range ps {
 			params, err := cmdutil.Call(collectives.Allreduce, p, size, o.elem, 0)
 			if err != nil {
@@ -53,42 +133,263 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 				return err
 			}
 			h, _ := cmdutil.Hockney(m, place)
-			sel, err := collectives.Select("ompi", collectives.Allreduce, params)
-			if err != nil {
-				return err
+			pt := &suaraPoint{size: size, p: p}
+			var pl planned
+			for _, b := range suaraBaselines {
+				var runs []simJob
+				if b.selector != "" {
+					sel, err := collectives.Select(b.selector, collectives.Allreduce, params)
+					if err != nil {
+						return err
+					}
+					runs = []simJob{{sel.Algorithm, sel.Params}}
+				} else {
+					runs = bestSingleCandidates(h, params, m.Host.Overhead > 0 || m.Gap > 0)
+				}
+				for _, j := range runs {
+					need(j)
+				}
+				pl.baselines = append(pl.baselines, runs)
 			}
-			tOmpi, err := cmdutil.Simulate(m, sel.Algorithm, sel.Params)
-			if err != nil {
-				return err
-			}
-			plan, tPlan := cmdutil.SuaraPlan(h, params)
-			suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
-			tSuara, err := cmdutil.Simulate(m, suara, plan)
-			if err != nil {
-				return err
-			}
-			speed, modelSpeed := tOmpi/tSuara, predict(h, sel.Algorithm, sel.Params)/tPlan
-			xs, sim, model = append(xs, float64(p)), append(sim, speed), append(model, modelSpeed)
-			rows = append(rows, []string{configs.FormatBytes(size), fmt.Sprint(p), sel.Algorithm.Name, fmtTime(tOmpi),
-				fmt.Sprintf("%dx%d %s", plan.Groups, p/plan.Groups, plan.Inner), fmtTime(tSuara),
-				fmt.Sprintf("%.2f", speed), fmt.Sprintf("%.2f", modelSpeed)})
+			plan, _ := cmdutil.SuaraPlan(h, params)
+			pt.plan = plan
+			pl.suara = simJob{suara, plan}
+			need(pl.suara)
+			plans[pt] = pl
+			points = append(points, pt)
 		}
-		lx, ly := make([]float64, len(xs)), make([]float64, len(xs))
-		for i := range xs {
-			lx[i], ly[i] = math.Log(xs[i]), math.Log(sim[i])
+	}
+	times, err := simulateAll(streams, m, jobs)
+	if err != nil {
+		return err
+	}
+	for _, pt := range points {
+		pl := plans[pt]
+		for _, runs := range pl.baselines {
+			best, pick := math.Inf(1), ""
+			for _, j := range runs {
+				if t := times[j.key()]; t < best {
+					best, pick = t, j.algo.Name
+				}
+			}
+			pt.picks, pt.times = append(pt.picks, pick), append(pt.times, best)
 		}
-		fmt.Fprintf(streams.Out, "%s: fitted growth of the simulated speedup: P^%.3f\n", configs.FormatBytes(size), slope(lx, ly))
-		lines = append(lines, plotutil.Series{Name: configs.FormatBytes(size) + " simulated", X: xs, Y: sim},
-			plotutil.Series{Name: configs.FormatBytes(size) + " closed forms", X: xs, Y: model, Dashed: true, Pair: true})
+		pt.suara = times[pl.suara.key()]
+	}
+	return reportSuara(streams, o, m, ps, ss, points)
+}
+
+// bestSingleCandidates are the flat allreduces (not SUARA, and not the
+// node-aware composites, which need ranks per node) that could be the
+// fastest for params by the closed forms: those whose lower bound is at
+// most 1.5 times the smallest closed-form time, and those without a form;
+// all of them when hostCosts (o or g, which the forms leave out).
+func bestSingleCandidates(h cost.Hockney, params collectives.Params, hostCosts bool) []simJob {
+	type cand struct {
+		a     collectives.Algorithm
+		lower float64
+	}
+	var cands []cand
+	fastest := math.Inf(1)
+	for _, a := range collectives.All() {
+		if a.Collective != collectives.Allreduce || collectives.IsComposite(a.Name) {
+			continue
+		}
+		if _, err := a.Build(params); err != nil {
+			continue
+		}
+		pr, err := h.Predict(a, params)
+		if err != nil || !cost.Has(a) {
+			cands = append(cands, cand{a, math.Inf(-1)})
+			continue
+		}
+		fastest = min(fastest, pr.Time)
+		cands = append(cands, cand{a, pr.Lower})
+	}
+	var jobs []simJob
+	for _, c := range cands {
+		if hostCosts || c.lower <= 1.5*fastest {
+			jobs = append(jobs, simJob{c.a, params})
+		}
+	}
+	return jobs
+}
+
+// simulateAll runs the jobs on as many CPUs as Go has, reporting each
+// finished run on stderr; the results do not depend on the order.
+func simulateAll(streams *cmdutil.IO, m *configs.Machine, jobs []simJob) (map[simKey]float64, error) {
+	// Longest first (ranks times elements is a fair guess), so that the
+	// big runs do not start last.
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(a, b simJob) int {
+		wa, wb := float64(a.params.Ranks)*float64(a.params.Ranks), float64(b.params.Ranks)*float64(b.params.Ranks)
+		switch {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		}
+		return 0
+	})
+	times := make([]float64, len(order))
+	errs := make([]error, len(order))
+	var mu sync.Mutex
+	done := 0
+	start := time.Now()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := order[i]
+				times[i], errs[i] = cmdutil.Simulate(m, j.algo, j.params)
+				mu.Lock()
+				done++
+				fmt.Fprintf(streams.Err, "study suara: %d/%d runs (%s, P=%d, %s) after %.0fs\n", done, len(order), j.algo.ID(), j.params.Ranks,
+					configs.FormatBytes(j.params.Count*max(j.params.ElemSize, 1)), time.Since(start).Seconds())
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range order {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	out := map[simKey]float64{}
+	for i, j := range order {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[j.key()] = times[i]
+	}
+	return out, nil
+}
+
+func reportSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64, points []*suaraPoint) error {
+	fmt.Fprintf(streams.Out, "allreduce on %s, analytic network, host overhead %s per message, %d-byte elements; SUARA2's grid and subsets' algorithm by the closed forms\n",
+		m.Name, cmdutil.Seconds(m.Host.Overhead.Seconds()), max(o.elem, 1))
+	header := []string{"size", "ranks"}
+	for _, b := range suaraBaselines {
+		header = append(header, b.name, "time")
+	}
+	header = append(header, "suara2", "time")
+	for _, b := range suaraBaselines {
+		header = append(header, "vs "+b.name)
+	}
+	rows := [][]string{header}
+	for _, pt := range points {
+		row := []string{configs.FormatBytes(pt.size), fmt.Sprint(pt.p)}
+		for i := range suaraBaselines {
+			row = append(row, pt.picks[i], fmtTime(pt.times[i]))
+		}
+		row = append(row, fmt.Sprintf("%dx%d %s", pt.plan.Groups, pt.p/max(pt.plan.Groups, 1), pt.plan.Inner), fmtTime(pt.suara))
+		for i := range suaraBaselines {
+			row = append(row, fmt.Sprintf("%.2f", pt.times[i]/pt.suara))
+		}
+		rows = append(rows, row)
 	}
 	if err := cmdutil.Table(streams.Out, rows); err != nil {
 		return err
 	}
-	pl := plotutil.Plot{Title: "SUARA2 speedup over Open MPI's allreduce on " + m.Name, XLabel: "ranks P", YLabel: "speedup (Open MPI time / SUARA2 time)", LegendDown: vg.Points(100), Lines: lines}
-	paths, err := pl.Save(o.out, "study-suara")
+
+	// Growth of each speedup in P, per size.
+	fmt.Fprintln(streams.Out)
+	growth := [][]string{{"size"}}
+	for _, b := range suaraBaselines {
+		growth[0] = append(growth[0], "growth vs "+b.name)
+	}
+	exps := make([][]float64, len(suaraBaselines))
+	for _, size := range ss {
+		row := []string{configs.FormatBytes(size)}
+		var xs []float64
+		ys := make([][]float64, len(suaraBaselines))
+		for _, pt := range points {
+			if pt.size != size {
+				continue
+			}
+			xs = append(xs, float64(pt.p))
+			for i := range suaraBaselines {
+				ys[i] = append(ys[i], pt.times[i]/pt.suara)
+			}
+		}
+		for i := range suaraBaselines {
+			b := growthExponent(xs, ys[i])
+			exps[i] = append(exps[i], b)
+			row = append(row, fmt.Sprintf("P^%.2f %s", b, regime(b, ys[i])))
+		}
+		growth = append(growth, row)
+	}
+	if err := cmdutil.Table(streams.Out, growth); err != nil {
+		return err
+	}
+	fmt.Fprintf(streams.Out, "\nspeedup ~ P^b fitted over P = %v by least squares on logs; O(P) is b = 1, O(sqrt P) b = 0.5.\n", ps)
+	fmt.Fprintln(streams.Out, "analytic check: over a base whose cost is c(P-1) (the ring's latency, 2(P-1) alpha), SUARA2 on a sqrt P x sqrt P grid costs 2c(sqrt P - 1): a speedup of exactly (sqrt P + 1)/2, O(sqrt P), never O(P).")
+
+	var paths []string
+	for i, b := range suaraBaselines {
+		heat := plotutil.Heat{Title: fmt.Sprintf("SUARA2's speedup over %s's allreduce on %s (>1: SUARA2 faster)", b.name, m.Name),
+			XLabel: "message size", YLabel: "ranks P", LogColor: true}
+		for _, pt := range points {
+			heat.Add(float64(pt.size), float64(pt.p), pt.times[i]/pt.suara)
+		}
+		more, err := heat.Save(o.out, b.file)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, more...)
+	}
+	var gl []plotutil.Series
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = float64(s)
+	}
+	for i, b := range suaraBaselines {
+		gl = append(gl, plotutil.Series{Name: "vs " + b.name, X: xs, Y: exps[i]})
+	}
+	gp := plotutil.Plot{Title: "Growth of SUARA2's speedup in P (speedup ~ P^b)", XLabel: "message size", YLabel: "fitted exponent b", XBytes: true, Lines: gl}
+	more, err := gp.Save(o.out, "study-suara-growth")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "plots: %v\n", paths)
+	fmt.Fprintf(streams.Out, "plots: %v\n", append(paths, more...))
 	return nil
+}
+
+// growthExponent fits speedup ~ P^b by least squares on the logs; NaN
+// with fewer than two rank counts.
+func growthExponent(ps, speedups []float64) float64 {
+	if len(ps) < 2 {
+		return math.NaN()
+	}
+	lx, ly := make([]float64, len(ps)), make([]float64, len(ps))
+	for i := range ps {
+		lx[i], ly[i] = math.Log(ps[i]), math.Log(speedups[i])
+	}
+	return slope(lx, ly)
+}
+
+// regime names the growth exponent b of a speedup: O(P), O(sqrt P), a
+// slower growth, flat or a loss.
+func regime(b float64, speedups []float64) string {
+	lo, hi := slices.Min(speedups), slices.Max(speedups)
+	switch {
+	case math.IsNaN(b):
+		return "one rank count: no fit"
+	case b >= 0.75:
+		return "about O(P)"
+	case b >= 0.35:
+		return "about O(sqrt P)"
+	case hi < 0.98:
+		return "SUARA2 slower throughout"
+	case lo > 0.98 && hi < 1.02:
+		return "the same"
+	case b >= 0.1:
+		return "grows slower than sqrt P"
+	case lo >= 1:
+		return "flat gain"
+	}
+	return "no growth"
 }
