@@ -33,6 +33,7 @@ func TestHANModelIsNotABound(t *testing.T) {
 		first, slowest = first+pr.Time, max(slowest, pr.Time)
 	}
 	han := first + (k-1)*slowest
+	t.Logf("simulated / HAN's model = %.2f", got/han)
 	if got < 1.5*han {
 		t.Errorf("simulated %g s, HAN's model %g s: expected the model well below", got, han)
 	}
