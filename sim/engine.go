@@ -272,5 +272,17 @@ func (e *Engine) Run() {
 	}
 }
 
+// RunFor runs up to n events and reports whether more may follow: events
+// are left and Stop was not called. Calling it until it returns false runs
+// exactly the events Run would, in the same order.
+func (e *Engine) RunFor(n uint64) bool {
+	for ; n > 0; n-- {
+		if e.stopped || !e.Step() {
+			return false
+		}
+	}
+	return !e.stopped && e.pending > 0
+}
+
 // Stop makes Run return after the current event.
 func (e *Engine) Stop() { e.stopped = true }

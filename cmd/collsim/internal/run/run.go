@@ -45,6 +45,22 @@ type Options struct {
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
+	Quiet      bool // no progress line
+	Progress   bool // a progress line even where stderr is not a terminal
+}
+
+// progress returns the progress display of a run on streams.Err and a
+// function that ends it: a line after 2 s on a terminal (or with
+// --progress in a log), nothing with --quiet. It never writes to
+// streams.Out, so --json output stays clean.
+func (o *Options) progress(streams *cmdutil.IO) (func(sim.Progress), func()) {
+	f, isFile := streams.Err.(*os.File)
+	terminal := isFile && cmdutil.IsTerminal(f)
+	if o.Quiet || !terminal && !o.Progress {
+		return nil, func() {}
+	}
+	p := cmdutil.NewProgress(streams.Err, terminal, time.Now)
+	return p.Update, p.Done
 }
 
 // New returns the run command.
@@ -94,6 +110,8 @@ machine, with every rank's data checked.`,
 	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
 	f.StringArrayVar(&o.Fail, "fail", nil, `a failed link "FROM->TO" (both directions), routed around by shortest paths where the topology allows; repeatable`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress line on stderr (shown after 2 s when stderr is a terminal)")
+	f.BoolVar(&o.Progress, "progress", false, "a progress line on stderr every 10 s after the first 2 s even when stderr is not a terminal (a batch job's log)")
 	return cmd
 }
 
@@ -275,9 +293,12 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if data != nil {
 		cfg.Data = data.Buffers
 	}
+	var done func()
+	cfg.Progress, done = o.progress(streams)
 	start := time.Now()
 	res, err := sim.Execute(sim.New(o.Seed), schedule, cfg)
 	wall := time.Since(start).Seconds()
+	done()
 	if err != nil {
 		return runError(err)
 	}
@@ -449,7 +470,10 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 	if cfg.LogGOPS != nil {
 		res, err = g.RunLogGOPS(*cfg.LogGOPS, cfg.Noise, o.Seed)
 	} else {
+		var done func()
+		cfg.Progress, done = o.progress(streams)
 		res, err = sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
+		done()
 	}
 	wall := time.Since(start).Seconds()
 	if err != nil {

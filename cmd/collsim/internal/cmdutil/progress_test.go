@@ -1,0 +1,70 @@
+package cmdutil
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// A fake clock drives the display: nothing before 2 s, then a line at most
+// every 250 ms on a terminal (rewritten in place, cleared at the end) or
+// every 10 s in a log (kept).
+func TestProgressLines(t *testing.T) {
+	for _, c := range []struct {
+		terminal bool
+		lines    int // lines printed over the 30 s below
+	}{
+		// Reports every 100 ms from 0 to 30 s: from 2 s on, every 3rd
+		// report is 300 ms after the last line (>= 250 ms): 2.0, 2.3, ...
+		// 29.9 s is 94 lines.
+		{true, 94},
+		// In a log: 2, 12 and 22 s.
+		{false, 3},
+	} {
+		var b strings.Builder
+		clock := time.Unix(0, 0)
+		p := NewProgress(&b, c.terminal, func() time.Time { return clock })
+		for i := 1; i <= 300; i++ {
+			clock = clock.Add(100 * time.Millisecond)
+			p.Update(sim.Progress{Now: sim.Time(i) * sim.Microsecond, Events: uint64(i) * 1000, Ops: uint64(i), Messages: uint64(i)})
+		}
+		p.Done()
+		out := b.String()
+		var n int
+		if c.terminal {
+			n = strings.Count(out, "\r") - 1 // the last one clears
+			if !strings.HasSuffix(out, "\r\033[K") || strings.Contains(out, "\n") {
+				t.Errorf("terminal: not one line rewritten in place and cleared: %q", out[max(0, len(out)-200):])
+			}
+		} else {
+			n = strings.Count(out, "\n")
+			if strings.Contains(out, "\r") {
+				t.Errorf("log: carriage returns in %q", out)
+			}
+		}
+		if n != c.lines {
+			t.Errorf("terminal %v: %d lines, want %d:\n%s", c.terminal, n, c.lines, out)
+		}
+		// The first line comes at 2 s: 20 reports of 1,000 events, and the
+		// rate is over the 2 s since the start, 10,000 events/s.
+		first := strings.SplitN(strings.TrimPrefix(out, "\r"), "\n", 2)[0]
+		if want := "collsim: 2s wall, simulated 20µs, 20000 events (0.01 M/s), 20 ops, 20 messages"; !strings.HasPrefix(first, want) {
+			t.Errorf("terminal %v: first line %q, want %q", c.terminal, first, want)
+		}
+	}
+}
+
+// A run shorter than the delay prints nothing, not even the clearing.
+func TestProgressQuietForShortRuns(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, true, func() time.Time { return clock })
+	clock = clock.Add(1999 * time.Millisecond)
+	p.Update(sim.Progress{Events: 1})
+	p.Done()
+	if b.Len() != 0 {
+		t.Fatalf("printed %q", b.String())
+	}
+}
