@@ -85,8 +85,14 @@ func benchFlowAlltoall(b *testing.B, k int) {
 // benchFlow simulates one call of algo on the flow network per iteration
 // and reports flows (messages) per second of wall time.
 func benchFlow(b *testing.B, topo *topology.Topology, place []int32, coll collectives.Collective, algo string, count int64) {
+	benchFlowRouted(b, topo, place, coll, algo, count, "")
+}
+
+// benchFlowRouted is benchFlow with a routing (RouteMinimal, RouteValiant,
+// RouteUGAL).
+func benchFlowRouted(b *testing.B, topo *topology.Topology, place []int32, coll collectives.Collective, algo string, count int64, routing string) {
 	ranks := len(place)
-	net, err := Flow(FlowConfig{Topology: topo, Placement: place})
+	net, err := Flow(FlowConfig{Topology: topo, Placement: place, Routing: routing})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,4 +130,66 @@ func BenchmarkFlowRingDragonfly512(b *testing.B) {
 	}
 	place, _ := topology.Place(topology.PlaceRandom, 512, df.Hosts(), 1, 1)
 	benchFlow(b, df, place, collectives.Allreduce, "ring", 1<<19)
+}
+
+// dragonfly is the Dragonfly of the benchmarks below with g groups: p=4,
+// a=16, h=2 (64 hosts a group; 9 groups make 576 hosts, 17 make 1,088),
+// 5 GB/s local links, 4.7 GB/s global ones.
+func dragonfly(b *testing.B, g int) *topology.Topology {
+	link := topology.LinkSpec{Bandwidth: 5e9, Latency: 100e-9}
+	df, err := topology.Dragonfly(topology.DragonflySpec{P: 4, A: 16, H: 2, G: g, Host: link, Local: link, Global: topology.LinkSpec{Bandwidth: 4.7e9, Latency: 300e-9}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return df
+}
+
+// The speed issue's slow cases, as benchmarks to compare with benchstat: a
+// pairwise alltoall of 1 MiB per rank (2 KiB per pair, 261,632 flows) on
+// 512 ranks in blocks of the Dragonfly, under minimal routing, UGAL and
+// Valiant. The detours make every flow's route cross a third group, so
+// more flows share links and the components the solver sees grow.
+func benchDragonflyAlltoall(b *testing.B, routing string) {
+	df := dragonfly(b, 9)
+	place, _ := topology.Place(topology.PlaceBlock, 512, df.Hosts(), 1, 0)
+	benchFlowRouted(b, df, place, collectives.Alltoall, "pairwise", 1<<17, routing)
+}
+
+func BenchmarkFlowDragonflyAlltoall512Minimal(b *testing.B) { benchDragonflyAlltoall(b, RouteMinimal) }
+func BenchmarkFlowDragonflyAlltoall512UGAL(b *testing.B)    { benchDragonflyAlltoall(b, RouteUGAL) }
+func BenchmarkFlowDragonflyAlltoall512Valiant(b *testing.B) { benchDragonflyAlltoall(b, RouteValiant) }
+
+// A Bruck alltoall of 8 bytes per pair on 1,024 randomly placed ranks of
+// the 1,088-host Dragonfly: latency-bound, 10 steps of 1,024 small flows.
+func BenchmarkFlowBruckAlltoall1024Dragonfly(b *testing.B) {
+	df := dragonfly(b, 17)
+	place, _ := topology.Place(topology.PlaceRandom, 1024, df.Hosts(), 1, 1)
+	benchFlow(b, df, place, collectives.Alltoall, "bruck", 1024)
+}
+
+// A pipelined tree with thousands of segments: a 64 MiB chain bcast on 64
+// ranks of the Dragonfly in 16 KiB segments (4,096 segments, 258,048
+// flows), each segment a flow that starts as the one before it ends.
+func BenchmarkFlowChainBcastDragonfly(b *testing.B) {
+	df := dragonfly(b, 9)
+	place, _ := topology.Place(topology.PlaceRandom, 64, df.Hosts(), 1, 1)
+	ranks := len(place)
+	net, err := Flow(FlowConfig{Topology: df, Placement: place})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, _ := collectives.Lookup(collectives.Bcast, "chain")
+	s, err := a.Build(collectives.Params{Ranks: ranks, Count: 8 << 20, Segment: 2048})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var flows uint64
+	for b.Loop() {
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 64 << 10}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		flows += res.Messages
+	}
+	b.ReportMetric(float64(flows)/b.Elapsed().Seconds(), "flows/s")
 }
