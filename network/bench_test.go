@@ -91,13 +91,17 @@ func benchFlow(b *testing.B, topo *topology.Topology, place []int32, coll collec
 // benchFlowRouted is benchFlow with a routing (RouteMinimal, RouteValiant,
 // RouteUGAL).
 func benchFlowRouted(b *testing.B, topo *topology.Topology, place []int32, coll collectives.Collective, algo string, count int64, routing string) {
-	ranks := len(place)
+	benchFlowCall(b, topo, place, coll, algo, collectives.Params{Ranks: len(place), Count: count}, routing)
+}
+
+// benchFlowCall is benchFlowRouted with the call's whole parameters.
+func benchFlowCall(b *testing.B, topo *topology.Topology, place []int32, coll collectives.Collective, algo string, params collectives.Params, routing string) {
 	net, err := Flow(FlowConfig{Topology: topo, Placement: place, Routing: routing})
 	if err != nil {
 		b.Fatal(err)
 	}
 	a, _ := collectives.Lookup(coll, algo)
-	s, err := a.Build(collectives.Params{Ranks: ranks, Count: count})
+	s, err := a.Build(params)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,23 +177,5 @@ func BenchmarkFlowBruckAlltoall1024Dragonfly(b *testing.B) {
 func BenchmarkFlowChainBcastDragonfly(b *testing.B) {
 	df := dragonfly(b, 9)
 	place, _ := topology.Place(topology.PlaceRandom, 64, df.Hosts(), 1, 1)
-	ranks := len(place)
-	net, err := Flow(FlowConfig{Topology: df, Placement: place})
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, _ := collectives.Lookup(collectives.Bcast, "chain")
-	s, err := a.Build(collectives.Params{Ranks: ranks, Count: 8 << 20, Segment: 2048})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var flows uint64
-	for b.Loop() {
-		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 64 << 10}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		flows += res.Messages
-	}
-	b.ReportMetric(float64(flows)/b.Elapsed().Seconds(), "flows/s")
+	benchFlowCall(b, df, place, collectives.Bcast, "chain", collectives.Params{Ranks: len(place), Count: 8 << 20, Segment: 2048}, RouteMinimal)
 }
