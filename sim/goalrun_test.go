@@ -208,3 +208,10 @@ func BenchmarkRunLogGOPSRing(b *testing.B) {
 func BenchmarkRunLogGOPSRecursiveDoubling(b *testing.B) {
 	benchmarkGOAL(b, goalOf(b, collectives.Allreduce, "recursive_doubling", collectives.Params{Ranks: 16384, Count: 1}))
 }
+
+// A linear alltoall of 8 bytes per pair on 512 ranks (523,264 messages):
+// every rank posts 511 receives at once, so matching goes through the
+// queues' index.
+func BenchmarkRunLogGOPSLinearAlltoall(b *testing.B) {
+	benchmarkGOAL(b, goalOf(b, collectives.Alltoall, "linear", collectives.Params{Ranks: 512, Count: 512}))
+}

@@ -22,7 +22,10 @@ type matchQueue struct {
 	head  int // items before head are all dead
 	live  int
 	wild  []int32 // positions of live entries with a wildcard, oldest first
-	index map[uint64]keyRange
+	index keyTable
+	// indexed: the index is in use (the queue grew past indexAt live
+	// entries since it was last empty or rebuilt short).
+	indexed bool
 }
 
 type matchItem struct {
@@ -51,7 +54,7 @@ func (q *matchQueue) push(src, tag int32, val uint32) {
 		q.wild = append(q.wild, pos)
 		return
 	}
-	if q.index != nil {
+	if q.indexed {
 		q.link(pos)
 	} else if q.live > indexAt {
 		q.rebuild()
@@ -63,12 +66,12 @@ func (q *matchQueue) link(pos int32) {
 	it := &q.items[pos]
 	it.next = -1
 	k := matchKey(it.src, it.tag)
-	if r, ok := q.index[k]; ok {
+	if r, ok := q.index.get(k); ok {
 		q.items[r.last].next = pos
-		q.index[k] = keyRange{r.first, pos}
+		q.index.set(k, keyRange{r.first, pos})
 		return
 	}
-	q.index[k] = keyRange{pos, pos}
+	q.index.set(k, keyRange{pos, pos})
 }
 
 // takeFor removes and returns the oldest entry that accepts a message from
@@ -84,7 +87,7 @@ func (q *matchQueue) takeFor(src, tag int32) (uint32, bool) {
 // findFor returns the position of the oldest entry that accepts a message
 // from src with tag, without removing it.
 func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
-	if q.index == nil {
+	if !q.indexed {
 		for i := q.head; i < len(q.items); i++ {
 			if it := &q.items[i]; !it.dead && it.accepts(src, tag) {
 				return int32(i), true
@@ -93,7 +96,7 @@ func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
 		return 0, false
 	}
 	best := int32(-1)
-	if r, ok := q.index[matchKey(src, tag)]; ok {
+	if r, ok := q.index.get(matchKey(src, tag)); ok {
 		best = r.first
 	}
 	for _, pos := range q.wild {
@@ -115,8 +118,8 @@ func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
 	if q.live == 0 {
 		return 0, false
 	}
-	if q.index != nil && src != AnySource && tag != AnyTag {
-		if r, ok := q.index[matchKey(src, tag)]; ok {
+	if q.indexed && src != AnySource && tag != AnyTag {
+		if r, ok := q.index.get(matchKey(src, tag)); ok {
 			return q.remove(r.first), true
 		}
 		return 0, false
@@ -138,7 +141,7 @@ func (q *matchQueue) remove(pos int32) uint32 {
 	if q.live == 1 {
 		// The last live entry: the queue empties, as below, at once. (A
 		// rank that posts one receive at a time meets this every time.)
-		q.items, q.head, q.live, q.wild, q.index = q.items[:0], 0, 0, q.wild[:0], nil
+		q.items, q.head, q.live, q.wild, q.indexed = q.items[:0], 0, 0, q.wild[:0], false
 		return val
 	}
 	it.dead = true
@@ -150,7 +153,7 @@ func (q *matchQueue) remove(pos int32) uint32 {
 				break
 			}
 		}
-	} else if q.index != nil {
+	} else if q.indexed {
 		q.unlink(pos)
 	}
 	for q.head < len(q.items) && q.items[q.head].dead {
@@ -158,7 +161,7 @@ func (q *matchQueue) remove(pos int32) uint32 {
 	}
 	switch {
 	case q.live == 0:
-		q.items, q.head, q.index = q.items[:0], 0, nil
+		q.items, q.head, q.indexed = q.items[:0], 0, false
 	case len(q.items)-q.head > 2*q.live+64:
 		q.rebuild()
 	}
@@ -175,15 +178,15 @@ func (q *matchQueue) rebuild() {
 		}
 	}
 	q.items, q.head, q.wild = live, 0, q.wild[:0]
-	q.index = nil
-	if q.live > indexAt {
-		q.index = make(map[uint64]keyRange, q.live)
+	q.indexed = q.live > indexAt
+	if q.indexed {
+		q.index.reset(q.live)
 	}
 	for i, it := range q.items {
 		switch {
 		case it.src == AnySource || it.tag == AnyTag:
 			q.wild = append(q.wild, int32(i))
-		case q.index != nil:
+		case q.indexed:
 			q.link(int32(i))
 		}
 	}
@@ -194,13 +197,13 @@ func (q *matchQueue) rebuild() {
 func (q *matchQueue) unlink(pos int32) {
 	it := &q.items[pos]
 	k := matchKey(it.src, it.tag)
-	r := q.index[k]
+	r, _ := q.index.get(k)
 	if r.first == pos {
 		if it.next < 0 {
-			delete(q.index, k)
+			q.index.del(k)
 			return
 		}
-		q.index[k] = keyRange{it.next, r.last}
+		q.index.set(k, keyRange{it.next, r.last})
 		return
 	}
 	prev := r.first
@@ -209,7 +212,7 @@ func (q *matchQueue) unlink(pos int32) {
 	}
 	q.items[prev].next = it.next
 	if r.last == pos {
-		q.index[k] = keyRange{r.first, prev}
+		q.index.set(k, keyRange{r.first, prev})
 	}
 }
 

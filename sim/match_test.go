@@ -97,7 +97,7 @@ func TestMatchQueueRemoveFromMiddle(t *testing.T) {
 	for i := range 2 * indexAt {
 		q.push(1, 7, uint32(i))
 	}
-	if q.index == nil {
+	if !q.indexed {
 		t.Fatal("no index")
 	}
 	for _, pos := range []int32{5, 2*indexAt - 1, 6} { // a middle one, the newest, the next

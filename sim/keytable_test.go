@@ -1,0 +1,45 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The key table against a Go map under random sets, gets and deletes, with
+// keys drawn from a small range so that probe runs collide, wrap around the
+// table's end and are shifted back by deletes.
+func TestKeyTableAgainstMap(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var kt keyTable
+		kt.reset(int(rng.IntN(40)))
+		ref := map[uint64]keyRange{}
+		keys := 1 + rng.IntN(200)
+		for step := range 5000 {
+			k := uint64(rng.IntN(keys)) << (32 * rng.IntN(2)) // sources and tags alike
+			switch rng.IntN(3) {
+			case 0:
+				r := keyRange{int32(step), int32(step + 1)}
+				kt.set(k, r)
+				ref[k] = r
+			case 1:
+				kt.del(k)
+				delete(ref, k)
+			}
+			if got, ok := kt.get(k); ok != (ref[k] != keyRange{}) || got != ref[k] {
+				t.Fatalf("seed %d step %d: key %#x: got %v %v, want %v", seed, step, k, got, ok, ref[k])
+			}
+			if kt.n != len(ref) {
+				t.Fatalf("seed %d step %d: %d keys, want %d", seed, step, kt.n, len(ref))
+			}
+		}
+		for k, r := range ref {
+			if got, ok := kt.get(k); !ok || got != r {
+				t.Fatalf("seed %d: key %#x lost: %v %v, want %v", seed, k, got, ok, r)
+			}
+		}
+		if 2*kt.n > len(kt.slots) {
+			t.Fatalf("seed %d: %d keys in %d slots: more than half full", seed, kt.n, len(kt.slots))
+		}
+	}
+}
