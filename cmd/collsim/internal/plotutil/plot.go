@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,6 +34,11 @@ type Series struct {
 	// Pair draws the line in the colour of the one before it: a model
 	// beside its measurement.
 	Pair bool
+	// Color, when positive, is the line's colour in the palette (1 the
+	// first), for lines that share a meaning across groups (one routing,
+	// solid under one placement and dashed under another); 0 takes the
+	// next colour.
+	Color int
 }
 
 // Plot describes a line plot with a logarithmic x axis.
@@ -59,7 +65,7 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.Y.Tick.Marker = logTicks{}
 	}
 	pl.Legend.Top = true
 	pl.Legend.Left = true
@@ -82,7 +88,10 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.Pair || c < 0 {
+		switch {
+		case s.Color > 0:
+			c = s.Color - 1
+		case !s.Pair || c < 0:
 			c++
 		}
 		l.Color, sc.Color = colors[c%len(colors)], colors[c%len(colors)]
@@ -128,6 +137,27 @@ func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
 			t.Label = configs.FormatBytes(int64(t.Value))
 		}
 		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// logTicks is gonum's LogTicks, which labels powers of ten only, with
+// 2 and 5 times each power labelled too where the axis spans less than two
+// decades (a study whose times span one decade would otherwise show one
+// label), and labels written to 3 digits (gonum's can read
+// 9.999999999999999e-06).
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	narrow := lo > 0 && hi > 0 && math.Log10(hi/lo) < 2
+	for i := range ticks {
+		v := ticks[i].Value
+		m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
+		if ticks[i].Label != "" || narrow && (math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6) {
+			ticks[i].Label = strconv.FormatFloat(v, 'g', 3, 64)
+		}
 	}
 	return ticks
 }

@@ -86,6 +86,7 @@ func runRouting(streams *cmdutil.IO, o *options, groups int) error {
 				for i := range series {
 					series[i].Name = fmt.Sprintf("%s, %s placement", routings[i], placement)
 					series[i].Dashed = placement == "random"
+					series[i].Color = i + 1 // one colour per routing, whatever the placement
 				}
 				lines = append(lines, series...)
 			}
