@@ -4,7 +4,9 @@ package sim
 // matchQueue: an open-addressed table with linear probing in one slice, so
 // that matching does no map operation and a rebuilt index reuses its
 // memory (a Go map was a third of a linear alltoall's run time and an
-// allocation per rebuild).
+// allocation per rebuild). The zero table has no slots: reset it before
+// use (matchQueue does when it turns its index on). It keeps its slots
+// when its queue empties, so a rank's memory stays at its peak.
 type keyTable struct {
 	slots []keySlot // a power of two long; at most half used
 	n     int
