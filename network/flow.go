@@ -23,8 +23,9 @@ type FlowConfig struct {
 	// Jitter, when its Sigma is positive, adds a random delay to every
 	// message's latency.
 	Jitter Jitter
-	// wholeNetwork solves every flow at every change instead of the
-	// changed component: slower, and (tests check) the same results.
+	// wholeNetwork solves every flow with MaxMinSolver at every change
+	// instead of repairing the last solution: slower, and (tests check)
+	// the same results.
 	wholeNetwork bool
 }
 
@@ -148,13 +149,14 @@ func (l *LinkLoad) leave(route []int32, now sim.Time) {
 // waits out the latency first. A lone message takes L + s/B either way.)
 //
 // Changes at one instant are solved together, once (a step of a collective
-// starts and ends many flows at the same moment), and only for the part of
-// the network they touch: the flows connected to a changed link through
-// chains of shared links. Max-min fair rates split exactly along such
-// components, so the flows outside keep their rates and their scheduled
-// completions. Each solve is a heap-driven progressive filling over the
-// component's flows, O(flows x route length x log links). A flow's bytes
-// left are brought up to date only when its rate changes.
+// starts and ends many flows at the same moment), and only as far as they
+// reach: the solve repairs the last solution, refilling the links whose
+// share changed in share order and leaving the others alone
+// (incremental.go), and gets the rates progressive filling over every flow
+// would (MaxMinSolver), bit for bit. Rates are whole units of 2^-16 B/s,
+// so that sums of rates are exact. Only the flows whose rate changed have
+// their completion rescheduled, and a flow's bytes left are brought up to
+// date only then.
 func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 	t := cfg.Topology
 	if t == nil {
@@ -168,6 +170,15 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 			return nil, fmt.Errorf("flow network: rank %d placed on host %d, which %s does not have", r, h, t.Name())
 		}
 	}
+	links := len(t.Links())
+	capUnits := make([]int64, links)
+	for i, l := range t.Links() {
+		u, err := capacityUnits(l.Bandwidth)
+		if err != nil {
+			return nil, fmt.Errorf("flow network: link %d of %s (%d to %d): %w", i, t.Name(), l.From, l.To, err)
+		}
+		capUnits[i] = u
+	}
 	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("flow network: %d ranks but only %d placed", ranks, len(cfg.Placement))
@@ -176,10 +187,10 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 			cfg.Links.reset(len(t.Links()))
 		}
 		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
-			capacity: make([]float64, len(t.Links())), lat: make([]sim.Time, len(t.Links())),
-			whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}, onLink: make([][]int32, len(t.Links())), linkMark: make([]uint32, len(t.Links()))}
+			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}}
+		m.initSolver(capUnits)
 		for i, l := range t.Links() {
-			m.capacity[i], m.lat[i] = l.Bandwidth, sim.FromSeconds(l.Latency)
+			m.lat[i] = sim.FromSeconds(l.Latency)
 		}
 		if m.jitter.Sigma > 0 {
 			m.jrng = eng.NamedStream("network/jitter")
@@ -200,7 +211,7 @@ type flowModel struct {
 	topo     *topology.Topology
 	place    []int32
 	local    topology.LinkSpec
-	capacity []float64  // bytes per second per link
+	capUnits []int64    // per link: its bandwidth in rate units
 	lat      []sim.Time // per link
 	flows    []flow     // pool
 	free     []int32
@@ -214,16 +225,27 @@ type flowModel struct {
 	rng      *rand.Rand // Valiant's intermediate groups
 	routed   []int32    // UGAL: messages routed over each link and not finished
 	spare    []int32    // UGAL: the candidate detour being weighed
-	routeBuf [][]int32
-	// The next solve's part of the network: dirty links (a flow joined or
-	// left them since the last solve), marked with epoch while a solve
-	// gathers their component (links in linkMark, flows in flow.mark).
-	dirty    []int32
-	linkMark []uint32
-	epoch    uint32
-	comp     []int32 // the component's flows
-	stack    []int32 // its links still to visit
-	whole    bool    // solve every flow each time (tests: the same rates?)
+	// The solution, kept from one solve to the next (see incremental.go):
+	// each link's fill (flow.neck and flow.units hold each flow's part).
+	filled []share
+	// The next solve's changes: dirty links, a flow joined or left them.
+	dirty   []int32
+	isDirty []bool // per link: in dirty
+	// A sweep's state: links made dirty in it (marked with epoch in
+	// linkDirty) and filled or found empty (linkDone, newFill), the flows
+	// it froze (flow.sweep), and the flows whose rate changed.
+	epoch      uint32
+	linkDirty  []uint32
+	linkDone   []uint32
+	newFill    []share
+	heap       shareHeap
+	sweepLinks []int32
+	sweepFlows []int32
+	rated      []int32
+	fallbacks  int  // sweeps that met a link after its fill (tests: none)
+	whole      bool // solve every flow with MaxMinSolver each time (tests: the same rates?)
+	comp       []int32
+	routeBuf   [][]int32
 	// pending: a solve is scheduled at the current time, after every
 	// event already queued for it, so that flows starting and ending at
 	// one instant cost one solve.
@@ -244,7 +266,12 @@ type flow struct {
 	seq      uint64   // order within its pair
 	active   bool
 	pos      []int32 // while active: its index in onLink of each link of its route
-	mark     uint32  // the epoch of the last solve that gathered it
+	units    int64   // its rate in rate units
+	neck     int32   // the link that froze it in the solution; -1: none yet
+	// A sweep that froze it: the epoch, the link, the rate.
+	sweep    uint32
+	newNeck  int32
+	newUnits int64
 }
 
 // pairOrder holds back deliveries that overtook an earlier message of the
@@ -277,7 +304,7 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	fl := &m.flows[f]
 	// The generation carries over from the slot's last flow: a completion
 	// event of that flow may still be queued, and must stay stale.
-	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), gen: fl.gen, control: tr.Control}
+	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), gen: fl.gen, control: tr.Control, neck: -1}
 	if tr.Control != sim.ControlReply {
 		pair := [2]int32{tr.Src, tr.Dst}
 		po := m.order[pair]
@@ -410,6 +437,15 @@ func (m *flowModel) cost(route []int32) int {
 	return len(route) * int(most+1)
 }
 
+// initSolver sizes the solver's per-link state for links of the given
+// capacities in rate units.
+func (m *flowModel) initSolver(capUnits []int64) {
+	links := len(capUnits)
+	m.capUnits, m.onLink, m.isDirty = capUnits, make([][]int32, links), make([]bool, links)
+	m.filled, m.newFill = make([]share, links), make([]share, links)
+	m.linkDirty, m.linkDone = make([]uint32, links), make([]uint32, links)
+}
+
 // changed schedules one solve for the current instant.
 func (m *flowModel) changed() {
 	if !m.pending {
@@ -420,8 +456,8 @@ func (m *flowModel) changed() {
 
 // markDirty puts link l in the next solve's part of the network.
 func (m *flowModel) markDirty(l int32) {
-	if m.linkMark[l] != m.epoch+1 {
-		m.linkMark[l] = m.epoch + 1
+	if !m.isDirty[l] {
+		m.isDirty[l] = true
 		m.dirty = append(m.dirty, l)
 	}
 }
@@ -434,12 +470,8 @@ func (m *flowModel) activate(f int32) {
 	if m.load != nil {
 		m.load.join(fl.route, fl.rem, m.eng.Now())
 	}
-	fl.active, fl.since = true, m.eng.Now()
-	for _, l := range fl.route {
-		fl.pos = append(fl.pos, int32(len(m.onLink[l])))
-		m.onLink[l] = append(m.onLink[l], f)
-		m.markDirty(l)
-	}
+	fl.since = m.eng.Now()
+	m.join(f)
 	if fl.rem <= 0 {
 		m.finish(f)
 	}
@@ -448,23 +480,7 @@ func (m *flowModel) activate(f int32) {
 // finish takes flow f out of the sharing: its last byte has left, and
 // reaches the destination a latency later.
 func (m *flowModel) finish(f int32) {
-	fl := &m.flows[f]
-	for i, l := range fl.route {
-		on := m.onLink[l]
-		last := on[len(on)-1]
-		on[fl.pos[i]] = last
-		lf := &m.flows[last]
-		for j, l2 := range lf.route { // the entry of l that sat last (a route may cross l twice)
-			if l2 == l && lf.pos[j] == int32(len(on)-1) {
-				lf.pos[j] = fl.pos[i]
-				break
-			}
-		}
-		m.onLink[l] = on[:len(on)-1]
-		m.markDirty(l)
-	}
-	fl.pos = fl.pos[:0]
-	fl.active = false
+	m.leave(f)
 	if m.load != nil {
 		m.load.leave(m.flows[f].route, m.eng.Now())
 	}
@@ -482,6 +498,42 @@ func (m *flowModel) finish(f int32) {
 		po.waiting = po.waiting[1:]
 		m.activate(next)
 	}
+}
+
+// join puts flow f on the links of its route: the next solve shares them
+// with it.
+func (m *flowModel) join(f int32) {
+	fl := &m.flows[f]
+	fl.active = true
+	for _, l := range fl.route {
+		fl.pos = append(fl.pos, int32(len(m.onLink[l])))
+		m.onLink[l] = append(m.onLink[l], f)
+		m.markDirty(l)
+	}
+}
+
+// leave takes flow f off the links of its route.
+func (m *flowModel) leave(f int32) {
+	fl := &m.flows[f]
+	for i, l := range fl.route {
+		on := m.onLink[l]
+		last := on[len(on)-1]
+		on[fl.pos[i]] = last
+		lf := &m.flows[last]
+		for j, l2 := range lf.route { // the entry of l that sat last (a route may cross l twice)
+			if last == f && j <= i {
+				continue // f's own entries already taken off
+			}
+			if l2 == l && lf.pos[j] == int32(len(on)-1) {
+				lf.pos[j] = fl.pos[i]
+				break
+			}
+		}
+		m.onLink[l] = on[:len(on)-1]
+		m.markDirty(l)
+	}
+	fl.pos = fl.pos[:0]
+	fl.active = false
 }
 
 // deliver reports flow f, holding it back if an earlier message of its pair
@@ -515,50 +567,19 @@ func (m *flowModel) deliver(f int32) {
 	}
 }
 
-// solve computes max-min fair rates by progressive filling for the flows
-// connected to the dirty links, and reschedules the completions whose rate
-// changed.
+// solve computes the max-min fair rates after this instant's changes and
+// reschedules the completions whose rate changed.
 func (m *flowModel) solve() {
-	if m.whole { // every link with flows is dirty
-		for l := range m.onLink {
-			if len(m.onLink[l]) > 0 {
-				m.markDirty(int32(l))
-			}
-		}
+	m.rated = m.rated[:0]
+	if m.whole {
+		m.solveWhole()
+	} else if !m.sweep() {
+		m.solveAgain()
 	}
-	m.epoch++
-	m.comp, m.stack = m.comp[:0], append(m.stack[:0], m.dirty...)
-	m.dirty = m.dirty[:0]
-	for len(m.stack) > 0 {
-		l := m.stack[len(m.stack)-1]
-		m.stack = m.stack[:len(m.stack)-1]
-		for _, f := range m.onLink[l] {
-			fl := &m.flows[f]
-			if fl.mark == m.epoch {
-				continue
-			}
-			fl.mark = m.epoch
-			m.comp = append(m.comp, f)
-			for _, l2 := range fl.route {
-				if m.linkMark[l2] != m.epoch {
-					m.linkMark[l2] = m.epoch
-					m.stack = append(m.stack, l2)
-				}
-			}
-		}
-	}
-	m.routeBuf = m.routeBuf[:0]
-	for _, f := range m.comp {
-		m.routeBuf = append(m.routeBuf, m.flows[f].route)
-	}
-	rates := m.solver.Solve(m.capacity, m.routeBuf)
 	now := m.eng.Now()
-	m.stack = m.stack[:0] // reused: the flows whose rate changed
-	for i, f := range m.comp {
+	n := 0
+	for _, f := range m.rated {
 		fl := &m.flows[f]
-		if rates[i] == fl.rate && fl.timed {
-			continue
-		}
 		// The bytes moved at the old rate, then the new rate from now.
 		fl.rem -= fl.rate * (now - fl.since).Seconds()
 		if fl.rem < 1e-6 { // SimGrid's double_update: below this it is done
@@ -566,22 +587,59 @@ func (m *flowModel) solve() {
 		}
 		fl.since = now
 		fl.timed = true
-		fl.rate = rates[i]
+		fl.rate = unitsRate(fl.units)
 		fl.gen = (fl.gen + 1) & (1<<30 - 1)
 		if fl.gen == 0 {
 			fl.gen = 1
 		}
 		if fl.rate > 0 {
-			m.stack = append(m.stack, f)
+			m.rated[n] = f
+			n++
 		}
 	}
 	// Completions at one instant run in the order they were scheduled;
-	// scheduling them in slot order, not in the order the component was
-	// gathered, keeps that order the same however the solve was bounded.
-	slices.Sort(m.stack)
-	for _, f := range m.stack {
+	// scheduling them in slot order, not in the order the solve froze
+	// them, keeps that order the same however the solve was bounded.
+	rated := m.rated[:n]
+	slices.Sort(rated)
+	for _, f := range rated {
 		fl := &m.flows[f]
 		m.eng.At(now+sim.FromPicoseconds(fl.rem*1e12/fl.rate), m.id, flowArg(flowFinish, f, fl.gen))
+	}
+}
+
+// solveWhole solves every flow with MaxMinSolver, as a test's oracle and
+// the incremental solver's last resort (it keeps no solution: every link
+// with flows is dirty for the next sweep).
+func (m *flowModel) solveWhole() {
+	m.comp, m.routeBuf = m.comp[:0], m.routeBuf[:0]
+	for f := range m.flows {
+		if fl := &m.flows[f]; fl.active {
+			m.comp = append(m.comp, int32(f))
+			m.routeBuf = append(m.routeBuf, fl.route)
+		}
+	}
+	units := m.solver.Solve(m.capUnits, m.routeBuf)
+	for i, f := range m.comp {
+		if fl := &m.flows[f]; units[i] != fl.units || !fl.timed {
+			fl.units = units[i]
+			m.rated = append(m.rated, f)
+		}
+	}
+	for _, l := range m.dirty {
+		m.isDirty[l] = false
+	}
+	m.dirty = m.dirty[:0]
+	if !m.whole {
+		clear(m.filled)
+		for l, on := range m.onLink {
+			for _, f := range on {
+				m.flows[f].neck = -1
+			}
+			if len(on) > 0 {
+				m.markDirty(int32(l))
+			}
+		}
 	}
 }
 
@@ -593,148 +651,4 @@ func (m *flowModel) newFlow() int32 {
 	}
 	m.flows = append(m.flows, flow{})
 	return int32(len(m.flows) - 1)
-}
-
-// MaxMin returns the max-min fair rates of flows on the given routes over
-// links of the given capacities (see MaxMinSolver).
-func MaxMin(capacity []float64, routes [][]int32) []float64 {
-	var s MaxMinSolver
-	return append([]float64(nil), s.Solve(capacity, routes)...)
-}
-
-// MaxMinSolver computes max-min fair rates by progressive filling, as
-// SimGrid's LMM does: repeatedly take the link whose remaining capacity
-// per unfrozen flow is least, give each of its unfrozen flows that share,
-// freeze them, and take their share off every link of their routes. Links
-// wait in a heap keyed by their current share (stale entries are skipped
-// when popped), so a solve costs O(flows x route length x log links),
-// whatever the size of the network: only the links the routes use are
-// touched (a Dragonfly of 6,144 hosts has 150,000 links, a solve among a
-// few hundred flows a few hundred of them). Ties go to the lower link
-// index, so results are deterministic. Its scratch memory is reused from
-// one Solve to the next.
-type MaxMinSolver struct {
-	left    []float64 // per link; valid for touched links
-	users   []int32   // per link: unfrozen flows on it; all 0 between solves
-	start   []int32   // per link: its flows are flowsOf[start[e]:start[e]+count[e]]
-	count   []int32
-	touched []int32 // links used by some route, in first-use order
-	flowsOf []int32
-	frozen  []bool
-	rates   []float64
-	heap    []shareEntry
-}
-
-type shareEntry struct {
-	share float64
-	link  int32
-	users int32 // the link's unfrozen flows when pushed: stale if changed
-}
-
-// Solve returns the rates of the flows on routes (valid until the next
-// Solve). A flow on no link gets +Inf.
-func (s *MaxMinSolver) Solve(capacity []float64, routes [][]int32) []float64 {
-	n, links := len(routes), len(capacity)
-	if len(s.users) != links {
-		s.left, s.users = make([]float64, links), make([]int32, links)
-		s.start, s.count = make([]int32, links), make([]int32, links)
-	}
-	s.rates = append(s.rates[:0], make([]float64, n)...)
-	s.frozen = append(s.frozen[:0], make([]bool, n)...)
-	s.touched = s.touched[:0]
-	for _, route := range routes {
-		for _, e := range route {
-			if s.users[e] == 0 {
-				s.touched = append(s.touched, e)
-				s.left[e] = capacity[e]
-			}
-			s.users[e]++
-		}
-	}
-	total := int32(0)
-	for _, e := range s.touched {
-		s.start[e], s.count[e] = total, 0
-		total += s.users[e]
-	}
-	s.flowsOf = append(s.flowsOf[:0], make([]int32, total)...)
-	for i, route := range routes {
-		if len(route) == 0 {
-			s.rates[i], s.frozen[i] = math.Inf(1), true
-		}
-		for _, e := range route {
-			s.flowsOf[s.start[e]+s.count[e]] = int32(i)
-			s.count[e]++
-		}
-	}
-	s.heap = s.heap[:0]
-	for _, e := range s.touched {
-		s.push(shareEntry{share: s.left[e] / float64(s.users[e]), link: e, users: s.users[e]})
-	}
-	for len(s.heap) > 0 {
-		top := s.pop()
-		e := top.link
-		if s.users[e] == 0 || top.users != s.users[e] {
-			continue // stale: the link's share changed since it was pushed
-		}
-		share := top.share
-		for _, f := range s.flowsOf[s.start[e] : s.start[e]+s.count[e]] {
-			if s.frozen[f] {
-				continue
-			}
-			s.rates[f], s.frozen[f] = share, true
-			for _, e2 := range routes[f] {
-				s.left[e2] = max(0, s.left[e2]-share)
-				s.users[e2]--
-				if e2 != e && s.users[e2] > 0 {
-					s.push(shareEntry{share: s.left[e2] / float64(s.users[e2]), link: e2, users: s.users[e2]})
-				}
-			}
-		}
-	}
-	return s.rates
-}
-
-func (a shareEntry) less(b shareEntry) bool {
-	if a.share != b.share {
-		return a.share < b.share
-	}
-	return a.link < b.link
-}
-
-func (s *MaxMinSolver) push(x shareEntry) {
-	h := append(s.heap, x)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	s.heap = h
-}
-
-func (s *MaxMinSolver) pop() shareEntry {
-	h := s.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && h[l].less(h[m]) {
-			m = l
-		}
-		if r < len(h) && h[r].less(h[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	s.heap = h
-	return top
 }

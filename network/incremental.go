@@ -1,0 +1,236 @@
+package network
+
+import "math"
+
+// The flow model's incremental solver re-solves only what a change can
+// reach, and gets the rates MaxMinSolver would compute over every flow, bit
+// for bit.
+//
+// Progressive filling (MaxMinSolver) fills links one at a time in the
+// order of their shares. With integer rates and exact shares, that order
+// is strict and each link's share only grows as others fill (a link gives
+// a frozen flow at most its own share), so the whole solution is described
+// by each link's fill (the share at which it froze its flows, or none) and
+// each flow's bottleneck (the link that froze it): a flow is frozen by the
+// first link of its route to fill, and a link's share at any point is its
+// capacity less the rates of its flows frozen before, over the rest.
+// Keeping that description between solves, a change is repaired as dynamic
+// shortest paths are (Ramalingam and Reps 1996): the links whose flows
+// changed become dirty and are filled again in share order, from a heap,
+// as MaxMinSolver fills every link; every other link (clean) keeps its fill
+// without being visited, and a dirty link's flows that froze on a clean one
+// leave it when the sweep passes that fill. A dirty link that fills at a
+// new share, or freezes a flow that froze elsewhere before, makes the other
+// links of that flow's route dirty; a dirty link passing the share at which
+// it filled before without freezing the same flows there (a check) makes
+// the routes of the flows it froze then dirty, since they now stay unfrozen
+// longer. A link cannot become dirty after the share at which it filled: if
+// a repair ever met one, the whole network would be solved again from
+// nothing (tests count these and find none).
+//
+// On an alltoall under Valiant routing, where the links and flows reachable
+// from a change are most of the network, a change moves a handful of rates:
+// the repair touches those, where a solve over the component touched
+// hundreds.
+
+// startShare is the share before any link fills: below every link's.
+var startShare = share{left: 0, users: 1, link: -1}
+
+// sweep re-solves the rates after the changes on the dirty links. It
+// reports false if the repair met a link that had to change after its fill
+// (see above); nothing is committed then.
+func (m *flowModel) sweep() bool {
+	m.epoch++
+	if m.epoch == math.MaxUint32 { // marks wrap: clear them
+		clear(m.linkDirty)
+		clear(m.linkDone)
+		for i := range m.flows {
+			m.flows[i].sweep = 0
+		}
+		m.epoch = 1
+	}
+	m.heap = m.heap[:0]
+	m.sweepLinks, m.sweepFlows = m.sweepLinks[:0], m.sweepFlows[:0]
+	for _, l := range m.dirty {
+		m.isDirty[l] = false
+		m.makeDirty(l, startShare)
+	}
+	m.dirty = m.dirty[:0]
+	at := startShare
+	for len(m.heap) > 0 {
+		top := m.heap.pop()
+		switch top.kind {
+		case entryCheck:
+			at = top.share
+			if !m.check(top.link, at) {
+				return false
+			}
+		case entryFreeze:
+			l := top.on
+			if m.linkDirty[top.link] == m.epoch || m.linkDone[l] == m.epoch {
+				continue // its bottleneck changed: it freezes anew in this sweep
+			}
+			at = top.share
+			m.leaveShare(l, m.flows[top.flow].units)
+		default:
+			e := top.link
+			if m.linkDone[e] == m.epoch || top.users != m.newFill[e].users {
+				continue // stale: the link's share changed since
+			}
+			if top.cmp(at) < 0 {
+				return false
+			}
+			at = top.share
+			if !m.fill(e, top.share) {
+				return false
+			}
+		}
+	}
+	m.commit()
+	return true
+}
+
+// makeDirty puts link l in this sweep, its state changing from share at
+// on. It reports false if l filled before that.
+func (m *flowModel) makeDirty(l int32, at share) bool {
+	if m.linkDirty[l] == m.epoch {
+		return true
+	}
+	old := m.filled[l]
+	if old.users > 0 && old.cmp(at) < 0 {
+		return false
+	}
+	m.linkDirty[l] = m.epoch
+	m.sweepLinks = append(m.sweepLinks, l)
+	// Its share now: the flows frozen so far are off it; those to freeze
+	// on clean links later leave it then.
+	s := share{left: m.capUnits[l], link: l}
+	check := false // it froze flows that are still here
+	for _, f := range m.onLink[l] {
+		fl := &m.flows[f]
+		check = check || fl.neck == l
+		switch {
+		case fl.sweep == m.epoch:
+			s.left -= fl.newUnits
+			continue
+		case fl.neck >= 0 && m.linkDirty[fl.neck] != m.epoch:
+			if c := m.filled[fl.neck]; c.cmp(at) < 0 {
+				s.left -= fl.units
+				continue
+			} else {
+				m.heap.push(heapEntry{share: c, kind: entryFreeze, flow: f, on: l})
+			}
+		}
+		s.users++
+	}
+	if check && old.users > 0 {
+		m.heap.push(heapEntry{share: old, kind: entryCheck})
+	}
+	m.setShare(l, s)
+	return true
+}
+
+// setShare records dirty link l's share now and queues its fill; a link
+// whose flows are all frozen is done.
+func (m *flowModel) setShare(l int32, s share) {
+	m.newFill[l] = s
+	if s.users == 0 {
+		m.linkDone[l], m.newFill[l] = m.epoch, share{}
+		return
+	}
+	m.heap.push(heapEntry{share: s})
+}
+
+// leaveShare takes a flow frozen at a rate of units off dirty link l.
+func (m *flowModel) leaveShare(l int32, units int64) {
+	s := m.newFill[l]
+	s.left -= units
+	s.users--
+	m.setShare(l, s)
+}
+
+// fill freezes link e's unfrozen flows at its share s.
+func (m *flowModel) fill(e int32, s share) bool {
+	m.linkDone[e] = m.epoch
+	rate := s.rate()
+	same := m.filled[e] == s
+	for _, f := range m.onLink[e] {
+		fl := &m.flows[f]
+		if fl.sweep == m.epoch {
+			continue // frozen before, or a route crossing e twice
+		}
+		if fl.neck >= 0 && m.linkDirty[fl.neck] != m.epoch && m.filled[fl.neck].cmp(s) < 0 {
+			continue // frozen before on a clean link
+		}
+		// Off the dirty links of its route first, then dirty the clean
+		// ones (their share now counts it frozen).
+		for _, l := range fl.route {
+			if l != e && m.linkDirty[l] == m.epoch && m.linkDone[l] != m.epoch {
+				m.leaveShare(l, rate)
+			}
+		}
+		fl.sweep, fl.newNeck, fl.newUnits = m.epoch, e, rate
+		m.sweepFlows = append(m.sweepFlows, f)
+		if same && fl.neck == e {
+			continue // frozen as before: its other links see no change
+		}
+		for _, l := range fl.route {
+			if !m.makeDirty(l, s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// check runs when the sweep passes dirty link b's old fill: the flows b
+// froze there and that are still unfrozen now stay unfrozen longer than
+// before on every link of their routes.
+func (m *flowModel) check(b int32, old share) bool {
+	for _, f := range m.onLink[b] {
+		fl := &m.flows[f]
+		if fl.neck != b || fl.sweep == m.epoch {
+			continue
+		}
+		for _, l := range fl.route {
+			if !m.makeDirty(l, old) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// commit makes this sweep's fills and rates the solution.
+func (m *flowModel) commit() {
+	for _, l := range m.sweepLinks {
+		m.filled[l] = m.newFill[l]
+	}
+	for _, f := range m.sweepFlows {
+		fl := &m.flows[f]
+		fl.neck = fl.newNeck
+		if fl.units != fl.newUnits || !fl.timed {
+			fl.units = fl.newUnits
+			m.rated = append(m.rated, f)
+		}
+	}
+}
+
+// solveAgain forgets the solution and solves every flow from nothing: the
+// repair's way out. A sweep from nothing has no old fills to meet.
+func (m *flowModel) solveAgain() {
+	m.fallbacks++
+	clear(m.filled)
+	m.rated = m.rated[:0]
+	for l, on := range m.onLink {
+		for _, f := range on {
+			m.flows[f].neck = -1
+		}
+		if len(on) > 0 {
+			m.markDirty(int32(l))
+		}
+	}
+	if !m.sweep() {
+		m.solveWhole() // cannot happen; if it did, rates stay right
+	}
+}

@@ -1,0 +1,270 @@
+package network
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Rates are integers in units of 2^-16 bytes per second. Integer sums do
+// not depend on the order of their terms, so a link's capacity left after
+// some flows are frozen is the same whichever solve computes it: the
+// incremental solver can re-solve a part of the network and get the whole
+// solve's rates bit for bit. A unit is 15 µB/s: a flow's rate is at most
+// one unit below its exact max-min share.
+const (
+	rateUnitsPerByte = 1 << 16
+	// maxLinkUnits bounds a link's capacity in units so that no sum of
+	// rates overflows: about 70 TB/s.
+	maxLinkUnits = 1 << 62
+)
+
+// capacityUnits converts a link's bandwidth in bytes per second to rate
+// units, rounding down.
+func capacityUnits(bandwidth float64) (int64, error) {
+	u := math.Floor(bandwidth * rateUnitsPerByte)
+	if !(u >= 1) || u >= maxLinkUnits {
+		return 0, fmt.Errorf("bandwidth %g B/s is outside the flow model's range, %g to %g B/s", bandwidth, 1.0/rateUnitsPerByte, float64(maxLinkUnits)/rateUnitsPerByte)
+	}
+	return int64(u), nil
+}
+
+// unitsRate converts a rate in units to bytes per second (exactly).
+func unitsRate(u int64) float64 { return float64(u) / rateUnitsPerByte }
+
+// share is a link's fair share when it is filled: its capacity left over
+// its flows not yet frozen, an exact fraction. Shares compare exactly
+// (128-bit cross products), ties going to the lower link index: the order
+// in which progressive filling fills links.
+type share struct {
+	left  int64 // capacity left, in rate units
+	users int32 // flows (route crossings) not frozen yet
+	link  int32
+}
+
+// rate is the share rounded down to a whole unit: what each of the link's
+// flows gets.
+func (s share) rate() int64 { return s.left / int64(s.users) }
+
+// cmp orders shares by value, then by link.
+func (s share) cmp(t share) int {
+	h1, l1 := bits.Mul64(uint64(s.left), uint64(t.users))
+	h2, l2 := bits.Mul64(uint64(t.left), uint64(s.users))
+	switch {
+	case h1 != h2:
+		return cmpUint(h1, h2)
+	case l1 != l2:
+		return cmpUint(l1, l2)
+	case s.link < t.link:
+		return -1
+	case s.link > t.link:
+		return 1
+	}
+	return 0
+}
+
+func cmpUint(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// MaxMin returns the max-min fair rates, in bytes per second, of flows on
+// the given routes over links of the given capacities (see MaxMinSolver).
+func MaxMin(capacity []float64, routes [][]int32) ([]float64, error) {
+	units := make([]int64, len(capacity))
+	for e, c := range capacity {
+		u, err := capacityUnits(c)
+		if err != nil {
+			return nil, fmt.Errorf("link %d: %w", e, err)
+		}
+		units[e] = u
+	}
+	var s MaxMinSolver
+	rates := make([]float64, len(routes))
+	for i, r := range s.Solve(units, routes) {
+		rates[i] = unitsRate(r)
+		if len(routes[i]) == 0 {
+			rates[i] = math.Inf(1)
+		}
+	}
+	return rates, nil
+}
+
+// MaxMinSolver computes max-min fair rates by progressive filling, as
+// SimGrid's LMM does: repeatedly take the link whose remaining capacity
+// per unfrozen flow is least, give each of its unfrozen flows that share,
+// freeze them, and take their share off every link of their routes. Links
+// wait in a heap keyed by their current share (stale entries are skipped
+// when popped), so a solve costs O(flows x route length x log links),
+// whatever the size of the network: only the links the routes use are
+// touched. Capacities and rates are integers in rate units, and shares are
+// exact fractions, so no link's share ever falls below one already filled
+// and every result is the same however the flows are listed. Ties go to
+// the lower link index. It is the whole-network solve the flow model's
+// incremental solver is tested against. Its scratch memory is reused from
+// one Solve to the next.
+type MaxMinSolver struct {
+	left    []int64 // per link; valid for touched links
+	users   []int32 // per link: unfrozen flows on it; all 0 between solves
+	start   []int32 // per link: its flows are flowsOf[start[e]:start[e]+count[e]]
+	count   []int32
+	touched []int32 // links used by some route, in first-use order
+	flowsOf []int32
+	frozen  []bool
+	rates   []int64
+	heap    shareHeap
+}
+
+// Solve returns the rates in units of the flows on routes over links of
+// the given capacities in units (valid until the next Solve). A flow on no
+// link gets 0.
+func (s *MaxMinSolver) Solve(capacity []int64, routes [][]int32) []int64 {
+	n, links := len(routes), len(capacity)
+	if len(s.users) != links {
+		s.left, s.users = make([]int64, links), make([]int32, links)
+		s.start, s.count = make([]int32, links), make([]int32, links)
+	}
+	s.rates = append(s.rates[:0], make([]int64, n)...)
+	s.frozen = append(s.frozen[:0], make([]bool, n)...)
+	s.touched = s.touched[:0]
+	for _, route := range routes {
+		for _, e := range route {
+			if s.users[e] == 0 {
+				s.touched = append(s.touched, e)
+				s.left[e] = capacity[e]
+			}
+			s.users[e]++
+		}
+	}
+	total := int32(0)
+	for _, e := range s.touched {
+		s.start[e], s.count[e] = total, 0
+		total += s.users[e]
+	}
+	s.flowsOf = append(s.flowsOf[:0], make([]int32, total)...)
+	for i, route := range routes {
+		for _, e := range route {
+			s.flowsOf[s.start[e]+s.count[e]] = int32(i)
+			s.count[e]++
+		}
+	}
+	s.heap = s.heap[:0]
+	for _, e := range s.touched {
+		s.heap.push(heapEntry{share: share{s.left[e], s.users[e], e}})
+	}
+	for len(s.heap) > 0 {
+		top := s.heap.pop().share
+		e := top.link
+		if s.users[e] == 0 || top.users != s.users[e] {
+			continue // stale: the link's share changed since it was pushed
+		}
+		rate := top.rate()
+		for _, f := range s.flowsOf[s.start[e] : s.start[e]+s.count[e]] {
+			if s.frozen[f] {
+				continue
+			}
+			s.rates[f], s.frozen[f] = rate, true
+			for _, e2 := range routes[f] {
+				s.left[e2] -= rate
+				s.users[e2]--
+				if e2 != e && s.users[e2] > 0 {
+					s.heap.push(heapEntry{share: share{s.left[e2], s.users[e2], e2}})
+				}
+			}
+		}
+	}
+	return s.rates
+}
+
+// heapEntry is a share waiting in a heap: a link's fill, or one of the
+// incremental solver's other events (see incremental.go), which come after
+// a fill at an equal share.
+type heapEntry struct {
+	share
+	approx float64 // left/users in floating point, set by push: most comparisons need no more
+	kind   entryKind
+	flow   int32 // entryFreeze: the flow
+	on     int32 // entryFreeze: the dirty link it leaves
+}
+
+type entryKind uint8
+
+const (
+	entryFill   entryKind = iota // the link fills if its share is still this
+	entryCheck                   // the sweep passes the link's old fill
+	entryFreeze                  // a flow freezes on a clean link (share.link), off a dirty one (on)
+)
+
+func (a *heapEntry) less(b *heapEntry) bool {
+	// approx is within 4e-16 of the exact share, relatively: shares
+	// further apart than that compare by it.
+	const sure = 1 - 1e-14
+	if a.approx < b.approx*sure {
+		return true
+	}
+	if b.approx < a.approx*sure {
+		return false
+	}
+	if a.left != b.left || a.users != b.users { // equal shares are common on a symmetric network
+		if c := a.share.cmp(b.share); c != 0 {
+			return c < 0
+		}
+	}
+	if a.link != b.link {
+		return a.link < b.link
+	}
+	return a.kind < b.kind
+}
+
+// shareHeap is a 4-ary min-heap of entries (shallower than a binary one:
+// fewer entries move per pop).
+type shareHeap []heapEntry
+
+func (h *shareHeap) push(x heapEntry) {
+	x.approx = float64(x.left) / float64(x.users)
+	a := append(*h, x)
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.less(&a[p]) {
+			break
+		}
+		a[i] = a[p]
+		i = p
+	}
+	a[i] = x
+	*h = a
+}
+
+func (h *shareHeap) pop() heapEntry {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	x := a[last]
+	a = a[:last]
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= len(a) {
+			break
+		}
+		m := c
+		for j := c + 1; j < min(c+4, len(a)); j++ {
+			if a[j].less(&a[m]) {
+				m = j
+			}
+		}
+		if !a[m].less(&x) {
+			break
+		}
+		a[i] = a[m]
+		i = m
+	}
+	if len(a) > 0 {
+		a[i] = x
+	}
+	*h = a
+	return top
+}
