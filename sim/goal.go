@@ -10,32 +10,26 @@ import (
 // compactly: 24 bytes per op, 4 for its place in its rank's program, 4 per
 // dependency, and 4 per user of ops that more than one op waits for.
 //
-// Ops are numbered (their id) in the order a simulation is likely to reach
-// them, not rank by rank: by level (an op without dependencies has level
-// 0, any other one more than its highest dependency), then by rank, then
-// in program order. The ranks of a bulk-synchronous schedule (a ring, a
-// recursive doubling) advance level by level, so that a simulation reads
-// the op table nearly in order instead of jumping between ranks' blocks.
+// Ops are numbered (their id) rank by rank, in program order, as they are
+// read: the text streams into the tables, which are never reordered.
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
-	// Rank r's ops, in program order, are ids[first[r]] .. ids[first[r+1]-1],
+	// Rank r's ops, in program order, are ids first[r] .. first[r+1]-1,
 	// and their dependency lists (rank-local indices, After then
-	// StartAfter) follow one another in deps from depFirst[r]. While the
-	// text is read, ids holds each op's level instead.
+	// StartAfter) follow one another in deps from depFirst[r].
 	first    []uint32
-	ids      chunked[uint32]
 	deps     chunked[int32]
 	depFirst []uint32
-	// Rank r's ops without dependencies are ids ready[r] .. ready[r+1]-1:
-	// level 0 comes first, rank by rank.
+	// Rank r's ops without dependencies are zeros[ready[r]] ..
+	// zeros[ready[r+1]-1].
 	ready     []uint32
+	zeros     chunked[uint32]
 	ops       chunked[goalOp] // by id
 	users     []uint32        // the users (ids) of ops with more than one
 	big       []int64         // values too large for an op's val
 	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
-	maxLevel  uint32          // the highest level, for layout
 	maxSend   int64           // the largest send, in bytes
 }
 
@@ -109,17 +103,10 @@ func (g *GOAL) expand(id uint32) Op {
 func (g *GOAL) Ops() int { return int(g.first[g.Ranks]) }
 
 // idOf returns the id of op index of rank r's program.
-func (g *GOAL) idOf(r int, index uint32) uint32 { return *g.ids.at(g.first[r] + index) }
+func (g *GOAL) idOf(r int, index uint32) uint32 { return g.first[r] + index }
 
-// index returns op id's index in rank r's program (a search: for reports).
-func (g *GOAL) index(r int32, id uint32) int32 {
-	for k := range g.first[r+1] - g.first[r] {
-		if g.idOf(int(r), k) == id {
-			return int32(k)
-		}
-	}
-	return -1
-}
+// index returns op id's index in rank r's program.
+func (g *GOAL) index(r int32, id uint32) int32 { return int32(id - g.first[r]) }
 
 // dependencyCounts returns, by id, how many ops each op waits for.
 func (g *GOAL) dependencyCounts() []uint16 {
@@ -177,8 +164,8 @@ type readySource struct {
 
 func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
 	s := &readySource{g: g, pending: pending, n: int(g.first[r+1] - g.first[r])}
-	for id := g.ready[r]; id < g.ready[r+1]; id++ {
-		s.ready = append(s.ready, id)
+	for i := g.ready[r]; i < g.ready[r+1]; i++ {
+		s.ready = append(s.ready, *g.zeros.at(i))
 		s.readyAt = append(s.readyAt, 0)
 	}
 	return s

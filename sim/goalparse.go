@@ -44,7 +44,7 @@ type goalParser struct {
 	edges    []goalEdge // the current rank's dependencies, as read
 	ops      []parsedOp // the current rank's ops, as read
 	// Scratch for finishRank, reused from rank to rank.
-	count, list, order, newIndex, level []int32
+	count, list, order, newIndex []int32
 }
 
 // goalEdge is one "op requires dep" (or irequires, when start) as read.
@@ -551,7 +551,6 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	for k, i := range order {
 		newIndex[i] = int32(k)
 	}
-	level := resize(&p.level, n)
 	g.depFirst = append(g.depFirst, g.deps.len())
 	zero := uint32(0) // ops without dependencies
 	for k, i := range order {
@@ -567,7 +566,6 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			for _, d := range list {
 				dk := newIndex[d]
 				g.deps.add(dk)
-				level[k] = max(level[k], level[dk]+1)
 				u := g.ops.at(first + uint32(dk))
 				users := &u.nUsers
 				if kind == 1 {
@@ -581,11 +579,10 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			}
 		}
 		if len(after)+len(start) == 0 {
+			g.zeros.add(first + uint32(k))
 			zero++
 		}
 		g.ops.add(o)
-		g.ids.add(uint32(level[k]))
-		g.maxLevel = max(g.maxLevel, uint32(level[k]))
 	}
 	g.first = append(g.first, first+uint32(n))
 	g.ready = append(g.ready, g.ready[r]+zero)
@@ -638,44 +635,9 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32) error {
 	return nil
 }
 
-// layout numbers the ops read rank by rank (ids holds their levels) level
-// by level, moves them to their ids in place, and lists every op's users
-// in id order.
+// layout lists every op's users in id order, once every rank is read.
 func (g *GOAL) layout() error {
-	n := g.ids.len()
-	next := make([]uint32, g.maxLevel+2) // the next id of each level
-	for pos := range n {
-		next[*g.ids.at(pos)+1]++
-	}
-	for l := 1; l < len(next); l++ {
-		next[l] += next[l-1]
-	}
-	for pos := range n {
-		l := g.ids.at(pos)
-		*l, next[*l] = next[*l], next[*l]+1
-	}
-	// Each op moves from its position to its id, cycle by cycle.
-	moved := make([]uint64, (n+63)/64)
-	for pos := range n {
-		if moved[pos/64]&(1<<(pos%64)) != 0 {
-			continue
-		}
-		v := *g.ops.at(pos)
-		for j := *g.ids.at(pos); ; j = *g.ids.at(j) {
-			v, *g.ops.at(j) = *g.ops.at(j), v
-			moved[j/64] |= 1 << (j % 64)
-			if j == pos {
-				break
-			}
-		}
-	}
-	if g.place != nil {
-		place := make([]uint32, n)
-		for pos, p := range g.place {
-			place[*g.ids.at(uint32(pos))] = p
-		}
-		g.place = place
-	}
+	n := g.ops.len()
 	// Users: each op's list ends where the next op's begins; user points
 	// past its end and moves back as the list is filled from its end.
 	total := uint64(0)

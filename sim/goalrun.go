@@ -99,8 +99,8 @@ func (x *goalRun) start() {
 	g := x.g
 	for r := x.lo; r < x.hi; r++ {
 		rk := &x.ranks[r]
-		for id := g.ready[r]; id < g.ready[r+1]; id++ {
-			x.makeReady(rk, id)
+		for i := g.ready[r]; i < g.ready[r+1]; i++ {
+			x.makeReady(rk, *g.zeros.at(i))
 		}
 	}
 	for r := x.lo; r < x.hi; r++ {
@@ -436,16 +436,9 @@ func (x *goalRun) deadlock() error {
 		return nil
 	}
 	de := &DeadlockError{At: x.eng.Now(), Ranks: g.Ranks}
-	// Each op's index in its rank's program, for the report.
-	index := make([]int32, g.Ops())
-	for r := range g.Ranks {
-		for k := range g.first[r+1] - g.first[r] {
-			index[g.idOf(r, k)] = int32(k)
-		}
-	}
 	pendingOp := func(r int32, id uint32, state string) PendingOp {
 		op := g.expand(id)
-		return PendingOp{Rank: r, Index: index[id], Op: op.String(), State: state}
+		return PendingOp{Rank: r, Index: g.index(r, id), Op: op.String(), State: state}
 	}
 	var pend []PendingOp
 	for r := range x.ranks {
@@ -470,7 +463,7 @@ func (x *goalRun) deadlock() error {
 				pend = append(pend, pendingOp(m.src, m.send, "sent (rendezvous); the receiver never matched it"))
 			}
 			pend = append(pend, PendingOp{Rank: r32, Index: -1, State: "arrived; no receive matched it",
-				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, index[m.send])})
+				Op: fmt.Sprintf("message of %dB from rank %d tag %d (its op %d)", m.bytes, m.src, m.tag, g.index(m.src, m.send))})
 		})
 		slices.SortStableFunc(pend, func(a, b PendingOp) int {
 			if a.Rank != b.Rank {
