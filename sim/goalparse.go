@@ -139,24 +139,66 @@ func (p *goalParser) stripComments(raw []byte) []byte {
 	return out
 }
 
+// byteClass tells, for each byte, whether it is space and whether it ends
+// a word: one table look-up per byte of text.
+var byteClass = func() (t [256]uint8) {
+	for _, c := range " \t\r\n" {
+		t[c] = isSpace | endsWord
+	}
+	for _, c := range ":{}" {
+		t[c] = endsWord
+	}
+	return t
+}()
+
+const (
+	isSpace  = 1
+	endsWord = 2
+)
+
 func (p *goalParser) skipSpace() {
-	for p.pos < len(p.text) && (p.text[p.pos] == ' ' || p.text[p.pos] == '\t' || p.text[p.pos] == '\r' || p.text[p.pos] == '\n') {
+	for p.pos < len(p.text) && byteClass[p.text[p.pos]]&isSpace != 0 {
 		p.pos++
 	}
 }
 
-// word returns the next token: a run of letters, digits, '_', '-', '.'.
+// word returns the next token: the bytes up to a space, ':', '{' or '}'.
 func (p *goalParser) word() []byte {
-	p.skipSpace()
-	start := p.pos
-	for p.pos < len(p.text) {
-		c := p.text[p.pos]
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ':' || c == '{' || c == '}' {
-			break
-		}
-		p.pos++
+	text, pos := p.text, p.pos
+	for pos < len(text) && byteClass[text[pos]]&isSpace != 0 {
+		pos++
 	}
-	return p.text[start:p.pos]
+	start := pos
+	for pos < len(text) && byteClass[text[pos]]&endsWord == 0 {
+		pos++
+	}
+	p.pos = pos
+	return text[start:pos]
+}
+
+// decimal parses a whole number, with an optional '-', that fits an int64.
+func decimal(w []byte) (int64, bool) {
+	neg := len(w) > 0 && w[0] == '-'
+	if neg {
+		w = w[1:]
+	}
+	if len(w) == 0 || len(w) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if v > math.MaxInt64 { // 19 digits cannot wrap a uint64
+		return 0, false
+	}
+	if neg {
+		return -int64(v), true
+	}
+	return int64(v), true
 }
 
 func (p *goalParser) atEnd() bool {
@@ -187,8 +229,8 @@ func shorten(w []byte) string {
 func (p *goalParser) integer(what string, lo, hi int64) (int64, error) {
 	start := p.pos
 	w := p.word()
-	v, err := strconv.ParseInt(string(w), 10, 64)
-	if err != nil || v < lo || v > hi {
+	v, ok := decimal(w)
+	if !ok || v < lo || v > hi {
 		p.pos = start
 		p.skipSpace()
 		return 0, p.errf("expected %s, a whole number from %d to %d; found %q", what, lo, hi, shorten(w))
@@ -408,8 +450,8 @@ func (p *goalParser) bytesSize() (int64, error) {
 		p.pos = start
 		return 0, p.errf("expected a size in bytes such as 1024b, found %q", shorten(w))
 	}
-	v, err := strconv.ParseInt(string(w[:len(w)-1]), 10, 64)
-	if err != nil || v < 0 || v > 1<<62 {
+	v, ok := decimal(w[:len(w)-1])
+	if !ok || v < 0 || v > 1<<62 {
 		p.pos = start
 		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", shorten(w))
 	}
