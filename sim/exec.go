@@ -56,6 +56,7 @@ type Progress struct {
 	Now      Time   // the simulated time reached
 	Events   uint64 // engine events run
 	Ops      uint64 // ops completed
+	OpsTotal uint64 // ops in the whole run, where known (a GOAL schedule); else 0
 	Messages uint64 // messages sent
 }
 

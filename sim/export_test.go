@@ -6,5 +6,5 @@ func (g *GOAL) RunParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 	if !g.parallelizable(p, nil) || parts > g.Ranks {
 		return nil, false
 	}
-	return g.runParallel(p, seed, parts)
+	return g.runParallel(p, seed, parts, nil)
 }

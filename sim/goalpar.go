@@ -84,12 +84,19 @@ type parallelRun struct {
 	out [2][]([]crossMsg)
 	// next[k] is the earliest event partition k has pending or has sent
 	// (maxTime if none); stop[k] says it gave up; events[k] is how many
-	// events it has run.
-	next   [2][]Time
-	stop   [2][]bool
-	events [2][]uint64
-	last   []lastEvent // by rank
-	bar    barrier
+	// events it has run, ops[k] how many ops it has completed and
+	// messages[k] sent.
+	next     [2][]Time
+	stop     [2][]bool
+	events   [2][]uint64
+	ops      [2][]uint64
+	messages [2][]uint64
+	last     []lastEvent // by rank
+	bar      barrier
+	// progress, when not nil, is told after each round, by partition 0,
+	// how far the run has got.
+	progress func(Progress)
+	lastTold uint64 // the events progress was last told of
 }
 
 // lastEvent is when a rank's latest event ran, and whether it was an
@@ -110,7 +117,7 @@ const maxTime = Time(math.MaxInt64)
 // runParallel runs g, parallelizable, in parts partitions (at most one
 // per rank). It reports false, with no result, when the run must be done
 // sequentially instead.
-func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
+func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int, progress func(Progress)) (*Result, bool) {
 	base := g.newTables(p, nil)
 	base.pending = make([]uint16, g.Ops())
 	base.p.remote = func(at Time, m *message) { panic("sim: a partition's message before its run") }
@@ -119,6 +126,7 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 		lookahead: p.O + p.L,
 		last:      make([]lastEvent, g.Ranks),
 		bar:       barrier{n: int32(parts)},
+		progress:  progress,
 	}
 	pr.bar.woken.L = &pr.bar.mu
 	pr.parts = make([]*goalRun, parts)
@@ -127,6 +135,8 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 		pr.next[b] = make([]Time, parts)
 		pr.stop[b] = make([]bool, parts)
 		pr.events[b] = make([]uint64, parts)
+		pr.ops[b] = make([]uint64, parts)
+		pr.messages[b] = make([]uint64, parts)
 	}
 	var wg sync.WaitGroup
 	for k := 1; k < parts; k++ {
@@ -202,6 +212,15 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 		if earliest == maxTime {
 			return true
 		}
+		if k == 0 && pr.progress != nil && events-pr.lastTold >= ProgressEvents {
+			pr.lastTold = events
+			s := Progress{Now: earliest, Events: events, OpsTotal: uint64(x.g.Ops())}
+			for j := range parts {
+				s.Ops += pr.ops[b][j]
+				s.Messages += pr.messages[b][j]
+			}
+			pr.progress(s)
+		}
 		if round == probeWindows && events < probeWindows*uint64(parts)*minWindowEvents {
 			return false // windows too sparse to pay for their barriers
 		}
@@ -238,6 +257,8 @@ func (pr *parallelRun) publish(x *goalRun, b int, stop bool) {
 	pr.next[b][x.part] = next
 	pr.stop[b][x.part] = stop
 	pr.events[b][x.part] = x.eng.Events()
+	pr.ops[b][x.part] = x.ops
+	pr.messages[b][x.part] = x.p.messages
 }
 
 // window runs partition x's events before end. It reports false when the

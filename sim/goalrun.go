@@ -20,6 +20,13 @@ import (
 // allocates nothing; waiting messages queue through their records, not
 // through slices. A deadlock is reported with each rank's program indices.
 func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error) {
+	return g.RunLogGOPSProgress(p, noise, seed, nil)
+}
+
+// RunLogGOPSProgress is RunLogGOPS telling progress, when not nil, how far
+// the run has got every ProgressEvents events (or every window of a
+// parallel run); it only observes.
+func (g *GOAL) RunLogGOPSProgress(p LogGOPS, noise *Noise, seed uint64, progress func(Progress)) (*Result, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
@@ -27,7 +34,7 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 		return nil, fmt.Errorf("%d CPUs and %d NICs per rank; at most 65536 each", g.CPUs, g.NICs)
 	}
 	if parts := g.partitions(p, noise, runtime.GOMAXPROCS(0)); parts > 1 {
-		if res, ok := g.runParallel(p, seed, parts); ok {
+		if res, ok := g.runParallel(p, seed, parts, progress); ok {
 			return res, nil
 		}
 	}
@@ -37,12 +44,15 @@ func (g *GOAL) RunLogGOPS(p LogGOPS, noise *Noise, seed uint64) (*Result, error)
 	}
 	x.start()
 	// The run owns the engine: it takes its events itself.
-	for x.err == nil {
+	for n := 1; x.err == nil; n++ {
 		ev, ok := x.eng.next()
 		if !ok {
 			break
 		}
 		x.Handle(ev.arg)
+		if progress != nil && n%ProgressEvents == 0 {
+			progress(Progress{Now: x.eng.Now(), Events: x.eng.Events(), Ops: x.ops, OpsTotal: uint64(g.Ops()), Messages: x.p.messages})
+		}
 	}
 	res := x.result([]*goalRun{x})
 	if x.err != nil {

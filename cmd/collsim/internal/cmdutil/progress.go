@@ -19,8 +19,13 @@ type Progress struct {
 	now      func() time.Time
 	start    time.Time
 	last     time.Time // of the last line printed
-	lastEv   uint64
 	shown    bool
+	// The events rate is measured from rateAt, when rateEv events had
+	// run: the first report, then each line. (Time before the first
+	// report, reading a schedule, is not the simulation's.)
+	rateAt time.Time
+	rateEv uint64
+	rated  bool
 }
 
 // How often a progress line appears.
@@ -44,25 +49,55 @@ func NewProgress(w io.Writer, terminal bool, now func() time.Time) *Progress {
 	return &Progress{w: w, terminal: terminal, now: now, start: t, last: t}
 }
 
-// Update is a sim.Config.Progress: it prints when a line is due.
-func (p *Progress) Update(s sim.Progress) {
-	t := p.now()
+// due reports whether a line is due at t.
+func (p *Progress) due(t time.Time) bool {
 	every := ProgressLogEvery
 	if p.terminal {
 		every = ProgressTerminal
 	}
-	if t.Sub(p.start) < ProgressDelay || p.shown && t.Sub(p.last) < every {
-		return
-	}
-	rate := float64(s.Events-p.lastEv) / t.Sub(p.last).Seconds()
-	line := fmt.Sprintf("collsim: %s wall, simulated %s, %d events (%.2f M/s), %d ops, %d messages",
-		t.Sub(p.start).Round(time.Second), Seconds(s.Now.Seconds()), s.Events, rate/1e6, s.Ops, s.Messages)
+	return t.Sub(p.start) >= ProgressDelay && (!p.shown || t.Sub(p.last) >= every)
+}
+
+// show prints line, in place on a terminal.
+func (p *Progress) show(t time.Time, line string) {
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r%s\033[K", line)
 	} else {
 		fmt.Fprintln(p.w, line)
 	}
-	p.last, p.lastEv, p.shown = t, s.Events, true
+	p.last, p.shown = t, true
+}
+
+// Reading is told how many of a file's total bytes have been read: a
+// line while a big schedule loads.
+func (p *Progress) Reading(name string, done, total int64) {
+	t := p.now()
+	if !p.due(t) {
+		return
+	}
+	p.show(t, fmt.Sprintf("collsim: %s wall, reading %s: %.0f of %.0f MB (%.0f%%)",
+		t.Sub(p.start).Round(time.Second), name, float64(done)/1e6, float64(total)/1e6, 100*float64(done)/float64(max(total, 1))))
+}
+
+// Update is a sim.Config.Progress: it prints when a line is due.
+func (p *Progress) Update(s sim.Progress) {
+	t := p.now()
+	if !p.rated {
+		p.rateAt, p.rateEv, p.rated = t, s.Events, true
+		return // no rate yet
+	}
+	if !p.due(t) {
+		return
+	}
+	rate := float64(s.Events-p.rateEv) / t.Sub(p.rateAt).Seconds()
+	ops := fmt.Sprintf("%d ops", s.Ops)
+	if s.OpsTotal > 0 {
+		ops = fmt.Sprintf("%d of %d ops (%.0f%%)", s.Ops, s.OpsTotal, 100*float64(s.Ops)/float64(s.OpsTotal))
+	}
+	line := fmt.Sprintf("collsim: %s wall, simulated %s, %d events (%.2f M/s), %s, %d messages",
+		t.Sub(p.start).Round(time.Second), Seconds(s.Now.Seconds()), s.Events, rate/1e6, ops, s.Messages)
+	p.show(t, line)
+	p.rateAt, p.rateEv = t, s.Events
 }
 
 // Done clears the line on a terminal, so that the result starts on a clean

@@ -68,3 +68,37 @@ func TestProgressQuietForShortRuns(t *testing.T) {
 		t.Fatalf("printed %q", b.String())
 	}
 }
+
+// Reading a big schedule shows how much of it is read, on the same
+// schedule of lines; the simulation's rate is then measured from its first
+// report, not from the start (which the reading took).
+func TestProgressReadingThenRun(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, false, func() time.Time { return clock })
+	for done := int64(0); done <= 300e6; done += 10e6 { // 100 MB/s for 3 s
+		clock = clock.Add(100 * time.Millisecond)
+		p.Reading("s.goal", done, 300e6)
+	}
+	// The run: 1,000 events more every 100 ms, the first report at 3.2 s
+	// (the rate's baseline: 1,000 events); the next line is due 10 s after
+	// the first (at 2 s), so at 12 s, the 89th report: 89,000 events, and
+	// 88,000 in the 8.8 s since the baseline, 10,000 events/s.
+	for i := uint64(1); clock.Before(time.Unix(12, 0)); i++ {
+		clock = clock.Add(100 * time.Millisecond)
+		p.Update(sim.Progress{Events: i * 1000, Ops: i, OpsTotal: 400, Messages: i})
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"collsim: 2s wall, reading s.goal: 190 of 300 MB (63%)",
+		"collsim: 12s wall, simulated 0s, 89000 events (0.01 M/s), 89 of 400 ops (22%), 89 messages",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("lines %q, want %q", lines, want)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d: %q, want %q", i, lines[i], want[i])
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -54,13 +55,21 @@ type Options struct {
 // --progress in a log), nothing with --quiet. It never writes to
 // streams.Out, so --json output stays clean.
 func (o *Options) progress(streams *cmdutil.IO) (func(sim.Progress), func()) {
+	p := o.display(streams)
+	if p == nil {
+		return nil, func() {}
+	}
+	return p.Update, p.Done
+}
+
+// display returns the progress display on stderr, or nil when it is off.
+func (o *Options) display(streams *cmdutil.IO) *cmdutil.Progress {
 	f, isFile := streams.Err.(*os.File)
 	terminal := isFile && cmdutil.IsTerminal(f)
 	if o.Quiet || !terminal && !o.Progress {
-		return nil, func() {}
+		return nil
 	}
-	p := cmdutil.NewProgress(streams.Err, terminal, time.Now)
-	return p.Update, p.Done
+	return cmdutil.NewProgress(streams.Err, terminal, time.Now)
 }
 
 // New returns the run command.
@@ -449,8 +458,13 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 		return err
 	}
 	defer f.Close()
+	display := o.display(streams)
+	var in io.Reader = f
+	if st, err := f.Stat(); err == nil && display != nil {
+		in = &readProgress{r: f, total: st.Size(), show: func(done, total int64) { display.Reading(o.GOAL, done, total) }}
+	}
 	start := time.Now()
-	g, err := sim.ParseGOAL(f, o.GOAL)
+	g, err := sim.ParseGOAL(in, o.GOAL)
 	if err != nil {
 		return err
 	}
@@ -467,14 +481,23 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 	}
 	start = time.Now()
 	var res *sim.Result
-	if cfg.LogGOPS != nil {
-		res, err = g.RunLogGOPS(*cfg.LogGOPS, cfg.Noise, o.Seed)
-	} else {
-		var done func()
-		cfg.Progress, done = o.progress(streams)
-		res, err = sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
-		done()
+	var progress func(sim.Progress)
+	done := func() {}
+	if display != nil {
+		total := uint64(g.Ops())
+		progress = func(p sim.Progress) {
+			p.OpsTotal = total
+			display.Update(p)
+		}
+		done = display.Done
 	}
+	if cfg.LogGOPS != nil {
+		res, err = g.RunLogGOPSProgress(*cfg.LogGOPS, cfg.Noise, o.Seed, progress)
+	} else {
+		cfg.Progress = progress
+		res, err = sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
+	}
+	done()
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return runError(err)
@@ -602,4 +625,18 @@ func fail(m *configs.Machine, specs []string) (*configs.Machine, error) {
 		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--fail: %w", err)}
 	}
 	return m, nil
+}
+
+// readProgress counts the bytes read through it and shows the count.
+type readProgress struct {
+	r           io.Reader
+	done, total int64
+	show        func(done, total int64)
+}
+
+func (p *readProgress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	p.show(p.done, p.total)
+	return n, err
 }
