@@ -8,3 +8,11 @@ func (g *GOAL) RunParallel(p LogGOPS, seed uint64, parts int) (*Result, bool) {
 	}
 	return g.runParallel(p, seed, parts, nil)
 }
+
+// RunParallelProgress is RunParallel telling progress how far it got.
+func (g *GOAL) RunParallelProgress(p LogGOPS, seed uint64, parts int, progress func(Progress)) (*Result, bool) {
+	if !g.parallelizable(p, nil) || parts > g.Ranks {
+		return nil, false
+	}
+	return g.runParallel(p, seed, parts, progress)
+}

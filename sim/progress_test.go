@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -50,5 +51,52 @@ func TestProgressOnlyObserves(t *testing.T) {
 			t.Errorf("report %d is past the end: %+v, result %+v", i, pr, with)
 		}
 		last = pr
+	}
+}
+
+// A GOAL run in LogGOPS mode, serial or in two partitions, gives the same
+// result told of its progress or not; its reports never go back, never
+// pass the end, and know the schedule's op total.
+func TestGOALProgressOnlyObserves(t *testing.T) {
+	g := goalOf(t, collectives.Allreduce, "ring", collectives.Params{Ranks: 64, Count: 1 << 14})
+	runs := map[string]func(func(sim.Progress)) *sim.Result{
+		"serial": func(progress func(sim.Progress)) *sim.Result {
+			res, err := g.RunLogGOPSProgress(sim.DefaultLogGOPS, nil, 1, progress)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		},
+		"parallel": func(progress func(sim.Progress)) *sim.Result {
+			res, ok := g.RunParallelProgress(sim.DefaultLogGOPS, 1, 2, progress)
+			if !ok {
+				t.Fatal("the ring did not run in parallel")
+			}
+			return res
+		},
+	}
+	for name, run := range runs {
+		var reports []sim.Progress
+		with := run(func(pr sim.Progress) { reports = append(reports, pr) })
+		without := run(nil)
+		if !reflect.DeepEqual(with, without) {
+			t.Fatalf("%s: progress changed the result:\n%+v\n%+v", name, with, without)
+		}
+		if len(reports) < 2 {
+			t.Fatalf("%s: %d reports over %d events", name, len(reports), with.Events)
+		}
+		var last sim.Progress
+		for i, pr := range reports {
+			if pr.Events < last.Events+sim.ProgressEvents || pr.Now < last.Now || pr.Ops < last.Ops || pr.Messages < last.Messages {
+				t.Errorf("%s: report %d came too soon or went back: %+v after %+v", name, i, pr, last)
+			}
+			if pr.Now > with.Makespan || pr.Ops > with.Ops || pr.Messages > with.Messages || pr.Events > with.Events {
+				t.Errorf("%s: report %d is past the end: %+v, result %+v", name, i, pr, with)
+			}
+			if pr.OpsTotal != uint64(g.Ops()) {
+				t.Errorf("%s: report %d: %d ops in all, the schedule has %d", name, i, pr.OpsTotal, g.Ops())
+			}
+			last = pr
+		}
 	}
 }
