@@ -171,6 +171,9 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 	}
 	links := len(t.Links())
+	if links >= maxLinks {
+		return nil, fmt.Errorf("flow network: %s has %d links; the flow model takes at most %d", t.Name(), links, maxLinks-1)
+	}
 	capUnits := make([]int64, links)
 	for i, l := range t.Links() {
 		u, err := capacityUnits(l.Bandwidth)

@@ -59,14 +59,14 @@ func (m *flowModel) sweep() bool {
 	at := startShare
 	for len(m.heap) > 0 {
 		top := m.heap.pop()
-		switch top.kind {
+		switch top.kind() {
 		case entryCheck:
 			at = top.share
 			if !m.check(top.link, at) {
 				return false
 			}
 		case entryFreeze:
-			l := top.on
+			l := top.on()
 			if m.linkDirty[top.link] == m.epoch || m.linkDone[l] == m.epoch {
 				continue // its bottleneck changed: it freezes anew in this sweep
 			}
@@ -118,13 +118,13 @@ func (m *flowModel) makeDirty(l int32, at share) bool {
 				s.left -= fl.units
 				continue
 			} else {
-				m.heap.push(heapEntry{share: c, kind: entryFreeze, flow: f, on: l})
+				m.heap.push(entry(c, entryFreeze, f, l))
 			}
 		}
 		s.users++
 	}
 	if check && old.users > 0 {
-		m.heap.push(heapEntry{share: old, kind: entryCheck})
+		m.heap.push(entry(old, entryCheck, 0, 0))
 	}
 	m.setShare(l, s)
 	return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // Rates are integers in units of 2^-16 bytes per second. Integer sums do
@@ -184,10 +185,27 @@ func (s *MaxMinSolver) Solve(capacity []int64, routes [][]int32) []int64 {
 type heapEntry struct {
 	share
 	approx float64 // left/users in floating point, set by push: most comparisons need no more
-	kind   entryKind
+	// kindOn is the kind in the top two bits, and for entryFreeze the
+	// dirty link the flow leaves (32 bytes an entry: a heap moves them).
+	kindOn uint32
 	flow   int32 // entryFreeze: the flow
-	on     int32 // entryFreeze: the dirty link it leaves
 }
+
+// entry returns a heap entry of the given kind at share s.
+func entry(s share, kind entryKind, flow, on int32) heapEntry {
+	return heapEntry{share: s, kindOn: uint32(kind)<<30 | uint32(on), flow: flow}
+}
+
+func (e *heapEntry) kind() entryKind { return entryKind(e.kindOn >> 30) }
+
+// maxLinks bounds the links of a network: an entry holds a link in 30 bits.
+const maxLinks = 1 << 30
+
+// A heap moves its entries: they must stay small.
+const _ = 32 - unsafe.Sizeof(heapEntry{})
+
+// on is the dirty link an entryFreeze's flow leaves.
+func (e *heapEntry) on() int32 { return int32(e.kindOn & (1<<30 - 1)) }
 
 type entryKind uint8
 
@@ -215,7 +233,7 @@ func (a *heapEntry) less(b *heapEntry) bool {
 	if a.link != b.link {
 		return a.link < b.link
 	}
-	return a.kind < b.kind
+	return a.kindOn>>30 < b.kindOn>>30
 }
 
 // shareHeap is a 4-ary min-heap of entries (shallower than a binary one:
