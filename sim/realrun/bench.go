@@ -102,7 +102,8 @@ type RankOptions struct {
 	Job                uint64
 	Jobs               []Job
 	Warmup, Iterations int
-	// Timeout bounds registration, connection and each wait for progress.
+	// Timeout bounds each wait for progress, and registration and
+	// connection together (at least MinSetup for those).
 	Timeout time.Duration
 	// Timeline keeps the op spans of each job's last iteration in the
 	// report.
@@ -133,7 +134,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	}
 	defer ln.Close()
 	host, _ := os.Hostname()
-	setup, cancel := context.WithTimeout(ctx, o.Timeout)
+	setup, cancel := context.WithTimeout(ctx, SetupTimeout(o.Timeout))
 	defer cancel()
 	var running atomic.Pointer[Rank]
 	aborted := make(chan error, 1)

@@ -386,3 +386,13 @@ func Summarize(reports []Report) []Summary {
 	}
 	return out
 }
+
+// MinSetup is the least time a run gives its ranks to start, register at
+// the rendezvous and connect, whatever its timeout: a stall timeout of a
+// few seconds (to catch a stalled rank quickly) must not fail a run whose
+// processes a busy machine or a batch system starts slowly.
+const MinSetup = 30 * time.Second
+
+// SetupTimeout bounds the start of a run whose ranks give up after
+// timeout without progress.
+func SetupTimeout(timeout time.Duration) time.Duration { return max(timeout, MinSetup) }

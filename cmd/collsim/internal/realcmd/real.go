@@ -114,7 +114,7 @@ Three ways to start the ranks:
 	f.IntVar(&o.warmup, "warmup", 2, "untimed iterations before them")
 	f.BoolVar(&o.verify, "verify", true, "carry real data and check every rank's result after every iteration")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the input data")
-	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up when a rank waits this long without progress (or to register)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up when a rank waits this long without progress (starting, registering and connecting get at least 30s)")
 	f.StringVar(&o.rendezvous, "rendezvous", "", "host:port of the rendezvous rank 0 listens on (cluster runs)")
 	f.StringVar(&o.rendezvousAt, "rendezvous-file", "", "a file on a shared filesystem where rank 0 writes its rendezvous address (cluster runs)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
@@ -141,7 +141,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
 		}
-		o.Timeout = o.timeout
+		o.Timeout = realrun.SetupTimeout(o.timeout)
 		reports, err := o.Launch(ChildArgs(cmd, "real"), streams.Err)
 		if err != nil {
 			return err
@@ -405,7 +405,7 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 	case rank != 0 && o.rendezvous != "":
 		return o.rendezvous, nil, nil
 	case rank != 0:
-		addr, err := readRendezvousFile(ctx, o.rendezvousAt, hash, o.timeout)
+		addr, err := readRendezvousFile(ctx, o.rendezvousAt, hash, realrun.SetupTimeout(o.timeout))
 		return addr, nil, err
 	}
 	listen := o.rendezvous
@@ -437,7 +437,7 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 		if o.rendezvousAt != "" {
 			defer os.Remove(o.rendezvousAt)
 		}
-		return realrun.Serve(ctx, ln, size, o.timeout)
+		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout))
 	}
 	return addr, serve, nil
 }
