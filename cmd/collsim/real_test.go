@@ -403,15 +403,15 @@ func TestValidateBadInput(t *testing.T) {
 func TestRealPRTT(t *testing.T) {
 	// Round trips over loopback are timed for real: on a loaded machine
 	// (the other packages' tests run alongside) a median of a few can
-	// catch a scheduling delay. So the ordering is checked on a second
-	// measurement when the first breaks it; a PRTT that is wrong breaks
-	// it both times.
+	// catch a scheduling delay (medians of 15 rather than 5 catch fewer).
+	// So the ordering is checked again, up to three times, when a
+	// measurement breaks it; a PRTT that is wrong breaks it every time.
 	for attempt := 1; ; attempt++ {
 		problems := measurePRTT(t)
 		if len(problems) == 0 {
 			break
 		}
-		if attempt == 2 {
+		if attempt == 3 {
 			t.Fatal(strings.Join(problems, "\n"))
 		}
 		t.Logf("measured again: %s", strings.Join(problems, "; "))
@@ -427,7 +427,7 @@ func TestRealPRTT(t *testing.T) {
 // waits.
 func measurePRTT(t *testing.T) []string {
 	file := filepath.Join(t.TempDir(), "loggp.out")
-	out, errs, code := collsim(t, "real", "--np", "2", "--prtt", "1,4KiB,64KiB", "--iterations", "5", "--warmup", "1", "--prtt-out", file)
+	out, errs, code := collsim(t, "real", "--np", "2", "--prtt", "1,4KiB,64KiB", "--iterations", "15", "--warmup", "1", "--prtt-out", file)
 	if code != 0 || !strings.Contains(out, "PRTT(n,d,s)") || !strings.Contains(out, "LogGP fit") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
