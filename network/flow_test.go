@@ -333,3 +333,80 @@ func TestNoiseOffIsBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowIncrementalMatchesWholeSolveWide is
+// TestFlowIncrementalMatchesWholeSolve over more of what a run can be:
+// every algorithm of every collective, links of unequal bandwidths,
+// zero-latency links (every step's ends and starts fall at one instant:
+// joins and leaves in one batch), a torus, several ranks per host, latency
+// jitter. The incremental solver must give the whole-network solve's
+// finish times and event count, bit for bit, with no fallback.
+func TestFlowIncrementalMatchesWholeSolveWide(t *testing.T) {
+	fast := topology.LinkSpec{Bandwidth: 12.5e9}
+	link := topology.LinkSpec{Bandwidth: 5e9, Latency: 1e-7}
+	slow := topology.LinkSpec{Bandwidth: 3e9, Latency: 3e-7}
+	df, err := topology.Dragonfly(topology.DragonflySpec{P: 2, A: 3, H: 2, G: 5, Host: fast, Local: link, Global: slow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := topology.FatTree(4, 2, fast, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torus, err := topology.Torus([]int{3, 3, 2}, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	algos := collectives.All()
+	rapid.Check(t, func(rt *rapid.T) {
+		topo := []*topology.Topology{df, tree, torus}[rapid.IntRange(0, 2).Draw(rt, "topology")]
+		routing := RouteMinimal
+		switch topo {
+		case df:
+			routing = rapid.SampledFrom([]string{RouteMinimal, RouteValiant, RouteUGAL}).Draw(rt, "routing")
+		case tree:
+			routing = rapid.SampledFrom([]string{RouteMinimal, RouteECMP}).Draw(rt, "routing")
+		}
+		slots := rapid.IntRange(1, 2).Draw(rt, "slots")
+		ranks := rapid.IntRange(2, min(24, slots*topo.Hosts())).Draw(rt, "ranks")
+		place, err := topology.Place(topology.PlaceRandom, ranks, topo.Hosts(), slots, rapid.Uint64().Draw(rt, "seed"))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		a := algos[rapid.IntRange(0, len(algos)-1).Draw(rt, "algorithm")]
+		s, err := a.Build(collectives.Params{Ranks: ranks, Count: rapid.SampledFrom([]int64{0, 1, 100, 4096}).Draw(rt, "count"), ElemSize: 4,
+			NodeSize: rapid.SampledFrom([]int{1, 2, 4}).Draw(rt, "node size"), Segment: rapid.SampledFrom([]int64{0, 64}).Draw(rt, "segment")})
+		if err != nil {
+			rt.Skip("the algorithm does not take these parameters")
+		}
+		var jitter Jitter
+		if rapid.Bool().Draw(rt, "jitter") {
+			jitter = Jitter{Sigma: 200 * sim.Nanosecond, Lognormal: rapid.Bool().Draw(rt, "lognormal")}
+		}
+		eager := rapid.SampledFrom([]int64{0, 4096}).Draw(rt, "eager limit")
+		var res [2]*sim.Result
+		for i, whole := range []bool{false, true} {
+			factory, err := Flow(FlowConfig{Topology: topo, Placement: place, Local: fast, Routing: routing, Jitter: jitter, wholeNetwork: whole})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			var model *flowModel
+			net := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
+				n, err := factory(eng, sink, ranks)
+				model, _ = n.(*flowModel)
+				return n, err
+			}
+			res[i], err = sim.Execute(sim.New(11), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: eager, ReducePsPerByte: 50}})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if model.fallbacks != 0 {
+				rt.Fatalf("%d sweeps fell back to solving from nothing", model.fallbacks)
+			}
+		}
+		if !slices.Equal(res[0].Finish, res[1].Finish) || res[0].Events != res[1].Events {
+			rt.Fatalf("%s/%s on %d ranks of %s, %s routing: incremental %v (%d events), whole network %v (%d events)",
+				a.Collective, a.Name, ranks, topo.Name(), routing, res[0].Finish, res[0].Events, res[1].Finish, res[1].Events)
+		}
+	})
+}

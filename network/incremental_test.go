@@ -1,6 +1,8 @@
 package network
 
 import (
+	"math"
+	"math/big"
 	"slices"
 	"testing"
 
@@ -64,4 +66,351 @@ func TestSweepMatchesWholeSolve(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The largest and smallest capacities capacityUnits accepts: 2^62 less a
+// float64's spacing there (512), and one unit.
+const (
+	maxCapUnits = 1<<62 - 512
+	minCapUnits = 1
+)
+
+// exactMaxMin is progressive filling written out from its definition, as
+// an oracle that shares nothing with either solver (not even share.cmp):
+// scan every link for the least capacity left per unfrozen crossing,
+// compared as exact fractions with big integers, ties to the lower link;
+// freeze that link's unfrozen flows at the share rounded down to a unit;
+// take the rate off every crossing of their routes; repeat.
+func exactMaxMin(caps []int64, routes [][]int32) []int64 {
+	left := slices.Clone(caps)
+	users := make([]int64, len(caps))
+	for _, r := range routes {
+		for _, e := range r {
+			users[e]++
+		}
+	}
+	rates := make([]int64, len(routes))
+	frozen := make([]bool, len(routes))
+	var a, b big.Int
+	for {
+		best := -1
+		for e := range caps {
+			if users[e] == 0 {
+				continue
+			}
+			if best >= 0 {
+				// left[e]/users[e] < left[best]/users[best]?
+				a.Mul(big.NewInt(left[e]), big.NewInt(users[best]))
+				b.Mul(big.NewInt(left[best]), big.NewInt(users[e]))
+				if a.Cmp(&b) >= 0 {
+					continue
+				}
+			}
+			best = e
+		}
+		if best < 0 {
+			return rates
+		}
+		rate := left[best] / users[best]
+		for i, route := range routes {
+			if frozen[i] || !slices.Contains(route, int32(best)) {
+				continue
+			}
+			frozen[i], rates[i] = true, rate
+			for _, e := range route {
+				left[e] -= rate
+				users[e]--
+			}
+		}
+	}
+}
+
+// repairHarness drives the incremental solver directly: flows join and
+// leave in batches, and solve sweeps once per batch.
+type repairHarness struct {
+	m      flowModel
+	active []int32 // slots, in join order
+}
+
+func newRepairHarness(caps []int64) *repairHarness {
+	h := &repairHarness{}
+	h.m.initSolver(caps)
+	return h
+}
+
+// join starts a flow on route, in a freed slot if there is one, and puts
+// it last in active.
+func (h *repairHarness) join(route []int32) {
+	f := h.m.newFlow()
+	fl := &h.m.flows[f]
+	*fl = flow{route: append(fl.route[:0], route...), pos: fl.pos[:0], neck: -1}
+	h.m.join(f)
+	h.active = append(h.active, f)
+}
+
+// leave ends the i-th active flow and frees its slot.
+func (h *repairHarness) leave(i int) {
+	f := h.active[i]
+	h.m.leave(f)
+	h.m.free = append(h.m.free, f)
+	h.active = slices.Delete(h.active, i, i+1)
+}
+
+// sweep repairs the solution and returns the active flows' rates; ok is
+// false if the repair met a link after its fill (it would fall back).
+func (h *repairHarness) sweep() (rates []int64, ok bool) {
+	h.m.rated = h.m.rated[:0]
+	if !h.m.sweep() {
+		return nil, false
+	}
+	return h.rates(), true
+}
+
+// solveAgain solves every flow from nothing, as the repair's way out does.
+func (h *repairHarness) solveAgain() []int64 {
+	h.m.rated = h.m.rated[:0]
+	h.m.solveAgain()
+	return h.rates()
+}
+
+// rates marks the flows whose rate the last solve set as timed and
+// returns the active flows' rates.
+func (h *repairHarness) rates() (rates []int64) {
+	for _, f := range h.m.rated {
+		h.m.flows[f].timed = true
+	}
+	for _, f := range h.active {
+		rates = append(rates, h.m.flows[f].units)
+	}
+	return rates
+}
+
+func (h *repairHarness) routes() [][]int32 {
+	routes := make([][]int32, len(h.active))
+	for i, f := range h.active {
+		routes[i] = h.m.flows[f].route
+	}
+	return routes
+}
+
+// TestSweepHandDerived runs short batch sequences whose rates are worked
+// out by hand in the comments: equal shares (the lower link fills first),
+// a route crossing a link twice, a slot freed and reused in one batch, and
+// capacities at both ends of the accepted range.
+func TestSweepHandDerived(t *testing.T) {
+	type batch struct {
+		leave []int     // places in the active list, taken in this order
+		join  [][]int32 // routes, appended to the active list
+		want  []int64   // rates of the active flows after the batch
+	}
+	for _, c := range []struct {
+		name    string
+		caps    []int64
+		batches []batch
+	}{
+		{"ties and a double crossing", []int64{6, 6}, []batch{
+			// a:[0] b:[0 1] c:[1]: both links 6/2 = 3; link 0 fills first
+			// (a, b at 3), then link 1 has 3 left for c.
+			{join: [][]int32{{0}, {0, 1}, {1}}, want: []int64{3, 3, 3}},
+			// a leaves: link 0 is 6/1, link 1 still 6/2 = 3, so link 1
+			// fills first now (b, c at 3): b's bottleneck moves to link 1,
+			// which fills after link 0's old fill.
+			{leave: []int{0}, want: []int64{3, 3}},
+			// c leaves: b alone on both links, 6/1 each; b gets 6.
+			{leave: []int{1}, want: []int64{6}},
+			// a:[0] and d:[1 1] join: link 0 is 6/2 = 3, link 1 6/3 = 2
+			// (d counts twice); link 1 fills first (b, d at 2, d taking
+			// 4 of it), then link 0 has 6-2 = 4 for a.
+			{join: [][]int32{{0}, {1, 1}}, want: []int64{2, 4, 2}},
+			// b leaves and e:[0 1] takes its slot in the same batch: the
+			// same shares as before with e for b: a 4, d 2, e 2.
+			{leave: []int{0}, join: [][]int32{{0, 1}}, want: []int64{4, 2, 2}},
+		}},
+		{"extreme capacities", []int64{maxCapUnits, minCapUnits}, []batch{
+			// a:[0] b:[0 1] c:[1]: link 1's one unit over two flows is
+			// the least share; b and c get it rounded down, 0, and a all
+			// of link 0.
+			{join: [][]int32{{0}, {0, 1}, {1}}, want: []int64{maxCapUnits, 0, 0}},
+			// c leaves: link 1 is 1/1, least; b gets 1 and a the rest of
+			// link 0, 2^62-513.
+			{leave: []int{2}, want: []int64{maxCapUnits - 1, 1}},
+			// Three more on [0]: link 1 fills first again (b 1); link 0
+			// has 2^62-513 over 4 flows: 2^60-129 each (4(2^60-129) =
+			// 2^62-516, 3 units over).
+			{join: [][]int32{{0}, {0}, {0}}, want: []int64{1<<60 - 129, 1, 1<<60 - 129, 1<<60 - 129, 1<<60 - 129}},
+		}},
+	} {
+		h := newRepairHarness(c.caps)
+		for i, b := range c.batches {
+			for _, l := range b.leave {
+				h.leave(l)
+			}
+			for _, r := range b.join {
+				h.join(r)
+			}
+			got, ok := h.sweep()
+			if !ok {
+				t.Fatalf("%s, batch %d: the repair fell back", c.name, i)
+			}
+			if !slices.Equal(got, b.want) {
+				t.Errorf("%s, batch %d: rates %v, want %v", c.name, i, got, b.want)
+			}
+		}
+	}
+}
+
+// drawCapacities draws link capacities in units from one of several
+// families: all equal (every share ties), a short list of real bandwidths
+// and tiny ones, only the extremes of the accepted range, anything in the
+// range, or small multiples of 2^59 give or take a few units (so that
+// shares on links of different capacities and users, k 2^59/u, differ by
+// less than a float64 can tell: the heap must order them exactly).
+func drawCapacities(t *rapid.T, links int) []int64 {
+	caps := make([]int64, links)
+	family := rapid.IntRange(0, 4).Draw(t, "capacity family")
+	for i := range caps {
+		switch family {
+		case 0:
+			caps[i] = 5e9 * rateUnitsPerByte
+		case 1:
+			caps[i] = rapid.SampledFrom([]int64{6, 12, 7, 3 * rateUnitsPerByte, 5e9 * rateUnitsPerByte, 4.7e9 * rateUnitsPerByte}).Draw(t, "capacity")
+		case 2:
+			caps[i] = rapid.SampledFrom([]int64{minCapUnits, 2, 3, maxCapUnits}).Draw(t, "capacity")
+		case 3:
+			caps[i] = rapid.Int64Range(1, 7).Draw(t, "multiple")<<59 + rapid.Int64Range(-3, 3).Draw(t, "units off")
+		default:
+			caps[i] = rapid.Int64Range(minCapUnits, maxCapUnits).Draw(t, "capacity")
+		}
+	}
+	return caps
+}
+
+// TestSweepMatchesExactFilling is TestSweepMatchesWholeSolve on larger
+// networks and longer runs, against exactMaxMin: up to 40 links, routes of
+// up to 6 crossings drawn with repeats (a route may cross a link up to 6
+// times) and often from a few hot links, many flows joining and leaving
+// per batch (freed slots reused in the same batch), capacities from every
+// family of drawCapacities; now and then a batch is solved from nothing
+// by the repair's way out (solveAgain) instead. After every batch each
+// flow's rate must be the oracle's, bit for bit, with no fallback;
+// MaxMinSolver is held to the oracle too.
+func TestSweepMatchesExactFilling(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		links := rapid.IntRange(1, 40).Draw(t, "links")
+		caps := drawCapacities(t, links)
+		hot := int32(rapid.IntRange(1, links).Draw(t, "hot links"))
+		crossing := rapid.OneOf(rapid.Int32Range(0, hot-1), rapid.Int32Range(0, int32(links-1)))
+		h := newRepairHarness(caps)
+		var solver MaxMinSolver
+		for batch := range rapid.IntRange(1, 60).Draw(t, "batches") {
+			for range rapid.IntRange(0, 8).Draw(t, "leaves") {
+				if len(h.active) == 0 {
+					break
+				}
+				h.leave(rapid.IntRange(0, len(h.active)-1).Draw(t, "which"))
+			}
+			for range rapid.IntRange(0, 16).Draw(t, "joins") {
+				h.join(rapid.SliceOfN(crossing, 1, 6).Draw(t, "route"))
+			}
+			var got []int64
+			if rapid.IntRange(0, 9).Draw(t, "solve again") == 0 {
+				// The repair's way out, never taken otherwise: the
+				// batches after it repair what it found.
+				got = h.solveAgain()
+			} else if rates, ok := h.sweep(); ok {
+				got = rates
+			} else {
+				t.Fatalf("batch %d: the repair fell back", batch)
+			}
+			routes := h.routes()
+			want := exactMaxMin(caps, routes)
+			if whole := solver.Solve(caps, routes); !slices.Equal(whole, want) {
+				t.Fatalf("batch %d: MaxMinSolver %v, exact filling %v (routes %v)", batch, whole, want, routes)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("batch %d: repaired rates %v, exact filling %v (routes %v)", batch, got, want, routes)
+			}
+		}
+	})
+}
+
+// TestSweepEpochWrap runs batches across the wrap of the sweep counter
+// (the epoch that marks the links and flows a sweep touched). Link 5 and
+// its flow are touched only by the first sweep, at epoch 1; the counter is
+// then set so that it wraps, back to 1, at the sweep of the batch that next
+// touches link 5: a mark left from the first sweep must not pass for one of
+// that sweep's. Every batch is held to exactMaxMin.
+func TestSweepEpochWrap(t *testing.T) {
+	caps := []int64{6, 6, 12, 7, 6, 10}
+	h := newRepairHarness(caps)
+	batches := []struct {
+		leave []int
+		join  [][]int32
+	}{
+		{join: [][]int32{{5}, {0, 1}, {1, 2}, {2, 3, 3}, {4}, {0, 4}}}, // epoch 1
+		{leave: []int{2}, join: [][]int32{{1, 3}}},                     // epoch 2
+		{join: [][]int32{{0}}},                                         // epoch 2^32-2
+		{leave: []int{1}, join: [][]int32{{5, 0}, {2, 4}}},             // wraps: epoch 1
+		{join: [][]int32{{1, 2, 3}, {5, 1}}},                           // epoch 2
+		{leave: []int{0, 0}, join: [][]int32{{3}}},                     // epoch 3
+	}
+	for i, b := range batches {
+		if i == 2 {
+			h.m.epoch = math.MaxUint32 - 2
+		}
+		for _, l := range b.leave {
+			h.leave(l)
+		}
+		for _, r := range b.join {
+			h.join(r)
+		}
+		got, ok := h.sweep()
+		if !ok {
+			t.Fatalf("batch %d (epoch %d): the repair fell back", i, h.m.epoch)
+		}
+		if want := exactMaxMin(caps, h.routes()); !slices.Equal(got, want) {
+			t.Fatalf("batch %d (epoch %d): rates %v, exact filling %v (routes %v)", i, h.m.epoch, got, want, h.routes())
+		}
+		if i == 3 && h.m.epoch != 1 {
+			t.Fatalf("batch 3 ran at epoch %d: the counter did not wrap there", h.m.epoch)
+		}
+	}
+}
+
+// TestSweepAllocatesNothing: once the solver's slices have grown to their
+// working size, a batch (a flow leaving, another taking its slot on a
+// route of the same length, a sweep) allocates nothing.
+func TestSweepAllocatesNothing(t *testing.T) {
+	caps := []int64{5e9 * rateUnitsPerByte, 5e9 * rateUnitsPerByte, 4.7e9 * rateUnitsPerByte, 3e9 * rateUnitsPerByte}
+	h := newRepairHarness(caps)
+	routes := [][]int32{{0, 1}, {1, 2}, {2, 3}, {3, 0}, {0, 2}, {1, 3}}
+	for _, r := range routes {
+		h.join(r)
+	}
+	h.sweep()
+	next := 0
+	batch := func() {
+		h.m.leave(h.active[0])
+		h.m.free = append(h.m.free, h.active[0])
+		f := h.m.newFlow()
+		fl := &h.m.flows[f]
+		*fl = flow{route: append(fl.route[:0], routes[next]...), pos: fl.pos[:0], neck: -1}
+		h.m.join(f)
+		copy(h.active, h.active[1:])
+		h.active[len(h.active)-1] = f
+		next = (next + 1) % len(routes)
+		h.m.rated = h.m.rated[:0]
+		if !h.m.sweep() {
+			t.Fatal("the repair fell back")
+		}
+		for _, f := range h.m.rated {
+			h.m.flows[f].timed = true
+		}
+	}
+	for range 2 * len(routes) { // warm up: every slice at its working size
+		batch()
+	}
+	if allocs := testing.AllocsPerRun(100, batch); allocs != 0 {
+		t.Errorf("%g allocations per batch, want 0", allocs)
+	}
 }
