@@ -1,6 +1,7 @@
 package network
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -595,10 +596,12 @@ func (m *flowModel) solve() {
 		if fl.gen == 0 {
 			fl.gen = 1
 		}
-		if fl.rate > 0 {
-			m.rated[n] = f
-			n++
+		if fl.rate == 0 {
+			m.eng.Fail(m.starved(fl))
+			return
 		}
+		m.rated[n] = f
+		n++
 	}
 	// Completions at one instant run in the order they were scheduled;
 	// scheduling them in slot order, not in the order the solve froze
@@ -607,8 +610,25 @@ func (m *flowModel) solve() {
 	slices.Sort(rated)
 	for _, f := range rated {
 		fl := &m.flows[f]
-		m.eng.At(now+sim.FromPicoseconds(fl.rem*1e12/fl.rate), m.id, flowArg(flowFinish, f, fl.gen))
+		d := sim.FromPicoseconds(fl.rem * 1e12 / fl.rate)
+		if d > sim.MaxTime-now {
+			m.eng.Fail(fmt.Errorf("flow network: the message from rank %d to rank %d (%.0f bytes left at %.4g B/s) would finish too late: %w", fl.src, fl.dst, fl.rem, fl.rate, sim.ErrClockLimit))
+			return
+		}
+		m.eng.At(now+d, m.id, flowArg(flowFinish, f, fl.gen))
 	}
+}
+
+// starved explains why flow fl gets no bandwidth: its bottleneck's
+// capacity, shared among its flows, is less than a rate unit each.
+func (m *flowModel) starved(fl *flow) error {
+	msg := fmt.Sprintf("flow network: the message from rank %d to rank %d gets no bandwidth", fl.src, fl.dst)
+	if fl.neck >= 0 {
+		l := m.topo.Links()[fl.neck]
+		msg += fmt.Sprintf(": link %d (%d to %d) of %g B/s is shared by %d flows, less than %g B/s each (the flow model's unit); give it more bandwidth",
+			fl.neck, l.From, l.To, l.Bandwidth, len(m.onLink[fl.neck]), 1.0/rateUnitsPerByte)
+	}
+	return errors.New(msg)
 }
 
 // solveWhole solves every flow with MaxMinSolver, as a test's oracle and

@@ -1,8 +1,10 @@
 package network
 
 import (
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
@@ -409,4 +411,41 @@ func TestFlowIncrementalMatchesWholeSolveWide(t *testing.T) {
 				a.Collective, a.Name, ranks, topo.Name(), routing, res[0].Finish, res[0].Events, res[1].Finish, res[1].Events)
 		}
 	})
+}
+
+// A message that cannot finish within the simulated clock's range, and
+// flows that get no bandwidth at all, end the run with an error that says
+// so; neither panics nor hangs.
+func TestFlowUnfinishableMessages(t *testing.T) {
+	run := func(bandwidth float64, second int64) error {
+		cross, err := topology.Crossbar(3, topology.LinkSpec{Bandwidth: bandwidth, Latency: 1e-6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		net, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs := []sim.Program{
+			{{Kind: sim.OpSend, Peer: 1, Bytes: 1, Concurrent: true}, {Kind: sim.OpSend, Peer: 2, Bytes: second, Concurrent: true}},
+			{{Kind: sim.OpRecv, Peer: 0, Bytes: 1}},
+			{{Kind: sim.OpRecv, Peer: 0, Bytes: second}},
+		}
+		_, err = sim.Execute(sim.New(1), sim.FromPrograms("two", progs, 1), sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 1 << 40}})
+		return err
+	}
+	// 1 B/s links: 10^7 bytes take 10^7 s, 116 days, past the clock's
+	// 2^63 ps (106.8 days).
+	if err := run(1, 1e7); !errors.Is(err, sim.ErrClockLimit) || !strings.Contains(err.Error(), "from rank 0 to rank 2") {
+		t.Errorf("10^7 bytes at 1 B/s: %v", err)
+	}
+	// 9 x 10^6 bytes (104 days) still fit.
+	if err := run(1, 9e6); err != nil {
+		t.Errorf("9 x 10^6 bytes at 1 B/s: %v", err)
+	}
+	// A link of 1.5 units (1.5 x 2^-16 B/s) shared by two flows: 0 units
+	// each.
+	if err := run(1.5/rateUnitsPerByte, 8); err == nil || !strings.Contains(err.Error(), "gets no bandwidth") || !strings.Contains(err.Error(), "shared by 2 flows") {
+		t.Errorf("two flows on 1.5 units: %v", err)
+	}
 }

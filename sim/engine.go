@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -78,6 +79,7 @@ type Engine struct {
 	seed     uint64
 	events   uint64
 	stopped  bool
+	err      error // the first failure a handler reported (Fail)
 }
 
 // New returns an engine whose random streams derive from seed.
@@ -138,8 +140,31 @@ func (e *Engine) past(t Time) {
 	panic(fmt.Sprintf("sim: event scheduled at %v, before now %v", t, e.now))
 }
 
-// After schedules h to receive arg after duration d.
-func (e *Engine) After(d Time, h HandlerID, arg uint64) { e.At(e.now+d, h, arg) }
+// After schedules h to receive arg after duration d. A d that would take
+// the clock past MaxTime fails the run (see Fail) instead of wrapping.
+func (e *Engine) After(d Time, h HandlerID, arg uint64) {
+	if d > MaxTime-e.now {
+		e.Fail(ErrClockLimit)
+		return
+	}
+	e.At(e.now+d, h, arg)
+}
+
+// ErrClockLimit is the failure of a run whose events would go past MaxTime.
+var ErrClockLimit = errors.New("simulated time would pass its limit, 2^63 ps (about 106 days)")
+
+// Fail stops the run, as Stop does, and records err as its failure if it
+// is the first: what a model reports when it cannot go on (a message that
+// would never finish, a time beyond the clock's limit). Err returns it.
+func (e *Engine) Fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+	e.stopped = true
+}
+
+// Err returns the failure Fail recorded, or nil.
+func (e *Engine) Err() error { return e.err }
 
 // Step runs the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {

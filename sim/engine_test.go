@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -187,5 +188,20 @@ func BenchmarkEngine(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		eng.Step()
+	}
+}
+
+// An event after a delay that would take the clock past MaxTime fails the
+// run with ErrClockLimit instead of wrapping into the past (a panic).
+func TestAfterPastTheClockLimit(t *testing.T) {
+	e := New(1)
+	r := &recorder{eng: e}
+	h := e.Register(r)
+	e.After(Second, h, 0)
+	e.Run()
+	e.After(MaxTime-e.Now()+1, h, 1) // one picosecond too far
+	e.Run()
+	if len(r.got) != 1 || !errors.Is(e.Err(), ErrClockLimit) || e.Now() != Second {
+		t.Fatalf("ran %v, err %v, now %v", r.got, e.Err(), e.Now())
 	}
 }

@@ -172,6 +172,9 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		res.Finish[r] = x.ranks[r].finish
 		res.Makespan = max(res.Makespan, x.ranks[r].finish)
 	}
+	if x.err == nil {
+		x.err = eng.Err()
+	}
 	if x.err != nil {
 		return res, x.err
 	}
