@@ -654,15 +654,7 @@ func (m *flowModel) solveWhole() {
 	}
 	m.dirty = m.dirty[:0]
 	if !m.whole {
-		clear(m.filled)
-		for l, on := range m.onLink {
-			for _, f := range on {
-				m.flows[f].neck = -1
-			}
-			if len(on) > 0 {
-				m.markDirty(int32(l))
-			}
-		}
+		m.forget()
 	}
 }
 

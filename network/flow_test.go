@@ -267,29 +267,9 @@ func TestFlowIncrementalMatchesWholeSolve(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		var finish [2][]sim.Time
-		for i, whole := range []bool{false, true} {
-			factory, err := Flow(FlowConfig{Topology: topo, Placement: place, Local: link, Routing: routing, wholeNetwork: whole})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			var model *flowModel
-			net := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
-				n, err := factory(eng, sink, ranks)
-				model, _ = n.(*flowModel)
-				return n, err
-			}
-			res, err := sim.Execute(sim.New(7), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 4096, ReducePsPerByte: 50}})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			finish[i] = res.Finish
-			if model.fallbacks != 0 {
-				rt.Fatalf("%d sweeps fell back to solving from nothing", model.fallbacks)
-			}
-		}
-		if !slices.Equal(finish[0], finish[1]) {
-			rt.Fatalf("%s/%s on %d ranks, %s routing: components %v, whole network %v", r.coll, r.algo, ranks, routing, finish[0], finish[1])
+		res := incrementalAndWhole(rt, FlowConfig{Topology: topo, Placement: place, Local: link, Routing: routing}, s, 7, sim.HostParams{EagerLimit: 4096, ReducePsPerByte: 50})
+		if !slices.Equal(res[0].Finish, res[1].Finish) {
+			rt.Fatalf("%s/%s on %d ranks, %s routing: incremental %v, whole network %v", r.coll, r.algo, ranks, routing, res[0].Finish, res[1].Finish)
 		}
 	})
 }
@@ -386,31 +366,39 @@ func TestFlowIncrementalMatchesWholeSolveWide(t *testing.T) {
 			jitter = Jitter{Sigma: 200 * sim.Nanosecond, Lognormal: rapid.Bool().Draw(rt, "lognormal")}
 		}
 		eager := rapid.SampledFrom([]int64{0, 4096}).Draw(rt, "eager limit")
-		var res [2]*sim.Result
-		for i, whole := range []bool{false, true} {
-			factory, err := Flow(FlowConfig{Topology: topo, Placement: place, Local: fast, Routing: routing, Jitter: jitter, wholeNetwork: whole})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			var model *flowModel
-			net := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
-				n, err := factory(eng, sink, ranks)
-				model, _ = n.(*flowModel)
-				return n, err
-			}
-			res[i], err = sim.Execute(sim.New(11), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: eager, ReducePsPerByte: 50}})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if model.fallbacks != 0 {
-				rt.Fatalf("%d sweeps fell back to solving from nothing", model.fallbacks)
-			}
-		}
+		res := incrementalAndWhole(rt, FlowConfig{Topology: topo, Placement: place, Local: fast, Routing: routing, Jitter: jitter}, s, 11, sim.HostParams{EagerLimit: eager, ReducePsPerByte: 50})
 		if !slices.Equal(res[0].Finish, res[1].Finish) || res[0].Events != res[1].Events {
 			rt.Fatalf("%s/%s on %d ranks of %s, %s routing: incremental %v (%d events), whole network %v (%d events)",
 				a.Collective, a.Name, ranks, topo.Name(), routing, res[0].Finish, res[0].Events, res[1].Finish, res[1].Events)
 		}
 	})
+}
+
+// incrementalAndWhole runs s on the flow network of cfg twice, repairing
+// the last solution at each change and solving every flow with
+// MaxMinSolver, and fails if a repair fell back to solving from nothing.
+func incrementalAndWhole(rt *rapid.T, cfg FlowConfig, s sim.Schedule, seed uint64, host sim.HostParams) [2]*sim.Result {
+	var res [2]*sim.Result
+	for i, whole := range []bool{false, true} {
+		cfg.wholeNetwork = whole
+		factory, err := Flow(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var model *flowModel
+		net := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
+			n, err := factory(eng, sink, ranks)
+			model, _ = n.(*flowModel)
+			return n, err
+		}
+		if res[i], err = sim.Execute(sim.New(seed), s, sim.Config{Network: net, Host: host}); err != nil {
+			rt.Fatal(err)
+		}
+		if model.fallbacks != 0 {
+			rt.Fatalf("%d sweeps fell back to solving from nothing", model.fallbacks)
+		}
+	}
+	return res
 }
 
 // A message that cannot finish within the simulated clock's range, and

@@ -53,7 +53,7 @@ func (m *flowModel) sweep() bool {
 	m.sweepLinks, m.sweepFlows = m.sweepLinks[:0], m.sweepFlows[:0]
 	for _, l := range m.dirty {
 		m.isDirty[l] = false
-		m.makeDirty(l, startShare)
+		m.makeDirty(l, startShare) // below every fill: cannot fail
 	}
 	m.dirty = m.dirty[:0]
 	at := startShare
@@ -113,13 +113,12 @@ func (m *flowModel) makeDirty(l int32, at share) bool {
 		case fl.sweep == m.epoch:
 			s.left -= fl.newUnits
 			continue
-		case fl.neck >= 0 && m.linkDirty[fl.neck] != m.epoch:
+		case m.cleanNeck(fl):
 			if c := m.filled[fl.neck]; c.cmp(at) < 0 {
 				s.left -= fl.units
 				continue
-			} else {
-				m.heap.push(entry(c, entryFreeze, f, l))
 			}
+			m.heap.push(entry(m.filled[fl.neck], entryFreeze, f, l))
 		}
 		s.users++
 	}
@@ -128,6 +127,12 @@ func (m *flowModel) makeDirty(l int32, at share) bool {
 	}
 	m.setShare(l, s)
 	return true
+}
+
+// cleanNeck reports whether flow fl froze on a link that this sweep has
+// not made dirty: it freezes there again, at that link's fill.
+func (m *flowModel) cleanNeck(fl *flow) bool {
+	return fl.neck >= 0 && m.linkDirty[fl.neck] != m.epoch
 }
 
 // setShare records dirty link l's share now and queues its fill; a link
@@ -159,7 +164,7 @@ func (m *flowModel) fill(e int32, s share) bool {
 		if fl.sweep == m.epoch {
 			continue // frozen before, or a route crossing e twice
 		}
-		if fl.neck >= 0 && m.linkDirty[fl.neck] != m.epoch && m.filled[fl.neck].cmp(s) < 0 {
+		if m.cleanNeck(fl) && m.filled[fl.neck].cmp(s) < 0 {
 			continue // frozen before on a clean link
 		}
 		// Off the dirty links of its route first, then dirty the clean
@@ -220,8 +225,18 @@ func (m *flowModel) commit() {
 // repair's way out. A sweep from nothing has no old fills to meet.
 func (m *flowModel) solveAgain() {
 	m.fallbacks++
-	clear(m.filled)
 	m.rated = m.rated[:0]
+	m.forget()
+	if !m.sweep() {
+		m.solveWhole() // cannot happen; if it did, rates stay right
+	}
+}
+
+// forget drops the solution: no link has a fill, no flow a bottleneck, and
+// every link with flows is dirty, so that the next sweep solves from
+// nothing.
+func (m *flowModel) forget() {
+	clear(m.filled)
 	for l, on := range m.onLink {
 		for _, f := range on {
 			m.flows[f].neck = -1
@@ -229,8 +244,5 @@ func (m *flowModel) solveAgain() {
 		if len(on) > 0 {
 			m.markDirty(int32(l))
 		}
-	}
-	if !m.sweep() {
-		m.solveWhole() // cannot happen; if it did, rates stay right
 	}
 }

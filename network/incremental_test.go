@@ -166,6 +166,18 @@ func (h *repairHarness) sweep() (rates []int64, ok bool) {
 	return h.rates(), true
 }
 
+// batch ends the flows at the places leave names in the active list (in
+// that order), starts flows on the join routes, and sweeps.
+func (h *repairHarness) batch(leave []int, join [][]int32) (rates []int64, ok bool) {
+	for _, l := range leave {
+		h.leave(l)
+	}
+	for _, r := range join {
+		h.join(r)
+	}
+	return h.sweep()
+}
+
 // solveAgain solves every flow from nothing, as the repair's way out does.
 func (h *repairHarness) solveAgain() []int64 {
 	h.m.rated = h.m.rated[:0]
@@ -242,13 +254,7 @@ func TestSweepHandDerived(t *testing.T) {
 	} {
 		h := newRepairHarness(c.caps)
 		for i, b := range c.batches {
-			for _, l := range b.leave {
-				h.leave(l)
-			}
-			for _, r := range b.join {
-				h.join(r)
-			}
-			got, ok := h.sweep()
+			got, ok := h.batch(b.leave, b.join)
 			if !ok {
 				t.Fatalf("%s, batch %d: the repair fell back", c.name, i)
 			}
@@ -358,13 +364,7 @@ func TestSweepEpochWrap(t *testing.T) {
 		if i == 2 {
 			h.m.epoch = math.MaxUint32 - 2
 		}
-		for _, l := range b.leave {
-			h.leave(l)
-		}
-		for _, r := range b.join {
-			h.join(r)
-		}
-		got, ok := h.sweep()
+		got, ok := h.batch(b.leave, b.join)
 		if !ok {
 			t.Fatalf("batch %d (epoch %d): the repair fell back", i, h.m.epoch)
 		}
