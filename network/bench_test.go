@@ -96,9 +96,15 @@ func benchFlowRouted(b *testing.B, topo *topology.Topology, place []int32, coll 
 
 // benchFlowCall is benchFlowRouted with the call's whole parameters.
 func benchFlowCall(b *testing.B, topo *topology.Topology, place []int32, coll collectives.Collective, algo string, params collectives.Params, routing string) {
-	net, err := Flow(FlowConfig{Topology: topo, Placement: place, Routing: routing})
+	factory, err := Flow(FlowConfig{Topology: topo, Placement: place, Routing: routing})
 	if err != nil {
 		b.Fatal(err)
+	}
+	var model *flowModel
+	net := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
+		n, err := factory(eng, sink, ranks)
+		model, _ = n.(*flowModel)
+		return n, err
 	}
 	a, _ := collectives.Lookup(coll, algo)
 	s, err := a.Build(params)
@@ -114,6 +120,9 @@ func benchFlowCall(b *testing.B, topo *topology.Topology, place []int32, coll co
 		flows += res.Messages
 	}
 	b.ReportMetric(float64(flows)/b.Elapsed().Seconds(), "flows/s")
+	// How far a change reaches: the rates a solve changed, on average
+	// (the last call's).
+	b.ReportMetric(float64(model.rerated)/float64(model.solves), "rates/solve")
 }
 
 // 256 ranks: 65,280 flows.

@@ -246,8 +246,10 @@ type flowModel struct {
 	sweepLinks []int32
 	sweepFlows []int32
 	rated      []int32
-	fallbacks  int  // sweeps that met a link after its fill (tests: none)
-	whole      bool // solve every flow with MaxMinSolver each time (tests: the same rates?)
+	fallbacks  int    // sweeps that met a link after its fill (tests: none)
+	solves     uint64 // solves run, and the rates they changed (benchmarks
+	rerated    uint64 // report the mean: how far a change reaches)
+	whole      bool   // solve every flow with MaxMinSolver each time (tests: the same rates?)
 	comp       []int32
 	routeBuf   [][]int32
 	// pending: a solve is scheduled at the current time, after every
@@ -582,6 +584,8 @@ func (m *flowModel) solve() {
 	}
 	now := m.eng.Now()
 	n := 0
+	m.solves++
+	m.rerated += uint64(len(m.rated))
 	for _, f := range m.rated {
 		fl := &m.flows[f]
 		// The bytes moved at the old rate, then the new rate from now.
