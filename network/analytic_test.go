@@ -1,6 +1,7 @@
 package network
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/collsim/collsim/network/networktest"
@@ -98,5 +99,32 @@ func TestAnalyticBadConfig(t *testing.T) {
 	}
 	if _, err := Analytic(AnalyticConfig{}); err == nil {
 		t.Fatal("no topology was accepted")
+	}
+}
+
+// A message whose delivery lies past the simulated clock's range ends the
+// run with sim.ErrClockLimit, not a panic: the analytic model's sums of
+// times wrap, and the engine reads a negative time as that.
+func TestAnalyticPastTheClockLimit(t *testing.T) {
+	run := func(bytes int64) error {
+		cross, err := topology.Crossbar(2, topology.LinkSpec{Bandwidth: 1, Latency: 1e-6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		net, err := Analytic(AnalyticConfig{Topology: cross, Placement: []int32{0, 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs := []sim.Program{{{Kind: sim.OpSend, Peer: 1, Bytes: bytes}}, {{Kind: sim.OpRecv, Peer: 0, Bytes: bytes}}}
+		_, err = sim.Execute(sim.New(1), sim.FromPrograms("one", progs, 1), sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 1 << 40}})
+		return err
+	}
+	// 10^7 bytes at 1 B/s: 116 days, past 2^63 ps (106.8 days).
+	if err := run(1e7); !errors.Is(err, sim.ErrClockLimit) {
+		t.Errorf("10^7 bytes at 1 B/s: %v", err)
+	}
+	// 9 x 10^6 bytes: 104 days, within it.
+	if err := run(9e6); err != nil {
+		t.Errorf("9 x 10^6 bytes at 1 B/s: %v", err)
 	}
 }

@@ -124,11 +124,17 @@ func (e *Engine) NamedStream(name string) *rand.Rand {
 	return e.Stream(h.Sum64())
 }
 
-// At schedules h to receive arg at time t. Scheduling in the past is a
-// broken invariant and panics. At allocates nothing once the queue has
-// grown to its working size.
+// At schedules h to receive arg at time t. A negative t is a sum of
+// times that went past MaxTime and wrapped: it fails the run with
+// ErrClockLimit (see Fail). Scheduling in the past otherwise is a broken
+// invariant and panics. At allocates nothing once the queue has grown to
+// its working size.
 func (e *Engine) At(t Time, h HandlerID, arg uint64) {
 	if t < e.now {
+		if t < 0 {
+			e.Fail(ErrClockLimit)
+			return
+		}
 		e.past(t)
 	}
 	b := bits.Len64(uint64(t ^ e.now))
