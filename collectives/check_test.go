@@ -69,7 +69,8 @@ func everyCase(p int, n int64) Params {
 }
 
 // The composites (hierarchical, SUARA) with every allreduce inside them,
-// eager and by rendezvous, and MPI_Sendrecv steps that overlap: exact data.
+// eager, by rendezvous and with a limit that splits segments between the
+// two, and MPI_Sendrecv steps that overlap: exact data.
 func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
 	var inner []string
 	for _, a := range All() {
@@ -98,7 +99,7 @@ func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
 			t.Run(name+"/"+in, func(t *testing.T) {
 				t.Parallel()
 				for _, p := range []int{1, 2, 3, 4, 6, 7, 9, 12, 16, 17} {
-					for _, eager := range []int64{64 << 10, 0} {
+					for _, eager := range []int64{64 << 10, 0, 16} {
 						for _, n := range counts(p) {
 							params := everyCase(p, n)
 							params.Inner, params.Overlap = in, p%2 == 1
@@ -112,6 +113,28 @@ func TestCompositesWithEveryInnerAlgorithm(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// A phase that follows linear_pipeline inside suara waits for every
+// segment's broadcast receive, not just the rank's last op. Found by
+// TestAlgorithmsProperty: with 4 ranks, 6 elements of 4 bytes in segments of
+// 5 and an eager limit of 16 bytes, the second segment (4 bytes, eager)
+// lands before the first (20 bytes, by rendezvous), the send forwarding it
+// finishes, and suara's next phase read rank 1's element 0 before the first
+// segment had written it.
+func TestSuaraWaitsForEverySegmentOfItsChain(t *testing.T) {
+	a, err := Lookup(Allreduce, "suara")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range []int{1, 2, 4} {
+		for _, eager := range []int64{16, 20, 0, 64 << 10} {
+			p := Params{Ranks: 4, Count: 6, ElemSize: 4, Segment: 5, Inner: "linear_pipeline", GroupSize: group}
+			if _, err := CheckEager(a, p, 0, sim.RandomLatency(0), eager); err != nil {
+				t.Errorf("group size %d, eager limit %d: %v", group, eager, err)
+			}
 		}
 	}
 }

@@ -128,6 +128,41 @@ type chain struct {
 	red, bc    int32 // last reduce receive and broadcast receive
 	bcBefore   int32 // the broadcast receive before bc
 	sentUp     int32
+	// bcAll holds every broadcast receive of the allreduce: they wait on
+	// the reduction, not on each other, so the last one to be posted need
+	// not be the last to land.
+	bcAll []int32
+}
+
+// finals names the ops that leave the rank's result in place, for a phase
+// that follows the chain (the suara and HAN composites run it inside
+// another algorithm): the rank's last op is not enough. Above the eager
+// limit the send that forwards the last segment can finish before an
+// earlier segment's receive has written the vector.
+func (s *chain) finals() []int32 {
+	v := mod(s.r-s.root, s.p)
+	switch {
+	case v == 0 && s.c != Bcast:
+		return nonNegative(s.red)
+	case s.c == Bcast:
+		// segment k's receive waits for segment k-2's: the last two
+		// cover them all.
+		return nonNegative(s.bcBefore, s.bc)
+	case s.c == Allreduce:
+		return s.bcAll
+	}
+	return nil
+}
+
+// nonNegative lists the ops of ids that exist (-1 stands for none).
+func nonNegative(ids ...int32) []int32 {
+	out := ids[:0]
+	for _, id := range ids {
+		if id >= 0 {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func newChain(c Collective, p Params, r int) *chain {
@@ -161,10 +196,13 @@ func (s *chain) step(b *builder) bool {
 			// next segment's handshake overlaps this one's data.
 			after := s.bcBefore
 			if s.c != Bcast {
-				after = s.bc // linear_pipeline's allreduce: one receive posted at a time
+				after = s.bc // linear_pipeline's allreduce: segment k's receive follows its reduction
 			}
 			s.bcBefore = s.bc
 			s.bc = b.recv(up, 2*s.k+1, seg, after, s.sentUp)
+			if s.c == Allreduce {
+				s.bcAll = append(s.bcAll, s.bc)
+			}
 		}
 		if v < s.p-1 {
 			b.send(down, 2*s.k+1, seg, s.bc)
