@@ -143,11 +143,15 @@ func (s *allgatherReduce) step(b *builder) bool {
 		s.last = b.exchange(mod(s.r+1, s.p), mod(s.r-1, s.p), s.k, s.vec(mod(s.r-s.k, s.p)), s.vec(mod(s.r-s.k-1, s.p)), false, s.last[:]...)
 		s.k++
 	case 2:
+		// One reduction after another, as Open MPI's loop of
+		// ompi_op_reduce calls runs them: the last one then ends the
+		// algorithm, for a phase that follows it to wait on.
+		prev := int32(-1)
 		for j := range s.p {
 			if j != s.r {
 				s.cp.tag++
 				b.send(s.r, s.cp.tag, s.vec(j), s.last[:]...)
-				b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last[:]...)
+				prev = b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last[0], s.last[1], prev)
 			}
 		}
 		s.stage = 3

@@ -222,8 +222,24 @@ func window(ops *[3][]int32, i, w int) int32 {
 	return ops[i][len(ops[i])-w]
 }
 
-// finals: a reduce's root is done when every segment of every child is in.
-func (s *segmentedTree) finals() []int32 { return s.reduced }
+// finals names the ops after which all of the rank's are done. A reduce's
+// root is done when every segment of every child is in. In lock step the
+// last step's ops wait for all before them. ADAPT's receives on a peer wait
+// only for the one adaptRecvs before, and its sends for the one adaptSends
+// before, so the last few on each peer stand for all; on a leaf of the
+// bcast the last receive alone would leave two earlier segments landing
+// after what follows the bcast has started.
+func (s *segmentedTree) finals() []int32 {
+	if len(s.reduced) > 0 || s.lockstep {
+		return append(s.reduced, s.prevStep...)
+	}
+	var fin []int32
+	for i := range s.recvs {
+		fin = append(fin, s.recvs[i][max(0, len(s.recvs[i])-adaptRecvs):]...)
+		fin = append(fin, s.sends[i][max(0, len(s.sends[i])-adaptSends):]...)
+	}
+	return fin
+}
 
 func (s *segmentedTree) step(b *builder) bool {
 	if s.k >= s.nseg || s.p == 1 {
