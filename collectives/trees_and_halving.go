@@ -230,8 +230,11 @@ func window(ops *[3][]int32, i, w int) int32 {
 // bcast the last receive alone would leave two earlier segments landing
 // after what follows the bcast has started.
 func (s *segmentedTree) finals() []int32 {
-	if len(s.reduced) > 0 || s.lockstep {
-		return append(s.reduced, s.prevStep...)
+	if len(s.reduced) > 0 {
+		return s.reduced
+	}
+	if s.lockstep {
+		return s.prevStep
 	}
 	var fin []int32
 	for i := range s.recvs {

@@ -63,6 +63,41 @@ func TestParseGOALForwardDependency(t *testing.T) {
 	}
 }
 
+// A dependency written twice is one: the reactive run waited for a second
+// completion of l0 and reported a deadlock (an allreduce's GOAL export
+// wrote one, from an algorithm that named its last op twice). An irequires
+// of an op that is also required adds nothing (RunLogGOPS and Execute
+// counted a different number of events for it).
+func TestGOALRepeatedDependency(t *testing.T) {
+	src := `num_ranks 2
+rank 0 {
+l0: recv 8b from 1 tag 0
+l1: send 8b to 1 tag 1
+l1 requires l0
+l1 requires l0
+l2: calc 5
+l2 irequires l1
+l2 irequires l1
+l2 requires l0
+l2 irequires l0
+}
+rank 1 {
+l0: send 8b to 0 tag 0
+l1: recv 8b from 0 tag 1
+l1 requires l0
+}
+`
+	g, err := sim.ParseGOAL(strings.NewReader(src), "twice.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := sim.Materialize(g.Schedule("twice"))
+	if !slices.Equal(progs[0][1].After, []int32{0}) || !slices.Equal(progs[0][2].After, []int32{0}) || !slices.Equal(progs[0][2].StartAfter, []int32{1}) {
+		t.Errorf("rank 0's dependencies %v, %v and %v, want [0], [0] and [1]", progs[0][1].After, progs[0][2].After, progs[0][2].StartAfter)
+	}
+	runBoth(t, g)
+}
+
 func TestParseGOALErrors(t *testing.T) {
 	cases := map[string]struct{ src, want string }{
 		"empty":          {"", "x.goal:1: empty schedule"},
@@ -133,6 +168,7 @@ func comparable(progs []sim.Program) []sim.Program {
 	for r, p := range progs {
 		for _, op := range p {
 			op.Data, op.Reduce = sim.Region{}, false
+			op.After, op.StartAfter = onceEach(op.After, nil), onceEach(op.StartAfter, op.After)
 			if len(op.After) == 0 {
 				op.After = nil
 			}
@@ -140,6 +176,19 @@ func comparable(progs []sim.Program) []sim.Program {
 				op.StartAfter = nil
 			}
 			out[r] = append(out[r], op)
+		}
+	}
+	return out
+}
+
+// onceEach is deps in order without repeats and without the ops in not:
+// the dependencies as GOAL states them (a dependency is one however often
+// it is named, and an irequires of a required op adds nothing).
+func onceEach(deps, not []int32) []int32 {
+	var out []int32
+	for _, d := range deps {
+		if !slices.Contains(out, d) && !slices.Contains(not, d) {
+			out = append(out, d)
 		}
 	}
 	return out

@@ -42,6 +42,7 @@ type goalParser struct {
 	numbered []int32
 	defined  []int      // line of each op of the current rank, for error messages
 	edges    []goalEdge // the current rank's dependencies, as read
+	seen     []int32    // finishRank's marks of dependencies already listed
 	ops      []parsedOp // the current rank's ops, as read
 	// Scratch for finishRank, reused from rank to rank.
 	count, list, order, newIndex []int32
@@ -570,6 +571,24 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 		list[end[k]] = e.dep
 		end[k]++
 		forward = forward || e.dep > e.op
+	}
+	// A dependency written twice is one dependency (counted twice, an op
+	// would wait for a second completion that never comes), and "a
+	// irequires b" adds nothing to "a requires b": drop repeats within each
+	// key's edges, and an op's irequires of what it requires, compacting
+	// the list. seen[d] is 1 + the last key that listed d.
+	seen := resize(&p.seen, n)
+	w, begin := int32(0), int32(0)
+	for k := range 2 * n {
+		for _, d := range list[begin:end[k]] {
+			required := k%2 == 1 && seen[d] == int32(k) // by key k-1: the op's requires
+			if seen[d] != int32(k)+1 && !required {
+				seen[d] = int32(k) + 1
+				list[w] = d
+				w++
+			}
+		}
+		begin, end[k] = end[k], w
 	}
 	// end[k] is now where key k's edges end, and end[k-1] where they begin.
 	deps := func(i int32) (after, start []int32) {

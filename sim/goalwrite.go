@@ -30,6 +30,7 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 		// op i is complete: its own, or that of the calc written after a
 		// reducing receive.
 		var own, done []int32
+		var mark []int64 // 2 label + 1 or 2: label's op requires or irequires it
 		next := int32(0) // next GOAL label number
 		index := int32(0)
 		for {
@@ -45,11 +46,24 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 				label := next
 				next++
 				num = writeOp(bw, num, label, op, opt.ReducePsPerByte)
+				// Each edge once (an algorithm may name an op twice), and
+				// no irequires of what the op requires: as ParseGOAL reads
+				// them, so that what is read writes the same text again.
+				for len(mark) < int(next) {
+					mark = append(mark, 0)
+				}
+				req, ireq := 2*int64(label)+1, 2*int64(label)+2
 				for _, d := range op.After {
-					fmt.Fprintf(bw, "l%d requires l%d\n", label, done[d])
+					if l := done[d]; mark[l] != req {
+						mark[l] = req
+						fmt.Fprintf(bw, "l%d requires l%d\n", label, l)
+					}
 				}
 				for _, d := range op.StartAfter {
-					fmt.Fprintf(bw, "l%d irequires l%d\n", label, own[d])
+					if l := own[d]; mark[l] != req && mark[l] != ireq {
+						mark[l] = ireq
+						fmt.Fprintf(bw, "l%d irequires l%d\n", label, l)
+					}
 				}
 				end := label
 				if op.Kind == OpRecv && op.Reduce && opt.ReducePsPerByte > 0 {
