@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/collsim/collsim/sim/workers"
 )
 
 // A parallel LogGOPS run splits the ranks into partitions, each simulated
@@ -138,13 +140,9 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int, progress func(Prog
 		pr.ops[b] = make([]uint64, parts)
 		pr.messages[b] = make([]uint64, parts)
 	}
-	var wg sync.WaitGroup
+	var wg workers.Group
 	for k := 1; k < parts; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pr.work(k, base, seed)
-		}()
+		wg.Go(func() { pr.work(k, base, seed) })
 	}
 	ok := pr.work(0, base, seed)
 	wg.Wait()

@@ -3,14 +3,13 @@ package algos
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/workers"
 )
 
 // New returns the algos command.
@@ -78,21 +77,6 @@ func New(streams *cmdutil.IO) *cobra.Command {
 // grid, on all CPUs, and says how closely it prices it.
 func describeForms(algs []collectives.Algorithm) []string {
 	out := make([]string, len(algs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = cost.TightnessOf(algs[i]).String()
-			}
-		}()
-	}
-	for i := range algs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workers.Each(len(algs), func(i int) { out[i] = cost.TightnessOf(algs[i]).String() })
 	return out
 }

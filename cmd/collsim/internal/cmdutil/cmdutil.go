@@ -31,6 +31,9 @@ const (
 	ExitError      = 1 // bad input or a failed run
 	ExitUsage      = 2 // bad flags or arguments
 	ExitValidation = 3 // a schedule that deadlocks or moves the wrong data
+	// ExitInternal is a defect of collsim's own (a panic): sysexits.h's
+	// EX_SOFTWARE.
+	ExitInternal = 70
 )
 
 // FlagError is a usage error: wrong or missing flags.

@@ -28,6 +28,7 @@ import (
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/sim/realrun"
+	"github.com/collsim/collsim/sim/workers"
 )
 
 type options struct {
@@ -165,24 +166,21 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 			return err
 		}
 	}
-	var served chan error
+	var server workers.Group
 	var reports []realrun.Report
+	var serr error
 	if serve != nil {
-		served = make(chan error, 1)
-		go func() {
-			var err error
-			reports, err = serve()
-			served <- err
-		}()
+		server.Go(func() { reports, serr = serve() })
 	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
 		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Jobs: jobs,
 		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
-	if served == nil {
+	if serve == nil {
 		return err
 	}
-	if serr := <-served; serr != nil {
+	server.Wait()
+	if serr != nil {
 		return serr
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
 	"github.com/collsim/collsim/cmd/collsim/internal/tune"
 	"github.com/collsim/collsim/cmd/collsim/internal/validate"
+	"github.com/collsim/collsim/sim/workers"
 )
 
 // New returns the root command. stop, called once the command has run,
@@ -69,8 +71,21 @@ with their closed-form costs.`,
 // Main runs collsim with args and returns its exit status. Errors are
 // printed as one line each, never as a stack trace.
 func Main(args []string, stdout, stderr io.Writer) int {
-	streams := &cmdutil.IO{Out: stdout, Err: stderr}
-	cmd, stop := New(streams)
+	cmd, stop := New(&cmdutil.IO{Out: stdout, Err: stderr})
+	return execute(cmd, stop, args, stderr)
+}
+
+// execute runs cmd with args and maps what it returns to an exit status.
+// A panic, which no input should cause, becomes one line and exit status
+// ExitInternal, with the stack written to a file for the report, instead
+// of a goroutine dump and the usage status 2 that Go's runtime would give.
+func execute(cmd *cobra.Command, stop func(), args []string, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			stop()
+			code = internalError(v, args, stderr)
+		}
+	}()
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	stop()
@@ -89,4 +104,24 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run 'collsim --help' for usage.")
 	}
 	return cmdutil.ExitCode(err)
+}
+
+// internalError reports the panic v in one line and writes its stack (the
+// worker's, when a worker panicked) to a file the line names.
+func internalError(v any, args []string, stderr io.Writer) int {
+	stack := debug.Stack()
+	var wp *workers.Panic
+	if err, ok := v.(error); ok && errors.As(err, &wp) {
+		v, stack = wp.Value, wp.Stack
+	}
+	where := "(no report file could be written)"
+	if f, err := os.CreateTemp("", "collsim-crash-*.txt"); err == nil {
+		fmt.Fprintf(f, "collsim %s\npanic: %v\n\n%s", strings.Join(args, " "), v, stack)
+		if f.Close() == nil {
+			where = "with " + f.Name()
+		}
+	}
+	msg := strings.ReplaceAll(fmt.Sprint(v), "\n", " ")
+	fmt.Fprintf(stderr, "collsim: internal error, please report it %s: %s\n", where, msg)
+	return cmdutil.ExitInternal
 }

@@ -3,7 +3,6 @@ package study
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/workers"
 )
 
 type suaraOptions struct {
@@ -236,28 +236,15 @@ func simulateAll(streams *cmdutil.IO, m *configs.Machine, jobs []simJob) (map[si
 	var mu sync.Mutex
 	done := 0
 	start := time.Now()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := order[i]
-				times[i], errs[i] = cmdutil.Simulate(m, j.algo, j.params)
-				mu.Lock()
-				done++
-				fmt.Fprintf(streams.Err, "study suara: %d/%d runs (%s, P=%d, %s) after %.0fs\n", done, len(order), j.algo.ID(), j.params.Ranks,
-					configs.FormatBytes(j.params.Count*max(j.params.ElemSize, 1)), time.Since(start).Seconds())
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range order {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workers.Each(len(order), func(i int) {
+		j := order[i]
+		times[i], errs[i] = cmdutil.Simulate(m, j.algo, j.params)
+		mu.Lock()
+		done++
+		fmt.Fprintf(streams.Err, "study suara: %d/%d runs (%s, P=%d, %s) after %.0fs\n", done, len(order), j.algo.ID(), j.params.Ranks,
+			configs.FormatBytes(j.params.Count*max(j.params.ElemSize, 1)), time.Since(start).Seconds())
+		mu.Unlock()
+	})
 	out := map[simKey]float64{}
 	for i, j := range order {
 		if errs[i] != nil {
