@@ -148,13 +148,25 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-m", typo}, 1, typo + `:4: unknown key "bandwith"; valid keys here: bandwidth, latency`},
 		{[]string{"run", "-m", zero}, 1, zero + ":4: network.crossbar.link.bandwidth: bandwidth \"0GB/s\" must be positive"},
 		{[]string{"run", "-m", "nowhere.yaml"}, 1, "neither a built-in machine"},
-		{[]string{"run", "extra"}, 2, "unknown command"},
+		{[]string{"run", "extra"}, 2, `unknown command "extra" for "collsim run"`},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"run", "--frob"}, 2, "unknown flag: --frob"},
 		{[]string{"model", "-n", "2..x"}, 2, "--ranks"},
 		{[]string{"model", "-n", "128"}, 2, "--ranks 128 does not fit on small"},
 		{[]string{"algos", "-c", "scan"}, 2, `unknown collective "scan"`},
 		{[]string{"run", "-c", "alltoall", "-n", "64", "-s", "1GiB", "--verify", "on"}, 1, "data mode would need"},
+		// A flag value that is not a choice is a usage error, as
+		// --network's is; flags a run would ignore are refused.
+		{[]string{"run", "--placement", "diagonal"}, 2, `--placement "diagonal" is not a policy; valid: block, round_robin, random`},
+		{[]string{"run", "--goal", "x.goal", "-c", "bcast", "-s", "8"}, 2, "-c/--collective, -s/--size do not apply: with --goal the file is the program"},
+		{[]string{"run", "--network", "loggops", "-m", "fattree-1024"}, 2, "-m/--machine does not apply: the loggops network has no machine"},
+		{[]string{"run", "--goal", "x.goal", "--placement", "random"}, 2, "--placement does not apply: the loggops network has no machine"},
+		// Mistyped commands and flags: one line, with what was meant.
+		{[]string{"rn"}, 2, `unknown command "rn" for "collsim"; did you mean run?`},
+		{[]string{"study", "foo"}, 2, `unknown command "foo" for "collsim study"`},
+		{[]string{"study", "sura"}, 2, `unknown command "sura" for "collsim study"; did you mean suara?`},
+		{[]string{"run", "--placment", "block"}, 2, "unknown flag: --placment; did you mean --placement?"},
+		{[]string{"run", "--sze", "8"}, 2, "unknown flag: --sze; did you mean --seed or --size?"},
 	}
 	expectErrors(t, cases)
 }
@@ -177,6 +189,15 @@ func expectErrors(t *testing.T, cases []badCase) {
 		}
 		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") || out != "" {
 			t.Errorf("collsim %v: stack trace or stray output: %q %q", tc.args, out, errs)
+		}
+		lines := 0
+		for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+			if l != "Run 'collsim --help' for usage." {
+				lines++
+			}
+		}
+		if lines != 1 {
+			t.Errorf("collsim %v: %d lines of error, want one: %q", tc.args, lines, errs)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
+
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
@@ -72,6 +74,28 @@ func ExitCode(err error) int {
 		return ExitValidation
 	}
 	return ExitError
+}
+
+// NotApplicable returns a usage error naming those of flags that were set,
+// and why they do not apply; nil if none was.
+func NotApplicable(f *pflag.FlagSet, why string, flags ...string) error {
+	var set []string
+	for _, name := range flags {
+		if fl := f.Lookup(name); fl != nil && fl.Changed {
+			n := "--" + name
+			if fl.Shorthand != "" {
+				n = "-" + fl.Shorthand + "/" + n
+			}
+			set = append(set, n)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return Flagf("%s does not apply: %s", set[0], why)
+	}
+	return Flagf("%s do not apply: %s", strings.Join(set, ", "), why)
 }
 
 // Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB") whose

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/algos"
 	"github.com/collsim/collsim/cmd/collsim/internal/calibrate"
@@ -63,9 +64,79 @@ with their closed-form costs.`,
 	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo)")
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: suggestFlag(c, err)} })
 	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams))
+	refuseUnknownSubcommands(cmd)
 	return cmd, func() { end() }
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (collsim study) refuse an argument that names none of them, as the root
+// does, instead of printing its help and exiting 0.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	if cmd == cmd.Root() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		c.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only on the root
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return cmdutil.Flagf("%s", msg)
+	}
+}
+
+// suggestFlag adds to an unknown long flag's error the flags of c it is
+// closest to (a typo: at most two edits, or a prefix), as cobra does for
+// subcommands.
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var near []string
+	seen := map[string]bool{}
+	for _, fs := range []*pflag.FlagSet{c.Flags(), c.InheritedFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !seen[f.Name] && !f.Hidden && (editDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+				seen[f.Name] = true
+				near = append(near, "--"+f.Name)
+			}
+		})
+	}
+	if len(near) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // Main runs collsim with args and returns its exit status. Errors are
@@ -92,8 +163,9 @@ func execute(cmd *cobra.Command, stop func(), args []string, stderr io.Writer) (
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.Contains(err.Error(), "accepts") {
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		err = &cmdutil.FlagError{Err: oneLine(err)}
+	} else if strings.HasPrefix(err.Error(), "unknown flag") || strings.Contains(err.Error(), "accepts") {
 		err = &cmdutil.FlagError{Err: err}
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
@@ -104,6 +176,25 @@ func execute(cmd *cobra.Command, stop func(), args []string, stderr io.Writer) (
 		fmt.Fprintln(stderr, "Run 'collsim --help' for usage.")
 	}
 	return cmdutil.ExitCode(err)
+}
+
+// oneLine folds cobra's unknown-command error, whose suggestions follow on
+// lines of their own, into one line.
+func oneLine(err error) error {
+	first, rest, ok := strings.Cut(err.Error(), "\n")
+	if !ok {
+		return err
+	}
+	var near []string
+	for _, l := range strings.Split(rest, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Did you mean") {
+			near = append(near, l)
+		}
+	}
+	if len(near) == 0 {
+		return errors.New(first)
+	}
+	return fmt.Errorf("%s; did you mean %s?", first, strings.Join(near, " or "))
 }
 
 // internalError reports the panic v in one line and writes its stack (the

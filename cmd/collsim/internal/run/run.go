@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
@@ -20,6 +21,7 @@ import (
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
 )
 
 // Options are the flags of `collsim run`.
@@ -94,6 +96,9 @@ machine, with every rank's data checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.RanksGiven = cmd.Flags().Changed("ranks")
+			if err := checkFlags(cmd.Flags(), o); err != nil {
+				return err
+			}
 			return Run(streams, o)
 		},
 	}
@@ -122,6 +127,34 @@ machine, with every rank's data checked.`,
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress line on stderr (shown after 2 s when stderr is a terminal)")
 	f.BoolVar(&o.Progress, "progress", false, "a progress line on stderr every 10 s after the first 2 s even when stderr is not a terminal (a batch job's log)")
 	return cmd
+}
+
+// ranksLine is the rank count and how the ranks are placed.
+func ranksLine(r *Result) string {
+	if r.Placement == "none" {
+		return fmt.Sprintf("%d (no machine, no placement)", r.Ranks)
+	}
+	return fmt.Sprintf("%d (%s placement)", r.Ranks, r.Placement)
+}
+
+// checkFlags refuses flag values that are not choices and flags that the
+// run would ignore: a flag that does nothing must say so, not pass as if
+// it had been applied.
+func checkFlags(f *pflag.FlagSet, o *Options) error {
+	if o.Placement != "" && !slices.Contains(topology.Placements, o.Placement) {
+		return cmdutil.Flagf("--placement %q is not a policy; valid: %s", o.Placement, strings.Join(topology.Placements, ", "))
+	}
+	if o.GOAL != "" {
+		if err := cmdutil.NotApplicable(f, "with --goal the file is the program: its ranks, sizes and dependencies", "collective", "algo", "ranks",
+			"size", "elem-size", "root", "verify", "segment", "node-size", "group-size", "inner", "intra", "groups", "steps", "overlap"); err != nil {
+			return err
+		}
+	}
+	if o.Network == "loggops" || o.Network == "" && o.GOAL != "" {
+		return cmdutil.NotApplicable(f, "the loggops network has no machine: every message costs L, o, g and G (use --network analytic or flow to run on the machine)",
+			"machine", "placement", "degrade", "fail")
+	}
+	return nil
 }
 
 // Result is what `collsim run` reports.
@@ -566,7 +599,7 @@ func print(streams *cmdutil.IO, r *Result) error {
 		model = fmt.Sprintf("%s (%s, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), r.ModelKind, kind, ratio)
 	}
 	rows := [][]string{
-		{"  ranks", fmt.Sprintf("%d (%s placement)", r.Ranks, r.Placement)},
+		{"  ranks", ranksLine(r)},
 		{"  size", fmt.Sprintf("%s = %d elements of %dB", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize)},
 		{"  time", cmdutil.Seconds(r.Time)},
 		{"  algbw", fmt.Sprintf("%.4g GB/s", r.AlgBW)},
