@@ -302,15 +302,12 @@ func Resolve(arg string) (*Machine, error) {
 
 // Load reads and validates a machine config file.
 func Load(file string) (*Machine, error) {
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file, MaxConfigBytes, "a machine config")
 	if err != nil {
 		return nil, err
 	}
 	return Parse(file, data)
 }
-
-// maxConfigBytes bounds what Parse reads: machine configs are small.
-const maxConfigBytes = 1 << 20
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
@@ -318,8 +315,8 @@ var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
 // Parse validates a machine config. source names it in errors. Every
 // problem is reported, each as "source:line: what is wrong; how to fix it".
 func Parse(source string, data []byte) (*Machine, error) {
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("%s: %d bytes is too large for a machine config (at most %d)", source, len(data), maxConfigBytes)
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for a machine config (at most %d)", source, len(data), MaxConfigBytes)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {

@@ -155,7 +155,7 @@ func (v *validator) trace(name string) (*sim.Noise, error) {
 		return nil, fmt.Errorf("noise trace: %w", err)
 	}
 	defer f.Close()
-	return sim.ParseNoise(f, name)
+	return sim.ParseNoise(Bounded(f, MaxTraceBytes, "a noise trace"), name)
 }
 
 // positiveDuration parses a duration that must be above zero.

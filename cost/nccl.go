@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim/lines"
 )
 
 // NCCLPoint is one row of nccl-tests output: the size in bytes and the
@@ -43,8 +43,7 @@ func (r *NCCLResult) Samples() []Sample {
 // time is read. name is used in errors, which give the line.
 func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 	res := &NCCLResult{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := lines.New(r, name, 1<<20)
 	line := 0
 	header := false
 	for sc.Scan() {
@@ -72,15 +71,15 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 		}
 		size, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || size < 0 {
-			return nil, fmt.Errorf("%s:%d: size %q is not a byte count", name, line, f[0])
+			return nil, fmt.Errorf("%s:%d: size %s is not a byte count", name, line, lines.Quote(f[0]))
 		}
 		us, err := strconv.ParseFloat(f[5], 64)
 		if err != nil || !(us > 0) || math.IsInf(us, 0) {
-			return nil, fmt.Errorf("%s:%d: time %q is not a positive number of microseconds", name, line, f[5])
+			return nil, fmt.Errorf("%s:%d: time %s is not a positive number of microseconds", name, line, lines.Quote(f[5]))
 		}
 		bus, err := strconv.ParseFloat(f[7], 64)
 		if err != nil || bus < 0 || math.IsNaN(bus) || math.IsInf(bus, 0) {
-			return nil, fmt.Errorf("%s:%d: bus bandwidth %q is not a number of GB/s", name, line, f[7])
+			return nil, fmt.Errorf("%s:%d: bus bandwidth %s is not a number of GB/s", name, line, lines.Quote(f[7]))
 		}
 		if wrong := f[8]; wrong != "0" && wrong != "N/A" {
 			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, wrong, size)
@@ -88,7 +87,7 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 		res.Points = append(res.Points, NCCLPoint{Bytes: size, Seconds: us * 1e-6, BusBW: bus, Line: line})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		return nil, err
 	}
 	if len(res.Points) == 0 {
 		return nil, fmt.Errorf("%s: no data rows: is it nccl-tests output, and did the run finish?", name)

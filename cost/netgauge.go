@@ -1,13 +1,14 @@
 package cost
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/sim/lines"
 )
 
 // NetgaugeHeader is the comment line that opens a LogGP measurement file,
@@ -27,8 +28,7 @@ const maxNetgaugeLines = 1 << 16
 // which give the line.
 func ParseNetgauge(name string, r io.Reader) (PRTT, error) {
 	m := PRTT{D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<16)
+	sc := lines.New(r, name, 1<<16)
 	line, rows := 0, 0
 	for sc.Scan() {
 		line++
@@ -45,11 +45,11 @@ func ParseNetgauge(name string, r io.Reader) (PRTT, error) {
 		}
 		size, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || size < 1 {
-			return PRTT{}, fmt.Errorf("%s:%d: size %q: want a whole number of bytes, at least 1", name, line, f[0])
+			return PRTT{}, fmt.Errorf("%s:%d: size %s: want a whole number of bytes, at least 1", name, line, lines.Quote(f[0]))
 		}
 		n, err := strconv.Atoi(f[1])
 		if err != nil || n < 2 || n > 1<<20 {
-			return PRTT{}, fmt.Errorf("%s:%d: n %q: want the burst length, a whole number from 2 (Netgauge uses 10)", name, line, f[1])
+			return PRTT{}, fmt.Errorf("%s:%d: n %s: want the burst length, a whole number from 2 (Netgauge uses 10)", name, line, lines.Quote(f[1]))
 		}
 		if m.N != 0 && n != m.N {
 			return PRTT{}, fmt.Errorf("%s:%d: n = %d, but earlier lines have n = %d; one file, one burst length", name, line, n, m.N)
@@ -59,7 +59,7 @@ func ParseNetgauge(name string, r io.Reader) (PRTT, error) {
 		for i, label := range []string{"PRTT(1,0,s)", "PRTT(n,0,s)", "PRTT(n,d,s)"} {
 			t[i], err = strconv.ParseFloat(f[2+i], 64)
 			if err != nil || !(t[i] > 0) || math.IsInf(t[i], 0) {
-				return PRTT{}, fmt.Errorf("%s:%d: %s %q: want a positive time in microseconds", name, line, label, f[2+i])
+				return PRTT{}, fmt.Errorf("%s:%d: %s %s: want a positive time in microseconds", name, line, label, lines.Quote(f[2+i]))
 			}
 			t[i] *= 1e-6
 		}
@@ -73,7 +73,7 @@ func ParseNetgauge(name string, r io.Reader) (PRTT, error) {
 		m.D[size] = t[0]
 	}
 	if err := sc.Err(); err != nil {
-		return PRTT{}, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return PRTT{}, err
 	}
 	if len(m.One) == 0 {
 		return PRTT{}, fmt.Errorf("%s: no measurements; expected lines of size, n, PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) after %q", name, NetgaugeHeader)

@@ -1,11 +1,12 @@
 package cost
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/sim/lines"
 )
 
 // OSUKind says what an OSU micro-benchmark file measures.
@@ -56,7 +57,7 @@ func samplesOf[P any](points []P, sample func(P) Sample) []Sample {
 // line.
 func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 	var res *OSUResult
-	sc := bufio.NewScanner(r)
+	sc := lines.New(r, name, 1<<20)
 	line := 0
 	var scale float64
 	for sc.Scan() {
@@ -77,7 +78,7 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 			case strings.Contains(h, "Bandwidth") && strings.Contains(h, "(MB/s)"):
 				res, scale = &OSUResult{Kind: OSUBandwidth}, 1e6
 			default:
-				return nil, fmt.Errorf("%s:%d: header %q names neither a latency in us nor a bandwidth in MB/s; give the output of osu_latency, osu_bw or a collective benchmark", name, line, text)
+				return nil, fmt.Errorf("%s:%d: header %s names neither a latency in us nor a bandwidth in MB/s; give the output of osu_latency, osu_bw or a collective benchmark", name, line, lines.Quote(text))
 			}
 			res.Column = firstColumn(h)
 			continue
@@ -87,15 +88,15 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 		}
 		f := strings.Fields(text)
 		if len(f) < 2 {
-			return nil, fmt.Errorf("%s:%d: %q: want a message size and a figure", name, line, text)
+			return nil, fmt.Errorf("%s:%d: %s: want a message size and a figure", name, line, lines.Quote(text))
 		}
 		size, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || size < 0 {
-			return nil, fmt.Errorf("%s:%d: message size %q is not a non-negative integer", name, line, f[0])
+			return nil, fmt.Errorf("%s:%d: message size %s is not a non-negative integer", name, line, lines.Quote(f[0]))
 		}
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || !(v > 0) || v > 1e300 {
-			return nil, fmt.Errorf("%s:%d: figure %q is not a positive number", name, line, f[1])
+			return nil, fmt.Errorf("%s:%d: figure %s is not a positive number", name, line, lines.Quote(f[1]))
 		}
 		if n := len(res.Points); n > 0 && size <= res.Points[n-1].Bytes {
 			return nil, fmt.Errorf("%s:%d: size %d after %d: OSU rows grow in size; is the file two runs pasted together?", name, line, size, res.Points[n-1].Bytes)
@@ -103,7 +104,7 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 		res.Points = append(res.Points, OSUPoint{Bytes: size, Value: v * scale, Line: line})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	if res == nil {
 		return nil, fmt.Errorf("%s: no OSU header line (\"# Size  Latency (us)\" or \"# Size  Bandwidth (MB/s)\"); is this an OSU micro-benchmark output?", name)

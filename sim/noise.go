@@ -1,12 +1,13 @@
 package sim
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/sim/lines"
 )
 
 // Noise is OS noise read from a trace of detours: lines "start<TAB>duration"
@@ -49,8 +50,7 @@ const maxNoiseDetours = 1 << 24
 // must not overlap; the trace must last longer than its detours.
 func ParseNoise(r io.Reader, name string) (*Noise, error) {
 	n := &Noise{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
+	sc := lines.New(r, name, 1<<20)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -60,13 +60,13 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 		}
 		fields := strings.Fields(text)
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("%s:%d: want \"start<TAB>duration\" in nanoseconds, got %q", name, line, text)
+			return nil, fmt.Errorf("%s:%d: want \"start<TAB>duration\" in nanoseconds, got %s", name, line, lines.Quote(text))
 		}
 		var v [2]Time
 		for i, f := range fields {
 			x, err := strconv.ParseFloat(f, 64)
 			if err != nil || x < 0 || x > 1e15 {
-				return nil, fmt.Errorf("%s:%d: %q is not a duration in nanoseconds from 0 to 1e15", name, line, f)
+				return nil, fmt.Errorf("%s:%d: %s is not a duration in nanoseconds from 0 to 1e15", name, line, lines.Quote(f))
 			}
 			v[i] = FromPicoseconds(x * 1000)
 		}
@@ -80,7 +80,7 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 		n.durs = append(n.durs, v[1])
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	if len(n.starts) < 2 {
 		return nil, fmt.Errorf("%s: a noise trace needs at least two detours (its period is the last start)", name)

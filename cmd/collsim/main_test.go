@@ -129,7 +129,13 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(typo, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwith: 1GB/s, latency: 1us}\n"), 0o644)
 	zero := filepath.Join(dir, "zero.yaml")
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
+	long := filepath.Join(dir, "long.trace")
+	os.WriteFile(long, []byte(strings.Repeat("x", 300000)+"\n"), 0o644)
 	cases := []badCase{
+		// Files are read with a bound, and a refused line is quoted cut
+		// short; a bad file is bad input (1), not a bad flag (2).
+		{[]string{"run", "-m", "/dev/zero"}, 1, "/dev/zero: file too large: more than 1MiB, too large for a machine config"},
+		{[]string{"run", "--noise-trace", long}, 1, long + `:1: want "start<TAB>duration" in nanoseconds, got "` + strings.Repeat("x", 60) + `"... (300000 bytes)`},
 		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: allgather_reduce, double_binary_tree, han, hierarchical,`},
 		{[]string{"run", "-a", "nonsense"}, 2, `ring, segmented_ring, smp, suara (or a library's choice: ompi, ompi40, ompi5, mpich, mpich4)`},
 		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},

@@ -165,7 +165,7 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		return err
 	}
 	defer f.Close()
-	series, err := cost.ParseNetgauge(file, f)
+	series, err := cost.ParseNetgauge(file, configs.Bounded(f, configs.MaxLogBytes, "a Netgauge log"))
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := cost.ParseOSU(file, f)
+	res, err := cost.ParseOSU(file, configs.Bounded(f, configs.MaxLogBytes, "an OSU log"))
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 			return cost.HockneyFit{}, "", err
 		}
 		defer f.Close()
-		res, err := cost.ParseNCCLTests(ncclFile, f)
+		res, err := cost.ParseNCCLTests(ncclFile, configs.Bounded(f, configs.MaxLogBytes, "an nccl-tests log"))
 		if err != nil {
 			return cost.HockneyFit{}, "", err
 		}

@@ -123,7 +123,10 @@ func (n *NoiseFlags) Load() (*sim.Noise, error) {
 			return nil, fmt.Errorf("noise trace: %w", ferr)
 		}
 		defer f.Close()
-		noise, err = sim.ParseNoise(f, n.File)
+		// A bad trace is bad input (exit 1), not a bad flag.
+		if noise, err = sim.ParseNoise(configs.Bounded(f, configs.MaxTraceBytes, "a noise trace"), n.File); err != nil {
+			return nil, err
+		}
 	case n.Periodic != "":
 		var a, b sim.Time
 		if a, b, err = durationPair("--noise-periodic", n.Periodic); err == nil {

@@ -454,7 +454,7 @@ func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout t
 	deadline := time.Now().Add(timeout)
 	want := fmt.Sprintf("%016x", hash)
 	for {
-		b, err := os.ReadFile(path)
+		b, err := configs.ReadFile(path, 1<<10, "a rendezvous file")
 		if err == nil {
 			if f := strings.Fields(string(b)); len(f) == 2 && f[1] == want {
 				return f[0], nil
