@@ -258,3 +258,30 @@ func TestCheckCatchesAWrongProgram(t *testing.T) {
 		t.Fatal("a ring allreduce that overwrites instead of reducing passed the data check")
 	}
 }
+
+// Tags are int32, as MPI's: a composite with one tag block per phase of
+// each segment refuses a segment count that would wrap them, and names a
+// segment that fits. By hand: 2^31-1 tags hold floor((2^31-1)/4096) =
+// 524287 blocks of 4096, one kept spare: 524286 phases, 174762 segments of
+// 3 phases. 2^31 elements in 174762 segments need ceil(2^31/174762) =
+// 12289 elements per segment.
+func TestTagsFit(t *testing.T) {
+	if err := tagsFit(174762, 3, 1<<31); err != nil {
+		t.Errorf("174762 segments of 3 phases: %v", err)
+	}
+	err := tagsFit(174763, 3, 1<<31)
+	want := "174763 segments of 3 phases each need more tags than MPI's int32 holds; use --segment 12289 elements or more (at most 174762 segments)"
+	var u *Unsupported
+	if !errors.As(err, &u) || err.Error() != want {
+		t.Errorf("174763 segments: %v, want %q", err, want)
+	}
+	// The algorithms refuse through Build, before any rank is built: a
+	// 16 GiB hierarchical allreduce in 64 KiB segments (262144 of them).
+	a, _ := Lookup(Allreduce, "hierarchical")
+	if _, err := a.Build(Params{Ranks: 16, NodeSize: 4, Count: 1 << 31}); !errors.As(err, &u) || !strings.Contains(err.Error(), "262144 segments of 3 phases") {
+		t.Errorf("hierarchical, 2^31 elements: %v", err)
+	}
+	if _, err := a.Build(Params{Ranks: 16, NodeSize: 4, Count: 1 << 31, Segment: 12289}); err != nil {
+		t.Errorf("hierarchical, 2^31 elements in segments of 12289: %v", err)
+	}
+}

@@ -73,6 +73,18 @@ type hierarchical struct {
 }
 
 func newHierarchical(p Params, r int) (stepper, error) {
+	h, err := buildHierarchical(p, r, false)
+	if err != nil {
+		return nil, err // not a nil *hierarchical in a non-nil interface
+	}
+	return h, nil
+}
+
+// buildHierarchical returns rank r's program; with checkOnly it builds only
+// the segments that can differ (the first and the last, whose size may
+// pick another inner algorithm), so that checking whether the program can
+// be built costs the same for any vector length.
+func buildHierarchical(p Params, r int, checkOnly bool) (*hierarchical, error) {
 	ns := p.NodeSize
 	node := r / ns
 	first := node * ns
@@ -101,7 +113,13 @@ func newHierarchical(p Params, r int) (stepper, error) {
 	}
 	h := &hierarchical{}
 	nseg := segments(p.Count, seg)
+	if err := tagsFit(nseg, 3, p.Count); err != nil {
+		return nil, err
+	}
 	for k := range nseg {
+		if checkOnly && k > 0 && k < nseg-1 {
+			continue
+		}
 		part := segmentOf(0, p.Count, seg, k)
 		tags := k * 3 * tagSpan
 		local := Params{Ranks: size, Count: part.Count, ElemSize: p.ElemSize, Segment: p.Segment}
@@ -127,6 +145,19 @@ func newHierarchical(p Params, r int) (stepper, error) {
 
 // tagSpan separates the tags of phases: no algorithm uses more.
 const tagSpan = 1 << 12
+
+// tagsFit refuses a segmented composite whose nseg segments of perSeg
+// phases each would need tags past MPI's int32 (which would wrap negative),
+// naming the segment size that fits.
+func tagsFit(nseg, perSeg int, count int64) error {
+	slots := int64(math.MaxInt32/tagSpan) - 1 // phases that tags can separate
+	if int64(nseg)*int64(perSeg) <= slots {
+		return nil
+	}
+	most := slots / int64(perSeg) // segments
+	return &Unsupported{Reason: fmt.Sprintf("%d segments of %d phases each need more tags than MPI's int32 holds; use --segment %d elements or more (at most %d segments)",
+		nseg, perSeg, (count+most-1)/most, most)}
+}
 
 func (h *hierarchical) step(b *builder) bool {
 	for h.k < len(h.segs) {

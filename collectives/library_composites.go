@@ -521,43 +521,73 @@ func (lv twoLevel) stages(p Params, n int64, first bool) ([]Stage, error) {
 // (each waits for the one before on this rank), segments independent of
 // each other, so that they overlap as HAN's tasks do.
 func newTwoLevel(lv twoLevel, p Params, r int) (stepper, error) {
+	h, err := lv.build(p, r, false)
+	if err != nil {
+		return nil, err // not a nil *hierarchical in a non-nil interface
+	}
+	return h, nil
+}
+
+// levelGroup is rank r's group at one step of a two-level algorithm.
+type levelGroup struct {
+	members  []int
+	me, root int
+}
+
+// build returns rank r's program; with checkOnly it builds just the
+// segments that can differ (the first, the second and the last) to see
+// whether the program can be built, so that checking costs the same for
+// any vector length.
+func (lv twoLevel) build(p Params, r int, checkOnly bool) (*hierarchical, error) {
 	if err := lv.check(p); err != nil {
 		return nil, err
 	}
 	l := lv.layout(p)
-	type group struct {
-		members  []int
-		me, root int
-	}
-	groups := make([]group, len(lv.steps))
+	groups := make([]levelGroup, len(lv.steps))
 	for i, st := range lv.steps {
 		m, me, root := l.group(p, st, r)
-		groups[i] = group{m, me, root}
+		groups[i] = levelGroup{m, me, root}
 	}
 	seg := lv.segment(p)
+	nseg := segments(p.Count, seg)
+	if err := tagsFit(nseg, len(lv.steps), p.Count); err != nil {
+		return nil, err
+	}
 	h := &hierarchical{}
-	for k := range segments(p.Count, seg) {
-		part := segmentOf(0, p.Count, seg, k)
-		ph := &phases{}
-		for si, st := range lv.steps {
-			g := groups[si]
-			if len(g.members) < 2 {
-				continue
-			}
-			a, q, err := st.pickFor(k, Params{Ranks: len(g.members), Count: part.Count, ElemSize: p.ElemSize, Root: g.root})
-			if err != nil {
-				return nil, err
-			}
-			tags := (k*len(lv.steps) + si) * tagSpan
-			inner := a.newRank(q, g.me)
-			if lv.barrier {
-				inner = &knowing{inner: inner, n: p.Count, wire: st.wire}
-			}
-			ph.list = append(ph.list, newSub(inner, g.members, tags, nil, part.Off))
+	for k := range nseg {
+		if checkOnly && k > 1 && k < nseg-1 {
+			continue
+		}
+		ph, err := lv.segmentPhases(p, groups, k, seg)
+		if err != nil {
+			return nil, err
 		}
 		h.segs = append(h.segs, ph)
 	}
 	return h, nil
+}
+
+// segmentPhases is a rank's program for segment k: a phase per step.
+func (lv twoLevel) segmentPhases(p Params, groups []levelGroup, k int, seg int64) (*phases, error) {
+	part := segmentOf(0, p.Count, seg, k)
+	ph := &phases{}
+	for si, st := range lv.steps {
+		g := groups[si]
+		if len(g.members) < 2 {
+			continue
+		}
+		a, q, err := st.pickFor(k, Params{Ranks: len(g.members), Count: part.Count, ElemSize: p.ElemSize, Root: g.root})
+		if err != nil {
+			return nil, err
+		}
+		tags := (k*len(lv.steps) + si) * tagSpan
+		inner := a.newRank(q, g.me)
+		if lv.barrier {
+			inner = &knowing{inner: inner, n: p.Count, wire: st.wire}
+		}
+		ph.list = append(ph.list, newSub(inner, g.members, tags, nil, part.Off))
+	}
+	return ph, nil
 }
 
 // IsComposite reports whether the algorithm name is built from subsets of
@@ -658,7 +688,7 @@ func twoLevelNeeds(c Collective, name string) func(p Params) error {
 			return err
 		}
 		for r := range min(p.Ranks, 2*max(p.NodeSize, 1)) { // one node's ranks and the next's
-			if _, err := newTwoLevel(lv, p, r); err != nil {
+			if _, err := lv.build(p, r, true); err != nil {
 				return err
 			}
 		}
