@@ -332,6 +332,12 @@ func Parse(source string, data []byte) (*Machine, error) {
 		return nil, yamlError(source, err)
 	}
 	v := &validator{source: source, root: root.Content[0]}
+	if err := secondDocument(source, dec); err != nil {
+		return nil, err
+	}
+	if v.wholeNumbers(v.root, reflect.TypeFor[fileYAML](), nil); len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
+	}
 	m := v.machine(&f)
 	if len(v.errs) > 0 {
 		return nil, errors.Join(v.errs...)
@@ -341,6 +347,19 @@ func Parse(source string, data []byte) (*Machine, error) {
 	}
 	m.Source = source
 	return m, nil
+}
+
+// secondDocument refuses a config with more than one YAML document: the
+// decoder reads the first, and the rest would be ignored unseen.
+func secondDocument(source string, dec *yaml.Decoder) error {
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return yamlError(source, err)
+	}
+	return fmt.Errorf("%s:%d: a second YAML document; a machine config is one document (remove the --- and what follows, or merge it into the first)", source, max(next.Line, 1))
 }
 
 // yamlError rewrites yaml.v3's errors as source:line messages.
@@ -402,6 +421,54 @@ func (v *validator) line(keys ...string) int {
 	return line
 }
 
+// present reports whether the file sets the key at path (so that a value
+// written as 0 is not taken for a key left out, whose default applies).
+func (v *validator) present(keys ...string) bool {
+	n := v.root
+	for _, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// wholeNumbers refuses a fraction written where t, the schema, holds an
+// integer: yaml.v3 would truncate hosts: 2.5 to 2 without a word.
+func (v *validator) wholeNumbers(n *yaml.Node, t reflect.Type, keys []string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[yaml.Node]():
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			for j := range t.NumField() {
+				if name, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ","); name == key {
+					v.wholeNumbers(n.Content[i+1], t.Field(j).Type, with(keys, key))
+				}
+			}
+		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for _, item := range n.Content {
+			v.wholeNumbers(item, t.Elem(), keys)
+		}
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64 && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
+		v.failAt(n.Line, keys, "%s is not a whole number", n.Value)
+	}
+}
+
 func (v *validator) fail(keys []string, format string, args ...any) {
 	v.failAt(v.line(keys...), keys, format, args...)
 }
@@ -459,20 +526,20 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		}
 	}
 	hk := []string{"host"}
-	if m.RanksPerHost == 0 {
+	if m.RanksPerHost == 0 && !v.present(with(hk, "ranks_per_host")...) {
 		m.RanksPerHost = 1
 	}
-	if m.RanksPerHost < 0 {
+	if m.RanksPerHost < 1 {
 		v.fail(with(hk, "ranks_per_host"), "must be at least 1, not %d", m.RanksPerHost)
 	}
 	if f.Node != nil && m.Topology != nil {
 		v.node(m, f.Node)
 	}
 	m.RanksPerNode = m.DevicesPerNode * m.RanksPerHost
-	if f.Node != nil && f.Node.Ranks != 0 {
+	if f.Node != nil && (f.Node.Ranks != 0 || v.present("node", "ranks")) {
 		if f.Node.Ranks < 1 || f.Node.Ranks > m.RanksPerNode {
-			v.fail([]string{"node", "ranks"}, "%d ranks overfill a node of %d devices x %d ranks per host = %d slots; give 1..%d",
-				f.Node.Ranks, m.DevicesPerNode, m.RanksPerHost, m.RanksPerNode, m.RanksPerNode)
+			v.fail([]string{"node", "ranks"}, "must be 1..%d (a node of %d devices x %d ranks per host), not %d",
+				m.RanksPerNode, m.DevicesPerNode, m.RanksPerHost, f.Node.Ranks)
 		} else {
 			m.RanksPerNode = f.Node.Ranks
 		}
@@ -551,8 +618,8 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 	case n.FatTree != nil:
 		link := v.link(n.FatTree.Link, with(keys, "link"))
 		taper := n.FatTree.Taper
-		if taper == 0 {
-			taper = 1
+		if taper == 0 && !v.present(with(keys, "taper")...) {
+			taper = 1 // absent: no taper; a written 0 is refused as 0.5 is
 		}
 		if mode := n.FatTree.TaperMode; mode != "" && !slices.Contains(topology.TaperModes, mode) {
 			v.fail(with(keys, "taper_mode"), "unknown taper mode %q; valid: %s (removed uplinks, the default, or uplinks at 1/taper of the bandwidth)", mode, strings.Join(topology.TaperModes, ", "))
