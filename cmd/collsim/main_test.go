@@ -167,6 +167,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--goal", "x.goal", "-c", "bcast", "-s", "8"}, 2, "-c/--collective, -s/--size do not apply: with --goal the file is the program"},
 		{[]string{"run", "--network", "loggops", "-m", "fattree-1024"}, 2, "-m/--machine does not apply: the loggops network has no machine"},
 		{[]string{"run", "--goal", "x.goal", "--placement", "random"}, 2, "--placement does not apply: the loggops network has no machine"},
+		// An alltoall's size is split evenly over the ranks: 8 B over 3
+		// ranks is no whole 8-byte element each, so nothing would move.
+		{[]string{"run", "-c", "alltoall", "-n", "3", "-s", "8"}, 2, "--size: nothing would be sent: alltoall splits each rank's 8B evenly over 3 ranks in whole 8-byte elements: 0 elements to each"},
 		// Mistyped commands and flags: one line, with what was meant.
 		{[]string{"rn"}, 2, `unknown command "rn" for "collsim"; did you mean run?`},
 		{[]string{"study", "foo"}, 2, `unknown command "foo" for "collsim study"`},
@@ -175,6 +178,20 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--sze", "8"}, 2, "unknown flag: --sze; did you mean --seed or --size?"},
 	}
 	expectErrors(t, cases)
+}
+
+// An alltoall size that does not split evenly moves what does, as
+// nccl-tests does, and says so: 56 B over 3 ranks of 8-byte elements is 2
+// elements (16 B) to each, 48 B in all, 8 B left.
+func TestAlltoallShortfallIsReported(t *testing.T) {
+	out, errs, code := collsim(t, "run", "-c", "alltoall", "-n", "3", "-s", "56", "--json")
+	if code != 0 || !strings.Contains(out, `"size_bytes": 48`) {
+		t.Fatalf("exit %d, stdout %s", code, out)
+	}
+	want := "collsim: note: alltoall splits each rank's 56B evenly over 3 ranks in whole 8-byte elements: 2 elements to each, 48B in all (8B is not sent; a multiple of 24B moves everything)\n"
+	if errs != want {
+		t.Errorf("stderr %q, want %q", errs, want)
+	}
 }
 
 // badCase is a command line that must fail with code and a message.

@@ -268,6 +268,12 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if short := cmdutil.Shortfall(c, params, size); short != "" {
+		if params.Count == 0 {
+			return cmdutil.Flagf("--size: nothing would be sent: %s", short)
+		}
+		fmt.Fprintln(streams.Err, "collsim: note:", short)
+	}
 	o.Shape.Apply(&params, m)
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
