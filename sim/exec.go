@@ -669,20 +669,20 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 	idx := int32(op)
 	s := x.slot(r, idx)
 	m := &x.p.msgs[id]
-	if s.bytes != m.bytes {
-		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
-			r, idx, opString(s), m.bytes, m.src, m.send))
+	if m.bytes > s.bytes {
+		x.fail(truncated(r, idx, opString(s), m.bytes, m.src, int32(m.send)))
 		return 0, false
 	}
 	if x.data != nil {
 		reg := x.region(r, idx)
 		payload := x.payloads[id]
-		if int64(len(payload)) != reg.Count {
-			x.fail(fmt.Errorf("rank %d op %d (%s) expects %d elements but rank %d op %d sent %d",
+		if int64(len(payload)) > reg.Count {
+			x.fail(fmt.Errorf("rank %d op %d (%s) has room for %d elements but rank %d op %d sent %d",
 				r, idx, opString(s), reg.Count, m.src, m.send, len(payload)))
 			return 0, false
 		}
-		dst := x.data[r][reg.Buf][reg.Off : reg.Off+reg.Count]
+		// A shorter message fills the start of the receive, as in MPI.
+		dst := x.data[r][reg.Buf][reg.Off : reg.Off+int64(len(payload))]
 		if s.reduce {
 			x.reduce.Apply(dst, payload)
 		} else {
@@ -690,7 +690,7 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 		}
 	}
 	if s.reduce {
-		return x.reduceCost(s.bytes), true
+		return x.reduceCost(m.bytes), true
 	}
 	return 0, true
 }

@@ -137,11 +137,27 @@ func TestUnmatchedMessageIsAnError(t *testing.T) {
 	}
 }
 
-func TestSizeMismatchIsAnError(t *testing.T) {
-	progs := []Program{{send(1, 0, 8)}, {recv(0, 0, 16)}}
+// A receive is the room for a message, as in MPI: a larger message is an
+// error (MPI_ERR_TRUNCATE); a smaller one is received, and costs what its
+// own size costs (under LogGOPS, where G prices every byte): an 8-byte
+// message into room for 4096 takes as long as into room for 8, and less
+// than a 4096-byte message.
+func TestReceiveSizeIsRoom(t *testing.T) {
+	progs := []Program{{send(1, 0, 16)}, {recv(0, 0, 8)}}
 	_, err := run(t, progs, Config{Host: HostParams{EagerLimit: 8}})
-	if err == nil || !strings.Contains(err.Error(), "sizes differ") {
-		t.Fatalf("got %v, want a size mismatch", err)
+	if err == nil || !strings.Contains(err.Error(), "matched a message of 16 bytes from rank 0 op 0: larger than the receive (MPI_ERR_TRUNCATE)") {
+		t.Fatalf("got %v, want a truncation error", err)
+	}
+	lg := DefaultLogGOPS
+	makespan := func(bytes, room int64) Time {
+		res, err := Execute(New(1), FromPrograms("room", []Program{{send(1, 0, bytes)}, {recv(0, 0, room)}}, 0), Config{LogGOPS: &lg})
+		if err != nil {
+			t.Fatalf("%d bytes into room for %d: %v", bytes, room, err)
+		}
+		return res.Makespan
+	}
+	if a, b, c := makespan(8, 8), makespan(8, 4096), makespan(4096, 4096); a != b || !(a < c) {
+		t.Errorf("8 B into 8: %v, into 4096: %v, 4096 B: %v; want the first two equal and below the third", a, b, c)
 	}
 }
 

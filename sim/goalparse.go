@@ -23,9 +23,6 @@ func (e *GOALError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// maxGOALLine bounds one line of GOAL text.
-const maxGOALLine = 1 << 16
-
 // goalParser reads GOAL text line by line, without regular expressions and
 // without allocating per op beyond the compact arrays and label maps.
 type goalParser struct {
@@ -34,9 +31,13 @@ type goalParser struct {
 	line    int
 	text    []byte // current line
 	pos     int
-	comment bool // inside /* */
-	g       *GOAL
-	labels  map[string]int32
+	comment bool   // inside /* */
+	long    []byte // a line longer than the reader's buffer, gathered
+	// skimmed: the last long line ran past what is kept, and skimBlock
+	// is whether it ended inside /* */.
+	skimmed, skimBlock bool
+	g                  *GOAL
+	labels             map[string]int32
 	// numbered[i] is 1 + the op labelled l<i>, the labels that Schedgen
 	// and collsim write: a slice look-up instead of a map insert per op.
 	numbered []int32
@@ -85,7 +86,9 @@ func (p *goalParser) nextLine() (bool, error) {
 	for {
 		raw, err := p.in.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			return false, &GOALError{File: p.file, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", p.in.Size())}
+			if raw, err = p.longLine(raw); err != nil {
+				return false, err
+			}
 		}
 		if len(raw) == 0 && err != nil {
 			if err == io.EOF {
@@ -98,6 +101,9 @@ func (p *goalParser) nextLine() (bool, error) {
 		}
 		p.line++
 		p.text = p.stripComments(raw)
+		if p.skimmed {
+			p.comment, p.skimmed = p.skimBlock, false
+		}
 		p.pos = 0
 		p.skipSpace()
 		if p.pos < len(p.text) {
@@ -107,6 +113,82 @@ func (p *goalParser) nextLine() (bool, error) {
 			return false, nil
 		}
 	}
+}
+
+// maxGOALLine bounds the text of a line that is kept: ops are short, and
+// what runs past this on one line must be comment.
+const maxGOALLine = 1 << 20
+
+// longLine gathers a line longer than the reader's buffer, of which first
+// has been read: up to maxGOALLine bytes are kept, and past them only
+// comment may follow (a comment line of any length is valid GOAL), which
+// is skimmed without being kept.
+func (p *goalParser) longLine(first []byte) ([]byte, error) {
+	p.long = append(p.long[:0], first...)
+	tail := commentState{block: p.comment}
+	for {
+		raw, err := p.in.ReadSlice('\n')
+		switch {
+		case len(p.long) < maxGOALLine:
+			p.long = append(p.long, raw...)
+			if len(p.long) >= maxGOALLine {
+				tail = scanComments(tail, p.long) // where the kept text leaves off
+				tail.text = false                 // text is kept up to here
+			}
+		case !tail.line:
+			tail = scanComments(tail, raw)
+			if tail.text {
+				return nil, &GOALError{File: p.file, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes outside comments", maxGOALLine)}
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(p.long) >= maxGOALLine {
+			p.skimmed, p.skimBlock = true, tail.block
+		}
+		if err == io.EOF && len(p.long) > 0 {
+			err = nil
+		}
+		return p.long, err
+	}
+}
+
+// commentState tracks comments across the skimmed part of a long line.
+type commentState struct {
+	block bool // inside /* */
+	line  bool // inside // (the rest of the line is comment)
+	slash bool // the last byte was '/' outside comments
+	star  bool // the last byte was '*' inside /* */
+	text  bool // a byte outside comments that is not space
+}
+
+// scanComments advances s over b.
+func scanComments(s commentState, b []byte) commentState {
+	for _, c := range b {
+		switch {
+		case s.line:
+			return s
+		case s.block:
+			s.block = !(s.star && c == '/')
+			s.star = c == '*'
+		case s.slash && c == '/':
+			s.line, s.slash = true, false
+		case s.slash && c == '*':
+			s.block, s.slash, s.star = true, false, false
+		case c == '/':
+			if s.slash {
+				s.text = true
+			}
+			s.slash = true
+		default:
+			if s.slash || byteClass[c]&isSpace == 0 {
+				s.text = true
+			}
+			s.slash = false
+		}
+	}
+	return s
 }
 
 // stripComments removes // and /* */ comments, tracking comments that
@@ -348,6 +430,10 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 	if p.pos < len(p.text) && p.text[p.pos] == ':' {
 		p.pos++
 		label = first
+		if !validLabel(label) {
+			p.pos = startPos
+			return false, p.errf("label %q: a label is an ASCII letter or _ followed by letters, digits and _", shorten(label))
+		}
 		if _, dup := p.lookup(label); dup {
 			p.pos = startPos
 			return false, p.errf("label %q is defined twice in rank %d", label, r)
@@ -402,6 +488,19 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 		p.define(label, int32(index))
 	}
 	return true, nil
+}
+
+// validLabel reports whether label is an identifier of GOAL's grammar:
+// an ASCII letter or '_', then letters, digits and '_' (no look-alike
+// Unicode or bidi controls that would show another label than is read).
+func validLabel(label []byte) bool {
+	for i, c := range label {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return len(label) > 0
 }
 
 // labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros).

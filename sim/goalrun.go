@@ -156,6 +156,7 @@ type goalRun struct {
 	// every partition, each using its ranks' entries only.
 	lo, hi  int32
 	ranks   []goalRank
+	direct  []uint32 // release's ops to issue, a stack for nested releases
 	pending []uint16 // by id: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
@@ -295,6 +296,7 @@ func (x *goalRun) checkEnded(r int32, rk *goalRank) {
 func (x *goalRun) release(r int32, users []uint32) {
 	rk := &x.ranks[r]
 	direct := !x.g.hasStarts && rk.head == noMsg
+	start := len(x.direct) // a release inside an issue below stacks above
 	for _, u := range users {
 		if x.pending[u]--; x.pending[u] != 0 {
 			continue
@@ -305,14 +307,25 @@ func (x *goalRun) release(r int32, users []uint32) {
 				continue
 			}
 		}
-		if direct && x.err == nil {
-			rk.handed++
-			rk.open++
-			x.issue(r, u)
+		if direct {
+			x.direct = append(x.direct, u)
 		} else {
 			x.makeReady(rk, u)
 		}
 	}
+	// Every user is counted down before any is issued, as a reactive
+	// source does before the executor reads what it hands out: an op
+	// issued here may complete ahead of time, and whether its own users
+	// are then held (or it gets an event) depends on their counts.
+	end := len(x.direct)
+	for i := start; i < end; i++ {
+		if x.err == nil {
+			rk.handed++
+			rk.open++
+			x.issue(r, x.direct[i])
+		}
+	}
+	x.direct = x.direct[:start]
 }
 
 // releaseStarts makes ready the ops that irequire op id, and refills.
@@ -420,13 +433,20 @@ func (x *goalRun) recvPlace(r int32, op uint32) (cpu, nic uint16) { return x.g.c
 // sizes agree.
 func (x *goalRun) accept(r int32, rid uint32, id uint32) (Time, bool) {
 	m := &x.p.msgs[id]
-	if size := x.g.value(x.g.op(rid)); size != m.bytes {
+	if size := x.g.value(x.g.op(rid)); m.bytes > size {
 		recv := x.g.expand(rid)
-		x.fail(fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: sizes differ",
-			r, x.index(r, rid), recv.String(), m.bytes, m.src, x.index(m.src, m.send)))
+		x.fail(truncated(r, x.index(r, rid), recv.String(), m.bytes, m.src, x.index(m.src, m.send)))
 		return 0, false
 	}
 	return 0, true
+}
+
+// truncated is the error of a receive matched by a larger message: MPI
+// fails it with MPI_ERR_TRUNCATE. A smaller message is fine: a receive's
+// size is the room it has, and the message is the send's size.
+func truncated(r, op int32, recv string, bytes int64, src, send int32) error {
+	return fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: larger than the receive (MPI_ERR_TRUNCATE)",
+		r, op, recv, bytes, src, send)
 }
 
 // index is op id's index in rank r's program.

@@ -236,17 +236,18 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 	r.msgs[id] = arrival{}
 	r.freeMsg = append(r.freeMsg, id)
 	op := r.in.Op(idx)
-	if op.Bytes != m.h.bytes {
-		return fmt.Errorf("rank %d op %d (%v) matched a message of %d bytes from rank %d: sizes differ", r.mesh.rank, idx, op, m.h.bytes, m.from)
+	if m.h.bytes > op.Bytes {
+		return fmt.Errorf("rank %d op %d (%v) matched a message of %d bytes from rank %d: larger than the receive (MPI_ERR_TRUNCATE)", r.mesh.rank, idx, op, m.h.bytes, m.from)
 	}
 	if r.data != nil {
 		dst, err := r.region(idx, op)
 		if err != nil {
 			return err
 		}
-		if len(dst) != len(m.payload) {
-			return fmt.Errorf("rank %d op %d (%v) expects %d elements but rank %d sent %d", r.mesh.rank, idx, op, len(dst), m.from, len(m.payload))
+		if len(dst) < len(m.payload) {
+			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, len(dst), m.from, len(m.payload))
 		}
+		dst = dst[:len(m.payload)] // a shorter message fills the start, as in MPI
 		if op.Reduce {
 			r.reduce.Apply(dst, m.payload)
 		} else {
