@@ -405,9 +405,9 @@ func TestParseGOALLabelNumbersCostNothing(t *testing.T) {
 func TestGOALLongLinesAndLabels(t *testing.T) {
 	long := strings.Repeat("x", 3<<20)
 	for name, src := range map[string]string{
-		"comment line": "num_ranks 1\n// " + long + "\nrank 0 {\nl0: calc 5\n}\n",
-		"op and comment": "num_ranks 1\nrank 0 {\nl0: calc 5 // " + long + "\n}\n",
-		"block across lines": "num_ranks 1\nrank 0 {\nl0: calc 5 /* " + long + "\nstill */ l1: calc 7\n}\n",
+		"comment line":         "num_ranks 1\n// " + long + "\nrank 0 {\nl0: calc 5\n}\n",
+		"op and comment":       "num_ranks 1\nrank 0 {\nl0: calc 5 // " + long + "\n}\n",
+		"block across lines":   "num_ranks 1\nrank 0 {\nl0: calc 5 /* " + long + "\nstill */ l1: calc 7\n}\n",
 		"just past the buffer": "num_ranks 1\n// " + strings.Repeat("y", 70000) + "\nrank 0 {\nl0: calc 5\n}\n",
 	} {
 		g, err := sim.ParseGOAL(strings.NewReader(src), "long.goal")
