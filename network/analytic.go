@@ -133,47 +133,47 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	if src == dst {
 		if tr.Control != sim.ControlNone {
 			// After the data queued on the channel before it.
-			at := max(now, m.localFree[src]) + m.localLat
+			at := max(now, m.localFree[src]).Plus(m.localLat)
 			if tr.Control == sim.ControlReply {
-				at = now + m.localLat
+				at = now.Plus(m.localLat)
 			}
 			m.eng.At(at, m.id, evDelivered<<62|uint64(tr.ID))
 			return
 		}
 		start := max(now, m.localFree[src])
 		ser := serialize(tr.Bytes, m.localPs)
-		m.localFree[src] = start + ser
-		m.sink.Injected(tr.ID, start+ser)
-		m.eng.At(start+ser+m.localLat, m.id, evDelivered<<62|uint64(tr.ID))
+		m.localFree[src] = start.Plus(ser)
+		m.sink.Injected(tr.ID, start.Plus(ser))
+		m.eng.At(start.Plus(ser).Plus(m.localLat), m.id, evDelivered<<62|uint64(tr.ID))
 		return
 	}
 	m.path = m.topo.Route(int(src), int(dst), m.path[:0])
 	var latency sim.Time
 	worst := 0.0
 	for _, l := range m.path {
-		latency += m.lat[l]
+		latency = latency.Plus(m.lat[l])
 		worst = max(worst, m.psPerByte[l])
 	}
 	switch tr.Control {
 	case sim.ControlReply:
-		m.eng.At(now+latency, m.id, evDelivered<<62|uint64(tr.ID))
+		m.eng.At(now.Plus(latency), m.id, evDelivered<<62|uint64(tr.ID))
 		return
 	case sim.ControlRequest:
 		f := m.newFlight()
 		m.flights[f] = flight{id: tr.ID, src: src, dst: dst, request: true, next: -1}
-		m.eng.At(max(now, m.txLast[src])+latency, m.id, evArrived<<62|uint64(f))
+		m.eng.At(max(now, m.txLast[src]).Plus(latency), m.id, evArrived<<62|uint64(f))
 		return
 	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])
-	m.txFree[src] = start + m.gap + ser
+	m.txFree[src] = start.Plus(m.gap).Plus(ser)
 	m.txLast[src] = start
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
-	m.sink.Injected(tr.ID, start+ser)
+	m.sink.Injected(tr.ID, start.Plus(ser))
 	f := m.newFlight()
 	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, next: -1}
-	m.eng.At(start+latency, m.id, evArrived<<62|uint64(f))
+	m.eng.At(start.Plus(latency), m.id, evArrived<<62|uint64(f))
 }
 
 // Handle implements sim.Handler.
@@ -213,12 +213,12 @@ func (m *analytic) Handle(arg uint64) {
 			return
 		}
 		start := max(now, m.rxFree[f.dst])
-		m.rxFree[f.dst] = start + m.gap + f.ser
+		m.rxFree[f.dst] = start.Plus(m.gap).Plus(f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
-		m.rxQueue[f.dst] = append(q, intake{src: f.src, at: start + f.ser})
-		m.eng.At(start+f.ser, m.id, evDelivered<<62|uint64(f.id))
+		m.rxQueue[f.dst] = append(q, intake{src: f.src, at: start.Plus(f.ser)})
+		m.eng.At(start.Plus(f.ser), m.id, evDelivered<<62|uint64(f.id))
 	}
 }
 

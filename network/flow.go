@@ -299,6 +299,11 @@ const (
 	flowDelivery = 3 // a same-host message arrives
 )
 
+// tooLate is when a flow due past the clock's limit is found out: the
+// last instant before MaxTime (which the engine refuses), which no flow
+// that finishes in time reaches.
+const tooLate = sim.MaxTime - 1
+
 func flowArg(kind uint64, f int32, gen uint32) uint64 {
 	return kind<<62 | uint64(gen)<<32 | uint64(uint32(f))
 }
@@ -379,6 +384,10 @@ func (m *flowModel) Handle(arg uint64) {
 	case flowFinish:
 		if !m.flows[f].active || m.flows[f].gen != gen {
 			return // stale: the rate changed since this was scheduled
+		}
+		if fl := &m.flows[f]; m.eng.Now() == tooLate {
+			m.eng.Fail(fmt.Errorf("flow network: the message from rank %d to rank %d (%.0f bytes left at %.4g B/s) would finish too late: %w", fl.src, fl.dst, fl.rem, fl.rate, sim.ErrClockLimit))
+			return
 		}
 		m.finish(f)
 		m.changed()
@@ -615,9 +624,11 @@ func (m *flowModel) solve() {
 	for _, f := range rated {
 		fl := &m.flows[f]
 		d := sim.FromPicoseconds(fl.rem * 1e12 / fl.rate)
-		if d > sim.MaxTime-now {
-			m.eng.Fail(fmt.Errorf("flow network: the message from rank %d to rank %d (%.0f bytes left at %.4g B/s) would finish too late: %w", fl.src, fl.dst, fl.rem, fl.rate, sim.ErrClockLimit))
-			return
+		if d >= tooLate-now {
+			// Past the clock at today's rate, which may still rise: the
+			// flow is rescheduled at the next solve, and if none comes
+			// before, it fails the run at tooLate (see Handle).
+			d = tooLate - now
 		}
 		m.eng.At(now+d, m.id, flowArg(flowFinish, f, fl.gen))
 	}

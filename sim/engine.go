@@ -125,16 +125,17 @@ func (e *Engine) NamedStream(name string) *rand.Rand {
 }
 
 // At schedules h to receive arg at time t. A negative t is a sum of
-// times that went past MaxTime and wrapped: it fails the run with
-// ErrClockLimit (see Fail). Scheduling in the past otherwise is a broken
+// times that went past MaxTime and wrapped, and MaxTime one that
+// saturated (Time.Plus): either fails the run with ErrClockLimit (see
+// Fail). Scheduling in the past otherwise is a broken
 // invariant and panics. At allocates nothing once the queue has grown to
 // its working size.
 func (e *Engine) At(t Time, h HandlerID, arg uint64) {
+	if t < 0 || t == MaxTime { // wrapped, or saturated by Time.Plus
+		e.Fail(ErrClockLimit)
+		return
+	}
 	if t < e.now {
-		if t < 0 {
-			e.Fail(ErrClockLimit)
-			return
-		}
 		e.past(t)
 	}
 	b := bits.Len64(uint64(t ^ e.now))

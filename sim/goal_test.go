@@ -441,3 +441,38 @@ func TestGOALLongLinesAndLabels(t *testing.T) {
 		}
 	}
 }
+
+// Sums of simulated time saturate and fail the run instead of wrapping: two
+// calcs of 5e15 ns on one CPU end at 1e19 ps, past 2^63-1 (about 9.223e18)
+// ps; two of 4.6e15 ns end at 9.2e18 ps, which fits. A message of 1e18
+// bytes under LogGOPSim's G of 6 ps/B needs 6e18 ps of NIC on top of the
+// same on the receiver: past the limit as well. Before, the first ran to
+// 5e6 s and the last to 4 us, with no error.
+func TestGOALClockLimit(t *testing.T) {
+	lg := sim.DefaultLogGOPS
+	for _, tc := range []struct {
+		src  string
+		want sim.Time // 0: the clock's limit
+	}{
+		{"num_ranks 1\nrank 0 {\nl1: calc 5000000000000000\nl2: calc 5000000000000000\n}\n", 0},
+		{"num_ranks 1\nrank 0 {\nl1: calc 4600000000000000\nl2: calc 4600000000000000\n}\n", 9_200_000_000_000_000_000},
+		{"num_ranks 2\nrank 0 {\nl1: send 1000000000000000000b to 1\n}\nrank 1 {\nl1: recv 1000000000000000000b from 0\n}\n", 0},
+	} {
+		g, err := sim.ParseGOAL(strings.NewReader(tc.src), "big.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, run := range map[string]func() (*sim.Result, error){
+			"Execute":    func() (*sim.Result, error) { return sim.Execute(sim.New(1), g.Run("big"), sim.Config{LogGOPS: &lg}) },
+			"RunLogGOPS": func() (*sim.Result, error) { return g.RunLogGOPS(lg, nil, 1) },
+		} {
+			res, err := run()
+			switch {
+			case tc.want == 0 && !errors.Is(err, sim.ErrClockLimit):
+				t.Errorf("%s %q: %v, want the clock's limit", name, tc.src, err)
+			case tc.want != 0 && (err != nil || res.Makespan != tc.want):
+				t.Errorf("%s %q: %v, %v; want %v", name, tc.src, res, err, tc.want)
+			}
+		}
+	}
+}

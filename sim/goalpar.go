@@ -279,6 +279,9 @@ func (pr *parallelRun) window(x *goalRun, end Time) bool {
 		}
 		pr.last[r] = lastEvent{at, arrival}
 		x.Handle(ev.arg)
+		if x.err == nil {
+			x.err = x.eng.Err() // the clock's limit
+		}
 		if x.err != nil {
 			return false
 		}

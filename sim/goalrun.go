@@ -44,7 +44,7 @@ func (g *GOAL) RunLogGOPSProgress(p LogGOPS, noise *Noise, seed uint64, progress
 	}
 	x.start()
 	// The run owns the engine: it takes its events itself.
-	for n := 1; x.err == nil; n++ {
+	for n := 1; x.err == nil && x.eng.Err() == nil; n++ {
 		ev, ok := x.eng.next()
 		if !ok {
 			break
@@ -55,6 +55,9 @@ func (g *GOAL) RunLogGOPSProgress(p LogGOPS, noise *Noise, seed uint64, progress
 		}
 	}
 	res := x.result([]*goalRun{x})
+	if x.err == nil {
+		x.err = x.eng.Err()
+	}
 	if x.err != nil {
 		return res, x.err
 	}
@@ -380,6 +383,10 @@ func (x *goalRun) completeAt(r int32, id uint32, at Time) {
 // them until then and completes ahead of time (floors.holdUsers), as the
 // program executor does.
 func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
+	if at < 0 || at == MaxTime { // past the clock's limit: no event checks it here
+		x.eng.Fail(ErrClockLimit)
+		return
+	}
 	if at == x.eng.Now() {
 		x.work = append(x.work, pack(workComplete, r, int32(id)))
 		return

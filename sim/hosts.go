@@ -43,7 +43,7 @@ func (h *hosts) stretch(r int32, t, d Time) Time {
 func (h *hosts) occupy(r int32, cpu uint16, now, d Time) (start, end Time) {
 	c := h.cpu(r, cpu)
 	start = max(now, h.cpuFree[c])
-	end = start + d + h.stretch(r, start, d)
+	end = start.Plus(d).Plus(h.stretch(r, start, d))
 	h.cpuFree[c] = end
 	return start, end
 }
@@ -66,9 +66,9 @@ func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpu
 	p := h.lg
 	start = max(now, h.cpuFree[c], h.nicTx[n])
 	perO, perG := h.costs.of(size)
-	cpuEnd = start + p.O + h.stretch(r, start, p.O) + perO
+	cpuEnd = start.Plus(p.O).Plus(h.stretch(r, start, p.O)).Plus(perO)
 	h.cpuFree[c] = cpuEnd
-	h.nicTx[n] = start + p.G + perG
+	h.nicTx[n] = start.Plus(p.G).Plus(perG)
 	return start, cpuEnd
 }
 
@@ -81,7 +81,7 @@ func (h *hosts) intake(r int32, cpu, nic uint16, size int64, now Time) (start, e
 	p := h.lg
 	start = max(now, h.cpuFree[c])
 	perO, perG := h.costs.of(size)
-	h.cpuFree[c] = start + p.O + h.stretch(r, start, p.O) + max(perO, perG)
-	h.nicRx[h.nic(r, nic)] = start + p.G + perG
+	h.cpuFree[c] = start.Plus(p.O).Plus(h.stretch(r, start, p.O)).Plus(max(perO, perG))
+	h.nicRx[h.nic(r, nic)] = start.Plus(p.G).Plus(perG)
 	return start, h.cpuFree[c]
 }

@@ -618,7 +618,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 		// eager: the send is done.
 		m.sendDone = true
 		p.done(m.src, m.send, cpuEnd)
-		p.remote(t+lg.O+lg.L, &p.msgs[id])
+		p.remote(t.Plus(lg.O).Plus(lg.L), &p.msgs[id])
 		p.releaseMsg(id)
 		return
 	}
@@ -627,7 +627,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 		m.sendDone = true
 		p.done(m.src, m.send, cpuEnd)
 	}
-	p.eng.At(t+lg.O+lg.L, p.id, pack(evArrive, 0, int32(id)))
+	p.eng.At(t.Plus(lg.O).Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
 }
 
 // arrive queues LogGOPS message id at its receiving NIC: the NIC of the

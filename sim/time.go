@@ -22,6 +22,17 @@ const (
 // MaxTime is the largest representable instant.
 const MaxTime Time = math.MaxInt64
 
+// Plus is t+d for a duration d >= 0, or MaxTime where the sum would pass
+// it: sums of simulated time saturate instead of wrapping, and a run that
+// reaches MaxTime fails with ErrClockLimit (Engine.At) rather than going
+// on at a wrapped, small time.
+func (t Time) Plus(d Time) Time {
+	if d > MaxTime-t {
+		return MaxTime
+	}
+	return t + d
+}
+
 // FromSeconds converts seconds to Time, rounding up to the next picosecond so
 // that a nonzero cost never becomes free; a value within floating-point
 // noise (relative 1e-12) of a whole picosecond is that picosecond, so that
