@@ -2,6 +2,7 @@ package configs
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -460,13 +461,32 @@ func (v *validator) wholeNumbers(n *yaml.Node, t reflect.Type, keys []string) {
 				}
 			}
 		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode && isInteger(t.Elem()):
+		var bad []string // one problem per key, however many items
+		line := 0
+		for _, item := range n.Content {
+			if item.Kind == yaml.ScalarNode && item.Tag == "!!float" {
+				bad, line = append(bad, item.Value), cmp.Or(line, item.Line)
+			}
+		}
+		switch len(bad) {
+		case 0:
+		case 1:
+			v.failAt(line, keys, "%s is not a whole number", bad[0])
+		default:
+			v.failAt(line, keys, "%s are not whole numbers", strings.Join(bad, ", "))
+		}
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		for _, item := range n.Content {
 			v.wholeNumbers(item, t.Elem(), keys)
 		}
-	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64 && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
+	case isInteger(t) && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
 		v.failAt(n.Line, keys, "%s is not a whole number", n.Value)
 	}
+}
+
+func isInteger(t reflect.Type) bool {
+	return t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64
 }
 
 func (v *validator) fail(keys []string, format string, args ...any) {
@@ -656,6 +676,11 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 // node puts nodes of devices at the network's hosts.
 func (v *validator) node(m *Machine, n *nodeYAML) {
 	keys := []string{"node"}
+	for _, k := range []string{"pcie_switches", "rails"} {
+		if v.present("node", k) && map[string]int{"pcie_switches": n.PCIeSwitches, "rails": n.Rails}[k] < 1 {
+			v.fail(with(keys, k), "must be at least 1 (leave it out for the default)")
+		}
+	}
 	spec := topology.NodeSpec{Devices: n.Devices, Fabric: v.link(n.Fabric, with(keys, "fabric")), NIC: v.link(n.NIC, with(keys, "nic")),
 		Kind: n.FabricKind, Switches: n.PCIeSwitches, Rails: n.Rails}
 	if n.Uplink != nil {

@@ -363,3 +363,25 @@ func TestREADMEConfig(t *testing.T) {
 		t.Errorf("README config: noise %v, %d devices per node, jitter %v", m.Noise, m.DevicesPerNode, m.Jitter)
 	}
 }
+
+// Whole numbers of bytes are read exactly, up to 2^62 and no further:
+// through a float64, 2^53+1 was read as 2^53, and 2^62+1 passed as 2^62.
+func TestParseSizeExact(t *testing.T) {
+	for s, want := range map[string]int64{
+		"9007199254740993":    1<<53 + 1,
+		"4611686018427387904": 1 << 62,
+		"4194304TiB":          1 << 62,
+		"1KiB":                1024,
+		" 8 ":                 8,
+		"1.5KiB":              1536,
+	} {
+		if got, err := ParseSize(s); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"4611686018427387905", "4194305TiB", "99999999999999999999", "2.5"} {
+		if got, err := ParseSize(s); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", s, got)
+		}
+	}
+}

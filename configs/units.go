@@ -107,9 +107,19 @@ func ParseSize(s string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("size %q: unknown unit %q; use B, KB, MB, GB, KiB, MiB, GiB or a plain number of bytes", s, unit)
 	}
+	tooBig := fmt.Errorf("size %q must be a whole number of bytes from 0 to 2^62", s)
+	// A whole number is read exactly: through a float64, 2^53+1 bytes
+	// would be 2^53 and 2^62+1 would pass as 2^62.
+	if digits := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), unit)); digits != "" && strings.Trim(digits, "0123456789") == "" {
+		n, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || n > (1<<62)/int64(scale) {
+			return 0, tooBig
+		}
+		return n * int64(scale), nil
+	}
 	b := v * scale
 	if b < 0 || b != math.Trunc(b) || b > 1<<62 {
-		return 0, fmt.Errorf("size %q must be a whole number of bytes from 0 to 2^62", s)
+		return 0, tooBig
 	}
 	return int64(b), nil
 }

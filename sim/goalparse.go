@@ -322,6 +322,10 @@ func (p *goalParser) integer(what string, lo, hi int64) (int64, error) {
 }
 
 func (p *goalParser) parse() error {
+	// A UTF-8 byte-order mark, as some editors write, is not text.
+	if bom, _ := p.in.Peek(3); string(bom) == "\uFEFF" {
+		p.in.Discard(3)
+	}
 	ok, err := p.nextLine()
 	if err != nil {
 		return err

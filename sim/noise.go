@@ -65,7 +65,7 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 		var v [2]Time
 		for i, f := range fields {
 			x, err := strconv.ParseFloat(f, 64)
-			if err != nil || x < 0 || x > 1e15 {
+			if err != nil || !(x >= 0 && x <= 1e15) { // NaN too
 				return nil, fmt.Errorf("%s:%d: %s is not a duration in nanoseconds from 0 to 1e15", name, line, lines.Quote(f))
 			}
 			v[i] = FromPicoseconds(x * 1000)

@@ -36,7 +36,7 @@ func (l LinkSpec) check(what string) error {
 // Limits on what a builder makes, so that a typo in a config cannot ask
 // for gigabytes.
 const (
-	maxHosts = 1 << 22
+	maxHosts = MaxHosts
 	maxLinks = 1 << 25
 )
 
@@ -268,6 +268,9 @@ func (b *builder) done(route router, bisection float64) *Topology {
 
 // Crossbar is hosts joined by one switch: every route is two links.
 // Bisection: half the hosts' links.
+// MaxHosts is the most hosts collsim builds a topology of.
+const MaxHosts = 1 << 22
+
 func Crossbar(hosts int, link LinkSpec) (*Topology, error) {
 	if hosts < 1 || hosts > maxHosts {
 		return nil, fmt.Errorf("crossbar: hosts must be 1..%d, not %d", maxHosts, hosts)

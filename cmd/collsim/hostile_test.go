@@ -326,8 +326,10 @@ var hostileCases = []hostile{
 	{args: []string{"validate", "-n", "4", "-s", "72057594037927936", "-a", "ring"}, code: 1, alt: []int{2}, want: `size`},
 	// §2: "run -a hierarchical -s 16GiB dies with an internal negative tag
 	// error: tags must not overflow". 262144 segments of 64 KiB on 2 ranks
-	// in one node: a valid call; it must run (or be refused in words).
-	{args: []string{"run", "-a", "hierarchical", "-n", "2", "--node-size", "2", "-s", "16GiB", "--verify", "off"}, code: 0, limit: 60 * time.Second},
+	// in one node: a valid call; it must run (or be refused in words). It
+	// is refused: 3 tag blocks of 4096 per segment number at most 174762
+	// segments in int32 tags, and the message names the segment that fits.
+	{args: []string{"run", "-a", "hierarchical", "-n", "2", "--node-size", "2", "-s", "16GiB", "--verify", "off"}, code: 1, want: `--segment 12289 elements or more`, limit: 60 * time.Second},
 
 	// ---- §2: resource bounds on input. A config is at most 1 MiB and is
 	// read with that limit: /dev/zero stops at once.

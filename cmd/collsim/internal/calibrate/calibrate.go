@@ -11,6 +11,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/topology"
 )
 
 // New returns the calibrate command.
@@ -61,8 +62,8 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			if sources != 1 {
 				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output), --osu-collective (osu_allreduce and friends) or --prtt (a LogGP measurement)")
 			}
-			if hosts < 2 {
-				return cmdutil.Flagf("--hosts %d: a machine needs at least 2 hosts", hosts)
+			if hosts < 2 || hosts > topology.MaxHosts {
+				return cmdutil.Flagf("--hosts %d: give 2..%d hosts", hosts, topology.MaxHosts)
 			}
 			if prttFile != "" {
 				return calibrateLogGP(streams, prttFile, name, out, hosts, reduceBW, asJSON)

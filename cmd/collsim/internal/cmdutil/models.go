@@ -223,6 +223,20 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
 }
 
+// Check refuses negative counts and sizes among the shape flags (0 means
+// the default in each).
+func (s *ShapeFlags) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"segment", s.Segment}, {"node-size", int64(s.NodeSize)}, {"group-size", int64(s.GroupSize)}, {"groups", int64(s.Groups)}, {"steps", int64(s.Steps)}} {
+		if f.v < 0 {
+			return Flagf("--%s %d: give 1 or more (or 0 for the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
 // Apply copies the options into p; the node size defaults to the
 // machine's (when m is not nil).
 func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
@@ -261,6 +275,12 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 		return a, "", p, &FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
 	if p, err = Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
+		return a, "", p, err
+	}
+	if short := Shortfall(c, p, bytes); short != "" && p.Count == 0 {
+		return a, "", p, Flagf("--size: nothing would be sent: %s", short)
+	}
+	if err := q.Shape.Check(); err != nil {
 		return a, "", p, err
 	}
 	q.Shape.Apply(&p, m)

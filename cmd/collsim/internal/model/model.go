@@ -32,6 +32,12 @@ reduction rate) unless given.`,
   collsim model --alpha 2e-6 --beta 1e-10 --gamma 1e-10 -n 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for i, v := range []float64{alpha, beta, gamma} {
+				name := []string{"alpha", "beta", "gamma"}[i]
+				if cmd.Flags().Changed(name) && !(v >= 0 && v < math.Inf(1)) {
+					return cmdutil.Flagf("--%s %v: give a time of 0 or more", name, v)
+				}
+			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err

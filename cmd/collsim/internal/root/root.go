@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -64,7 +65,9 @@ with their closed-form costs.`,
 	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo)")
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.FlagError{Err: suggestFlag(c, err)} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.FlagError{Err: plainFlagError(suggestFlag(c, err))}
+	})
 	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams))
 	refuseUnknownSubcommands(cmd)
 	return cmd, func() { end() }
@@ -116,6 +119,24 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
+}
+
+// pflagParse matches pflag's error for a value its parser refused, which
+// shows Go's strconv in the message.
+var pflagParse = regexp.MustCompile(`^(invalid argument "[^"]*" for "[^"]*" flag): strconv\.Parse(Int|Uint|Float|Bool)[^:]*: parsing "[^"]*": (invalid syntax|value out of range)$`)
+
+// plainFlagError says what pflag's parse errors mean without Go's names:
+// "not a whole number", "not a number", "out of range".
+func plainFlagError(err error) error {
+	m := pflagParse.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	what := map[string]string{"Int": "not a whole number", "Uint": "not a whole number of 0 or more", "Float": "not a number", "Bool": "not true or false"}[m[2]]
+	if m[3] == "value out of range" {
+		what = "out of range"
+	}
+	return fmt.Errorf("%s: %s", m[1], what)
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -274,6 +274,9 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 		fmt.Fprintln(streams.Err, "collsim: note:", short)
 	}
+	if err := o.Shape.Check(); err != nil {
+		return err
+	}
 	o.Shape.Apply(&params, m)
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)

@@ -47,6 +47,11 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 				if err != nil {
 					return &cmdutil.FlagError{Err: fmt.Errorf("--reduce-bandwidth: %w", err)}
 				}
+				if bw < 1 {
+					// a calc of a reduction would pass the clock's limit
+					// (2^63 ps) at about a million bytes and more
+					return cmdutil.Flagf("--reduce-bandwidth %s: give at least 1B/s", reduceBW)
+				}
 				opt.ReducePsPerByte = 1e12 / bw
 			}
 			w := streams.Out

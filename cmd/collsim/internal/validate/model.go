@@ -355,7 +355,7 @@ func checkModel(maxError float64, points []modelPoint, networks []string) error 
 // every point of the grid as a heat map.
 func plotModel(o *options, m *configs.Machine, points []modelPoint, networks []string) ([]string, error) {
 	if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--plot %s: %w", o.plotDir, err)
 	}
 	n := networks[0]
 	maxP, maxS := 0, int64(0)

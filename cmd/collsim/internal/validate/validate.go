@@ -82,7 +82,12 @@ any error is larger than that fraction.`,
   collsim validate --real --np 8 --netns --link-bandwidth 200Mbps \
       -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return run(streams, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
+				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
+			}
+			return run(streams, o)
+		},
 	}
 	f := cmd.Flags()
 	o.AddFlags(f)
@@ -315,7 +320,7 @@ func check(maxError float64, points []point) error {
 // simulation against size.
 func plot(o *options, points []point) ([]string, error) {
 	if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--plot %s: %w", o.plotDir, err)
 	}
 	var names []string
 	for _, p := range points {
