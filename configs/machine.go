@@ -15,11 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/sim/lines"
 	"github.com/collsim/collsim/topology"
 )
 
@@ -319,25 +321,28 @@ func Parse(source string, data []byte) (*Machine, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("%s: %d bytes is too large for a machine config (at most %d)", source, len(data), MaxConfigBytes)
 	}
+	if err := encoding(source, data); err != nil {
+		return nil, err
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(source, err)
+		return nil, yamlError(source, data, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty config; see README.md for the machine config format", source)
+	}
+	v := &validator{source: source, root: root.Content[0]}
+	if v.shapes(v.root, reflect.TypeFor[fileYAML](), nil); len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
 	}
 	var f fileYAML
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && err != io.EOF {
-		return nil, yamlError(source, err)
+		return nil, yamlError(source, data, err)
 	}
-	v := &validator{source: source, root: root.Content[0]}
 	if err := secondDocument(source, dec); err != nil {
 		return nil, err
-	}
-	if v.wholeNumbers(v.root, reflect.TypeFor[fileYAML](), nil); len(v.errs) > 0 {
-		return nil, errors.Join(v.errs...)
 	}
 	m := v.machine(&f)
 	if len(v.errs) > 0 {
@@ -358,13 +363,33 @@ func secondDocument(source string, dec *yaml.Decoder) error {
 	case err == io.EOF:
 		return nil
 	case err != nil:
-		return yamlError(source, err)
+		return yamlError(source, nil, err)
 	}
 	return fmt.Errorf("%s:%d: a second YAML document; a machine config is one document (remove the --- and what follows, or merge it into the first)", source, max(next.Line, 1))
 }
 
-// yamlError rewrites yaml.v3's errors as source:line messages.
-func yamlError(source string, err error) error {
+// encoding refuses text that YAML cannot hold, naming the line: bytes that
+// are not UTF-8 and control characters (yaml.v3 says so without a line).
+func encoding(source string, data []byte) error {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return fmt.Errorf("%s:%d: byte 0x%02x is not UTF-8 text; save the config as UTF-8", source, line, data[i])
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f:
+			return fmt.Errorf("%s:%d: control character 0x%02x; a config is plain text", source, line, r)
+		case r == '\n':
+			line++
+		}
+		i += size
+	}
+	return nil
+}
+
+// yamlError rewrites yaml.v3's errors as source:line messages. data, when
+// given, lets it say what is wrong at the line (a tab).
+func yamlError(source string, data []byte, err error) error {
 	var lines []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -380,6 +405,9 @@ func yamlError(source string, err error) error {
 			continue
 		}
 		msg := m[2]
+		if n, _ := strconv.Atoi(m[1]); strings.Contains(msg, "cannot start any token") && n >= 1 && strings.Contains(lineOf(data, n), "\t") {
+			msg = "a tab; YAML indents with spaces only"
+		}
 		if u := unknownField.FindStringSubmatch(msg); u != nil {
 			msg = fmt.Sprintf("unknown key %q", u[1])
 			if t, ok := schemaTypes[u[2]]; ok {
@@ -389,6 +417,15 @@ func yamlError(source string, err error) error {
 		errs = append(errs, fmt.Errorf("%s:%s: %s", source, m[1], msg))
 	}
 	return errors.Join(errs...)
+}
+
+// lineOf is line n (from 1) of data, or "".
+func lineOf(data []byte, n int) string {
+	ls := strings.Split(string(data), "\n")
+	if n > len(ls) {
+		return ""
+	}
+	return ls[n-1]
 }
 
 // validator turns the decoded schema into a Machine, collecting problems
@@ -444,45 +481,90 @@ func (v *validator) present(keys ...string) bool {
 	return true
 }
 
-// wholeNumbers refuses a fraction written where t, the schema, holds an
-// integer: yaml.v3 would truncate hosts: 2.5 to 2 without a word.
-func (v *validator) wholeNumbers(n *yaml.Node, t reflect.Type, keys []string) {
+// shapes checks the file's values against t, the schema, before yaml.v3
+// decodes them: a value of the wrong kind gets a message in the file's
+// words ("network.crossbar.hosts: "many" is not a whole number") instead of
+// yaml.v3's, which names Go types, and a fraction where an integer belongs
+// is refused (yaml.v3 would truncate hosts: 2.5 to 2 without a word).
+// Aliases are not followed: a value made of aliases of aliases (a billion
+// laughs) is checked once, not expanded.
+func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if n.Kind == yaml.AliasNode {
+		return
+	}
+	kind := map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list", yaml.ScalarNode: "a value"}[n.Kind]
+	where := strings.Join(keys, ".")
+	if where == "" {
+		where = "the config"
+	}
+	bad := func(format string, args ...any) {
+		v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, n.Line, where, fmt.Sprintf(format, args...)))
+	}
 	switch {
-	case t == reflect.TypeFor[yaml.Node]():
-	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+	case t == reflect.TypeFor[yaml.Node](), t == reflect.TypeFor[lineText]():
+		// checked where they are read
+	case t.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			bad("want a mapping of keys (%s), not %s", validKeys(t), kind)
+			return
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
 			for j := range t.NumField() {
 				if name, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ","); name == key {
-					v.wholeNumbers(n.Content[i+1], t.Field(j).Type, with(keys, key))
+					v.shapes(n.Content[i+1], t.Field(j).Type, with(keys, key))
 				}
 			}
 		}
-	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode && isInteger(t.Elem()):
-		var bad []string // one problem per key, however many items
+	case t.Kind() == reflect.Slice && n.Kind != yaml.SequenceNode:
+		bad("want a list, not %s", kind)
+	case t.Kind() == reflect.Slice && isInteger(t.Elem()):
+		var fractions []string // one problem per key, however many items
 		line := 0
 		for _, item := range n.Content {
-			if item.Kind == yaml.ScalarNode && item.Tag == "!!float" {
-				bad, line = append(bad, item.Value), cmp.Or(line, item.Line)
+			switch {
+			case item.Kind == yaml.ScalarNode && item.Tag == "!!float":
+				fractions, line = append(fractions, item.Value), cmp.Or(line, item.Line)
+			case item.Kind != yaml.AliasNode && (item.Kind != yaml.ScalarNode || item.Tag != "!!int"):
+				v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: want a list of whole numbers, not %s", v.source, item.Line, where, lines.Quote(item.Value)))
+				return
 			}
 		}
-		switch len(bad) {
+		switch len(fractions) {
 		case 0:
 		case 1:
-			v.failAt(line, keys, "%s is not a whole number", bad[0])
+			v.failAt(line, keys, "%s is not a whole number", fractions[0])
 		default:
-			v.failAt(line, keys, "%s are not whole numbers", strings.Join(bad, ", "))
+			v.failAt(line, keys, "%s are not whole numbers", strings.Join(fractions, ", "))
 		}
-	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+	case t.Kind() == reflect.Slice:
 		for _, item := range n.Content {
-			v.wholeNumbers(item, t.Elem(), keys)
+			v.shapes(item, t.Elem(), keys)
 		}
-	case isInteger(t) && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
-		v.failAt(n.Line, keys, "%s is not a whole number", n.Value)
+	case n.Kind != yaml.ScalarNode:
+		bad("want a single value, not %s", kind)
+	case isInteger(t) && n.Tag != "!!int":
+		bad("%s is not a whole number", lines.Quote(n.Value))
+	case isInteger(t) && overflowsInt(n.Value, t):
+		bad("%s is too large", lines.Quote(n.Value))
+	case t.Kind() == reflect.Float64 && n.Tag != "!!int" && n.Tag != "!!float":
+		bad("%s is not a number", lines.Quote(n.Value))
+	case t.Kind() == reflect.Bool && n.Tag != "!!bool":
+		bad("%s is not true or false", lines.Quote(n.Value))
 	}
+}
+
+// overflowsInt reports whether the YAML integer s does not fit t.
+func overflowsInt(s string, t reflect.Type) bool {
+	var x yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &x); err != nil {
+		return true
+	}
+	v := reflect.New(t)
+	return x.Content[0].Decode(v.Interface()) != nil
 }
 
 func isInteger(t reflect.Type) bool {

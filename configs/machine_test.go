@@ -90,7 +90,7 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"missing latency", "network:\n  torus:\n    dims: [4, 4]\n    link: {bandwidth: 1GB/s}\n",
 			[]string{"bad.yaml:4: network.torus.link.latency: missing"}},
 		{"wrong type", "network:\n  crossbar:\n    hosts: many\n",
-			[]string{"bad.yaml:3: cannot unmarshal"}},
+			[]string{`bad.yaml:3: network.crossbar.hosts: "many" is not a whole number`}},
 		{"syntax", "network: [\n", []string{"bad.yaml:"}},
 		{"empty", "", []string{"bad.yaml: empty config"}},
 		{"several problems", "network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: fast, latency: slow}\nplacement: scattered\n",
@@ -148,17 +148,27 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		// integers, a written 0 passed for a key left out, and a second
 		// document went unread.
 		{"fractional hosts", "network:\n  crossbar:\n    hosts: 2.5\n    link: {bandwidth: 1GB/s, latency: 1us}\n",
-			[]string{"bad.yaml:3: network.crossbar.hosts: 2.5 is not a whole number"}},
+			[]string{`bad.yaml:3: network.crossbar.hosts: "2.5" is not a whole number`}},
 		{"fractional dims", "network:\n  torus:\n    dims:\n      - 2\n      - 3.9\n    link: {bandwidth: 1GB/s, latency: 1us}\n",
 			[]string{"bad.yaml:5: network.torus.dims: 3.9 is not a whole number"}},
 		{"fractional ranks per host", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
-			[]string{"bad.yaml:4: host.ranks_per_host: 1e0 is not a whole number"}},
+			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is not a whole number`}},
 		{"taper 0", "network:\n  fat_tree:\n    k: 4\n    levels: 2\n    taper: 0\n    link: {bandwidth: 1GB/s, latency: 0}\n",
 			[]string{"bad.yaml:5: network.fat_tree.taper: fat-tree: taper must be a ratio of at least 1", "not 0"}},
 		{"ranks per host 0", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 0\n",
 			[]string{"bad.yaml:4: host.ranks_per_host: must be at least 1, not 0"}},
 		{"node ranks 0", "network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 0}}\nnode:\n  devices: 2\n  fabric: {bandwidth: 10GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n  ranks: 0\n",
 			[]string{"bad.yaml:7: node.ranks: must be 1..2 (a node of 2 devices x 1 ranks per host), not 0"}},
+		// Wrong kinds and bad text, in the file's words (yaml.v3 names Go
+		// types: "cannot unmarshal !!seq into int", "into
+		// configs.linkYAML"), with the line.
+		{"list for a number", "network:\n  crossbar:\n    hosts: [1, 2]\n", []string{"bad.yaml:3: network.crossbar.hosts: want a single value, not a list"}},
+		{"text for a link", "network:\n  crossbar:\n    hosts: 2\n    link: fast\n", []string{"bad.yaml:4: network.crossbar.link: want a mapping of keys (bandwidth, latency), not a value"}},
+		{"mapping for dims", "network:\n  torus:\n    dims: {a: 1}\n", []string{"bad.yaml:3: network.torus.dims: want a list, not a mapping"}},
+		{"a list for the config", "- 1\n- 2\n", []string{"bad.yaml:1: the config: want a mapping of keys (name, description, network,"}},
+		{"tab", "network:\n  crossbar:\n\thosts: 2\n", []string{"bad.yaml:3: a tab; YAML indents with spaces only"}},
+		{"NUL", "name: a\x00b\n", []string{"bad.yaml:1: control character 0x00; a config is plain text"}},
+		{"not UTF-8", "name: x\ndescription: \xff\n", []string{"bad.yaml:2: byte 0xff is not UTF-8 text"}},
 		{"two documents", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n---\nnetwork:\n  crossbar: {hosts: 8, link: {bandwidth: 1GB/s, latency: 0}}\n",
 			[]string{"bad.yaml:3: a second YAML document; a machine config is one document"}},
 	}
