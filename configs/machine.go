@@ -153,6 +153,9 @@ type Machine struct {
 	Name         string
 	Description  string
 	Source       string // the file, or "builtin:NAME"
+	// Inputs are the config's values that cost time, for naming the likely
+	// cause of a run that passes the clock's limit.
+	Inputs []Input
 	Topology     *topology.Topology
 	RanksPerHost int
 	Host         sim.HostParams
@@ -351,7 +354,7 @@ func Parse(source string, data []byte) (*Machine, error) {
 	if m.Name == "" {
 		m.Name = strings.TrimSuffix(path.Base(strings.TrimPrefix(source, "builtin:")), ".yaml")
 	}
-	m.Source = source
+	m.Source, m.Inputs = source, v.inputs
 	return m, nil
 }
 
@@ -435,6 +438,7 @@ type validator struct {
 	root       *yaml.Node
 	errs       []error
 	groupHosts int
+	inputs     []Input
 }
 
 // line returns the line of the value at path, or of its deepest ancestor
@@ -592,6 +596,7 @@ func (v *validator) link(l linkYAML, keys []string) topology.LinkSpec {
 		v.fail(with(keys, "bandwidth"), "%v", err)
 	} else {
 		spec.Bandwidth = bw
+		v.input(with(keys, "bandwidth"), l.Bandwidth, func(n float64) float64 { return n / bw })
 	}
 	if l.Latency == "" {
 		v.fail(with(keys, "latency"), "missing; give a latency such as 500ns or 1.2us (0 for none)")
@@ -599,8 +604,23 @@ func (v *validator) link(l linkYAML, keys []string) topology.LinkSpec {
 		v.fail(with(keys, "latency"), "%v", err)
 	} else {
 		spec.Latency = d.Seconds()
+		v.input(with(keys, "latency"), l.Latency, func(float64) float64 { return d.Seconds() })
 	}
 	return spec
+}
+
+// Input is a value of the config that costs time, and where it is
+// written: a run that passes the clock's limit names the one that costs
+// most as its likely cause.
+type Input struct {
+	Key, Value, Where string // "network.crossbar.link.bandwidth", "1e-30B/s", "my.yaml:5"
+	// Cost is what it costs one message of n bytes, in seconds.
+	Cost func(n float64) float64
+}
+
+// input records an Input of the config at keys.
+func (v *validator) input(keys []string, value string, cost func(float64) float64) {
+	v.inputs = append(v.inputs, Input{Key: strings.Join(keys, "."), Value: value, Where: fmt.Sprintf("%s:%d", v.source, v.line(keys...)), Cost: cost})
 }
 
 func (v *validator) duration(s string, keys []string) sim.Time {
@@ -648,12 +668,21 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	}
 	m.Host.Overhead = v.duration(f.Host.Overhead, with(hk, "overhead"))
 	m.Gap = v.duration(f.Host.Gap, with(hk, "gap"))
+	for _, d := range []struct {
+		key, value string
+		t          sim.Time
+	}{{"overhead", f.Host.Overhead, m.Host.Overhead}, {"gap", f.Host.Gap, m.Gap}} {
+		if d.t > 0 {
+			v.input(with(hk, d.key), d.value, func(float64) float64 { return d.t.Seconds() })
+		}
+	}
 	if f.Host.ReduceBandwidth != "" {
 		bw, err := ParseBandwidth(f.Host.ReduceBandwidth)
 		if err != nil {
 			v.fail(with(hk, "reduce_bandwidth"), "%v", err)
 		} else {
 			m.Host.ReducePsPerByte = 1e12 / bw
+			v.input(with(hk, "reduce_bandwidth"), f.Host.ReduceBandwidth, func(n float64) float64 { return n / bw })
 		}
 	}
 	m.Host.EagerLimit = 64 << 10

@@ -38,6 +38,9 @@ const (
 	ExitInternal = 70
 )
 
+// MachineUsage is the help of every -m/--machine flag.
+const MachineUsage = "built-in machine name or machine config file (read whole: at most 1 MiB; a FIFO blocks until it is written)"
+
 // FlagError is a usage error: wrong or missing flags.
 type FlagError struct{ Err error }
 
@@ -460,7 +463,7 @@ func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 	}
 	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Noise: noise})
 	if err != nil {
-		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)
+		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, ClockHint(err, params.SizeBytes(a.Collective), m.Inputs))
 	}
 	return res.Makespan.Seconds(), nil
 }

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -286,4 +287,38 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 	q.Shape.Apply(&p, m)
 	a, chosenBy, err = Algorithm(c, algo, &p)
 	return a, chosenBy, p, err
+}
+
+// Inputs are the LogGOPS parameters as inputs that cost time, named by
+// their flags (for ClockHint).
+func (l *LogGOPSFlags) Inputs(p *sim.LogGOPS) []configs.Input {
+	if p == nil {
+		return nil
+	}
+	fixed := func(d sim.Time) func(float64) float64 { return func(float64) float64 { return d.Seconds() } }
+	perByte := func(ps float64) func(float64) float64 { return func(n float64) float64 { return n * ps / 1e12 } }
+	return []configs.Input{
+		{Key: "--L", Value: l.L, Where: "the command line", Cost: fixed(p.L)},
+		{Key: "--o", Value: l.O, Where: "the command line", Cost: fixed(p.O)},
+		{Key: "--g", Value: l.G, Where: "the command line", Cost: fixed(p.G)},
+		{Key: "--G", Value: l.GPerByte, Where: "the command line", Cost: perByte(p.GPerByte)},
+		{Key: "--O", Value: l.OPerByte, Where: "the command line", Cost: perByte(p.OPerByte)},
+	}
+}
+
+// ClockHint adds to an error of a run that passed the clock's limit the
+// input that costs one message of n bytes the most, and where it is
+// written: the likely cause, and the value to change.
+func ClockHint(err error, n int64, inputs []configs.Input) error {
+	if !errors.Is(err, sim.ErrClockLimit) || len(inputs) == 0 {
+		return err
+	}
+	best, most := inputs[0], -1.0
+	for _, in := range inputs {
+		if c := in.Cost(float64(n)); c > most {
+			best, most = in, c
+		}
+	}
+	return fmt.Errorf("%w; the costliest input is %s %s (%s): %s for one message of the run's size, %s (-s/--size)", err, best.Key, best.Value, best.Where,
+		sim.FromSeconds(most), configs.FormatBytes(n))
 }

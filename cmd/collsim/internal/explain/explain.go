@@ -51,7 +51,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
 	f.Int64Var(&q.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
-	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	q.Shape.Register(f)
 	return cmd
 }
@@ -99,7 +99,7 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Data: data.Buffers,
 		Trace: func(e sim.TraceEvent) { events = append(events, e) }})
 	if err != nil {
-		return err
+		return cmdutil.ClockHint(err, params.SizeBytes(a.Collective), m.Inputs)
 	}
 	out := streams.Out
 	c := a.Collective

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ machine, with every rank's data checked.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm (default: the collective's default; see collsim algos)")
-	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	f.StringVar(&o.Network, "network", "", "network model: analytic (no link sharing), flow (max-min fair sharing on the machine's routes) or loggops (default: analytic; loggops with --goal)")
 	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
 	o.LogGOPS.Register(f)
@@ -351,7 +352,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	wall := time.Since(start).Seconds()
 	done()
 	if err != nil {
-		return runError(err)
+		return runError(cmdutil.ClockHint(err, params.SizeBytes(c), inputs(o, m, cfg)))
 	}
 	out := Result{
 		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
@@ -427,6 +428,9 @@ func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.Link
 	noise, err := o.Noise.Load()
 	if err != nil {
 		return cfg, nil, err
+	}
+	if noise != nil && noise.Stragglers > ranks {
+		return cfg, nil, cmdutil.Flagf("--stragglers: %d slow ranks asked for, but the run has %d; ask for at most %d", noise.Stragglers, ranks, ranks)
 	}
 	if noise == nil && m != nil && m.Noise != nil { // the flags replace the config's noise
 		noise = m.Noise.For(o.Seed)
@@ -642,6 +646,40 @@ func parseJitter(v string) (network.Jitter, error) {
 		return network.Jitter{}, cmdutil.Flagf("--jitter %q: want normal:SIGMA or lognormal:MEDIAN with a positive duration, e.g. normal:200ns", v)
 	}
 	return network.Jitter{Sigma: sigma, Lognormal: kind == "lognormal"}, nil
+}
+
+// inputs are what costs a run's messages time, for naming the likely
+// cause of a run past the clock's limit (cmdutil.ClockHint): the
+// machine's values, or the LogGOPS flags, and the flags that slow links
+// and add noise.
+func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
+	if cfg.LogGOPS != nil {
+		return o.LogGOPS.Inputs(cfg.LogGOPS)
+	}
+	in := slices.Clone(m.Inputs)
+	slowest := math.Inf(1)
+	for _, l := range m.Topology.Links() {
+		slowest = min(slowest, l.Bandwidth)
+	}
+	cmd := "the command line"
+	for _, spec := range o.Degrade {
+		_, f, _ := strings.Cut(spec[strings.LastIndex(spec, "->")+2:], ":")
+		if factor, err := strconv.ParseFloat(f, 64); err == nil && factor > 0 {
+			in = append(in, configs.Input{Key: "--degrade", Value: spec, Where: cmd, Cost: func(n float64) float64 { return n / (slowest * factor) }})
+		}
+	}
+	fixed := func(key, value, d string) {
+		if t, err := configs.ParseDuration(d); err == nil {
+			in = append(in, configs.Input{Key: key, Value: value, Where: cmd, Cost: func(float64) float64 { return t.Seconds() }})
+		}
+	}
+	if _, sigma, ok := strings.Cut(o.Jitter, ":"); ok {
+		fixed("--jitter", o.Jitter, sigma)
+	}
+	if _, d, ok := strings.Cut(o.Noise.Periodic, ":"); ok {
+		fixed("--noise-periodic", o.Noise.Periodic, d)
+	}
+	return in
 }
 
 // degrade returns m with the links of specs ("FROM->TO:FACTOR") at reduced

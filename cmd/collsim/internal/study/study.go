@@ -31,7 +31,7 @@ type options struct {
 
 func (o *options) register(cmd *cobra.Command, machine, ranks, sizes string) {
 	f := cmd.Flags()
-	f.StringVarP(&o.machine, "machine", "m", machine, "built-in machine name or machine config file")
+	f.StringVarP(&o.machine, "machine", "m", machine, cmdutil.MachineUsage)
 	f.StringVarP(&o.ranks, "ranks", "n", ranks, "rank counts: a list or a doubling range")
 	f.StringVarP(&o.sizes, "sizes", "s", sizes, "message sizes: a list or a doubling range")
 	f.StringVarP(&o.out, "out", "o", ".", "directory for the plots (PNG and SVG)")

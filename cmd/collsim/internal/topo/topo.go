@@ -64,7 +64,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			return cmdutil.Table(streams.Out, rows)
 		},
 	}
-	cmd.Flags().StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	cmd.Flags().StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	cmd.Flags().BoolVar(&dot, "dot", false, "print the topology as a Graphviz DOT graph")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().StringArrayVar(&degrade, "degrade", nil, `a link "FROM->TO:FACTOR" at a fraction of its bandwidth, as collsim run --degrade; repeatable`)

@@ -20,6 +20,10 @@ import (
 	"github.com/collsim/collsim/configs"
 )
 
+// maxTuneSize bounds tune's sizes: a pipelined candidate at 1 TiB is 16
+// million segments of 64 KiB to simulate.
+const maxTuneSize = 1 << 40
+
 // New returns the tune command.
 func New(streams *cmdutil.IO) *cobra.Command {
 	var machine, colls, ranks, sizes, out string
@@ -67,6 +71,9 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if elem < 1 {
 				return cmdutil.Flagf("--elem-size %d must be at least 1", elem)
 			}
+			if big := slices.Max(ss); big > maxTuneSize {
+				return cmdutil.Flagf("--sizes %s: tune simulates every candidate, segment by segment, and sizes above %s would take days; use collsim model for closed forms at any size", configs.FormatBytes(big), configs.FormatBytes(maxTuneSize))
+			}
 			results, err := tuneAll(m, cs, ps, ss, elem, prune)
 			if err != nil {
 				return err
@@ -91,7 +98,7 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, "built-in machine name or machine config file")
+	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	f.StringVarP(&colls, "collectives", "c", "allreduce", "collectives to tune, comma-separated")
 	f.StringVarP(&ranks, "ranks", "n", "16..64", "rank counts: a list or a doubling range")
 	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
