@@ -150,12 +150,12 @@ func validKeys(t reflect.Type) string {
 
 // Machine is a validated machine config.
 type Machine struct {
-	Name         string
-	Description  string
-	Source       string // the file, or "builtin:NAME"
+	Name        string
+	Description string
+	Source      string // the file, or "builtin:NAME"
 	// Inputs are the config's values that cost time, for naming the likely
 	// cause of a run that passes the clock's limit.
-	Inputs []Input
+	Inputs       []Input
 	Topology     *topology.Topology
 	RanksPerHost int
 	Host         sim.HostParams

@@ -83,7 +83,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--osu-latency", oneSize}, 1, "measure at least two message sizes"},
 		{[]string{"calibrate", "--osu-latency", bw}, 1, "holds bandwidths"},
 		{[]string{"calibrate", "--osu-latency", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
-		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "at least 2 hosts"},
+		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "give 2..4194304 hosts"},
 	})
 }
 
