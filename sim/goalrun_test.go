@@ -256,3 +256,79 @@ func BenchmarkFirstTouch(b *testing.B) {
 		}
 	})
 }
+
+// An op released by another's start (irequires) but held until a
+// dependency that completed ahead of time completes issues at that time
+// before the messages that arrive then, in both executors. Execute's
+// reactive path used to schedule its issue only when it next read the
+// rank's ready ops, after the message the releasing send had scheduled
+// meanwhile: the receive below was posted too late for that message, which
+// went to the other CPU, and rank 0 finished at 7 ns (found by
+// TestRunLogGOPSEqualsExecute).
+//
+// Expected times, by hand from the LogGOPS rules (o = 1 ns, L = g = G =
+// O = 0, S = 0: empty messages are eager and cost o alone; a message
+// arriving at t is taken in by the CPU of the oldest posted receive it
+// matches, CPU 0 if none; requests for a CPU are served oldest first, an
+// op as old as the moment it became ready, a message as its send's start):
+//
+//	t=0  o0 posted (CPU 1). o1 sends on CPU 1, busy to 1, done at 1, m1
+//	     arrives at 1. o2 sends on CPU 0, busy to 1, done at 1, m2 arrives
+//	     at 1; o3's irequires is met, its requires o1 not yet. o5 waits for
+//	     CPU 0; o7 and o9 queue behind it at NIC 0. Rank 1 posts its recv.
+//	t=1  o1 completes: o3 is ready and posted (CPU 1) at 1. o5 sends on
+//	     CPU 0, busy to 2, m5 reaches rank 1 at 2. m1 matches o0 (the
+//	     oldest posted), taken in on CPU 1 1..2: o0 done at 2. m2 matches
+//	     o3, waits for CPU 1, taken in 2..3: o3 done at 3.
+//	t=2  o6 and o8 posted (CPU 0). o7 sends on CPU 0 2..3, m7 arrives at
+//	     3. Rank 1 takes m5 in 2..3: rank 1 finishes at 3.
+//	t=3  o9 (ready since 0, older than m7) sends on CPU 0 3..4, m9 arrives
+//	     at 4. m7 matches o6, taken in on CPU 0 4..5: o6 done at 5.
+//	t=5  m9 matches o8, taken in on CPU 0 5..6: rank 0 finishes at 6.
+func TestHeldOpIssuesBeforeArrivals(t *testing.T) {
+	const text = `num_ranks 2
+rank 0 {
+o0: recv 0b from 0 tag 0 cpu 1
+o1: send 0b to 0 tag 0 cpu 1
+o2: send 0b to 0 tag 0
+o3: recv 0b from 0 tag 0 cpu 1
+o5: send 0b to 1 tag 0
+o6: recv 0b from 0 tag 0
+o7: send 0b to 0 tag 0
+o8: recv 0b from 0 tag 0
+o9: send 0b to 0 tag 0
+o3 requires o1
+o3 irequires o2
+o6 requires o0
+o8 requires o0
+}
+rank 1 {
+o0: recv 0b from 0 tag 0
+}
+`
+	g, err := sim.ParseGOAL(strings.NewReader(text), "held.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sim.LogGOPS{O: sim.Nanosecond}
+	want := []sim.Time{6 * sim.Nanosecond, 3 * sim.Nanosecond}
+	ex, err := sim.Execute(sim.New(0), g.Run("held"), sim.Config{LogGOPS: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := g.RunLogGOPS(p, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		res  *sim.Result
+	}{{"Execute", ex}, {"RunLogGOPS", fast}} {
+		if !slices.Equal(c.res.Finish, want) {
+			t.Errorf("%s: finish %v, want %v", c.name, c.res.Finish, want)
+		}
+	}
+	if !sameResult(ex, fast) {
+		t.Errorf("Execute %+v\nRunLogGOPS %+v", *ex, *fast)
+	}
+}
