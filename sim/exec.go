@@ -316,7 +316,6 @@ func (x *executor) started(r, idx int32, at Time) {
 	if rk := &x.ranks[r]; rk.reactive != nil && rk.reactive.NeedsStarts() {
 		if at == x.eng.Now() {
 			rk.reactive.Started(idx)
-			x.readHeld(r)
 			x.refillLater(r)
 		} else {
 			x.eng.At(at, x.id, pack(evStarted, r, idx))
@@ -338,7 +337,6 @@ func (x *executor) started(r, idx int32, at Time) {
 func (x *executor) fireStarts(r, idx int32) {
 	if rk := &x.ranks[r]; rk.reactive != nil {
 		rk.reactive.Started(idx)
-		x.readHeld(r)
 		x.refillLater(r)
 		return
 	}
@@ -355,34 +353,6 @@ func (x *executor) emitTrace(r, idx int32, at Time, completed bool) {
 		op.Data = x.region(r, idx)
 	}
 	x.trace(TraceEvent{At: at, Rank: r, Index: idx, Completed: completed, Op: op})
-}
-
-// heldSource is a ReactiveSource that can hand out, ahead of its other
-// ready ops, those held until a dependency completed ahead of time
-// completes (Op.NotBefore later than now).
-type heldSource interface {
-	NextHeld(ops []Op, now Time) []Op
-}
-
-// readHeld reads rank r's ops that the source has just made ready but
-// holds until later (they issue by an event at their NotBefore), at once:
-// an op becomes ready when its last dependency is met, and its issue
-// event takes its place among the events of that moment then, not after
-// what the rest of the moment's work schedules (a message sent by the op
-// whose start released it, arriving at the same time). Reading them
-// issues nothing now, so it is safe inside the protocol's calls; the
-// rank's other ready ops wait for refill, in their order.
-func (x *executor) readHeld(r int32) {
-	rk := &x.ranks[r]
-	hs, ok := rk.src.(heldSource)
-	if !ok || rk.ended || x.err != nil {
-		return
-	}
-	ops := hs.NextHeld(x.scratch[:0], x.eng.Now())
-	x.scratch = ops[:0]
-	for i := range ops {
-		x.read(r, &ops[i])
-	}
 }
 
 // refillLater reads a reactive rank's newly ready ops once the current
@@ -782,7 +752,6 @@ func (x *executor) finishOp(r, idx int32) {
 	x.release(r, e, x.eng.Now())
 	if rk.reactive != nil {
 		rk.reactive.Completed(idx)
-		x.readHeld(r)
 	}
 	if rk.finished {
 		// Releasing issued the rank's last ops, which completed ahead of

@@ -187,26 +187,6 @@ func (s *readySource) Next(ops []Op) []Op {
 	return ops
 }
 
-// NextHeld implements heldSource: it hands out, in ready order, the ready
-// ops held until later than now, and keeps the others in their order.
-func (s *readySource) NextHeld(ops []Op, now Time) []Op {
-	keep := s.rhead
-	for i := s.rhead; i < len(s.ready); i++ {
-		id, at := s.ready[i], s.readyAt[i]
-		if at <= now {
-			s.ready[keep], s.readyAt[keep] = id, at
-			keep++
-			continue
-		}
-		op := s.g.expand(id)
-		op.NotBefore = at
-		ops = append(ops, op)
-		s.byIdx = append(s.byIdx, id)
-	}
-	s.ready, s.readyAt = s.ready[:keep], s.readyAt[:keep]
-	return ops
-}
-
 func (s *readySource) release(users []uint32) {
 	for _, u := range users {
 		if s.pending[u]--; s.pending[u] == 0 {
