@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,7 +113,9 @@ func TestRealFaults(t *testing.T) {
 		want  []string
 	}{
 		{"crash@1", []string{"rank 1", "exited or crashed"}},
-		{"stall@2", []string{"the run failed: rank 3: barrier after call 2: no word from rank 2 for 2s: it stalled"}},
+		// Whichever rank notices first reports it (under load, not always
+		// the same one); it must blame rank 2 and no other.
+		{"stall@2", []string{`the run failed: rank [013]: [^\n]*no word from rank 2 for 2s: it stalled`}},
 		{"garbage@1", []string{"rank 1 sent a malformed frame"}},
 	}
 	for i, tc := range cases {
@@ -125,8 +128,8 @@ func TestRealFaults(t *testing.T) {
 				t.Fatalf("a run with %s succeeded", tc.fault)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				if !regexp.MustCompile(w).MatchString(stderr) {
+					t.Errorf("stderr does not match %q:\n%s", w, stderr)
 				}
 			}
 			if d := time.Since(start); d > 20*time.Second {
