@@ -135,6 +135,11 @@ func TestRealFaults(t *testing.T) {
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("the run took %v to fail", d)
 			}
+			// A stall is noticed after --timeout (2 s) of silence; the run
+			// then ends at once (it took 7.5 s with 5 s of fixed grace).
+			if d := time.Since(start); strings.HasPrefix(tc.fault, "stall") && d > 6*time.Second {
+				t.Errorf("a stall took %v to end the run, with --timeout 2s", d)
+			}
 			if left := procsWith("--seed=" + seed); len(left) > 0 {
 				t.Errorf("rank processes left behind: %v", left)
 			}

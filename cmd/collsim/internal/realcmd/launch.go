@@ -62,6 +62,10 @@ func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
 // so that the rendezvous hears the failure's cause first.
 const exitGrace = time.Second
 
+// abortGrace is how long the ranks of a failed run have to exit on their
+// own before the launcher kills them.
+const abortGrace = 300 * time.Millisecond
+
 // Launch starts l.NP processes of this collsim binary with args (on this
 // machine, or in an emulated cluster of network namespaces), serves their
 // rendezvous, and returns every rank's report. Ranks' diagnostics go to
@@ -135,8 +139,14 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	}
 	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout)
 	// The ranks end on their own once the rendezvous has said done or
-	// abort; give them a moment, then kill the rest.
-	grace := time.After(5 * time.Second)
+	// abort; give them a moment, then kill the rest. After a failure the
+	// cause is known and a stalled rank will not end by itself: the
+	// moment is short, so that the run ends within about --timeout.
+	wait := 5 * time.Second
+	if serr != nil {
+		wait = abortGrace
+	}
+	grace := time.After(wait)
 	var failed []string
 	for left := l.NP; left > 0; left-- {
 		select {
