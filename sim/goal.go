@@ -139,6 +139,9 @@ func (g *GOAL) Schedule(name string) Schedule {
 	}
 }
 
+// HasStartDependencies reports whether some op irequires another.
+func (g *GOAL) HasStartDependencies() bool { return g.hasStarts }
+
 // Run returns the GOAL program as a Schedule for execution: its sources are
 // reactive (see ReactiveSource), handing out each op only once it is ready
 // from dependencies resolved at parse time. It runs exactly as Schedule
