@@ -107,7 +107,6 @@ var pendingHostile = map[string]string{
 	"run -m cfg-bw-tiny.yaml -s 64 --network flow":          "the flow model's range error names no config line",
 	"run -n 4 -s 64 --network flow --degrade h0->s0:1e-300": "the flow model's range error does not name --degrade",
 	"run -m cfg-degrade-tiny.yaml -s 64":                    "the clock hint does not weigh faults.degraded",
-	"tune -m cfg-bw-tiny.yaml -n 2 -s 8":                    "tune's \"no algorithm could run\" gives no reason",
 	"run --goal goal-size-g.goal":                           "the clock hint names no GOAL op or line",
 	"run --goal goal-size-g.goal --network analytic":        "the clock hint names no GOAL op or line",
 	"run --goal goal-two-calcs.goal":                        "the clock hint names no GOAL op or line",

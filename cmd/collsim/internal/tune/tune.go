@@ -5,6 +5,7 @@ package tune
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -197,6 +198,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 			bestPredicted = min(bestPredicted, pr.Time)
 		}
 	}
+	var firstErr error // why the first skipped candidate could not run
 	for i, a := range cands {
 		if prune > 0 && lower[i] > prune*bestPredicted {
 			pt.pruned++
@@ -207,6 +209,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		if err != nil {
 			// Power-of-two-only variants and the like: say so in the table.
 			pt.skipped = append(pt.skipped, a.Name)
+			firstErr = cmp.Or(firstErr, err)
 			continue
 		}
 		if t < pt.time {
@@ -214,7 +217,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		}
 	}
 	if pt.best.Name == "" {
-		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s)", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "))
+		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s); the first: %w", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "), firstErr)
 	}
 	pt.fixedT = math.NaN()
 	if sel, err := collectives.Select("ompi", pt.c, params); err == nil {
