@@ -11,7 +11,7 @@ import (
 // names /dev/zero, a growing log or the wrong file must end in an error
 // after reading at most this much, not fill memory.
 const (
-	MaxConfigBytes = 1 << 20   // machine configs, rules files
+	MaxConfigBytes = 1 << 20   // machine configs
 	MaxTraceBytes  = 256 << 20 // noise traces
 	MaxLogBytes    = 64 << 20  // OSU, nccl-tests and Netgauge logs
 )

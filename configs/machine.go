@@ -444,45 +444,35 @@ type validator struct {
 // line returns the line of the value at path, or of its deepest ancestor
 // present in the file.
 func (v *validator) line(keys ...string) int {
-	n, line := v.root, v.root.Line
-	for _, k := range keys {
-		if n.Kind != yaml.MappingNode {
-			break
-		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				n, line, found = n.Content[i+1], n.Content[i].Line, true
-				break
-			}
-		}
-		if !found {
-			break
-		}
-	}
+	line, _ := v.find(keys...)
 	return line
 }
 
 // present reports whether the file sets the key at path (so that a value
 // written as 0 is not taken for a key left out, whose default applies).
 func (v *validator) present(keys ...string) bool {
-	n := v.root
+	_, found := v.find(keys...)
+	return found
+}
+
+// find walks keys down the file's mappings: the line of the deepest key
+// found (the root's if none), and whether all were.
+func (v *validator) find(keys ...string) (line int, found bool) {
+	n, line := v.root, v.root.Line
 	for _, k := range keys {
-		if n.Kind != yaml.MappingNode {
-			return false
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		next := -1
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == k {
-				next = n.Content[i+1]
+				next = i
+				break
 			}
 		}
-		if next == nil {
-			return false
+		if next < 0 {
+			return line, false
 		}
-		n = next
+		n, line = n.Content[next+1], n.Content[next].Line
 	}
-	return true
+	return line, true
 }
 
 // shapes checks the file's values against t, the schema, before yaml.v3
@@ -604,7 +594,7 @@ func (v *validator) link(l linkYAML, keys []string) topology.LinkSpec {
 		v.fail(with(keys, "latency"), "%v", err)
 	} else {
 		spec.Latency = d.Seconds()
-		v.input(with(keys, "latency"), l.Latency, func(float64) float64 { return d.Seconds() })
+		v.input(with(keys, "latency"), l.Latency, Fixed(d))
 	}
 	return spec
 }
@@ -617,6 +607,10 @@ type Input struct {
 	// Cost is what it costs one message of n bytes, in seconds.
 	Cost func(n float64) float64
 }
+
+// Fixed is the cost of an input that costs every message d, whatever its
+// size (a latency, an overhead).
+func Fixed(d sim.Time) func(n float64) float64 { return func(float64) float64 { return d.Seconds() } }
 
 // input records an Input of the config at keys.
 func (v *validator) input(keys []string, value string, cost func(float64) float64) {
@@ -673,7 +667,7 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		t          sim.Time
 	}{{"overhead", f.Host.Overhead, m.Host.Overhead}, {"gap", f.Host.Gap, m.Gap}} {
 		if d.t > 0 {
-			v.input(with(hk, d.key), d.value, func(float64) float64 { return d.t.Seconds() })
+			v.input(with(hk, d.key), d.value, Fixed(d.t))
 		}
 	}
 	if f.Host.ReduceBandwidth != "" {

@@ -131,8 +131,7 @@ func (e *Engine) NamedStream(name string) *rand.Rand {
 // invariant and panics. At allocates nothing once the queue has grown to
 // its working size.
 func (e *Engine) At(t Time, h HandlerID, arg uint64) {
-	if t < 0 || t == MaxTime { // wrapped, or saturated by Time.Plus
-		e.Fail(ErrClockLimit)
+	if e.pastLimit(t) {
 		return
 	}
 	if t < e.now {
@@ -149,12 +148,18 @@ func (e *Engine) past(t Time) {
 
 // After schedules h to receive arg after duration d. A d that would take
 // the clock past MaxTime fails the run (see Fail) instead of wrapping.
-func (e *Engine) After(d Time, h HandlerID, arg uint64) {
-	if d > MaxTime-e.now {
+func (e *Engine) After(d Time, h HandlerID, arg uint64) { e.At(e.now.Plus(d), h, arg) }
+
+// pastLimit fails the run with ErrClockLimit and reports true if t is past
+// the clock's limit: negative (a sum that wrapped) or MaxTime (one that
+// Time.Plus saturated). The executors call it too for the completions
+// they know ahead of time, which never pass At.
+func (e *Engine) pastLimit(t Time) bool {
+	if t < 0 || t == MaxTime {
 		e.Fail(ErrClockLimit)
-		return
+		return true
 	}
-	e.At(e.now+d, h, arg)
+	return false
 }
 
 // ErrClockLimit is the failure of a run whose events would go past MaxTime.

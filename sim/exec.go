@@ -705,8 +705,7 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 // reactive source is told ahead of time (CompletedAt) and holds the ops it
 // hands out later by the same rule, or declines, and the op gets its event.
 func (x *executor) completeAt(r, idx int32, at Time) {
-	if at < 0 || at == MaxTime { // past the clock's limit: no event checks it here
-		x.eng.Fail(ErrClockLimit)
+	if x.eng.pastLimit(at) {
 		return
 	}
 	if at == x.eng.Now() {

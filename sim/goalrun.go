@@ -383,8 +383,7 @@ func (x *goalRun) completeAt(r int32, id uint32, at Time) {
 // them until then and completes ahead of time (floors.holdUsers), as the
 // program executor does.
 func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
-	if at < 0 || at == MaxTime { // past the clock's limit: no event checks it here
-		x.eng.Fail(ErrClockLimit)
+	if x.eng.pastLimit(at) {
 		return
 	}
 	if at == x.eng.Now() {

@@ -206,19 +206,24 @@ func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (
 	return p, nil
 }
 
-// Shortfall says how much of an alltoall's asked size asked Call's params
-// p move, when that is less: -s is each rank's whole send buffer, split
+// Shortfall says how much of an alltoall's asked size Call's params p
+// move, when that is less: -s is each rank's whole send buffer, split
 // evenly over the ranks in whole elements, and the rest is not sent (as
 // nccl-tests rounds its alltoall count down to a multiple of the ranks).
-// It returns "" when all of it moves.
-func Shortfall(c collectives.Collective, p collectives.Params, asked int64) string {
+// note is "" when all of it moves; err refuses a size of which nothing
+// would move.
+func Shortfall(c collectives.Collective, p collectives.Params, asked int64) (note string, err error) {
 	moved := p.SizeBytes(c)
 	if c != collectives.Alltoall || moved == asked {
-		return ""
+		return "", nil
 	}
 	per := p.ElemSize * int64(p.Ranks)
-	return fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %d elements to each, %s in all (%s is not sent; a multiple of %s moves everything)",
+	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %d elements to each, %s in all (%s is not sent; a multiple of %s moves everything)",
 		configs.FormatBytes(asked), p.Ranks, p.ElemSize, p.Count, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
+	if p.Count == 0 {
+		return "", Flagf("--size: nothing would be sent: %s", note)
+	}
+	return note, nil
 }
 
 // Hockney derives alpha-beta-gamma parameters for closed forms from a

@@ -278,8 +278,8 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 	if p, err = Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
 		return a, "", p, err
 	}
-	if short := Shortfall(c, p, bytes); short != "" && p.Count == 0 {
-		return a, "", p, Flagf("--size: nothing would be sent: %s", short)
+	if _, err := Shortfall(c, p, bytes); err != nil {
+		return a, "", p, err
 	}
 	if err := q.Shape.Check(); err != nil {
 		return a, "", p, err
@@ -295,15 +295,20 @@ func (l *LogGOPSFlags) Inputs(p *sim.LogGOPS) []configs.Input {
 	if p == nil {
 		return nil
 	}
-	fixed := func(d sim.Time) func(float64) float64 { return func(float64) float64 { return d.Seconds() } }
 	perByte := func(ps float64) func(float64) float64 { return func(n float64) float64 { return n * ps / 1e12 } }
 	return []configs.Input{
-		{Key: "--L", Value: l.L, Where: "the command line", Cost: fixed(p.L)},
-		{Key: "--o", Value: l.O, Where: "the command line", Cost: fixed(p.O)},
-		{Key: "--g", Value: l.G, Where: "the command line", Cost: fixed(p.G)},
-		{Key: "--G", Value: l.GPerByte, Where: "the command line", Cost: perByte(p.GPerByte)},
-		{Key: "--O", Value: l.OPerByte, Where: "the command line", Cost: perByte(p.OPerByte)},
+		FlagInput("--L", l.L, configs.Fixed(p.L)),
+		FlagInput("--o", l.O, configs.Fixed(p.O)),
+		FlagInput("--g", l.G, configs.Fixed(p.G)),
+		FlagInput("--G", l.GPerByte, perByte(p.GPerByte)),
+		FlagInput("--O", l.OPerByte, perByte(p.OPerByte)),
 	}
+}
+
+// FlagInput is the value of a flag that costs time, as an input for
+// ClockHint.
+func FlagInput(flag, value string, cost func(n float64) float64) configs.Input {
+	return configs.Input{Key: flag, Value: value, Where: "the command line", Cost: cost}
 }
 
 // ClockHint adds to an error of a run that passed the clock's limit the

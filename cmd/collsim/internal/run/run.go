@@ -269,11 +269,10 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return err
 	}
-	if short := cmdutil.Shortfall(c, params, size); short != "" {
-		if params.Count == 0 {
-			return cmdutil.Flagf("--size: nothing would be sent: %s", short)
-		}
-		fmt.Fprintln(streams.Err, "collsim: note:", short)
+	if note, err := cmdutil.Shortfall(c, params, size); err != nil {
+		return err
+	} else if note != "" {
+		fmt.Fprintln(streams.Err, "collsim: note:", note)
 	}
 	if err := o.Shape.Check(); err != nil {
 		return err
@@ -661,16 +660,14 @@ func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
 	for _, l := range m.Topology.Links() {
 		slowest = min(slowest, l.Bandwidth)
 	}
-	cmd := "the command line"
-	for _, spec := range o.Degrade {
-		_, f, _ := strings.Cut(spec[strings.LastIndex(spec, "->")+2:], ":")
-		if factor, err := strconv.ParseFloat(f, 64); err == nil && factor > 0 {
-			in = append(in, configs.Input{Key: "--degrade", Value: spec, Where: cmd, Cost: func(n float64) float64 { return n / (slowest * factor) }})
+	for _, spec := range o.Degrade { // "FROM->TO:FACTOR"
+		if factor, err := strconv.ParseFloat(spec[strings.LastIndex(spec, ":")+1:], 64); err == nil && factor > 0 {
+			in = append(in, cmdutil.FlagInput("--degrade", spec, func(n float64) float64 { return n / (slowest * factor) }))
 		}
 	}
 	fixed := func(key, value, d string) {
 		if t, err := configs.ParseDuration(d); err == nil {
-			in = append(in, configs.Input{Key: key, Value: value, Where: cmd, Cost: func(float64) float64 { return t.Seconds() }})
+			in = append(in, cmdutil.FlagInput(key, value, configs.Fixed(t)))
 		}
 	}
 	if _, sigma, ok := strings.Cut(o.Jitter, ":"); ok {
