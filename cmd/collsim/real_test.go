@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -191,6 +192,9 @@ func asRank(rank, size int, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// testSecret is a job secret for ranks started by hand.
+const testSecret = "00112233445566778899aabbccddeeff"
+
 func freePort(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -216,6 +220,9 @@ func TestRealUnderSlurm(t *testing.T) {
 			outs := make([]*bytes.Buffer, 3)
 			for r := range cmds {
 				cmds[r] = asRank(r, 3, append(where, "-s", "8,4KiB", "--iterations", "2", "--timeout", "20s")...)
+				if how == "address" {
+					cmds[r].Env = append(cmds[r].Env, "COLLSIM_SECRET="+testSecret)
+				}
 				outs[r] = &bytes.Buffer{}
 				cmds[r].Stdout, cmds[r].Stderr = outs[r], outs[r]
 				if err := cmds[r].Start(); err != nil {
@@ -245,6 +252,8 @@ func TestRealBadClusterInput(t *testing.T) {
 		addr := freePort(t)
 		r0 := asRank(0, 2, "--rendezvous", addr, "-s", "8", "--timeout", "10s")
 		r1 := asRank(1, 2, "--rendezvous", addr, "-s", "16", "--timeout", "10s")
+		r0.Env = append(r0.Env, "COLLSIM_SECRET="+testSecret)
+		r1.Env = append(r1.Env, "COLLSIM_SECRET="+testSecret)
 		var e0, e1 bytes.Buffer
 		r0.Stderr, r1.Stderr = &e0, &e1
 		r0.Start()
@@ -260,6 +269,7 @@ func TestRealBadClusterInput(t *testing.T) {
 	t.Run("unreachable rendezvous", func(t *testing.T) {
 		addr := freePort(t) // nobody listens there now
 		r1 := asRank(1, 2, "--rendezvous", addr, "--timeout", "1s")
+		r1.Env = append(r1.Env, "COLLSIM_SECRET="+testSecret)
 		out, err := r1.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "rank 1: cannot reach the rendezvous") {
 			t.Errorf("%v: %s", err, out)
@@ -272,9 +282,42 @@ func TestRealBadClusterInput(t *testing.T) {
 		}
 		defer ln.Close()
 		r0 := asRank(0, 2, "--rendezvous", ln.Addr().String(), "--timeout", "1s")
+		r0.Env = append(r0.Env, "COLLSIM_SECRET="+testSecret)
 		out, err := r0.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "is the port in use?") {
 			t.Errorf("%v: %s", err, out)
+		}
+	})
+	t.Run("no secret", func(t *testing.T) {
+		r := asRank(1, 2, "--rendezvous", "127.0.0.1:1")
+		out, err := r.CombinedOutput()
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), "needs the job's secret, the same on every rank") {
+			t.Errorf("exit %d: %s", code, out)
+		}
+	})
+	t.Run("short secret", func(t *testing.T) {
+		r := asRank(1, 2, "--rendezvous", "127.0.0.1:1")
+		r.Env = append(r.Env, "COLLSIM_SECRET=abcd")
+		out, err := r.CombinedOutput()
+		if code := exitCode(err); code != 1 || !strings.Contains(string(out), "$COLLSIM_SECRET has 16 bits; a secret needs at least 128") {
+			t.Errorf("exit %d: %s", code, out)
+		}
+	})
+	t.Run("secret file others can read", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "secret")
+		if err := os.WriteFile(path, []byte(testSecret), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := asRank(1, 2, "--rendezvous", "127.0.0.1:1", "--secret-file", path)
+		out, err := r.CombinedOutput()
+		if code := exitCode(err); code != 1 || !strings.Contains(string(out), "can be read by others (mode 0644): chmod 600 "+path) {
+			t.Errorf("exit %d: %s", code, out)
+		}
+	})
+	t.Run("secret file with --np", func(t *testing.T) {
+		_, stderr, code := collsim(t, "real", "--np", "2", "--secret-file", "x")
+		if code != 2 || !strings.Contains(stderr, "with --np, collsim makes each run's secret itself") {
+			t.Errorf("exit %d: %s", code, stderr)
 		}
 	})
 	t.Run("rank outside size", func(t *testing.T) {
@@ -284,6 +327,69 @@ func TestRealBadClusterInput(t *testing.T) {
 			t.Errorf("%v: %s", err, out)
 		}
 	})
+}
+
+// exitCode is the exit status of a finished command's error.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestRealStrangers runs a cluster run's ranks as srun would, with
+// strangers in their midst: a connection to the rendezvous that says
+// nothing, and a collsim rank 1 with another secret, started before the
+// real rank 1. The stranger is refused and told why; the real ranks run to
+// the end as if neither had come.
+func TestRealStrangers(t *testing.T) {
+	addr := freePort(t)
+	args := []string{"--rendezvous", addr, "-s", "8,4KiB", "--iterations", "2", "--timeout", "20s"}
+	ranks := make([]*exec.Cmd, 3)
+	outs := make([]*bytes.Buffer, 3)
+	for r := range ranks {
+		ranks[r] = asRank(r, 3, args...)
+		ranks[r].Env = append(ranks[r].Env, "COLLSIM_SECRET="+testSecret)
+		outs[r] = &bytes.Buffer{}
+		ranks[r].Stdout, ranks[r].Stderr = outs[r], outs[r]
+	}
+	if err := ranks[0].Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ranks[0].Process.Kill()
+	var idle net.Conn
+	for deadline := time.Now().Add(20 * time.Second); idle == nil; time.Sleep(50 * time.Millisecond) {
+		idle, _ = net.Dial("tcp", addr)
+		if time.Now().After(deadline) {
+			t.Fatalf("rank 0 did not listen at %s: %s", addr, outs[0])
+		}
+	}
+	defer idle.Close()
+
+	stranger := asRank(1, 3, args...)
+	stranger.Env = append(stranger.Env, "COLLSIM_SECRET=ffeeddccbbaa99887766554433221100")
+	out, err := stranger.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "rank 1: the rendezvous refused it: this rank did not prove it knows the job's secret") {
+		t.Errorf("the stranger: %v: %s", err, out)
+	}
+
+	for _, r := range ranks[1:] {
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r, c := range ranks {
+		if err := c.Wait(); err != nil {
+			t.Errorf("rank %d: %v: %s", r, err, outs[r])
+		}
+	}
+	if !strings.Contains(outs[0].String(), "real allreduce on 3 ranks") || !strings.Contains(outs[0].String(), "checked") {
+		t.Errorf("rank 0 printed:\n%s", outs[0])
+	}
 }
 
 // TestRealNetns builds an emulated cluster (one network namespace per

@@ -99,7 +99,10 @@ type RankOptions struct {
 	Bind string
 	// Job identifies the run: ranks with different values refuse to work
 	// together (see JobHash).
-	Job                uint64
+	Job uint64
+	// Secret is the job's shared key: every connection proves it knows
+	// it (see auth.go).
+	Secret             Secret
 	Jobs               []Job
 	Warmup, Iterations int
 	// Timeout bounds each wait for progress, and registration and
@@ -138,7 +141,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	defer cancel()
 	var running atomic.Pointer[Rank]
 	aborted := make(chan error, 1)
-	sc, addrs, err := Join(setup, o.Rendezvous, o.Rank, o.Size, o.Job, ln.Addr().String(), host, func(err error) {
+	sc, addrs, err := Join(setup, o.Rendezvous, o.Rank, o.Size, o.Job, o.Secret, ln.Addr().String(), host, func(err error) {
 		aborted <- err
 		if r := running.Load(); r != nil {
 			r.Fail(err)
@@ -147,7 +150,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err != nil {
 		return err
 	}
-	mesh, err := Connect(setup, o.Rank, o.Size, o.Job, ln, addrs)
+	mesh, err := Connect(setup, o.Rank, o.Size, o.Job, o.Secret, ln, addrs)
 	if err != nil {
 		sc.Finish(nil, err, o.Timeout)
 		return err
@@ -157,7 +160,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	running.Store(rank)
 	select {
 	case err := <-aborted: // the abort came before the rank could hear it
-		mesh.Abort()
+		mesh.Abort(err)
 		return err
 	default:
 	}
@@ -171,7 +174,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 		// connections close would otherwise report that instead of the
 		// cause.
 		err = sc.Finish(nil, err, o.Timeout)
-		mesh.Abort()
+		mesh.Abort(err)
 		return err
 	}
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {

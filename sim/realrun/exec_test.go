@@ -31,7 +31,7 @@ func runLocal(t *testing.T, size int, fn func(r *realrun.Rank, rank int) error) 
 			r.Timeout = 10 * time.Second
 			errs[rank] = fn(r, rank)
 			if errs[rank] != nil {
-				m.Abort()
+				m.Abort(nil)
 				return
 			}
 			errs[rank] = m.Close(time.Now().Add(10 * time.Second))
@@ -116,7 +116,7 @@ func TestStalledPeer(t *testing.T) {
 	}
 	wg.Wait()
 	for _, m := range meshes {
-		m.Abort()
+		m.Abort(nil)
 	}
 	// Rank 2 waits for rank 1's first message; rank 0 sends to rank 1 and
 	// then waits for rank 2's, which never comes.
@@ -139,11 +139,11 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer meshes[0].Abort()
+			defer meshes[0].Abort(nil)
 			r := realrun.NewRank(meshes[0])
 			r.Timeout = 5 * time.Second
 			if fault == "dies" {
-				meshes[1].Abort()
+				meshes[1].Abort(nil)
 			} else {
 				meshes[1].Corrupt()
 			}
@@ -173,13 +173,17 @@ func TestDifferentJobsRefuse(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	secret, err := realrun.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for r := range 2 {
 		wg.Go(func() {
-			m, err := realrun.Connect(ctx, r, 2, uint64(100+r), lns[r], addrs)
+			m, err := realrun.Connect(ctx, r, 2, uint64(100+r), secret, lns[r], addrs)
 			if m != nil {
-				m.Abort()
+				m.Abort(nil)
 			}
 			errs[r] = err
 		})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,6 +19,7 @@ import (
 type Mesh struct {
 	rank, size int
 	job        uint64
+	secret     Secret
 	conns      []net.Conn // nil at this rank's own index
 	out        []*outQueue
 
@@ -84,37 +86,32 @@ const inlineBytes = 64 << 10
 
 // Connect builds rank's connections to every other rank: it dials the
 // lower ranks at addrs and accepts the higher ones on ln, which must be
-// the listener whose address addrs[rank] is. Both ends check that they run
-// the same job (a hash of the program's version and the run's parameters)
-// with the same size, and name the rank at fault when they do not.
-func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, addrs []string) (*Mesh, error) {
+// the listener whose address addrs[rank] is. Every connection proves both
+// ends know secret (see auth.go); one that does not is dropped without
+// disturbing the others, and Connect stops accepting on ln when it
+// returns. Both ends check that they run the same job (a hash of the
+// program's version and the run's parameters) with the same size, and
+// name the rank at fault when they do not.
+func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln net.Listener, addrs []string) (*Mesh, error) {
 	if !littleEndian() {
 		return nil, errors.New("real runs need a little-endian host: the wire carries elements in memory order")
 	}
 	if rank < 0 || rank >= size || len(addrs) != size {
 		return nil, fmt.Errorf("rank %d of %d with %d addresses", rank, size, len(addrs))
 	}
-	m := &Mesh{rank: rank, size: size, job: job, conns: make([]net.Conn, size), out: make([]*outQueue, size),
-		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
-	type accepted struct {
-		peer int
-		conn net.Conn
-		err  error
+	if len(secret) == 0 {
+		return nil, fmt.Errorf("rank %d: %w", rank, errNoSecret)
 	}
+	m := &Mesh{rank: rank, size: size, job: job, secret: secret, conns: make([]net.Conn, size), out: make([]*outQueue, size),
+		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank
-	acc := make(chan accepted, want)
-	go func() {
-		for range want {
-			c, err := ln.Accept()
-			if err != nil {
-				acc <- accepted{err: fmt.Errorf("rank %d: accepting peers on %v: %w", rank, ln.Addr(), err)}
-				return
-			}
-			go func() {
-				peer, err := m.greet(ctx, c, -1)
-				acc <- accepted{peer: peer, conn: c, err: err}
-			}()
-		}
+	acc := make(chan accepted)
+	connecting, endConnect := context.WithCancel(ctx)
+	stopped := m.acceptPeers(connecting, ln, acc)
+	defer func() {
+		endConnect()
+		ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now())
+		<-stopped
 	}()
 	var errs []error
 	for peer := range rank {
@@ -124,17 +121,22 @@ func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, a
 			errs = append(errs, fmt.Errorf("rank %d: cannot reach rank %d at %s: %w", rank, peer, addrs[peer], err))
 			continue
 		}
-		if _, err := m.greet(ctx, c, peer); err != nil {
+		if err := m.dial(ctx, c, peer); err != nil {
 			c.Close()
 			errs = append(errs, err)
 			continue
 		}
 		m.conns[peer] = c
 	}
-	for range want {
+	var refused refusals
+waiting:
+	for got := 0; got < want; {
 		select {
 		case a := <-acc:
 			switch {
+			case a.refused != "":
+				refused.add(a.refused)
+				continue
 			case a.err != nil:
 				errs = append(errs, a.err)
 				if a.conn != nil {
@@ -146,11 +148,19 @@ func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, a
 			default:
 				m.conns[a.peer] = a.conn
 			}
+			got++
+			if a.conn == nil { // the listener failed
+				got = want
+			}
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("rank %d: waiting for higher ranks to connect: %w", rank, context.Cause(ctx)))
-		}
-		if ctx.Err() != nil {
-			break
+			var missing []string
+			for peer := rank + 1; peer < size; peer++ {
+				if m.conns[peer] == nil {
+					missing = append(missing, fmt.Sprint(peer))
+				}
+			}
+			errs = append(errs, fmt.Errorf("rank %d: waiting for ranks %s to connect: %w%s", rank, strings.Join(missing, ","), context.Cause(ctx), refused.String()))
+			break waiting
 		}
 	}
 	if len(errs) > 0 {
@@ -176,40 +186,157 @@ func Connect(ctx context.Context, rank, size int, job uint64, ln net.Listener, a
 	return m, nil
 }
 
-// greet exchanges hellos on c. want is the peer's rank when this side
-// dialed, or -1 when it accepted (any higher rank may come).
-func (m *Mesh) greet(ctx context.Context, c net.Conn, want int) (int, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-		defer c.SetDeadline(time.Time{})
-	}
-	me := hello{job: m.job, rank: uint32(m.rank), size: uint32(m.size)}
-	if want >= 0 {
-		if err := writeHello(c, me); err != nil {
-			return -1, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+// accepted is the outcome of one accepted connection's handshake: a peer
+// that proved itself (with err set if it is not one this rank expects),
+// the address of a connection that did not, or the listener's failure
+// (err without conn).
+type accepted struct {
+	peer    int
+	conn    net.Conn
+	refused string
+	err     error
+}
+
+// acceptPeers accepts connections on ln until it fails (Connect ends it by
+// setting a deadline), handshakes each on its own, so that a connection
+// that says nothing holds up no other, and hands the outcomes to acc until
+// ctx ends; then it cuts off the handshakes under way. The returned channel
+// is closed when it has stopped accepting.
+func (m *Mesh) acceptPeers(ctx context.Context, ln net.Listener, acc chan<- accepted) <-chan struct{} {
+	stopped := make(chan struct{})
+	deliver := func(a accepted) {
+		select {
+		case acc <- a:
+		case <-ctx.Done():
+			if a.conn != nil {
+				a.conn.Close()
+			}
 		}
 	}
-	h, err := readHello(c)
-	if err != nil {
-		return -1, fmt.Errorf("rank %d: connection from %v: %w", m.rank, c.RemoteAddr(), err)
+	go func() {
+		defer close(stopped)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				go deliver(accepted{err: fmt.Errorf("rank %d: accepting peers on %v: %w", m.rank, ln.Addr(), err)})
+				return
+			}
+			go func() {
+				cutOff := context.AfterFunc(ctx, func() { c.Close() })
+				peer, ok, err := m.answer(ctx, c)
+				if !cutOff() {
+					return // Connect is over
+				}
+				if !ok {
+					c.Close()
+					deliver(accepted{refused: c.RemoteAddr().String()})
+					return
+				}
+				deliver(accepted{peer: peer, conn: c, err: err})
+			}()
+		}
+	}()
+	return stopped
+}
+
+// handshakeDeadline bounds one connection's handshake.
+func handshakeDeadline(ctx context.Context) time.Time {
+	dl := time.Now().Add(handshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		return d
 	}
-	peer := int(h.rank)
+	return dl
+}
+
+// myHello is this rank's hello, with a fresh nonce.
+func (m *Mesh) myHello() ([]byte, error) {
+	h := hello{job: m.job, rank: uint32(m.rank), size: uint32(m.size)}
+	n, err := newNonce()
+	if err != nil {
+		return nil, err
+	}
+	copy(h.nonce[:], n)
+	return h.encode(), nil
+}
+
+const (
+	acceptorLabel = "collsim mesh: accepting rank"
+	dialerLabel   = "collsim mesh: dialing rank"
+)
+
+// dial runs the dialing side of the handshake on c with rank want, the
+// rank whose address this side dialed.
+func (m *Mesh) dial(ctx context.Context, c net.Conn, want int) error {
+	c.SetDeadline(handshakeDeadline(ctx))
+	defer c.SetDeadline(time.Time{})
+	mine, err := m.myHello()
+	if err != nil {
+		return fmt.Errorf("rank %d: %w", m.rank, err)
+	}
+	if _, err := c.Write(mine); err != nil {
+		return fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+	}
+	var reply [helloBytes + proofBytes]byte
+	if _, err := io.ReadFull(c, reply[:]); err != nil {
+		return fmt.Errorf("rank %d: waiting for rank %d's answer at %v: %w", m.rank, want, c.RemoteAddr(), err)
+	}
+	theirs := reply[:helloBytes]
+	h, err := parseHello(theirs)
+	if err != nil {
+		return fmt.Errorf("rank %d: rank %d's address %v: %w", m.rank, want, c.RemoteAddr(), err)
+	}
+	if !sameProof(reply[helloBytes:], m.secret.proof(acceptorLabel, mine, theirs)) {
+		return fmt.Errorf("rank %d: the process at %v, rank %d's address, did not prove it knows the job's secret: the rendezvous addresses are stale, or another program took the port", m.rank, c.RemoteAddr(), want)
+	}
+	if _, err := c.Write(m.secret.proof(dialerLabel, mine, theirs)); err != nil {
+		return fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+	}
+	if int(h.rank) != want {
+		return fmt.Errorf("rank %d: dialed rank %d but rank %d answered: the rendezvous addresses are stale", m.rank, want, h.rank)
+	}
+	return m.agree(h)
+}
+
+// answer runs the accepting side of the handshake on c. ok is false when
+// the other side did not prove it knows the secret: whatever it is, it is
+// not a rank of this job, and it is dropped without a word.
+func (m *Mesh) answer(ctx context.Context, c net.Conn) (peer int, ok bool, err error) {
+	c.SetDeadline(handshakeDeadline(ctx))
+	defer c.SetDeadline(time.Time{})
+	theirs := make([]byte, helloBytes)
+	if _, err := io.ReadFull(c, theirs); err != nil {
+		return -1, false, nil
+	}
+	h, err := parseHello(theirs)
+	if err != nil {
+		return -1, false, nil
+	}
+	mine, err := m.myHello()
+	if err != nil {
+		return -1, false, nil
+	}
+	if _, err := c.Write(append(mine, m.secret.proof(acceptorLabel, theirs, mine)...)); err != nil {
+		return -1, false, nil
+	}
+	proof := make([]byte, proofBytes)
+	if _, err := io.ReadFull(c, proof); err != nil || !sameProof(proof, m.secret.proof(dialerLabel, theirs, mine)) {
+		return -1, false, nil
+	}
+	if peer := int(h.rank); peer <= m.rank || peer >= m.size {
+		return -1, true, fmt.Errorf("rank %d: connection claiming to be rank %d; only ranks %d..%d connect here", m.rank, peer, m.rank+1, m.size-1)
+	}
+	return int(h.rank), true, m.agree(h)
+}
+
+// agree checks that an authenticated peer runs this rank's job.
+func (m *Mesh) agree(h hello) error {
 	switch {
 	case int(h.size) != m.size:
-		return -1, fmt.Errorf("rank %d: rank %d believes there are %d ranks, this rank %d: the launcher gave them different sizes", m.rank, peer, h.size, m.size)
+		return fmt.Errorf("rank %d: rank %d believes there are %d ranks, this rank %d: the launcher gave them different sizes", m.rank, h.rank, h.size, m.size)
 	case h.job != m.job:
-		return -1, fmt.Errorf("rank %d: rank %d runs a different job (another collsim build, algorithm, size or option): start every rank with the same command", m.rank, peer)
-	case want >= 0 && peer != want:
-		return -1, fmt.Errorf("rank %d: dialed rank %d but rank %d answered: the rendezvous addresses are stale", m.rank, want, peer)
-	case want < 0 && (peer <= m.rank || peer >= m.size):
-		return -1, fmt.Errorf("rank %d: connection claiming to be rank %d; only ranks %d..%d connect here", m.rank, peer, m.rank+1, m.size-1)
+		return fmt.Errorf("rank %d: rank %d runs a different job (another collsim build, algorithm, size or option): start every rank with the same command", m.rank, h.rank)
 	}
-	if want < 0 {
-		if err := writeHello(c, me); err != nil {
-			return -1, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, peer, err)
-		}
-	}
-	return peer, nil
+	return nil
 }
 
 func (m *Mesh) post(e event) {
@@ -273,8 +400,18 @@ func (m *Mesh) read(peer int, c net.Conn) {
 		}
 		h, err := parseHeader(hb[:], peer)
 		if err != nil {
+			err = fmt.Errorf("rank %d: %w", m.rank, err)
 			fail(err)
-			c.Close()
+			m.giveUp(peer, err) // nothing more can be read from it
+			return
+		}
+		if h.kind == kindAbort {
+			reason := make([]byte, h.payload)
+			if _, err := io.ReadFull(br, reason); err != nil {
+				fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
+			} else {
+				fail(&PeerLostError{Rank: m.rank, Peer: peer, GaveUp: string(reason)})
+			}
 			return
 		}
 		e := event{kind: evFrame, from: int32(peer), h: h}
@@ -457,16 +594,44 @@ func (m *Mesh) Close(deadline time.Time) error {
 	return err
 }
 
-// Abort closes every connection at once, so that peers notice quickly.
-func (m *Mesh) Abort() {
+// Abort ends every connection at once, so that peers notice quickly. With
+// a cause, each peer is first told that this rank gives up and why (see
+// giveUp).
+func (m *Mesh) Abort(cause error) {
 	m.mu.Lock()
 	m.closing = true
 	m.mu.Unlock()
-	for _, c := range m.conns {
+	for peer, c := range m.conns {
 		if c != nil {
-			c.Close()
+			m.giveUp(peer, cause)
 		}
 	}
+}
+
+// giveUp closes the connection to peer. With a cause, it first tells the
+// peer that this rank gives up and why, so that the peer does not take the
+// closed connection for this rank's crash; a connection in the middle of a
+// frame is closed without a word (the frame cannot be cut).
+func (m *Mesh) giveUp(peer int, cause error) {
+	c := m.conns[peer]
+	if q := m.out[peer]; q != nil && cause != nil {
+		reason := []byte(cause.Error())
+		if len(reason) > maxAbortReason {
+			reason = append(reason[:maxAbortReason-3], "..."...)
+		}
+		q.mu.Lock()
+		if !q.busy {
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			var hb [headerBytes]byte
+			(&header{kind: kindAbort, bytes: int64(len(reason)), payload: int64(len(reason))}).put(hb[:])
+			if _, err := q.bw.Write(hb[:]); err == nil {
+				q.bw.Write(reason)
+				q.bw.Flush()
+			}
+		}
+		q.mu.Unlock()
+	}
+	c.Close()
 }
 
 func (m *Mesh) allBye() bool {
@@ -529,17 +694,21 @@ func ConnectLocal(ctx context.Context, size int, job uint64) ([]*Mesh, error) {
 		}
 		lns[r], addrs[r] = ln, ln.Addr().String()
 	}
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, err
+	}
 	meshes := make([]*Mesh, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {
-		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, lns[r], addrs) })
+		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, secret, lns[r], addrs) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for _, m := range meshes {
 			if m != nil {
-				m.Abort()
+				m.Abort(nil)
 			}
 		}
 		return nil, err
@@ -564,11 +733,16 @@ type PeerLostError struct {
 	Rank, Peer          int
 	Cause               error
 	MidMessage, Sending bool
+	// GaveUp is the reason the peer gave, when it closed the connection
+	// because of another failure: it is well, and not to blame.
+	GaveUp string
 }
 
 // Error says which connection was lost and how.
 func (e *PeerLostError) Error() string {
 	switch {
+	case e.GaveUp != "":
+		return fmt.Sprintf("rank %d: rank %d gave up because of another failure: %s", e.Rank, e.Peer, e.GaveUp)
 	case e.Sending:
 		return fmt.Sprintf("rank %d: sending to rank %d: %v: rank %d exited or crashed", e.Rank, e.Peer, e.Cause, e.Peer)
 	case e.MidMessage:

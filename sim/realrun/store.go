@@ -22,21 +22,42 @@ import (
 //
 // The protocol is one JSON object per line.
 
-// registration is a rank's first line to the store.
-type registration struct {
-	Rank int    `json:"rank"`
-	Size int    `json:"size"`
-	Job  string `json:"job"`
-	Addr string `json:"addr"`
-	Host string `json:"host"`
+// challenge is the store's first line on every connection.
+type challenge struct {
+	Nonce []byte `json:"challenge"`
 }
 
-// storeReply is every line the store sends.
+// registration is a rank's first line to the store, with its proof that
+// it knows the job's secret (see auth.go).
+type registration struct {
+	Rank  int    `json:"rank"`
+	Size  int    `json:"size"`
+	Job   string `json:"job"`
+	Addr  string `json:"addr"`
+	Host  string `json:"host"`
+	Nonce []byte `json:"nonce"`
+	Proof []byte `json:"proof"`
+}
+
+// proofOf is what a registration proves, given the store's nonce.
+func (r *registration) proofOf(s Secret, storeNonce []byte) []byte {
+	return s.proof("collsim rendezvous: rank", storeNonce, r.Nonce,
+		fmt.Appendf(nil, "%d|%d|%s|%s|%s", r.Rank, r.Size, r.Job, r.Addr, r.Host))
+}
+
+// storeReply is every line the store sends after the challenge. The line
+// with the peers' addresses carries the store's own proof.
 type storeReply struct {
 	Peers []string `json:"peers,omitempty"`
+	Proof []byte   `json:"proof,omitempty"`
 	Error string   `json:"error,omitempty"`
 	Abort string   `json:"abort,omitempty"`
 	Done  bool     `json:"done,omitempty"`
+}
+
+// peersProof is the store's proof of the peers' addresses to one rank.
+func peersProof(s Secret, storeNonce, rankNonce []byte, peers []string) []byte {
+	return s.proof("collsim rendezvous: store", storeNonce, rankNonce, []byte(strings.Join(peers, "\n")))
 }
 
 // handIn is a rank's last line: its report or its failure.
@@ -76,25 +97,72 @@ type Result struct {
 	Timeline []Span `json:"timeline,omitempty"`
 }
 
+// client is a registered rank's connection to the store.
+type client struct {
+	conn  net.Conn
+	rd    *bufio.Reader
+	reg   registration
+	nonce []byte // the store's challenge to it
+}
+
+func (c *client) send(r storeReply) {
+	b, _ := json.Marshal(r)
+	c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.conn.Write(append(b, '\n'))
+}
+
+// greeting is the outcome of one connection's handshake: a rank that proved
+// itself, or the address of one that did not (nothing at all for a
+// listener's failure).
+type greeting struct {
+	client  *client
+	refused string
+}
+
+// maxRegistration bounds a registration line: a stranger cannot make the
+// store buffer without limit.
+const maxRegistration = 16 << 10
+
+// greetRank challenges a new connection and reads its registration. A
+// connection that does not prove it knows secret is told so and closed.
+func greetRank(conn net.Conn, secret Secret) greeting {
+	nonce, err := newNonce()
+	if err != nil {
+		conn.Close()
+		return greeting{refused: conn.RemoteAddr().String()}
+	}
+	c := &client{conn: conn, rd: bufio.NewReaderSize(conn, maxRegistration), nonce: nonce}
+	conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	b, _ := json.Marshal(challenge{Nonce: nonce})
+	_, err = conn.Write(append(b, '\n'))
+	var line []byte
+	if err == nil {
+		line, err = c.rd.ReadSlice('\n')
+	}
+	conn.SetDeadline(time.Time{})
+	if err != nil || json.Unmarshal(line, &c.reg) != nil || len(c.reg.Nonce) != nonceBytes || !sameProof(c.reg.Proof, c.reg.proofOf(secret, nonce)) {
+		if err == nil {
+			c.send(storeReply{Error: "this rank did not prove it knows the job's secret: give every rank the same one"})
+		}
+		conn.Close()
+		return greeting{refused: conn.RemoteAddr().String()}
+	}
+	return greeting{client: c}
+}
+
 // Serve runs the rendezvous for size ranks on ln until every rank has
 // handed in its report, and returns the reports by rank. register bounds
 // how long ranks may take to register; once registered, ranks run as long
-// as they need (each watches its own progress timeout). A rank's failure
-// ends Serve with an error naming it, after every rank has been told to
-// abort.
-func Serve(ctx context.Context, ln net.Listener, size int, register time.Duration) ([]Report, error) {
-	type client struct {
-		conn net.Conn
-		rd   *bufio.Reader
-		reg  registration
+// as they need (each watches its own progress timeout). Only connections
+// that prove they know secret count as ranks; others are dropped. A rank's
+// failure ends Serve with an error naming it, after every rank has been
+// told to abort.
+func Serve(ctx context.Context, ln net.Listener, size int, register time.Duration, secret Secret) ([]Report, error) {
+	if len(secret) == 0 {
+		return nil, errNoSecret
 	}
 	clients := make([]*client, size)
 	var mu sync.Mutex
-	send := func(c *client, r storeReply) {
-		b, _ := json.Marshal(r)
-		c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		c.conn.Write(append(b, '\n'))
-	}
 	closeAll := func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -110,41 +178,77 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		defer mu.Unlock()
 		for _, c := range clients {
 			if c != nil {
-				send(c, storeReply{Abort: msg})
+				c.send(storeReply{Abort: msg})
 			}
 		}
 	}
 
-	// Registration.
+	// Registration: every connection's handshake runs on its own, so
+	// that one that says nothing holds up nobody.
 	regCtx, cancel := context.WithTimeout(ctx, register)
 	defer cancel()
-	stop := context.AfterFunc(regCtx, func() { ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now()) })
+	// regDone ends when registration does: handshakes still under way then
+	// are strangers' (every rank has registered), and are cut off.
+	regDone, endRegistration := context.WithCancel(regCtx)
+	defer endRegistration()
+	greetings := make(chan greeting)
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				cutOff := context.AfterFunc(regDone, func() { conn.Close() })
+				a := greetRank(conn, secret)
+				if !cutOff() {
+					return // closed under it
+				}
+				select {
+				case greetings <- a:
+				case <-regDone.Done():
+					conn.Close()
+				}
+			}()
+		}
+	}()
+	// Registration over, stop accepting: strangers that come later wait in
+	// the backlog until the caller closes ln.
+	stopAccepting := sync.OnceFunc(func() {
+		ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now())
+		<-accepting
+	})
+	defer stopAccepting()
+	var refused refusals
 	registered, job, jobRank := 0, "", -1
 	for registered < size {
-		conn, err := ln.Accept()
-		if err != nil && ctx.Err() != nil {
-			abort(context.Cause(ctx).Error())
-			return nil, context.Cause(ctx)
-		}
-		if err != nil {
+		var a greeting
+		select {
+		case a = <-greetings:
+		case <-regDone.Done():
+			if ctx.Err() != nil {
+				abort(context.Cause(ctx).Error())
+				return nil, context.Cause(ctx)
+			}
 			var missing []string
 			for r, c := range clients {
 				if c == nil {
 					missing = append(missing, fmt.Sprint(r))
 				}
 			}
-			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same --rendezvous?", strings.Join(missing, ","), ln.Addr(), register)
+			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same --rendezvous?%s", strings.Join(missing, ","), ln.Addr(), register, refused.String())
 			abort("rendezvous failed: " + msg)
 			return nil, errors.New(msg)
 		}
-		c := &client{conn: conn, rd: bufio.NewReader(conn)}
-		conn.SetReadDeadline(time.Now().Add(register))
-		line, err := c.rd.ReadBytes('\n')
-		conn.SetReadDeadline(time.Time{})
-		if err != nil || json.Unmarshal(line, &c.reg) != nil {
-			conn.Close() // not a rank (a port scan, a stale client): ignore it
+		if a.client == nil {
+			if a.refused != "" {
+				refused.add(a.refused)
+			}
 			continue
 		}
+		c := a.client
 		var bad string
 		switch r := c.reg; {
 		case r.Size != size:
@@ -157,8 +261,8 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 			bad = fmt.Sprintf("rank %d runs a different job from rank %d (another collsim build, or different options): start every rank with the same command", r.Rank, jobRank)
 		}
 		if bad != "" {
-			send(c, storeReply{Error: bad})
-			conn.Close()
+			c.send(storeReply{Error: bad})
+			c.conn.Close()
 			abort("rendezvous failed: " + bad)
 			return nil, errors.New(bad)
 		}
@@ -170,13 +274,14 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		mu.Unlock()
 		registered++
 	}
-	stop()
+	endRegistration()
+	stopAccepting()
 	peers := make([]string, size)
 	for r, c := range clients {
 		peers[r] = c.reg.Addr
 	}
 	for _, c := range clients {
-		send(c, storeReply{Peers: peers})
+		c.send(storeReply{Peers: peers, Proof: peersProof(secret, c.nonce, c.reg.Nonce, peers)})
 	}
 
 	// Supervision: wait for every rank's hand-in.
@@ -241,7 +346,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	}
 	mu.Lock()
 	for _, c := range clients {
-		send(c, storeReply{Done: true})
+		c.send(storeReply{Done: true})
 	}
 	mu.Unlock()
 	return reports, nil
@@ -257,9 +362,13 @@ type StoreConn struct {
 
 // Join registers rank at the rendezvous at addr (retrying until ctx ends,
 // since the store may start after the ranks), announcing peerAddr as where
-// its peers reach it, and returns every rank's address. onAbort is called
-// (from another goroutine) if the store later tells the rank to abort.
-func Join(ctx context.Context, addr string, rank, size int, job uint64, peerAddr, host string, onAbort func(error)) (*StoreConn, []string, error) {
+// its peers reach it, and returns every rank's address. Rank and store
+// each prove they know secret. onAbort is called (from another goroutine)
+// if the store later tells the rank to abort.
+func Join(ctx context.Context, addr string, rank, size int, job uint64, secret Secret, peerAddr, host string, onAbort func(error)) (*StoreConn, []string, error) {
+	if len(secret) == 0 {
+		return nil, nil, fmt.Errorf("rank %d: %w", rank, errNoSecret)
+	}
 	var conn net.Conn
 	for {
 		var d net.Dialer
@@ -274,34 +383,49 @@ func Join(ctx context.Context, addr string, rank, size int, job uint64, peerAddr
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	sc := &StoreConn{conn: conn, rd: bufio.NewReader(conn), rank: rank, final: make(chan storeReply, 1)}
-	b, _ := json.Marshal(registration{Rank: rank, Size: size, Job: fmt.Sprintf("%016x", job), Addr: peerAddr, Host: host})
-	if _, err := conn.Write(append(b, '\n')); err != nil {
+	sc := &StoreConn{conn: conn, rd: bufio.NewReaderSize(conn, maxRegistration), rank: rank, final: make(chan storeReply, 1)}
+	fail := func(format string, args ...any) (*StoreConn, []string, error) {
 		conn.Close()
-		return nil, nil, fmt.Errorf("rank %d: registering at %s: %w", rank, addr, err)
+		return nil, nil, fmt.Errorf("rank %d: "+format, append([]any{rank}, args...)...)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetReadDeadline(dl)
 	}
+	var ch challenge
+	line, err := sc.rd.ReadSlice('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &ch)
+	}
+	if err != nil || len(ch.Nonce) != nonceBytes {
+		return fail("the rendezvous at %s did not send a challenge (%v): is something else listening there?", addr, err)
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return fail("%v", err)
+	}
+	reg := registration{Rank: rank, Size: size, Job: fmt.Sprintf("%016x", job), Addr: peerAddr, Host: host, Nonce: nonce}
+	reg.Proof = reg.proofOf(secret, ch.Nonce)
+	b, _ := json.Marshal(reg)
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		return fail("registering at %s: %w", addr, err)
+	}
 	var reply storeReply
-	line, err := sc.rd.ReadBytes('\n')
+	line, err = sc.rd.ReadBytes('\n')
 	conn.SetReadDeadline(time.Time{})
 	if err == nil {
 		err = json.Unmarshal(line, &reply)
 	}
 	switch {
 	case err != nil:
-		conn.Close()
-		return nil, nil, fmt.Errorf("rank %d: waiting for the other ranks at the rendezvous %s: %v", rank, addr, err)
+		return fail("waiting for the other ranks at the rendezvous %s: %v", addr, err)
 	case reply.Error != "":
-		conn.Close()
-		return nil, nil, fmt.Errorf("rank %d: the rendezvous refused it: %s", rank, reply.Error)
+		return fail("the rendezvous refused it: %s", reply.Error)
 	case reply.Abort != "":
-		conn.Close()
-		return nil, nil, fmt.Errorf("rank %d: %s", rank, reply.Abort)
+		return fail("%s", reply.Abort)
+	case !sameProof(reply.Proof, peersProof(secret, ch.Nonce, nonce, reply.Peers)):
+		return fail("the rendezvous at %s did not prove it knows the job's secret: another program answers there, or rank 0 has another secret", addr)
 	case len(reply.Peers) != size:
-		conn.Close()
-		return nil, nil, fmt.Errorf("rank %d: the rendezvous sent %d addresses for %d ranks", rank, len(reply.Peers), size)
+		return fail("the rendezvous sent %d addresses for %d ranks", len(reply.Peers), size)
 	}
 	go func() {
 		line, err := sc.rd.ReadBytes('\n')

@@ -1,9 +1,9 @@
 package realrun
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"unsafe"
 )
 
@@ -14,15 +14,18 @@ import (
 // then payload bytes. bytes is the message size the program declared (what
 // matching checks); payload is what follows: the elements of the send's
 // data region in data mode (8 bytes each), or bytes zero bytes otherwise.
-// A connection opens with a 24-byte hello from each side:
+// A connection opens with a handshake (see auth.go): the dialing rank
+// sends a 40-byte hello, the accepting rank answers with its own hello and
+// its proof (proofBytes), and the dialing rank sends its proof. A hello is
 //
-//	magic uint32 | protocol uint32 | job uint64 | rank uint32 | size uint32
+//	magic uint32 | protocol uint32 | job uint64 | rank uint32 | size uint32 | nonce [16]byte
 const (
 	frameMagic  = 0x31525343 // "CSR1"
 	helloMagic  = 0x48525343 // "CSRH"
-	protocol    = 1
+	protocol    = 2
 	headerBytes = 32
-	helloBytes  = 24
+	helloBytes  = 24 + nonceBytes
+	proofBytes  = sha256.Size
 	// maxPayload bounds what a peer may announce, so that a corrupt header
 	// cannot make a rank allocate without limit.
 	maxPayload = 1 << 34
@@ -33,6 +36,10 @@ const (
 	kindData    = 1 // a message of the program
 	kindBarrier = 2 // a round of the barrier between timed iterations (tag: round)
 	kindBye     = 3 // the sender is done and will close the connection
+	kindAbort   = 4 // the sender gives up because of a failure; the payload says which
+
+	// maxAbortReason bounds an abort frame's text.
+	maxAbortReason = 4 << 10
 
 	// flagElements, or'ed into a data frame's kind, says that the payload is
 	// the send's data elements rather than filler.
@@ -66,12 +73,14 @@ func parseHeader(b []byte, peer int) (header, error) {
 	h := header{kind: le.Uint32(b[4:]), epoch: le.Uint32(b[8:]), tag: int32(le.Uint32(b[12:])),
 		bytes: int64(le.Uint64(b[16:])), payload: int64(le.Uint64(b[24:]))}
 	switch {
-	case h.kind&^flagElements < kindData || h.kind&^flagElements > kindBye || h.kind&flagElements != 0 && h.kind&^flagElements != kindData:
+	case h.kind&^flagElements < kindData || h.kind&^flagElements > kindAbort || h.kind&flagElements != 0 && h.kind&^flagElements != kindData:
 		return h, fmt.Errorf("rank %d sent a frame of unknown kind %#x", peer, h.kind)
 	case h.bytes < 0 || h.payload < 0 || h.payload > maxPayload:
 		return h, fmt.Errorf("rank %d sent a frame of %d bytes with a payload of %d: out of range", peer, h.bytes, h.payload)
 	case h.kind&flagElements != 0 && h.payload%8 != 0:
 		return h, fmt.Errorf("rank %d sent a data payload of %d bytes, not whole elements", peer, h.payload)
+	case h.kind == kindAbort && (h.payload != h.bytes || h.payload > maxAbortReason):
+		return h, fmt.Errorf("rank %d sent an abort frame with %d bytes of reason: out of range", peer, h.payload)
 	case h.kind&flagElements == 0 && h.payload != 0 && h.payload != h.bytes:
 		return h, fmt.Errorf("rank %d sent %d bytes of filler for a %d-byte message", peer, h.payload, h.bytes)
 	}
@@ -81,25 +90,22 @@ func parseHeader(b []byte, peer int) (header, error) {
 type hello struct {
 	job        uint64
 	rank, size uint32
+	nonce      [nonceBytes]byte
 }
 
-func writeHello(w io.Writer, h hello) error {
-	var b [helloBytes]byte
+func (h *hello) encode() []byte {
+	b := make([]byte, helloBytes)
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], helloMagic)
 	le.PutUint32(b[4:], protocol)
 	le.PutUint64(b[8:], h.job)
 	le.PutUint32(b[16:], h.rank)
 	le.PutUint32(b[20:], h.size)
-	_, err := w.Write(b[:])
-	return err
+	copy(b[24:], h.nonce[:])
+	return b
 }
 
-func readHello(r io.Reader) (hello, error) {
-	var b [helloBytes]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
-		return hello{}, fmt.Errorf("reading hello: %w", err)
-	}
+func parseHello(b []byte) (hello, error) {
 	le := binary.LittleEndian
 	if m := le.Uint32(b[0:]); m != helloMagic {
 		return hello{}, fmt.Errorf("hello has magic %#x, want %#x: not a collsim rank", m, helloMagic)
@@ -107,7 +113,9 @@ func readHello(r io.Reader) (hello, error) {
 	if p := le.Uint32(b[4:]); p != protocol {
 		return hello{}, fmt.Errorf("peer speaks protocol %d, this rank %d: run the same collsim build everywhere", p, protocol)
 	}
-	return hello{job: le.Uint64(b[8:]), rank: le.Uint32(b[16:]), size: le.Uint32(b[20:])}, nil
+	h := hello{job: le.Uint64(b[8:]), rank: le.Uint32(b[16:]), size: le.Uint32(b[20:])}
+	copy(h.nonce[:], b[24:])
+	return h, nil
 }
 
 // bytesOf views elements as their in-memory bytes. The wire carries them

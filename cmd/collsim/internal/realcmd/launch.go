@@ -102,6 +102,13 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	}
 	defer ln.Close()
 
+	// Every run has its own secret: only the ranks started here, which
+	// find it in their environment (which other users cannot read), can
+	// join the rendezvous or each other.
+	secret, err := realrun.NewSecret()
+	if err != nil {
+		return nil, err
+	}
 	errw := &lockedWriter{w: stderr}
 	procs := make([]*exec.Cmd, l.NP)
 	exited := make(chan int, l.NP)
@@ -115,7 +122,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	for r := range l.NP {
 		argv := wrap(r, append([]string{exe}, args...))
 		p := exec.Command(argv[0], argv[1:]...)
-		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", l.NP), "COLLSIM_RENDEZVOUS="+ln.Addr().String())
+		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", l.NP), "COLLSIM_RENDEZVOUS="+ln.Addr().String(), secretEnv+"="+secret.String())
 		p.Stdout = io.Discard
 		p.Stderr = errw
 		p.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -137,7 +144,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 			exited <- r
 		}()
 	}
-	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout)
+	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout, secret)
 	// The ranks end on their own once the rendezvous has said done or
 	// abort; give them a moment, then kill the rest. After a failure the
 	// cause is known and a stalled rank will not end by itself: the

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type options struct {
 	timeout      time.Duration
 	rendezvous   string
 	rendezvousAt string // a shared file rank 0 writes its rendezvous address to
+	secretFile   string // a file holding the job's secret (cluster runs)
 	bind         string
 	nodeSize     int
 	groupSize    int
@@ -118,6 +120,7 @@ Three ways to start the ranks:
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up when a rank waits this long without progress (starting, registering and connecting get at least 30s)")
 	f.StringVar(&o.rendezvous, "rendezvous", "", "host:port of the rendezvous rank 0 listens on (cluster runs)")
 	f.StringVar(&o.rendezvousAt, "rendezvous-file", "", "a file on a shared filesystem where rank 0 writes its rendezvous address (cluster runs)")
+	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
@@ -138,6 +141,9 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
 	if !child && o.NP > 0 {
+		if o.secretFile != "" {
+			return cmdutil.Flagf("--secret-file is for ranks that srun or mpirun start: with --np, collsim makes each run's secret itself")
+		}
 		// Check the flags here, once, rather than in every rank.
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
@@ -158,10 +164,17 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	secret, err := givenSecret(o.secretFile, os.Getenv)
+	if err != nil {
+		return err
+	}
 	addr := os.Getenv("COLLSIM_RENDEZVOUS")
 	var serve func() ([]realrun.Report, error)
-	if addr == "" {
-		addr, serve, err = clusterRendezvous(ctx, o, rank, size, hash)
+	switch {
+	case addr != "" && secret == nil:
+		return fmt.Errorf("rank %d: the launcher set COLLSIM_RENDEZVOUS but no $%s", rank, secretEnv)
+	case addr == "":
+		addr, serve, secret, err = clusterRendezvous(ctx, o, rank, size, hash, secret)
 		if err != nil {
 			return err
 		}
@@ -173,7 +186,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		server.Go(func() { reports, serr = serve() })
 	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
-		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Jobs: jobs,
+		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs,
 		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
 	if serve == nil {
@@ -395,16 +408,35 @@ func buildID() string { return buildIDOnce() }
 
 // clusterRendezvous sets up the rendezvous of a cluster run: rank 0 listens
 // (on --rendezvous, or on a free port whose address it writes to
-// --rendezvous-file) and serves; the others find its address.
-func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uint64) (string, func() ([]realrun.Report, error), error) {
+// --rendezvous-file) and serves; the others find its address. It returns
+// the job's secret: the one given (secret), else, through the rendezvous
+// file, one rank 0 makes.
+func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uint64, secret realrun.Secret) (string, func() ([]realrun.Report, error), realrun.Secret, error) {
 	switch {
 	case o.rendezvous == "" && o.rendezvousAt == "":
-		return "", nil, cmdutil.Flagf("rank %d of %d: give --rendezvous host:port (rank 0's host and a free port) or --rendezvous-file on a filesystem every rank sees", rank, size)
+		return "", nil, nil, cmdutil.Flagf("rank %d of %d: give --rendezvous host:port (rank 0's host and a free port) or --rendezvous-file on a filesystem every rank sees", rank, size)
+	case secret == nil && o.rendezvousAt == "":
+		return "", nil, nil, cmdutil.Flagf("rank %d of %d: a run that meets at --rendezvous needs the job's secret, the same on every rank, so that no other program can join it: export %s=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n') before srun (which passes it on; mpirun needs -x %s), or give --secret-file, or meet through --rendezvous-file, which carries a secret of its own", rank, size, secretEnv, secretEnv)
 	case rank != 0 && o.rendezvous != "":
-		return o.rendezvous, nil, nil
+		return o.rendezvous, nil, secret, nil
 	case rank != 0:
-		addr, err := readRendezvousFile(ctx, o.rendezvousAt, hash, realrun.SetupTimeout(o.timeout))
-		return addr, nil, err
+		addr, fileSecret, err := readRendezvousFile(ctx, o.rendezvousAt, hash, realrun.SetupTimeout(o.timeout))
+		switch {
+		case err != nil:
+			return "", nil, nil, err
+		case secret == nil && fileSecret == nil:
+			return "", nil, nil, fmt.Errorf("rank %d: rank 0 was given the job's secret and this rank was not: give every rank the same $%s or --secret-file", rank, secretEnv)
+		case secret == nil:
+			secret = fileSecret
+		}
+		return addr, nil, secret, nil
+	}
+	own := secret == nil
+	if own {
+		var err error
+		if secret, err = realrun.NewSecret(); err != nil {
+			return "", nil, nil, err
+		}
 	}
 	listen := o.rendezvous
 	if listen == "" {
@@ -413,7 +445,7 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 			host, _ := os.Hostname()
 			ips, err := net.LookupHost(host)
 			if err != nil || len(ips) == 0 {
-				return "", nil, fmt.Errorf("rank 0: cannot find this host's address (%v); give --bind", err)
+				return "", nil, nil, fmt.Errorf("rank 0: cannot find this host's address (%v); give --bind", err)
 			}
 			ip = ips[0]
 		}
@@ -421,13 +453,17 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return "", nil, fmt.Errorf("rank 0: cannot listen for the rendezvous on %s: %w (is the port in use?)", listen, err)
+		return "", nil, nil, fmt.Errorf("rank 0: cannot listen for the rendezvous on %s: %w (is the port in use?)", listen, err)
 	}
 	addr := ln.Addr().String()
 	if o.rendezvousAt != "" {
-		if err := writeRendezvousFile(o.rendezvousAt, addr, hash); err != nil {
+		var passOn realrun.Secret
+		if own {
+			passOn = secret
+		}
+		if err := writeRendezvousFile(o.rendezvousAt, addr, hash, passOn); err != nil {
 			ln.Close()
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
 	serve := func() ([]realrun.Report, error) {
@@ -435,37 +471,67 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 		if o.rendezvousAt != "" {
 			defer os.Remove(o.rendezvousAt)
 		}
-		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout))
+		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout), secret)
 	}
-	return addr, serve, nil
+	return addr, serve, secret, nil
 }
 
-// The rendezvous file holds "ADDRESS JOB": a file left by an earlier run
-// (another job hash) is not taken for this one's.
-func writeRendezvousFile(path, addr string, hash uint64) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%s %016x\n", addr, hash), 0o644); err != nil {
+// The rendezvous file holds "ADDRESS JOB [SECRET]": a file left by an
+// earlier run (another job hash) is not taken for this one's. The secret
+// is there when rank 0 made it, so the file is only ever the user's own
+// (mode 600), and ranks refuse one that is not.
+func writeRendezvousFile(path, addr string, hash uint64, secret realrun.Secret) error {
+	line := fmt.Sprintf("%s %016x", addr, hash)
+	if secret != nil {
+		line += " " + secret.String()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp") // mode 600
+	if err == nil {
+		_, err = fmt.Fprintln(tmp, line)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("rank 0: writing the rendezvous file: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
-func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout time.Duration) (string, error) {
+func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout time.Duration) (string, realrun.Secret, error) {
 	deadline := time.Now().Add(timeout)
 	want := fmt.Sprintf("%016x", hash)
+	var last error
 	for {
-		b, err := configs.ReadFile(path, 1<<10, "a rendezvous file")
+		b, err := readPrivateFile(path, "the rendezvous file")
 		if err == nil {
-			if f := strings.Fields(string(b)); len(f) == 2 && f[1] == want {
-				return f[0], nil
+			f := strings.Fields(string(b))
+			switch {
+			case len(f) == 2 && f[1] == want:
+				return f[0], nil, nil
+			case len(f) == 3 && f[1] == want:
+				secret, err := realrun.ParseSecret(f[2], "the rendezvous file's secret")
+				return f[0], secret, err
 			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			last = err
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("rank 0 did not write its rendezvous address to %s within %v (is the file on a filesystem every rank sees, and did rank 0 start?)", path, timeout)
+			msg := fmt.Sprintf("rank 0 did not write its rendezvous address to %s within %v (is the file on a filesystem every rank sees, and did rank 0 start?)", path, timeout)
+			if last != nil {
+				msg += "; the file there: " + last.Error()
+			}
+			return "", nil, errors.New(msg)
 		}
 		select {
 		case <-ctx.Done():
-			return "", context.Cause(ctx)
+			return "", nil, context.Cause(ctx)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
