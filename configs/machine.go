@@ -247,8 +247,35 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 }
 
 // FlowLoad is Flow, filling load (if not nil) with what each link carried.
+// A bandwidth the flow model cannot hold is traced to the input that set
+// it.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	return network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	var re *network.BandwidthRangeError
+	if errors.As(err, &re) {
+		if in, ok := m.bandwidthInput(re.Bandwidth); ok {
+			err = fmt.Errorf("%w; it comes from %s %s (%s)", err, in.Key, in.Value, in.Where)
+		}
+	}
+	return f, err
+}
+
+// bandwidthInput is the input that sets a link to bandwidth: of the inputs
+// whose cost grows with a message's size (bandwidths, degraded links), the
+// one whose rate is nearest bandwidth, in ratio.
+func (m *Machine) bandwidthInput(bandwidth float64) (Input, bool) {
+	var best Input
+	bestOff, found := math.Inf(1), false
+	for _, in := range m.Inputs {
+		perByte := in.Cost(1) - in.Cost(0)
+		if !(perByte > 0) {
+			continue
+		}
+		if off := math.Abs(math.Log(bandwidth) + math.Log(perByte)); off < bestOff {
+			best, bestOff, found = in, off, true
+		}
+	}
+	return best, found
 }
 
 // PathParams returns the latency (seconds) and the bottleneck seconds per
@@ -880,12 +907,14 @@ func (v *validator) faults(m *Machine, f *faultsYAML) {
 	}
 	for i := 0; i+1 < len(d.Content); i += 2 {
 		spec := d.Content[i].Value + ":" + d.Content[i+1].Value
-		c, err := m.Degrade(spec)
+		c, cost, err := m.degrade(spec)
 		if err != nil {
 			v.failAt(d.Content[i].Line, keys, "%s: %v", d.Content[i].Value, err)
 			continue
 		}
 		*m = *c
+		v.inputs = append(v.inputs, Input{Key: "faults.degraded." + d.Content[i].Value, Value: d.Content[i+1].Value,
+			Where: fmt.Sprintf("%s:%d", v.source, d.Content[i].Line), Cost: cost})
 	}
 	if len(f.Failed) == 0 {
 		return
@@ -916,23 +945,35 @@ type linkError struct {
 func (e *linkError) Error() string { return e.err.Error() }
 
 // Degrade returns a copy of m whose link spec ("FROM->TO:FACTOR", vertex
-// names as collsim topo --dot prints them) runs at FACTOR of its bandwidth.
+// names as collsim topo --dot prints them) runs at FACTOR of its bandwidth,
+// as --degrade asks: the copy's Inputs name the flag as a cost.
 func (m *Machine) Degrade(spec string) (*Machine, error) {
+	c, cost, err := m.degrade(spec)
+	if err != nil {
+		return nil, err
+	}
+	c.Inputs = append(slices.Clip(m.Inputs), Input{Key: "--degrade", Value: spec, Where: "the command line", Cost: cost})
+	return c, nil
+}
+
+// degrade is Degrade, with what the degraded link costs a message.
+func (m *Machine) degrade(spec string) (*Machine, func(n float64) float64, error) {
 	link, f, ok1 := strings.Cut(spec, ":")
 	from, to, ok2 := strings.Cut(link, "->")
 	factor, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 	if !ok1 || !ok2 || err != nil {
-		return nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5")
+		return nil, nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5")
 	}
 	id, err := m.linkNamed(strings.TrimSpace(from), strings.TrimSpace(to))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := *m
 	if c.Topology, err = m.Topology.Degraded(id, factor); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &c, nil
+	bw := c.Topology.Links()[id].Bandwidth
+	return &c, func(n float64) float64 { return n / bw }, nil
 }
 
 // Fail returns a copy of m in which the links of specs ("FROM->TO", both

@@ -47,6 +47,17 @@ type NoiseSpec struct {
 	coSched    bool
 	stragglers int
 	factor     float64
+	// stragglersAt is where the config asks for the stragglers (file:line).
+	stragglersAt string
+}
+
+// CheckRanks refuses a run of ranks ranks with more stragglers than ranks,
+// naming the config line that asks for them.
+func (s *NoiseSpec) CheckRanks(ranks int) error {
+	if s == nil || s.stragglers <= ranks {
+		return nil
+	}
+	return fmt.Errorf("noise.stragglers.count %d (%s): %d slow ranks asked for, but the run has %d; ask for at most %d", s.stragglers, s.stragglersAt, s.stragglers, ranks, ranks)
 }
 
 // For returns the noise of a run with the given seed: a fresh value, since
@@ -91,6 +102,7 @@ func (v *validator) noise(m *Machine, n *noiseYAML) {
 			v.fail(with(sk, "factor"), "a slow rank's CPU work takes factor times as long: give 1..1e6, not %g", s.Factor)
 		}
 		spec.stragglers, spec.factor = s.Count, s.Factor
+		spec.stragglersAt = fmt.Sprintf("%s:%d", v.source, v.line(with(sk, "count")...))
 	}
 	if d := n.Detours; d != nil {
 		v.detours(spec, d, with(keys, "detours"))

@@ -25,9 +25,19 @@ const (
 func capacityUnits(bandwidth float64) (int64, error) {
 	u := math.Floor(bandwidth * rateUnitsPerByte)
 	if !(u >= 1) || u >= maxLinkUnits {
-		return 0, fmt.Errorf("bandwidth %g B/s is outside the flow model's range, %g to %g B/s", bandwidth, 1.0/rateUnitsPerByte, float64(maxLinkUnits)/rateUnitsPerByte)
+		return 0, &BandwidthRangeError{Bandwidth: bandwidth}
 	}
 	return int64(u), nil
+}
+
+// BandwidthRangeError is a link bandwidth the flow model cannot hold:
+// below one rate unit, or so high that sums of rates could overflow.
+type BandwidthRangeError struct {
+	Bandwidth float64 // B/s
+}
+
+func (e *BandwidthRangeError) Error() string {
+	return fmt.Sprintf("bandwidth %g B/s is outside the flow model's range, %.3g to %.3g B/s", e.Bandwidth, 1.0/rateUnitsPerByte, float64(maxLinkUnits)/rateUnitsPerByte)
 }
 
 // unitsRate converts a rate in units to bytes per second (exactly).

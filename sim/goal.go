@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 )
@@ -31,6 +32,24 @@ type GOAL struct {
 	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
 	maxSend   int64           // the largest send, in bytes
+	// maxSendLine and maxCalcLine are the lines of the largest send and of
+	// the longest calc (maxCalc ns), for errors that name the likely cause.
+	maxSendLine, maxCalcLine int
+	maxCalc                  int64
+	file                     string
+}
+
+// Largest returns the largest send (bytes) and the longest calc (ns) and
+// where each is written ("file:line"; "" when there is none), for
+// naming the op that likely made a run too long.
+func (g *GOAL) Largest() (send int64, sendAt string, calc int64, calcAt string) {
+	at := func(line int) string {
+		if line == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s:%d", g.file, line)
+	}
+	return g.maxSend, at(g.maxSendLine), g.maxCalc, at(g.maxCalcLine)
 }
 
 // goalOp is one op: 24 bytes, since a schedule holds millions.

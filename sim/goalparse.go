@@ -67,7 +67,7 @@ type parsedOp struct {
 // and what was expected. Memory follows the size of the input: a number of
 // ranks is checked against the rank blocks that actually follow.
 func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
-	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
@@ -723,7 +723,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
 		o := goalOp{nAfter: uint16(len(after)), nStart: uint16(len(start))}
-		if err := p.pack(&o, &ops[i], first+uint32(k)); err != nil {
+		if err := p.pack(&o, &ops[i], first+uint32(k), p.defined[i]); err != nil {
 			return err
 		}
 		for kind, list := range [2][]int32{after, start} {
@@ -770,12 +770,16 @@ func b2i(b bool) int32 {
 	return 0
 }
 
-// pack stores what was read of op (at position pos, rank by rank) in o.
-func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32) error {
+// pack stores what was read of op (at position pos, rank by rank, written
+// on line) in o.
+func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 	g := p.g
 	o.peer, o.tag = op.peer, op.tag
-	if op.kind == OpSend {
-		g.maxSend = max(g.maxSend, op.value)
+	switch {
+	case op.kind == OpSend && op.value > g.maxSend:
+		g.maxSend, g.maxSendLine = op.value, line
+	case op.kind == OpCalc && op.value > g.maxCalc:
+		g.maxCalc, g.maxCalcLine = op.value, line
 	}
 	o.val = uint32(op.kind) << valKindShift
 	if op.value < valBig {

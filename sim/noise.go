@@ -31,6 +31,20 @@ type Noise struct {
 	Stragglers int
 	Factor     float64
 	slow       []bool // per rank, set when a run starts
+	// longest is a trace's longest detour, written at longestAt
+	// ("file:line").
+	longest   Time
+	longestAt string
+}
+
+// LongestDetour returns a trace's longest detour and where it is written
+// ("file:line"), for naming it when a run passes the clock's limit; "" for
+// noise that is not from a trace.
+func (n *Noise) LongestDetour() (Time, string) {
+	if n == nil {
+		return 0, ""
+	}
+	return n.longest, n.longestAt
 }
 
 // SetStragglers makes count ranks, drawn at run time from the seed, run
@@ -78,6 +92,9 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 		}
 		n.starts = append(n.starts, v[0])
 		n.durs = append(n.durs, v[1])
+		if v[1] > n.longest {
+			n.longest, n.longestAt = v[1], fmt.Sprintf("%s:%d", name, line)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

@@ -102,18 +102,7 @@ type hostile struct {
 // still must not panic or hang; the rest of what they expect is logged,
 // not failed. A pending case that passes fails the test, so that the
 // list only ever holds real defects.
-var pendingHostile = map[string]string{
-	"run -m cfg-bw-huge.yaml -s 64 --json --network flow":   "the flow model's range error names no config line",
-	"run -m cfg-bw-tiny.yaml -s 64 --network flow":          "the flow model's range error names no config line",
-	"run -n 4 -s 64 --network flow --degrade h0->s0:1e-300": "the flow model's range error does not name --degrade",
-	"run -m cfg-degrade-tiny.yaml -s 64":                    "the clock hint does not weigh faults.degraded",
-	"run --goal goal-size-g.goal":                           "the clock hint names no GOAL op or line",
-	"run --goal goal-size-g.goal --network analytic":        "the clock hint names no GOAL op or line",
-	"run --goal goal-two-calcs.goal":                        "the clock hint names no GOAL op or line",
-	"run --goal goal-two-calcs.goal --network analytic":     "the clock hint names no GOAL op or line",
-	"run -m cfg-stragglers-many.yaml -s 64":                 "the config's stragglers error names no line",
-	"run --noise-trace noise-huge-detours.txt":              "the clock hint does not weigh noise traces",
-}
+var pendingHostile = map[string]string{}
 
 // tmpFiles are the inputs too large for the corpus directory: written
 // into the test's temporary directory.
@@ -444,6 +433,7 @@ var hostileCases = []hostile{
 	{args: []string{"real", "--np", "2", "--prtt", "x"}, code: 2, want: `prtt`},
 	{args: []string{"real", "--np", "2", "--prtt", "8", "--prtt-n", "1"}, code: 2, want: `prtt-n`},
 	{args: []string{"real", "--np", "300", "-s", "8"}, code: 2, want: `--np`},
+	{args: []string{"real", "--np", "2", "--secret-file", hf("no-such-secret")}, code: 2, want: `--secret-file.*--np`},
 	{args: []string{"topo", "-m", "nowhere.yaml"}, code: 1, want: `nowhere`},
 	{args: []string{"topo", "--degrade", "x"}, code: 2, want: `degrade`},
 	{args: []string{"topo", "--fail", "a->b"}, code: 2, want: `fail`},

@@ -464,6 +464,9 @@ func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 		return 0, err
 	}
 	if noise == nil && m.Noise != nil {
+		if err := m.Noise.CheckRanks(params.Ranks); err != nil {
+			return 0, err
+		}
 		noise = m.Noise.For(1)
 	}
 	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Noise: noise})

@@ -325,5 +325,14 @@ func ClockHint(err error, n int64, inputs []configs.Input) error {
 		}
 	}
 	return fmt.Errorf("%w; the costliest input is %s %s (%s): %s for one message of the run's size, %s (-s/--size)", err, best.Key, best.Value, best.Where,
-		sim.FromSeconds(most), configs.FormatBytes(n))
+		ClockCost(most), configs.FormatBytes(n))
+}
+
+// ClockCost writes a cost in seconds as simulated time, or as "more than
+// the whole clock" when it alone passes the clock's limit.
+func ClockCost(seconds float64) string {
+	if t := sim.FromSeconds(seconds); t != sim.MaxTime {
+		return t.String()
+	}
+	return "more than the whole clock"
 }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -432,6 +431,9 @@ func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.Link
 		return cfg, nil, cmdutil.Flagf("--stragglers: %d slow ranks asked for, but the run has %d; ask for at most %d", noise.Stragglers, ranks, ranks)
 	}
 	if noise == nil && m != nil && m.Noise != nil { // the flags replace the config's noise
+		if err := m.Noise.CheckRanks(ranks); err != nil {
+			return cfg, nil, err
+		}
 		noise = m.Noise.For(o.Seed)
 	}
 	cfg.Noise = noise
@@ -493,6 +495,38 @@ type GOALResult struct {
 	Partitions int `json:"partitions"`
 }
 
+// goalClockHint adds to the error of a GOAL run past the clock's limit the
+// op that likely caused it, and where it is written: the largest send, at
+// the model's cost per byte (LogGOPS's G, or the machine's slowest link),
+// or the longest calc, whichever costs more by itself.
+func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) error {
+	if !errors.Is(err, sim.ErrClockLimit) {
+		return err
+	}
+	send, sendAt, calc, calcAt := g.Largest()
+	var perByte float64 // seconds
+	var rate string
+	switch {
+	case cfg.LogGOPS != nil:
+		perByte = float64(cfg.LogGOPS.GPerByte) / 1e12
+		rate = fmt.Sprintf("G = %s per byte (--G)", cmdutil.Seconds(perByte))
+	case m != nil:
+		slowest := math.Inf(1)
+		for _, l := range m.Topology.Links() {
+			slowest = min(slowest, l.Bandwidth)
+		}
+		perByte, rate = 1/slowest, "the slowest link's "+configs.FormatBandwidth(slowest)
+	}
+	sendCost, calcCost := float64(send)*perByte, float64(calc)*1e-9
+	switch {
+	case sendAt != "" && sendCost >= calcCost:
+		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, cmdutil.ClockCost(sendCost), rate)
+	case calcAt != "":
+		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, cmdutil.ClockCost(calcCost))
+	}
+	return err
+}
+
 // runGOAL runs a GOAL schedule file.
 func runGOAL(streams *cmdutil.IO, o *Options) error {
 	if o.Network == "" {
@@ -545,7 +579,7 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 	done()
 	wall := time.Since(start).Seconds()
 	if err != nil {
-		return runError(err)
+		return runError(goalClockHint(err, g, cfg, m))
 	}
 	var r Result
 	r.fill(res, wall)
@@ -649,21 +683,12 @@ func parseJitter(v string) (network.Jitter, error) {
 
 // inputs are what costs a run's messages time, for naming the likely
 // cause of a run past the clock's limit (cmdutil.ClockHint): the
-// machine's values, or the LogGOPS flags, and the flags that slow links
-// and add noise.
+// machine's values (with --degrade's), or the LogGOPS flags, and the flags
+// that add noise.
 func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
-	if cfg.LogGOPS != nil {
-		return o.LogGOPS.Inputs(cfg.LogGOPS)
-	}
-	in := slices.Clone(m.Inputs)
-	slowest := math.Inf(1)
-	for _, l := range m.Topology.Links() {
-		slowest = min(slowest, l.Bandwidth)
-	}
-	for _, spec := range o.Degrade { // "FROM->TO:FACTOR"
-		if factor, err := strconv.ParseFloat(spec[strings.LastIndex(spec, ":")+1:], 64); err == nil && factor > 0 {
-			in = append(in, cmdutil.FlagInput("--degrade", spec, func(n float64) float64 { return n / (slowest * factor) }))
-		}
+	in := o.LogGOPS.Inputs(cfg.LogGOPS)
+	if cfg.LogGOPS == nil {
+		in = slices.Clone(m.Inputs) // --degrade's among them (configs.Machine.Degrade)
 	}
 	fixed := func(key, value, d string) {
 		if t, err := configs.ParseDuration(d); err == nil {
@@ -675,6 +700,9 @@ func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
 	}
 	if _, d, ok := strings.Cut(o.Noise.Periodic, ":"); ok {
 		fixed("--noise-periodic", o.Noise.Periodic, d)
+	}
+	if d, at := cfg.Noise.LongestDetour(); at != "" { // --noise-trace's, or the config's trace
+		in = append(in, configs.Input{Key: "the noise trace's longest detour", Value: d.String(), Where: at, Cost: configs.Fixed(d)})
 	}
 	return in
 }
