@@ -143,6 +143,9 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		rk := &x.ranks[r]
 		rk.src = s.Rank(r)
 		rk.reactive, _ = rk.src.(ReactiveSource)
+		if rk.held, _ = rk.src.(heldSource); rk.held != nil {
+			rk.held.SetClock(x.eng.Now)
+		}
 	}
 	x.draining = true
 	for r := range x.ranks {
@@ -220,6 +223,7 @@ type slot struct {
 type rank struct {
 	src      Source
 	reactive ReactiveSource // src, if it is reactive
+	held     heldSource     // src, if it withholds ops
 	win      []slot         // ring buffer of ops base..next-1, indexed by program index
 	data     []Region       // data mode only: each slot's region, same indexing
 	base     int32          // oldest op not yet complete (all before it are)
@@ -243,6 +247,7 @@ const (
 	evDone    = 1 // the op's CPU work ends: it completes
 	evIssue   = 2 // the time an op's dependencies hold it until has come: it starts
 	evStarted = 3 // the op occupies its resources: ops that irequire it may start
+	evHeld    = 9 // a reactive source's withheld op may start (heldSource); 4..8 are the protocol's
 )
 
 func pack(kind uint64, r, idx int32) uint64 {
@@ -265,6 +270,7 @@ type executor struct {
 	edges     []edge
 	freeEdge  int32
 	queue     []uint64 // ops completed but not yet processed, FIFO
+	floorBuf  []Time   // announceHeld's scratch
 	qhead     int
 	draining  bool
 	scratch   []Op
@@ -293,6 +299,9 @@ func (x *executor) Handle(arg uint64) {
 		x.refillLater(r)
 	case evStarted:
 		x.fireStarts(r, idx)
+	case evHeld:
+		x.ranks[r].held.ReleaseHeld()
+		x.refillLater(r)
 	default:
 		x.p.handle(kind, r, idx)
 	}
@@ -316,6 +325,7 @@ func (x *executor) started(r, idx int32, at Time) {
 	if rk := &x.ranks[r]; rk.reactive != nil && rk.reactive.NeedsStarts() {
 		if at == x.eng.Now() {
 			rk.reactive.Started(idx)
+			x.announceHeld(r)
 			x.refillLater(r)
 		} else {
 			x.eng.At(at, x.id, pack(evStarted, r, idx))
@@ -337,6 +347,7 @@ func (x *executor) started(r, idx int32, at Time) {
 func (x *executor) fireStarts(r, idx int32) {
 	if rk := &x.ranks[r]; rk.reactive != nil {
 		rk.reactive.Started(idx)
+		x.announceHeld(r)
 		x.refillLater(r)
 		return
 	}
@@ -353,6 +364,35 @@ func (x *executor) emitTrace(r, idx int32, at Time, completed bool) {
 		op.Data = x.region(r, idx)
 	}
 	x.trace(TraceEvent{At: at, Rank: r, Index: idx, Completed: completed, Op: op})
+}
+
+// heldSource is a reactive source that withholds an op whose dependencies
+// are met while a dependency that completed ahead of time (CompletedAt)
+// still holds it until a time ahead of the clock given to SetClock: Held
+// appends the floors of the ops it began to withhold since the last call,
+// and ReleaseHeld makes ready the withheld op whose event fires (the
+// earliest floor, first withheld among equal ones). The executor schedules
+// that event the moment the op's dependencies are met, as the GOAL
+// executor schedules its start, so that it keeps its place among the
+// events of its instant (a message arriving then finds it posted or not by
+// that place).
+type heldSource interface {
+	SetClock(now func() Time)
+	Held(floors []Time) []Time
+	ReleaseHeld()
+}
+
+// announceHeld schedules an event at the floor of each op rank r's source
+// began to withhold.
+func (x *executor) announceHeld(r int32) {
+	hs := x.ranks[r].held
+	if hs == nil {
+		return
+	}
+	x.floorBuf = hs.Held(x.floorBuf[:0])
+	for _, at := range x.floorBuf {
+		x.eng.At(at, x.id, pack(evHeld, r, 0))
+	}
 }
 
 // refillLater reads a reactive rank's newly ready ops once the current
@@ -751,6 +791,7 @@ func (x *executor) finishOp(r, idx int32) {
 	x.release(r, e, x.eng.Now())
 	if rk.reactive != nil {
 		rk.reactive.Completed(idx)
+		x.announceHeld(r)
 	}
 	if rk.finished {
 		// Releasing issued the rank's last ops, which completed ahead of

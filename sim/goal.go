@@ -182,6 +182,12 @@ type readySource struct {
 	rhead   int
 	byIdx   []uint32 // the ops handed out, in handout order
 	floors  floors   // ops held until a dependency completed ahead of time completes
+	// withheld are the ops whose dependencies are all met but whose floor
+	// is still ahead, until their event (ReleaseHeld); fresh, the floors
+	// of those not yet told to the executor (Held).
+	withheld heldQueue
+	fresh    []Time
+	now      func() Time // the run's clock (SetClock)
 }
 
 func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
@@ -211,11 +217,36 @@ func (s *readySource) Next(ops []Op) []Op {
 
 func (s *readySource) release(users []uint32) {
 	for _, u := range users {
-		if s.pending[u]--; s.pending[u] == 0 {
-			s.ready = append(s.ready, u)
-			s.readyAt = append(s.readyAt, s.floors.take(u))
+		if s.pending[u]--; s.pending[u] != 0 {
+			continue
 		}
+		at := s.floors.take(u)
+		if at != 0 && s.now != nil && at > s.now() {
+			s.withheld.push(opFloor{u, at})
+			s.fresh = append(s.fresh, at)
+			continue
+		}
+		s.ready = append(s.ready, u)
+		s.readyAt = append(s.readyAt, at)
 	}
+}
+
+// SetClock implements heldSource.
+func (s *readySource) SetClock(now func() Time) { s.now = now }
+
+// Held implements heldSource.
+func (s *readySource) Held(floors []Time) []Time {
+	floors = append(floors, s.fresh...)
+	s.fresh = s.fresh[:0]
+	return floors
+}
+
+// ReleaseHeld implements heldSource: the withheld op whose event this is
+// (the earliest floor, first withheld among equal ones) is ready.
+func (s *readySource) ReleaseHeld() {
+	f := s.withheld.pop()
+	s.ready = append(s.ready, f.op)
+	s.readyAt = append(s.readyAt, f.at)
 }
 
 // CompletedAt implements ReactiveSource.
@@ -387,3 +418,56 @@ func (f *floors) take(op uint32) Time {
 
 // empty reports whether no op is held.
 func (f *floors) empty() bool { return f.one.at == 0 && len(f.more) == 0 }
+
+// heldQueue is the ops withheld until their floor, earliest first and, at
+// one floor, in the order they were withheld: the order in which the
+// engine fires the events scheduled for them.
+type heldQueue struct {
+	items []heldItem
+	seq   uint64
+}
+
+type heldItem struct {
+	opFloor
+	seq uint64
+}
+
+func (q *heldQueue) less(i, j int) bool {
+	a, b := q.items[i], q.items[j]
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+func (q *heldQueue) push(f opFloor) {
+	q.items = append(q.items, heldItem{f, q.seq})
+	q.seq++
+	for i := len(q.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.items[i], q.items[p] = q.items[p], q.items[i]
+		i = p
+	}
+}
+
+func (q *heldQueue) pop() opFloor {
+	top := q.items[0].opFloor
+	last := len(q.items) - 1
+	q.items[0] = q.items[last]
+	q.items = q.items[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < last && q.less(l, m) {
+			m = l
+		}
+		if l+1 < last && q.less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		q.items[i], q.items[m] = q.items[m], q.items[i]
+		i = m
+	}
+	return top
+}
