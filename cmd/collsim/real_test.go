@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	lib "github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/root"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/cost"
@@ -70,7 +70,7 @@ func TestRealEveryAlgorithm(t *testing.T) {
 			want := 0
 			for _, a := range collectives.All() {
 				for _, size := range sizes {
-					p, err := cmdutil.Call(a.Collective, n, size, 8, 0)
+					p, err := lib.Call(a.Collective, n, size, 8, 0)
 					if err != nil {
 						t.Fatal(err)
 					}

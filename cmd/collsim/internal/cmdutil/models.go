@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/sim"
@@ -275,17 +275,17 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 	if err != nil {
 		return a, "", p, &FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	if p, err = Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
+	if p, err = collsim.Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
 		return a, "", p, err
 	}
-	if _, err := Shortfall(c, p, bytes); err != nil {
+	if _, err := collsim.Shortfall(c, p, bytes); err != nil {
 		return a, "", p, err
 	}
 	if err := q.Shape.Check(); err != nil {
 		return a, "", p, err
 	}
 	q.Shape.Apply(&p, m)
-	a, chosenBy, err = Algorithm(c, algo, &p)
+	a, chosenBy, err = collsim.ChooseAlgorithm(c, algo, &p)
 	return a, chosenBy, p, err
 }
 
@@ -309,30 +309,4 @@ func (l *LogGOPSFlags) Inputs(p *sim.LogGOPS) []configs.Input {
 // ClockHint.
 func FlagInput(flag, value string, cost func(n float64) float64) configs.Input {
 	return configs.Input{Key: flag, Value: value, Where: "the command line", Cost: cost}
-}
-
-// ClockHint adds to an error of a run that passed the clock's limit the
-// input that costs one message of n bytes the most, and where it is
-// written: the likely cause, and the value to change.
-func ClockHint(err error, n int64, inputs []configs.Input) error {
-	if !errors.Is(err, sim.ErrClockLimit) || len(inputs) == 0 {
-		return err
-	}
-	best, most := inputs[0], -1.0
-	for _, in := range inputs {
-		if c := in.Cost(float64(n)); c > most {
-			best, most = in, c
-		}
-	}
-	return fmt.Errorf("%w; the costliest input is %s %s (%s): %s for one message of the run's size, %s (-s/--size)", err, best.Key, best.Value, best.Where,
-		ClockCost(most), configs.FormatBytes(n))
-}
-
-// ClockCost writes a cost in seconds as simulated time, or as "more than
-// the whole clock" when it alone passes the clock's limit.
-func ClockCost(seconds float64) string {
-	if t := sim.FromSeconds(seconds); t != sim.MaxTime {
-		return t.String()
-	}
-	return "more than the whole clock"
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -49,7 +50,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or a library's choice: "+strings.Join(collectives.Selectors, ", "))
 	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16)")
 	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
-	f.Int64Var(&q.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&q.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	q.Shape.Register(f)
@@ -99,7 +100,7 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Data: data.Buffers,
 		Trace: func(e sim.TraceEvent) { events = append(events, e) }})
 	if err != nil {
-		return cmdutil.ClockHint(err, params.SizeBytes(a.Collective), m.Inputs)
+		return collsim.ClockHint(err, params.SizeBytes(a.Collective), m.Inputs)
 	}
 	out := streams.Out
 	c := a.Collective

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -85,7 +86,7 @@ reduction rate) unless given.`,
 					return err
 				}
 				block := collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()})
-				pricing := cmdutil.NewPricing(m, place, block)
+				pricing := collsim.NewPricing(m, place, block)
 				h := &pricing.Flat
 				if cmd.Flags().Changed("alpha") {
 					h.Alpha = alpha
@@ -101,7 +102,7 @@ reduction rate) unless given.`,
 				}
 				prev := int64(-1)
 				for _, s := range ss {
-					params, err := cmdutil.Call(c, p, s, elem, 0)
+					params, err := collsim.Call(c, p, s, elem, 0)
 					if err != nil {
 						return err
 					}
@@ -172,7 +173,7 @@ reduction rate) unless given.`,
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	f.StringVarP(&ranks, "ranks", "n", "2..64", "rank counts: a list (8,64) or a doubling range (2..1024)")
 	f.StringVarP(&sizes, "sizes", "s", "8,1KiB,64KiB,1MiB,16MiB", "sizes: a list or a doubling range (8..64MiB)")
-	f.Int64Var(&elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&elem, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.Float64Var(&alpha, "alpha", 0, "override alpha, seconds per message")
 	f.Float64Var(&beta, "beta", 0, "override beta, seconds per byte")
 	f.Float64Var(&gamma, "gamma", 0, "override gamma, seconds per byte reduced")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -265,7 +266,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		}
 		for _, a := range algos {
 			for _, bytes := range sizes {
-				p, err := cmdutil.Call(c, size, bytes, 8, 0)
+				p, err := collsim.Call(c, size, bytes, 8, 0)
 				if err != nil {
 					return nil, 0, err
 				}

@@ -192,11 +192,11 @@ func execute(cmd *cobra.Command, stop func(), args []string, stderr io.Writer) (
 	for _, line := range strings.Split(err.Error(), "\n") {
 		fmt.Fprintln(stderr, "collsim:", line)
 	}
-	var fe *cmdutil.FlagError
-	if errors.As(err, &fe) {
+	code = cmdutil.ExitCode(err)
+	if code == cmdutil.ExitUsage {
 		fmt.Fprintln(stderr, "Run 'collsim --help' for usage.")
 	}
-	return cmdutil.ExitCode(err)
+	return code
 }
 
 // oneLine folds cobra's unknown-command error, whose suggestions follow on

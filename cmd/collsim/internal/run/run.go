@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -115,7 +116,7 @@ machine, with every rank's data checked.`,
 	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
 	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
 	f.StringVarP(&o.Size, "size", "s", "1MiB", "message size in bytes, with units: 8, 64KiB, 1MiB (nccl-tests sizes)")
-	f.Int64Var(&o.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&o.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
@@ -264,11 +265,11 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	params, err := cmdutil.Call(c, o.Ranks, size, o.ElemSize, o.Root)
+	params, err := collsim.Call(c, o.Ranks, size, o.ElemSize, o.Root)
 	if err != nil {
 		return err
 	}
-	if note, err := cmdutil.Shortfall(c, params, size); err != nil {
+	if note, err := collsim.Shortfall(c, params, size); err != nil {
 		return err
 	} else if note != "" {
 		fmt.Fprintln(streams.Err, "collsim: note:", note)
@@ -280,7 +281,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if o.Root < 0 || o.Root >= o.Ranks {
 		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
 	}
-	alg, chosenBy, err := cmdutil.Algorithm(c, o.Algorithm, &params)
+	alg, chosenBy, err := collsim.ChooseAlgorithm(c, o.Algorithm, &params)
 	if err != nil {
 		return err
 	}
@@ -322,8 +323,8 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	}
 	tuned := ""
 	if place != nil {
-		h, _ := cmdutil.Hockney(m, place)
-		tuned = cmdutil.Tune(alg, &params, h)
+		h, _ := collsim.Hockney(m, place)
+		tuned = collsim.Tune(alg, &params, h)
 	}
 	schedule, err := alg.Build(params)
 	if err != nil {
@@ -350,7 +351,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	wall := time.Since(start).Seconds()
 	done()
 	if err != nil {
-		return runError(cmdutil.ClockHint(err, params.SizeBytes(c), inputs(o, m, cfg)))
+		return runError(collsim.ClockHint(err, params.SizeBytes(c), inputs(o, m, cfg)))
 	}
 	out := Result{
 		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
@@ -376,7 +377,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		out.DataVerified = &ok
 	}
 	if cost.Has(alg) && o.Network == "analytic" && !out.Noise {
-		pricing := cmdutil.NewPricing(m, place, collectives.TwoLevelSize(params))
+		pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(params))
 		pred, kind, alike, err := pricing.ClosedForm(alg, params)
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
@@ -520,9 +521,9 @@ func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) e
 	sendCost, calcCost := float64(send)*perByte, float64(calc)*1e-9
 	switch {
 	case sendAt != "" && sendCost >= calcCost:
-		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, cmdutil.ClockCost(sendCost), rate)
+		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, collsim.ClockCost(sendCost), rate)
 	case calcAt != "":
-		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, cmdutil.ClockCost(calcCost))
+		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, collsim.ClockCost(calcCost))
 	}
 	return err
 }
@@ -682,7 +683,7 @@ func parseJitter(v string) (network.Jitter, error) {
 }
 
 // inputs are what costs a run's messages time, for naming the likely
-// cause of a run past the clock's limit (cmdutil.ClockHint): the
+// cause of a run past the clock's limit (collsim.ClockHint): the
 // machine's values (with --degrade's), or the LogGOPS flags, and the flags
 // that add noise.
 func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {

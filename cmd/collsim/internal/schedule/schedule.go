@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/sim"
@@ -73,7 +74,7 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm (default: the collective's default)")
 	f.IntVarP(&q.Ranks, "ranks", "n", 8, "number of ranks")
 	f.StringVarP(&q.Size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
-	f.Int64Var(&q.ElemSize, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&q.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVar(&format, "format", "goal", "output format: goal")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
@@ -43,7 +44,7 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 	var xs []float64
 	rows := [][]string{{"ranks", "chain (LP)", "segment", "binomial", "scatter_allgather", "LP bandwidth / scatter_allgather's"}}
 	for _, p := range ps {
-		params, err := cmdutil.Call(collectives.Bcast, p, size, o.elem, 0)
+		params, err := collsim.Call(collectives.Bcast, p, size, o.elem, 0)
 		if err != nil {
 			return err
 		}
@@ -51,8 +52,8 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 		if err != nil {
 			return err
 		}
-		h, _ := cmdutil.Hockney(m, place)
-		params.Segment = min(params.Count, cmdutil.OptimalSegment(h, p, size, o.elem))
+		h, _ := collsim.Hockney(m, place)
+		params.Segment = min(params.Count, collsim.OptimalSegment(h, p, size, o.elem))
 		row := []string{fmt.Sprint(p)}
 		for _, name := range names {
 			a, _ := collectives.Lookup(collectives.Bcast, name)

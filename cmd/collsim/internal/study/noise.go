@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
@@ -84,7 +85,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	rows := [][]string{{"collective", "detours/s", "lock-step", "slowdown", "ADAPT", "slowdown", "ADAPT speedup"}}
 	var lines []plotutil.Series
 	for _, cs := range cases {
-		params, err := cmdutil.Call(cs.coll.Collective, ps[0], ss[0], o.elem, 0)
+		params, err := collsim.Call(cs.coll.Collective, ps[0], ss[0], o.elem, 0)
 		if err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	var waits [2]float64
 	for i, name := range []string{"segmented_binary", "adapt"} {
 		a, _ := collectives.Lookup(collectives.Reduce, name)
-		params, err := cmdutil.Call(collectives.Reduce, ps[0], ss[0], o.elem, 0)
+		params, err := collsim.Call(collectives.Reduce, ps[0], ss[0], o.elem, 0)
 		if err != nil {
 			return err
 		}

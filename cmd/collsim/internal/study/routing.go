@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
@@ -63,7 +64,7 @@ func runRouting(streams *cmdutil.IO, o *options, groups int) error {
 		for _, placement := range placements {
 			series := make([]plotutil.Series, len(routings))
 			for _, size := range ss {
-				params, err := cmdutil.Call(a.Collective, ps[0], size, o.elem, 0)
+				params, err := collsim.Call(a.Collective, ps[0], size, o.elem, 0)
 				if err != nil {
 					return err
 				}

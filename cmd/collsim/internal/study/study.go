@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -35,7 +36,7 @@ func (o *options) register(cmd *cobra.Command, machine, ranks, sizes string) {
 	f.StringVarP(&o.ranks, "ranks", "n", ranks, "rank counts: a list or a doubling range")
 	f.StringVarP(&o.sizes, "sizes", "s", sizes, "message sizes: a list or a doubling range")
 	f.StringVarP(&o.out, "out", "o", ".", "directory for the plots (PNG and SVG)")
-	f.Int64Var(&o.elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&o.elem, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 }
 
 func (o *options) parse() (*configs.Machine, []int, []int64, error) {

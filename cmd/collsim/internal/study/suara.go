@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
@@ -124,7 +125,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 	suara, _ := collectives.Lookup(collectives.Allreduce, "suara")
 	for _, size := range ss {
 		for _, p := range ps {
-			params, err := cmdutil.Call(collectives.Allreduce, p, size, o.elem, 0)
+			params, err := collsim.Call(collectives.Allreduce, p, size, o.elem, 0)
 			if err != nil {
 				return err
 			}
@@ -132,7 +133,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			if err != nil {
 				return err
 			}
-			h, _ := cmdutil.Hockney(m, place)
+			h, _ := collsim.Hockney(m, place)
 			pt := &suaraPoint{size: size, p: p}
 			var pl planned
 			for _, b := range suaraBaselines {
@@ -151,7 +152,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 				}
 				pl.baselines = append(pl.baselines, runs)
 			}
-			plan, _ := cmdutil.SuaraPlan(h, params)
+			plan, _ := collsim.SuaraPlan(h, params)
 			pt.plan = plan
 			pl.suara = simJob{suara, plan}
 			need(pl.suara)

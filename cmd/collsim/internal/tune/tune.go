@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -104,7 +105,7 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 	f.StringVarP(&ranks, "ranks", "n", "16..64", "rank counts: a list or a doubling range")
 	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
 	f.StringVarP(&out, "output", "o", "", "write the rules file here (default: print it)")
-	f.Int64Var(&elem, "elem-size", cmdutil.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.Int64Var(&elem, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.Float64Var(&prune, "prune", 2, "skip simulating an algorithm whose closed form's lower bound exceeds this many times the best closed form (0: simulate all)")
 	return cmd
 }
@@ -175,7 +176,7 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 }
 
 func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
-	params, err := cmdutil.Call(pt.c, pt.ranks, pt.size, elem, 0)
+	params, err := collsim.Call(pt.c, pt.ranks, pt.size, elem, 0)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	if err != nil {
 		return err
 	}
-	h, _ := cmdutil.Hockney(m, place)
+	h, _ := collsim.Hockney(m, place)
 	pt.time = math.Inf(1)
 	cands := candidates(pt.c)
 	qs := make([]collectives.Params, len(cands))
@@ -192,7 +193,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	bestPredicted := math.Inf(1)
 	for i, a := range cands {
 		qs[i] = params
-		cmdutil.Tune(a, &qs[i], h)
+		collsim.Tune(a, &qs[i], h)
 		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
 			lower[i] = pr.Lower
 			bestPredicted = min(bestPredicted, pr.Time)

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
@@ -73,12 +74,12 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			if err != nil {
 				return err
 			}
-			pricing := cmdutil.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()}))
+			pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()}))
 			uniform = uniform && pricing.Uniform
 			for _, a := range algos {
 				last := int64(-1)
 				for _, size := range ss {
-					if params, err := cmdutil.Call(a.Collective, p, size, 8, 0); err == nil && params.SizeBytes(a.Collective) == last {
+					if params, err := collsim.Call(a.Collective, p, size, 8, 0); err == nil && params.SizeBytes(a.Collective) == last {
 						continue // the same call as the size before (a barrier, or an alltoall split that rounds down)
 					} else if err == nil {
 						last = params.SizeBytes(a.Collective)
@@ -158,13 +159,13 @@ func closedFormAlgorithms(c collectives.Collective, spec string, several bool) (
 
 // modelAt prices and simulates one point; ok is false where the algorithm
 // or its closed form does not cover the parameters.
-func modelAt(m *configs.Machine, pricing cmdutil.Pricing, a collectives.Algorithm, ranks int, size int64, networks []string) (modelPoint, bool, error) {
-	params, err := cmdutil.Call(a.Collective, ranks, size, 8, 0)
+func modelAt(m *configs.Machine, pricing collsim.Pricing, a collectives.Algorithm, ranks int, size int64, networks []string) (modelPoint, bool, error) {
+	params, err := collsim.Call(a.Collective, ranks, size, 8, 0)
 	if err != nil {
 		return modelPoint{}, false, err
 	}
 	params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
-	cmdutil.Tune(a, &params, pricing.Flat)
+	collsim.Tune(a, &params, pricing.Flat)
 	if _, err := a.Build(params); err != nil {
 		return modelPoint{}, false, nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
@@ -216,7 +217,7 @@ func predict(m *configs.Machine, h cost.Hockney, s realrun.Summary, ranks int) (
 	if err != nil {
 		return point{}, err
 	}
-	params, err := cmdutil.Call(a.Collective, ranks, s.Bytes, 8, 0)
+	params, err := collsim.Call(a.Collective, ranks, s.Bytes, 8, 0)
 	if err != nil {
 		return point{}, err
 	}

@@ -1,0 +1,149 @@
+package collsim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+)
+
+// DefaultElemSize is the element size every command takes by default: 8
+// bytes, a double (MPI_DOUBLE), the type the MPI libraries' choices are
+// usually compared on, and the size of the elements the data checker moves.
+const DefaultElemSize = 8
+
+// Call turns a message size in bytes into collective parameters, as
+// nccl-tests counts sizes (see collectives.Params.SizeBytes): the vector
+// for allreduce and bcast, the whole gathered vector for allgather and
+// reduce_scatter, everything a rank sends for alltoall (split evenly over
+// the ranks; a remainder that does not divide is dropped and the smaller
+// size reported).
+func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (collectives.Params, error) {
+	if elemSize < 1 {
+		return collectives.Params{}, optionf("--elem-size must be at least 1 byte, not %d", elemSize)
+	}
+	if size < 0 {
+		return collectives.Params{}, optionf("--size must not be negative")
+	}
+	p := collectives.Params{Ranks: ranks, ElemSize: elemSize, Root: root}
+	switch c {
+	case collectives.Barrier:
+	case collectives.Alltoall:
+		p.Count = size / elemSize / int64(max(ranks, 1))
+	default:
+		if size%elemSize != 0 {
+			return p, optionf("size %dB is not a whole number of %d-byte elements; use a multiple of %d or --elem-size 1", size, elemSize, elemSize)
+		}
+		p.Count = size / elemSize
+	}
+	return p, nil
+}
+
+// Shortfall says how much of an alltoall's asked size Call's params p
+// move, when that is less: -s is each rank's whole send buffer, split
+// evenly over the ranks in whole elements, and the rest is not sent (as
+// nccl-tests rounds its alltoall count down to a multiple of the ranks).
+// note is "" when all of it moves; err refuses a size of which nothing
+// would move.
+func Shortfall(c collectives.Collective, p collectives.Params, asked int64) (note string, err error) {
+	moved := p.SizeBytes(c)
+	if c != collectives.Alltoall || moved == asked {
+		return "", nil
+	}
+	per := p.ElemSize * int64(p.Ranks)
+	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %d elements to each, %s in all (%s is not sent; a multiple of %s moves everything)",
+		configs.FormatBytes(asked), p.Ranks, p.ElemSize, p.Count, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
+	if p.Count == 0 {
+		return "", optionf("--size: nothing would be sent: %s", note)
+	}
+	return note, nil
+}
+
+// ChooseAlgorithm resolves an algorithm name, or a library selector
+// (collectives.Selectors) to the algorithm it picks for params, and then
+// sets params to the library's (its segment, its parts); chosenBy then
+// says which selector and rule chose it.
+func ChooseAlgorithm(c collectives.Collective, name string, params *collectives.Params) (a collectives.Algorithm, chosenBy string, err error) {
+	if collectives.IsSelector(name) {
+		s, err := collectives.Select(name, c, *params)
+		if err != nil {
+			return a, "", err
+		}
+		*params = s.Params
+		return s.Algorithm, name + " (" + collectives.SelectorVersion(name) + "): " + s.Rule, nil
+	}
+	a, err = collectives.Lookup(c, name)
+	if err != nil {
+		return a, "", &OptionError{Err: fmt.Errorf("%w (or a library's choice: %s)", err, strings.Join(collectives.Selectors, ", "))}
+	}
+	return a, "", nil
+}
+
+// innerCandidates are the allreduce algorithms SUARA may run in a subset.
+var innerCandidates = []string{"ring", "recursive_doubling", "rabenseifner", "reduce_bcast"}
+
+// SuaraPlan chooses SUARA2's grid and inner algorithm by the closed
+// forms: the G x p/G grid and the algorithm whose two steps (an allreduce
+// on p/G ranks, then one on G ranks) cost least; among equal costs, the
+// squarest grid (SUARA2's intent). It returns the params and the
+// predicted time.
+func SuaraPlan(h cost.Hockney, params collectives.Params) (collectives.Params, float64) {
+	best, plan := math.Inf(1), params
+	for g := 2; g <= params.Ranks/2; g++ {
+		if params.Ranks%g != 0 {
+			continue
+		}
+		for _, name := range innerCandidates {
+			a, _ := collectives.Lookup(collectives.Allreduce, name)
+			t := 0.0
+			for _, d := range []int{params.Ranks / g, g} {
+				q := params
+				q.Ranks = d
+				t += predictOrInf(h, a, q)
+			}
+			squarer := math.Abs(math.Log(float64(g*g)/float64(params.Ranks))) < math.Abs(math.Log(float64(plan.Groups*plan.Groups)/float64(params.Ranks)))
+			if t < best*(1-1e-9) || t <= best*(1+1e-9) && squarer {
+				best = min(best, t)
+				plan.Groups, plan.Inner, plan.Steps = g, name, 2
+			}
+		}
+	}
+	return plan, best
+}
+
+// predictOrInf prices a by its closed form, or +Inf if it has none.
+func predictOrInf(h cost.Hockney, a collectives.Algorithm, p collectives.Params) float64 {
+	pr, err := h.Predict(a, p)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return pr.Time
+}
+
+// OptimalSegment is Linear Pipelining's alpha-beta optimal segment for n
+// bytes over a chain of p ranks, sqrt(n alpha / ((p-2) beta)), in elements.
+func OptimalSegment(h cost.Hockney, p int, bytes, elem int64) int64 {
+	s := math.Sqrt(float64(bytes) * h.Alpha / (float64(max(p-2, 1)) * h.Beta))
+	return max(1, int64(s)/elem)
+}
+
+// Tune fills in the options of a that are best chosen from the machine's
+// closed forms when the user left them: Linear Pipelining's segment, and
+// SUARA's grid and subsets' algorithm. It says what it chose.
+func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string {
+	switch {
+	case (a.Name == "chain" || a.Name == "linear_pipeline") && p.Segment == 0:
+		p.Segment = min(max(p.Count, 1), OptimalSegment(h, p.Ranks, p.SizeBytes(a.Collective), max(p.ElemSize, 1)))
+		return fmt.Sprintf("segment %d elements, the alpha-beta optimum", p.Segment)
+	case a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2:
+		plan, _ := SuaraPlan(h, *p)
+		if plan.Groups > 0 {
+			*p = plan
+			return fmt.Sprintf("grid %dx%d with %s in each subset, chosen by the closed forms", p.Groups, p.Ranks/p.Groups, p.Inner)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,102 @@
+package collsim
+
+import (
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+)
+
+// Hockney derives alpha-beta-gamma parameters for closed forms from a
+// machine and a placement: the latency and bottleneck of the slowest route
+// between placed hosts, and the host's reduction rate. uniform reports
+// whether every route checked has the same latency and bottleneck, in which
+// case the closed forms price every message right; otherwise they price
+// every message as the slowest one, an estimate. All pairs are checked up
+// to 512 ranks; above that, the pairs among 64 ranks spread over the job.
+func Hockney(m *configs.Machine, place []int32) (h cost.Hockney, uniform bool) {
+	return hockneyOver(m, place, func(i, j int) bool { return true })
+}
+
+// hockneyOver is Hockney over the pairs of ranks that keep says to.
+func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h cost.Hockney, uniform bool) {
+	uniform = true
+	first := true
+	var a0, b0 float64
+	stride := max(1, len(place)/64)
+	if len(place) <= 512 {
+		stride = 1
+	}
+	for i := 0; i < len(place); i += stride {
+		for j := 0; j < len(place); j += stride {
+			if i == j || !keep(i, j) {
+				continue
+			}
+			a, b := m.PathParams(int(place[i]), int(place[j]))
+			if first {
+				a0, b0, first = a, b, false
+			}
+			uniform = uniform && a == a0 && b == b0
+			h.Alpha, h.Beta = max(h.Alpha, a), max(h.Beta, b)
+		}
+	}
+	h.Gamma = m.Host.ReducePsPerByte * 1e-12
+	// Above the eager limit a message waits for its request to reach the
+	// receiver and the reply to come back: two route latencies.
+	h.Handshake, h.EagerLimit = 2*h.Alpha, float64(m.Host.EagerLimit)
+	return h, uniform
+}
+
+// Pricing is what the closed forms need of a machine and a placement,
+// worked out once: the alpha-beta-gamma model of the slowest route, and
+// the two levels of blocks of consecutive ranks (a node's, or a Dragonfly
+// group's) for the algorithms priced level by level.
+type Pricing struct {
+	Machine *configs.Machine
+	Flat    cost.Hockney
+	Levels  cost.Levels
+	// Uniform reports whether every route is alike (Flat prices every
+	// message right); LevelsUniform whether the routes inside blocks are
+	// alike, and those between blocks.
+	Uniform, LevelsUniform bool
+	// Blocks says the placement has blocks to price level by level (else
+	// Levels is Flat at both levels).
+	Blocks bool
+}
+
+// NewPricing works out the pricing of m for ranks placed by place, in
+// blocks of block consecutive ranks (1: no levels).
+func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
+	pr := Pricing{Machine: m}
+	pr.Flat, pr.Uniform = Hockney(m, place)
+	pr.Levels.Global, pr.LevelsUniform = pr.Flat, pr.Uniform
+	pr.Levels.Local = pr.Flat
+	if block > 1 && block < len(place) {
+		pr.Blocks = true
+		var localSame, globalSame bool
+		pr.Levels.Local, localSame = hockneyOver(m, place, func(i, j int) bool { return i/block == j/block })
+		pr.Levels.Global, globalSame = hockneyOver(m, place, func(i, j int) bool { return i/block != j/block })
+		pr.LevelsUniform = localSame && globalSame
+	}
+	return pr
+}
+
+// ClosedForm prices a for p. kind names the model: "LogGP" when the hosts
+// charge an overhead or a gap and a has a LogGP form; "levels" for the
+// algorithms priced level by level (cost.Levels); else "Hockney", the
+// alpha-beta-gamma form of the slowest route, which leaves o and g out.
+// alike reports whether the routes the form assumes alike are (else the
+// form is an estimate).
+func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pred cost.Prediction, kind string, alike bool, err error) {
+	m := pr.Machine
+	o, g := m.Host.Overhead.Seconds(), m.Gap.Seconds()
+	switch {
+	case (o > 0 || g > 0) && cost.HasLogGP(a):
+		pred, err = pr.Flat.PredictLogGP(a, p, o, g)
+		return pred, "LogGP", pr.Uniform, err
+	case cost.HasLevels(a) && pr.Blocks:
+		pred, err = pr.Levels.Predict(a, p)
+		return pred, "levels", pr.LevelsUniform, err
+	}
+	pred, err = pr.Flat.Predict(a, p)
+	return pred, "Hockney", pr.Uniform, err
+}
