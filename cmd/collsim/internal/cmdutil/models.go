@@ -198,19 +198,9 @@ func ratePair(v string) (float64, sim.Time, error) {
 	return rate, d, nil
 }
 
-// ShapeFlags are the algorithm options: pipeline segments, the rank
-// grouping of hierarchical algorithms, SUARA's grid, and whether
-// MPI_Sendrecv steps overlap.
-type ShapeFlags struct {
-	Segment   int64
-	NodeSize  int
-	GroupSize int
-	Inner     string
-	Intra     string
-	Groups    int
-	Steps     int
-	Overlap   bool
-}
+// ShapeFlags are the algorithm options as flags (collsim.Shape: its
+// Check and Apply are the flags').
+type ShapeFlags struct{ collsim.Shape }
 
 // Register adds the flags to f.
 func (s *ShapeFlags) Register(f *pflag.FlagSet) {
@@ -222,33 +212,6 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
-}
-
-// Check refuses negative counts and sizes among the shape flags (0 means
-// the default in each).
-func (s *ShapeFlags) Check() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"segment", s.Segment}, {"node-size", int64(s.NodeSize)}, {"group-size", int64(s.GroupSize)}, {"groups", int64(s.Groups)}, {"steps", int64(s.Steps)}} {
-		if f.v < 0 {
-			return Flagf("--%s %d: give 1 or more (or 0 for the default)", f.name, f.v)
-		}
-	}
-	return nil
-}
-
-// Apply copies the options into p; the node size defaults to the
-// machine's (when m is not nil).
-func (s *ShapeFlags) Apply(p *collectives.Params, m *configs.Machine) {
-	p.Segment, p.Inner, p.Intra, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Intra, s.Groups, s.Steps, s.NodeSize, s.GroupSize
-	p.Overlap = s.Overlap
-	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
-		p.NodeSize = m.NodeSize()
-	}
-	if p.GroupSize == 0 && m != nil {
-		p.GroupSize = m.GroupSize()
-	}
 }
 
 // Request names one collective call as flags give it.

@@ -2,11 +2,8 @@
 package run
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -19,7 +16,6 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
-	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/topology"
@@ -131,7 +127,7 @@ machine, with every rank's data checked.`,
 }
 
 // ranksLine is the rank count and how the ranks are placed.
-func ranksLine(r *Result) string {
+func ranksLine(r *collsim.Result) string {
 	if r.Placement == "none" {
 		return fmt.Sprintf("%d (no machine, no placement)", r.Ranks)
 	}
@@ -158,321 +154,83 @@ func checkFlags(f *pflag.FlagSet, o *Options) error {
 	return nil
 }
 
-// Result is what `collsim run` reports.
-type Result struct {
-	Collective   string   `json:"collective"`
-	Algorithm    string   `json:"algorithm"`
-	ChosenBy     string   `json:"chosen_by,omitempty"`
-	Tuned        string   `json:"tuned,omitempty"`
-	Machine      string   `json:"machine"`
-	Topology     string   `json:"topology"`
-	Network      string   `json:"network"`
-	Placement    string   `json:"placement"`
-	Seed         uint64   `json:"seed"`
-	Ranks        int      `json:"ranks"`
-	SizeBytes    int64    `json:"size_bytes"`
-	ElemSize     int64    `json:"elem_size"`
-	Count        int64    `json:"count"`
-	Time         float64  `json:"time_s"`
-	AlgBW        float64  `json:"algbw_GBps"`
-	BusBW        float64  `json:"busbw_GBps"`
-	FinishMin    float64  `json:"finish_min_s"`
-	FinishMean   float64  `json:"finish_mean_s"`
-	FinishMax    float64  `json:"finish_max_s"`
-	DataVerified *bool    `json:"data_verified"`
-	Model        *float64 `json:"model_s"`
-	ModelExact   bool     `json:"model_exact"`
-	RoutesAlike  bool     `json:"routes_alike"`
-	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
-	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
-	ModelLower   *float64 `json:"model_lower_s,omitempty"`
-	Events       uint64   `json:"events"`
-	Ops          uint64   `json:"ops"`
-	Messages     uint64   `json:"messages"`
-	Wall         float64  `json:"wall_s"`
-	OpsPerSecond float64  `json:"ops_per_s"`
-	Noise        bool     `json:"noise"`
-	Links        []Link   `json:"busiest_links,omitempty"`
-}
-
-// Link is one link's load in a flow-model run.
-type Link struct {
-	From        string  `json:"from"`
-	To          string  `json:"to"`
-	Bytes       float64 `json:"bytes"`
-	Busy        float64 `json:"busy_s"`
-	BusyShare   float64 `json:"busy_share"`  // of the run's time
-	Utilization float64 `json:"utilization"` // bytes / (bandwidth x run time)
-	PeakFlows   int32   `json:"peak_flows"`
-}
-
-// busiest returns the n links most utilized (bytes over bandwidth: the
-// bottlenecks), then busy longest, then by ID, so that the order is stable.
-func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Time) []Link {
-	links := m.Topology.Links()
-	ids := make([]int, len(links))
-	for i := range ids {
-		ids[i] = i
-	}
-	use := func(i int) float64 { return load.Bytes[i] / links[i].Bandwidth }
-	slices.SortStableFunc(ids, func(a, b int) int {
-		switch {
-		case use(a) != use(b):
-			return cmp.Compare(use(b), use(a))
-		case load.Busy[a] != load.Busy[b]:
-			return cmp.Compare(load.Busy[b], load.Busy[a])
-		}
-		return cmp.Compare(a, b)
-	})
-	var out []Link
-	span := makespan.Seconds()
-	for _, i := range ids[:min(n, len(ids))] {
-		if load.Bytes[i] == 0 {
-			break
-		}
-		l := Link{From: m.Topology.Label(links[i].From), To: m.Topology.Label(links[i].To), Bytes: load.Bytes[i], Busy: load.Busy[i].Seconds(), PeakFlows: load.PeakFlows[i]}
-		if span > 0 {
-			l.BusyShare, l.Utilization = l.Busy/span, l.Bytes/(links[i].Bandwidth*span)
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
 // Run carries out `collsim run`.
 func Run(streams *cmdutil.IO, o *Options) error {
-	if o.GOAL != "" {
-		return runGOAL(streams, o)
-	}
-	m, err := configs.Resolve(o.Machine)
+	e, err := o.experiment()
 	if err != nil {
 		return err
 	}
-	if o.Network == "" {
-		o.Network = "analytic"
+	var done func()
+	e.Progress, done = o.progress(streams)
+	if o.GOAL != "" {
+		return runGOAL(streams, o, e, done)
 	}
-	if !o.RanksGiven {
-		o.Ranks = min(64, m.Slots())
-	}
-	if o.Ranks < 1 {
+	if o.RanksGiven && o.Ranks < 1 {
 		return cmdutil.Flagf("--ranks must be at least 1, not %d", o.Ranks)
 	}
-	c := collectives.Collective(o.Collective)
-	if o.Algorithm == "" {
-		o.Algorithm = collectives.DefaultAlgorithm(c)
+	if o.ElemSize == 0 { // the library's default; a flag of 0 is a mistake
+		return cmdutil.Flagf("--elem-size must be at least 1 byte, not 0")
+	}
+	e.Collective, e.Algorithm, e.Ranks, e.ElemSize, e.Root = collectives.Collective(o.Collective), o.Algorithm, o.Ranks, o.ElemSize, o.Root
+	if !o.RanksGiven {
+		e.Ranks = 0
 	}
 	size, err := configs.ParseSize(o.Size)
 	if err != nil {
 		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	params, err := collsim.Call(c, o.Ranks, size, o.ElemSize, o.Root)
-	if err != nil {
-		return err
+	e.Size = size
+	e.Shape = o.Shape.Shape
+	e.Verify = collsim.Verify(o.Verify)
+	if o.Verify == "auto" {
+		e.Verify = collsim.VerifyAuto
 	}
-	if note, err := collsim.Shortfall(c, params, size); err != nil {
-		return err
-	} else if note != "" {
-		fmt.Fprintln(streams.Err, "collsim: note:", note)
-	}
-	if err := o.Shape.Check(); err != nil {
-		return err
-	}
-	o.Shape.Apply(&params, m)
-	if o.Root < 0 || o.Root >= o.Ranks {
-		return cmdutil.Flagf("--root %d is not a rank of 0..%d", o.Root, o.Ranks-1)
-	}
-	alg, chosenBy, err := collsim.ChooseAlgorithm(c, o.Algorithm, &params)
-	if err != nil {
-		return err
-	}
-	if o.Routing != "" {
-		if o.Network != "flow" && o.Routing != network.RouteMinimal {
-			return cmdutil.Flagf("--routing %s needs --network flow: the analytic model prices each pair's minimal route", o.Routing)
-		}
-		if err := network.CheckRouting(o.Routing, m.Topology); err != nil {
-			return &cmdutil.FlagError{Err: fmt.Errorf("--routing: %w", err)}
-		}
-		m.Routing = o.Routing
-	}
-	if m, err = degrade(m, o.Degrade); err != nil {
-		return err
-	}
-	if m, err = fail(m, o.Fail); err != nil {
-		return err
-	}
-	if o.Jitter != "" {
-		j, err := parseJitter(o.Jitter)
-		if err != nil {
-			return err
-		}
-		if o.Network != "flow" {
-			return cmdutil.Flagf("--jitter needs --network flow")
-		}
-		m.Jitter = j
-	}
-	if o.Links < 0 || o.Links > 0 && o.Network != "flow" {
-		return cmdutil.Flagf("--links needs --network flow (the analytic model shares no links) and a count of at least 1")
-	}
-	var load *network.LinkLoad
-	if o.Links > 0 {
-		load = &network.LinkLoad{}
-	}
-	cfg, place, err := networkConfig(o, m, o.Ranks, load)
-	if err != nil {
-		return err
-	}
-	tuned := ""
-	if place != nil {
-		h, _ := collsim.Hockney(m, place)
-		tuned = collsim.Tune(alg, &params, h)
-	}
-	schedule, err := alg.Build(params)
-	if err != nil {
-		return err
-	}
-	var data *collectives.Data
-	switch o.Verify {
-	case "off":
-	case "on", "auto":
-		data, err = alg.Data(params, o.Seed)
-		if err != nil && o.Verify == "on" {
-			return err
-		}
-	default:
-		return cmdutil.Flagf("--verify must be auto, on or off, not %q", o.Verify)
-	}
-	if data != nil {
-		cfg.Data = data.Buffers
-	}
-	var done func()
-	cfg.Progress, done = o.progress(streams)
-	start := time.Now()
-	res, err := sim.Execute(sim.New(o.Seed), schedule, cfg)
-	wall := time.Since(start).Seconds()
+	e.BusiestLinks = o.Links
+	out, err := e.Run()
 	done()
 	if err != nil {
-		return runError(collsim.ClockHint(err, params.SizeBytes(c), inputs(o, m, cfg)))
+		return err
 	}
-	out := Result{
-		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Machine: m.Name, Topology: m.Topology.Name(),
-		Network: o.Network, Placement: placementName(o.Placement, m), Seed: o.Seed, Ranks: o.Ranks,
-		SizeBytes: params.SizeBytes(c), ElemSize: o.ElemSize, Count: params.Count, Noise: o.Noise.Given() || m.Noise != nil,
-	}
-	if o.Network == "loggops" {
-		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
-	}
-	out.fill(res, wall)
-	if load != nil {
-		out.Links = busiest(m, load, o.Links, res.Makespan)
-	}
-	if out.Time > 0 {
-		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
-		out.BusBW = out.AlgBW * collectives.BusFactor(c, o.Ranks)
-	}
-	if data != nil {
-		ok := true
-		if err := data.Verify(); err != nil {
-			return &cmdutil.ValidationError{Err: fmt.Errorf("%s moved the wrong data: %w", alg.ID(), err)}
-		}
-		out.DataVerified = &ok
-	}
-	if cost.Has(alg) && o.Network == "analytic" && !out.Noise {
-		pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(params))
-		pred, kind, alike, err := pricing.ClosedForm(alg, params)
-		if err == nil {
-			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
-			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
-			out.ModelKind = kind
-			if !pred.Exact {
-				out.ModelLower = &pred.Lower
-			}
-		}
+	if out.Note != "" {
+		fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
 	}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
 	}
-	return print(streams, &out)
+	return print(streams, out)
 }
 
-// fill copies what every run reports from a simulation result.
-func (r *Result) fill(res *sim.Result, wall float64) {
-	r.Time, r.Events, r.Ops, r.Messages, r.Wall = res.Makespan.Seconds(), res.Events, res.Ops, res.Messages, wall
-	if wall > 0 {
-		r.OpsPerSecond = float64(res.Ops) / wall
+// experiment is the run the flags ask for, without the collective call.
+func (o *Options) experiment() (*collsim.Experiment, error) {
+	e := &collsim.Experiment{Network: o.Network, Routing: o.Routing, Placement: o.Placement, Degrade: o.Degrade, Fail: o.Fail, Seed: o.Seed}
+	loggops := o.Network == collsim.LogGOPS || o.Network == "" && o.GOAL != ""
+	if !loggops {
+		m, err := configs.Resolve(o.Machine)
+		if err != nil {
+			return nil, err
+		}
+		e.Machine = m
 	}
-	r.FinishMin = math.Inf(1)
-	var sum float64
-	for _, t := range res.Finish {
-		s := t.Seconds()
-		r.FinishMin, r.FinishMax = min(r.FinishMin, s), max(r.FinishMax, s)
-		sum += s
+	if o.Jitter != "" {
+		j, err := parseJitter(o.Jitter)
+		if err != nil {
+			return nil, err
+		}
+		e.Jitter = &j
 	}
-	r.FinishMean = sum / float64(len(res.Finish))
-}
-
-// runError sorts a failed simulation: a deadlock is a validation failure.
-func runError(err error) error {
-	var de *sim.DeadlockError
-	if errors.As(err, &de) {
-		return &cmdutil.ValidationError{Err: err}
-	}
-	return err
-}
-
-// networkConfig builds the execution config for --network (and noise): the
-// machine's analytic model with ranks placed on it, or the LogGOPS model.
-func networkConfig(o *Options, m *configs.Machine, ranks int, load *network.LinkLoad) (sim.Config, []int32, error) {
-	var cfg sim.Config
 	o.Noise.Seed = o.Seed
 	noise, err := o.Noise.Load()
 	if err != nil {
-		return cfg, nil, err
+		return nil, err
 	}
-	if noise != nil && noise.Stragglers > ranks {
-		return cfg, nil, cmdutil.Flagf("--stragglers: %d slow ranks asked for, but the run has %d; ask for at most %d", noise.Stragglers, ranks, ranks)
+	e.Noise = noise
+	if loggops || o.LogGOPS.Changed() {
+		if e.LogGOPS, err = o.LogGOPS.Params(); err != nil {
+			return nil, err
+		}
 	}
-	if noise == nil && m != nil && m.Noise != nil { // the flags replace the config's noise
-		if err := m.Noise.CheckRanks(ranks); err != nil {
-			return cfg, nil, err
-		}
-		noise = m.Noise.For(o.Seed)
-	}
-	cfg.Noise = noise
-	switch o.Network {
-	case "analytic", "flow":
-		if o.LogGOPS.Changed() {
-			return cfg, nil, cmdutil.Flagf("--L, --o, --g, --G, --O and --S set the loggops network; with --network %s the machine config sets the costs", o.Network)
-		}
-		place, err := m.Place(ranks, o.Placement, o.Seed)
-		if err != nil {
-			return cfg, nil, err
-		}
-		build := m.Analytic
-		if o.Network == "flow" {
-			build = func(place []int32) (sim.NetworkFactory, error) { return m.FlowLoad(place, load) }
-		}
-		net, err := build(place)
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.Host, cfg.Network = m.Host, net
-		return cfg, place, nil
-	case "loggops":
-		p, err := o.LogGOPS.Params()
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.LogGOPS = p
-		return cfg, nil, nil
-	}
-	return cfg, nil, cmdutil.Flagf("network model %q is not available; valid: analytic, flow, loggops", o.Network)
-}
-
-func placementName(flag string, m *configs.Machine) string {
-	if flag != "" {
-		return flag
-	}
-	return m.Placement
+	e.Inputs = o.inputs(e.LogGOPS)
+	return e, nil
 }
 
 // GOALResult is what `collsim run --goal` reports.
@@ -496,43 +254,8 @@ type GOALResult struct {
 	Partitions int `json:"partitions"`
 }
 
-// goalClockHint adds to the error of a GOAL run past the clock's limit the
-// op that likely caused it, and where it is written: the largest send, at
-// the model's cost per byte (LogGOPS's G, or the machine's slowest link),
-// or the longest calc, whichever costs more by itself.
-func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) error {
-	if !errors.Is(err, sim.ErrClockLimit) {
-		return err
-	}
-	send, sendAt, calc, calcAt := g.Largest()
-	var perByte float64 // seconds
-	var rate string
-	switch {
-	case cfg.LogGOPS != nil:
-		perByte = float64(cfg.LogGOPS.GPerByte) / 1e12
-		rate = fmt.Sprintf("G = %s per byte (--G)", cmdutil.Seconds(perByte))
-	case m != nil:
-		slowest := math.Inf(1)
-		for _, l := range m.Topology.Links() {
-			slowest = min(slowest, l.Bandwidth)
-		}
-		perByte, rate = 1/slowest, "the slowest link's "+configs.FormatBandwidth(slowest)
-	}
-	sendCost, calcCost := float64(send)*perByte, float64(calc)*1e-9
-	switch {
-	case sendAt != "" && sendCost >= calcCost:
-		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, collsim.ClockCost(sendCost), rate)
-	case calcAt != "":
-		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, collsim.ClockCost(calcCost))
-	}
-	return err
-}
-
 // runGOAL runs a GOAL schedule file.
-func runGOAL(streams *cmdutil.IO, o *Options) error {
-	if o.Network == "" {
-		o.Network = "loggops"
-	}
+func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()) error {
 	f, err := os.Open(o.GOAL)
 	if err != nil {
 		return err
@@ -549,44 +272,22 @@ func runGOAL(streams *cmdutil.IO, o *Options) error {
 		return err
 	}
 	parse := time.Since(start).Seconds()
-	var m *configs.Machine
-	if o.Network == "analytic" {
-		if m, err = configs.Resolve(o.Machine); err != nil {
-			return err
-		}
-	}
-	cfg, _, err := networkConfig(o, m, g.Ranks, nil)
-	if err != nil {
-		return err
-	}
-	start = time.Now()
-	var res *sim.Result
-	var progress func(sim.Progress)
-	done := func() {}
 	if display != nil {
 		total := uint64(g.Ops())
-		progress = func(p sim.Progress) {
+		e.Progress = func(p sim.Progress) {
 			p.OpsTotal = total
 			display.Update(p)
 		}
 		done = display.Done
 	}
-	if cfg.LogGOPS != nil {
-		res, err = g.RunLogGOPSProgress(*cfg.LogGOPS, cfg.Noise, o.Seed, progress)
-	} else {
-		cfg.Progress = progress
-		res, err = sim.Execute(sim.New(o.Seed), g.Run(o.GOAL), cfg)
-	}
+	r, err := e.RunGOAL(g)
 	done()
-	wall := time.Since(start).Seconds()
 	if err != nil {
-		return runError(goalClockHint(err, g, cfg, m))
+		return err
 	}
-	var r Result
-	r.fill(res, wall)
-	out := GOALResult{File: o.GOAL, Network: o.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
+	out := GOALResult{File: o.GOAL, Network: r.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
 		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
-		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: res.Partitions}
+		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
 	}
@@ -608,7 +309,7 @@ func partitions(n int) string {
 	return fmt.Sprintf(", %d partitions in parallel", n)
 }
 
-func print(streams *cmdutil.IO, r *Result) error {
+func print(streams *cmdutil.IO, r *collsim.Result) error {
 	fmt.Fprintf(streams.Out, "%s/%s on %s (%s), %s network, seed %d\n", r.Collective, r.Algorithm, r.Machine, r.Topology, r.Network, r.Seed)
 	if r.ChosenBy != "" {
 		fmt.Fprintf(streams.Out, "  chosen by    %s\n", r.ChosenBy)
@@ -682,15 +383,11 @@ func parseJitter(v string) (network.Jitter, error) {
 	return network.Jitter{Sigma: sigma, Lognormal: kind == "lognormal"}, nil
 }
 
-// inputs are what costs a run's messages time, for naming the likely
-// cause of a run past the clock's limit (collsim.ClockHint): the
-// machine's values (with --degrade's), or the LogGOPS flags, and the flags
-// that add noise.
-func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
-	in := o.LogGOPS.Inputs(cfg.LogGOPS)
-	if cfg.LogGOPS == nil {
-		in = slices.Clone(m.Inputs) // --degrade's among them (configs.Machine.Degrade)
-	}
+// inputs are the flags that cost a run's messages time, for naming the
+// likely cause of a run past the clock's limit (collsim.ClockHint): the
+// LogGOPS network's costs, and the flags that add noise.
+func (o *Options) inputs(p *sim.LogGOPS) []configs.Input {
+	in := o.LogGOPS.Inputs(p)
 	fixed := func(key, value, d string) {
 		if t, err := configs.ParseDuration(d); err == nil {
 			in = append(in, cmdutil.FlagInput(key, value, configs.Fixed(t)))
@@ -702,35 +399,7 @@ func inputs(o *Options, m *configs.Machine, cfg sim.Config) []configs.Input {
 	if _, d, ok := strings.Cut(o.Noise.Periodic, ":"); ok {
 		fixed("--noise-periodic", o.Noise.Periodic, d)
 	}
-	if d, at := cfg.Noise.LongestDetour(); at != "" { // --noise-trace's, or the config's trace
-		in = append(in, configs.Input{Key: "the noise trace's longest detour", Value: d.String(), Where: at, Cost: configs.Fixed(d)})
-	}
 	return in
-}
-
-// degrade returns m with the links of specs ("FROM->TO:FACTOR") at reduced
-// bandwidth; m itself (perhaps a shared built-in) is left as it is.
-func degrade(m *configs.Machine, specs []string) (*configs.Machine, error) {
-	for _, spec := range specs {
-		var err error
-		if m, err = m.Degrade(spec); err != nil {
-			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
-		}
-	}
-	return m, nil
-}
-
-// fail returns m with the links of specs ("FROM->TO", both directions)
-// failed and routed around.
-func fail(m *configs.Machine, specs []string) (*configs.Machine, error) {
-	if len(specs) == 0 {
-		return m, nil
-	}
-	m, err := m.Fail(specs)
-	if err != nil {
-		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--fail: %w", err)}
-	}
-	return m, nil
 }
 
 // readProgress counts the bytes read through it and shows the count.

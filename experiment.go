@@ -1,0 +1,512 @@
+package collsim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+)
+
+// Network models an Experiment can run on.
+const (
+	Analytic = "analytic" // LogGP per message on the machine's routes, no link sharing
+	Flow     = "flow"     // max-min fair sharing of the machine's links
+	LogGOPS  = "loggops"  // no machine: every message costs LogGOPS's L, o, g and G
+)
+
+// Verify says whether a run carries real data and checks every rank's
+// result.
+type Verify string
+
+// Verify's values.
+const (
+	VerifyAuto Verify = ""    // when the data fits in memory
+	VerifyOn   Verify = "on"  // always (a run too large for data mode fails)
+	VerifyOff  Verify = "off" // never
+)
+
+// Shape is an algorithm's options; 0 or "" leaves each to the algorithm's
+// default (the node and group sizes to the machine's).
+type Shape struct {
+	Segment   int64  // pipeline segment in elements
+	NodeSize  int    // ranks per node, for hierarchical algorithms
+	GroupSize int    // ranks per Dragonfly group, for group-aligned algorithms
+	Inner     string // allreduce inside the subsets of hierarchical and suara
+	Intra     string // hierarchical and smp: the reduce and bcast inside nodes
+	Groups    int    // suara: G of the G x p/G grid
+	Steps     int    // suara: serial steps
+	Overlap   bool   // MPI_Sendrecv steps wait only for the previous receive
+}
+
+// Check refuses negative counts and sizes (0 means the default in each).
+func (s *Shape) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"segment", s.Segment}, {"node-size", int64(s.NodeSize)}, {"group-size", int64(s.GroupSize)}, {"groups", int64(s.Groups)}, {"steps", int64(s.Steps)}} {
+		if f.v < 0 {
+			return optionf("--%s %d: give 1 or more (or 0 for the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Apply copies the options into p; the node and group sizes default to
+// the machine's (when m is not nil).
+func (s *Shape) Apply(p *collectives.Params, m *configs.Machine) {
+	p.Segment, p.Inner, p.Intra, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Intra, s.Groups, s.Steps, s.NodeSize, s.GroupSize
+	p.Overlap = s.Overlap
+	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
+		p.NodeSize = m.NodeSize()
+	}
+	if p.GroupSize == 0 && m != nil {
+		p.GroupSize = m.GroupSize()
+	}
+}
+
+// Experiment is one simulated collective call: a machine, the call, and
+// how it runs. The zero value of each field is what `collsim run` does
+// without the flag that sets it, except Size (0 bytes here, 1 MiB there)
+// and Seed (0 here, 1 there).
+type Experiment struct {
+	// Machine runs the call (configs.Resolve loads one by name or file);
+	// nil: configs.DefaultMachine. It is not changed.
+	Machine *configs.Machine
+
+	Collective collectives.Collective // "": allreduce
+	// Algorithm is a name of collsim algos, or a library's choice
+	// ("ompi", "mpich": collectives.Selectors); "": the collective's
+	// default.
+	Algorithm string
+	Ranks     int   // 0: 64, or the machine's slots if fewer
+	Size      int64 // bytes, as nccl-tests counts them (see Call)
+	ElemSize  int64 // 0: DefaultElemSize
+	Root      int
+	Shape     Shape
+
+	Network string       // Analytic (""), Flow or LogGOPS
+	LogGOPS *sim.LogGOPS // the LogGOPS network's costs; nil: LogGOPSim's defaults
+	// Routing overrides the machine's (Flow only: "minimal", "valiant",
+	// "ugal", "ecmp").
+	Routing   string
+	Placement string          // "": the machine's; else topology.Placements
+	Degrade   []string        // links at reduced bandwidth, "FROM->TO:FACTOR"
+	Fail      []string        // failed links, "FROM->TO" (both directions)
+	Jitter    *network.Jitter // per-message latency noise (Flow only)
+	// Noise replaces the machine's noise (OS detours, stragglers).
+	Noise *sim.Noise
+	Seed  uint64 // every random choice: placement, data, noise
+	Verify
+	// BusiestLinks, with Flow, reports that many of the busiest links.
+	BusiestLinks int
+	// Progress, if set, is called every so often during the run.
+	Progress func(sim.Progress)
+	// Inputs are costly inputs set outside the machine (the command
+	// line's flags), for naming the likely cause of a run past the
+	// clock's limit (ClockHint).
+	Inputs []configs.Input
+}
+
+// Result is what an Experiment reports (and `collsim run --json` prints).
+type Result struct {
+	Collective   string   `json:"collective"`
+	Algorithm    string   `json:"algorithm"`
+	ChosenBy     string   `json:"chosen_by,omitempty"`
+	Tuned        string   `json:"tuned,omitempty"`
+	Note         string   `json:"note,omitempty"` // how an alltoall's size was split, when not evenly
+	Machine      string   `json:"machine"`
+	Topology     string   `json:"topology"`
+	Network      string   `json:"network"`
+	Placement    string   `json:"placement"`
+	Seed         uint64   `json:"seed"`
+	Ranks        int      `json:"ranks"`
+	SizeBytes    int64    `json:"size_bytes"`
+	ElemSize     int64    `json:"elem_size"`
+	Count        int64    `json:"count"`
+	Time         float64  `json:"time_s"`
+	AlgBW        float64  `json:"algbw_GBps"`
+	BusBW        float64  `json:"busbw_GBps"`
+	FinishMin    float64  `json:"finish_min_s"`
+	FinishMean   float64  `json:"finish_mean_s"`
+	FinishMax    float64  `json:"finish_max_s"`
+	DataVerified *bool    `json:"data_verified"`
+	Model        *float64 `json:"model_s"`
+	ModelExact   bool     `json:"model_exact"`
+	RoutesAlike  bool     `json:"routes_alike"`
+	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
+	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
+	ModelLower   *float64 `json:"model_lower_s,omitempty"`
+	Events       uint64   `json:"events"`
+	Ops          uint64   `json:"ops"`
+	Messages     uint64   `json:"messages"`
+	Wall         float64  `json:"wall_s"`
+	OpsPerSecond float64  `json:"ops_per_s"`
+	Noise        bool     `json:"noise"`
+	Links        []Link   `json:"busiest_links,omitempty"`
+	Partitions   int      `json:"partitions,omitempty"` // GOAL runs split over cores
+}
+
+// Link is one link's load in a Flow run.
+type Link struct {
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	Bytes       float64 `json:"bytes"`
+	Busy        float64 `json:"busy_s"`
+	BusyShare   float64 `json:"busy_share"`  // of the run's time
+	Utilization float64 `json:"utilization"` // bytes / (bandwidth x run time)
+	PeakFlows   int32   `json:"peak_flows"`
+}
+
+// Run simulates the experiment. Its options' errors are *OptionError; a
+// deadlock or data that arrived wrong is a *CheckError; a run past the
+// clock's limit names its costliest input (ClockHint).
+func (e *Experiment) Run() (*Result, error) {
+	m := e.Machine
+	if m == nil {
+		var err error
+		if m, err = configs.Resolve(configs.DefaultMachine); err != nil {
+			return nil, err
+		}
+	}
+	mc := *m // the options below change the copy, never the caller's machine
+	m = &mc
+	net := cmp.Or(e.Network, Analytic)
+	ranks := e.Ranks
+	if ranks == 0 {
+		ranks = min(64, m.Slots())
+	}
+	if ranks < 1 {
+		return nil, optionf("--ranks must be at least 1, not %d", ranks)
+	}
+	c := cmp.Or(e.Collective, collectives.Allreduce)
+	algo := cmp.Or(e.Algorithm, collectives.DefaultAlgorithm(c))
+	elem := cmp.Or(e.ElemSize, DefaultElemSize)
+	params, err := Call(c, ranks, e.Size, elem, e.Root)
+	if err != nil {
+		return nil, err
+	}
+	note, err := Shortfall(c, params, e.Size)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Shape.Check(); err != nil {
+		return nil, err
+	}
+	e.Shape.Apply(&params, m)
+	if e.Root < 0 || e.Root >= ranks {
+		return nil, optionf("--root %d is not a rank of 0..%d", e.Root, ranks-1)
+	}
+	alg, chosenBy, err := ChooseAlgorithm(c, algo, &params)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.adjust(m, net); err != nil {
+		return nil, err
+	}
+	var load *network.LinkLoad
+	if e.BusiestLinks > 0 {
+		load = &network.LinkLoad{}
+	}
+	cfg, place, err := e.config(m, net, ranks, load)
+	if err != nil {
+		return nil, err
+	}
+	tuned := ""
+	if place != nil {
+		h, _ := Hockney(m, place)
+		tuned = Tune(alg, &params, h)
+	}
+	schedule, err := alg.Build(params)
+	if err != nil {
+		return nil, err
+	}
+	var data *collectives.Data
+	switch e.Verify {
+	case VerifyOff:
+	case VerifyOn, VerifyAuto:
+		data, err = alg.Data(params, e.Seed)
+		if err != nil && e.Verify == VerifyOn {
+			return nil, err
+		}
+	default:
+		return nil, optionf("--verify must be auto, on or off, not %q", e.Verify)
+	}
+	if data != nil {
+		cfg.Data = data.Buffers
+	}
+	cfg.Progress = e.Progress
+	start := time.Now()
+	res, err := sim.Execute(sim.New(e.Seed), schedule, cfg)
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return nil, runError(ClockHint(err, params.SizeBytes(c), e.inputs(m, cfg)))
+	}
+	out := &Result{
+		Collective: string(c), Algorithm: alg.Name, ChosenBy: chosenBy, Tuned: tuned, Note: note, Machine: m.Name, Topology: m.Topology.Name(),
+		Network: net, Placement: cmp.Or(e.Placement, m.Placement), Seed: e.Seed, Ranks: ranks,
+		SizeBytes: params.SizeBytes(c), ElemSize: elem, Count: params.Count, Noise: e.Noise != nil || m.Noise != nil,
+	}
+	if net == LogGOPS {
+		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
+	}
+	out.Fill(res, wall)
+	if load != nil {
+		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan)
+	}
+	if out.Time > 0 {
+		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
+		out.BusBW = out.AlgBW * collectives.BusFactor(c, ranks)
+	}
+	if data != nil {
+		ok := true
+		if err := data.Verify(); err != nil {
+			return nil, &CheckError{Err: fmt.Errorf("%s moved the wrong data: %w", alg.ID(), err)}
+		}
+		out.DataVerified = &ok
+	}
+	if cost.Has(alg) && net == Analytic && !out.Noise {
+		pricing := NewPricing(m, place, collectives.TwoLevelSize(params))
+		pred, kind, alike, err := pricing.ClosedForm(alg, params)
+		if err == nil {
+			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
+			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
+			out.ModelKind = kind
+			if !pred.Exact {
+				out.ModelLower = &pred.Lower
+			}
+		}
+	}
+	return out, nil
+}
+
+// adjust applies the routing, faults and jitter to m (a copy), refusing
+// those the network model cannot honour.
+func (e *Experiment) adjust(m *configs.Machine, net string) error {
+	if e.Routing != "" {
+		if net != Flow && e.Routing != network.RouteMinimal {
+			return optionf("--routing %s needs --network flow: the analytic model prices each pair's minimal route", e.Routing)
+		}
+		if err := network.CheckRouting(e.Routing, m.Topology); err != nil {
+			return &OptionError{Err: fmt.Errorf("--routing: %w", err)}
+		}
+		m.Routing = e.Routing
+	}
+	for _, spec := range e.Degrade {
+		c, err := m.Degrade(spec)
+		if err != nil {
+			return &OptionError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
+		}
+		*m = *c
+	}
+	if len(e.Fail) > 0 {
+		c, err := m.Fail(e.Fail)
+		if err != nil {
+			return &OptionError{Err: fmt.Errorf("--fail: %w", err)}
+		}
+		*m = *c
+	}
+	if e.Jitter != nil {
+		if net != Flow {
+			return optionf("--jitter needs --network flow")
+		}
+		m.Jitter = *e.Jitter
+	}
+	if e.BusiestLinks < 0 || e.BusiestLinks > 0 && net != Flow {
+		return optionf("--links needs --network flow (the analytic model shares no links) and a count of at least 1")
+	}
+	return nil
+}
+
+// config builds the execution config of the network model net (and the
+// noise) for ranks ranks on m, and their placement (nil for LogGOPS).
+func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *network.LinkLoad) (sim.Config, []int32, error) {
+	var cfg sim.Config
+	noise := e.Noise
+	if noise != nil && noise.Stragglers > ranks {
+		return cfg, nil, optionf("--stragglers: %d slow ranks asked for, but the run has %d; ask for at most %d", noise.Stragglers, ranks, ranks)
+	}
+	if noise == nil && m != nil && m.Noise != nil {
+		if err := m.Noise.CheckRanks(ranks); err != nil {
+			return cfg, nil, err
+		}
+		noise = m.Noise.For(e.Seed)
+	}
+	cfg.Noise = noise
+	switch net {
+	case Analytic, Flow:
+		if e.LogGOPS != nil {
+			return cfg, nil, optionf("--L, --o, --g, --G, --O and --S set the loggops network; with --network %s the machine config sets the costs", net)
+		}
+		place, err := m.Place(ranks, e.Placement, e.Seed)
+		if err != nil {
+			return cfg, nil, err
+		}
+		build := m.Analytic
+		if net == Flow {
+			build = func(place []int32) (sim.NetworkFactory, error) { return m.FlowLoad(place, load) }
+		}
+		nf, err := build(place)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Host, cfg.Network = m.Host, nf
+		return cfg, place, nil
+	case LogGOPS:
+		p := sim.DefaultLogGOPS
+		if e.LogGOPS != nil {
+			p = *e.LogGOPS
+		}
+		cfg.LogGOPS = &p
+		return cfg, nil, nil
+	}
+	return cfg, nil, optionf("network model %q is not available; valid: analytic, flow, loggops", net)
+}
+
+// inputs are what costs the run's messages time, for ClockHint: the
+// machine's values (--degrade's among them, see configs.Machine.Degrade)
+// unless the LogGOPS network replaces them, the caller's, and a noise
+// trace's longest detour.
+func (e *Experiment) inputs(m *configs.Machine, cfg sim.Config) []configs.Input {
+	var in []configs.Input
+	if cfg.LogGOPS == nil {
+		in = slices.Clone(m.Inputs)
+	}
+	in = append(in, e.Inputs...)
+	if d, at := cfg.Noise.LongestDetour(); at != "" {
+		in = append(in, configs.Input{Key: "the noise trace's longest detour", Value: d.String(), Where: at, Cost: configs.Fixed(d)})
+	}
+	return in
+}
+
+// Fill copies what every run reports from a simulation result and its
+// wall time in seconds.
+func (r *Result) Fill(res *sim.Result, wall float64) {
+	r.Time, r.Events, r.Ops, r.Messages, r.Wall = res.Makespan.Seconds(), res.Events, res.Ops, res.Messages, wall
+	if wall > 0 {
+		r.OpsPerSecond = float64(res.Ops) / wall
+	}
+	r.FinishMin = math.Inf(1)
+	var sum float64
+	for _, t := range res.Finish {
+		s := t.Seconds()
+		r.FinishMin, r.FinishMax = min(r.FinishMin, s), max(r.FinishMax, s)
+		sum += s
+	}
+	r.FinishMean = sum / float64(len(res.Finish))
+}
+
+// runError sorts a failed simulation: a deadlock is a CheckError.
+func runError(err error) error {
+	var de *sim.DeadlockError
+	if errors.As(err, &de) {
+		return &CheckError{Err: err}
+	}
+	return err
+}
+
+// busiest returns the n links most utilized (bytes over bandwidth: the
+// bottlenecks), then busy longest, then by ID, so that the order is stable.
+func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Time) []Link {
+	links := m.Topology.Links()
+	ids := make([]int, len(links))
+	for i := range ids {
+		ids[i] = i
+	}
+	use := func(i int) float64 { return load.Bytes[i] / links[i].Bandwidth }
+	slices.SortStableFunc(ids, func(a, b int) int {
+		switch {
+		case use(a) != use(b):
+			return cmp.Compare(use(b), use(a))
+		case load.Busy[a] != load.Busy[b]:
+			return cmp.Compare(load.Busy[b], load.Busy[a])
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []Link
+	span := makespan.Seconds()
+	for _, i := range ids[:min(n, len(ids))] {
+		if load.Bytes[i] == 0 {
+			break
+		}
+		l := Link{From: m.Topology.Label(links[i].From), To: m.Topology.Label(links[i].To), Bytes: load.Bytes[i], Busy: load.Busy[i].Seconds(), PeakFlows: load.PeakFlows[i]}
+		if span > 0 {
+			l.BusyShare, l.Utilization = l.Busy/span, l.Bytes/(links[i].Bandwidth*span)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// RunGOAL runs a GOAL schedule instead of a collective call: on the
+// LogGOPS network (the default for GOAL, with its own executor) or on the
+// machine's analytic network. The call's fields (Collective to Shape) do
+// not apply; Result.Collective is "goal".
+func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
+	net := cmp.Or(e.Network, LogGOPS)
+	m := e.Machine
+	if net != LogGOPS && m == nil {
+		var err error
+		if m, err = configs.Resolve(configs.DefaultMachine); err != nil {
+			return nil, err
+		}
+	}
+	cfg, _, err := e.config(m, net, g.Ranks, nil)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var res *sim.Result
+	if cfg.LogGOPS != nil {
+		res, err = g.RunLogGOPSProgress(*cfg.LogGOPS, cfg.Noise, e.Seed, e.Progress)
+	} else {
+		cfg.Progress = e.Progress
+		res, err = sim.Execute(sim.New(e.Seed), g.Run("goal"), cfg)
+	}
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return nil, runError(goalClockHint(err, g, cfg, m))
+	}
+	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
+	out.Fill(res, wall)
+	return out, nil
+}
+
+// goalClockHint adds to the error of a GOAL run past the clock's limit the
+// op that likely caused it, and where it is written: the largest send, at
+// the model's cost per byte (LogGOPS's G, or the machine's slowest link),
+// or the longest calc, whichever costs more by itself.
+func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) error {
+	if !errors.Is(err, sim.ErrClockLimit) {
+		return err
+	}
+	send, sendAt, calc, calcAt := g.Largest()
+	var perByte float64 // seconds
+	var rate string
+	switch {
+	case cfg.LogGOPS != nil:
+		perByte = cfg.LogGOPS.GPerByte / 1e12
+		rate = fmt.Sprintf("G = %v per byte (--G)", sim.FromSeconds(perByte))
+	case m != nil:
+		slowest := math.Inf(1)
+		for _, l := range m.Topology.Links() {
+			slowest = min(slowest, l.Bandwidth)
+		}
+		perByte, rate = 1/slowest, "the slowest link's "+configs.FormatBandwidth(slowest)
+	}
+	sendCost, calcCost := float64(send)*perByte, float64(calc)*1e-9
+	switch {
+	case sendAt != "" && sendCost >= calcCost:
+		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, ClockCost(sendCost), rate)
+	case calcAt != "":
+		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, ClockCost(calcCost))
+	}
+	return err
+}

@@ -1,0 +1,81 @@
+package collsim_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/collsim/collsim"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+)
+
+// TestExperimentLeavesTheMachine: routing, degraded links and jitter
+// apply to the run's copy of the machine, never to the caller's (a
+// built-in is shared by every run of the process).
+func TestExperimentLeavesTheMachine(t *testing.T) {
+	m, err := configs.Resolve("dragonfly-72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routing, bw := m.Routing, m.Topology.Links()[0].Bandwidth
+	e := collsim.Experiment{Machine: m, Network: collsim.Flow, Routing: "valiant", Ranks: 8, Size: 64 << 10,
+		Degrade: []string{m.Topology.Label(m.Topology.Links()[0].From) + "->" + m.Topology.Label(m.Topology.Links()[0].To) + ":0.5"}}
+	if _, err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Routing != routing || m.Topology.Links()[0].Bandwidth != bw {
+		t.Errorf("the caller's machine changed: routing %q (was %q), link 0 at %g B/s (was %g)", m.Routing, routing, m.Topology.Links()[0].Bandwidth, bw)
+	}
+}
+
+// TestExperimentErrors: options that do not go together are OptionErrors
+// (the command line's usage errors); a bad machine-side input is not.
+func TestExperimentErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		e      collsim.Experiment
+		option bool
+	}{
+		{"routing on the analytic network", collsim.Experiment{Routing: "ugal", Size: 8}, true},
+		{"jitter off the flow network", collsim.Experiment{Jitter: &network.Jitter{Sigma: 200 * sim.Nanosecond}, Size: 8}, true},
+		{"links off the flow network", collsim.Experiment{BusiestLinks: 3, Size: 8}, true},
+		{"a root outside the ranks", collsim.Experiment{Collective: "bcast", Root: 9, Ranks: 4, Size: 8}, true},
+		{"an unknown network", collsim.Experiment{Network: "packet", Size: 8}, true},
+		{"LogGOPS costs on the analytic network", collsim.Experiment{LogGOPS: &sim.DefaultLogGOPS, Size: 8}, true},
+		{"a machine whose bandwidth the flow model cannot hold", collsim.Experiment{Machine: tiny(t), Network: collsim.Flow, Size: 8}, false},
+	} {
+		_, err := tc.e.Run()
+		var oe *collsim.OptionError
+		if err == nil || errors.As(err, &oe) != tc.option {
+			t.Errorf("%s: %v (an OptionError: %t), want an OptionError: %t", tc.name, err, errors.As(err, &oe), tc.option)
+		}
+	}
+}
+
+// tiny is a crossbar whose links carry 1e-30 B/s.
+func tiny(t *testing.T) *configs.Machine {
+	m, err := configs.Parse("tiny.yaml", []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 1e-30B/s, latency: 500ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestExperimentLogGOPS: on the LogGOPS network there is no machine; an
+// 8-byte message from rank 0 to rank 1 (a 2-rank binomial bcast) costs
+// o + L + o with LogGOPSim's defaults (o = 1.5 µs, L = 2.5 µs; G x 7 = 42
+// ns for the bytes after the first): 5.5 µs + 42 ns = 5.542 µs.
+func TestExperimentLogGOPS(t *testing.T) {
+	e := collsim.Experiment{Network: collsim.LogGOPS, Collective: "bcast", Algorithm: "binomial", Ranks: 2, Size: 8}
+	r, err := e.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Placement != "none" || r.Machine != "loggops" {
+		t.Errorf("machine %q, placement %q; want loggops and none", r.Machine, r.Placement)
+	}
+	if want := 5.542e-6; r.Time < want*(1-1e-9) || r.Time > want*(1+1e-9) {
+		t.Errorf("time %g s, want %g", r.Time, want)
+	}
+}
