@@ -249,6 +249,9 @@ func TestRealUnderSlurm(t *testing.T) {
 // rank outside the size.
 func TestRealBadClusterInput(t *testing.T) {
 	t.Run("different jobs", func(t *testing.T) {
+		// Rank 1 runs another job (another size): the rendezvous refuses it
+		// and tells it why, and goes on waiting for its own rank 1 (which
+		// never comes here: rank 0 is stopped once rank 1 has its answer).
 		addr := freePort(t)
 		r0 := asRank(0, 2, "--rendezvous", addr, "-s", "8", "--timeout", "10s")
 		r1 := asRank(1, 2, "--rendezvous", addr, "-s", "16", "--timeout", "10s")
@@ -256,15 +259,18 @@ func TestRealBadClusterInput(t *testing.T) {
 		r1.Env = append(r1.Env, "COLLSIM_SECRET="+testSecret)
 		var e0, e1 bytes.Buffer
 		r0.Stderr, r1.Stderr = &e0, &e1
-		r0.Start()
-		r1.Start()
-		err0, err1 := r0.Wait(), r1.Wait()
-		if err0 == nil || err1 == nil {
-			t.Fatalf("ranks with different sizes ran together: %v %v", err0, err1)
+		if err := r0.Start(); err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(e0.String()+e1.String(), "runs a different job") {
-			t.Errorf("stderr:\n%s\n%s", e0.String(), e1.String())
+		defer r0.Process.Kill()
+		if err := r1.Start(); err != nil {
+			t.Fatal(err)
 		}
+		if err := r1.Wait(); err == nil || !strings.Contains(e1.String(), "the rendezvous refused it: this rank runs another job than the rendezvous's") {
+			t.Errorf("rank 1 of another job: %v\n%s", err, e1.String())
+		}
+		r0.Process.Kill()
+		r0.Wait()
 	})
 	t.Run("unreachable rendezvous", func(t *testing.T) {
 		addr := freePort(t) // nobody listens there now
@@ -316,7 +322,7 @@ func TestRealBadClusterInput(t *testing.T) {
 	})
 	t.Run("secret file with --np", func(t *testing.T) {
 		_, stderr, code := collsim(t, "real", "--np", "2", "--secret-file", "x")
-		if code != 2 || !strings.Contains(stderr, "with --np, collsim makes each run's secret itself") {
+		if code != 2 || !strings.Contains(stderr, "with --np, collsim serves the rendezvous and makes each run's secret itself") {
 			t.Errorf("exit %d: %s", code, stderr)
 		}
 	})

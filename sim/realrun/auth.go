@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"time"
 )
@@ -95,6 +97,23 @@ func newNonce() ([]byte, error) {
 // answers at once, and a connection that says nothing must not hold a
 // slot long.
 const handshakeTimeout = 10 * time.Second
+
+// acceptRetry accepts the next connection on ln. A listener that fails
+// for a while (out of file descriptors under a flood of connections) is
+// retried with a growing pause, so that strangers cannot deafen it for
+// good; it returns an error only once stop says to stop (the listener
+// closed, or the caller done with it).
+func acceptRetry(ln net.Listener, stop func() bool) (net.Conn, error) {
+	pause := 5 * time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err == nil || stop() || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return c, err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Second)
+	}
+}
 
 // refusals counts the connections a listener dropped for not proving
 // themselves, and remembers a few of their addresses for the error of a

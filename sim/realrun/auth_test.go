@@ -101,8 +101,9 @@ func allreduceJob(t *testing.T, size, rank int) realrun.Job {
 
 // TestStrangersAtTheRendezvous: connections that do not prove they know
 // the job's secret (one that says nothing, garbage without end of line, a
-// registration with a forged proof, a collsim rank given another secret)
-// reach the rendezvous before the ranks do. None of them learns a rank's
+// registration with a forged proof, a collsim rank given another secret),
+// and a rank of another job that does, reach the rendezvous before the
+// ranks do. None of them learns a rank's
 // address, none holds up or fails the run, and the run completes on the
 // real ranks' results.
 func TestStrangersAtTheRendezvous(t *testing.T) {
@@ -119,7 +120,7 @@ func TestStrangersAtTheRendezvous(t *testing.T) {
 	}
 	done := make(chan served, 1)
 	go func() {
-		r, err := realrun.Serve(ctx, ln, size, 30*time.Second, secret)
+		r, err := realrun.Serve(ctx, ln, size, 30*time.Second, secret, 1)
 		done <- served{r, err}
 	}()
 
@@ -131,8 +132,14 @@ func TestStrangersAtTheRendezvous(t *testing.T) {
 		// A registration in the right form for rank 1, with a forged proof.
 		stranger(t, addr, true, append(forged(size), '\n'), 20*time.Second),
 	}
+	// A rank 1 of another job with the same secret (the same user's other
+	// run): refused and told so, and the run goes on.
+	_, _, err := realrun.Join(ctx, addr, 1, size, 2, secret, "127.0.0.1:9", "other-job", nil)
+	if err == nil || !strings.Contains(err.Error(), "runs another job than the rendezvous's") {
+		t.Errorf("a rank of another job joined, or was not told why not: %v", err)
+	}
 	// A collsim rank 1 with another secret: refused, and told so.
-	_, _, err := realrun.Join(ctx, addr, 1, size, 1, newSecret(t), "127.0.0.1:9", "other", nil)
+	_, _, err = realrun.Join(ctx, addr, 1, size, 1, newSecret(t), "127.0.0.1:9", "other", nil)
 	if err == nil || !strings.Contains(err.Error(), "did not prove it knows the job's secret") {
 		t.Errorf("a rank with another secret joined, or was not told why not: %v", err)
 	}

@@ -137,12 +137,17 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	}
 	defer ln.Close()
 	host, _ := os.Hostname()
-	setup, cancel := context.WithTimeout(ctx, SetupTimeout(o.Timeout))
+	// An abort from the rendezvous ends the setup too: a rank waiting for
+	// a peer that died must not wait out the setup's timeout.
+	aborting, abortSetup := context.WithCancelCause(ctx)
+	defer abortSetup(nil)
+	setup, cancel := context.WithTimeout(aborting, SetupTimeout(o.Timeout))
 	defer cancel()
 	var running atomic.Pointer[Rank]
 	aborted := make(chan error, 1)
 	sc, addrs, err := Join(setup, o.Rendezvous, o.Rank, o.Size, o.Job, o.Secret, ln.Addr().String(), host, func(err error) {
 		aborted <- err
+		abortSetup(err)
 		if r := running.Load(); r != nil {
 			r.Fail(err)
 		}
@@ -158,6 +163,8 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	rank := NewRank(mesh)
 	rank.Timeout = o.Timeout
 	running.Store(rank)
+	stop := context.AfterFunc(ctx, func() { rank.Fail(fmt.Errorf("rank %d: %w", o.Rank, context.Cause(ctx))) }) // Ctrl-C, a launcher's SIGTERM
+	defer stop()
 	select {
 	case err := <-aborted: // the abort came before the rank could hear it
 		mesh.Abort(err)

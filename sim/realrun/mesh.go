@@ -118,7 +118,9 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", addrs[peer])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rank %d: cannot reach rank %d at %s: %w", rank, peer, addrs[peer], err))
+			if ctx.Err() == nil { // else the cause is said below
+				errs = append(errs, fmt.Errorf("rank %d: cannot reach rank %d at %s: %w", rank, peer, addrs[peer], err))
+			}
 			continue
 		}
 		if err := m.dial(ctx, c, peer); err != nil {
@@ -162,6 +164,9 @@ waiting:
 			errs = append(errs, fmt.Errorf("rank %d: waiting for ranks %s to connect: %w%s", rank, strings.Join(missing, ","), context.Cause(ctx), refused.String()))
 			break waiting
 		}
+	}
+	if ctx.Err() != nil && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("rank %d: connecting to its peers: %w", rank, context.Cause(ctx)))
 	}
 	if len(errs) > 0 {
 		for _, c := range m.conns {
@@ -216,7 +221,7 @@ func (m *Mesh) acceptPeers(ctx context.Context, ln net.Listener, acc chan<- acce
 	go func() {
 		defer close(stopped)
 		for {
-			c, err := ln.Accept()
+			c, err := acceptRetry(ln, func() bool { return ctx.Err() != nil })
 			if err != nil {
 				go deliver(accepted{err: fmt.Errorf("rank %d: accepting peers on %v: %w", m.rank, ln.Addr(), err)})
 				return

@@ -154,10 +154,13 @@ func greetRank(conn net.Conn, secret Secret) greeting {
 // handed in its report, and returns the reports by rank. register bounds
 // how long ranks may take to register; once registered, ranks run as long
 // as they need (each watches its own progress timeout). Only connections
-// that prove they know secret count as ranks; others are dropped. A rank's
-// failure ends Serve with an error naming it, after every rank has been
-// told to abort.
-func Serve(ctx context.Context, ln net.Listener, size int, register time.Duration, secret Secret) ([]Report, error) {
+// that prove they know secret count as ranks; others are dropped. job, if
+// not 0, is the run's job hash (see JobHash): a rank of another job (the
+// same user's other run, with the same secret) is refused and the
+// registration goes on; with 0, the first rank's job is the run's, and a
+// rank of another is a mistake that ends the run. A rank's failure ends
+// Serve with an error naming it, after every rank has been told to abort.
+func Serve(ctx context.Context, ln net.Listener, size int, register time.Duration, secret Secret, job uint64) ([]Report, error) {
 	if len(secret) == 0 {
 		return nil, errNoSecret
 	}
@@ -196,7 +199,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	go func() {
 		defer close(accepting)
 		for {
-			conn, err := ln.Accept()
+			conn, err := acceptRetry(ln, func() bool { return regDone.Err() != nil })
 			if err != nil {
 				return
 			}
@@ -222,7 +225,11 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	})
 	defer stopAccepting()
 	var refused refusals
-	registered, job, jobRank := 0, "", -1
+	var others []string // ranks of other jobs, refused
+	registered, runJob, jobRank := 0, "", -1
+	if job != 0 {
+		runJob = fmt.Sprintf("%016x", job)
+	}
 	for registered < size {
 		var a greeting
 		select {
@@ -239,6 +246,9 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 				}
 			}
 			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same --rendezvous?%s", strings.Join(missing, ","), ln.Addr(), register, refused.String())
+			if len(others) > 0 {
+				msg += "; refused as another job's (another collsim build, or different options): " + strings.Join(others, ", ")
+			}
 			abort("rendezvous failed: " + msg)
 			return nil, errors.New(msg)
 		}
@@ -249,6 +259,12 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 			continue
 		}
 		c := a.client
+		if r := c.reg; job != 0 && r.Job != runJob {
+			c.send(storeReply{Error: "this rank runs another job than the rendezvous's (another collsim build, or different options): start every rank with the same command"})
+			c.conn.Close()
+			others = append(others, fmt.Sprintf("rank %d from %s", r.Rank, r.Host))
+			continue
+		}
 		var bad string
 		switch r := c.reg; {
 		case r.Size != size:
@@ -257,7 +273,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 			bad = fmt.Sprintf("rank %d is outside 0..%d: check the launcher's environment", r.Rank, size-1)
 		case clients[r.Rank] != nil:
 			bad = fmt.Sprintf("rank %d registered twice (from %s and %s): two processes got the same rank", r.Rank, clients[r.Rank].reg.Host, r.Host)
-		case job != "" && r.Job != job:
+		case runJob != "" && r.Job != runJob:
 			bad = fmt.Sprintf("rank %d runs a different job from rank %d (another collsim build, or different options): start every rank with the same command", r.Rank, jobRank)
 		}
 		if bad != "" {
@@ -266,8 +282,8 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 			abort("rendezvous failed: " + bad)
 			return nil, errors.New(bad)
 		}
-		if job == "" {
-			job, jobRank = c.reg.Job, c.reg.Rank
+		if runJob == "" {
+			runJob, jobRank = c.reg.Job, c.reg.Rank
 		}
 		mu.Lock()
 		clients[c.reg.Rank] = c
@@ -323,7 +339,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		var msg string
 		switch {
 		case o.err != nil:
-			msg = fmt.Sprintf("rank %d (on %s) exited or crashed without reporting (%v)", o.rank, clients[o.rank].reg.Host, o.err)
+			msg = fmt.Sprintf("rank %d (on %s) lost its connection to the rendezvous without reporting (%v): it exited or crashed, or the network failed", o.rank, clients[o.rank].reg.Host, o.err)
 		case o.in.Error != "" && o.in.Secondary:
 			if secondary == "" {
 				secondary, grace = o.in.Error, time.After(time.Second)
@@ -410,25 +426,31 @@ func Join(ctx context.Context, addr string, rank, size int, job uint64, secret S
 		return fail("registering at %s: %w", addr, err)
 	}
 	var reply storeReply
-	line, err = sc.rd.ReadBytes('\n')
+	// The peers' addresses: a line the store has not yet proved, so
+	// bounded (every address with its quotes in 256 bytes).
+	interrupt := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	line, err = readLine(sc.rd, maxRegistration+256*size)
+	interrupt()
 	conn.SetReadDeadline(time.Time{})
 	if err == nil {
 		err = json.Unmarshal(line, &reply)
 	}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return fail("waiting for the other ranks at the rendezvous %s: %v", addr, context.Cause(ctx))
 	case err != nil:
 		return fail("waiting for the other ranks at the rendezvous %s: %v", addr, err)
 	case reply.Error != "":
-		return fail("the rendezvous refused it: %s", reply.Error)
+		return fail("the rendezvous refused it: %s", printable(reply.Error))
 	case reply.Abort != "":
-		return fail("%s", reply.Abort)
+		return fail("%s", printable(reply.Abort))
 	case !sameProof(reply.Proof, peersProof(secret, ch.Nonce, nonce, reply.Peers)):
 		return fail("the rendezvous at %s did not prove it knows the job's secret: another program answers there, or rank 0 has another secret", addr)
 	case len(reply.Peers) != size:
 		return fail("the rendezvous sent %d addresses for %d ranks", len(reply.Peers), size)
 	}
 	go func() {
-		line, err := sc.rd.ReadBytes('\n')
+		line, err := readLine(sc.rd, maxStoreLine)
 		var r storeReply
 		if err != nil || json.Unmarshal(line, &r) != nil {
 			r = storeReply{Abort: "lost the rendezvous (the launcher or rank 0 exited)"}
@@ -439,6 +461,40 @@ func Join(ctx context.Context, addr string, rank, size int, job uint64, secret S
 		sc.final <- r
 	}()
 	return sc, reply.Peers, nil
+}
+
+// maxStoreLine bounds the store's last line to a rank (abort or done).
+const maxStoreLine = 64 << 10
+
+// readLine reads a line of at most limit bytes.
+func readLine(rd *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		line = append(line, chunk...)
+		switch {
+		case len(line) > limit:
+			return nil, fmt.Errorf("a line longer than %d bytes", limit)
+		case err == bufio.ErrBufferFull:
+			continue
+		}
+		return line, err
+	}
+}
+
+// printable is text from another process made safe to print: control
+// characters (a terminal's escape sequences among them) become '?', and
+// it is cut at 1,000 bytes.
+func printable(text string) string {
+	if len(text) > 1000 {
+		text = text[:1000] + "..."
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return '?'
+		}
+		return r
+	}, text)
 }
 
 // Finish hands in the rank's report (or its failure, when runErr is not

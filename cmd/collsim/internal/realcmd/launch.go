@@ -144,7 +144,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 			exited <- r
 		}()
 	}
-	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout, secret)
+	reports, serr := realrun.Serve(ctx, ln, l.NP, l.Timeout, secret, 0) // the ranks it starts share its job
 	// The ranks end on their own once the rendezvous has said done or
 	// abort; give them a moment, then kill the rest. After a failure the
 	// cause is known and a stalled rank will not end by itself: the

@@ -142,8 +142,9 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
 	if !child && o.NP > 0 {
-		if o.secretFile != "" {
-			return cmdutil.Flagf("--secret-file is for ranks that srun or mpirun start: with --np, collsim makes each run's secret itself")
+		if err := cmdutil.NotApplicable(cmd.Flags(), "with --np, collsim serves the rendezvous and makes each run's secret itself (these flags are for ranks that srun or mpirun start)",
+			"secret-file", "rendezvous", "rendezvous-file"); err != nil {
+			return err
 		}
 		// Check the flags here, once, rather than in every rank.
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
@@ -421,7 +422,7 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 	case rank != 0 && o.rendezvous != "":
 		return o.rendezvous, nil, secret, nil
 	case rank != 0:
-		addr, fileSecret, err := readRendezvousFile(ctx, o.rendezvousAt, hash, realrun.SetupTimeout(o.timeout))
+		addr, fileSecret, err := readRendezvousFile(ctx, o.rendezvousAt, fileKey(hash, os.Getenv), realrun.SetupTimeout(o.timeout))
 		switch {
 		case err != nil:
 			return "", nil, nil, err
@@ -462,7 +463,7 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 		if own {
 			passOn = secret
 		}
-		if err := writeRendezvousFile(o.rendezvousAt, addr, hash, passOn); err != nil {
+		if err := writeRendezvousFile(o.rendezvousAt, addr, fileKey(hash, os.Getenv), passOn); err != nil {
 			ln.Close()
 			return "", nil, nil, err
 		}
@@ -472,13 +473,26 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 		if o.rendezvousAt != "" {
 			defer os.Remove(o.rendezvousAt)
 		}
-		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout), secret)
+		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout), secret, hash)
 	}
 	return addr, serve, secret, nil
 }
 
-// The rendezvous file holds "ADDRESS JOB [SECRET]": a file left by an
-// earlier run (another job hash) is not taken for this one's. The secret
+// fileKey is what a rendezvous file is written for: the job's hash, and
+// the launch that started the ranks (Slurm's job and step, Open MPI's or
+// PMIx's job), which every rank of one launch shares: a file left by a
+// killed run, or written by another job of the same command at the same
+// path, is not taken for this one's.
+func fileKey(hash uint64, getenv func(string) string) uint64 {
+	var launch []string
+	for _, v := range []string{"SLURM_JOB_ID", "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"} {
+		launch = append(launch, v+"="+getenv(v))
+	}
+	return realrun.JobHash(append([]string{fmt.Sprintf("%016x", hash)}, launch...)...)
+}
+
+// The rendezvous file holds "ADDRESS KEY [SECRET]" (KEY: fileKey): a file
+// left by an earlier run, or another launch's, is not taken for this one's. The secret
 // is there when rank 0 made it, so the file is only ever the user's own
 // (mode 600), and ranks refuse one that is not.
 func writeRendezvousFile(path, addr string, hash uint64, secret realrun.Secret) error {

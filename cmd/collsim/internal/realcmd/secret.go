@@ -35,7 +35,9 @@ func givenSecret(file string, getenv func(string) string) (realrun.Secret, error
 // that another user owns or could read: a secret others can read protects
 // nothing, and one another user wrote could be theirs.
 func readPrivateFile(path, what string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Non-blocking, so that a FIFO planted there does not hang the rank
+	// (it is refused below, as anything but a regular file is).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -43,6 +45,9 @@ func readPrivateFile(path, what string) ([]byte, error) {
 	fi, err := f.Stat() // of the file opened, not of whatever the path names later
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s %s is not a regular file (%s)", what, path, fi.Mode().Type())
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
 		return nil, fmt.Errorf("%s %s belongs to user %d, not to this one (%d): a job's secret must be the user's own", what, path, st.Uid, os.Getuid())

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,5 +86,51 @@ func TestGivenSecret(t *testing.T) {
 	}
 	if s, err := givenSecret(path, env("00112233445566778899aabbccddeeff")); err != nil || s.String() != "ffeeddccbbaa99887766554433221100" {
 		t.Errorf("from the file: %v, %v", s, err)
+	}
+}
+
+// TestPrivateFileRefusesAFIFO: a FIFO at a secret's or a rendezvous
+// file's path (which another user can plant in a shared directory) is
+// refused at once; opening it for reading would wait for a writer forever.
+func TestPrivateFileRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := readPrivateFile(path, "the secret file")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+			t.Errorf("a FIFO: %v, want it refused as not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO hung")
+	}
+}
+
+// TestFileKeyFollowsTheLaunch: the rendezvous file of one launch is not
+// another's, even for the same command (the same job hash).
+func TestFileKeyFollowsTheLaunch(t *testing.T) {
+	env := func(job, step string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "SLURM_JOB_ID":
+				return job
+			case "SLURM_STEP_ID":
+				return step
+			}
+			return ""
+		}
+	}
+	a, b, c := fileKey(7, env("100", "0")), fileKey(7, env("101", "0")), fileKey(7, env("100", "1"))
+	if a == b || a == c || b == c {
+		t.Errorf("keys of three launches: %x %x %x, want three different", a, b, c)
+	}
+	if fileKey(7, env("100", "0")) != a || fileKey(8, env("100", "0")) == a {
+		t.Error("the key must follow the job hash and the launch, and only them")
 	}
 }
