@@ -362,6 +362,13 @@ var hostileCases = []hostile{
 	// tune)": closed forms are O(1) or O(log) in the size.
 	{args: []string{"model", "-s", "64GiB"}, code: 0, limit: fast},
 	{args: []string{"model", "-s", "1e18"}, code: 0, limit: fast},
+	// A doubling range to the largest size: its doubling past 2^62 wrapped
+	// negative and never ended (a hang, growing without bound).
+	{args: []string{"model", "-n", "8", "-s", "8..4611686018427387904"}, code: 0, limit: fast},
+	{args: []string{"real", "--np", "2", "-s", "8..4611686018427387904", "--verify=false", "--iterations", "0"}, code: 2, want: `--iterations`, limit: fast},
+	{args: []string{"real", "--np", "2", "--warmup", "-1"}, code: 2, want: `--warmup`, limit: fast},
+	{args: []string{"real", "--np", "2", "-s", "32GiB"}, code: 2, want: `--sizes: 32GiB.*16GiB`, limit: fast},
+	{args: []string{"real", "--np", "2", "--pingpong", "8..17GiB"}, code: 2, want: `--pingpong: 17GiB.*16GiB`, limit: fast},
 	{args: []string{"model", "-m", "gpu-cluster", "-n", "16", "-s", "64GiB"}, code: 0, limit: fast},
 	{args: []string{"model", "-m", "gpu-cluster", "-n", "16", "-s", "1e18"}, code: 0, limit: fast},
 	{args: []string{"model", "-s", "8..1e18"}, code: 0, limit: fast},

@@ -28,8 +28,12 @@ const (
 	proofBytes  = sha256.Size
 	// maxPayload bounds what a peer may announce, so that a corrupt header
 	// cannot make a rank allocate without limit.
-	maxPayload = 1 << 34
+	maxPayload = MaxMessageBytes
 )
+
+// MaxMessageBytes is the largest message a real run carries: one frame,
+// whose payload a receiving rank takes no larger (16 GiB).
+const MaxMessageBytes = 1 << 34
 
 // Frame kinds.
 const (

@@ -103,11 +103,12 @@ func NotApplicable(f *pflag.FlagSet, why string, flags ...string) error {
 }
 
 // Sizes parses a comma-separated list of byte sizes ("8,1KiB,1MiB") whose
-// items may be ranges "8..64MiB" that double from their start to their end.
+// items may be ranges "8..64MiB" that double from their start and end at
+// their end.
 func Sizes(s string) ([]int64, error) { return list(s, configs.ParseSize) }
 
 // Ints parses a comma-separated list of whole numbers whose items may be
-// ranges "2..1024" that double from their start to their end.
+// ranges "2..1000" that double from their start and end at their end.
 func Ints(s string) ([]int, error) {
 	return list(s, func(v string) (int, error) {
 		n, err := strconv.Atoi(v)
@@ -135,8 +136,19 @@ func list[T int | int64](s string, parse func(string) (T, error)) ([]T, error) {
 			if a < 1 || b < a {
 				return nil, fmt.Errorf("range %q must go up from at least 1", part)
 			}
-			for v := a; v <= b; v *= 2 {
+			// Doubling from a, and ending at b even where b is not a
+			// doubling of a ("2..1000" ends 256, 512, 1000): a range never
+			// stops short of what it names. The test against b/2 also
+			// keeps the doubling from overflowing.
+			for v := a; ; v *= 2 {
 				out = append(out, v)
+				if v >= b {
+					break
+				}
+				if v > b/2 {
+					out = append(out, b)
+					break
+				}
 			}
 			continue
 		}

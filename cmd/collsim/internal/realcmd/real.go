@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -234,6 +235,9 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
+	if o.iterations < 1 || o.warmup < 0 {
+		return nil, 0, cmdutil.Flagf("--iterations must be at least 1 and --warmup not negative, not %d and %d", o.iterations, o.warmup)
+	}
 	if o.prtt != "" {
 		jobs, _, err := prttJobs(o, size)
 		spec := fmt.Sprintf("prtt|%s|%d|%s|%d|%d|%d", o.prtt, o.prttN, o.prttDelays, o.peer, o.iterations, o.warmup)
@@ -246,6 +250,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	sizes, err := cmdutil.Sizes(o.sizes)
 	if err != nil {
 		return nil, 0, &cmdutil.FlagError{Err: fmt.Errorf("--sizes: %w", err)}
+	}
+	if err := carried("--sizes", sizes); err != nil {
+		return nil, 0, err
 	}
 	nodeSize := o.nodeSize
 	if nodeSize == 0 {
@@ -306,6 +313,9 @@ func pingPongJobs(sizes string, peer, ranks int) ([]realrun.Job, error) {
 	if err != nil {
 		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
 	}
+	if err := carried("--pingpong", ss); err != nil {
+		return nil, err
+	}
 	if peer < 0 {
 		peer = ranks - 1
 	}
@@ -318,6 +328,14 @@ func pingPongJobs(sizes string, peer, ranks int) ([]realrun.Job, error) {
 		jobs = append(jobs, realrun.Job{Name: s.Name, Bytes: bytes, Schedule: s})
 	}
 	return jobs, nil
+}
+
+// carried refuses sizes (of flag) larger than a real run's message.
+func carried(flag string, sizes []int64) error {
+	if big := slices.Max(sizes); big > realrun.MaxMessageBytes {
+		return cmdutil.Flagf("%s: %s is more than a real run carries in one message, %s", flag, configs.FormatBytes(big), configs.FormatBytes(realrun.MaxMessageBytes))
+	}
+	return nil
 }
 
 // PingPongRounds is how many round trips one timed ping-pong call makes:
