@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -10,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -488,4 +491,70 @@ func readmeTable(t *testing.T, readme, header string) [][]string {
 		t.Fatalf("README's table headed %q has no rows", header)
 	}
 	return rows
+}
+
+// TestRunPoints: lists and doubling ranges of -a, -n and -s run one
+// point each, algorithms outermost, then ranks, then sizes; a range ends
+// at its end ("2..6" is 2, 4, 6). On the small machine (one switch) the
+// closed forms price every point independently: exactly where they say
+// so, else as bounds (recursive doubling on 6 ranks), and each point's
+// time must agree.
+func TestRunPoints(t *testing.T) {
+	stdout, stderr, code := collsim(t, "run", "-a", "ring,recursive_doubling", "-n", "2..6", "-s", "8,64KiB", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct {
+		Algorithm string   `json:"algorithm"`
+		Ranks     int      `json:"ranks"`
+		Size      int64    `json:"size_bytes"`
+		Time      float64  `json:"time_s"`
+		Model     *float64 `json:"model_s"`
+		Exact     bool     `json:"model_exact"`
+		Lower     *float64 `json:"model_lower_s"`
+		Verified  *bool    `json:"data_verified"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	i := 0
+	for _, algo := range []string{"ring", "recursive_doubling"} {
+		for _, n := range []int{2, 4, 6} {
+			for _, size := range []int64{8, 64 << 10} {
+				if i >= len(got) {
+					t.Fatalf("%d points, want 12", len(got))
+				}
+				g := got[i]
+				if g.Algorithm != algo || g.Ranks != n || g.Size != size {
+					t.Errorf("point %d is %s on %d ranks, %d B; want %s, %d, %d", i, g.Algorithm, g.Ranks, g.Size, algo, n, size)
+				}
+				switch {
+				case g.Model == nil || g.Verified == nil:
+					t.Errorf("point %d (%s, %d ranks, %d B): no model, or data not checked", i, algo, n, size)
+				case g.Exact && math.Abs(g.Time-*g.Model) > 1e-9**g.Model:
+					t.Errorf("point %d (%s, %d ranks, %d B): time %g, exact model %g", i, algo, n, size, g.Time, *g.Model)
+				case !g.Exact && (g.Lower == nil || g.Time < *g.Lower*(1-1e-9) || g.Time > *g.Model*(1+1e-9)):
+					t.Errorf("point %d (%s, %d ranks, %d B): time %g outside the model's bounds %v..%g", i, algo, n, size, g.Time, g.Lower, *g.Model)
+				}
+				i++
+			}
+		}
+	}
+	if len(got) != 12 {
+		t.Errorf("%d points, want 12", len(got))
+	}
+	// The same points as CSV: a header and a row each, the same times.
+	stdout, stderr, code = collsim(t, "run", "-a", "ring,recursive_doubling", "-n", "2..6", "-s", "8,64KiB", "--csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil || len(rows) != 13 || rows[0][7] != "time_s" {
+		t.Fatalf("CSV: %v, %d rows: %s", err, len(rows), stdout)
+	}
+	for k, row := range rows[1:] {
+		if row[1] != got[k].Algorithm || row[7] != strconv.FormatFloat(got[k].Time, 'g', -1, 64) {
+			t.Errorf("CSV row %d: %v; JSON: %+v", k+1, row, got[k])
+		}
+	}
 }

@@ -2,6 +2,8 @@
 package run
 
 import (
+	"cmp"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -29,8 +31,9 @@ type Options struct {
 	Network    string
 	Placement  string
 	Verify     string
-	Ranks      int
-	RanksGiven bool // false: 64, or the machine's slots if fewer
+	Ranks      string // a number, a list or a doubling range
+	RanksGiven bool   // false: 64, or the machine's slots if fewer
+	CSV        bool   // rows as CSV
 	Size       string
 	ElemSize   int64
 	Root       int
@@ -101,7 +104,7 @@ machine, with every rank's data checked.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
-	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm (default: the collective's default; see collsim algos)")
+	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm, or a comma-separated list (default: the collective's default; see collsim algos)")
 	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	f.StringVar(&o.Network, "network", "", "network model: analytic (no link sharing), flow (max-min fair sharing on the machine's routes) or loggops (default: analytic; loggops with --goal)")
 	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
@@ -110,8 +113,9 @@ machine, with every rank's data checked.`,
 	o.Shape.Register(f)
 	f.StringVar(&o.Placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
 	f.StringVar(&o.Verify, "verify", "auto", "run with real data and check every rank's result: auto (when it fits in memory), on, off")
-	f.IntVarP(&o.Ranks, "ranks", "n", 64, "number of ranks (default: 64, or the machine's slots if fewer)")
-	f.StringVarP(&o.Size, "size", "s", "1MiB", "message size in bytes, with units: 8, 64KiB, 1MiB (nccl-tests sizes)")
+	f.StringVarP(&o.Ranks, "ranks", "n", "64", `number of ranks, or a list or doubling range "2..1024" (default: 64, or the machine's slots if fewer)`)
+	f.StringVarP(&o.Size, "size", "s", "1MiB", `message size in bytes, with units: 8, 64KiB, 1MiB (nccl-tests sizes), or a list or doubling range "8..64MiB"`)
+	f.BoolVar(&o.CSV, "csv", false, "print one CSV row per run (a header first)")
 	f.Int64Var(&o.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&o.Root, "root", 0, "root rank of rooted collectives")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for every random choice (placement, data)")
@@ -165,39 +169,78 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if o.GOAL != "" {
 		return runGOAL(streams, o, e, done)
 	}
-	if o.RanksGiven && o.Ranks < 1 {
-		return cmdutil.Flagf("--ranks must be at least 1, not %d", o.Ranks)
+	ranks := []int{0} // the Experiment's default: 64, or the machine's slots
+	if o.RanksGiven {
+		if ranks, err = cmdutil.Ints(o.Ranks); err != nil {
+			return &cmdutil.FlagError{Err: fmt.Errorf("--ranks: %w", err)}
+		}
+		for _, n := range ranks {
+			if n < 1 {
+				return cmdutil.Flagf("--ranks must be at least 1, not %d", n)
+			}
+		}
+	}
+	sizes, err := cmdutil.Sizes(o.Size)
+	if err != nil {
+		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
 	if o.ElemSize == 0 { // the library's default; a flag of 0 is a mistake
 		return cmdutil.Flagf("--elem-size must be at least 1 byte, not 0")
 	}
-	e.Collective, e.Algorithm, e.Ranks, e.ElemSize, e.Root = collectives.Collective(o.Collective), o.Algorithm, o.Ranks, o.ElemSize, o.Root
-	if !o.RanksGiven {
-		e.Ranks = 0
-	}
-	size, err := configs.ParseSize(o.Size)
-	if err != nil {
-		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
-	}
-	e.Size = size
+	e.Collective, e.ElemSize, e.Root = collectives.Collective(o.Collective), o.ElemSize, o.Root
 	e.Shape = o.Shape.Shape
 	e.Verify = collsim.Verify(o.Verify)
 	if o.Verify == "auto" {
 		e.Verify = collsim.VerifyAuto
 	}
 	e.BusiestLinks = o.Links
-	out, err := e.Run()
+	// One run, or one per point of the lists and ranges given: algorithms
+	// x ranks x sizes, each printed as it ends (as nccl-tests prints its
+	// sizes).
+	var outs []*collsim.Result
+	points := len(ranks) * len(sizes) * (strings.Count(o.Algorithm, ",") + 1)
+	var rows *pointRows
+	if points > 1 && !o.JSON {
+		rows = newPointRows(streams.Out, o.CSV)
+	}
+	for _, algo := range strings.Split(o.Algorithm, ",") {
+		for _, n := range ranks {
+			for _, size := range sizes {
+				p := *e
+				p.Algorithm, p.Ranks, p.Size = strings.TrimSpace(algo), n, size
+				out, err := p.Run()
+				if err != nil {
+					done()
+					if points > 1 {
+						return fmt.Errorf("%s on %d ranks, %s: %w", cmp.Or(p.Algorithm, "the default algorithm"), n, configs.FormatBytes(size), err)
+					}
+					return err
+				}
+				if out.Note != "" {
+					fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
+				}
+				if rows != nil {
+					if err := rows.add(out); err != nil {
+						done()
+						return err
+					}
+				}
+				outs = append(outs, out)
+			}
+		}
+	}
 	done()
-	if err != nil {
-		return err
+	switch {
+	case rows != nil:
+		return rows.flush()
+	case o.JSON && points > 1:
+		return cmdutil.JSON(streams.Out, outs)
+	case o.JSON:
+		return cmdutil.JSON(streams.Out, outs[0])
+	case o.CSV:
+		return newPointRows(streams.Out, true).addFlush(outs[0])
 	}
-	if out.Note != "" {
-		fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
-	}
-	if o.JSON {
-		return cmdutil.JSON(streams.Out, out)
-	}
-	return print(streams, out)
+	return print(streams, outs[0])
 }
 
 // experiment is the run the flags ask for, without the collective call.
@@ -414,4 +457,69 @@ func (p *readProgress) Read(b []byte) (int, error) {
 	p.done += int64(n)
 	p.show(p.done, p.total)
 	return n, err
+}
+
+// pointRows prints one row per run, as nccl-tests does: a table that
+// grows as the runs end, or CSV.
+type pointRows struct {
+	w   io.Writer
+	csv *csv.Writer
+	n   int
+}
+
+func newPointRows(w io.Writer, asCSV bool) *pointRows {
+	r := &pointRows{w: w}
+	if asCSV {
+		r.csv = csv.NewWriter(w)
+	}
+	return r
+}
+
+// pointColumns are the rows' columns; CSV names them as the JSON does.
+var pointColumns = []string{"collective", "algorithm", "machine", "network", "ranks", "size_bytes", "count", "time_s", "algbw_GBps", "busbw_GBps", "data_verified", "model_s"}
+
+func (r *pointRows) add(out *collsim.Result) error {
+	verified, model := "no", ""
+	if out.DataVerified != nil {
+		verified = "yes"
+	}
+	if out.Model != nil {
+		model = fmt.Sprint(*out.Model)
+	}
+	if r.csv != nil {
+		if r.n == 0 {
+			r.csv.Write(pointColumns)
+		}
+		r.n++
+		r.csv.Write([]string{out.Collective, out.Algorithm, out.Machine, out.Network, fmt.Sprint(out.Ranks), fmt.Sprint(out.SizeBytes), fmt.Sprint(out.Count),
+			fmt.Sprint(out.Time), fmt.Sprint(out.AlgBW), fmt.Sprint(out.BusBW), verified, model})
+		r.csv.Flush()
+		return r.csv.Error()
+	}
+	if r.n == 0 {
+		fmt.Fprintf(r.w, "%s on %s, %s network\n", out.Collective, out.Machine, out.Network)
+		fmt.Fprintf(r.w, "%-22s %7s %12s %12s %12s %12s %12s  %s\n", "algorithm", "ranks", "size", "count", "time", "algbw GB/s", "busbw GB/s", "data")
+	}
+	r.n++
+	data := "checked"
+	if out.DataVerified == nil {
+		data = "not checked"
+	}
+	_, err := fmt.Fprintf(r.w, "%-22s %7d %12s %12d %12s %12.3f %12.3f  %s\n", out.Algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
+	return err
+}
+
+func (r *pointRows) flush() error {
+	if r.csv != nil {
+		r.csv.Flush()
+		return r.csv.Error()
+	}
+	return nil
+}
+
+func (r *pointRows) addFlush(out *collsim.Result) error {
+	if err := r.add(out); err != nil {
+		return err
+	}
+	return r.flush()
 }
