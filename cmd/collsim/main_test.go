@@ -493,8 +493,8 @@ func readmeTable(t *testing.T, readme, header string) [][]string {
 	return rows
 }
 
-// TestRunPoints: lists and doubling ranges of -a, -n and -s run one
-// point each, algorithms outermost, then ranks, then sizes; a range ends
+// TestRunPoints: lists and doubling ranges of -m, -a, -n and -s run one
+// point each, machines outermost, then algorithms, ranks and sizes; a range ends
 // at its end ("2..6" is 2, 4, 6). On the small machine (one switch) the
 // closed forms price every point independently: exactly where they say
 // so, else as bounds (recursive doubling on 6 ranks), and each point's
@@ -542,6 +542,16 @@ func TestRunPoints(t *testing.T) {
 	}
 	if len(got) != 12 {
 		t.Errorf("%d points, want 12", len(got))
+	}
+	// A list of machines is the outermost loop; each point runs on its own
+	// machine (its name in the result, and its default rank count).
+	stdout, stderr, code = collsim(t, "run", "-m", "small,dragonfly-72", "-s", "8", "--json")
+	var ms []struct {
+		Machine string `json:"machine"`
+		Ranks   int    `json:"ranks"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &ms) != nil || len(ms) != 2 || ms[0].Machine != "small" || ms[1].Machine != "dragonfly-72" || ms[0].Ranks != 64 || ms[1].Ranks != 64 {
+		t.Errorf("-m small,dragonfly-72: exit %d, %+v: %s", code, ms, stderr)
 	}
 	// The same points as CSV: a header and a row each, the same times.
 	stdout, stderr, code = collsim(t, "run", "-a", "ring,recursive_doubling", "-n", "2..6", "-s", "8,64KiB", "--csv")

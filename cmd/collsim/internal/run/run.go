@@ -105,7 +105,7 @@ machine, with every rank's data checked.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm, or a comma-separated list (default: the collective's default; see collsim algos)")
-	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
+	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage+"; a comma-separated list runs each")
 	f.StringVar(&o.Network, "network", "", "network model: analytic (no link sharing), flow (max-min fair sharing on the machine's routes) or loggops (default: analytic; loggops with --goal)")
 	f.StringVar(&o.GOAL, "goal", "", "run this GOAL schedule file instead of a collective")
 	o.LogGOPS.Register(f)
@@ -194,38 +194,53 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		e.Verify = collsim.VerifyAuto
 	}
 	e.BusiestLinks = o.Links
-	// One run, or one per point of the lists and ranges given: algorithms
-	// x ranks x sizes, each printed as it ends (as nccl-tests prints its
-	// sizes).
+	machines := []*configs.Machine{e.Machine}
+	if e.Machine == nil && strings.Contains(o.Machine, ",") {
+		machines = nil
+		for _, name := range strings.Split(o.Machine, ",") {
+			m, err := configs.Resolve(strings.TrimSpace(name))
+			if err != nil {
+				return err
+			}
+			machines = append(machines, m)
+		}
+	}
+	// One run, or one per point of the lists and ranges given: machines x
+	// algorithms x ranks x sizes, each printed as it ends (as nccl-tests
+	// prints its sizes).
 	var outs []*collsim.Result
-	points := len(ranks) * len(sizes) * (strings.Count(o.Algorithm, ",") + 1)
+	points := len(machines) * len(ranks) * len(sizes) * (strings.Count(o.Algorithm, ",") + 1)
 	var rows *pointRows
 	if points > 1 && !o.JSON {
 		rows = newPointRows(streams.Out, o.CSV)
+		rows.machines = len(machines) > 1
 	}
-	for _, algo := range strings.Split(o.Algorithm, ",") {
-		for _, n := range ranks {
-			for _, size := range sizes {
-				p := *e
-				p.Algorithm, p.Ranks, p.Size = strings.TrimSpace(algo), n, size
-				out, err := p.Run()
-				if err != nil {
-					done()
-					if points > 1 {
-						return fmt.Errorf("%s on %d ranks, %s: %w", cmp.Or(p.Algorithm, "the default algorithm"), n, configs.FormatBytes(size), err)
-					}
-					return err
-				}
-				if out.Note != "" {
-					fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
-				}
-				if rows != nil {
-					if err := rows.add(out); err != nil {
+	for _, m := range machines {
+		e.Machine = m
+		for _, algo := range strings.Split(o.Algorithm, ",") {
+			for _, n := range ranks {
+				for _, size := range sizes {
+					p := *e
+					p.Algorithm, p.Ranks, p.Size = strings.TrimSpace(algo), n, size
+					out, err := p.Run()
+					if err != nil {
 						done()
+						if points > 1 {
+							return fmt.Errorf("%s on %d ranks of %s, %s: %w", cmp.Or(p.Algorithm, "the default algorithm"), n, m.Name, configs.FormatBytes(size), err)
+						}
 						return err
 					}
+					if out.Note != "" {
+						fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
+					}
+					if rows != nil {
+						if err := rows.add(out); err != nil {
+							done()
+							return err
+						}
+					}
+					outs = append(outs, out)
 				}
-				outs = append(outs, out)
 			}
 		}
 	}
@@ -247,7 +262,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 func (o *Options) experiment() (*collsim.Experiment, error) {
 	e := &collsim.Experiment{Network: o.Network, Routing: o.Routing, Placement: o.Placement, Degrade: o.Degrade, Fail: o.Fail, Seed: o.Seed}
 	loggops := o.Network == collsim.LogGOPS || o.Network == "" && o.GOAL != ""
-	if !loggops {
+	if !loggops && (o.GOAL != "" || !strings.Contains(o.Machine, ",")) { // a list: one machine a point (Run)
 		m, err := configs.Resolve(o.Machine)
 		if err != nil {
 			return nil, err
@@ -462,9 +477,10 @@ func (p *readProgress) Read(b []byte) (int, error) {
 // pointRows prints one row per run, as nccl-tests does: a table that
 // grows as the runs end, or CSV.
 type pointRows struct {
-	w   io.Writer
-	csv *csv.Writer
-	n   int
+	w        io.Writer
+	csv      *csv.Writer
+	n        int
+	machines bool // a column of machines (else the header names the one)
 }
 
 func newPointRows(w io.Writer, asCSV bool) *pointRows {
@@ -497,15 +513,23 @@ func (r *pointRows) add(out *collsim.Result) error {
 		return r.csv.Error()
 	}
 	if r.n == 0 {
-		fmt.Fprintf(r.w, "%s on %s, %s network\n", out.Collective, out.Machine, out.Network)
-		fmt.Fprintf(r.w, "%-22s %7s %12s %12s %12s %12s %12s  %s\n", "algorithm", "ranks", "size", "count", "time", "algbw GB/s", "busbw GB/s", "data")
+		machine, column := " on "+out.Machine, ""
+		if r.machines {
+			machine, column = "", fmt.Sprintf("%-14s ", "machine")
+		}
+		fmt.Fprintf(r.w, "%s%s, %s network\n", out.Collective, machine, out.Network)
+		fmt.Fprintf(r.w, "%s%-22s %7s %12s %12s %12s %12s %12s  %s\n", column, "algorithm", "ranks", "size", "count", "time", "algbw GB/s", "busbw GB/s", "data")
 	}
 	r.n++
 	data := "checked"
 	if out.DataVerified == nil {
 		data = "not checked"
 	}
-	_, err := fmt.Fprintf(r.w, "%-22s %7d %12s %12d %12s %12.3f %12.3f  %s\n", out.Algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
+	column := ""
+	if r.machines {
+		column = fmt.Sprintf("%-14s ", out.Machine)
+	}
+	_, err := fmt.Fprintf(r.w, "%s%-22s %7d %12s %12d %12s %12.3f %12.3f  %s\n", column, out.Algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
 	return err
 }
 
