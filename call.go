@@ -1,6 +1,7 @@
 package collsim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -146,4 +147,27 @@ func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string
 		}
 	}
 	return ""
+}
+
+// Resolve turns a collective call into its algorithm and parameters on m
+// (nil: no option defaults from a machine): size split over the ranks as
+// Call splits it, with Shortfall's note (or its refusal when nothing would
+// move), the root checked, the shape's options applied, and a library's
+// choice (ChooseAlgorithm) resolved, with chosenBy naming its rule.
+func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize int64, root int, shape Shape, m *configs.Machine) (a collectives.Algorithm, chosenBy string, p collectives.Params, note string, err error) {
+	if p, err = Call(c, ranks, size, elemSize, root); err != nil {
+		return a, "", p, "", err
+	}
+	if note, err = Shortfall(c, p, size); err != nil {
+		return a, "", p, "", err
+	}
+	if err := shape.Check(); err != nil {
+		return a, "", p, "", err
+	}
+	shape.Apply(&p, m)
+	if root < 0 || root >= ranks {
+		return a, "", p, "", optionf("--root %d is not a rank of 0..%d", root, ranks-1)
+	}
+	a, chosenBy, err = ChooseAlgorithm(c, cmp.Or(algo, collectives.DefaultAlgorithm(c)), &p)
+	return a, chosenBy, p, note, err
 }

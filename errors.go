@@ -3,8 +3,9 @@ package collsim
 import "fmt"
 
 // OptionError is an Experiment option out of range, or options that do
-// not go together: the command line's usage error (exit status 2). Its
-// message names the option as collsim run's flag that sets it.
+// not go together: the command line's usage error (exit status 2; its own
+// flag errors are OptionErrors too). Its message names the option as
+// collsim run's flag that sets it.
 type OptionError struct{ Err error }
 
 // Error returns the wrapped error's message.

@@ -187,24 +187,8 @@ func (e *Experiment) Run() (*Result, error) {
 		return nil, optionf("--ranks must be at least 1, not %d", ranks)
 	}
 	c := cmp.Or(e.Collective, collectives.Allreduce)
-	algo := cmp.Or(e.Algorithm, collectives.DefaultAlgorithm(c))
 	elem := cmp.Or(e.ElemSize, DefaultElemSize)
-	params, err := Call(c, ranks, e.Size, elem, e.Root)
-	if err != nil {
-		return nil, err
-	}
-	note, err := Shortfall(c, params, e.Size)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.Shape.Check(); err != nil {
-		return nil, err
-	}
-	e.Shape.Apply(&params, m)
-	if e.Root < 0 || e.Root >= ranks {
-		return nil, optionf("--root %d is not a rank of 0..%d", e.Root, ranks-1)
-	}
-	alg, chosenBy, err := ChooseAlgorithm(c, algo, &params)
+	alg, chosenBy, params, note, err := Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, e.Shape, m)
 	if err != nil {
 		return nil, err
 	}

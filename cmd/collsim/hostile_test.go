@@ -244,6 +244,10 @@ var hostileCases = []hostile{
 	// 2 ranks takes 2^53/12.5e9 s = 8.3 days: inside the clock.
 	{args: []string{"run", "-c", "bcast", "-n", "2", "--elem-size", "1", "-s", "9007199254740993", "--verify", "off", "--json"}, code: 0, alt: []int{2}, want: `size`, out: jsonExact("size_bytes", "9007199254740993")},
 	{args: []string{"run", "--root", "-1"}, code: 2, want: `root`},
+	// explain and schedule refused a root outside the ranks with exit 1
+	// (the algorithm's own check), run with 2: one check for all, now.
+	{args: []string{"explain", "-c", "bcast", "-n", "4", "-s", "8", "--root", "99"}, code: 2, want: `--root 99 is not a rank of 0..3`},
+	{args: []string{"schedule", "-c", "bcast", "-n", "4", "-s", "8", "--root", "99"}, code: 2, want: `--root 99 is not a rank of 0..3`},
 	{args: []string{"run", "--network", "flow", "--routing", "nosuch"}, code: 2, want: `nosuch|routing`},
 	{args: []string{"run", "--routing", "valiant"}, code: 2, want: `flow`},
 	{args: []string{"run", "--network", "flow", "--jitter", "normal:-1ns"}, code: 2, want: `jitter`},

@@ -115,6 +115,21 @@ func acceptRetry(ln net.Listener, stop func() bool) (net.Conn, error) {
 	}
 }
 
+// deadliner is a listener whose Accept a deadline interrupts: Serve and
+// Connect stop accepting by setting one (TCP and Unix listeners are).
+type deadliner interface{ SetDeadline(time.Time) error }
+
+// listenerError refuses a listener Serve and Connect cannot stop.
+func listenerError(ln net.Listener) error {
+	if _, ok := ln.(deadliner); !ok {
+		return fmt.Errorf("listener %T cannot take a deadline: give a TCP listener", ln)
+	}
+	return nil
+}
+
+// stopAccepting interrupts ln's Accept, now and from now on.
+func stopAccepting(ln net.Listener) { ln.(deadliner).SetDeadline(time.Now()) }
+
 // refusals counts the connections a listener dropped for not proving
 // themselves, and remembers a few of their addresses for the error of a
 // run whose ranks never arrived (a rank given another secret shows here).

@@ -102,6 +102,9 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 	if len(secret) == 0 {
 		return nil, fmt.Errorf("rank %d: %w", rank, errNoSecret)
 	}
+	if err := listenerError(ln); err != nil {
+		return nil, fmt.Errorf("rank %d: %w", rank, err)
+	}
 	m := &Mesh{rank: rank, size: size, job: job, secret: secret, conns: make([]net.Conn, size), out: make([]*outQueue, size),
 		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank
@@ -110,7 +113,7 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 	stopped := m.acceptPeers(connecting, ln, acc)
 	defer func() {
 		endConnect()
-		ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now())
+		stopAccepting(ln)
 		<-stopped
 	}()
 	var errs []error

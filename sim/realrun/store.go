@@ -164,6 +164,9 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	if len(secret) == 0 {
 		return nil, errNoSecret
 	}
+	if err := listenerError(ln); err != nil {
+		return nil, err
+	}
 	clients := make([]*client, size)
 	var mu sync.Mutex
 	closeAll := func() {
@@ -219,11 +222,11 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 	}()
 	// Registration over, stop accepting: strangers that come later wait in
 	// the backlog until the caller closes ln.
-	stopAccepting := sync.OnceFunc(func() {
-		ln.(interface{ SetDeadline(time.Time) error }).SetDeadline(time.Now())
+	endAccepting := sync.OnceFunc(func() {
+		stopAccepting(ln)
 		<-accepting
 	})
-	defer stopAccepting()
+	defer endAccepting()
 	var refused refusals
 	var others []string // ranks of other jobs, refused
 	registered, runJob, jobRank := 0, "", -1
@@ -291,7 +294,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 		registered++
 	}
 	endRegistration()
-	stopAccepting()
+	endAccepting()
 	peers := make([]string, size)
 	for r, c := range clients {
 		peers[r] = c.reg.Addr

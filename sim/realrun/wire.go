@@ -26,13 +26,11 @@ const (
 	headerBytes = 32
 	helloBytes  = 24 + nonceBytes
 	proofBytes  = sha256.Size
-	// maxPayload bounds what a peer may announce, so that a corrupt header
-	// cannot make a rank allocate without limit.
-	maxPayload = MaxMessageBytes
 )
 
 // MaxMessageBytes is the largest message a real run carries: one frame,
-// whose payload a receiving rank takes no larger (16 GiB).
+// whose payload a receiving rank takes no larger (16 GiB), so that a
+// corrupt header cannot make it allocate without limit.
 const MaxMessageBytes = 1 << 34
 
 // Frame kinds.
@@ -79,7 +77,7 @@ func parseHeader(b []byte, peer int) (header, error) {
 	switch {
 	case h.kind&^flagElements < kindData || h.kind&^flagElements > kindAbort || h.kind&flagElements != 0 && h.kind&^flagElements != kindData:
 		return h, fmt.Errorf("rank %d sent a frame of unknown kind %#x", peer, h.kind)
-	case h.bytes < 0 || h.payload < 0 || h.payload > maxPayload:
+	case h.bytes < 0 || h.payload < 0 || h.payload > MaxMessageBytes:
 		return h, fmt.Errorf("rank %d sent a frame of %d bytes with a payload of %d: out of range", peer, h.bytes, h.payload)
 	case h.kind&flagElements != 0 && h.payload%8 != 0:
 		return h, fmt.Errorf("rank %d sent a data payload of %d bytes, not whole elements", peer, h.payload)

@@ -40,14 +40,9 @@ const (
 // MachineUsage is the help of every -m/--machine flag.
 const MachineUsage = "built-in machine name or machine config file (read whole: at most 1 MiB; a FIFO blocks until it is written)"
 
-// FlagError is a usage error: wrong or missing flags.
-type FlagError struct{ Err error }
-
-// Error returns the wrapped error's message.
-func (e *FlagError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the wrapped error.
-func (e *FlagError) Unwrap() error { return e.Err }
+// FlagError is a usage error: wrong or missing flags (an Experiment's
+// option errors are the same kind).
+type FlagError = collsim.OptionError
 
 // Flagf returns a FlagError.
 func Flagf(format string, args ...any) error {
@@ -55,26 +50,18 @@ func Flagf(format string, args ...any) error {
 }
 
 // ValidationError is a run that finished wrongly: a deadlock or wrong data.
-type ValidationError struct{ Err error }
-
-// Error returns the wrapped error's message.
-func (e *ValidationError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the wrapped error.
-func (e *ValidationError) Unwrap() error { return e.Err }
+type ValidationError = collsim.CheckError
 
 // ExitCode maps an error to collsim's exit status.
 func ExitCode(err error) int {
 	var fe *FlagError
-	var oe *collsim.OptionError
 	var ve *ValidationError
-	var ce *collsim.CheckError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &fe), errors.As(err, &oe):
+	case errors.As(err, &fe):
 		return ExitUsage
-	case errors.As(err, &ve), errors.As(err, &ce):
+	case errors.As(err, &ve):
 		return ExitValidation
 	}
 	return ExitError

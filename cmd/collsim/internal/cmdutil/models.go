@@ -226,11 +226,6 @@ type Request struct {
 // may be nil: then no option defaults from a machine). chosenBy names the
 // selector and rule when the algorithm is a library's choice.
 func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy string, p collectives.Params, err error) {
-	c := collectives.Collective(q.Collective)
-	algo := q.Algorithm
-	if algo == "" {
-		algo = collectives.DefaultAlgorithm(c)
-	}
 	if q.Ranks < 1 {
 		return a, "", p, Flagf("--ranks must be at least 1, not %d", q.Ranks)
 	}
@@ -238,17 +233,7 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 	if err != nil {
 		return a, "", p, &FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	if p, err = collsim.Call(c, q.Ranks, bytes, q.ElemSize, q.Root); err != nil {
-		return a, "", p, err
-	}
-	if _, err := collsim.Shortfall(c, p, bytes); err != nil {
-		return a, "", p, err
-	}
-	if err := q.Shape.Check(); err != nil {
-		return a, "", p, err
-	}
-	q.Shape.Apply(&p, m)
-	a, chosenBy, err = collsim.ChooseAlgorithm(c, algo, &p)
+	a, chosenBy, p, _, err = collsim.Resolve(collectives.Collective(q.Collective), q.Algorithm, q.Ranks, bytes, q.ElemSize, q.Root, q.Shape.Shape, m)
 	return a, chosenBy, p, err
 }
 
