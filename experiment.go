@@ -165,10 +165,29 @@ type Link struct {
 	PeakFlows   int32   `json:"peak_flows"`
 }
 
+// Check refuses a network model or a Verify that is not one of the
+// choices; Run checks the rest, which depends on the machine.
+func (e *Experiment) Check() error {
+	switch e.Network {
+	case "", Analytic, Flow, LogGOPS:
+	default:
+		return optionf("network model %q is not available; valid: analytic, flow, loggops", e.Network)
+	}
+	switch e.Verify {
+	case VerifyAuto, VerifyOn, VerifyOff:
+	default:
+		return optionf("--verify must be auto, on or off, not %q", e.Verify)
+	}
+	return nil
+}
+
 // Run simulates the experiment. Its options' errors are *OptionError; a
 // deadlock or data that arrived wrong is a *CheckError; a run past the
 // clock's limit names its costliest input (ClockHint).
 func (e *Experiment) Run() (*Result, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
 	m := e.Machine
 	if m == nil {
 		var err error
@@ -220,8 +239,6 @@ func (e *Experiment) Run() (*Result, error) {
 		if err != nil && e.Verify == VerifyOn {
 			return nil, err
 		}
-	default:
-		return nil, optionf("--verify must be auto, on or off, not %q", e.Verify)
 	}
 	if data != nil {
 		cfg.Data = data.Buffers
@@ -351,7 +368,7 @@ func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *net
 		cfg.LogGOPS = &p
 		return cfg, nil, nil
 	}
-	return cfg, nil, optionf("network model %q is not available; valid: analytic, flow, loggops", net)
+	return cfg, nil, e.Check() // an unknown network
 }
 
 // inputs are what costs the run's messages time, for ClockHint: the

@@ -23,6 +23,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
 	"github.com/collsim/collsim/cmd/collsim/internal/study"
+	"github.com/collsim/collsim/cmd/collsim/internal/sweep"
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
 	"github.com/collsim/collsim/cmd/collsim/internal/tune"
 	"github.com/collsim/collsim/cmd/collsim/internal/validate"
@@ -68,7 +69,7 @@ with their closed-form costs.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: plainFlagError(suggestFlag(c, err))}
 	})
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams))
 	refuseUnknownSubcommands(cmd)
 	return cmd, func() { end() }
 }

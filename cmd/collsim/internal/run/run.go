@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,7 +104,13 @@ machine, with every rank's data checked.`,
 			return Run(streams, o)
 		},
 	}
-	f := cmd.Flags()
+	o.register(cmd.Flags())
+	return cmd
+}
+
+// register defines the flags of `collsim run` on f (a sweep's points are
+// set through the same flags, so they accept exactly what run does).
+func (o *Options) register(f *pflag.FlagSet) {
 	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm, or a comma-separated list (default: the collective's default; see collsim algos)")
 	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage+"; a comma-separated list runs each")
@@ -127,7 +135,6 @@ machine, with every rank's data checked.`,
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress line on stderr (shown after 2 s when stderr is a terminal)")
 	f.BoolVar(&o.Progress, "progress", false, "a progress line on stderr every 10 s after the first 2 s even when stderr is not a terminal (a batch job's log)")
-	return cmd
 }
 
 // ranksLine is the rank count and how the ranks are placed.
@@ -184,16 +191,9 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if err != nil {
 		return &cmdutil.FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	if o.ElemSize == 0 { // the library's default; a flag of 0 is a mistake
-		return cmdutil.Flagf("--elem-size must be at least 1 byte, not 0")
+	if err := o.call(e); err != nil {
+		return err
 	}
-	e.Collective, e.ElemSize, e.Root = collectives.Collective(o.Collective), o.ElemSize, o.Root
-	e.Shape = o.Shape.Shape
-	e.Verify = collsim.Verify(o.Verify)
-	if o.Verify == "auto" {
-		e.Verify = collsim.VerifyAuto
-	}
-	e.BusiestLinks = o.Links
 	machines := []*configs.Machine{e.Machine}
 	if e.Machine == nil && strings.Contains(o.Machine, ",") {
 		machines = nil
@@ -258,11 +258,29 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	return print(streams, outs[0])
 }
 
+// call sets the collective call the flags ask for, all but its ranks and
+// size (which may be lists).
+func (o *Options) call(e *collsim.Experiment) error {
+	if o.ElemSize == 0 { // the library's default; a flag of 0 is a mistake
+		return cmdutil.Flagf("--elem-size must be at least 1 byte, not 0")
+	}
+	e.Collective, e.ElemSize, e.Root = collectives.Collective(o.Collective), o.ElemSize, o.Root
+	e.Shape = o.Shape.Shape
+	e.Verify = collsim.Verify(o.Verify)
+	if o.Verify == "auto" {
+		e.Verify = collsim.VerifyAuto
+	}
+	e.BusiestLinks = o.Links
+	return nil
+}
+
 // experiment is the run the flags ask for, without the collective call.
 func (o *Options) experiment() (*collsim.Experiment, error) {
 	e := &collsim.Experiment{Network: o.Network, Routing: o.Routing, Placement: o.Placement, Degrade: o.Degrade, Fail: o.Fail, Seed: o.Seed}
 	loggops := o.Network == collsim.LogGOPS || o.Network == "" && o.GOAL != ""
-	if !loggops && (o.GOAL != "" || !strings.Contains(o.Machine, ",")) { // a list: one machine a point (Run)
+	// A list is one machine a point (Run); "" is a machine set by the caller
+	// (Point).
+	if !loggops && o.Machine != "" && (o.GOAL != "" || !strings.Contains(o.Machine, ",")) {
 		m, err := configs.Resolve(o.Machine)
 		if err != nil {
 			return nil, err
@@ -546,4 +564,86 @@ func (r *pointRows) addFlush(out *collsim.Result) error {
 		return err
 	}
 	return r.flush()
+}
+
+// Setting is one flag of `collsim run` and its value, as a sweep's point
+// sets it (flag names without the dashes).
+type Setting struct{ Flag, Value string }
+
+// Flags are the names of run's flags that a point may set: all but those
+// that choose the output or another kind of run.
+func Flags() []string { return slices.Clone(flagNames()) }
+
+var flagNames = sync.OnceValue(func() []string {
+	var names []string
+	pointFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
+})
+
+// Repeatable says whether run's flag may be given more than once (--degrade,
+// --fail): a point may then give it a list.
+func Repeatable(flag string) bool {
+	f := pointFlags().Lookup(flag)
+	return f != nil && f.Value.Type() == "stringArray"
+}
+
+// notPointFlags choose what run prints or run something else than one
+// collective call; a point is one call and a sweep prints its own rows.
+var notPointFlags = []string{"json", "csv", "quiet", "progress", "goal", "links", "machine"}
+
+// pointFlags is run's flag set without notPointFlags.
+func pointFlags() *pflag.FlagSet {
+	all := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	(&Options{}).register(all)
+	f := pflag.NewFlagSet("point", pflag.ContinueOnError)
+	all.VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains(notPointFlags, fl.Name) {
+			f.AddFlag(fl)
+		}
+	})
+	return f
+}
+
+// Point is the experiment a sweep's point describes: run's defaults, with
+// settings given as run's flags would be, on machine m (nil: the default
+// machine). The experiment prints nothing and shows no progress.
+func Point(settings []Setting, m *configs.Machine) (*collsim.Experiment, error) {
+	o := &Options{}
+	f := pflag.NewFlagSet("point", pflag.ContinueOnError)
+	o.register(f)
+	for _, s := range settings {
+		if slices.Contains(notPointFlags, s.Flag) || f.Lookup(s.Flag) == nil {
+			return nil, cmdutil.Flagf("%s is not a setting of a point; valid: %s", s.Flag, strings.Join(Flags(), ", "))
+		}
+		if err := f.Set(s.Flag, s.Value); err != nil {
+			return nil, cmdutil.Flagf("%s: %v", s.Flag, err)
+		}
+	}
+	o.RanksGiven = f.Changed("ranks")
+	if err := checkFlags(f, o); err != nil {
+		return nil, err
+	}
+	o.Machine = "" // experiment() loads no machine by name: m is the point's
+	e, err := o.experiment()
+	if err != nil {
+		return nil, err
+	}
+	if o.Network != collsim.LogGOPS {
+		e.Machine = m
+	}
+	if err := o.call(e); err != nil {
+		return nil, err
+	}
+	if e.Algorithm = strings.TrimSpace(o.Algorithm); strings.Contains(e.Algorithm, ",") {
+		return nil, cmdutil.Flagf("algo %q: give one algorithm (a list belongs in axes)", o.Algorithm)
+	}
+	if o.RanksGiven {
+		if e.Ranks, err = strconv.Atoi(strings.TrimSpace(o.Ranks)); err != nil || e.Ranks < 1 {
+			return nil, cmdutil.Flagf("ranks %q: give one whole number of at least 1 (a list or range belongs in axes)", o.Ranks)
+		}
+	}
+	if e.Size, err = configs.ParseSize(strings.TrimSpace(o.Size)); err != nil {
+		return nil, cmdutil.Flagf("size %q: %v (a list or range belongs in axes)", o.Size, err)
+	}
+	return e, e.Check()
 }

@@ -1,0 +1,96 @@
+package sweep
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Plan says which points a run of the sweep takes and how.
+type Plan struct {
+	Jobs          int // points run at once; 0: one per processor (GOMAXPROCS)
+	Shard, Shards int // run the Shard-th (1-based) of Shards slices; 0, 0: all
+	// Done are points already written (--resume); they are not run again.
+	Done map[int]bool
+	// Progress, if set, is told after each point is written.
+	Progress func(done, total, failed int, last string)
+}
+
+// InShard says whether point p belongs to the plan's shard: point p is in
+// shard p mod n + 1, so that every shard gets a share of each axis's
+// values (the costly large points of a grid's end are spread out).
+func (pl *Plan) InShard(p int) bool {
+	return pl.Shards == 0 || p%pl.Shards == pl.Shard-1
+}
+
+// todo lists the points the plan runs, in order.
+func (s *Spec) todo(pl *Plan) []int {
+	var pts []int
+	for p := range s.Points() {
+		if pl.InShard(p) && !pl.Done[p] {
+			pts = append(pts, p)
+		}
+	}
+	return pts
+}
+
+// Run runs the plan's points on Jobs workers and writes their rows to w
+// in point order, whatever order they finish in, so that the output is
+// the same (but for wall times) for any number of workers. At most a few
+// rows per worker wait to be written: memory is bounded by the workers,
+// not the points. A point that fails is a row with its error; Run returns
+// how many failed, and an error only when writing fails.
+func (s *Spec) Run(w *writer, pl Plan) (failed int, err error) {
+	jobs := pl.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	todo := s.todo(&pl)
+	type job struct {
+		point int
+		out   chan outcome
+	}
+	queue := make(chan job)
+	order := make(chan chan outcome, 4*jobs) // the window of points under way, in point order
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(queue)
+		defer close(order)
+		for _, p := range todo {
+			out := make(chan outcome, 1)
+			select {
+			case order <- out:
+			case <-stop:
+				return
+			}
+			select {
+			case queue <- job{p, out}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	cache := &machines{}
+	for range jobs {
+		go func() {
+			for j := range queue {
+				j.out <- s.runPoint(j.point, cache)
+			}
+		}()
+	}
+	done := 0
+	for out := range order {
+		o := <-out
+		if o.err != nil {
+			failed++
+		}
+		if err := w.write(s.row(o)); err != nil {
+			return failed, fmt.Errorf("writing point %d: %w", o.point, err)
+		}
+		done++
+		if pl.Progress != nil {
+			pl.Progress(done, len(todo), failed, s.describe(o.point))
+		}
+	}
+	return failed, nil
+}

@@ -1,0 +1,68 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// resume reads the rows an earlier run of s wrote to the file name, for
+// --resume: the points they hold are not run again. A row cut short by a
+// killed run is removed from the file (its point runs again). It refuses
+// a file of another sweep or other columns, and rows outside the plan's
+// shard.
+func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	done := map[int]bool{}
+	var good int64 // bytes of whole rows
+	lineNo := 0
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if len(line) == 0 {
+			break
+		}
+		lineNo++
+		if !bytes.HasSuffix(line, []byte{'\n'}) {
+			break // cut short: truncated below
+		}
+		if format == CSV && lineNo == 1 {
+			w := &writer{format: CSV, cols: s.Columns()}
+			var want bytes.Buffer
+			w.w = &want
+			if err := w.header(); err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(line, want.Bytes()) {
+				return nil, fmt.Errorf("%s:1: its columns are not this sweep's; give another -o, or remove the file to start again", name)
+			}
+			good += int64(len(line))
+			continue
+		}
+		k, err := rowKey(format, line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+		}
+		if k.sweep != s.Hash || k.points != s.Points() {
+			return nil, fmt.Errorf("%s:%d: a row of sweep %s (%d points); %s is sweep %s (%d points) now: its file changed, so the rows would not match it. Give another -o, or remove the file to start again", name, lineNo, k.sweep, k.points, s.File, s.Hash, s.Points())
+		}
+		if !pl.InShard(k.point) {
+			return nil, fmt.Errorf("%s:%d: point %d is not in shard %d/%d; resume with the --shard the file was written with", name, lineNo, k.point, pl.Shard, pl.Shards)
+		}
+		done[k.point] = true
+		good += int64(len(line))
+	}
+	if format == CSV && good == 0 {
+		return nil, fmt.Errorf("%s: no header; remove the file to start again", name)
+	}
+	return done, f.Truncate(good)
+}

@@ -1,0 +1,412 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeSweep writes a sweep file into a fresh folder and returns its path.
+func writeSweep(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// readRows reads a sweep's CSV output as maps from column to value.
+func readRows(t *testing.T, text string) (cols []string, rows []map[string]string) {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("not CSV with a header (%v):\n%s", err, text)
+	}
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, c := range recs[0] {
+			m[c] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return recs[0], rows
+}
+
+// withoutWall is output with the wall_s and ops_per_s values blanked: the
+// only values that depend on the machine running the sweep.
+func withoutWall(t *testing.T, text string) string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("not CSV (%v):\n%s", err, text)
+	}
+	wall, speed := slices.Index(recs[0], "wall_s"), slices.Index(recs[0], "ops_per_s")
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	for i, r := range recs {
+		if i > 0 {
+			r[wall], r[speed] = "<wall>", "<wall>"
+		}
+		w.Write(r)
+	}
+	w.Flush()
+	return b.String()
+}
+
+const sweepStudy = `# a small what-if: machines, a machine setting, algorithms and sizes
+base:
+  ranks: 8
+  verify: "on"
+axes:
+  machine: [small, fattree-1024]
+  algo: [ring, recursive_doubling, ompi]
+  size: 8..64KiB
+`
+
+// TestSweepRowsAreRunResults checks every row of a sweep against collsim
+// run --json with the same flags: the sweep must run exactly the
+// experiment run does, value for value.
+func TestSweepRowsAreRunResults(t *testing.T) {
+	file := writeSweep(t, sweepStudy)
+	out, stderr, code := collsim(t, "sweep", file, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cols, rows := readRows(t, out)
+	if len(rows) != 2*3*14 {
+		t.Fatalf("%d rows, want 2 machines x 3 algorithms x 14 sizes = 84", len(rows))
+	}
+	// The column order: leading, the axes in file order, then the result.
+	if want := []string{"point", "points", "sweep", "machine", "algo", "size"}; !slices.Equal(cols[:6], want) {
+		t.Errorf("columns start %v, want %v", cols[:6], want)
+	}
+	if cols[len(cols)-2] != "wall_s" || cols[len(cols)-1] != "error" {
+		t.Errorf("columns end %v, want wall_s, error", cols[len(cols)-2:])
+	}
+	for i, r := range rows {
+		// Points in order, the first axis outermost and the last innermost.
+		machine, algo, size := []string{"small", "fattree-1024"}[i/42], []string{"ring", "recursive_doubling", "ompi"}[i/14%3], strconv.Itoa(8<<(i%14))
+		if r["point"] != strconv.Itoa(i) || r["points"] != "84" || r["machine"] != machine || r["algo"] != algo || r["size"] != size {
+			t.Fatalf("row %d is point %s (%s, %s, %s), want %s, %s, %s", i, r["point"], r["machine"], r["algo"], r["size"], machine, algo, size)
+		}
+		if r["error"] != "" || r["data_verified"] != "true" {
+			t.Errorf("point %d failed or its data was not checked: %q", i, r["error"])
+		}
+		if i%5 != 0 { // a fifth of the points against run, to keep the test short
+			continue
+		}
+		js, stderr, code := collsim(t, "run", "-m", machine, "-a", algo, "-s", size, "-n", "8", "--verify", "on", "--json")
+		if code != 0 {
+			t.Fatalf("run: exit %d: %s", code, stderr)
+		}
+		var want map[string]any
+		if err := json.Unmarshal([]byte(js), &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"algorithm", "time_s", "busbw_GBps", "finish_mean_s", "events", "messages", "chosen_by"} {
+			if got, w := r[k], want[k]; got != fmt.Sprint(w) && !sameNumber(got, w) && !(got == "" && w == nil) {
+				t.Errorf("point %d (%s %s %s): %s = %s in the sweep, %v in run", i, machine, algo, size, k, got, want[k])
+			}
+		}
+	}
+}
+
+func sameNumber(text string, v any) bool {
+	f, err := strconv.ParseFloat(text, 64)
+	g, ok := v.(float64)
+	return err == nil && ok && f == g
+}
+
+// TestSweepMachineSettings checks the machine config settings an axis
+// sets against values found without the sweep: a 2:1 taper of the built-in
+// fat-tree is the example config written tapered, and halving the default
+// machine's link bandwidth gives the ring allreduce's closed form
+// 2(p-1)(alpha + n/p beta) + (p-1) n/p gamma with beta doubled.
+func TestSweepMachineSettings(t *testing.T) {
+	file := writeSweep(t, `
+base: {network: flow, ranks: 64, c: alltoall, size: 1MiB, verify: "off"}
+axes:
+  machine: [fattree-1024]
+  network.fat_tree.taper: [1, 2]
+`)
+	// c is run's shorthand, not a flag name: refused with the names.
+	if _, stderr, code := collsim(t, "sweep", file, "-q"); code != 1 || !strings.Contains(stderr, `sweep.yaml:2: "c" is not a setting`) || !strings.Contains(stderr, "collective") {
+		t.Fatalf("exit %d, want 1 naming the line and the valid settings: %s", code, stderr)
+	}
+	os.WriteFile(file, []byte(`
+base: {network: flow, ranks: 256, collective: alltoall, size: 1MiB, verify: "off"}
+axes:
+  machine: [fattree-1024]
+  network.fat_tree.taper: [1, 2]
+`), 0o644)
+	out, stderr, code := collsim(t, "sweep", file, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, rows := readRows(t, out)
+	tapered, _, code := collsim(t, "run", "-m", "../../configs/examples/fattree-1024-tapered.yaml", "--network", "flow", "-n", "256", "-c", "alltoall", "-s", "1MiB", "--verify", "off", "--json")
+	full, _, _ := collsim(t, "run", "-m", "fattree-1024", "--network", "flow", "-n", "256", "-c", "alltoall", "-s", "1MiB", "--verify", "off", "--json")
+	if code != 0 {
+		t.Fatal(tapered)
+	}
+	for i, js := range []string{full, tapered} {
+		var want struct {
+			Time float64 `json:"time_s"`
+		}
+		json.Unmarshal([]byte(js), &want)
+		if rows[i]["time_s"] != strconv.FormatFloat(want.Time, 'g', -1, 64) {
+			t.Errorf("taper %s: %s s, want %v s as the config written that way gives", rows[i]["network.fat_tree.taper"], rows[i]["time_s"], want.Time)
+		}
+	}
+	if rows[0]["time_s"] == rows[1]["time_s"] {
+		t.Errorf("a 2:1 taper took as long as a full tree (%s s) on 256 ranks' alltoall", rows[0]["time_s"])
+	}
+
+	file = writeSweep(t, `
+base: {ranks: 4, size: 256KiB}
+axes:
+  link.bandwidth: [100Gbit/s, 50Gbit/s]
+`)
+	out, stderr, code = collsim(t, "sweep", file, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, rows = readRows(t, out)
+	const n, p, alpha, gamma = 262144.0, 4.0, 1e-6, 1 / 10e9 // small: 1 µs host to host, reductions at 10 GB/s
+	for i, bw := range []float64{12.5e9, 6.25e9} {
+		want := 2*(p-1)*(alpha+n/p/bw) + (p-1)*n/p*gamma
+		got, _ := strconv.ParseFloat(rows[i]["time_s"], 64)
+		if math.Abs(got-want) > 1e-12*want {
+			t.Errorf("link.bandwidth %s: %g s, want %g s", rows[i]["link.bandwidth"], got, want)
+		}
+	}
+}
+
+// TestSweepWorkersResumeShards checks that the output does not depend on
+// how the sweep ran: 1 worker or 4, interrupted and resumed, or in 3
+// shards merged (CSV and JSON Lines); and that a failed point is a row.
+func TestSweepWorkersResumeShards(t *testing.T) {
+	file := writeSweep(t, sweepStudy+"  collective: [allreduce, alltoall]\n")
+	dir := filepath.Dir(file)
+	one, _, code := collsim(t, "sweep", file, "-q", "-j", "1")
+	if code != 1 { // alltoall of 8 B on 8 ranks sends nothing: those points fail
+		t.Fatalf("exit %d, want 1 for the failed points", code)
+	}
+	_, rows := readRows(t, one)
+	failed := 0
+	for _, r := range rows {
+		if r["error"] != "" {
+			failed++
+			// Alltoall of 8, 16 and 32 B on 8 ranks sends nothing (under
+			// one 8-byte element to each rank; checked first), and
+			// allreduce's ring and recursive doubling are not alltoall's.
+			sends := slices.Contains([]string{"8", "16", "32"}, r["size"])
+			if r["collective"] != "alltoall" || r["time_s"] != "" || !strings.Contains(r["error"], "unknown alltoall algorithm") && !sends ||
+				sends && !strings.Contains(r["error"], "nothing would be sent") {
+				t.Errorf("point %s failed: %q", r["point"], r["error"])
+			}
+		}
+	}
+	if want := 2 * (2*14 + 3); failed != want {
+		t.Errorf("%d points failed, want %d", failed, want)
+	}
+	four, _, _ := collsim(t, "sweep", file, "-q", "-j", "4")
+	if withoutWall(t, four) != withoutWall(t, one) {
+		t.Error("4 workers wrote another output than 1")
+	}
+
+	// Interrupted after 50 rows and in the middle of the 51st.
+	lines := strings.SplitAfter(one, "\n")
+	partial := filepath.Join(dir, "partial.csv")
+	os.WriteFile(partial, []byte(strings.Join(lines[:51], "")+lines[51][:20]), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", partial); code != 2 || !strings.Contains(stderr, "--resume") {
+		t.Errorf("an existing output without --resume: exit %d, want 2 saying --resume: %s", code, stderr)
+	}
+	_, stderr, _ := collsim(t, "sweep", file, "-o", partial, "--resume")
+	if !strings.Contains(stderr, "118 points run, 50 already done") {
+		t.Errorf("resume: %s", stderr)
+	}
+	resumed, _ := os.ReadFile(partial)
+	if withoutWall(t, string(resumed)) != withoutWall(t, one) {
+		t.Error("an interrupted and resumed sweep wrote another output than one run")
+	}
+
+	for _, ext := range []string{"csv", "jsonl"} {
+		var parts []string
+		for i := 1; i <= 3; i++ {
+			part := filepath.Join(dir, fmt.Sprintf("part-%d.%s", i, ext))
+			collsim(t, "sweep", file, "-q", "--shard", fmt.Sprintf("%d/3", i), "-o", part)
+			parts = append(parts, part)
+		}
+		merged, stderr, code := collsim(t, append([]string{"merge"}, parts...)...)
+		if code != 0 {
+			t.Fatalf("merge: exit %d: %s", code, stderr)
+		}
+		whole := filepath.Join(dir, "whole."+ext)
+		collsim(t, "sweep", file, "-q", "-o", whole)
+		want, _ := os.ReadFile(whole)
+		if ext == "jsonl" {
+			merged, want = maskJSONWall(merged), []byte(maskJSONWall(string(want)))
+			checkJSONLines(t, merged, rows)
+		} else {
+			merged = withoutWall(t, merged)
+			want = []byte(withoutWall(t, string(want)))
+		}
+		if merged != string(want) {
+			t.Errorf("%s: 3 shards merged differ from one run", ext)
+		}
+		// What merge refuses: a part missing, a part twice, another sweep.
+		if _, stderr, code := collsim(t, "merge", parts[0], parts[2]); code != 1 || !strings.Contains(stderr, "are in no part") {
+			t.Errorf("%s: a missing shard: exit %d: %s", ext, code, stderr)
+		}
+		if _, stderr, code := collsim(t, "merge", parts[0], parts[1], parts[2], parts[1]); code != 1 || !strings.Contains(stderr, "also in another part") {
+			t.Errorf("%s: a shard twice: exit %d: %s", ext, code, stderr)
+		}
+	}
+	other := writeSweep(t, strings.Replace(sweepStudy, "ranks: 8", "ranks: 16", 1)+"  collective: [allreduce, alltoall]\n")
+	collsim(t, "sweep", other, "-q", "--shard", "2/3", "-o", filepath.Join(dir, "other.csv"))
+	if _, stderr, code := collsim(t, "merge", filepath.Join(dir, "part-1.csv"), filepath.Join(dir, "other.csv"), filepath.Join(dir, "part-3.csv")); code != 1 || !strings.Contains(stderr, "merge the parts of one sweep") {
+		t.Errorf("parts of two sweeps: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "sweep", other, "-q", "-o", partial, "--resume"); code != 1 || !strings.Contains(stderr, "its file changed") {
+		t.Errorf("resuming another sweep's output: exit %d: %s", code, stderr)
+	}
+}
+
+var jsonWall = regexp.MustCompile(`"(wall_s|ops_per_s)":[0-9.e+-]+`)
+
+func maskJSONWall(s string) string { return jsonWall.ReplaceAllString(s, `"$1":0`) }
+
+// checkJSONLines checks that each JSON line holds the CSV row's values,
+// numbers as numbers.
+func checkJSONLines(t *testing.T, jsonl string, rows []map[string]string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(jsonl))
+	i := 0
+	for ; sc.Scan(); i++ {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, k := range []string{"point", "size", "time_s", "events"} {
+			if rows[i][k] == "" {
+				continue
+			}
+			if !sameNumber(rows[i][k], m[k]) {
+				t.Errorf("line %d: %s = %v, CSV %s", i+1, k, m[k], rows[i][k])
+			}
+		}
+		if m["algo"] != rows[i]["algo"] || (m["error"] == nil) != (rows[i]["error"] == "") {
+			t.Errorf("line %d: %v against %v", i+1, m, rows[i])
+		}
+	}
+	if i != len(rows) {
+		t.Errorf("%d JSON lines, %d CSV rows", i, len(rows))
+	}
+}
+
+// TestSweepBadFiles checks that every mistake in a sweep file is answered
+// with its file:line, what is wrong and the valid choices, exit 2 or 1,
+// before any point runs.
+func TestSweepBadFiles(t *testing.T) {
+	cases := []struct {
+		text, want string
+		code       int
+	}{
+		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; valid: machine, .*ranks`, 1},
+		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
+		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give one whole number of at least 1`, 1},
+		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},
+		{"axes:\n  network.fat_tree.taper: [1, two]\n", `sweep.yaml:2: network.fat_tree.taper: two is not a value of this setting`, 1},
+		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},
+		{"axes:\n  algo: [ring]\n  size: [8, 16]\nzip: [[algo, size]]\n", `sweep.yaml:4: zipped axes need lists of one length`, 1},
+		{"axes:\n  algo: [ring]\nzip: [[algo, seed]]\n", `sweep.yaml:3: zip names "seed", which is not an axis; axes: algo`, 1},
+		{"axis:\n  algo: [ring]\n", `sweep.yaml:1: "axis" is not a key of a sweep file; valid: base, axes, zip, replicas`, 1},
+		{"base:\n  ranks: [4, 8]\n", `sweep.yaml:2: ranks takes one value \(a list of values belongs in axes\)`, 1},
+		{"axes:\n  machine: [small, nosuch]\n", `sweep.yaml:2: machine "nosuch" is neither a built-in machine`, 1},
+		{"axes:\n  network: [analytic, fluid]\n", `sweep.yaml:2: .*fluid`, 1},
+		{"axes: [ranks]\n", `sweep.yaml:1: axes is a mapping`, 1},
+		{"axes:\n  size: 8..1ZiB\n", `sweep.yaml:2: size:`, 1},
+		{"axes:\n  ranks: 1..4\n  size: 1..1TiB\n  seed: [" + numbers(100) + "]\n  root: [" + numbers(100) + "]\n  segment: [" + numbers(10) + "]\n", `sweep.yaml: 1.23e\+07 points; a sweep has at most 10000000`, 1},
+		{"axes:\n  ranks: [4]\n  ranks: [8]\n", `sweep.yaml:3: axis ranks is given twice`, 1},
+		{"replicas: 0\n", `sweep.yaml:1: replicas 0: give a whole number of at least 1`, 1},
+		{"axes: {ranks: [4\n", `sweep.yaml: .*line 1`, 1},
+	}
+	for _, c := range cases {
+		file := writeSweep(t, c.text)
+		_, stderr, code := collsim(t, "sweep", file, "--dry-run")
+		if code != c.code || !regexp.MustCompile(c.want).MatchString(stderr) {
+			t.Errorf("%q: exit %d, want %d and %q:\n%s", c.text, code, c.code, c.want, stderr)
+		}
+	}
+	file := writeSweep(t, "axes:\n  ranks: [4]\n")
+	for _, args := range [][]string{{"--shard", "0/4"}, {"--shard", "5/4"}, {"--shard", "2"}, {"--jobs", "-1"}, {"--format", "xml"}, {"--resume"}} {
+		if _, stderr, code := collsim(t, append([]string{"sweep", file}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestSweepDryRun checks the points a dry run lists: a grid with a zipped
+// pair and replicas, and a shard's share of it.
+func TestSweepDryRun(t *testing.T) {
+	file := writeSweep(t, `
+base: {seed: 7}
+axes:
+  algo: [ring, recursive_doubling]
+  ranks: [4, 8]
+  size: [64, 128]
+zip: [[ranks, size]]
+replicas: 2
+`)
+	out, stderr, code := collsim(t, "sweep", file, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// algo outermost; ranks and size together; the replicas' seeds 7 and 8
+	// innermost.
+	want := [][]string{
+		{"0", "ring", "4", "64", "7"}, {"1", "ring", "4", "64", "8"}, {"2", "ring", "8", "128", "7"}, {"3", "ring", "8", "128", "8"},
+		{"4", "recursive_doubling", "4", "64", "7"}, {"5", "recursive_doubling", "4", "64", "8"}, {"6", "recursive_doubling", "8", "128", "7"}, {"7", "recursive_doubling", "8", "128", "8"},
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(lines[0], "8 points (2 x 2 x 2)") || !slices.Equal(strings.Fields(lines[1]), []string{"point", "algo", "ranks", "size", "seed"}) {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[2+i]); !slices.Equal(got, w) {
+			t.Errorf("point %d: %v, want %v", i, got, w)
+		}
+	}
+	out, _, _ = collsim(t, "sweep", file, "--dry-run", "--shard", "2/3")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2+3 || strings.Fields(lines[2])[0] != "1" || strings.Fields(lines[4])[0] != "7" {
+		t.Errorf("shard 2/3 runs points 1, 4 and 7:\n%s", out)
+	}
+	// The hash names the points, not the file's layout.
+	same := writeSweep(t, "# the same sweep, written otherwise\nbase:\n  seed: 7\naxes: {algo: [ring, recursive_doubling], ranks: [4, 8], size: [64, 128]}\nzip:\n  - [ranks, size]\nreplicas: 2\n")
+	out2, _, _ := collsim(t, "sweep", same, "--dry-run")
+	hash := regexp.MustCompile(`sweep ([0-9a-f]{16})`)
+	if h1, h2 := hash.FindStringSubmatch(lines[0]), hash.FindStringSubmatch(out2); h1 == nil || h2 == nil || h1[1] != h2[1] {
+		t.Errorf("one sweep written two ways has two hashes: %q %q", lines[0], strings.SplitN(out2, "\n", 2)[0])
+	}
+}
+
+// numbers is "1, 2, ..., n".
+func numbers(n int) string {
+	var b []string
+	for i := 1; i <= n; i++ {
+		b = append(b, strconv.Itoa(i))
+	}
+	return strings.Join(b, ", ")
+}

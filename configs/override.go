@@ -1,0 +1,283 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Override sets one value of a machine config before it is validated, as a
+// sweep's axis does ("network.fat_tree.taper: [1, 2, 4]").
+//
+// A Path that starts with a top-level section (name, network, node, host,
+// placement, noise, faults) is the setting's full path. Any other Path is a
+// suffix and sets every setting of the machine whose path ends with it:
+// "link.bandwidth" is network.fat_tree.link.bandwidth on a fat-tree and
+// network.crossbar.link.bandwidth on a crossbar.
+type Override struct {
+	Path  string
+	Value *yaml.Node
+	Where string // where it was given, for errors: "sweep.yaml:7"
+}
+
+// Source returns the config text of the machine Resolve(arg) loads and the
+// source name its errors carry.
+func Source(arg string) (source string, data []byte, err error) {
+	if arg == "" {
+		arg = DefaultMachine
+	}
+	if slices.Contains(Builtins(), arg) {
+		data, err := builtinFS.ReadFile("builtin/" + arg + ".yaml")
+		return "builtin:" + arg, data, err
+	}
+	if _, err := Resolve(arg); err != nil {
+		return "", nil, err
+	}
+	data, err = ReadFile(arg, MaxConfigBytes, "a machine config")
+	return arg, data, err
+}
+
+// CheckOverride says whether o names settings of the machine config format
+// and its value has their type; the error names the valid keys where the
+// path goes astray.
+func CheckOverride(o Override) error {
+	keys := strings.Split(o.Path, ".")
+	if slices.Contains(keys, "") {
+		return fmt.Errorf("%s: %q is not a setting path; write the keys joined by dots, e.g. network.fat_tree.taper", o.Where, o.Path)
+	}
+	var leaves []reflect.Type
+	if topLevel(keys[0]) {
+		t, err := schemaPath(keys)
+		if err != nil {
+			return fmt.Errorf("%s: %s", o.Where, err)
+		}
+		leaves = append(leaves, t)
+	} else {
+		walkSchema(reflect.TypeFor[fileYAML](), nil, func(path []string, t reflect.Type) {
+			if endsWith(path, keys) {
+				leaves = append(leaves, t)
+			}
+		})
+		if len(leaves) == 0 {
+			return fmt.Errorf("%s: no machine setting is or ends with %q; top-level sections: %s (see README.md, machine configs)", o.Where, o.Path, validKeys(reflect.TypeFor[fileYAML]()))
+		}
+	}
+	for _, t := range leaves {
+		if err := o.Value.Decode(reflect.New(t).Interface()); err != nil {
+			return fmt.Errorf("%s: %s: %s is not a value of this setting (%s)", o.Where, o.Path, show(o.Value), yamlReason(err))
+		}
+	}
+	return nil
+}
+
+// WithOverrides validates the machine config data (from source) with the
+// overrides applied; errors name the override that failed.
+func WithOverrides(source string, data []byte, overrides []Override) (*Machine, error) {
+	if len(overrides) == 0 {
+		return Parse(source, data)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(source, data, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: not a machine config (a mapping of sections)", source)
+	}
+	root := doc.Content[0]
+	name := strings.TrimPrefix(source, "builtin:")
+	var what []string
+	for _, o := range overrides {
+		if err := CheckOverride(o); err != nil {
+			return nil, err
+		}
+		if err := apply(root, o, name); err != nil {
+			return nil, err
+		}
+		what = append(what, o.Path+"="+show(o.Value))
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Parse(fmt.Sprintf("%s with %s", name, strings.Join(what, ", ")), out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", overrides[0].Where, err)
+	}
+	if m.Name == "" || m.Name == name {
+		m.Name = name
+	}
+	return m, nil
+}
+
+// apply sets o in the config tree root of the machine called name.
+func apply(root *yaml.Node, o Override, name string) error {
+	keys := strings.Split(o.Path, ".")
+	if topLevel(keys[0]) {
+		n := root
+		for i, k := range keys[:len(keys)-1] {
+			next := child(n, k)
+			if next == nil {
+				if k != "network" && (i == 0 || keys[i-1] != "network") {
+					next = &yaml.Node{Kind: yaml.MappingNode}
+					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, next)
+				} else {
+					return fmt.Errorf("%s: %s: machine %s has no %s (its settings: %s)", o.Where, o.Path, name, strings.Join(keys[:i+1], "."), strings.Join(leafPaths(root), ", "))
+				}
+			}
+			if next.Kind != yaml.MappingNode {
+				return fmt.Errorf("%s: %s: %s of machine %s is not a section", o.Where, o.Path, strings.Join(keys[:i+1], "."), name)
+			}
+			n = next
+		}
+		set(n, keys[len(keys)-1], o.Value)
+		return nil
+	}
+	found := false
+	walkTree(root, nil, func(path []string, parent *yaml.Node) {
+		if endsWith(path, keys) {
+			set(parent, path[len(path)-1], o.Value)
+			found = true
+		}
+	})
+	if !found {
+		return fmt.Errorf("%s: %s: machine %s has no setting ending with it (its settings: %s)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
+	}
+	return nil
+}
+
+// topLevel says whether k is a top-level section of the format.
+func topLevel(k string) bool {
+	t := reflect.TypeFor[fileYAML]()
+	for i := range t.NumField() {
+		if yamlKey(t.Field(i)) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaPath is the type of the setting at keys, or an error naming the
+// valid keys where keys leave the format.
+func schemaPath(keys []string) (reflect.Type, error) {
+	t := reflect.TypeFor[fileYAML]()
+	for i, k := range keys {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t == reflect.TypeFor[lineText]() {
+			return nil, fmt.Errorf("%s is a value, not a section: %s cannot go under it", strings.Join(keys[:i], "."), k)
+		}
+		f, ok := fieldByKey(t, k)
+		if !ok {
+			where := "the top level"
+			if i > 0 {
+				where = strings.Join(keys[:i], ".")
+			}
+			return nil, fmt.Errorf("%s has no setting %q; valid: %s", where, k, validKeys(t))
+		}
+		t = f.Type
+	}
+	return t, nil
+}
+
+func fieldByKey(t reflect.Type, k string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if yamlKey(t.Field(i)) == k {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func yamlKey(f reflect.StructField) string { return strings.Split(f.Tag.Get("yaml"), ",")[0] }
+
+// walkSchema calls visit with the path and type of every setting and
+// section of the format under t.
+func walkSchema(t reflect.Type, path []string, visit func([]string, reflect.Type)) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[lineText]() || t == reflect.TypeFor[yaml.Node]() {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		p := append(slices.Clip(path), yamlKey(f))
+		visit(p, f.Type)
+		walkSchema(f.Type, p, visit)
+	}
+}
+
+// walkTree calls visit with the path of every key of the config tree and
+// the mapping that holds it.
+func walkTree(n *yaml.Node, path []string, visit func([]string, *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		p := append(slices.Clip(path), n.Content[i].Value)
+		visit(p, n)
+		walkTree(n.Content[i+1], p, visit)
+	}
+}
+
+// leafPaths lists the paths of the config's values.
+func leafPaths(root *yaml.Node) []string {
+	var paths []string
+	walkTree(root, nil, func(path []string, parent *yaml.Node) {
+		if v := child(parent, path[len(path)-1]); v != nil && v.Kind != yaml.MappingNode {
+			paths = append(paths, strings.Join(path, "."))
+		}
+	})
+	return paths
+}
+
+func endsWith(path, keys []string) bool {
+	return len(path) >= len(keys) && slices.Equal(path[len(path)-len(keys):], keys)
+}
+
+// child is the value of key k of mapping n, or nil.
+func child(n *yaml.Node, k string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// set makes v the value of key k of mapping n.
+func set(n *yaml.Node, k string, v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			n.Content[i+1] = v
+			return
+		}
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+}
+
+// show is a value as its YAML text on one line.
+func show(v *yaml.Node) string {
+	if v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
+
+// yamlReason is a decoding error without yaml.v3's line prefix.
+func yamlReason(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		return strings.TrimPrefix(yamlLine.ReplaceAllString(te.Errors[0], "$2"), "yaml: ")
+	}
+	return err.Error()
+}
