@@ -3,6 +3,7 @@
 package plotutil
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/collsim/collsim/configs"
 )
@@ -39,6 +43,9 @@ type Series struct {
 	// solid under one placement and dashed under another); 0 takes the
 	// next colour.
 	Color int
+	// YLow and YHigh, when set, draw an error bar at each point (the
+	// spread of the values averaged into Y).
+	YLow, YHigh []float64
 }
 
 // Plot describes a line plot with a logarithmic x axis.
@@ -47,19 +54,131 @@ type Plot struct {
 	LogY                  bool
 	// XBytes labels the x axis in bytes at powers of two ("64KiB").
 	XBytes bool
-	// LegendDown moves the legend down from the top-left corner, to clear
-	// lines that run along the top.
+	// LegendDown is no longer used: the legend stands beside the data,
+	// never over it.
 	LegendDown vg.Length
 	Lines      []Series
 }
 
 // Save writes p as dir/name.png and dir/name.svg and returns the paths.
 func (p *Plot) Save(dir, name string) ([]string, error) {
+	f := Figure{Panels: []Panel{{Title: p.Title, XLabel: p.XLabel, YLabel: p.YLabel, LogX: true, LogY: p.LogY, XBytes: p.XBytes, Lines: p.Lines}}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, ext := range []string{"png", "svg"} {
+		path := filepath.Join(dir, name+"."+ext)
+		if err := f.Save(path); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// Figure is one or more panels (facets) side by side, in rows of Columns,
+// with one legend to their right: a series of one name has one colour in
+// every panel.
+type Figure struct {
+	Panels  []Panel
+	Columns int // panels per row; 0: up to 3
+}
+
+// Panel is one plot of a figure.
+type Panel struct {
+	Title, XLabel, YLabel string
+	LogX, LogY            bool
+	XBytes                bool // x in bytes: ticks at powers of two, labelled 64KiB
+	Lines                 []Series
+}
+
+// Save draws the figure into path, a .png or .svg file.
+func (f *Figure) Save(path string) error {
+	cols := f.Columns
+	if cols <= 0 {
+		cols = min(3, len(f.Panels))
+	}
+	rows := (len(f.Panels) + cols - 1) / cols
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	colorOf := map[string]int{}
+	next := 0 // the next colour of the palette
+	var plots [][]*plot.Plot
+	for i, p := range f.Panels {
+		if i%cols == 0 {
+			plots = append(plots, make([]*plot.Plot, cols))
+		}
+		pl, err := p.plot(colorOf, &next, &legend)
+		if err != nil {
+			return err
+		}
+		plots[i/cols][i%cols] = pl
+	}
+	// The legend's width: its longest name, the thumbnail and padding.
+	var legendW vg.Length
+	for name := range colorOf {
+		legendW = max(legendW, legend.TextStyle.Width(name))
+	}
+	if len(colorOf) == 0 {
+		legendW = 0
+	}
+	if legendW > 0 {
+		legendW += legend.ThumbnailWidth + 3*legend.Padding + vg.Points(12)
+	}
+	w := vg.Length(cols)*5*vg.Inch + legendW
+	h := vg.Length(rows) * 3.6 * vg.Inch
+	if len(f.Panels) == 1 {
+		w, h = 7*vg.Inch+legendW, 4.5*vg.Inch
+	}
+	var c vg.CanvasWriterTo
+	switch filepath.Ext(path) {
+	case ".svg":
+		c = vgsvg.New(w, h)
+	case ".png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))}
+	default:
+		return fmt.Errorf("%s: draw into a .png or .svg file", path)
+	}
+	dc := draw.New(c)
+	// A white background (PNG is transparent otherwise).
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	plotsArea := draw.Crop(dc, 0, -legendW, 0, 0)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
+	canvases := plot.Align(plots, tiles, plotsArea)
+	for r := range plots {
+		for c := range plots[r] {
+			if plots[r][c] != nil {
+				plots[r][c].Draw(canvases[r][c])
+			}
+		}
+	}
+	if legendW > 0 {
+		area := draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -vg.Points(30))
+		legend.Draw(area)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// plot builds one panel; series names new to the figure get the next
+// colour and a legend entry.
+func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
-	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	if p.LogX {
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = logTicks{}
+	}
 	if p.XBytes {
 		pl.X.Tick.Marker = byteTicks{}
 	}
@@ -67,18 +186,18 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
 	}
-	pl.Legend.Top = true
-	pl.Legend.Left = true
-	pl.Legend.YOffs = -p.LegendDown
-	pl.Legend.XOffs = vg.Points(10)
 	c := -1
 	for _, s := range p.Lines {
 		// A log axis has no place for zero or negative values (a 0-byte
 		// call, a 0 s barrier on one rank): such points are left out.
 		var pts plotter.XYs
+		var errs plotter.YErrors
 		for j := range s.X {
-			if s.X[j] > 0 && (!p.LogY || s.Y[j] > 0) && !math.IsNaN(s.Y[j]) {
+			if (!p.LogX || s.X[j] > 0) && (!p.LogY || s.Y[j] > 0) && !math.IsNaN(s.Y[j]) {
 				pts = append(pts, plotter.XY{X: s.X[j], Y: s.Y[j]})
+				if s.YLow != nil {
+					errs = append(errs, struct{ Low, High float64 }{s.Y[j] - s.YLow[j], s.YHigh[j] - s.Y[j]})
+				}
 			}
 		}
 		if len(pts) == 0 {
@@ -91,8 +210,12 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 		switch {
 		case s.Color > 0:
 			c = s.Color - 1
-		case !s.Pair || c < 0:
-			c++
+		case s.Pair && c >= 0:
+		case s.Name != "" && colorOf[s.Name] > 0:
+			c = colorOf[s.Name] - 1
+		default:
+			c = *next
+			*next++
 		}
 		l.Color, sc.Color = colors[c%len(colors)], colors[c%len(colors)]
 		l.Width = vg.Points(1.5)
@@ -100,22 +223,17 @@ func (p *Plot) Save(dir, name string) ([]string, error) {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		pl.Add(l, sc)
-		if s.Name != "" {
-			pl.Legend.Add(s.Name, l, sc)
+		if errs != nil {
+			bars := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: l.LineStyle, CapWidth: vg.Points(4)}
+			bars.LineStyle.Dashes = nil
+			pl.Add(bars)
+		}
+		if s.Name != "" && colorOf[s.Name] == 0 {
+			colorOf[s.Name] = c + 1
+			legend.Add(s.Name, l, sc)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, ext := range []string{"png", "svg"} {
-		path := filepath.Join(dir, name+"."+ext)
-		if err := pl.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-			return nil, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
+	return pl, nil
 }
 
 // byteTicks marks powers of two, labelling every other one (every one when
@@ -156,8 +274,17 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		v := ticks[i].Value
 		m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
 		if ticks[i].Label != "" || narrow && (math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6) {
-			ticks[i].Label = strconv.FormatFloat(v, 'g', 3, 64)
+			ticks[i].Label = tickLabel(v)
 		}
 	}
 	return ticks
+}
+
+// tickLabel writes a tick's value to 3 digits, whole numbers below ten
+// million in full ("1000", not gonum's "1e+03").
+func tickLabel(v float64) string {
+	if r := math.Round(v); v >= 1 && v < 1e7 && math.Abs(v-r) < 1e-9*v {
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

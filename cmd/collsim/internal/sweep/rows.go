@@ -208,3 +208,19 @@ func (w *writer) write(vals []any) error {
 	_, err := w.w.Write(w.buf.Bytes())
 	return err
 }
+
+// AxisColumns are the axes of a sweep output's columns (between the
+// leading columns and the result's), or nil for another table.
+func AxisColumns(cols []string) []string {
+	if len(cols) < len(leading) || !slices.Equal(cols[:len(leading)], leading) {
+		return nil
+	}
+	var axes []string
+	for _, c := range cols[len(leading):] {
+		if slices.ContainsFunc(resultFields, func(f reflect.StructField) bool { return jsonName(f) == c || "result_"+jsonName(f) == c }) {
+			break
+		}
+		axes = append(axes, c)
+	}
+	return axes
+}

@@ -1,0 +1,350 @@
+// Package plotcmd is `collsim plot`: a line plot of a results table (a
+// sweep's output, or run --csv).
+package plotcmd
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/sweep"
+)
+
+// Options are the flags of `collsim plot`.
+type Options struct {
+	X, Y, Series, Facet string
+	LogX, LogY          bool
+	Output, Title       string
+}
+
+// New returns the plot command.
+func New(streams *cmdutil.IO) *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "plot RESULTS.csv|RESULTS.jsonl --x COLUMN --y COLUMN",
+		Short: "Draw a results table (a sweep's output, run --csv) as lines, PNG or SVG",
+		Long: `Draw one line per value of --series (and one panel per value of --facet)
+from a table with a header: a sweep's CSV or JSON Lines, or run --csv. Rows
+without a y value (failed points) are left out and counted. Where several
+rows of a line share an x (an axis not named, or replicas), the line goes
+through their mean with an error bar from their least to their greatest
+value, and collsim says which columns differ among them. Axes are labelled
+with units taken from the column names (_s: seconds, _GBps: GB/s, size and
+bytes: bytes, labelled 64KiB on a log axis); the legend stands beside the
+data, never over it.`,
+		Example: `  collsim sweep study.yaml -o results.csv
+  collsim plot results.csv --x size --y time_s --series algo --facet machine --logx --logy -o time.svg
+  collsim run -a ring,recursive_doubling -s 8..64MiB --csv > run.csv
+  collsim plot run.csv --x size_bytes --y busbw_GBps --series algorithm --logx -o busbw.png`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return Run(streams, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.X, "x", "", "column for the x axis (numbers)")
+	f.StringVar(&o.Y, "y", "time_s", "column for the y axis (numbers)")
+	f.StringVar(&o.Series, "series", "", "column whose values are the lines (default: one line)")
+	f.StringVar(&o.Facet, "facet", "", "column whose values are separate panels")
+	f.BoolVar(&o.LogX, "logx", false, "logarithmic x axis")
+	f.BoolVar(&o.LogY, "logy", false, "logarithmic y axis")
+	f.StringVarP(&o.Output, "output", "o", "plot.png", "the picture: a .png or .svg file")
+	f.StringVar(&o.Title, "title", "", "the title (default: y against x)")
+	cmd.MarkFlagRequired("x")
+	return cmd
+}
+
+// Table is a results table: a header and rows of text.
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// ReadTable reads CSV with a header, or JSON Lines (by the name's .jsonl
+// or .ndjson), whose objects' keys are the columns in first-seen order.
+func ReadTable(name string, r io.Reader) (*Table, error) {
+	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson") {
+		t := &Table{}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<24)
+		for line := 1; sc.Scan(); line++ {
+			if len(strings.TrimSpace(sc.Text())) == 0 {
+				continue
+			}
+			var row map[string]any
+			dec := json.NewDecoder(strings.NewReader(sc.Text()))
+			dec.UseNumber()
+			if err := dec.Decode(&row); err != nil {
+				return nil, fmt.Errorf("%s:%d: not a JSON object: %v", name, line, err)
+			}
+			for _, k := range objectKeys(sc.Text()) {
+				if !slices.Contains(t.Columns, k) {
+					t.Columns = append(t.Columns, k)
+				}
+			}
+			vals := make([]string, len(t.Columns))
+			for i, c := range t.Columns {
+				if v, ok := row[c]; ok && v != nil {
+					vals[i] = fmt.Sprint(v)
+				}
+			}
+			t.Rows = append(t.Rows, vals)
+		}
+		return t, sc.Err()
+	}
+	cr := csv.NewReader(r)
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty; give a table with a header (a sweep's output, or run --csv)", name)
+	}
+	return &Table{Columns: recs[0], Rows: recs[1:]}, nil
+}
+
+// objectKeys are a JSON object's keys in the order written.
+func objectKeys(text string) []string {
+	dec := json.NewDecoder(strings.NewReader(text))
+	var keys []string
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// column is the index of a column, or a usage error naming the columns.
+func (t *Table) column(flag, name string) (int, error) {
+	i := slices.Index(t.Columns, name)
+	if i < 0 {
+		return 0, cmdutil.Flagf("--%s %s: no such column; columns: %s", flag, name, strings.Join(t.Columns, ", "))
+	}
+	return i, nil
+}
+
+// Run carries out `collsim plot`.
+func Run(streams *cmdutil.IO, o *Options, file string) error {
+	if !strings.HasSuffix(o.Output, ".png") && !strings.HasSuffix(o.Output, ".svg") {
+		return cmdutil.Flagf("-o %s: give a .png or .svg file", o.Output)
+	}
+	in, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	t, err := ReadTable(file, in)
+	if err != nil {
+		return err
+	}
+	fig, notes, err := o.Figure(t)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(streams.Err, "collsim: note:", n)
+	}
+	if err := fig.Save(o.Output); err != nil {
+		return err
+	}
+	fmt.Fprintln(streams.Out, o.Output)
+	return nil
+}
+
+// Figure builds the plot of t, and notes on what it left out or averaged.
+func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
+	x, err := t.column("x", o.X)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := t.column("y", o.Y)
+	if err != nil {
+		return nil, nil, err
+	}
+	series, facet := -1, -1
+	if o.Series != "" {
+		if series, err = t.column("series", o.Series); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.Facet != "" {
+		if facet, err = t.column("facet", o.Facet); err != nil {
+			return nil, nil, err
+		}
+	}
+	type point struct {
+		x    float64
+		ys   []float64
+		rows []int
+	}
+	type line struct {
+		name   string
+		points []*point
+	}
+	var facets []string
+	lines := map[string][]*line{} // by facet, in first-seen order
+	skipped, bad := 0, 0
+	for r, row := range t.Rows {
+		if row[y] == "" {
+			skipped++
+			continue
+		}
+		xv, err1 := strconv.ParseFloat(row[x], 64)
+		yv, err2 := strconv.ParseFloat(row[y], 64)
+		if err1 != nil || err2 != nil || math.IsNaN(xv) || math.IsNaN(yv) {
+			bad++
+			if bad == 1 && r == 0 {
+				return nil, nil, cmdutil.Flagf("row 1: %s=%q, %s=%q: --x and --y need columns of numbers", o.X, row[x], o.Y, row[y])
+			}
+			continue
+		}
+		f, s := "", ""
+		if facet >= 0 {
+			f = row[facet]
+		}
+		if series >= 0 {
+			s = row[series]
+		}
+		if _, ok := lines[f]; !ok {
+			facets = append(facets, f)
+		}
+		i := slices.IndexFunc(lines[f], func(l *line) bool { return l.name == s })
+		if i < 0 {
+			lines[f] = append(lines[f], &line{name: s})
+			i = len(lines[f]) - 1
+		}
+		l := lines[f][i]
+		j := slices.IndexFunc(l.points, func(p *point) bool { return p.x == xv })
+		if j < 0 {
+			l.points = append(l.points, &point{x: xv})
+			j = len(l.points) - 1
+		}
+		l.points[j].ys = append(l.points[j].ys, yv)
+		l.points[j].rows = append(l.points[j].rows, r)
+	}
+	if len(facets) == 0 {
+		return nil, nil, fmt.Errorf("no row has numbers in both %s and %s", o.X, o.Y)
+	}
+	var notes []string
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d rows without %s (failed points) left out", skipped, o.Y))
+	}
+	if bad > 0 {
+		notes = append(notes, fmt.Sprintf("%d rows whose %s or %s is not a number left out", bad, o.X, o.Y))
+	}
+	varying := map[int]bool{}
+	fig := &plotutil.Figure{}
+	for _, f := range facets {
+		p := plotutil.Panel{XLabel: label(o.X), YLabel: label(o.Y), LogX: o.LogX, LogY: o.LogY, XBytes: o.LogX && isBytes(o.X)}
+		p.Title = cmp(o.Title, label(o.Y)+" against "+o.X)
+		if facet >= 0 {
+			p.Title = o.Facet + " " + f
+			if o.Title != "" {
+				p.Title = o.Title + ", " + p.Title
+			}
+		}
+		for _, l := range lines[f] {
+			slices.SortFunc(l.points, func(a, b *point) int { return compareFloat(a.x, b.x) })
+			s := plotutil.Series{Name: l.name}
+			if _, err := strconv.ParseFloat(l.name, 64); err == nil {
+				s.Name = o.Series + " " + l.name // "taper 2", not a bare "2"
+			}
+			if series >= 0 && l.name == "" {
+				s.Name = "(none)"
+			}
+			spread := false
+			for _, pt := range l.points {
+				lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+				for _, v := range pt.ys {
+					lo, hi, sum = min(lo, v), max(hi, v), sum+v
+				}
+				s.X, s.Y = append(s.X, pt.x), append(s.Y, sum/float64(len(pt.ys)))
+				s.YLow, s.YHigh = append(s.YLow, lo), append(s.YHigh, hi)
+				if len(pt.rows) > 1 {
+					spread = true
+					for c := range t.Columns {
+						for _, r := range pt.rows[1:] {
+							if t.Rows[r][c] != t.Rows[pt.rows[0]][c] {
+								varying[c] = true
+							}
+						}
+					}
+				}
+			}
+			if !spread {
+				s.YLow, s.YHigh = nil, nil
+			}
+			p.Lines = append(p.Lines, s)
+		}
+		fig.Panels = append(fig.Panels, p)
+	}
+	if len(varying) > 0 {
+		// A sweep's axes are what the user varied; the result columns
+		// that differ follow from them.
+		axes := sweep.AxisColumns(t.Columns)
+		var cols []string
+		for c := range t.Columns {
+			if varying[c] && !slices.Contains([]string{o.Y, "point", "wall_s", "ops_per_s"}, t.Columns[c]) && (axes == nil || slices.Contains(axes, t.Columns[c])) {
+				cols = append(cols, t.Columns[c])
+			}
+		}
+		notes = append(notes, fmt.Sprintf("several rows share an x in a line; drawn as their mean with an error bar from least to greatest; the rows differ in: %s (name one with --series or --facet to tell them apart)", strings.Join(cols, ", ")))
+	}
+	return fig, notes, nil
+}
+
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// isBytes says whether a column holds bytes, by its name.
+func isBytes(col string) bool {
+	return col == "size" || strings.Contains(col, "bytes")
+}
+
+// label is a column's axis label with its unit, from the name's suffix.
+func label(col string) string {
+	switch {
+	case strings.HasSuffix(col, "_GBps"):
+		return strings.TrimSuffix(col, "_GBps") + " (GB/s)"
+	case strings.HasSuffix(col, "_s"):
+		return strings.TrimSuffix(col, "_s") + " (s)"
+	case isBytes(col):
+		return strings.TrimSuffix(strings.TrimSuffix(col, "_bytes"), "bytes") + " (bytes)"
+	}
+	return col
+}

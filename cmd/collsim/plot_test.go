@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlot draws a hand-written results table and checks what the picture
+// says: every series in the legend once, a panel per facet, axis labels
+// with units, and the notes on failed rows and rows averaged together.
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "r.csv")
+	os.WriteFile(table, []byte(`machine,algorithm,size_bytes,time_s,seed
+small,ring,1024,0.001,1
+small,ring,2048,0.002,1
+small,tree,1024,0.0015,1
+small,tree,2048,,1
+big,ring,1024,0.003,1
+big,ring,1024,0.005,2
+big,tree,2048,0.004,1
+`), 0o644)
+	svg := filepath.Join(dir, "p.svg")
+	out, stderr, code := collsim(t, "plot", table, "--x", "size_bytes", "--y", "time_s", "--series", "algorithm", "--facet", "machine", "--logx", "-o", svg)
+	if code != 0 || strings.TrimSpace(out) != svg {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "1 rows without time_s (failed points) left out") || !strings.Contains(stderr, "the rows differ in: seed") {
+		t.Errorf("notes: %s", stderr)
+	}
+	data, _ := os.ReadFile(svg)
+	pic := string(data)
+	for _, want := range []string{">machine small<", ">machine big<", ">size (bytes)<", ">time (s)<", ">1KiB<", ">2KiB<"} {
+		if strings.Count(pic, want) < 1 {
+			t.Errorf("the picture has no %q", want)
+		}
+	}
+	for _, name := range []string{">ring<", ">tree<"} { // in the legend, once for both panels
+		if n := strings.Count(pic, name); n != 1 {
+			t.Errorf("%s is written %d times, want once (one legend for the figure)", name, n)
+		}
+	}
+	png := filepath.Join(dir, "p.png")
+	if _, stderr, code := collsim(t, "plot", table, "--x", "size_bytes", "--y", "time_s", "-o", png); code != 0 {
+		t.Fatalf("png: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(png); len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Error("the .png is not a PNG")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--x", "sizes"}, "--x sizes: no such column; columns: machine, algorithm, size_bytes, time_s, seed"},
+		{[]string{"--x", "machine"}, "--x and --y need columns of numbers"},
+		{[]string{"--x", "size_bytes", "-o", filepath.Join(dir, "p.gif")}, "give a .png or .svg file"},
+	} {
+		if _, stderr, code := collsim(t, append([]string{"plot", table}, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q: %s", c.args, code, c.want, stderr)
+		}
+	}
+}
