@@ -35,6 +35,7 @@ type Series struct {
 	Name   string // "" keeps the series out of the legend
 	X, Y   []float64
 	Dashed bool
+	Dotted bool // a second measurement beside a solid one
 	// Pair draws the line in the colour of the one before it: a model
 	// beside its measurement.
 	Pair bool
@@ -219,8 +220,11 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 		}
 		l.Color, sc.Color = colors[c%len(colors)], colors[c%len(colors)]
 		l.Width = vg.Points(1.5)
-		if s.Dashed {
+		switch {
+		case s.Dashed:
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		case s.Dotted:
+			l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 		}
 		pl.Add(l, sc)
 		if errs != nil {

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot/vg"
-
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
@@ -350,15 +348,15 @@ func checkModel(maxError float64, points []modelPoint, networks []string) error 
 	return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %g%% (or outside their bounds): %s%s", len(bad), 100*maxError, strings.Join(shown, "; "), more)}
 }
 
-// plotModel draws, for the first network: time against size at the
-// largest rank count, time against ranks at the largest size (simulated
-// solid, closed form dashed), and the worst error over the algorithms at
-// every point of the grid as a heat map.
+// plotModel draws time against size at the largest rank count and time
+// against ranks at the largest size, each algorithm in its own colour:
+// simulated on each network (solid on the first, dotted on the second),
+// closed form dashed; and, per network, the worst error over the
+// algorithms at every point of the grid as a heat map.
 func plotModel(o *options, m *configs.Machine, points []modelPoint, networks []string) ([]string, error) {
 	if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--plot %s: %w", o.plotDir, err)
 	}
-	n := networks[0]
 	maxP, maxS := 0, int64(0)
 	for _, p := range points {
 		maxP, maxS = max(maxP, p.Ranks), max(maxS, p.Bytes)
@@ -371,25 +369,34 @@ func plotModel(o *options, m *configs.Machine, points []modelPoint, networks []s
 	}
 	lines := func(keep func(modelPoint) bool, x func(modelPoint) float64) []plotutil.Series {
 		var out []plotutil.Series
-		for _, name := range names {
-			sim := plotutil.Series{Name: name}
-			cf := plotutil.Series{Dashed: true, Pair: true}
+		for i, name := range names {
+			cf := plotutil.Series{Name: name + ", closed form", Dashed: true, Color: i + 1}
 			for _, p := range points {
 				if p.Algorithm == name && keep(p) {
-					sim.X, sim.Y = append(sim.X, x(p)), append(sim.Y, p.Simulated[n])
 					cf.X, cf.Y = append(cf.X, x(p)), append(cf.Y, p.Closed)
 				}
 			}
-			if len(sim.X) > 0 {
-				out = append(out, sim, cf)
+			if len(cf.X) == 0 {
+				continue
 			}
+			for j, n := range networks {
+				sim := plotutil.Series{Name: name + ", " + n, Color: i + 1, Dotted: j > 0}
+				for _, p := range points {
+					if p.Algorithm == name && keep(p) {
+						sim.X, sim.Y = append(sim.X, x(p)), append(sim.Y, p.Simulated[n])
+					}
+				}
+				out = append(out, sim)
+			}
+			out = append(out, cf)
 		}
 		return out
 	}
+	n := strings.Join(networks, " and ")
 	var paths []string
-	bySize := plotutil.Plot{Title: fmt.Sprintf("%s, %d ranks: simulated (%s network, solid), closed form (dashed)", m.Name, maxP, n), XLabel: "size", YLabel: "time (s)", LogY: true, XBytes: true,
+	bySize := plotutil.Plot{Title: fmt.Sprintf("%s, %d ranks: simulated (%s networks) and closed form", m.Name, maxP, n), XLabel: "size (bytes)", YLabel: "time (s)", LogY: true, XBytes: true,
 		Lines: lines(func(p modelPoint) bool { return p.Ranks == maxP }, func(p modelPoint) float64 { return float64(p.Bytes) })}
-	byRanks := plotutil.Plot{Title: fmt.Sprintf("%s, %s: simulated (%s network, solid), closed form (dashed)", m.Name, configs.FormatBytes(maxS), n), XLabel: "ranks P", YLabel: "time (s)", LogY: true, LegendDown: vg.Points(0),
+	byRanks := plotutil.Plot{Title: fmt.Sprintf("%s, %s: simulated (%s networks) and closed form", m.Name, configs.FormatBytes(maxS), n), XLabel: "ranks P", YLabel: "time (s)", LogY: true,
 		Lines: lines(func(p modelPoint) bool { return p.Bytes == maxS }, func(p modelPoint) float64 { return float64(p.Ranks) })}
 	for _, pl := range []struct {
 		p    plotutil.Plot
@@ -404,14 +411,21 @@ func plotModel(o *options, m *configs.Machine, points []modelPoint, networks []s
 		}
 		paths = append(paths, got...)
 	}
-	heat := plotutil.Heat{Title: fmt.Sprintf("worst |closed form - simulated| / simulated over the algorithms, %s, %s network (%%)", m.Name, n),
-		XLabel: "size", YLabel: "ranks P"}
-	for _, p := range points {
-		heat.Add(float64(p.Bytes), float64(p.Ranks), 100*math.Abs(p.Error[n]))
+	for _, n := range networks {
+		heat := plotutil.Heat{Title: fmt.Sprintf("worst |closed form - simulated| / simulated over the algorithms, %s, %s network (%%)", m.Name, n),
+			XLabel: "size (bytes)", YLabel: "ranks P"}
+		for _, p := range points {
+			heat.Add(float64(p.Bytes), float64(p.Ranks), 100*math.Abs(p.Error[n]))
+		}
+		name := "validate-model-error"
+		if n != networks[0] {
+			name += "-" + n
+		}
+		got, err := heat.Save(o.plotDir, name)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, got...)
 	}
-	got, err := heat.Save(o.plotDir, "validate-model-error")
-	if err != nil {
-		return nil, err
-	}
-	return append(paths, got...), nil
+	return paths, nil
 }

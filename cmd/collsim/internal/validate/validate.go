@@ -346,12 +346,12 @@ func plot(o *options, points []point) ([]string, error) {
 		errs = append(errs, off)
 	}
 	on := fmt.Sprintf("%s on %d real ranks", o.collective, o.NP)
-	tp := plotutil.Plot{Title: on + " and simulated on the fitted machine", XLabel: "size", YLabel: "time (s)", LogY: true, XBytes: true, Lines: times}
+	tp := plotutil.Plot{Title: on + " and simulated on the fitted machine", XLabel: "size (bytes)", YLabel: "time (s)", LogY: true, XBytes: true, Lines: times}
 	paths, err := tp.Save(o.plotDir, "validate-real")
 	if err != nil {
 		return nil, err
 	}
-	ep := plotutil.Plot{Title: on + ": simulated time's error", XLabel: "size", YLabel: "(simulated - real) / real, %", XBytes: true, Lines: errs}
+	ep := plotutil.Plot{Title: on + ": simulated time's error", XLabel: "size (bytes)", YLabel: "(simulated - real) / real, %", XBytes: true, Lines: errs}
 	more, err := ep.Save(o.plotDir, "validate-real-error")
 	return append(paths, more...), err
 }
