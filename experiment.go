@@ -13,6 +13,7 @@ import (
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
 )
 
 // Network models an Experiment can run on.
@@ -107,8 +108,15 @@ type Experiment struct {
 	Verify
 	// BusiestLinks, with Flow, reports that many of the busiest links.
 	BusiestLinks int
+	// LinkBins, with BusiestLinks, also reports each of those links'
+	// utilization over time, averaged over that many equal spans of the
+	// run (Link.OverTime).
+	LinkBins int
 	// Progress, if set, is called every so often during the run.
 	Progress func(sim.Progress)
+	// Trace, if set, is told when every op starts and completes (for a
+	// trace file or a timeline); it changes nothing in the run.
+	Trace func(sim.TraceEvent)
 	// Inputs are costly inputs set outside the machine (the command
 	// line's flags), for naming the likely cause of a run past the
 	// clock's limit (ClockHint).
@@ -163,6 +171,10 @@ type Link struct {
 	BusyShare   float64 `json:"busy_share"`  // of the run's time
 	Utilization float64 `json:"utilization"` // bytes / (bandwidth x run time)
 	PeakFlows   int32   `json:"peak_flows"`
+	// OverTime is the utilization in each of Experiment.LinkBins equal
+	// spans of the run, from its start (bytes carried in the span over
+	// bandwidth x the span).
+	OverTime []float64 `json:"utilization_over_time,omitempty"`
 }
 
 // Check refuses a network model or a Verify that is not one of the
@@ -216,7 +228,7 @@ func (e *Experiment) Run() (*Result, error) {
 	}
 	var load *network.LinkLoad
 	if e.BusiestLinks > 0 {
-		load = &network.LinkLoad{}
+		load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
 	}
 	cfg, place, err := e.config(m, net, ranks, load)
 	if err != nil {
@@ -243,7 +255,7 @@ func (e *Experiment) Run() (*Result, error) {
 	if data != nil {
 		cfg.Data = data.Buffers
 	}
-	cfg.Progress = e.Progress
+	cfg.Progress, cfg.Trace = e.Progress, e.Trace
 	start := time.Now()
 	res, err := sim.Execute(sim.New(e.Seed), schedule, cfg)
 	wall := time.Since(start).Seconds()
@@ -260,7 +272,7 @@ func (e *Experiment) Run() (*Result, error) {
 	}
 	out.Fill(res, wall)
 	if load != nil {
-		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan)
+		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
 	}
 	if out.Time > 0 {
 		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
@@ -415,7 +427,7 @@ func runError(err error) error {
 
 // busiest returns the n links most utilized (bytes over bandwidth: the
 // bottlenecks), then busy longest, then by ID, so that the order is stable.
-func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Time) []Link {
+func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Time, bins int) []Link {
 	links := m.Topology.Links()
 	ids := make([]int, len(links))
 	for i := range ids {
@@ -443,7 +455,54 @@ func busiest(m *configs.Machine, load *network.LinkLoad, n int, makespan sim.Tim
 		}
 		out = append(out, l)
 	}
+	if bins > 0 && span > 0 {
+		overTime(out, ids[:len(out)], links, load.Rates, bins, span)
+	}
 	return out
+}
+
+// overTime sets each link's utilization in bins equal spans of the run
+// from the changes of the rates the links carried.
+func overTime(out []Link, ids []int, links []topology.Link, changes []network.RateChange, bins int, span float64) {
+	index := map[int32]int{}
+	for i, id := range ids {
+		index[int32(id)] = i
+		out[i].OverTime = make([]float64, bins)
+	}
+	width := span / float64(bins)
+	rate := make([]float64, len(ids))
+	since := make([]float64, len(ids))
+	carry := func(i int, from, to float64) { // rate[i] from..to into the bins
+		if rate[i] == 0 || to <= from {
+			return
+		}
+		first, last := min(int(from/width), bins-1), min(int(to/width), bins-1)
+		for b := first; b <= last; b++ {
+			lo, hi := max(from, float64(b)*width), min(to, float64(b+1)*width)
+			if b == last {
+				hi = to
+			}
+			if hi > lo {
+				out[i].OverTime[b] += rate[i] * (hi - lo)
+			}
+		}
+	}
+	for _, c := range changes {
+		i, ok := index[c.Link]
+		if !ok {
+			continue
+		}
+		at := c.At.Seconds()
+		carry(i, since[i], at)
+		rate[i] += c.Delta
+		since[i] = at
+	}
+	for i, id := range ids {
+		carry(i, since[i], span)
+		for b := range out[i].OverTime {
+			out[i].OverTime[b] /= links[id].Bandwidth * width
+		}
+	}
 }
 
 // RunGOAL runs a GOAL schedule instead of a collective call: on the
@@ -468,7 +527,7 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	if cfg.LogGOPS != nil {
 		res, err = g.RunLogGOPSProgress(*cfg.LogGOPS, cfg.Noise, e.Seed, e.Progress)
 	} else {
-		cfg.Progress = e.Progress
+		cfg.Progress, cfg.Trace = e.Progress, e.Trace
 		res, err = sim.Execute(sim.New(e.Seed), g.Run("goal"), cfg)
 	}
 	wall := time.Since(start).Seconds()

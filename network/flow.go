@@ -99,6 +99,33 @@ type LinkLoad struct {
 	PeakFlows []int32    // the most flows crossing it at once
 	Flows     []int32    // flows crossing it now (during the run)
 	since     []sim.Time // when it last became busy
+	// RecordRates, set before the run, records every change of a link's
+	// carried rate in Rates (for utilization over time): an entry per
+	// link of a flow's route each time the flow's rate changes.
+	RecordRates bool
+	Rates       []RateChange
+}
+
+// RateChange is a change of the rate a link carries: from At on, Delta
+// more bytes per second (negative: less).
+type RateChange struct {
+	At    sim.Time
+	Link  int32
+	Delta float64
+}
+
+// MaxRateChanges bounds LinkLoad.Rates (24 bytes each): a run with more
+// rate changes is too long to record over time.
+const MaxRateChanges = 50_000_000
+
+// rate records that flow route's rate went from old to now bytes/s.
+func (l *LinkLoad) rate(route []int32, old, new float64, at sim.Time) {
+	if old == new || len(l.Rates)+len(route) > MaxRateChanges {
+		return
+	}
+	for _, e := range route {
+		l.Rates = append(l.Rates, RateChange{At: at, Link: e, Delta: new - old})
+	}
 }
 
 func (l *LinkLoad) reset(links int) {
@@ -498,6 +525,9 @@ func (m *flowModel) finish(f int32) {
 	m.leave(f)
 	if m.load != nil {
 		m.load.leave(m.flows[f].route, m.eng.Now())
+		if fl := &m.flows[f]; m.load.RecordRates && fl.timed {
+			m.load.rate(fl.route, fl.rate, 0, m.eng.Now())
+		}
 	}
 	if m.routed != nil {
 		for _, e := range m.flows[f].route {
@@ -603,8 +633,15 @@ func (m *flowModel) solve() {
 			fl.rem = 0
 		}
 		fl.since = now
+		old := fl.rate
+		if !fl.timed {
+			old = 0
+		}
 		fl.timed = true
 		fl.rate = unitsRate(fl.units)
+		if m.load != nil && m.load.RecordRates {
+			m.load.rate(fl.route, old, fl.rate, now)
+		}
 		fl.gen = (fl.gen + 1) & (1<<30 - 1)
 		if fl.gen == 0 {
 			fl.gen = 1

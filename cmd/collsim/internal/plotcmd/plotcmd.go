@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,7 @@ type Options struct {
 	X, Y, Series, Facet string
 	LogX, LogY          bool
 	Output, Title       string
+	Heatmap             bool
 }
 
 // New returns the plot command.
@@ -61,7 +63,13 @@ data, never over it.`,
 	f.BoolVar(&o.LogY, "logy", false, "logarithmic y axis")
 	f.StringVarP(&o.Output, "output", "o", "plot.png", "the picture: a .png or .svg file")
 	f.StringVar(&o.Title, "title", "", "the title (default: y against x)")
-	cmd.MarkFlagRequired("x")
+	f.BoolVar(&o.Heatmap, "heatmap", false, "draw a run's links over time (run --links N --links-csv FILE): a row per link, time across, colour the utilization")
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if !o.Heatmap && o.X == "" {
+			return cmdutil.Flagf("give --x (the column for the x axis), or --heatmap for run --links-csv's table")
+		}
+		return nil
+	}
 	return cmd
 }
 
@@ -157,6 +165,17 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	t, err := ReadTable(file, in)
 	if err != nil {
 		return err
+	}
+	if o.Heatmap {
+		h, err := linkHeat(t, o.Title)
+		if err != nil {
+			return err
+		}
+		if err := h.Save(o.Output); err != nil {
+			return err
+		}
+		fmt.Fprintln(streams.Out, o.Output)
+		return nil
 	}
 	fig, notes, err := o.Figure(t)
 	if err != nil {
@@ -347,4 +366,47 @@ func label(col string) string {
 		return strings.TrimSuffix(strings.TrimSuffix(col, "_bytes"), "bytes") + " (bytes)"
 	}
 	return col
+}
+
+// linkHeat reads run --links-csv's table (link, start_s, end_s,
+// utilization) into a heat map: a row per link in the table's order.
+func linkHeat(t *Table, title string) (*plotutil.TimeHeat, error) {
+	var cols [4]int
+	for i, name := range []string{"link", "start_s", "end_s", "utilization"} {
+		c := slices.Index(t.Columns, name)
+		if c < 0 {
+			return nil, cmdutil.Flagf("--heatmap draws run --links-csv's table; this one has no %s column (columns: %s)", name, strings.Join(t.Columns, ", "))
+		}
+		cols[i] = c
+	}
+	h := &plotutil.TimeHeat{Title: cmp(title, "link utilization over time"), ValueLabel: "utilization (carried / bandwidth)", Max: 1}
+	for r, row := range t.Rows {
+		end, err1 := strconv.ParseFloat(row[cols[2]], 64)
+		u, err2 := strconv.ParseFloat(row[cols[3]], 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("row %d: end_s %q, utilization %q: not numbers", r+2, row[cols[2]], row[cols[3]])
+		}
+		link := row[cols[0]]
+		if len(h.Rows) == 0 || h.Rows[len(h.Rows)-1] != link {
+			if slices.Contains(h.Rows, link) {
+				return nil, fmt.Errorf("row %d: link %s again after other links; each link's spans come together, as run writes them", r+2, link)
+			}
+			h.Rows = append(h.Rows, link)
+			h.Values = append(h.Values, nil)
+		}
+		h.Values[len(h.Values)-1] = append(h.Values[len(h.Values)-1], u)
+		h.End = max(h.End, end)
+	}
+	if len(h.Rows) == 0 {
+		return nil, errors.New("the table has no rows")
+	}
+	for i, v := range h.Values {
+		if len(v) != len(h.Values[0]) {
+			return nil, fmt.Errorf("link %s has %d spans, %s has %d; give one run's table", h.Rows[i], len(v), h.Rows[0], len(h.Values[0]))
+		}
+		for _, u := range v {
+			h.Max = max(h.Max, u) // above 1 would be a defect; show it rather than clip it
+		}
+	}
+	return h, nil
 }

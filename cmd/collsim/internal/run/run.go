@@ -18,6 +18,7 @@ import (
 
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/trace"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
@@ -50,8 +51,12 @@ type Options struct {
 	Shape      cmdutil.ShapeFlags
 	LogGOPS    cmdutil.LogGOPSFlags
 	Noise      cmdutil.NoiseFlags
-	Quiet      bool // no progress line
-	Progress   bool // a progress line even where stderr is not a terminal
+	LinksCSV   string // write the busiest links' utilization over time to this CSV
+	LinkBins   int    // spans of the run for utilization over time
+	Trace      string // write a Chrome trace of the run to this file
+	Timeline   string // draw the run as an SVG Gantt chart into this file
+	Quiet      bool   // no progress line
+	Progress   bool   // a progress line even where stderr is not a terminal
 }
 
 // progress returns the progress display of a run on streams.Err and a
@@ -133,6 +138,10 @@ func (o *Options) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
 	f.StringArrayVar(&o.Fail, "fail", nil, `a failed link "FROM->TO" (both directions), routed around by shortest paths where the topology allows; repeatable`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
+	f.StringVar(&o.LinksCSV, "links-csv", "", "with --links: write those links' utilization over time to this CSV (link, from, to, start_s, end_s, utilization; draw it with collsim plot --heatmap)")
+	f.IntVar(&o.LinkBins, "link-bins", 100, "with --links-csv or --trace: equal spans of the run over which each link's utilization is averaged")
+	f.StringVar(&o.Trace, "trace", "", "write the simulated run as Chrome trace-event JSON to this file (open it in Perfetto or chrome://tracing): a track per rank, every op, messages as arrows")
+	f.StringVar(&o.Timeline, "timeline", "", "draw the simulated run as an SVG Gantt chart by rank into this file (up to 256 ranks)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress line on stderr (shown after 2 s when stderr is a terminal)")
 	f.BoolVar(&o.Progress, "progress", false, "a progress line on stderr every 10 s after the first 2 s even when stderr is not a terminal (a batch job's log)")
 }
@@ -153,8 +162,8 @@ func checkFlags(f *pflag.FlagSet, o *Options) error {
 		return cmdutil.Flagf("--placement %q is not a policy; valid: %s", o.Placement, strings.Join(topology.Placements, ", "))
 	}
 	if o.GOAL != "" {
-		if err := cmdutil.NotApplicable(f, "with --goal the file is the program: its ranks, sizes and dependencies", "collective", "algo", "ranks",
-			"size", "elem-size", "root", "verify", "segment", "node-size", "group-size", "inner", "intra", "groups", "steps", "overlap"); err != nil {
+		if err := cmdutil.NotApplicable(f, "with --goal the file is the program: its ranks, sizes and dependencies (and --trace and --timeline draw collective calls only)", "collective", "algo", "ranks",
+			"size", "elem-size", "root", "verify", "segment", "node-size", "group-size", "inner", "intra", "groups", "steps", "overlap", "trace", "timeline"); err != nil {
 			return err
 		}
 	}
@@ -210,6 +219,23 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	// prints its sizes).
 	var outs []*collsim.Result
 	points := len(machines) * len(ranks) * len(sizes) * (strings.Count(o.Algorithm, ",") + 1)
+	var rec *trace.Recorder
+	if o.Trace != "" || o.Timeline != "" {
+		if points > 1 {
+			return cmdutil.Flagf("--trace and --timeline record one run; give one machine, algorithm, rank count and size")
+		}
+		rec = trace.NewRecorder()
+		e.Trace = rec.Event
+	}
+	if o.LinksCSV != "" || o.Trace != "" && o.Links > 0 {
+		if o.LinksCSV != "" && (o.Links <= 0 || points > 1) {
+			return cmdutil.Flagf("--links-csv writes the links of --links N over one run; give --links and one machine, algorithm, rank count and size")
+		}
+		if o.LinkBins < 1 || o.LinkBins > 100_000 {
+			return cmdutil.Flagf("--link-bins %d: give 1 to 100000", o.LinkBins)
+		}
+		e.LinkBins = o.LinkBins
+	}
 	var rows *pointRows
 	if points > 1 && !o.JSON {
 		rows = newPointRows(streams.Out, o.CSV)
@@ -245,6 +271,16 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 	}
 	done()
+	if rec != nil {
+		if err := writeTrace(o, rec, outs[0]); err != nil {
+			return err
+		}
+	}
+	if o.LinksCSV != "" {
+		if err := writeLinks(o.LinksCSV, outs[0]); err != nil {
+			return err
+		}
+	}
 	switch {
 	case rows != nil:
 		return rows.flush()
@@ -589,7 +625,7 @@ func Repeatable(flag string) bool {
 
 // notPointFlags choose what run prints or run something else than one
 // collective call; a point is one call and a sweep prints its own rows.
-var notPointFlags = []string{"json", "csv", "quiet", "progress", "goal", "links", "machine"}
+var notPointFlags = []string{"json", "csv", "quiet", "progress", "goal", "links", "machine", "trace", "timeline", "links-csv", "link-bins"}
 
 // pointFlags is run's flag set without notPointFlags.
 func pointFlags() *pflag.FlagSet {
@@ -646,4 +682,70 @@ func Point(settings []Setting, m *configs.Machine) (*collsim.Experiment, error) 
 		return nil, cmdutil.Flagf("size %q: %v (a list or range belongs in axes)", o.Size, err)
 	}
 	return e, e.Check()
+}
+
+// writeTrace writes the recorded run to --trace and --timeline.
+func writeTrace(o *Options, rec *trace.Recorder, r *collsim.Result) error {
+	title := fmt.Sprintf("%s/%s, %d ranks, %s on %s (%s network)", r.Collective, r.Algorithm, r.Ranks, configs.FormatBytes(r.SizeBytes), r.Machine, r.Network)
+	for _, out := range []struct {
+		file  string
+		write func(io.Writer, int, string) error
+	}{{o.Trace, func(w io.Writer, ranks int, title string) error {
+		return rec.WriteChrome(w, ranks, title, linkCounters(r))
+	}}, {o.Timeline, rec.WriteSVG}} {
+		if out.file == "" {
+			continue
+		}
+		f, err := os.Create(out.file)
+		if err != nil {
+			return err
+		}
+		err = out.write(f, r.Ranks, title)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", out.file, err)
+		}
+	}
+	return nil
+}
+
+// linkCounters are the busiest links' utilization over time, for the
+// trace's counter tracks.
+func linkCounters(r *collsim.Result) []trace.Counter {
+	var cs []trace.Counter
+	for _, l := range r.Links {
+		if len(l.OverTime) == 0 {
+			continue
+		}
+		c := trace.Counter{Name: "utilization " + l.From + " -> " + l.To, Span: sim.FromSeconds(r.Time / float64(len(l.OverTime)))}
+		c.Values = l.OverTime
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// writeLinks writes the busiest links' utilization over time as CSV, a
+// row per link and span, in the order of the --links table.
+func writeLinks(file string, r *collsim.Result) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"link", "from", "to", "start_s", "end_s", "utilization"})
+	for _, l := range r.Links {
+		width := r.Time / float64(len(l.OverTime))
+		for b, u := range l.OverTime {
+			w.Write([]string{l.From + " -> " + l.To, l.From, l.To, strconv.FormatFloat(float64(b)*width, 'g', -1, 64),
+				strconv.FormatFloat(float64(b+1)*width, 'g', -1, 64), strconv.FormatFloat(u, 'g', -1, 64)})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

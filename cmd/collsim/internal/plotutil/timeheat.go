@@ -1,0 +1,97 @@
+package plotutil
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// TimeHeat is a value of several rows (links) over time: Values[row][span]
+// over equal spans from 0 to End seconds, coloured from 0 to Max, with a
+// colour bar beside it.
+type TimeHeat struct {
+	Title, ValueLabel string
+	Rows              []string
+	End               float64
+	Max               float64 // the top of the colour scale; 0: the largest value
+	Values            [][]float64
+}
+
+type timeGrid struct{ h *TimeHeat }
+
+func (g timeGrid) Dims() (c, r int) { return len(g.h.Values[0]), len(g.h.Rows) }
+func (g timeGrid) X(c int) float64 {
+	return (float64(c) + 0.5) * g.h.End / float64(len(g.h.Values[0]))
+}
+func (g timeGrid) Y(r int) float64    { return float64(r) }
+func (g timeGrid) Z(c, r int) float64 { return g.h.Values[len(g.h.Rows)-1-r][c] } // the first row on top
+
+// Save draws the heat map into path (.png or .svg).
+func (h *TimeHeat) Save(path string) error {
+	if len(h.Rows) == 0 || len(h.Values[0]) == 0 {
+		return fmt.Errorf("%s: nothing to draw", path)
+	}
+	top := h.Max
+	for _, row := range h.Values {
+		for _, v := range row {
+			if h.Max == 0 {
+				top = max(top, v)
+			}
+		}
+	}
+	top = max(top, 1e-12)
+	pal := moreland.Kindlmann().Palette(64) // sequential: dark idle, light busy
+	hm := plotter.NewHeatMap(timeGrid{h}, pal)
+	hm.Min, hm.Max = 0, top
+	pl := plot.New()
+	pl.Title.Text = h.Title
+	pl.X.Label.Text, pl.Y.Label.Text = "simulated time (s)", ""
+	pl.Add(hm)
+	var yt []plot.Tick
+	for r := range h.Rows {
+		yt = append(yt, plot.Tick{Value: float64(r), Label: h.Rows[len(h.Rows)-1-r]})
+	}
+	pl.Y.Tick.Marker = plot.ConstantTicks(yt)
+	bar := plot.New()
+	bar.HideX()
+	bar.Y.Label.Text = h.ValueLabel
+	cb := &plotter.ColorBar{ColorMap: moreland.Kindlmann(), Vertical: true}
+	cb.ColorMap.SetMin(0)
+	cb.ColorMap.SetMax(top)
+	bar.Add(cb)
+
+	w, ht := 9*vg.Inch, vg.Length(max(3.5, 1.2+0.28*float64(len(h.Rows))))*vg.Inch
+	var c vg.CanvasWriterTo
+	switch filepath.Ext(path) {
+	case ".svg":
+		c = vgsvg.New(w, ht)
+	case ".png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, ht), vgimg.UseDPI(120))}
+	default:
+		return fmt.Errorf("%s: draw into a .png or .svg file", path)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	barW := vg.Inch
+	pl.Draw(draw.Crop(dc, 0, -barW-vg.Points(10), 0, 0))
+	bar.Draw(draw.Crop(dc, w-barW, 0, vg.Points(30), -vg.Points(20)))
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

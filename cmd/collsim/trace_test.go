@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTrace reads back the Chrome trace and the timeline of runs and
+// checks them against the runs' own report: one slice per op, one arrow
+// per message, each rank's last slice ending at its finish time, no two
+// slices of one track overlapping; and for a 2-rank bcast of 1 KiB on the
+// small machine, the one message's times derived by hand.
+func TestTrace(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range [][]string{
+		{"-a", "ring", "-n", "6", "-s", "96KiB"},
+		{"-c", "alltoall", "-a", "linear", "-n", "5", "-s", "40KiB"}, // concurrent sends: overlapping ops on a rank
+		{"-c", "bcast", "-a", "binomial", "-n", "7", "-s", "1MiB", "--network", "flow", "-m", "fattree-1024"},
+	} {
+		tr, svg := filepath.Join(dir, "t.json"), filepath.Join(dir, "t.svg")
+		out, stderr, code := collsim(t, append([]string{"run", "--json", "--trace", tr, "--timeline", svg}, c...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c, code, stderr)
+		}
+		var res struct {
+			Ranks      int     `json:"ranks"`
+			Time       float64 `json:"time_s"`
+			FinishMin  float64 `json:"finish_min_s"`
+			Ops        int     `json:"ops"`
+			Messages   int     `json:"messages"`
+			Collective string  `json:"collective"`
+		}
+		json.Unmarshal([]byte(out), &res)
+		data, _ := os.ReadFile(tr)
+		var file struct {
+			TraceEvents []struct {
+				Ph   string          `json:"ph"`
+				Tid  int             `json:"tid"`
+				Name string          `json:"name"`
+				Ts   float64         `json:"ts"`
+				Dur  float64         `json:"dur"`
+				Args json.RawMessage `json:"args"`
+			} `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(data, &file); err != nil {
+			t.Fatalf("%v: the trace is not JSON: %v", c, err)
+		}
+		rankOf := map[int]int{} // thread -> rank, from the thread names
+		type span struct{ start, end float64 }
+		tracks := map[int][]span{}
+		var slicesN, starts, finishes int
+		var last float64
+		lastOf := map[int]float64{}
+		for _, e := range file.TraceEvents {
+			switch e.Ph {
+			case "M":
+				var a struct{ Name string }
+				json.Unmarshal(e.Args, &a)
+				var r int
+				if _, err := fmt.Sscanf(a.Name, "rank %d", &r); err == nil && e.Name == "thread_name" {
+					rankOf[e.Tid] = r
+				}
+			case "X":
+				slicesN++
+				tracks[e.Tid] = append(tracks[e.Tid], span{e.Ts, e.Ts + e.Dur})
+				last = math.Max(last, e.Ts+e.Dur)
+				lastOf[rankOf[e.Tid]] = math.Max(lastOf[rankOf[e.Tid]], e.Ts+e.Dur)
+			case "s":
+				starts++
+			case "f":
+				finishes++
+			}
+		}
+		if slicesN != res.Ops || starts != res.Messages || finishes != res.Messages {
+			t.Errorf("%v: %d slices and %d/%d arrow ends, want %d ops and %d messages", c, slicesN, starts, finishes, res.Ops, res.Messages)
+		}
+		if math.Abs(last-res.Time*1e6) > 1e-6*res.Time*1e6 {
+			t.Errorf("%v: the last slice ends at %g µs, the run at %g µs", c, last, res.Time*1e6)
+		}
+		first := math.Inf(1)
+		for _, v := range lastOf {
+			first = math.Min(first, v)
+		}
+		if len(lastOf) != res.Ranks || math.Abs(first-res.FinishMin*1e6) > 1e-6*res.Time*1e6 {
+			t.Errorf("%v: %d ranks' tracks, the first to finish at %g µs; want %d and %g µs", c, len(lastOf), first, res.Ranks, res.FinishMin*1e6)
+		}
+		for tid, spans := range tracks {
+			slices.SortFunc(spans, func(a, b span) int { return compareF(a.start, b.start) })
+			for i := 1; i < len(spans); i++ {
+				if spans[i].start < spans[i-1].end-1e-9 {
+					t.Errorf("%v: track %d: a slice at %g µs starts before the one before ends (%g µs)", c, tid, spans[i].start, spans[i-1].end)
+					break
+				}
+			}
+		}
+		// The timeline: well-formed SVG, a labelled row per rank, a bar
+		// (with its tooltip) per op.
+		pic, _ := os.ReadFile(svg)
+		if err := xml.Unmarshal(pic, new(struct{})); err != nil {
+			t.Errorf("%v: the timeline is not XML: %v", c, err)
+		}
+		if n := strings.Count(string(pic), "<title>"); n != res.Ops {
+			t.Errorf("%v: %d bars, want %d ops", c, n, res.Ops)
+		}
+		if !strings.Contains(string(pic), ">rank 0<") || !strings.Contains(string(pic), ">simulated time<") {
+			t.Errorf("%v: the timeline names no ranks or no time axis", c)
+		}
+	}
+
+	// By hand: a 1 KiB bcast from rank 0 to rank 1 on the small machine
+	// (1 µs host to host, 12.5 GB/s, no host overhead, eager): the send
+	// starts at 0, takes 1024 B / 12.5 GB/s = 81.92 ns to leave, and the
+	// receive, posted at 0, ends when the last byte lands, 1 µs later.
+	tr := filepath.Join(dir, "b.json")
+	if _, stderr, code := collsim(t, "run", "-c", "bcast", "-a", "binomial", "-n", "2", "-s", "1KiB", "--trace", tr); code != 0 {
+		t.Fatal(stderr)
+	}
+	data, _ := os.ReadFile(tr)
+	text := string(data)
+	for _, want := range []string{`"name":"send","cat":"op","ts":0,"dur":0.08192,"args":{"bytes":1024,"peer":1,"tag":`, `"name":"recv","cat":"op","ts":0,"dur":1.08192,"args":{"bytes":1024,"peer":0,"tag":`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the trace has no %s:\n%s", want, text)
+		}
+	}
+	// One run only, and not with a GOAL file.
+	if _, stderr, code := collsim(t, "run", "-n", "2,4", "--trace", tr); code != 2 || !strings.Contains(stderr, "record one run") {
+		t.Errorf("two runs traced: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "run", "-n", "300", "-m", "fattree-1024", "--timeline", filepath.Join(dir, "big.svg")); code != 1 || !strings.Contains(stderr, "at most 256") {
+		t.Errorf("a 300-rank timeline: exit %d: %s", code, stderr)
+	}
+}
+
+func compareF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestLinksOverTime checks the busiest links' utilization over time
+// against the links' own totals, which the flow model counts separately
+// (bytes routed over each link): the spans' utilization times bandwidth
+// times span adds up to the link's bytes, and no span is above 1 (a link
+// carries at most its bandwidth). The CSV draws as a heat map, and the
+// trace carries a counter track per link.
+func TestLinksOverTime(t *testing.T) {
+	dir := t.TempDir()
+	csvFile, tr := filepath.Join(dir, "links.csv"), filepath.Join(dir, "t.json")
+	out, stderr, code := collsim(t, "run", "-c", "alltoall", "-n", "64", "-s", "1MiB", "-m", "../../configs/examples/fattree-1024-tapered.yaml", "--network", "flow",
+		"--links", "6", "--links-csv", csvFile, "--link-bins", "40", "--json", "--trace", tr, "--verify", "off")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Time  float64 `json:"time_s"`
+		Links []struct {
+			From, To string
+			Bytes    float64 `json:"bytes"`
+		} `json:"busiest_links"`
+	}
+	json.Unmarshal([]byte(out), &res)
+	data, _ := os.ReadFile(csvFile)
+	_, rows := readRows(t, string(data))
+	if len(res.Links) != 6 || len(rows) != 6*40 {
+		t.Fatalf("%d links and %d rows, want 6 and 240", len(res.Links), len(rows))
+	}
+	const bandwidth = 12.5e9 // the config's 100 Gbit/s links
+	for i, l := range res.Links {
+		var bytes float64
+		for b := range 40 {
+			r := rows[i*40+b]
+			u, _ := strconv.ParseFloat(r["utilization"], 64)
+			start, _ := strconv.ParseFloat(r["start_s"], 64)
+			end, _ := strconv.ParseFloat(r["end_s"], 64)
+			if r["from"] != l.From || r["to"] != l.To || u < 0 || u > 1+1e-9 {
+				t.Errorf("row %d: %v (link %s -> %s)", i*40+b, r, l.From, l.To)
+			}
+			bytes += u * bandwidth * (end - start)
+		}
+		if math.Abs(bytes-l.Bytes) > 1e-6*l.Bytes {
+			t.Errorf("link %s -> %s: %g bytes over time, %g in all", l.From, l.To, bytes, l.Bytes)
+		}
+	}
+	trace, _ := os.ReadFile(tr)
+	if n := strings.Count(string(trace), `"ph":"C"`); n != 6*40 {
+		t.Errorf("%d counter events, want 240", n)
+	}
+	png := filepath.Join(dir, "h.png")
+	if _, stderr, code := collsim(t, "plot", csvFile, "--heatmap", "-o", png); code != 0 {
+		t.Errorf("heat map: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "run", "--links-csv", csvFile); code != 2 || !strings.Contains(stderr, "--links") {
+		t.Errorf("--links-csv without --links: exit %d: %s", code, stderr)
+	}
+}
