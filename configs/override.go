@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -103,9 +104,15 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	if err != nil {
 		return nil, err
 	}
-	m, err := Parse(fmt.Sprintf("%s with %s", name, strings.Join(what, ", ")), out)
+	src := fmt.Sprintf("%s with %s", name, strings.Join(what, ", "))
+	m, err := Parse(src, out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", overrides[0].Where, err)
+		// The line numbers are of the rewritten config, which the user
+		// never sees: name the settings instead.
+		msg := strings.ReplaceAll(err.Error(), "\n"+src+":", "\n"+src+" line ")
+		msg = regexp.MustCompile(`^`+regexp.QuoteMeta(src)+`:\d+: `).ReplaceAllString(msg, src+": ")
+		msg = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(src)+` line \d+: `).ReplaceAllString(msg, src+": ")
+		return nil, fmt.Errorf("%s: %s", overrides[0].Where, msg)
 	}
 	if m.Name == "" || m.Name == name {
 		m.Name = name

@@ -160,6 +160,10 @@ axes:
 	if code != 0 {
 		t.Fatal(tapered)
 	}
+	set, _, _ := collsim(t, "run", "-m", "fattree-1024", "--set", "network.fat_tree.taper=2", "--network", "flow", "-n", "256", "-c", "alltoall", "-s", "1MiB", "--verify", "off", "--json")
+	if ts := regexp.MustCompile(`"time_s": [^,]+`); ts.FindString(set) != ts.FindString(tapered) {
+		t.Errorf("run --set network.fat_tree.taper=2: %s, the tapered config: %s", ts.FindString(set), ts.FindString(tapered))
+	}
 	for i, js := range []string{full, tapered} {
 		var want struct {
 			Time float64 `json:"time_s"`

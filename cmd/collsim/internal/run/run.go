@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
 
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
@@ -46,6 +47,7 @@ type Options struct {
 	Links      int      // report the busiest links (flow network)
 	Routing    string   // override the machine's routing (flow network)
 	Jitter     string   // per-message latency noise (flow network): "normal:200ns"
+	Set        []string // machine config settings: "PATH=VALUE"
 	Degrade    []string // links at reduced bandwidth: "FROM->TO:FACTOR"
 	Fail       []string // failed links (both directions): "FROM->TO"
 	Shape      cmdutil.ShapeFlags
@@ -135,6 +137,7 @@ func (o *Options) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Routing, "routing", "", "with --network flow: minimal, valiant or ugal (Dragonfly detours through a third group), or ecmp (a fat-tree's equal paths by flow hash); default: the machine's")
 	f.StringVar(&o.Jitter, "jitter", "", `with --network flow: per-message latency noise "normal:SIGMA" (cut at 0) or "lognormal:MEDIAN", e.g. normal:200ns, seeded by --seed`)
+	f.StringArrayVar(&o.Set, "set", nil, `a machine config setting "PATH=VALUE", e.g. network.fat_tree.taper=2 or link.bandwidth=400Gbit/s (a path not from the top sets every setting ending with it, as a sweep's axes do); repeatable`)
 	f.StringArrayVar(&o.Degrade, "degrade", nil, `a link at reduced bandwidth "FROM->TO:FACTOR", e.g. "s0.0->s1.0:0.5" (names as --links and collsim topo --dot print them); repeatable`)
 	f.StringArrayVar(&o.Fail, "fail", nil, `a failed link "FROM->TO" (both directions), routed around by shortest paths where the topology allows; repeatable`)
 	f.IntVar(&o.Links, "links", 0, "with --network flow: list the N busiest links (bytes, busy time, peak concurrent flows)")
@@ -207,7 +210,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	if e.Machine == nil && strings.Contains(o.Machine, ",") {
 		machines = nil
 		for _, name := range strings.Split(o.Machine, ",") {
-			m, err := configs.Resolve(strings.TrimSpace(name))
+			m, err := o.machine(strings.TrimSpace(name))
 			if err != nil {
 				return err
 			}
@@ -317,7 +320,7 @@ func (o *Options) experiment() (*collsim.Experiment, error) {
 	// A list is one machine a point (Run); "" is a machine set by the caller
 	// (Point).
 	if !loggops && o.Machine != "" && (o.GOAL != "" || !strings.Contains(o.Machine, ",")) {
-		m, err := configs.Resolve(o.Machine)
+		m, err := o.machine(o.Machine)
 		if err != nil {
 			return nil, err
 		}
@@ -625,7 +628,7 @@ func Repeatable(flag string) bool {
 
 // notPointFlags choose what run prints or run something else than one
 // collective call; a point is one call and a sweep prints its own rows.
-var notPointFlags = []string{"json", "csv", "quiet", "progress", "goal", "links", "machine", "trace", "timeline", "links-csv", "link-bins"}
+var notPointFlags = []string{"json", "csv", "quiet", "progress", "goal", "links", "machine", "set", "trace", "timeline", "links-csv", "link-bins"}
 
 // pointFlags is run's flag set without notPointFlags.
 func pointFlags() *pflag.FlagSet {
@@ -748,4 +751,39 @@ func writeLinks(file string, r *collsim.Result) error {
 		return err
 	}
 	return f.Close()
+}
+
+// machine loads the machine name with the --set settings applied.
+func (o *Options) machine(name string) (*configs.Machine, error) {
+	if len(o.Set) == 0 {
+		return configs.Resolve(name)
+	}
+	overrides, err := Overrides(o.Set)
+	if err != nil {
+		return nil, err
+	}
+	source, data, err := configs.Source(name)
+	if err != nil {
+		return nil, err
+	}
+	return configs.WithOverrides(source, data, overrides)
+}
+
+// Overrides reads --set values, "PATH=VALUE" with VALUE in YAML (a number,
+// a string, or a list such as [4, 4, 4]).
+func Overrides(sets []string) ([]configs.Override, error) {
+	var out []configs.Override
+	for _, s := range sets {
+		path, value, ok := strings.Cut(s, "=")
+		var doc yaml.Node
+		if !ok || path == "" || yaml.Unmarshal([]byte(value), &doc) != nil || len(doc.Content) == 0 {
+			return nil, cmdutil.Flagf("--set %q: give PATH=VALUE, e.g. network.fat_tree.taper=2", s)
+		}
+		o := configs.Override{Path: strings.TrimSpace(path), Value: doc.Content[0], Where: "--set " + s}
+		if err := configs.CheckOverride(o); err != nil {
+			return nil, &cmdutil.FlagError{Err: err}
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
