@@ -5,10 +5,12 @@ package plotutil
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -96,6 +98,23 @@ type Panel struct {
 
 // Save draws the figure into path, a .png or .svg file.
 func (f *Figure) Save(path string) error {
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("%s: draw into a .png or .svg file", path)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Render(out, format); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Render draws the figure to w as "png" or "svg".
+func (f *Figure) Render(w io.Writer, format string) error {
 	cols := f.Columns
 	if cols <= 0 {
 		cols = min(3, len(f.Panels))
@@ -127,19 +146,19 @@ func (f *Figure) Save(path string) error {
 	if legendW > 0 {
 		legendW += legend.ThumbnailWidth + 3*legend.Padding + vg.Points(12)
 	}
-	w := vg.Length(cols)*5*vg.Inch + legendW
+	width := vg.Length(cols)*5*vg.Inch + legendW
 	h := vg.Length(rows) * 3.6 * vg.Inch
 	if len(f.Panels) == 1 {
-		w, h = 7*vg.Inch+legendW, 4.5*vg.Inch
+		width, h = 7*vg.Inch+legendW, 4.5*vg.Inch
 	}
 	var c vg.CanvasWriterTo
-	switch filepath.Ext(path) {
-	case ".svg":
-		c = vgsvg.New(w, h)
-	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))}
+	switch format {
+	case "svg":
+		c = vgsvg.New(width, h)
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, h), vgimg.UseDPI(120))}
 	default:
-		return fmt.Errorf("%s: draw into a .png or .svg file", path)
+		return fmt.Errorf("format %q: png or svg", format)
 	}
 	dc := draw.New(c)
 	// A white background (PNG is transparent otherwise).
@@ -159,15 +178,8 @@ func (f *Figure) Save(path string) error {
 		area := draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -vg.Points(30))
 		legend.Draw(area)
 	}
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	_, err := c.WriteTo(w)
+	return err
 }
 
 // plot builds one panel; series names new to the figure get the next

@@ -21,6 +21,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/model"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotcmd"
 	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
+	"github.com/collsim/collsim/cmd/collsim/internal/report"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/schedule"
 	"github.com/collsim/collsim/cmd/collsim/internal/study"
@@ -70,7 +71,7 @@ with their closed-form costs.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: plainFlagError(suggestFlag(c, err))}
 	})
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams), report.New(streams))
 	refuseUnknownSubcommands(cmd)
 	return cmd, func() { end() }
 }

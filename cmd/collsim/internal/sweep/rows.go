@@ -210,17 +210,20 @@ func (w *writer) write(vals []any) error {
 }
 
 // AxisColumns are the axes of a sweep output's columns (between the
-// leading columns and the result's), or nil for another table.
+// leading columns and the result's, which start with the collective, as
+// "result_collective" where an axis took its name), or nil for another
+// table.
 func AxisColumns(cols []string) []string {
 	if len(cols) < len(leading) || !slices.Equal(cols[:len(leading)], leading) {
 		return nil
 	}
-	var axes []string
-	for _, c := range cols[len(leading):] {
-		if slices.ContainsFunc(resultFields, func(f reflect.StructField) bool { return jsonName(f) == c || "result_"+jsonName(f) == c }) {
-			break
-		}
-		axes = append(axes, c)
+	first := jsonName(resultFields[0])
+	end := slices.Index(cols, "result_"+first)
+	if end < 0 {
+		end = slices.Index(cols, first)
 	}
-	return axes
+	if end < len(leading) {
+		return nil
+	}
+	return slices.Clone(cols[len(leading):end])
 }

@@ -413,3 +413,37 @@ func typed(v *yaml.Node) any {
 	}
 	return show(v)
 }
+
+// Command is point p as a collsim run command line: its machine, its
+// machine settings as --set and its flags, each value shell-quoted where
+// it needs to be.
+func (s *Spec) Command(p int) string {
+	args := []string{"collsim", "run"}
+	for _, v := range s.Point(p) {
+		switch {
+		case v.Key == "machine":
+			args = append(args, "-m", machinePath(s.File, v.Node.Value))
+		case slices.Contains(run.Flags(), v.Key) && v.Node.Kind == yaml.SequenceNode:
+			for _, it := range v.Node.Content {
+				args = append(args, "--"+v.Key, it.Value)
+			}
+		case slices.Contains(run.Flags(), v.Key):
+			args = append(args, "--"+v.Key, v.Node.Value)
+		default:
+			args = append(args, "--set", v.Key+"="+show(v.Node))
+		}
+	}
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes a for a POSIX shell where it has anything but letters,
+// digits and -_./:=,+@.
+func shellQuote(a string) string {
+	if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@") == "" {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}

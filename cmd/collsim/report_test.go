@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReport writes a sweep's report and checks what it holds: the
+// commands that reproduce it (each point's collsim run line gives the
+// point's row), the plots, the table and the machine; then opens it in
+// headless Chromium (skipped with a message where Chromium is missing;
+// .ci/run installs it), which must log no console message, and
+// screenshots it.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(file, []byte("base: {ranks: 8, verify: \"off\"}\naxes:\n  machine: [small, fattree-1024]\n  algo: [ring, recursive_doubling]\n  size: 1KiB..1MiB\n  link.bandwidth: [100Gbit/s, 200Gbit/s]\n"), 0o644)
+	results := filepath.Join(dir, "results.csv")
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", results); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	html := filepath.Join(dir, "report.html")
+	if _, stderr, code := collsim(t, "report", results, "--sweep", file, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(html)
+	page := string(data)
+	for _, want := range []string{
+		"collsim sweep " + file + " -o " + results,
+		"<h2>time_s against size</h2>", "<h2>busbw_GBps against size</h2>", "<h2>Results</h2>", "<h2>Machine small</h2>", "<h2>Machine fattree-1024</h2>",
+		"axis link.bandwidth", "--series machine --facet algo",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report has no %q", want)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n < 4 {
+		t.Errorf("%d pictures, want 2 plots and 2 machines", n)
+	}
+	// Each point's command line runs that point: three of them, against
+	// their rows.
+	_, rows := readRows(t, func() string { b, _ := os.ReadFile(results); return string(b) }())
+	command := regexp.MustCompile(`<td>(collsim run [^<]*)</td>`)
+	lines := command.FindAllStringSubmatch(page, -1)
+	if len(lines) != len(rows) {
+		t.Fatalf("%d command lines for %d rows", len(lines), len(rows))
+	}
+	for _, i := range []int{0, 17, len(rows) - 1} {
+		args := strings.Fields(strings.ReplaceAll(lines[i][1], "&#43;", "+"))[1:]
+		out, stderr, code := collsim(t, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", lines[i][1], code, stderr)
+		}
+		got := regexp.MustCompile(`"time_s": ([^,]+),`).FindStringSubmatch(out)
+		if got == nil || !sameNumber(rows[i]["time_s"], mustFloat(got[1])) {
+			t.Errorf("point %d: %s gives %v s, the row %s s", i, lines[i][1], got, rows[i]["time_s"])
+		}
+	}
+	if _, stderr, code := collsim(t, "report", results, "--sweep", writeSweep(t, "axes: {ranks: [2]}\n"), "-o", html); code != 2 || !strings.Contains(stderr, "not of that sweep") {
+		t.Errorf("another sweep's file: exit %d: %s", code, stderr)
+	}
+
+	chromium := browser(t)
+	shot := filepath.Join(dir, "report.png")
+	if logs := openInChromium(t, chromium, html, shot); len(logs) > 0 {
+		t.Errorf("the report logs to the console:\n%s", strings.Join(logs, "\n"))
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("no screenshot of the report (%v)", err)
+	}
+	// A study's page: its tables, its plot and its machine.
+	study := filepath.Join(dir, "lp.html")
+	if _, stderr, code := collsim(t, "study", "lp", "-n", "2..16", "-o", dir, "--html", study); code != 0 {
+		t.Fatalf("study lp --html: exit %d: %s", code, stderr)
+	}
+	text, _ := os.ReadFile(study)
+	for _, want := range []string{"collsim study lp --out " + dir + " --ranks 2..16", "chain (LP): time at", "<h2>Plot study-lp.svg</h2>", "<h2>Machine fattree-1024</h2>"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the study's page has no %q", want)
+		}
+	}
+	if logs := openInChromium(t, chromium, study, filepath.Join(dir, "lp.png")); len(logs) > 0 {
+		t.Errorf("the study's page logs to the console:\n%s", strings.Join(logs, "\n"))
+	}
+	// The check can fail: a page with a script error is caught.
+	bad := filepath.Join(dir, "bad.html")
+	os.WriteFile(bad, []byte("<!DOCTYPE html><title>x</title><script>undefinedFunction();</script>"), 0o644)
+	if logs := openInChromium(t, chromium, bad, filepath.Join(dir, "bad.png")); len(logs) == 0 {
+		t.Error("a page with a script error logged nothing: the console check sees nothing")
+	}
+}
+
+// browser is Chromium's path, or the test skips saying how to get it.
+func browser(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("headless Chromium not found: install Debian's chromium package (.ci/run does) to open the report")
+	return ""
+}
+
+// openInChromium loads page in headless Chromium, screenshots it, and
+// returns the console messages it logged (script errors among them).
+func openInChromium(t *testing.T, chromium, page, shot string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--enable-logging=stderr", "--v=0", "--window-size=1280,2000", "--screenshot="+shot, "file://"+page)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	var logs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			logs = append(logs, line)
+		}
+	}
+	return logs
+}
+
+func mustFloat(s string) any {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return f
+}
