@@ -142,7 +142,7 @@ func summary(t *plotcmd.Table, axes []string, spec *sweep.Spec, sweepFile string
 	if spec != nil {
 		text, err := os.ReadFile(sweepFile)
 		if err == nil {
-			s.Body += template.HTML("<p>The sweep file, " + template.HTMLEscapeString(sweepFile) + ":</p>") + Pre(string(text))
+			s.Body += template.HTML("<p>The sweep file, "+template.HTMLEscapeString(sweepFile)+":</p>") + Pre(string(text))
 		}
 	}
 	if failed > 0 {
