@@ -209,7 +209,6 @@ func (e *Experiment) Run() (*Result, error) {
 	}
 	mc := *m // the options below change the copy, never the caller's machine
 	m = &mc
-	net := cmp.Or(e.Network, Analytic)
 	ranks := e.Ranks
 	if ranks == 0 {
 		ranks = min(64, m.Slots())
@@ -223,6 +222,33 @@ func (e *Experiment) Run() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.run(m, alg, params, chosenBy, note, true)
+}
+
+// RunAlgorithm simulates algorithm a with params exactly as given: no
+// library's choice, shape or tuning (the fields Collective to Shape do not
+// apply). Studies and validation run the variants they compare with it.
+func (e *Experiment) RunAlgorithm(a collectives.Algorithm, params collectives.Params) (*Result, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	m := e.Machine
+	if m == nil {
+		var err error
+		if m, err = configs.Resolve(configs.DefaultMachine); err != nil {
+			return nil, err
+		}
+	}
+	mc := *m
+	return e.run(&mc, a, params, "", "", false)
+}
+
+// run simulates alg with params on m (the experiment's copy); tune lets
+// the cost model choose the options the call left open.
+func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params collectives.Params, chosenBy, note string, tune bool) (*Result, error) {
+	net := cmp.Or(e.Network, Analytic)
+	c, ranks := alg.Collective, params.Ranks
+	elem := cmp.Or(params.ElemSize, DefaultElemSize)
 	if err := e.adjust(m, net); err != nil {
 		return nil, err
 	}
@@ -235,7 +261,7 @@ func (e *Experiment) Run() (*Result, error) {
 		return nil, err
 	}
 	tuned := ""
-	if place != nil {
+	if place != nil && tune {
 		h, _ := Hockney(m, place)
 		tuned = Tune(alg, &params, h)
 	}

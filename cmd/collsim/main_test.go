@@ -178,7 +178,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"study", "foo"}, 2, `unknown command "foo" for "collsim study"`},
 		{[]string{"study", "sura"}, 2, `unknown command "sura" for "collsim study"; did you mean suara?`},
 		{[]string{"run", "--placment", "block"}, 2, "unknown flag: --placment; did you mean --placement?"},
-		{[]string{"run", "--sze", "8"}, 2, "unknown flag: --sze; did you mean --seed or --size?"},
+		{[]string{"run", "--sze", "8"}, 2, "unknown flag: --sze; did you mean --seed or --set or --size?"},
 	}
 	expectErrors(t, cases)
 }

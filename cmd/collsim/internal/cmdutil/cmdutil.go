@@ -200,47 +200,31 @@ func Wrap(text string, width int, indent string) string {
 	return b.String()
 }
 
-// Simulate runs a on m for params (block placement, no data) on the
-// analytic network and returns the simulated time in seconds.
+// Simulate runs a on m for params (the machine's placement, seed 1, no
+// data) on the analytic network and returns the simulated time in
+// seconds: a collsim.Experiment's RunAlgorithm.
 func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	return simulate(m, a, params, m.Analytic, nil)
+	return simulate(&collsim.Experiment{Machine: m}, a, params)
 }
 
 // SimulateNoisy is Simulate with OS noise stretching every CPU interval.
 func SimulateNoisy(m *configs.Machine, a collectives.Algorithm, params collectives.Params, noise *sim.Noise) (float64, error) {
-	return simulate(m, a, params, m.Analytic, noise)
+	return simulate(&collsim.Experiment{Machine: m, Noise: noise}, a, params)
 }
 
 // SimulateFlow is Simulate on the flow network: messages that cross the
 // same link at the same time share its bandwidth.
 func SimulateFlow(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	return simulate(m, a, params, m.Flow, nil)
+	return simulate(&collsim.Experiment{Machine: m, Network: collsim.Flow}, a, params)
 }
 
-func simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Params, network func([]int32) (sim.NetworkFactory, error), noise *sim.Noise) (float64, error) {
-	place, err := m.Place(params.Ranks, "", 1)
+func simulate(e *collsim.Experiment, a collectives.Algorithm, params collectives.Params) (float64, error) {
+	e.Seed, e.Verify = 1, collsim.VerifyOff
+	r, err := e.RunAlgorithm(a, params)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)
 	}
-	net, err := network(place)
-	if err != nil {
-		return 0, err
-	}
-	s, err := a.Build(params)
-	if err != nil {
-		return 0, err
-	}
-	if noise == nil && m.Noise != nil {
-		if err := m.Noise.CheckRanks(params.Ranks); err != nil {
-			return 0, err
-		}
-		noise = m.Noise.For(1)
-	}
-	res, err := sim.Execute(sim.New(1), s, sim.Config{Host: m.Host, Network: net, Noise: noise})
-	if err != nil {
-		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, collsim.ClockHint(err, params.SizeBytes(a.Collective), m.Inputs))
-	}
-	return res.Makespan.Seconds(), nil
+	return r.Time, nil
 }
 
 // Grid resolves a machine and parses the rank counts and message sizes of a
