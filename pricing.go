@@ -26,12 +26,14 @@ func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h
 	if len(place) <= 512 {
 		stride = 1
 	}
+	var path []int32
 	for i := 0; i < len(place); i += stride {
 		for j := 0; j < len(place); j += stride {
 			if i == j || !keep(i, j) {
 				continue
 			}
-			a, b := m.PathParams(int(place[i]), int(place[j]))
+			var a, b float64
+			a, b, path = m.PathParamsInto(int(place[i]), int(place[j]), path)
 			if first {
 				a0, b0, first = a, b, false
 			}

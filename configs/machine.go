@@ -282,15 +282,24 @@ func (m *Machine) bandwidthInput(bandwidth float64) (Input, bool) {
 // byte of the route between two hosts: the alpha and beta a closed form
 // should use for messages between them.
 func (m *Machine) PathParams(src, dst int) (alpha, beta float64) {
+	alpha, beta, _ = m.PathParamsInto(src, dst, nil)
+	return alpha, beta
+}
+
+// PathParamsInto is PathParams routing into path's storage, which it
+// returns for the next call: pricing every pair of a placement allocates
+// one route, not one per pair.
+func (m *Machine) PathParamsInto(src, dst int, path []int32) (alpha, beta float64, route []int32) {
 	if src == dst {
-		return m.Local.Latency, 1 / m.Local.Bandwidth
+		return m.Local.Latency, 1 / m.Local.Bandwidth, path
 	}
-	for _, id := range m.Topology.Route(src, dst, nil) {
+	route = m.Topology.Route(src, dst, path[:0])
+	for _, id := range route {
 		l := m.Topology.Links()[id]
 		alpha += l.Latency
 		beta = max(beta, 1/l.Bandwidth)
 	}
-	return alpha, beta
+	return alpha, beta, route
 }
 
 //go:embed builtin/*.yaml

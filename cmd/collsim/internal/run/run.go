@@ -619,6 +619,17 @@ var flagNames = sync.OnceValue(func() []string {
 	return names
 })
 
+// IsFlag says whether name is one of Flags.
+func IsFlag(name string) bool { return flagSet()[name] }
+
+var flagSet = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	for _, n := range flagNames() {
+		set[n] = true
+	}
+	return set
+})
+
 // Repeatable says whether run's flag may be given more than once (--degrade,
 // --fail): a point may then give it a list.
 func Repeatable(flag string) bool {
@@ -647,9 +658,48 @@ func pointFlags() *pflag.FlagSet {
 // settings given as run's flags would be, on machine m (nil: the default
 // machine). The experiment prints nothing and shows no progress.
 func Point(settings []Setting, m *configs.Machine) (*collsim.Experiment, error) {
-	o := &Options{}
-	f := pflag.NewFlagSet("point", pflag.ContinueOnError)
-	o.register(f)
+	return NewPoints().Point(settings, m)
+}
+
+// Points reads points' settings with one flag set, reset to run's
+// defaults before each point: a sweep's worker has one, instead of
+// registering some fifty flags for every point it runs. Not for use by
+// two goroutines at once.
+type Points struct {
+	o *Options
+	f *pflag.FlagSet
+}
+
+// NewPoints returns a reader of points.
+func NewPoints() *Points {
+	p := &Points{o: &Options{}, f: pflag.NewFlagSet("point", pflag.ContinueOnError)}
+	p.f.SortFlags = false // reset visits every flag per point: no sorting each time
+	p.o.register(p.f)
+	return p
+}
+
+// reset gives every flag its default again, as a fresh flag set has it
+// (the fields that no flag sets, Point sets itself).
+func (p *Points) reset() error {
+	var err error
+	p.f.VisitAll(func(fl *pflag.Flag) {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			err = cmp.Or(err, sv.Replace(nil))
+		} else {
+			err = cmp.Or(err, fl.Value.Set(fl.DefValue))
+		}
+		fl.Changed = false
+	})
+	return err
+}
+
+// Point is the experiment of settings on machine m, as the package's
+// Point.
+func (p *Points) Point(settings []Setting, m *configs.Machine) (*collsim.Experiment, error) {
+	if err := p.reset(); err != nil {
+		return nil, err
+	}
+	o, f := p.o, p.f
 	for _, s := range settings {
 		if slices.Contains(notPointFlags, s.Flag) || f.Lookup(s.Flag) == nil {
 			return nil, cmdutil.Flagf("%s is not a setting of a point; valid: %s", s.Flag, strings.Join(Flags(), ", "))

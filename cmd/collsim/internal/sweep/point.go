@@ -64,7 +64,7 @@ func (c *machines) get(arg string, overrides []configs.Override) (*configs.Machi
 }
 
 // experiment is point p's experiment.
-func (s *Spec) experiment(p int, cache *machines) (*collsim.Experiment, error) {
+func (s *Spec) experiment(p int, cache *machines, points *run.Points) (*collsim.Experiment, error) {
 	vals := s.Point(p)
 	machine := configs.DefaultMachine
 	var overrides []configs.Override
@@ -72,7 +72,7 @@ func (s *Spec) experiment(p int, cache *machines) (*collsim.Experiment, error) {
 		switch {
 		case v.Key == "machine":
 			machine = machinePath(s.File, v.Node.Value)
-		case !slices.Contains(run.Flags(), v.Key):
+		case !run.IsFlag(v.Key):
 			overrides = append(overrides, configs.Override{Path: v.Key, Value: v.Node, Where: fmt.Sprintf("%s:%d", s.File, v.Line)})
 		}
 	}
@@ -80,7 +80,7 @@ func (s *Spec) experiment(p int, cache *machines) (*collsim.Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return run.Point(settings(vals), m)
+	return points.Point(settings(vals), m)
 }
 
 // outcome is one point's result or error, and how long it took.
@@ -92,7 +92,7 @@ type outcome struct {
 }
 
 // runPoint runs point p.
-func (s *Spec) runPoint(p int, cache *machines) (out outcome) {
+func (s *Spec) runPoint(p int, cache *machines, points *run.Points) (out outcome) {
 	start := time.Now()
 	out.point = p
 	defer func() {
@@ -101,7 +101,7 @@ func (s *Spec) runPoint(p int, cache *machines) (out outcome) {
 		}
 		out.wall = time.Since(start)
 	}()
-	e, err := s.experiment(p, cache)
+	e, err := s.experiment(p, cache, points)
 	if err != nil {
 		out.err = err
 		return out

@@ -152,6 +152,7 @@ type writer struct {
 	format string
 	cols   []string
 	buf    bytes.Buffer
+	csv    *csv.Writer // onto buf, made once (it has a 4 KiB buffer of its own)
 }
 
 // header writes the CSV header (JSON Lines have none).
@@ -164,12 +165,14 @@ func (w *writer) header() error {
 
 func (w *writer) line(write func(*csv.Writer) error) error {
 	w.buf.Reset()
-	c := csv.NewWriter(&w.buf)
-	if err := write(c); err != nil {
+	if w.csv == nil {
+		w.csv = csv.NewWriter(&w.buf)
+	}
+	if err := write(w.csv); err != nil {
 		return err
 	}
-	c.Flush()
-	if err := c.Error(); err != nil {
+	w.csv.Flush()
+	if err := w.csv.Error(); err != nil {
 		return err
 	}
 	_, err := w.w.Write(w.buf.Bytes())

@@ -324,7 +324,7 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 			return fmt.Errorf("%s: machine %q is neither a built-in machine (%s) nor a readable file (a file's path is relative to the sweep file's folder)", at, val.Value, strings.Join(configs.Builtins(), ", "))
 		}
 		return nil
-	case slices.Contains(run.Flags(), k):
+	case run.IsFlag(k):
 		if val.Kind == yaml.MappingNode || val.Kind == yaml.SequenceNode && !run.Repeatable(k) {
 			what := "one value"
 			if !axis {
@@ -348,7 +348,7 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 func settings(vals []Value) []run.Setting {
 	var out []run.Setting
 	for _, v := range vals {
-		if !slices.Contains(run.Flags(), v.Key) {
+		if !run.IsFlag(v.Key) {
 			continue
 		}
 		if v.Node.Kind == yaml.SequenceNode {
@@ -423,11 +423,11 @@ func (s *Spec) Command(p int) string {
 		switch {
 		case v.Key == "machine":
 			args = append(args, "-m", machinePath(s.File, v.Node.Value))
-		case slices.Contains(run.Flags(), v.Key) && v.Node.Kind == yaml.SequenceNode:
+		case run.IsFlag(v.Key) && v.Node.Kind == yaml.SequenceNode:
 			for _, it := range v.Node.Content {
 				args = append(args, "--"+v.Key, it.Value)
 			}
-		case slices.Contains(run.Flags(), v.Key):
+		case run.IsFlag(v.Key):
 			args = append(args, "--"+v.Key, v.Node.Value)
 		default:
 			args = append(args, "--set", v.Key+"="+show(v.Node))
