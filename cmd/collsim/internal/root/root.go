@@ -73,6 +73,7 @@ with their closed-form costs.`,
 	})
 	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams), report.New(streams))
 	refuseUnknownSubcommands(cmd)
+	completeValues(cmd)
 	return cmd, func() { end() }
 }
 
