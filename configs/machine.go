@@ -1028,29 +1028,55 @@ func (m *Machine) linkNamed(from, to string) (int, error) {
 
 // Describe returns one line per fact about the machine, for `collsim topo`.
 func (m *Machine) Describe() [][2]string {
-	t := m.Topology
-	var bwMin, bwMax float64
-	for i, l := range t.Links() {
-		if i == 0 || l.Bandwidth < bwMin {
-			bwMin = l.Bandwidth
-		}
-		bwMax = max(bwMax, l.Bandwidth)
-	}
+	f := m.Facts()
 	facts := [][2]string{
-		{"machine", m.Name},
-		{"source", m.Source},
-		{"topology", t.Name()},
-		{"hosts", strconv.Itoa(t.Hosts())},
-		{"switches", strconv.Itoa(t.Switches())},
-		{"links", strconv.Itoa(len(t.Links())) + " directed"},
+		{"machine", f.Machine},
+		{"source", f.Source},
+		{"topology", f.Topology},
+		{"hosts", strconv.Itoa(f.Hosts)},
+		{"switches", strconv.Itoa(f.Switches)},
+		{"links", strconv.Itoa(f.Links) + " directed"},
 	}
-	if failed := len(t.Failed()); failed > 0 {
-		facts = append(facts, [2]string{"failed links", strconv.Itoa(failed) + " directed, routed around"})
+	if f.FailedLinks > 0 {
+		facts = append(facts, [2]string{"failed links", strconv.Itoa(f.FailedLinks) + " directed, routed around"})
 	}
 	return append(facts, [][2]string{
-		{"link bandwidth", FormatBandwidth(bwMin) + " .. " + FormatBandwidth(bwMax)},
-		{"ranks per host", strconv.Itoa(m.RanksPerHost)},
-		{"diameter", strconv.Itoa(t.Diameter()) + " links"},
-		{"bisection", FormatBandwidth(t.Bisection()) + " each way"},
+		{"link bandwidth", FormatBandwidth(f.LinkBandwidthMin) + " .. " + FormatBandwidth(f.LinkBandwidthMax)},
+		{"ranks per host", strconv.Itoa(f.RanksPerHost)},
+		{"diameter", strconv.Itoa(f.Diameter) + " links"},
+		{"bisection", FormatBandwidth(f.Bisection) + " each way"},
 	}...)
+}
+
+// Facts are a machine's size and capacity as numbers (collsim topo
+// --json): bandwidths in bytes per second.
+type Facts struct {
+	Machine          string  `json:"machine"`
+	Source           string  `json:"source"`
+	Description      string  `json:"description,omitempty"`
+	Topology         string  `json:"topology"`
+	Hosts            int     `json:"hosts"`
+	Switches         int     `json:"switches"`
+	Links            int     `json:"links"` // directed
+	FailedLinks      int     `json:"failed_links"`
+	LinkBandwidthMin float64 `json:"link_bandwidth_min_Bps"`
+	LinkBandwidthMax float64 `json:"link_bandwidth_max_Bps"`
+	RanksPerHost     int     `json:"ranks_per_host"`
+	Slots            int     `json:"slots"`         // ranks the machine holds
+	Diameter         int     `json:"diameter"`      // links
+	Bisection        float64 `json:"bisection_Bps"` // each way
+}
+
+// Facts returns the machine's facts.
+func (m *Machine) Facts() Facts {
+	t := m.Topology
+	f := Facts{Machine: m.Name, Source: m.Source, Description: m.Description, Topology: t.Name(), Hosts: t.Hosts(), Switches: t.Switches(),
+		Links: len(t.Links()), FailedLinks: len(t.Failed()), RanksPerHost: m.RanksPerHost, Slots: m.Slots(), Diameter: t.Diameter(), Bisection: t.Bisection()}
+	for i, l := range t.Links() {
+		if i == 0 || l.Bandwidth < f.LinkBandwidthMin {
+			f.LinkBandwidthMin = l.Bandwidth
+		}
+		f.LinkBandwidthMax = max(f.LinkBandwidthMax, l.Bandwidth)
+	}
+	return f
 }

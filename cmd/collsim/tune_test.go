@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,4 +103,47 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "-n", "1"}, 2, "--ranks 1 does not fit"},
 		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},
 	})
+}
+
+// TestTuneFlagsZeroOverheadWins: on a machine that charges nothing per
+// message, tune flags a choice that a modest overhead overturns, and the
+// alternative it names is what run finds fastest with that overhead set
+// (--set host.overhead=500ns); on a machine that charges o, nothing is
+// flagged.
+func TestTuneFlagsZeroOverheadWins(t *testing.T) {
+	out, stderr, code := collsim(t, "tune", "-m", "small", "-n", "16", "-s", "8,1MiB", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Choices []struct {
+			SizeBytes int64  `json:"size_bytes"`
+			Fastest   string `json:"fastest"`
+			Note      string `json:"zero_overhead_note"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Choices) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	small, large := res.Choices[0], res.Choices[1]
+	if small.Fastest != "linear" || !strings.Contains(small.Note, "with o = 500ns, recursive_doubling is fastest") || large.Note != "" {
+		t.Errorf("8 B: %s %q; 1 MiB: %s %q", small.Fastest, small.Note, large.Fastest, large.Note)
+	}
+	timeOf := func(algo string) float64 {
+		js, _, _ := collsim(t, "run", "-a", algo, "-n", "16", "-s", "8", "--set", "host.overhead=500ns", "--json")
+		var r struct {
+			Time float64 `json:"time_s"`
+		}
+		json.Unmarshal([]byte(js), &r)
+		return r.Time
+	}
+	if lin, rd := timeOf("linear"), timeOf("recursive_doubling"); !(rd < lin) {
+		t.Errorf("with o = 500ns: linear %g s, recursive_doubling %g s", lin, rd)
+	}
+	machine := filepath.Join(t.TempDir(), "o.yaml")
+	os.WriteFile(machine, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 100Gbit/s, latency: 500ns}}\nhost: {overhead: 1us, reduce_bandwidth: 10GB/s}\n"), 0o644)
+	out, _, _ = collsim(t, "tune", "-m", machine, "-n", "16", "-s", "8,1MiB")
+	if strings.Contains(out, "(!)") {
+		t.Errorf("a machine with o = 1 µs got a flag:\n%s", out)
+	}
 }

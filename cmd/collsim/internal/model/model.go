@@ -70,7 +70,7 @@ reduction rate) unless given.`,
 				}
 			}
 			var out []row
-			skipped := false
+			skipped, refused := false, false
 			kinds := map[string]bool{}
 			header := []string{"ranks", "size"}
 			for _, a := range algs {
@@ -116,11 +116,18 @@ reduction rate) unless given.`,
 					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
 					best := math.Inf(1)
 					for _, a := range algs {
-						if _, err := a.Build(params); err != nil {
+						// The call as run makes it: an algorithm run refuses
+						// here (a two-level one on a flat machine) is no
+						// candidate.
+						_, _, q, _, err := collsim.Resolve(c, a.Name, p, s, elem, 0, collsim.Shape{}, m)
+						if err == nil {
+							_, err = a.Build(q)
+						}
+						if err != nil {
 							line = append(line, "-") // the algorithm cannot run here
 							continue
 						}
-						pred, kind, _, err := pricing.ClosedForm(a, params)
+						pred, kind, _, err := pricing.ClosedForm(a, q)
 						kinds[kind] = true
 						if errors.Is(err, cost.ErrNoClosedForm) {
 							line = append(line, "-")
@@ -145,7 +152,11 @@ reduction rate) unless given.`,
 					}
 					r.Bound = b.Time
 					out = append(out, r)
-					table = append(table, append(line, r.Best, cmdutil.Seconds(b.Time)))
+					name := r.Best
+					if name == "" {
+						name, refused = "-", true
+					}
+					table = append(table, append(line, name, cmdutil.Seconds(b.Time)))
 				}
 			}
 			if asJSON {
@@ -161,6 +172,9 @@ reduction rate) unless given.`,
 			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\nbound = the lower bound no algorithm beats, after Chan et al. 2007)\n", c, m.Name, models)
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err
+			}
+			if refused {
+				fmt.Fprintf(streams.Out, "(a row of - is a call collsim run refuses, such as an alltoall too small to send a whole element to each rank)\n")
 			}
 			if skipped {
 				fmt.Fprintf(streams.Out, "(sizes that round to the same whole number of %d-byte elements per rank as the row above are left out)\n", elem)

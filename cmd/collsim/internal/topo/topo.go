@@ -45,15 +45,10 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				_, err = streams.Out.Write(append(out, '\n'))
 				return err
 			}
-			facts := m.Describe()
 			if asJSON {
-				obj := map[string]string{}
-				for _, f := range facts {
-					obj[f[0]] = f[1]
-				}
-				obj["description"] = m.Description
-				return cmdutil.JSON(streams.Out, obj)
+				return cmdutil.JSON(streams.Out, m.Facts())
 			}
+			facts := m.Describe()
 			rows := make([][]string, 0, len(facts)+1)
 			for _, f := range facts {
 				rows = append(rows, []string{f[0], f[1]})
@@ -66,7 +61,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	cmd.Flags().BoolVar(&dot, "dot", false, "print the topology as a Graphviz DOT graph")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON, numbers as numbers (bandwidths in bytes per second)")
 	cmd.Flags().StringArrayVar(&degrade, "degrade", nil, `a link "FROM->TO:FACTOR" at a fraction of its bandwidth, as collsim run --degrade; repeatable`)
 	cmd.Flags().StringArrayVar(&fail, "fail", nil, `a failed link "FROM->TO" (both directions), as collsim run --fail; the bisection and diameter count without it; repeatable`)
 	return cmd

@@ -20,6 +20,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
 )
 
 // maxTuneSize bounds tune's sizes: a pipelined candidate at 1 TiB is 16
@@ -31,6 +32,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	var machine, colls, ranks, sizes, out string
 	var elem int64
 	var prune float64
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Pick the fastest algorithm per collective, rank count and size by simulation; write Open MPI dynamic rules",
@@ -80,12 +82,20 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if err != nil {
 				return err
 			}
-			if err := report(streams, results); err != nil {
-				return err
-			}
 			var rules bytes.Buffer
 			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sizes)
 			if err := collectives.WriteOmpiRules(&rules, header, merge(results)); err != nil {
+				return err
+			}
+			if asJSON {
+				if out != "" {
+					if err := os.WriteFile(out, rules.Bytes(), 0o644); err != nil {
+						return err
+					}
+				}
+				return cmdutil.JSON(streams.Out, jsonReport(m, results, rules.String(), out))
+			}
+			if err := report(streams, results); err != nil {
 				return err
 			}
 			if out == "" {
@@ -106,6 +116,7 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 	f.StringVarP(&sizes, "sizes", "s", "8..1MiB", "message sizes: a list or a doubling range")
 	f.StringVarP(&out, "output", "o", "", "write the rules file here (default: print it)")
 	f.Int64Var(&elem, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
+	f.BoolVar(&asJSON, "json", false, "print the choices and the rules file as JSON")
 	f.Float64Var(&prune, "prune", 2, "skip simulating an algorithm whose closed form's lower bound exceeds this many times the best closed form (0: simulate all)")
 	return cmd
 }
@@ -134,7 +145,15 @@ type point struct {
 	fixedT  float64 // its simulated time; NaN if collsim cannot run it
 	skipped []string
 	pruned  int // candidates not simulated: closed form far above the best
+	// zeroOverhead says the choice wins only on a machine that charges
+	// nothing per message, and what wins with a modest overhead.
+	zeroOverhead string
 }
+
+// probeOverhead is the per-message CPU overhead o at which tune checks a
+// choice made on a machine that charges none: a modest MPI library's
+// (LogGP fits of MPI over InfiniBand give o of a few hundred ns to 1 µs).
+const probeOverhead = 500 * sim.Nanosecond
 
 // tuneAll simulates every candidate at every point, two points at a time
 // per core. Each simulation has its own engine, so the results do not
@@ -220,6 +239,25 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	if pt.best.Name == "" {
 		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s); the first: %w", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "), firstErr)
 	}
+	if m.Host.Overhead == 0 && m.Gap == 0 {
+		// A machine that charges nothing per message favours algorithms
+		// that send many (a linear reduce takes P-1 messages at the root
+		// for free). Would the choice stand at a modest MPI overhead?
+		with := *m
+		with.Host.Overhead = probeOverhead
+		best, bestT := "", math.Inf(1)
+		for i, a := range cands { // all of them: the pruning priced o = 0
+			if slices.Contains(pt.skipped, a.Name) {
+				continue
+			}
+			if t, err := cmdutil.Simulate(&with, a, qs[i]); err == nil && t < bestT {
+				best, bestT = a.Name, t
+			}
+		}
+		if best != "" && best != pt.best.Name {
+			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest", m.Name, probeOverhead, best)
+		}
+	}
 	pt.fixedT = math.NaN()
 	if sel, err := collectives.Select("ompi", pt.c, params); err == nil {
 		pt.fixed = sel.Algorithm.Name
@@ -233,17 +271,67 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 }
 
 func report(streams *cmdutil.IO, pts []point) error {
-	rows := [][]string{{"collective", "ranks", "size", "fastest", "ompi#", "time", "ompi fixed rule", "its time", "gain", "pruned"}}
+	rows := [][]string{{"collective", "ranks", "size", "fastest", "ompi#", "time", "ompi fixed rule", "its time", "gain", "pruned", ""}}
+	var notes []string
 	for _, pt := range pts {
 		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
 		fixedT, gain := "cannot run", "-"
 		if !math.IsNaN(pt.fixedT) {
 			fixedT, gain = cmdutil.Seconds(pt.fixedT), fmt.Sprintf("%.2fx", pt.fixedT/pt.time)
 		}
+		flag := ""
+		if pt.zeroOverhead != "" {
+			flag = "(!)"
+			notes = append(notes, fmt.Sprintf("(!) %s on %d ranks, %s: %s", pt.c, pt.ranks, configs.FormatBytes(pt.size), pt.zeroOverhead))
+		}
 		rows = append(rows, []string{string(pt.c), fmt.Sprint(pt.ranks), configs.FormatBytes(pt.size), pt.best.Name, fmt.Sprint(n),
-			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain, fmt.Sprint(pt.pruned)})
+			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain, fmt.Sprint(pt.pruned), flag})
 	}
-	return cmdutil.Table(streams.Out, rows)
+	if err := cmdutil.Table(streams.Out, rows); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(streams.Out, n)
+	}
+	return nil
+}
+
+// Choice is one point of tune's JSON: the fastest algorithm there and
+// Open MPI 4.1's fixed choice.
+type Choice struct {
+	Collective    string   `json:"collective"`
+	Ranks         int      `json:"ranks"`
+	SizeBytes     int64    `json:"size_bytes"`
+	OmpiBytes     int64    `json:"ompi_message_bytes"` // the size as Open MPI's decision measures it
+	Fastest       string   `json:"fastest"`
+	OmpiNumber    int      `json:"ompi_algorithm"` // coll_tuned's number of the fastest
+	SegmentBytes  int64    `json:"segment_bytes"`
+	Time          float64  `json:"time_s"`
+	OmpiFixed     string   `json:"ompi_fixed"`
+	OmpiFixedTime *float64 `json:"ompi_fixed_time_s"` // null: collsim cannot run it
+	Pruned        int      `json:"pruned"`
+	ZeroOverhead  string   `json:"zero_overhead_note,omitempty"` // the choice wins only at o = 0
+}
+
+// jsonReport is tune's --json output.
+func jsonReport(m *configs.Machine, pts []point, rules, file string) any {
+	var cs []Choice
+	for _, pt := range pts {
+		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
+		c := Choice{Collective: string(pt.c), Ranks: pt.ranks, SizeBytes: pt.size, OmpiBytes: pt.bytes, Fastest: pt.best.Name, OmpiNumber: n,
+			SegmentBytes: collectives.OmpiSegmentBytes(pt.best, pt.params), Time: pt.time, OmpiFixed: pt.fixed, Pruned: pt.pruned, ZeroOverhead: pt.zeroOverhead}
+		if !math.IsNaN(pt.fixedT) {
+			c.OmpiFixedTime = &pt.fixedT
+		}
+		cs = append(cs, c)
+	}
+	return struct {
+		Machine   string   `json:"machine"`
+		Network   string   `json:"network"`
+		Choices   []Choice `json:"choices"`
+		Rules     string   `json:"rules"`
+		RulesFile string   `json:"rules_file,omitempty"`
+	}{m.Name, collsim.Analytic, cs, rules, file}
 }
 
 // merge turns the points into rules: per collective and rank count, a rule
