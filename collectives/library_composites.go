@@ -353,7 +353,7 @@ func libnbcBcast(q Params) (string, Params, error) {
 // check refuses parameters the two-level algorithm cannot run with.
 func (lv twoLevel) check(p Params) error {
 	if p.NodeSize < 1 {
-		return &Unsupported{Reason: fmt.Sprintf("%s needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine choose a flat algorithm (collsim algos lists them)", lv.name)}
+		return &Unsupported{Reason: fmt.Sprintf("%s needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use a flat algorithm of the collective (collsim algos lists them)", lv.name)}
 	}
 	if lv.name == "smp" {
 		for _, c := range []Collective{Reduce, Bcast} {

@@ -67,10 +67,22 @@ PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF="$work/slurm.conf"
 
+# Stop the daemons and wait until they are gone: slurmctld saves its state
+# as it exits, and the test removes this folder after the script.
 stop() {
-	for pid in "$work/slurmd.pid" "$work/slurmctld.pid" "$work/munged.pid"; do
-		[ -r "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true
+	local pids=()
+	for f in "$work/slurmd.pid" "$work/slurmctld.pid" "$work/munged.pid"; do
+		[ -r "$f" ] && pids+=("$(cat "$f")")
 	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	kill "${pids[@]}" 2>/dev/null || true
+	for _ in $(seq 100); do
+		local alive=0
+		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 1 ] || return 0
+		sleep 0.1
+	done
+	kill -9 "${pids[@]}" 2>/dev/null || true
 }
 trap stop EXIT
 slurmctld -f "$SLURM_CONF" || skip "slurmctld did not start (see $work/log/slurmctld.log)"
