@@ -24,6 +24,17 @@ import (
 // IO is where a verb writes: results to Out, diagnostics to Err.
 type IO struct {
 	Out, Err io.Writer
+	// Tables, when not nil, also receives every table written with
+	// IO.Table (a study's --json collects them).
+	Tables *[][][]string
+}
+
+// Table writes rows to Out as Table does, and keeps them in Tables.
+func (s *IO) Table(rows [][]string) error {
+	if s.Tables != nil {
+		*s.Tables = append(*s.Tables, rows)
+	}
+	return Table(s.Out, rows)
 }
 
 // Exit codes.

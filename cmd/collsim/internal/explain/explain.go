@@ -4,6 +4,7 @@ package explain
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -22,6 +23,7 @@ const maxRanks = 16
 // New returns the explain command.
 func New(streams *cmdutil.IO) *cobra.Command {
 	var machine string
+	var asJSON bool
 	var q cmdutil.Request
 	cmd := &cobra.Command{
 		Use:   "explain",
@@ -42,7 +44,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return explain(streams, m, a, chosenBy, params)
+			return explain(streams, m, a, chosenBy, params, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -53,6 +55,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	f.Int64Var(&q.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
+	f.BoolVar(&asJSON, "json", false, "print the steps as JSON: each send when it starts and each receive when it completes, with the elements")
 	q.Shape.Register(f)
 	return cmd
 }
@@ -79,7 +82,21 @@ func elements(c collectives.Collective, r sim.Region) string {
 	return fmt.Sprintf("elements %d..%d of the %s", r.Off, r.Off+r.Count-1, bufferName(c, r.Buf))
 }
 
-func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, chosenBy string, params collectives.Params) error {
+// Step is one line of an explanation (explain --json): a send as it
+// starts, or a receive as it completes.
+type Step struct {
+	Time    float64 `json:"time_s"`
+	Rank    int32   `json:"rank"`
+	Kind    string  `json:"kind"` // send, copy, recv, recv_reduce, copy_in
+	Peer    int32   `json:"peer"`
+	Bytes   int64   `json:"bytes"`
+	Buffer  string  `json:"buffer"`
+	First   int64   `json:"first_element"`
+	Count   int64   `json:"elements"`
+	Summary string  `json:"text"`
+}
+
+func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, chosenBy string, params collectives.Params, asJSON bool) error {
 	s, err := a.Build(params)
 	if err != nil {
 		return err
@@ -104,6 +121,9 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	}
 	out := streams.Out
 	c := a.Collective
+	if asJSON {
+		out = io.Discard // the header; the JSON goes to streams.Out below
+	}
 	fmt.Fprintf(out, "%s on %d ranks, %s (%d elements of %d B), on %s\n", a.ID(), params.Ranks,
 		configs.FormatBytes(params.SizeBytes(c)), params.Count, max(params.ElemSize, 1), m.Name)
 	if chosenBy != "" {
@@ -125,32 +145,47 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 		return int(x.Rank - y.Rank)
 	})
 	var rows [][]string
+	var steps []Step
 	last := sim.Time(-1)
 	for _, e := range shown {
 		at := ""
 		if e.At != last {
 			at, last = e.At.String(), e.At
 		}
-		var what string
+		var what, kind string
 		switch {
 		case e.Op.Kind == sim.OpSend && int(e.Op.Peer) == int(e.Rank):
-			what = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data))
+			what, kind = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data)), "copy"
 		case e.Op.Kind == sim.OpSend:
-			what = fmt.Sprintf("rank %d sends %s to rank %d (%d B)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes)
+			what, kind = fmt.Sprintf("rank %d sends %s to rank %d (%d B)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes), "send"
 		case int(e.Op.Peer) == int(e.Rank):
-			what = fmt.Sprintf("  rank %d puts the copy into %s", e.Rank, elements(c, e.Op.Data))
+			what, kind = fmt.Sprintf("  rank %d puts the copy into %s", e.Rank, elements(c, e.Op.Data)), "copy_in"
 		case e.Op.Reduce:
-			what = fmt.Sprintf("  rank %d has received from rank %d and added into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data))
+			what, kind = fmt.Sprintf("  rank %d has received from rank %d and added into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data)), "recv_reduce"
 		default:
-			what = fmt.Sprintf("  rank %d has received from rank %d into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data))
+			what, kind = fmt.Sprintf("  rank %d has received from rank %d into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data)), "recv"
 		}
 		rows = append(rows, []string{at, what})
-	}
-	if err := cmdutil.Table(out, rows); err != nil {
-		return err
+		steps = append(steps, Step{Time: e.At.Seconds(), Rank: e.Rank, Kind: kind, Peer: e.Op.Peer, Bytes: e.Op.Bytes, Buffer: bufferName(c, e.Op.Data.Buf),
+			First: int64(e.Op.Data.Off), Count: int64(e.Op.Data.Count), Summary: strings.TrimSpace(what)})
 	}
 	if err := data.Verify(); err != nil {
 		return &cmdutil.ValidationError{Err: fmt.Errorf("%s moved the wrong data: %w", a.ID(), err)}
+	}
+	if asJSON {
+		return cmdutil.JSON(streams.Out, struct {
+			Algorithm string  `json:"algorithm"`
+			ChosenBy  string  `json:"chosen_by,omitempty"`
+			Machine   string  `json:"machine"`
+			Ranks     int     `json:"ranks"`
+			SizeBytes int64   `json:"size_bytes"`
+			Steps     []Step  `json:"steps"`
+			Time      float64 `json:"time_s"`
+			Verified  bool    `json:"data_verified"`
+		}{a.ID(), chosenBy, m.Name, params.Ranks, params.SizeBytes(c), steps, res.Makespan.Seconds(), true})
+	}
+	if err := cmdutil.Table(out, rows); err != nil {
+		return err
 	}
 	msgs := 0
 	for _, e := range shown {

@@ -249,6 +249,23 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 			legend.Add(s.Name, l, sc)
 		}
 	}
+	// A log axis of a panel with nothing on it (every point left out)
+	// keeps gonum's default range, -1..1, and one of a single value gonum
+	// widens by 1 each way, below 0 for values under 1: neither can be
+	// drawn on a log scale. Give the first a decade, the second a factor
+	// of two each way.
+	for _, a := range []struct {
+		log bool
+		ax  *plot.Axis
+	}{{p.LogX, &pl.X}, {p.LogY, &pl.Y}} {
+		switch {
+		case !a.log:
+		case a.ax.Min <= 0 || a.ax.Min > a.ax.Max: // nothing drawn: Min is +Inf
+			a.ax.Min, a.ax.Max = 1, 10
+		case a.ax.Min == a.ax.Max:
+			a.ax.Min, a.ax.Max = a.ax.Min/2, a.ax.Max*2
+		}
+	}
 	return pl, nil
 }
 

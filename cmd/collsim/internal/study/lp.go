@@ -72,7 +72,7 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 		xs = append(xs, float64(p))
 		rows = append(rows, row)
 	}
-	if err := cmdutil.Table(streams.Out, rows); err != nil {
+	if err := streams.Table(rows); err != nil {
 		return err
 	}
 	lx := make([]float64, len(xs))

@@ -118,7 +118,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		}
 		lines = append(lines, speedup)
 	}
-	if err := cmdutil.Table(streams.Out, rows); err != nil {
+	if err := streams.Table(rows); err != nil {
 		return err
 	}
 	// What differs between the two reduces without noise: how long a

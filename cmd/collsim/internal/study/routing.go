@@ -93,7 +93,7 @@ func runRouting(streams *cmdutil.IO, o *options, groups int) error {
 			}
 		}
 	}
-	if err := cmdutil.Table(streams.Out, rows); err != nil {
+	if err := streams.Table(rows); err != nil {
 		return err
 	}
 	pl := plotutil.Plot{Title: fmt.Sprintf("pairwise alltoall on %s, %d ranks, flow network", m.Name, ps[0]), XLabel: "size (bytes)", YLabel: "time (s)", LogY: true, XBytes: true, LegendDown: vg.Points(0), Lines: lines}

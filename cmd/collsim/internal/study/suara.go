@@ -279,7 +279,7 @@ func reportSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, 
 		}
 		rows = append(rows, row)
 	}
-	if err := cmdutil.Table(streams.Out, rows); err != nil {
+	if err := streams.Table(rows); err != nil {
 		return err
 	}
 
@@ -310,7 +310,7 @@ func reportSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, 
 		}
 		growth = append(growth, row)
 	}
-	if err := cmdutil.Table(streams.Out, growth); err != nil {
+	if err := streams.Table(growth); err != nil {
 		return err
 	}
 	fmt.Fprintf(streams.Out, "\nspeedup ~ P^b fitted over P = %v by least squares on logs; O(P) is b = 1, O(sqrt P) b = 0.5.\n", ps)
