@@ -197,18 +197,10 @@ func (e *Experiment) Check() error {
 // deadlock or data that arrived wrong is a *CheckError; a run past the
 // clock's limit names its costliest input (ClockHint).
 func (e *Experiment) Run() (*Result, error) {
-	if err := e.Check(); err != nil {
+	m, err := e.machine()
+	if err != nil {
 		return nil, err
 	}
-	m := e.Machine
-	if m == nil {
-		var err error
-		if m, err = configs.Resolve(configs.DefaultMachine); err != nil {
-			return nil, err
-		}
-	}
-	mc := *m // the options below change the copy, never the caller's machine
-	m = &mc
 	ranks := e.Ranks
 	if ranks == 0 {
 		ranks = min(64, m.Slots())
@@ -225,10 +217,10 @@ func (e *Experiment) Run() (*Result, error) {
 	return e.run(m, alg, params, chosenBy, note, true)
 }
 
-// RunAlgorithm simulates algorithm a with params exactly as given: no
-// library's choice, shape or tuning (the fields Collective to Shape do not
-// apply). Studies and validation run the variants they compare with it.
-func (e *Experiment) RunAlgorithm(a collectives.Algorithm, params collectives.Params) (*Result, error) {
+// machine checks the experiment's choices and returns a copy of its
+// machine (the default machine if none): the options change the copy,
+// never the caller's machine.
+func (e *Experiment) machine() (*configs.Machine, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
@@ -240,7 +232,18 @@ func (e *Experiment) RunAlgorithm(a collectives.Algorithm, params collectives.Pa
 		}
 	}
 	mc := *m
-	return e.run(&mc, a, params, "", "", false)
+	return &mc, nil
+}
+
+// RunAlgorithm simulates algorithm a with params exactly as given: no
+// library's choice, shape or tuning (the fields Collective to Shape do not
+// apply). Studies and validation run the variants they compare with it.
+func (e *Experiment) RunAlgorithm(a collectives.Algorithm, params collectives.Params) (*Result, error) {
+	m, err := e.machine()
+	if err != nil {
+		return nil, err
+	}
+	return e.run(m, a, params, "", "", false)
 }
 
 // run simulates alg with params on m (the experiment's copy); tune lets

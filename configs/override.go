@@ -268,6 +268,9 @@ func set(n *yaml.Node, k string, v *yaml.Node) {
 	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
 }
 
+// ValueText is a value as its YAML text on one line (a scalar as written).
+func ValueText(v *yaml.Node) string { return show(v) }
+
 // show is a value as its YAML text on one line.
 func show(v *yaml.Node) string {
 	if v.Kind == yaml.ScalarNode {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -93,7 +94,7 @@ func TestTrace(t *testing.T) {
 			t.Errorf("%v: %d ranks' tracks, the first to finish at %g µs; want %d and %g µs", c, len(lastOf), first, res.Ranks, res.FinishMin*1e6)
 		}
 		for tid, spans := range tracks {
-			slices.SortFunc(spans, func(a, b span) int { return compareF(a.start, b.start) })
+			slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 			for i := 1; i < len(spans); i++ {
 				if spans[i].start < spans[i-1].end-1e-9 {
 					t.Errorf("%v: track %d: a slice at %g µs starts before the one before ends (%g µs)", c, tid, spans[i].start, spans[i-1].end)
@@ -137,16 +138,6 @@ func TestTrace(t *testing.T) {
 	if _, stderr, code := collsim(t, "run", "-n", "300", "-m", "fattree-1024", "--timeline", filepath.Join(dir, "big.svg")); code != 1 || !strings.Contains(stderr, "at most 256") {
 		t.Errorf("a 300-rank timeline: exit %d: %s", code, stderr)
 	}
-}
-
-func compareF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TestLinksOverTime checks the busiest links' utilization over time

@@ -4,6 +4,7 @@ package plotcmd
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -276,7 +277,7 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 	fig := &plotutil.Figure{}
 	for _, f := range facets {
 		p := plotutil.Panel{XLabel: label(o.X), YLabel: label(o.Y), LogX: o.LogX, LogY: o.LogY, XBytes: o.LogX && isBytes(o.X)}
-		p.Title = cmp(o.Title, label(o.Y)+" against "+o.X)
+		p.Title = cmp.Or(o.Title, label(o.Y)+" against "+o.X)
 		if facet >= 0 {
 			p.Title = o.Facet + " " + f
 			if o.Title != "" {
@@ -284,7 +285,7 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 			}
 		}
 		for _, l := range lines[f] {
-			slices.SortFunc(l.points, func(a, b *point) int { return compareFloat(a.x, b.x) })
+			slices.SortFunc(l.points, func(a, b *point) int { return cmp.Compare(a.x, b.x) })
 			s := plotutil.Series{Name: l.name}
 			if _, err := strconv.ParseFloat(l.name, 64); err == nil {
 				s.Name = o.Series + " " + l.name // "taper 2", not a bare "2"
@@ -333,23 +334,6 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 	return fig, notes, nil
 }
 
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // isBytes says whether a column holds bytes, by its name.
 func isBytes(col string) bool {
 	return col == "size" || strings.Contains(col, "bytes")
@@ -379,7 +363,7 @@ func linkHeat(t *Table, title string) (*plotutil.TimeHeat, error) {
 		}
 		cols[i] = c
 	}
-	h := &plotutil.TimeHeat{Title: cmp(title, "link utilization over time"), ValueLabel: "utilization (carried / bandwidth)", Max: 1}
+	h := &plotutil.TimeHeat{Title: cmp.Or(title, "link utilization over time"), ValueLabel: "utilization (carried / bandwidth)", Max: 1}
 	for r, row := range t.Rows {
 		end, err1 := strconv.ParseFloat(row[cols[2]], 64)
 		u, err2 := strconv.ParseFloat(row[cols[3]], 64)

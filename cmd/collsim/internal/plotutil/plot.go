@@ -151,19 +151,10 @@ func (f *Figure) Render(w io.Writer, format string) error {
 	if len(f.Panels) == 1 {
 		width, h = 7*vg.Inch+legendW, 4.5*vg.Inch
 	}
-	var c vg.CanvasWriterTo
-	switch format {
-	case "svg":
-		c = vgsvg.New(width, h)
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, h), vgimg.UseDPI(120))}
-	default:
-		return fmt.Errorf("format %q: png or svg", format)
+	c, dc, err := canvas(format, width, h)
+	if err != nil {
+		return err
 	}
-	dc := draw.New(c)
-	// A white background (PNG is transparent otherwise).
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
 	plotsArea := draw.Crop(dc, 0, -legendW, 0, 0)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
 	canvases := plot.Align(plots, tiles, plotsArea)
@@ -178,7 +169,7 @@ func (f *Figure) Render(w io.Writer, format string) error {
 		area := draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -vg.Points(30))
 		legend.Draw(area)
 	}
-	_, err := c.WriteTo(w)
+	_, err = c.WriteTo(w)
 	return err
 }
 
@@ -320,4 +311,22 @@ func tickLabel(v float64) string {
 		return strconv.FormatFloat(r, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// canvas is a picture of w x h in format ("png" or "svg") with a white
+// background (PNG is transparent otherwise), and its drawing area.
+func canvas(format string, w, h vg.Length) (vg.CanvasWriterTo, draw.Canvas, error) {
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(w, h)
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))}
+	default:
+		return nil, draw.Canvas{}, fmt.Errorf("format %q: png or svg", format)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	return c, dc, nil
 }

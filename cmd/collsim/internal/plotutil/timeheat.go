@@ -2,17 +2,15 @@ package plotutil
 
 import (
 	"fmt"
-	"image/color"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // TimeHeat is a value of several rows (links) over time: Values[row][span]
@@ -70,18 +68,10 @@ func (h *TimeHeat) Save(path string) error {
 	bar.Add(cb)
 
 	w, ht := 9*vg.Inch, vg.Length(max(3.5, 1.2+0.28*float64(len(h.Rows))))*vg.Inch
-	var c vg.CanvasWriterTo
-	switch filepath.Ext(path) {
-	case ".svg":
-		c = vgsvg.New(w, ht)
-	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, ht), vgimg.UseDPI(120))}
-	default:
+	c, dc, err := canvas(strings.TrimPrefix(filepath.Ext(path), "."), w, ht)
+	if err != nil {
 		return fmt.Errorf("%s: draw into a .png or .svg file", path)
 	}
-	dc := draw.New(c)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
 	barW := vg.Inch
 	pl.Draw(draw.Crop(dc, 0, -barW-vg.Points(10), 0, 0))
 	bar.Draw(draw.Crop(dc, w-barW, 0, vg.Points(30), -vg.Points(20)))

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"html/template"
 	"io"
+	"os"
 	"regexp"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
@@ -79,6 +80,19 @@ document.querySelectorAll("table.sortable th").forEach(function (th, col) {
 
 // Write writes the page.
 func (p *Page) Write(w io.Writer) error { return page.Execute(w, p) }
+
+// WriteFile writes the page into the file name.
+func (p *Page) WriteFile(name string) error {
+	out, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
 
 var xmlProlog = regexp.MustCompile(`(?s)^\s*<\?xml.*?\?>\s*(<!DOCTYPE[^>]*>\s*)?`)
 

@@ -90,15 +90,7 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	for _, m := range machines(t, spec) {
 		p.Sections = append(p.Sections, m)
 	}
-	out, err := os.Create(o.Output)
-	if err != nil {
-		return err
-	}
-	if err := p.Write(out); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
+	if err := p.WriteFile(o.Output); err != nil {
 		return err
 	}
 	fmt.Fprintln(streams.Out, o.Output)

@@ -157,17 +157,9 @@ func writeHTML(streams *cmdutil.IO, c *cobra.Command, file, text string, start t
 		}
 		p.Sections = append(p.Sections, report.Machine(m))
 	}
-	out, err := os.Create(file)
-	if err != nil {
+	if err := p.WriteFile(file); err != nil {
 		return err
 	}
-	if err := p.Write(out); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(streams.Err, "collsim: wrote", file)
+	_, err := fmt.Fprintln(streams.Err, "collsim: wrote", file)
 	return err
 }

@@ -384,16 +384,7 @@ func (s *Spec) hash() string {
 }
 
 // show is a value as one line of text.
-func show(v *yaml.Node) string {
-	if v.Kind == yaml.ScalarNode {
-		return v.Value
-	}
-	out, err := yaml.Marshal(v)
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(out)), " ")
-}
+func show(v *yaml.Node) string { return configs.ValueText(v) }
 
 // typed is a value as JSON would carry it: a number, a bool or a string.
 func typed(v *yaml.Node) any {
