@@ -158,6 +158,9 @@ type Result struct {
 	Wall         float64  `json:"wall_s"`
 	OpsPerSecond float64  `json:"ops_per_s"`
 	Noise        bool     `json:"noise"`
+	NoiseModel   string   `json:"noise_model,omitempty"` // what the noise was (sim.Noise.Describe)
+	Routing      string   `json:"routing"`               // how messages were routed
+	Faults       []string `json:"faults,omitempty"`      // links failed or degraded, by the config and the options
 	Links        []Link   `json:"busiest_links,omitempty"`
 	Partitions   int      `json:"partitions,omitempty"` // GOAL runs split over cores
 }
@@ -299,6 +302,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	if net == LogGOPS {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
 	}
+	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
 	if load != nil {
 		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
@@ -564,8 +568,36 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 		return nil, runError(goalClockHint(err, g, cfg, m))
 	}
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
+	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
 	return out, nil
+}
+
+// conditions records what the run ran under: its routing, the links
+// failed (by the machine's config or Fail) or degraded (by Degrade), and
+// its noise.
+func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, noise *sim.Noise) {
+	switch {
+	case net == LogGOPS || m == nil:
+		out.Routing = "none"
+	case net == Flow:
+		out.Routing = cmp.Or(m.Routing, network.RouteMinimal)
+	default:
+		out.Routing = network.RouteMinimal // the analytic model prices each pair's own route
+	}
+	if m != nil && net != LogGOPS {
+		links := m.Topology.Links()
+		for _, id := range m.Topology.Failed() {
+			l := links[id]
+			if l.From < l.To { // a failed link is failed both ways: name it once
+				out.Faults = append(out.Faults, "failed "+m.Topology.Label(l.From)+"->"+m.Topology.Label(l.To))
+			}
+		}
+		for _, d := range e.Degrade {
+			out.Faults = append(out.Faults, "degraded "+d)
+		}
+	}
+	out.NoiseModel = noise.Describe()
 }
 
 // goalClockHint adds to the error of a GOAL run past the clock's limit the

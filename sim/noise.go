@@ -37,6 +37,34 @@ type Noise struct {
 	longestAt string
 }
 
+// Describe says what the noise is, in a line: its detours (how many in
+// how long a period, and how much CPU time they take) and stragglers.
+func (n *Noise) Describe() string {
+	if n == nil {
+		return ""
+	}
+	var parts []string
+	if n.period > 0 {
+		var busy Time
+		for _, d := range n.durs {
+			busy += d
+		}
+		co := ""
+		if n.CoScheduled {
+			co = ", co-scheduled (every rank at one phase)"
+		}
+		what := fmt.Sprintf("%d detours of %v in all", len(n.durs), busy)
+		if len(n.durs) == 1 {
+			what = fmt.Sprintf("a detour of %v", busy)
+		}
+		parts = append(parts, fmt.Sprintf("%s every %v (%.3g%% of CPU time)%s", what, n.period, 100*busy.Seconds()/n.period.Seconds(), co))
+	}
+	if n.Stragglers > 0 {
+		parts = append(parts, fmt.Sprintf("%d stragglers %gx slower", n.Stragglers, n.Factor))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // LongestDetour returns a trace's longest detour and where it is written
 // ("file:line"), for naming it when a run passes the clock's limit; "" for
 // noise that is not from a trace.

@@ -196,3 +196,28 @@ func TestLinksOverTime(t *testing.T) {
 		t.Errorf("--links-csv without --links: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRunSaysConditions: run's JSON says which routing, faults and noise
+// a run had, as given.
+func TestRunSaysConditions(t *testing.T) {
+	out, stderr, code := collsim(t, "run", "-m", "fattree-1024", "-n", "16", "-s", "64KiB", "--network", "flow", "--routing", "ecmp",
+		"--fail", "s1.0->s0.0", "--degrade", "s0.1->s1.1:0.5", "--noise-periodic", "1ms:25us", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Routing string   `json:"routing"`
+		Faults  []string `json:"faults"`
+		Noise   string   `json:"noise_model"`
+	}
+	json.Unmarshal([]byte(out), &r)
+	if r.Routing != "ecmp" || !slices.Equal(r.Faults, []string{"failed s0.0->s1.0", "degraded s0.1->s1.1:0.5"}) || r.Noise != "a detour of 25µs every 1ms (2.5% of CPU time)" {
+		t.Errorf("%+v", r)
+	}
+	out, _, _ = collsim(t, "run", "-n", "4", "--json")
+	r.Faults, r.Noise = nil, ""
+	json.Unmarshal([]byte(out), &r)
+	if r.Routing != "minimal" || r.Faults != nil || r.Noise != "" {
+		t.Errorf("a plain run: %+v", r)
+	}
+}

@@ -172,6 +172,7 @@ func Table(w io.Writer, rows [][]string) error {
 func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "s0.0->s1.0", not "s0.0-\u003es1.0": this is no web page
 	return enc.Encode(v)
 }
 
