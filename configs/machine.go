@@ -394,6 +394,24 @@ func Parse(source string, data []byte) (*Machine, error) {
 	return m, nil
 }
 
+// ParseYAML reads data (from source) as one YAML document of UTF-8 text,
+// as machine configs are read: a byte that is not text, a YAML error or a
+// second document is refused as "source:line: what is wrong".
+func ParseYAML(source string, data []byte) (*yaml.Node, error) {
+	if err := encoding(source, data); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
+		return nil, yamlError(source, data, err)
+	}
+	if err := secondDocument(source, dec); err != nil {
+		return nil, err
+	}
+	return &root, nil
+}
+
 // secondDocument refuses a config with more than one YAML document: the
 // decoder reads the first, and the rest would be ignored unseen.
 func secondDocument(source string, dec *yaml.Decoder) error {
@@ -404,7 +422,7 @@ func secondDocument(source string, dec *yaml.Decoder) error {
 	case err != nil:
 		return yamlError(source, nil, err)
 	}
-	return fmt.Errorf("%s:%d: a second YAML document; a machine config is one document (remove the --- and what follows, or merge it into the first)", source, max(next.Line, 1))
+	return fmt.Errorf("%s:%d: a second YAML document; the file is one document (remove the --- and what follows, or merge it into the first)", source, max(next.Line, 1))
 }
 
 // encoding refuses text that YAML cannot hold, naming the line: bytes that

@@ -271,12 +271,28 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 			t.Errorf("%s: 3 shards merged differ from one run", ext)
 		}
 		// What merge refuses: a part missing, a part twice, another sweep.
-		if _, stderr, code := collsim(t, "merge", parts[0], parts[2]); code != 1 || !strings.Contains(stderr, "are in no part") {
+		if _, stderr, code := collsim(t, "merge", parts[0], parts[2]); code != 1 || !strings.Contains(stderr, "56 of the 168 points are in no part (1, 4, 7, 10, 13, ...)") {
 			t.Errorf("%s: a missing shard: exit %d: %s", ext, code, stderr)
 		}
 		if _, stderr, code := collsim(t, "merge", parts[0], parts[1], parts[2], parts[1]); code != 1 || !strings.Contains(stderr, "also in another part") {
 			t.Errorf("%s: a shard twice: exit %d: %s", ext, code, stderr)
 		}
+	}
+	// Rows edited or cut by hand are refused by resume and merge, naming
+	// the line, not carried into an output nothing can read.
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte(strings.Join(lines[:30], "")+"garbage,row\n"), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:31: not a row of collsim sweep output") {
+		t.Errorf("resume of a garbage row: exit %d: %s", code, stderr)
+	}
+	edited := strings.Replace(strings.Join(lines[:30], ""), ",ring,", `,ri"ng,`, 1)
+	os.WriteFile(bad, []byte(edited), 0o644)
+	if _, stderr, code := collsim(t, "merge", bad); code != 1 || !strings.Contains(stderr, "a quote inside an unquoted field") {
+		t.Errorf("merge of an edited row: exit %d: %s", code, stderr)
+	}
+	os.WriteFile(bad, []byte(strings.Join(lines[:30], "")+strings.Join(strings.Split(lines[30], ",")[:20], ",")+"\n"), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:31: 20 fields, the header") {
+		t.Errorf("resume of a cut row: exit %d: %s", code, stderr)
 	}
 	other := writeSweep(t, strings.Replace(sweepStudy, "ranks: 8", "ranks: 16", 1)+"  collective: [allreduce, alltoall]\n")
 	collsim(t, "sweep", other, "-q", "--shard", "2/3", "-o", filepath.Join(dir, "other.csv"))
@@ -344,8 +360,14 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  size: 8..1ZiB\n", `sweep.yaml:2: size:`, 1},
 		{"axes:\n  ranks: 1..4\n  size: 1..1TiB\n  seed: [" + numbers(100) + "]\n  root: [" + numbers(100) + "]\n  segment: [" + numbers(10) + "]\n", `sweep.yaml: 1.23e\+07 points; a sweep has at most 10000000`, 1},
 		{"axes:\n  ranks: [4]\n  ranks: [8]\n", `sweep.yaml:3: axis ranks is given twice`, 1},
-		{"replicas: 0\n", `sweep.yaml:1: replicas 0: give a whole number of at least 1`, 1},
-		{"axes: {ranks: [4\n", `sweep.yaml: .*line 1`, 1},
+		{"replicas: 0\n", `sweep.yaml:1: replicas 0: give a whole number of 1 to 10000000`, 1},
+		{"axes: {ranks: [4\n", `sweep.yaml:1: did not find expected`, 1},
+		// A huge replicas is refused at once, not after making its seeds.
+		{"axes:\n  size: [8, 16]\nreplicas: 9000000\n", `sweep.yaml: 1.8e\+07 points; a sweep has at most 10000000`, 1},
+		{"base: {seed: 18446744073709551615}\nreplicas: 2\n", `sweep.yaml:2: replicas 2 from seed 18446744073709551615 pass the largest seed`, 1},
+		{"axes:\n  size: [8, 16]\n---\nbase: {}\n", `sweep.yaml:3: a second YAML document`, 1},
+		{"axes:\n  size: [8, 16\xff]\n", `sweep.yaml:2: byte 0xff is not UTF-8 text`, 1},
+		{"axes:\n\tsize: [8]\n", `sweep.yaml:2: a tab; YAML indents with spaces only`, 1},
 	}
 	for _, c := range cases {
 		file := writeSweep(t, c.text)

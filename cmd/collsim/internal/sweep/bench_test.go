@@ -44,7 +44,7 @@ func BenchmarkMerge(b *testing.B) {
 	const shards, perShard = 100, 10_000
 	total := shards * perShard
 	header := "point,points,sweep," + strings.Repeat("column,", 38) + "error\n"
-	tail := strings.Repeat("0.000123456789,", 25) + "allreduce,ring,fattree-1024,fat-tree k=32 n=2,flow,block,1,64,1048576,8,131072,"
+	tail := strings.Repeat("0.000123456789,", 27) + "allreduce,ring,fattree-1024,fat-tree k=32 n=2,flow,block,1,64,1048576,8,131072,"
 	var names []string
 	for s := range shards {
 		name := filepath.Join(dir, fmt.Sprintf("part-%d.csv", s))

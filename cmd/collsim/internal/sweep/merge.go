@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"container/heap"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,6 +54,76 @@ func rowKey(format string, line []byte) (key, error) {
 	return key{point: p, points: n, sweep: string(fields[2])}, nil
 }
 
+// checkRow says whether line is a whole row: for CSV, cols fields, quoted
+// as CSV quotes them; for JSON Lines, one JSON object (keys, if not nil,
+// the columns it must hold in order). Rows cut or edited by hand are
+// refused, not carried into an output that then cannot be read.
+func checkRow(format string, line []byte, cols int, keys []string) error {
+	if format != CSV {
+		if !json.Valid(line) {
+			return errors.New("not a JSON object (a row edited or cut?)")
+		}
+		if keys != nil {
+			if got := jsonKeys(line); !slices.Equal(got, keys) {
+				return fmt.Errorf("its keys are not this sweep's columns (%d keys, %d columns)", len(got), len(keys))
+			}
+		}
+		return nil
+	}
+	fields, quoted, start := 1, false, true
+	body := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case quoted && c == '"' && i+1 < len(body) && body[i+1] == '"':
+			i++
+		case quoted && c == '"':
+			quoted = false
+			if i+1 < len(body) && body[i+1] != ',' {
+				return fmt.Errorf("a quoted field goes on after its closing quote, at byte %d", i+1)
+			}
+		case quoted:
+		case c == '"' && start:
+			quoted = true
+		case c == '"':
+			return fmt.Errorf("a quote inside an unquoted field, at byte %d", i+1)
+		case c == ',':
+			fields++
+			start = true
+			continue
+		}
+		start = false
+	}
+	if quoted {
+		return errors.New("a quoted field never ends")
+	}
+	if fields != cols {
+		return fmt.Errorf("%d fields, the header %d (a row edited or cut?)", fields, cols)
+	}
+	return nil
+}
+
+// jsonKeys are a JSON object's keys in the order written.
+func jsonKeys(line []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return keys
+		}
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
 // FormatOf is the format of an output file by its name: .jsonl (or
 // .ndjson) is JSON Lines, anything else CSV.
 func FormatOf(name string) string {
@@ -68,6 +140,7 @@ type part struct {
 	lineNo int
 	line   []byte
 	key    key
+	cols   int // CSV: the header's fields
 }
 
 // next reads the part's next row; false at its end.
@@ -84,6 +157,9 @@ func (p *part) next(format string) (bool, error) {
 		return false, fmt.Errorf("%s:%d: the last row is cut short (a sweep killed while writing it?); run the sweep again with --resume to finish it", p.name, p.lineNo)
 	}
 	k, err := rowKey(format, line)
+	if err == nil {
+		err = checkRow(format, line, p.cols, nil)
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s:%d: %w", p.name, p.lineNo, err)
 	}
@@ -143,8 +219,11 @@ func Merge(w io.Writer, names []string) error {
 				return fmt.Errorf("%s:1: not the header of collsim sweep output", name)
 			case header == nil:
 				header = line
+				p.cols = bytes.Count(line, []byte{','}) + 1
 			case !bytes.Equal(line, header):
 				return fmt.Errorf("%s:1: its columns differ from %s's; merge parts of one sweep", name, names[0])
+			default:
+				p.cols = bytes.Count(line, []byte{','}) + 1
 			}
 		}
 		ok, err := p.next(format)
@@ -168,6 +247,7 @@ func Merge(w io.Writer, names []string) error {
 	out := bufio.NewWriterSize(w, 1<<20)
 	out.Write(header)
 	want := 0
+	var gaps [][2]int // points in no part: from, to (exclusive)
 	for h.Len() > 0 {
 		p := h[0]
 		switch k := p.key; {
@@ -176,7 +256,8 @@ func Merge(w io.Writer, names []string) error {
 		case k.point < want:
 			return fmt.Errorf("%s:%d: point %d is also in another part; merge each shard once", p.name, p.lineNo, k.point)
 		case k.point > want:
-			return missing(want, k.point, first.points)
+			gaps = append(gaps, [2]int{want, k.point})
+			want = k.point
 		}
 		out.Write(p.line)
 		want++
@@ -191,12 +272,31 @@ func Merge(w io.Writer, names []string) error {
 		}
 	}
 	if want < first.points {
-		return missing(want, first.points, first.points)
+		gaps = append(gaps, [2]int{want, first.points})
+	}
+	if len(gaps) > 0 {
+		return missing(gaps, first.points)
 	}
 	return out.Flush()
 }
 
-// missing is the error of a merge without points from..to-1.
-func missing(from, to, points int) error {
-	return fmt.Errorf("points %d..%d of %d are in no part: is a shard missing or unfinished? (finish it with --resume)", from, to-1, points)
+// missing is the error of a merge without the points of gaps.
+func missing(gaps [][2]int, points int) error {
+	n := 0
+	var shown []string
+	for _, g := range gaps {
+		n += g[1] - g[0]
+		if len(shown) < 5 {
+			if g[1]-g[0] == 1 {
+				shown = append(shown, strconv.Itoa(g[0]))
+			} else {
+				shown = append(shown, fmt.Sprintf("%d..%d", g[0], g[1]-1))
+			}
+		}
+	}
+	more := ""
+	if len(gaps) > len(shown) {
+		more = ", ..."
+	}
+	return fmt.Errorf("%d of the %d points are in no part (%s%s): is a shard missing or unfinished? (finish it with --resume)", n, points, strings.Join(shown, ", "), more)
 }

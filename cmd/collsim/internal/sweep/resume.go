@@ -35,7 +35,7 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 		if !bytes.HasSuffix(line, []byte{'\n'}) {
 			break // cut short: truncated below
 		}
-		if format == CSV && lineNo == 1 {
+		if format == CSV && lineNo == 1 && !bytes.HasPrefix(line, []byte("{")) {
 			w := &writer{format: CSV, cols: s.Columns()}
 			var want bytes.Buffer
 			w.w = &want
@@ -48,9 +48,19 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 			good += int64(len(line))
 			continue
 		}
+		if lineNo == 1 && (format == CSV) != !bytes.HasPrefix(line, []byte("{")) {
+			return nil, fmt.Errorf("%s:1: it holds %s, not %s; give --format or a file name that says which (.csv, .jsonl)", name, otherFormat(format), format)
+		}
 		k, err := rowKey(format, line)
+		if err == nil {
+			var keys []string
+			if format != CSV {
+				keys = s.Columns()
+			}
+			err = checkRow(format, line, len(s.Columns()), keys)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			return nil, fmt.Errorf("%s:%d: %w; remove the row (or the file) to resume", name, lineNo, err)
 		}
 		if k.sweep != s.Hash || k.points != s.Points() {
 			return nil, fmt.Errorf("%s:%d: a row of sweep %s (%d points); %s is sweep %s (%d points) now: its file changed, so the rows would not match it. Give another -o, or remove the file to start again", name, lineNo, k.sweep, k.points, s.File, s.Hash, s.Points())
@@ -65,4 +75,11 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 		return nil, fmt.Errorf("%s: no header; remove the file to start again", name)
 	}
 	return done, f.Truncate(good)
+}
+
+func otherFormat(format string) string {
+	if format == CSV {
+		return "JSON Lines"
+	}
+	return "CSV"
 }

@@ -95,9 +95,9 @@ var fileKeys = []string{"base", "axes", "zip", "replicas"}
 // Parse reads a sweep file. Every error names file:line, what is wrong
 // and the valid choices.
 func Parse(file string, data []byte) (*Spec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := configs.ParseYAML(file, data)
+	if err != nil {
+		return nil, err
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: a sweep file is a mapping with %s (see README.md, Sweeps)", file, strings.Join(fileKeys, ", "))
@@ -144,14 +144,26 @@ func Parse(file string, data []byte) (*Spec, error) {
 			zip = v
 		case "replicas":
 			n, err := strconv.Atoi(v.Value)
-			if v.Kind != yaml.ScalarNode || err != nil || n < 1 {
-				return nil, fmt.Errorf("%s: replicas %s: give a whole number of at least 1 (each replica runs with the next seed)", at(v), show(v))
+			if v.Kind != yaml.ScalarNode || err != nil || n < 1 || n > MaxPoints {
+				return nil, fmt.Errorf("%s: replicas %s: give a whole number of 1 to %d (each replica runs with the next seed)", at(v), show(v), MaxPoints)
 			}
 			replicas, replicasAt = n, v
 		default:
 			return nil, fmt.Errorf("%s: %q is not a key of a sweep file; valid: %s", at(k), k.Value, strings.Join(fileKeys, ", "))
 		}
 	}
+	if err := s.zip(zip, at); err != nil {
+		return nil, err
+	}
+	n := float64(max(replicas, 1))
+	for _, d := range s.dims {
+		n *= float64(len(s.Axes[d[0]].Values))
+	}
+	if n > MaxPoints {
+		return nil, fmt.Errorf("%s: %.4g points; a sweep has at most %d (shorten an axis, or split the study)", file, n, MaxPoints)
+	}
+	// The replicas' seeds are the innermost loop, made only now that the
+	// point count is known to be bounded.
 	if replicas > 1 {
 		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.Key == "seed" }) {
 			return nil, fmt.Errorf("%s: replicas and a seed axis both choose seeds; give one", at(replicasAt))
@@ -160,21 +172,15 @@ func Parse(file string, data []byte) (*Spec, error) {
 		if i := slices.IndexFunc(s.Base, func(b Value) bool { return b.Key == "seed" }); i >= 0 {
 			first, _ = strconv.ParseUint(s.Base[i].Node.Value, 10, 64)
 		}
+		if first > math.MaxUint64-uint64(replicas-1) {
+			return nil, fmt.Errorf("%s: replicas %d from seed %d pass the largest seed, %d; start from a smaller seed", at(replicasAt), replicas, first, uint64(math.MaxUint64))
+		}
 		ax := Axis{Key: "seed", Line: replicasAt.Line}
 		for r := range uint64(replicas) {
 			ax.Values = append(ax.Values, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatUint(first+r, 10), Line: replicasAt.Line})
 		}
 		s.Axes = append(s.Axes, ax)
-	}
-	if err := s.zip(zip, at); err != nil {
-		return nil, err
-	}
-	n := 1.0
-	for _, d := range s.dims {
-		n *= float64(len(s.Axes[d[0]].Values))
-	}
-	if n > MaxPoints {
-		return nil, fmt.Errorf("%s: %.4g points; a sweep has at most %d (shorten an axis, or split the study)", file, n, MaxPoints)
+		s.dims = append(s.dims, []int{len(s.Axes) - 1})
 	}
 	s.Hash = s.hash()
 	return s, nil
