@@ -91,12 +91,20 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	root := doc.Content[0]
 	name := strings.TrimPrefix(source, "builtin:")
 	var what []string
+	setBy := map[string]Override{} // a setting's full path -> what set it
 	for _, o := range overrides {
 		if err := CheckOverride(o); err != nil {
 			return nil, err
 		}
-		if err := apply(root, o, name); err != nil {
+		paths, err := apply(root, o, name)
+		if err != nil {
 			return nil, err
+		}
+		for _, p := range paths {
+			if prev, ok := setBy[p]; ok {
+				return nil, fmt.Errorf("%s: %s and %s (%s) both set %s of machine %s; give one", o.Where, o.Path, prev.Path, prev.Where, p, name)
+			}
+			setBy[p] = o
 		}
 		what = append(what, o.Path+"="+show(o.Value))
 	}
@@ -120,8 +128,9 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	return m, nil
 }
 
-// apply sets o in the config tree root of the machine called name.
-func apply(root *yaml.Node, o Override, name string) error {
+// apply sets o in the config tree root of the machine called name, and
+// returns the full paths of the settings it set.
+func apply(root *yaml.Node, o Override, name string) ([]string, error) {
 	keys := strings.Split(o.Path, ".")
 	if topLevel(keys[0]) {
 		n := root
@@ -132,28 +141,28 @@ func apply(root *yaml.Node, o Override, name string) error {
 					next = &yaml.Node{Kind: yaml.MappingNode}
 					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, next)
 				} else {
-					return fmt.Errorf("%s: %s: machine %s has no %s (its settings: %s)", o.Where, o.Path, name, strings.Join(keys[:i+1], "."), strings.Join(leafPaths(root), ", "))
+					return nil, fmt.Errorf("%s: %s: machine %s has no %s (its settings: %s)", o.Where, o.Path, name, strings.Join(keys[:i+1], "."), strings.Join(leafPaths(root), ", "))
 				}
 			}
 			if next.Kind != yaml.MappingNode {
-				return fmt.Errorf("%s: %s: %s of machine %s is not a section", o.Where, o.Path, strings.Join(keys[:i+1], "."), name)
+				return nil, fmt.Errorf("%s: %s: %s of machine %s is not a section", o.Where, o.Path, strings.Join(keys[:i+1], "."), name)
 			}
 			n = next
 		}
 		set(n, keys[len(keys)-1], o.Value)
-		return nil
+		return []string{o.Path}, nil
 	}
-	found := false
+	var paths []string
 	walkTree(root, nil, func(path []string, parent *yaml.Node) {
 		if endsWith(path, keys) {
 			set(parent, path[len(path)-1], o.Value)
-			found = true
+			paths = append(paths, strings.Join(path, "."))
 		}
 	})
-	if !found {
-		return fmt.Errorf("%s: %s: machine %s has no setting ending with it (its settings: %s)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: %s: machine %s has no setting ending with it (its settings: %s)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
 	}
-	return nil
+	return paths, nil
 }
 
 // topLevel says whether k is a top-level section of the format.

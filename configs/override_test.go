@@ -45,6 +45,14 @@ func TestOverrides(t *testing.T) {
 	if orig, _ := Builtin("fattree-1024"); orig.Topology.Hosts() != 1024 {
 		t.Error("the built-in machine changed")
 	}
+	// Two settings of one value: refused, not the last one silently.
+	_, err = WithOverrides(source, data, []Override{
+		{Path: "network.fat_tree.link.bandwidth", Value: scalar("1GB/s"), Where: "t:1"},
+		{Path: "link.bandwidth", Value: scalar("2GB/s"), Where: "t:2"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "t:2: link.bandwidth and network.fat_tree.link.bandwidth (t:1) both set network.fat_tree.link.bandwidth") {
+		t.Errorf("two settings of one value: %v", err)
+	}
 	for _, c := range []struct {
 		machine, path, value, want string
 	}{

@@ -49,12 +49,20 @@ big,tree,2048,0.004,1
 	if b, _ := os.ReadFile(png); len(b) < 8 || string(b[1:4]) != "PNG" {
 		t.Error("the .png is not a PNG")
 	}
+	// Axes with units, as a sweep writes them; rows a log axis cannot
+	// hold, and infinities, are counted, not drawn.
+	units := filepath.Join(dir, "u.csv")
+	os.WriteFile(units, []byte("link.bandwidth,time_s\n100Gbit/s,0.002\n400Gbit/s,0.001\n0,0.004\n1Gbit/s,Inf\n"), 0o644)
+	_, stderr, code = collsim(t, "plot", units, "--x", "link.bandwidth", "--y", "time_s", "--logx", "-o", filepath.Join(dir, "u.svg"))
+	if code != 0 || !strings.Contains(stderr, "1 rows whose link.bandwidth or time_s is not a finite number left out") || !strings.Contains(stderr, "1 rows with a value of 0 or less on a log axis left out") {
+		t.Errorf("units: exit %d: %s", code, stderr)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--x", "sizes"}, "--x sizes: no such column; columns: machine, algorithm, size_bytes, time_s, seed"},
-		{[]string{"--x", "machine"}, "--x and --y need columns of numbers"},
+		{[]string{"--x", "machine"}, "r.csv:2: machine=\"small\", time_s=\"0.001\": --x and --y need columns of numbers"},
 		{[]string{"--x", "size_bytes", "-o", filepath.Join(dir, "p.gif")}, "give a .png or .svg file"},
 	} {
 		if _, stderr, code := collsim(t, append([]string{"plot", table}, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {

@@ -67,6 +67,18 @@ func TestReport(t *testing.T) {
 		t.Errorf("another sweep's file: exit %d: %s", code, stderr)
 	}
 
+	for _, args := range [][]string{{"--max-rows", "-5"}, {"-o", filepath.Join(dir, "x.pdf")}} {
+		if _, stderr, code := collsim(t, append([]string{"report", results}, args...)...); code != 2 {
+			t.Errorf("report %v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+	if _, stderr, code := collsim(t, "merge"); code != 2 {
+		t.Errorf("merge with no parts: exit %d, want 2: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "merge", results, "-o", filepath.Join(dir, "m.jsonl")); code != 2 || !strings.Contains(stderr, "would hold jsonl, but the parts are csv") {
+		t.Errorf("merge of CSV into .jsonl: exit %d: %s", code, stderr)
+	}
+
 	chromium := browser(t)
 	shot := filepath.Join(dir, "report.png")
 	if logs := openInChromium(t, chromium, html, shot); len(logs) > 0 {

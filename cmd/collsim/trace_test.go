@@ -192,6 +192,11 @@ func TestLinksOverTime(t *testing.T) {
 	if _, stderr, code := collsim(t, "plot", csvFile, "--heatmap", "-o", png); code != 0 {
 		t.Errorf("heat map: exit %d: %s", code, stderr)
 	}
+	for _, args := range [][]string{{"--link-bins", "5"}, {"--timeline", filepath.Join(dir, "x.png")}} {
+		if _, stderr, code := collsim(t, append([]string{"run", "-n", "4"}, args...)...); code != 2 {
+			t.Errorf("run %v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
 	if _, stderr, code := collsim(t, "run", "--links-csv", csvFile); code != 2 || !strings.Contains(stderr, "--links") {
 		t.Errorf("--links-csv without --links: exit %d: %s", code, stderr)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/sweep"
+	"github.com/collsim/collsim/configs"
 )
 
 // Options are the flags of `collsim plot`.
@@ -76,15 +77,37 @@ data, never over it.`,
 
 // Table is a results table: a header and rows of text.
 type Table struct {
+	Name    string // the file, for errors
 	Columns []string
 	Rows    [][]string
+}
+
+// line is where row r of the table is in its file (a header first).
+func (t *Table) line(r int) string { return fmt.Sprintf("%s:%d", t.Name, r+2) }
+
+// number reads a cell as a number: plain, or with units as collsim writes
+// them (a size in bytes, a bandwidth in bytes per second, a duration in
+// seconds: a sweep's axis "100Gbit/s" is 1.25e10). Infinities and NaN are
+// not numbers to draw.
+func number(cell string) (float64, bool) {
+	f, err := strconv.ParseFloat(cell, 64)
+	if err != nil {
+		if n, err2 := configs.ParseSize(cell); err2 == nil {
+			f, err = float64(n), nil
+		} else if b, err3 := configs.ParseBandwidth(cell); err3 == nil {
+			f, err = b, nil
+		} else if d, err4 := configs.ParseDuration(cell); err4 == nil {
+			f, err = d.Seconds(), nil
+		}
+	}
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
 // ReadTable reads CSV with a header, or JSON Lines (by the name's .jsonl
 // or .ndjson), whose objects' keys are the columns in first-seen order.
 func ReadTable(name string, r io.Reader) (*Table, error) {
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson") {
-		t := &Table{}
+		t := &Table{Name: name}
 		sc := bufio.NewScanner(r)
 		sc.Buffer(nil, 1<<24)
 		for line := 1; sc.Scan(); line++ {
@@ -120,7 +143,7 @@ func ReadTable(name string, r io.Reader) (*Table, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: empty; give a table with a header (a sweep's output, or run --csv)", name)
 	}
-	return &Table{Columns: recs[0], Rows: recs[1:]}, nil
+	return &Table{Name: name, Columns: recs[0], Rows: recs[1:]}, nil
 }
 
 // objectKeys are a JSON object's keys in the order written.
@@ -224,19 +247,23 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 	}
 	var facets []string
 	lines := map[string][]*line{} // by facet, in first-seen order
-	skipped, bad := 0, 0
+	skipped, bad, nonPositive := 0, 0, 0
 	for r, row := range t.Rows {
 		if row[y] == "" {
 			skipped++
 			continue
 		}
-		xv, err1 := strconv.ParseFloat(row[x], 64)
-		yv, err2 := strconv.ParseFloat(row[y], 64)
-		if err1 != nil || err2 != nil || math.IsNaN(xv) || math.IsNaN(yv) {
+		xv, okx := number(row[x])
+		yv, oky := number(row[y])
+		if !okx || !oky {
 			bad++
 			if bad == 1 && r == 0 {
-				return nil, nil, cmdutil.Flagf("row 1: %s=%q, %s=%q: --x and --y need columns of numbers", o.X, row[x], o.Y, row[y])
+				return nil, nil, cmdutil.Flagf("%s: %s=%q, %s=%q: --x and --y need columns of numbers", t.line(r), o.X, row[x], o.Y, row[y])
 			}
+			continue
+		}
+		if o.LogX && xv <= 0 || o.LogY && yv <= 0 {
+			nonPositive++
 			continue
 		}
 		f, s := "", ""
@@ -271,7 +298,10 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		notes = append(notes, fmt.Sprintf("%d rows without %s (failed points) left out", skipped, o.Y))
 	}
 	if bad > 0 {
-		notes = append(notes, fmt.Sprintf("%d rows whose %s or %s is not a number left out", bad, o.X, o.Y))
+		notes = append(notes, fmt.Sprintf("%d rows whose %s or %s is not a finite number left out", bad, o.X, o.Y))
+	}
+	if nonPositive > 0 {
+		notes = append(notes, fmt.Sprintf("%d rows with a value of 0 or less on a log axis left out", nonPositive))
 	}
 	varying := map[int]bool{}
 	fig := &plotutil.Figure{}
@@ -365,15 +395,15 @@ func linkHeat(t *Table, title string) (*plotutil.TimeHeat, error) {
 	}
 	h := &plotutil.TimeHeat{Title: cmp.Or(title, "link utilization over time"), ValueLabel: "utilization (carried / bandwidth)", Max: 1}
 	for r, row := range t.Rows {
-		end, err1 := strconv.ParseFloat(row[cols[2]], 64)
-		u, err2 := strconv.ParseFloat(row[cols[3]], 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("row %d: end_s %q, utilization %q: not numbers", r+2, row[cols[2]], row[cols[3]])
+		end, ok1 := number(row[cols[2]])
+		u, ok2 := number(row[cols[3]])
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%s: end_s %q, utilization %q: not numbers", t.line(r), row[cols[2]], row[cols[3]])
 		}
 		link := row[cols[0]]
 		if len(h.Rows) == 0 || h.Rows[len(h.Rows)-1] != link {
 			if slices.Contains(h.Rows, link) {
-				return nil, fmt.Errorf("row %d: link %s again after other links; each link's spans come together, as run writes them", r+2, link)
+				return nil, fmt.Errorf("%s: link %s again after other links; each link's spans come together, as run writes them", t.line(r), link)
 			}
 			h.Rows = append(h.Rows, link)
 			h.Values = append(h.Values, nil)

@@ -56,6 +56,12 @@ with --sweep, the sweep and its file, and a collsim run line per point.`,
 
 // Run carries out `collsim report`.
 func Run(streams *cmdutil.IO, o *Options, file string) error {
+	if o.MaxRows < 0 {
+		return cmdutil.Flagf("--max-rows %d: give 0 or more", o.MaxRows)
+	}
+	if ext := filepath.Ext(o.Output); ext != ".html" && ext != ".htm" {
+		return cmdutil.Flagf("-o %s: the report is HTML; give a .html file", o.Output)
+	}
 	in, err := os.Open(file)
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ type Options struct {
 	Trace      string // write a Chrome trace of the run to this file
 	Timeline   string // draw the run as an SVG Gantt chart into this file
 	Quiet      bool   // no progress line
+	changed    func(flag string) bool
 	Progress   bool   // a progress line even where stderr is not a terminal
 }
 
@@ -105,6 +106,7 @@ machine, with every rank's data checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.RanksGiven = cmd.Flags().Changed("ranks")
+			o.changed = cmd.Flags().Changed
 			if err := checkFlags(cmd.Flags(), o); err != nil {
 				return err
 			}
@@ -229,6 +231,12 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		}
 		rec = trace.NewRecorder()
 		e.Trace = rec.Event
+	}
+	if o.Timeline != "" && !strings.HasSuffix(o.Timeline, ".svg") {
+		return cmdutil.Flagf("--timeline %s: the timeline is SVG; give a .svg file", o.Timeline)
+	}
+	if flagChanged(o, "link-bins") && o.LinksCSV == "" && (o.Trace == "" || o.Links <= 0) {
+		return cmdutil.Flagf("--link-bins sets the spans of --links-csv and of --trace's link counters (with --links); give one of them")
 	}
 	if o.LinksCSV != "" || o.Trace != "" && o.Links > 0 {
 		if o.LinksCSV != "" && (o.Links <= 0 || points > 1) {
@@ -840,3 +848,6 @@ func Overrides(sets []string) ([]configs.Override, error) {
 	}
 	return out, nil
 }
+
+// flagChanged says whether the command line set flag.
+func flagChanged(o *Options, flag string) bool { return o.changed != nil && o.changed(flag) }

@@ -286,10 +286,18 @@ run writes them (but for wall times). Parts of different sweeps (each row
 carries its sweep's hash), a point in two parts and missing points are
 refused.`,
 		Example: `  collsim merge part-1.csv part-2.csv part-3.csv part-4.csv -o results.csv`,
-		Args:    cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdutil.Flagf("give the sweep outputs to merge, e.g. collsim merge part-*.csv -o results.csv")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
 				return Merge(streams.Out, args)
+			}
+			if FormatOf(output) != FormatOf(args[0]) {
+				return cmdutil.Flagf("-o %s would hold %s, but the parts are %s; name it .csv or .jsonl as they are", output, FormatOf(output), FormatOf(args[0]))
 			}
 			for _, a := range args {
 				if a == output {
