@@ -59,7 +59,7 @@ type Options struct {
 	Timeline   string // draw the run as an SVG Gantt chart into this file
 	Quiet      bool   // no progress line
 	changed    func(flag string) bool
-	Progress   bool   // a progress line even where stderr is not a terminal
+	Progress   bool // a progress line even where stderr is not a terminal
 }
 
 // progress returns the progress display of a run on streams.Err and a
