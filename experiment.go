@@ -533,7 +533,11 @@ func overTime(out []Link, ids []int, links []topology.Link, changes []network.Ra
 	for i, id := range ids {
 		carry(i, since[i], span)
 		for b := range out[i].OverTime {
-			out[i].OverTime[b] /= links[id].Bandwidth * width
+			u := out[i].OverTime[b] / (links[id].Bandwidth * width)
+			if u > 1 && u < 1+1e-9 {
+				u = 1 // a full link, but for the rounding of summed rates
+			}
+			out[i].OverTime[b] = u
 		}
 	}
 }

@@ -170,7 +170,7 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"NUL", "name: a\x00b\n", []string{"bad.yaml:1: control character 0x00; a config is plain text"}},
 		{"not UTF-8", "name: x\ndescription: \xff\n", []string{"bad.yaml:2: byte 0xff is not UTF-8 text"}},
 		{"two documents", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n---\nnetwork:\n  crossbar: {hosts: 8, link: {bandwidth: 1GB/s, latency: 0}}\n",
-			[]string{"bad.yaml:3: a second YAML document; a machine config is one document"}},
+			[]string{"bad.yaml:3: a second YAML document; the file is one document"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

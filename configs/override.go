@@ -69,7 +69,7 @@ func CheckOverride(o Override) error {
 	}
 	for _, t := range leaves {
 		if err := o.Value.Decode(reflect.New(t).Interface()); err != nil {
-			return fmt.Errorf("%s: %s: %s is not a value of this setting (%s)", o.Where, o.Path, show(o.Value), yamlReason(err))
+			return fmt.Errorf("%s: %s: %s is %s", o.Where, o.Path, show(o.Value), yamlReason(err))
 		}
 	}
 	return nil
@@ -292,11 +292,35 @@ func show(v *yaml.Node) string {
 	return strings.Join(strings.Fields(string(out)), " ")
 }
 
-// yamlReason is a decoding error without yaml.v3's line prefix.
+// yamlReason is a decoding error in words, as "not <what was wanted>":
+// without yaml.v3's line prefix and Go's type names ("cannot unmarshal
+// !!int `5` into configs.linkYAML" says a section was wanted).
 func yamlReason(err error) string {
+	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return strings.TrimPrefix(yamlLine.ReplaceAllString(te.Errors[0], "$2"), "yaml: ")
+		msg = strings.TrimPrefix(yamlLine.ReplaceAllString(te.Errors[0], "$2"), "yaml: ")
 	}
-	return err.Error()
+	if m := cannotUnmarshal.FindStringSubmatch(msg); m != nil {
+		want := "a value of another kind"
+		switch t := m[2]; {
+		case strings.HasPrefix(t, "configs."):
+			want = "a section of settings"
+			if st, ok := schemaTypes[t]; ok {
+				want += " (" + validKeys(st) + ")"
+			}
+		case t == "float64" || t == "float32":
+			want = "a number"
+		case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+			want = "a whole number"
+		case t == "string":
+			want = "one value, not a list or section"
+		case strings.HasPrefix(t, "[]"):
+			want = "a list"
+		}
+		msg = "not " + want
+	}
+	return msg
 }
+
+var cannotUnmarshal = regexp.MustCompile("cannot unmarshal !!\\w+( `[^`]*`)? into (\\S+)")

@@ -57,7 +57,7 @@ func TestOverrides(t *testing.T) {
 		machine, path, value, want string
 	}{
 		{"fattree-1024", "network.fat_tree.tapir", "2", `t:9: network.fat_tree has no setting "tapir"; valid: k, levels, taper, taper_mode, link`},
-		{"fattree-1024", "network.fat_tree.taper", "[1, 2]", `t:9: network.fat_tree.taper: [1, 2] is not a value of this setting`},
+		{"fattree-1024", "network.fat_tree.taper", "[1, 2]", `t:9: network.fat_tree.taper: [1, 2] is not a number`},
 		{"fattree-1024", "bandwidth.link", "1", `t:9: no machine setting is or ends with "bandwidth.link"`},
 		{"fattree-1024", "host..overhead", "1", `t:9: "host..overhead" is not a setting path`},
 		{"dragonfly-72", "network.fat_tree.taper", "2", `machine dragonfly-72 has no network.fat_tree (its settings: name, description, network.dragonfly.p`},

@@ -348,7 +348,7 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
 		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give one whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},
-		{"axes:\n  network.fat_tree.taper: [1, two]\n", `sweep.yaml:2: network.fat_tree.taper: two is not a value of this setting`, 1},
+		{"axes:\n  network.fat_tree.taper: [1, two]\n", `sweep.yaml:2: network.fat_tree.taper: two is not a number`, 1},
 		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},
 		{"axes:\n  algo: [ring]\n  size: [8, 16]\nzip: [[algo, size]]\n", `sweep.yaml:4: zipped axes need lists of one length`, 1},
 		{"axes:\n  algo: [ring]\nzip: [[algo, seed]]\n", `sweep.yaml:3: zip names "seed", which is not an axis; axes: algo`, 1},

@@ -175,7 +175,7 @@ func TestLinksOverTime(t *testing.T) {
 			u, _ := strconv.ParseFloat(r["utilization"], 64)
 			start, _ := strconv.ParseFloat(r["start_s"], 64)
 			end, _ := strconv.ParseFloat(r["end_s"], 64)
-			if r["from"] != l.From || r["to"] != l.To || u < 0 || u > 1+1e-9 {
+			if r["from"] != l.From || r["to"] != l.To || u < 0 || u > 1 {
 				t.Errorf("row %d: %v (link %s -> %s)", i*40+b, r, l.From, l.To)
 			}
 			bytes += u * bandwidth * (end - start)

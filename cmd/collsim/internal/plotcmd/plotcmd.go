@@ -268,10 +268,10 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		}
 		f, s := "", ""
 		if facet >= 0 {
-			f = row[facet]
+			f = strings.ToValidUTF8(row[facet], "\uFFFD") // labels of an SVG, which is UTF-8
 		}
 		if series >= 0 {
-			s = row[series]
+			s = strings.ToValidUTF8(row[series], "\uFFFD")
 		}
 		if _, ok := lines[f]; !ok {
 			facets = append(facets, f)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 )
@@ -110,14 +111,21 @@ func Figure(f *plotutil.Figure) (template.HTML, error) {
 	return InlineSVG(b.Bytes()), nil
 }
 
-// Table is a table of text; columns numeric names those right-aligned.
+// Table is a table of text; columns numeric names those right-aligned. A
+// header of empty names is left out (a table of facts). Text that is not
+// UTF-8 (a results file's bytes) is shown with U+FFFD, as the page is
+// UTF-8.
 func Table(header []string, rows [][]string, numeric func(col int) bool) template.HTML {
 	var b bytes.Buffer
-	b.WriteString(`<div class="scroll"><table class="sortable"><thead><tr>`)
-	for _, h := range header {
-		b.WriteString("<th>" + template.HTMLEscapeString(h) + "</th>")
+	b.WriteString(`<div class="scroll"><table class="sortable">`)
+	if strings.Join(header, "") != "" {
+		b.WriteString("<thead><tr>")
+		for _, h := range header {
+			b.WriteString("<th>" + text(h) + "</th>")
+		}
+		b.WriteString("</tr></thead>")
 	}
-	b.WriteString("</tr></thead><tbody>\n")
+	b.WriteString("<tbody>\n")
 	for _, r := range rows {
 		b.WriteString("<tr>")
 		for i, v := range r {
@@ -126,7 +134,7 @@ func Table(header []string, rows [][]string, numeric func(col int) bool) templat
 			} else {
 				b.WriteString("<td>")
 			}
-			b.WriteString(template.HTMLEscapeString(v) + "</td>")
+			b.WriteString(text(v) + "</td>")
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -135,6 +143,7 @@ func Table(header []string, rows [][]string, numeric func(col int) bool) templat
 }
 
 // Pre is text as preformatted.
-func Pre(text string) template.HTML {
-	return template.HTML("<pre>" + template.HTMLEscapeString(text) + "</pre>")
-}
+func Pre(s string) template.HTML { return template.HTML("<pre>" + text(s) + "</pre>") }
+
+// text is s escaped for HTML, as valid UTF-8.
+func text(s string) string { return template.HTMLEscapeString(strings.ToValidUTF8(s, "\uFFFD")) }
