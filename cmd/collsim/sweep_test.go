@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -346,7 +347,7 @@ func TestSweepBadFiles(t *testing.T) {
 	}{
 		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; valid: machine, .*ranks`, 1},
 		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
-		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give one whole number of at least 1`, 1},
+		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give a whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},
 		{"axes:\n  network.fat_tree.taper: [1, two]\n", `sweep.yaml:2: network.fat_tree.taper: two is not a number`, 1},
 		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},
@@ -360,6 +361,7 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  size: 8..1ZiB\n", `sweep.yaml:2: size:`, 1},
 		{"axes:\n  ranks: 1..4\n  size: 1..1TiB\n  seed: [" + numbers(100) + "]\n  root: [" + numbers(100) + "]\n  segment: [" + numbers(10) + "]\n", `sweep.yaml: 1.23e\+07 points; a sweep has at most 10000000`, 1},
 		{"axes:\n  ranks: [4]\n  ranks: [8]\n", `sweep.yaml:3: axis ranks is given twice`, 1},
+		{"axes:\n  size: [-5]\n", `sweep.yaml:2: size "-5" must be a whole number of bytes from 0 to 2\^62\n`, 1},
 		{"replicas: 0\n", `sweep.yaml:1: replicas 0: give a whole number of 1 to 10000000`, 1},
 		{"axes: {ranks: [4\n", `sweep.yaml:1: did not find expected`, 1},
 		// A huge replicas is refused at once, not after making its seeds.
@@ -435,4 +437,36 @@ func numbers(n int) string {
 		b = append(b, strconv.Itoa(i))
 	}
 	return strings.Join(b, ", ")
+}
+
+// TestSweepAliases: YAML anchors and aliases stand for their values, in
+// base and in axes.
+func TestSweepAliases(t *testing.T) {
+	file := writeSweep(t, "base: {seed: &one 1, root: *one}\naxes:\n  size: &s [8, 16]\n  ranks: *s\n")
+	out, stderr, code := collsim(t, "sweep", file, "--dry-run")
+	if code != 0 || !strings.Contains(out, "4 points (2 x 2)") {
+		t.Errorf("exit %d: %s%s", code, out, stderr)
+	}
+}
+
+// TestSweepOutputLocked: a second sweep on an output another is writing
+// stops before it reads or writes a row.
+func TestSweepOutputLocked(t *testing.T) {
+	file := writeSweep(t, "axes:\n  ranks: [2, 4]\n")
+	out := filepath.Join(t.TempDir(), "r.csv")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out); code != 1 || !strings.Contains(stderr, "another collsim sweep is writing it") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out); code != 0 {
+		t.Errorf("once free: exit %d: %s", code, stderr)
+	}
 }

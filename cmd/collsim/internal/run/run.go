@@ -739,11 +739,17 @@ func (p *Points) Point(settings []Setting, m *configs.Machine) (*collsim.Experim
 	}
 	if o.RanksGiven {
 		if e.Ranks, err = strconv.Atoi(strings.TrimSpace(o.Ranks)); err != nil || e.Ranks < 1 {
-			return nil, cmdutil.Flagf("ranks %q: give one whole number of at least 1 (a list or range belongs in axes)", o.Ranks)
+			if strings.ContainsAny(o.Ranks, ",.") {
+				return nil, cmdutil.Flagf("ranks %q: give one whole number (a list or range belongs in axes)", o.Ranks)
+			}
+			return nil, cmdutil.Flagf("ranks %q: give a whole number of at least 1", o.Ranks)
 		}
 	}
 	if e.Size, err = configs.ParseSize(strings.TrimSpace(o.Size)); err != nil {
-		return nil, cmdutil.Flagf("size %q: %v (a list or range belongs in axes)", o.Size, err)
+		if strings.ContainsAny(o.Size, ",.") {
+			return nil, cmdutil.Flagf("size %q: give one size (a list or range belongs in axes)", o.Size)
+		}
+		return nil, cmdutil.Flagf("%v", err)
 	}
 	return e, e.Check()
 }

@@ -140,6 +140,16 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	out := streams.Out
 	header := true
 	if o.Output != "" {
+		// Taken before the file is read for --resume, so that a second
+		// sweep on it stops before it reads or writes a row.
+		lf, err := os.OpenFile(o.Output, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		if err := lock(lf); err != nil {
+			return fmt.Errorf("%s: %w", o.Output, err)
+		}
 		st, err := os.Stat(o.Output)
 		switch {
 		case err == nil && o.Resume && st.Size() > 0:

@@ -116,7 +116,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 				return nil, fmt.Errorf("%s: base is a mapping of settings, e.g. {machine: small, c: allreduce}", at(v))
 			}
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				key, val := v.Content[j], v.Content[j+1]
+				key, val := v.Content[j], deref(v.Content[j+1])
 				if err := checkKey(file, key, val, false); err != nil {
 					return nil, err
 				}
@@ -252,6 +252,7 @@ func (s *Spec) axisKeys() []string {
 // axisValues are an axis's values: a list, a scalar, or for ranks and size
 // a list or doubling range as run takes them ("2..1024", "8..64MiB").
 func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
+	val = deref(val)
 	at := fmt.Sprintf("%s:%d", file, val.Line)
 	var items []*yaml.Node
 	switch val.Kind {
@@ -267,6 +268,7 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 	}
 	var out []*yaml.Node
 	for _, it := range items {
+		it = deref(it)
 		expanded, err := expand(key.Value, it)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %s: %v", file, it.Line, key.Value, err)
@@ -279,6 +281,14 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 		out = append(out, expanded...)
 	}
 	return out, nil
+}
+
+// deref is the node an alias (*name) stands for, else n.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
 
 // expand turns a range or list of ranks or sizes into its values, as run's
