@@ -90,7 +90,9 @@ func (s *Spec) Run(w *writer, pl Plan) (failed int, err error) {
 		go func() {
 			points := run.NewPoints() // one flag set for all the worker's points
 			for j := range queue {
-				j.out <- s.runPoint(j.point, cache, points)
+				o := s.runPoint(j.point, cache, points)
+				o.row = s.row(o) // here, not in the writer: it runs beside the workers
+				j.out <- o
 			}
 		}()
 	}
@@ -100,7 +102,7 @@ func (s *Spec) Run(w *writer, pl Plan) (failed int, err error) {
 		if o.err != nil {
 			failed++
 		}
-		if err := w.write(s.row(o)); err != nil {
+		if err := w.write(o.row); err != nil {
 			return failed, fmt.Errorf("writing point %d: %w", o.point, err)
 		}
 		done++

@@ -87,6 +87,7 @@ func (s *Spec) experiment(p int, cache *machines, points *run.Points) (*collsim.
 type outcome struct {
 	point  int
 	result *collsim.Result
+	row    []any // the point's row, built by its worker
 	err    error
 	wall   time.Duration
 }
