@@ -2,8 +2,10 @@ package plotutil
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -52,7 +54,8 @@ func (h *TimeHeat) Save(path string) error {
 	hm.Min, hm.Max = 0, top
 	pl := plot.New()
 	pl.Title.Text = h.Title
-	pl.X.Label.Text, pl.Y.Label.Text = "simulated time (s)", ""
+	pl.X.Label.Text, pl.Y.Label.Text = "simulated time", ""
+	pl.X.Tick.Marker = secondsTicks{}
 	pl.Add(hm)
 	var yt []plot.Tick
 	for r := range h.Rows {
@@ -84,4 +87,35 @@ func (h *TimeHeat) Save(path string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// secondsTicks are gonum's ticks on a time axis in seconds, labelled in
+// the unit that keeps them short (40µs, not 4e-05).
+type secondsTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = seconds(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// seconds writes s seconds with the unit that keeps it short.
+func seconds(s float64) string {
+	a := math.Abs(s)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 1e-6:
+		return strconv.FormatFloat(s*1e9, 'g', 4, 64) + "ns"
+	case a < 1e-3:
+		return strconv.FormatFloat(s*1e6, 'g', 4, 64) + "µs"
+	case a < 1:
+		return strconv.FormatFloat(s*1e3, 'g', 4, 64) + "ms"
+	}
+	return strconv.FormatFloat(s, 'g', 4, 64) + "s"
 }
