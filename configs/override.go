@@ -89,6 +89,9 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 		return nil, fmt.Errorf("%s: not a machine config (a mapping of sections)", source)
 	}
 	root := doc.Content[0]
+	var orig yaml.Node
+	yaml.Unmarshal(data, &orig) // parsed above: the same tree, left unchanged for its line numbers
+	root0 := orig.Content[0]
 	name := strings.TrimPrefix(source, "builtin:")
 	var what []string
 	setBy := map[string]Override{} // a setting's full path -> what set it
@@ -125,7 +128,39 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	if m.Name == "" || m.Name == name {
 		m.Name = name
 	}
+	// A costly input set by an override is named where the override was
+	// given ("sweep.yaml:7", "--set ..."), not by a line of the rewritten
+	// config; the others by their line in the machine's own file.
+	for i, in := range m.Inputs {
+		if o, ok := setBy[in.Key]; ok {
+			m.Inputs[i].Where = o.Where
+		} else if n := origLine(root0, in.Key); n > 0 {
+			m.Inputs[i].Where = fmt.Sprintf("%s:%d", source, n)
+		}
+	}
 	return m, nil
+}
+
+// origLine is the line of the setting at path in the original config
+// tree, or 0.
+func origLine(root *yaml.Node, path string) int {
+	n := root
+	for _, k := range strings.Split(path, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return 0
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				n, found = n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return 0
+		}
+	}
+	return n.Line
 }
 
 // apply sets o in the config tree root of the machine called name, and

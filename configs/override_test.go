@@ -45,6 +45,32 @@ func TestOverrides(t *testing.T) {
 	if orig, _ := Builtin("fattree-1024"); orig.Topology.Hosts() != 1024 {
 		t.Error("the built-in machine changed")
 	}
+	// A costly input names where it was set: the override, or its line in
+	// the machine's own file (not a line of the rewritten config).
+	m, err = WithOverrides(source, data, []Override{{Path: "host.reduce_bandwidth", Value: scalar("1GB/s"), Where: "--set host.reduce_bandwidth=1GB/s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, in := range m.Inputs {
+		switch in.Key {
+		case "host.reduce_bandwidth", "network.fat_tree.link.latency":
+			seen++
+		}
+		switch in.Key {
+		case "host.reduce_bandwidth":
+			if in.Where != "--set host.reduce_bandwidth=1GB/s" {
+				t.Errorf("%s: where %q", in.Key, in.Where)
+			}
+		case "network.fat_tree.link.latency":
+			if in.Where != "builtin:fattree-1024:10" { // its line in configs/builtin/fattree-1024.yaml
+				t.Errorf("%s: where %q", in.Key, in.Where)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d of the two inputs checked are in the machine's inputs", seen)
+	}
 	// Two settings of one value: refused, not the last one silently.
 	_, err = WithOverrides(source, data, []Override{
 		{Path: "network.fat_tree.link.bandwidth", Value: scalar("1GB/s"), Where: "t:1"},
