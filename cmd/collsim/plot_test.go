@@ -57,6 +57,13 @@ big,tree,2048,0.004,1
 	if code != 0 || !strings.Contains(stderr, "1 rows whose link.bandwidth or time_s is not a finite number left out") || !strings.Contains(stderr, "1 rows with a value of 0 or less on a log axis left out") {
 		t.Errorf("units: exit %d: %s", code, stderr)
 	}
+	// JSON Lines whose later objects have more keys: the earlier rows
+	// have no value there (they used to index past their end and panic).
+	jl := filepath.Join(dir, "k.jsonl")
+	os.WriteFile(jl, []byte("{\"a\":1,\"b\":2}\n{\"a\":2,\"b\":3,\"c\":4}\n{\"a\":3,\"c\":5}\n"), 0o644)
+	if _, stderr, code := collsim(t, "plot", jl, "--x", "a", "--y", "c", "-o", filepath.Join(dir, "k.svg")); code != 0 || !strings.Contains(stderr, "1 rows without c (failed points) left out") {
+		t.Errorf("keys added later: exit %d: %s", code, stderr)
+	}
 	for _, c := range []struct {
 		args []string
 		want string

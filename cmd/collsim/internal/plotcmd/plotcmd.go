@@ -133,6 +133,13 @@ func ReadTable(name string, r io.Reader) (*Table, error) {
 			}
 			t.Rows = append(t.Rows, vals)
 		}
+		// A key first seen in a later object is a column of every row:
+		// the earlier rows hold nothing there.
+		for i, r := range t.Rows {
+			if len(r) < len(t.Columns) {
+				t.Rows[i] = append(r, make([]string, len(t.Columns)-len(r))...)
+			}
+		}
 		return t, sc.Err()
 	}
 	cr := csv.NewReader(r)

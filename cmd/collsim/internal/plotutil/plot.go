@@ -294,11 +294,29 @@ type logTicks struct{}
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
 	narrow := lo > 0 && hi > 0 && math.Log10(hi/lo) < 2
+	labelled := 0 // inside the axis
 	for i := range ticks {
 		v := ticks[i].Value
 		m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
 		if ticks[i].Label != "" || narrow && (math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6) {
 			ticks[i].Label = tickLabel(v)
+			if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+				labelled++
+			}
+		}
+	}
+	if labelled >= 2 || lo <= 0 {
+		return ticks
+	}
+	// An axis inside one decade, between powers of ten (1.07 ms to
+	// 4.55 ms): gonum gives no tick on it at all. Mark and label every
+	// whole multiple of the decade inside it.
+	ticks = ticks[:0]
+	for d := math.Floor(math.Log10(lo)); d <= math.Floor(math.Log10(hi)); d++ {
+		for m := 1.0; m <= 9; m++ {
+			if v := m * math.Pow(10, d); v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+				ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
+			}
 		}
 	}
 	return ticks

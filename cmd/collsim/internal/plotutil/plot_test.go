@@ -26,3 +26,17 @@ func TestLogTicksLabels(t *testing.T) {
 		t.Errorf("four decades: labels %q, want %q", got, want)
 	}
 }
+
+// On an axis inside one decade and between its powers of ten, gonum puts
+// no tick at all: every whole multiple inside it is labelled instead.
+func TestLogTicksInsideADecade(t *testing.T) {
+	var got []string
+	for _, tk := range (logTicks{}).Ticks(0.00107, 0.00455) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	if want := []string{"0.002", "0.003", "0.004"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}

@@ -2,11 +2,11 @@ package plotutil
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
@@ -98,24 +98,8 @@ func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = seconds(ticks[i].Value)
+			ticks[i].Label = cmdutil.Seconds(ticks[i].Value)
 		}
 	}
 	return ticks
-}
-
-// seconds writes s seconds with the unit that keeps it short.
-func seconds(s float64) string {
-	a := math.Abs(s)
-	switch {
-	case a == 0:
-		return "0"
-	case a < 1e-6:
-		return strconv.FormatFloat(s*1e9, 'g', 4, 64) + "ns"
-	case a < 1e-3:
-		return strconv.FormatFloat(s*1e6, 'g', 4, 64) + "µs"
-	case a < 1:
-		return strconv.FormatFloat(s*1e3, 'g', 4, 64) + "ms"
-	}
-	return strconv.FormatFloat(s, 'g', 4, 64) + "s"
 }

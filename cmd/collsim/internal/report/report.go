@@ -300,9 +300,18 @@ func (o *Options) table(t *plotcmd.Table, axes []string, spec *sweep.Spec) Secti
 		}
 		rows = append(rows, row)
 	}
-	s := Section{Heading: "Results", Body: Table(header, rows, func(i int) bool {
-		return i < len(cols) && numeric(distinct(t, cols[i])[:min(1, len(distinct(t, cols[i])))])
-	})}
+	// A column is right-aligned when its first value is a number; decided
+	// once per column, not per cell.
+	right := make([]bool, len(header))
+	for i, c := range cols {
+		for _, r := range t.Rows {
+			if r[c] != "" {
+				right[i] = numeric([]string{r[c]})
+				break
+			}
+		}
+	}
+	s := Section{Heading: "Results", Body: Table(header, rows, func(i int) bool { return right[i] })}
 	if len(t.Rows) > o.MaxRows {
 		s.Notes = append(s.Notes, fmt.Sprintf("The first %d of %d rows (--max-rows); the plots use them all.", o.MaxRows, len(t.Rows)))
 	}

@@ -6,7 +6,8 @@ import (
 	"html"
 	"io"
 	"math"
-	"strconv"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 
 	"github.com/collsim/collsim/sim"
 )
@@ -115,18 +116,5 @@ func niceStep(s float64) float64 {
 	return 10 * p
 }
 
-// seconds writes a time with a unit that keeps it short.
-func seconds(t sim.Time) string {
-	s := t.Seconds()
-	switch {
-	case s == 0:
-		return "0"
-	case s < 1e-6:
-		return strconv.FormatFloat(s*1e9, 'g', 4, 64) + " ns"
-	case s < 1e-3:
-		return strconv.FormatFloat(s*1e6, 'g', 4, 64) + " µs"
-	case s < 1:
-		return strconv.FormatFloat(s*1e3, 'g', 4, 64) + " ms"
-	}
-	return strconv.FormatFloat(s, 'g', 4, 64) + " s"
-}
+// seconds is t as cmdutil.Seconds writes it.
+func seconds(t sim.Time) string { return cmdutil.Seconds(t.Seconds()) }
