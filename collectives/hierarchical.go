@@ -6,12 +6,11 @@ import (
 	"slices"
 )
 
-// innerAllreduce builds the stepper of the allreduce algorithm named by
-// p.Inner for rank r of q ranks on n elements: the algorithm that
-// hierarchical and SUARA run inside each subset. "" picks
-// recursive_doubling up to 64 KiB and ring above (the MPI libraries' rule of
-// thumb; the cost model can choose better, see cmd).
-func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
+// innerCall is the allreduce named by p.Inner on the subset members for
+// n elements: the call that hierarchical and SUARA make inside each
+// subset. "" picks recursive_doubling up to 64 KiB and ring above (the MPI
+// libraries' rule of thumb; the cost model can choose better, see cmd).
+func innerCall(p Params, members Group, n int64) (*Call, error) {
 	a, err := Lookup(Allreduce, InnerAlgorithm(p, n))
 	if err != nil {
 		return nil, err
@@ -19,7 +18,8 @@ func innerAllreduce(p Params, q, r int, n int64) (stepper, error) {
 	if a.newRank == nil || IsComposite(a.Name) {
 		return nil, &Unsupported{Reason: fmt.Sprintf("--inner %s cannot run inside a subset: it is itself built from subsets; use recursive_doubling, ring, rabenseifner or another flat allreduce", a.Name)}
 	}
-	return a.newRank(Params{Ranks: q, Count: n, ElemSize: p.ElemSize, Segment: p.Segment}, r), nil
+	return &Call{Collective: Allreduce, Group: members, Algorithm: a,
+		Params: Params{Ranks: len(members), Count: n, ElemSize: p.ElemSize, Segment: p.Segment}}, nil
 }
 
 // innerScratch is the scratch that the allreduces a composite runs in
@@ -89,12 +89,12 @@ func buildHierarchical(p Params, r int, checkOnly bool) (*hierarchical, error) {
 	node := r / ns
 	first := node * ns
 	size := min(ns, p.Ranks-first)
-	members := make([]int, size)
+	members := make(Group, size)
 	for i := range members {
 		members[i] = first + i
 	}
 	nodes := (p.Ranks + ns - 1) / ns
-	leaders := make([]int, nodes)
+	leaders := make(Group, nodes)
 	for i := range leaders {
 		leaders[i] = i * ns
 	}
@@ -123,21 +123,22 @@ func buildHierarchical(p Params, r int, checkOnly bool) (*hierarchical, error) {
 		part := segmentOf(0, p.Count, seg, k)
 		tags := k * 3 * tagSpan
 		local := Params{Ranks: size, Count: part.Count, ElemSize: p.ElemSize, Segment: p.Segment}
-		red := redAlg.newRank(local, r%ns)
-		ph := &phases{list: []*sub{newSub(red, members, tags, nil, part.Off)}}
+		red := &Call{Collective: Reduce, Group: members, Algorithm: redAlg, Params: local}
+		ph := &phases{list: []*sub{red.on(r%ns, tags, nil, part.Off)}}
 		if r%ns == 0 {
-			inner, err := innerAllreduce(p, nodes, node, part.Count)
+			inner, err := innerCall(p, leaders, part.Count)
 			if err != nil {
 				return nil, err
 			}
-			leadersSub := newSub(inner, leaders, tags+tagSpan, nil, part.Off)
+			leadersSub := inner.on(node, tags+tagSpan, nil, part.Off)
 			if sc := innerScratch(p, []int{nodes}, seg); len(sc) > 0 {
 				// Segments' allreduces overlap: each its own scratch.
 				leadersSub.scratchOff = int64(k) * slices.Max(sc)
 			}
 			ph.list = append(ph.list, leadersSub)
 		}
-		ph.list = append(ph.list, newSub(bcAlg.newRank(local, r%ns), members, tags+2*tagSpan, nil, part.Off))
+		bc := &Call{Collective: Bcast, Group: members, Algorithm: bcAlg, Params: local}
+		ph.list = append(ph.list, bc.on(r%ns, tags+2*tagSpan, nil, part.Off))
 		h.segs = append(h.segs, ph)
 	}
 	return h, nil
@@ -214,15 +215,15 @@ func newSuara(p Params, r int) (stepper, error) {
 	for i := len(dims) - 1; i >= 0; i-- {
 		d := dims[i]
 		coord := r / stride % d
-		members := make([]int, d)
+		members := make(Group, d)
 		for c := range members {
 			members[c] = r + (c-coord)*stride
 		}
-		inner, err := innerAllreduce(p, d, coord, p.Count)
+		inner, err := innerCall(p, members, p.Count)
 		if err != nil {
 			return nil, err
 		}
-		s.list = append(s.list, newSub(inner, members, (len(dims)-1-i)*tagSpan, nil, 0))
+		s.list = append(s.list, inner.on(coord, (len(dims)-1-i)*tagSpan, nil, 0))
 		stride *= d
 	}
 	return &suara{ph: s}, nil

@@ -581,11 +581,12 @@ func (lv twoLevel) segmentPhases(p Params, groups []levelGroup, k int, seg int64
 			return nil, err
 		}
 		tags := (k*len(lv.steps) + si) * tagSpan
-		inner := a.newRank(q, g.me)
+		call := &Call{Collective: a.Collective, Group: g.members, Algorithm: a, Params: q}
+		s := call.on(g.me, tags, nil, part.Off)
 		if lv.barrier {
-			inner = &knowing{inner: inner, n: p.Count, wire: st.wire}
+			s.inner = &knowing{inner: s.inner, n: p.Count, wire: st.wire}
 		}
-		ph.list = append(ph.list, newSub(inner, g.members, tags, nil, part.Off))
+		ph.list = append(ph.list, s)
 	}
 	return ph, nil
 }
@@ -614,7 +615,8 @@ func newNonoverlapping(p Params, r int) (stepper, error) {
 		if part.Algorithm.scratch != nil {
 			return nil, fmt.Errorf("%s cannot run inside nonoverlapping", part.Algorithm.ID())
 		}
-		ph.list = append(ph.list, newSub(part.Algorithm.newRank(part.Params, r), nil, i*tagSpan, nil, 0))
+		call := &Call{Collective: part.Algorithm.Collective, Algorithm: part.Algorithm, Params: part.Params}
+		ph.list = append(ph.list, call.on(r, i*tagSpan, nil, 0))
 	}
 	return ph, nil
 }

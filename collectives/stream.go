@@ -24,6 +24,14 @@ type builder struct {
 	// overlap relaxes exchanges (Params.Overlap): a step waits for the
 	// previous step's receive only, not its send.
 	overlap bool
+	// In a composition (compose.go): the lane's CPU, where the call's
+	// buffers lie in the rank's (nil: as they are), and the tag past the
+	// call's context, which its tags must stay below (0: no limit);
+	// tagErr records a tag that did not.
+	cpu     uint16
+	places  []Place
+	tagCeil int64
+	tagErr  bool
 }
 
 func (b *builder) emit(op sim.Op, after []int32) int32 {
@@ -37,7 +45,11 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		if op.Kind != sim.OpCalc && b.members != nil {
 			op.Peer = int32(b.members[op.Peer])
 		}
-		op.Tag += int32(b.tagBase)
+		tag := int64(op.Tag) + int64(b.tagBase)
+		if b.tagCeil > 0 && tag >= b.tagCeil {
+			b.tagErr = true
+		}
+		op.Tag = int32(tag)
 		if op.Data.Buf > 0 && b.scratchOff != 0 {
 			op.Data.Off += b.scratchOff
 		} else {
@@ -45,6 +57,11 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		}
 		b.deps = append(b.deps, b.floor...)
 	}
+	if b.places != nil {
+		pl := b.places[op.Data.Buf]
+		op.Data.Buf, op.Data.Off = pl.Buf, op.Data.Off+pl.Off
+	}
+	op.CPU = b.cpu
 	op.After = b.deps[start:len(b.deps):len(b.deps)]
 	b.ops = append(b.ops, op)
 	b.next++

@@ -506,6 +506,10 @@ func (x *executor) refill(r int32) {
 		ops := rk.src.Next(x.scratch[:0])
 		x.scratch = ops[:0]
 		if len(ops) == 0 {
+			if fs, ok := rk.src.(FailingSource); ok && fs.Err() != nil {
+				x.fail(fs.Err())
+				break
+			}
 			if rk.reactive == nil || rk.reactive.Ended() {
 				rk.ended = true
 			}

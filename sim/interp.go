@@ -199,6 +199,10 @@ func (in *Interp) refill() {
 		ops := in.src.Next(in.scratch[:0])
 		in.scratch = ops[:0]
 		if len(ops) == 0 {
+			if fs, ok := in.src.(FailingSource); ok && fs.Err() != nil {
+				in.err = fs.Err()
+				return
+			}
 			if in.reactive == nil || in.reactive.Ended() {
 				in.ended = true
 			}

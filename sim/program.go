@@ -110,6 +110,14 @@ type Source interface {
 	Next(ops []Op) []Op
 }
 
+// FailingSource is a Source that can stop early on an error of its own
+// (a composed program whose script is wrong): when Next appends nothing,
+// the executor asks Err, and a non-nil error ends the run with it.
+type FailingSource interface {
+	Source
+	Err() error
+}
+
 // ReactiveSource is a Source that hands out ops only once they are ready,
 // learning of progress from the executor: its ops carry no After or
 // StartAfter lists, so the executor keeps no dependency state for them. A
