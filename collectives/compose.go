@@ -55,6 +55,10 @@ const (
 	MaxP2PTag = contextRange - 1
 )
 
+// ContextOf is the context of a composed program's message tag (0 for
+// point-to-point items).
+func ContextOf(tag int32) int { return int(tag) / contextRange }
+
 // NewCall resolves algorithm (a name of collsim algos, a library's
 // selector such as "ompi", or "" for the collective's default) for a call
 // of c on group with parameters p (p.Ranks is set to len(group)).
@@ -234,6 +238,7 @@ type composer struct {
 	b      builder
 	script Script
 	ended  bool // the script has no more items
+	pulls  int  // calls of pull so far
 	buf    []Item
 	lanes  []lane
 	rr     int
@@ -248,6 +253,9 @@ type composer struct {
 }
 
 type doneSpan struct{ off, n int32 }
+
+// noOps stands for "done with nothing to wait for": -1 is no dependency.
+var noOps = []int32{-1}
 
 type lane struct {
 	queue  []queued
@@ -277,6 +285,7 @@ func (c *composer) Next(ops []sim.Op) []sim.Op {
 		return c.b.ops
 	}
 	for {
+		pulls, records := c.pulls, len(c.pool)
 		for i := range c.lanes {
 			l := (c.rr + i) % len(c.lanes)
 			if c.advance(l) {
@@ -286,6 +295,12 @@ func (c *composer) Next(ops []sim.Op) []sim.Op {
 			if c.err != nil {
 				return c.fail()
 			}
+		}
+		if pulls != c.pulls || records != len(c.pool) {
+			// A lane tried earlier in the round may have items now, or
+			// the items it waits for may be done (a call that ended
+			// without a last op).
+			continue
 		}
 		if c.ended {
 			for l := range c.lanes {
@@ -308,6 +323,7 @@ func (c *composer) Err() error { return c.err }
 
 // pull reads the script's next items into their lanes.
 func (c *composer) pull() {
+	c.pulls++
 	c.buf = c.script.Next(c.buf[:0])
 	if len(c.buf) == 0 {
 		c.ended = true
@@ -406,7 +422,11 @@ func (c *composer) deps(ln *lane, q *queued) (floor []int32, ok bool) {
 		if d.n < 0 {
 			return nil, false
 		}
-		floor = append(floor, c.pool[d.off:d.off+d.n]...)
+		for _, op := range c.pool[d.off : d.off+d.n] {
+			if op >= 0 {
+				floor = append(floor, op)
+			}
+		}
 	}
 	return floor, true
 }
@@ -446,6 +466,9 @@ func (c *composer) finish(ln *lane) {
 }
 
 func (c *composer) record(item int32, ops []int32) {
+	if len(ops) == 0 {
+		ops = noOps // the pool still grows, so that Next sees progress
+	}
 	c.done[item] = doneSpan{off: int32(len(c.pool)), n: int32(len(ops))}
 	c.pool = append(c.pool, ops...)
 }
@@ -472,3 +495,4 @@ func (c *composer) op(it *Item) (sim.Op, error) {
 	}
 	return op, nil
 }
+

@@ -347,3 +347,26 @@ func TestComposeRefuses(t *testing.T) {
 		t.Error("context 0 (point-to-point's) was accepted for a call")
 	}
 }
+
+// TestCallWithoutOps: a call that emits nothing on a rank (a group of one)
+// still completes, and items waiting for it on another lane run.
+func TestCallWithoutOps(t *testing.T) {
+	solo, err := collectives.NewCall(collectives.Allreduce, "ring", collectives.Group{0}, collectives.Params{Count: 8}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := collectives.Composition{Name: "solo", Ranks: 1, Lanes: 2, Script: func(r int) collectives.Script {
+		return &items{list: []collectives.Item{
+			{Kind: collectives.Compute, Dur: sim.Millisecond},
+			{Kind: collectives.CallItem, Call: solo, Lane: 1, After: []int32{0}},
+			{Kind: collectives.Compute, Dur: sim.Millisecond, After: []int32{1}},
+		}}
+	}}
+	res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.FixedLatency(sim.Microsecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Makespan != 2*sim.Millisecond {
+		t.Errorf("%v, want 2 ms", res.Makespan)
+	}
+}

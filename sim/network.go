@@ -4,6 +4,7 @@ package sim
 type Transfer struct {
 	ID       uint32 // the executor's message ID, passed back to the Sink
 	Src, Dst int32  // ranks
+	Tag      int32  // the message's tag (a control message: its data's)
 	Bytes    int64
 	// Control marks a rendezvous control message, which carries no data:
 	// it takes its route's latency and no bandwidth, and no NIC's time.
@@ -119,3 +120,45 @@ func (n *randomLatency) Inject(tr Transfer) {
 }
 
 func (n *randomLatency) Handle(arg uint64) { n.sink.Delivered(uint32(arg)) }
+
+// instant delivers the transfers its filter picks at once, and hands the
+// others to an inner network.
+type instant struct {
+	eng   *Engine
+	sink  Sink
+	id    HandlerID
+	inner Network
+	free  func(tag int32) bool
+}
+
+// Instant returns a factory for inner in which the transfers whose tag
+// free picks cost nothing: they are injected and delivered at the moment
+// they are sent, in the order sent, without touching inner (so without
+// sharing its links). Workloads' breakdowns use it to see what one kind
+// of communication costs: the same program with that kind free. The
+// hosts' costs of those messages (overhead, reductions) still apply.
+func Instant(inner NetworkFactory, free func(tag int32) bool) NetworkFactory {
+	return func(eng *Engine, sink Sink, ranks int) (Network, error) {
+		n := &instant{eng: eng, sink: sink, free: free}
+		in, err := inner(eng, sink, ranks)
+		if err != nil {
+			return nil, err
+		}
+		n.inner = in
+		n.id = eng.Register(n)
+		return n, nil
+	}
+}
+
+func (n *instant) Inject(tr Transfer) {
+	if !n.free(tr.Tag) {
+		n.inner.Inject(tr)
+		return
+	}
+	if tr.Control == ControlNone {
+		n.sink.Injected(tr.ID, n.eng.Now())
+	}
+	n.eng.After(0, n.id, uint64(tr.ID))
+}
+
+func (n *instant) Handle(arg uint64) { n.sink.Delivered(uint32(arg)) }

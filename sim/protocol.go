@@ -584,12 +584,12 @@ func (p *protocol) txTry(r int32, nic uint16) {
 		p.pop(q)
 		if m.state == msgRequest {
 			m.state = msgRequestOut
-			p.net.Inject(Transfer{ID: id, Src: m.src, Dst: m.dst, Control: ControlRequest})
+			p.net.Inject(Transfer{ID: id, Src: m.src, Dst: m.dst, Tag: m.tag, Control: ControlRequest})
 			continue
 		}
 		m.state = msgSent
 		tq.out++
-		p.net.Inject(Transfer{ID: id, Src: m.src, Dst: m.dst, Bytes: m.bytes})
+		p.net.Inject(Transfer{ID: id, Src: m.src, Dst: m.dst, Tag: m.tag, Bytes: m.bytes})
 		tq = &p.tx[q]
 	}
 	tq.trying = false
@@ -827,7 +827,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 			tq := &p.tx[p.h.nic(m.src, m.nic)]
 			tq.replying = append(tq.replying, m.seq)
 		}
-		p.net.Inject(Transfer{ID: id, Src: m.dst, Dst: m.src, Control: ControlReply})
+		p.net.Inject(Transfer{ID: id, Src: m.dst, Dst: m.src, Tag: m.tag, Control: ControlReply})
 		return
 	}
 	p.finishRecv(r, recv, id)

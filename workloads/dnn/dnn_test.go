@@ -1,0 +1,189 @@
+package dnn_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+	"github.com/collsim/collsim/workloads/dnn"
+)
+
+func net(t *testing.T, ranks int) sim.NetworkFactory {
+	t.Helper()
+	cross, err := topology.Crossbar(ranks, topology.LinkSpec{Bandwidth: 10e9, Latency: 2e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
+	f, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func run(t *testing.T, j dnn.Job, free map[string]bool) sim.Time {
+	t.Helper()
+	comp, err := j.Composition(free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.Instant(net(t, j.Devices()), dnn.FreeTags(free)), Host: sim.HostParams{EagerLimit: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Makespan
+}
+
+var allFree = map[string]bool{dnn.KindTP: true, dnn.KindDP: true, dnn.KindPP: true, dnn.KindZeRO: true, dnn.KindOffload: true}
+
+// uniform is a model of n identical layers whose forward pass takes 1 ms
+// per sample on a 1 TFLOP/s device at full efficiency.
+func uniform(n int, tp bool) *dnn.Model {
+	m := &dnn.Model{Name: "uniform"}
+	for range n {
+		m.Layers = append(m.Layers, dnn.Layer{Name: "l", Kind: "transformer", Params: 1 << 20, FwdFLOPs: 1e9,
+			ActBytes: 1 << 20, OutBytes: 1 << 16, TP: tp, TPFwd: 2, TPBwd: 2})
+	}
+	return m
+}
+
+var device = dnn.Device{Name: "test", Peak: 1e12, Efficiency: 1}
+
+// With free communication the step is the compute: m microbatches of a
+// forward (1 ms x layers / tp) and a backward (twice that) per sample.
+func TestFreeCommunicationIsCompute(t *testing.T) {
+	for _, s := range []dnn.Strategy{
+		{DP: 2, TP: 2, Microbatches: 3, MicroBatch: 2},
+		{DP: 4, Microbatches: 1, MicroBatch: 1},
+		{DP: 2, ZeRO3: true, Microbatches: 2, MicroBatch: 1},
+	} {
+		j := dnn.Job{Model: uniform(4, true), Device: device, Strategy: s}
+		got := run(t, j, allFree)
+		tp := max(s.TP, 1)
+		want := sim.Time(s.Microbatches*s.MicroBatch) * 3 * 4 * sim.Millisecond / sim.Time(tp)
+		if got != want {
+			t.Errorf("%+v: %v, want %v", s, got, want)
+		}
+	}
+}
+
+// GPipe and 1F1B with free communication idle for (p-1)/(m+p-1) of the
+// step on uniform stages (Huang et al. 2019; Narayanan et al. 2021).
+func TestPipelineBubble(t *testing.T) {
+	for _, sched := range []string{"gpipe", "1f1b"} {
+		for _, c := range []struct{ pp, m int }{{2, 1}, {2, 4}, {4, 4}, {4, 8}, {3, 5}} {
+			j := dnn.Job{Model: uniform(2*c.pp, false), Device: device, Strategy: dnn.Strategy{PP: c.pp, Microbatches: c.m, Schedule: sched}}
+			step := run(t, j, allFree)
+			work := sim.Time(c.m) * 3 * 2 * sim.Millisecond // per stage: 2 layers
+			got := float64(step-work) / float64(step)
+			want := float64(c.pp-1) / float64(c.m+c.pp-1)
+			if math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s pp %d m %d: bubble %.6f of the step (%v), want (p-1)/(m+p-1) = %.6f", sched, c.pp, c.m, got, step, want)
+			}
+		}
+	}
+}
+
+// Data parallel without overlap: compute, then each bucket's allreduce,
+// one after another; each allreduce's time is measured alone on the same
+// network.
+func TestDataParallelNoOverlap(t *testing.T) {
+	const dp = 4
+	j := dnn.Job{Model: uniform(5, false), Device: device,
+		Strategy: dnn.Strategy{DP: dp, NoOverlap: true, BucketBytes: 5 << 20}} // 2 MiB of gradients per layer: buckets of 3 layers and 2
+	got := run(t, j, nil)
+	compute := 3 * 5 * sim.Millisecond
+	var comm sim.Time
+	for _, layers := range []int64{3, 2} {
+		call, err := collectives.NewCall(collectives.Allreduce, "ring", collectives.Group{0, 1, 2, 3}, collectives.Params{Count: layers << 20, ElemSize: 2}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := call.Algorithm.Build(call.Params)
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net(t, dp), Host: sim.HostParams{EagerLimit: 64 << 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm += res.Makespan
+	}
+	if got != compute+comm {
+		t.Errorf("step %v, want compute %v + allreduces %v = %v", got, compute, comm, compute+comm)
+	}
+	// With overlap the step is shorter, and no shorter than the compute.
+	j.Strategy.NoOverlap = false
+	if over := run(t, j, nil); over >= got || over < compute {
+		t.Errorf("with overlap: %v; want between %v and %v", over, compute, got)
+	}
+}
+
+// Memory per device, by hand, for a two-layer model.
+func TestMemoryByHand(t *testing.T) {
+	m := &dnn.Model{Name: "two", Layers: []dnn.Layer{
+		{Name: "a", Params: 1000, ActBytes: 100, OutBytes: 10, FwdFLOPs: 1},
+		{Name: "b", Params: 3000, ActBytes: 300, OutBytes: 30, FwdFLOPs: 1, TP: true, TPFwd: 2},
+	}}
+	cases := []struct {
+		s    dnn.Strategy
+		want []dnn.Memory
+	}{
+		// dp 2, 4 microbatches of 2 samples, pp 1: all 4 microbatches' activations held (1F1B holds pp - s = 1? no: pp 1 holds 1)
+		{dnn.Strategy{DP: 2, Microbatches: 4, MicroBatch: 2}, []dnn.Memory{{Stage: 0, Params: 4000, Weights: 8000, Gradients: 8000, Optimizer: 48000, Activations: 1 * 2 * 400, Total: 64800}}},
+		// tp 2: layer b's 3000 parameters and 300 bytes split in two.
+		{dnn.Strategy{TP: 2, Microbatches: 1, MicroBatch: 1}, []dnn.Memory{{Stage: 0, Params: 2500, Weights: 5000, Gradients: 5000, Optimizer: 30000, Activations: 250, Total: 40250}}},
+		// pp 2, GPipe, 3 microbatches: every stage holds all 3.
+		{dnn.Strategy{PP: 2, Microbatches: 3, Schedule: "gpipe"}, []dnn.Memory{
+			{Stage: 0, Params: 1000, Weights: 2000, Gradients: 2000, Optimizer: 12000, Activations: 300, Total: 16300},
+			{Stage: 1, Params: 3000, Weights: 6000, Gradients: 6000, Optimizer: 36000, Activations: 900, Total: 48900}}},
+		// pp 2, 1F1B: stage 0 holds 2, stage 1 holds 1.
+		{dnn.Strategy{PP: 2, Microbatches: 3}, []dnn.Memory{
+			{Stage: 0, Params: 1000, Weights: 2000, Gradients: 2000, Optimizer: 12000, Activations: 200, Total: 16200},
+			{Stage: 1, Params: 3000, Weights: 6000, Gradients: 6000, Optimizer: 36000, Activations: 300, Total: 48300}}},
+		// ZeRO-3 over dp 4: 16 bytes per parameter divided by 4.
+		{dnn.Strategy{DP: 4, ZeRO3: true}, []dnn.Memory{{Stage: 0, Params: 1000, Weights: 2000, Gradients: 2000, Optimizer: 12000, Activations: 400, Total: 16400}}},
+		// Recomputation: each layer's output (10 + 30) per held microbatch, plus the largest layer's activations (300).
+		{dnn.Strategy{Recompute: true, Microbatches: 2}, []dnn.Memory{{Stage: 0, Params: 4000, Weights: 8000, Gradients: 8000, Optimizer: 48000, Activations: 40 + 300, Total: 64340}}},
+	}
+	for _, c := range cases {
+		j := dnn.Job{Model: m, Device: device, Strategy: c.s}
+		if err := j.Check(0); err != nil {
+			t.Fatal(err)
+		}
+		got := j.Memory()
+		if len(got) != len(c.want) {
+			t.Fatalf("%+v: %d stages", c.s, len(got))
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%+v stage %d: %+v, want %+v", c.s, i, got[i], c.want[i])
+			}
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	small := dnn.Device{Name: "tiny", Peak: 1e12, Memory: 1 << 20}
+	cases := map[string]struct {
+		j       dnn.Job
+		devices int
+		want    string
+	}{
+		"product":     {dnn.Job{Model: uniform(4, true), Device: device, Strategy: dnn.Strategy{DP: 2, TP: 2}}, 8, "= 4 devices, but the run has 8"},
+		"tp in node":  {dnn.Job{Model: uniform(4, true), Device: device, Strategy: dnn.Strategy{TP: 16}, NodeSize: 8}, 0, "larger than a node of 8"},
+		"tp no layer": {dnn.Job{Model: uniform(4, false), Device: device, Strategy: dnn.Strategy{TP: 2}}, 0, "no layer that splits"},
+		"memory":      {dnn.Job{Model: uniform(4, false), Device: small, Strategy: dnn.Strategy{}}, 0, "does not fit: stage 0 needs 0.07 GiB"},
+		"pp layers":   {dnn.Job{Model: uniform(2, false), Device: device, Strategy: dnn.Strategy{PP: 3}}, 0, "more stages than the model's 2 layers"},
+		"order":       {dnn.Job{Model: uniform(2, false), Device: device, Strategy: dnn.Strategy{Order: "tp,dp"}}, 0, "list tp, dp and pp once each"},
+	}
+	for name, c := range cases {
+		err := c.j.Check(c.devices)
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)) }

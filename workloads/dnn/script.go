@@ -1,0 +1,419 @@
+package dnn
+
+import (
+	"fmt"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads"
+)
+
+// Kinds of communication, as the breakdown names them.
+const (
+	KindTP      = "tp"      // tensor-parallel allreduces
+	KindDP      = "dp"      // data-parallel gradient allreduces (and compression)
+	KindPP      = "pp"      // pipeline sends and receives
+	KindZeRO    = "zero"    // ZeRO-3 allgathers and reduce-scatters
+	KindOffload = "offload" // activation copies to and from host memory
+)
+
+// Lanes of a rank: compute (and what blocks it), the data-parallel or
+// ZeRO gather stream, and a third for reduce-scatters and host copies.
+const (
+	laneCompute = 0
+	laneComm    = 1
+	laneAux     = 2
+	lanes       = 3
+)
+
+// Communicator contexts (pipeline messages are point-to-point: 0).
+const (
+	ctxTP = 1 + iota
+	ctxDP
+	ctxGather
+	ctxScatter
+)
+
+// FreeTags picks the messages of the kinds in free, by their context.
+func FreeTags(free map[string]bool) func(tag int32) bool {
+	var ctx [ctxScatter + 1]bool
+	ctx[0] = free[KindPP]
+	ctx[ctxTP] = free[KindTP]
+	ctx[ctxDP] = free[KindDP]
+	ctx[ctxGather], ctx[ctxScatter] = free[KindZeRO], free[KindZeRO]
+	return func(tag int32) bool {
+		c := collectives.ContextOf(tag)
+		return c < len(ctx) && ctx[c]
+	}
+}
+
+// Composition returns the step as per-rank programs. free lists kinds of
+// communication that cost nothing (the breakdown's runs): their messages
+// are the ones FreeTags picks, for sim.Instant to deliver at once; their
+// device work (compression, host copies) takes no time.
+func (j *Job) Composition(free map[string]bool) (collectives.Composition, error) {
+	if err := j.Check(0); err != nil {
+		return collectives.Composition{}, err
+	}
+	// Every call's algorithm resolves now, so that a bad --algo is an
+	// error here rather than in the middle of a run.
+	for _, c := range []collectives.Collective{collectives.Allreduce, collectives.Allgather, collectives.ReduceScatter} {
+		if _, err := collectives.NewCall(c, j.algorithm(c), collectives.Group{0, 1}, collectives.Params{Count: 1024, ElemSize: 2}, 1); err != nil {
+			return collectives.Composition{}, fmt.Errorf("--algo %s=%s: %w", c, j.algorithm(c), err)
+		}
+	}
+	bounds := j.stages()
+	mp := j.mapping()
+	return collectives.Composition{
+		Name:  j.Model.Name,
+		Ranks: j.Devices(),
+		Lanes: lanes,
+		Script: func(r int) collectives.Script {
+			d, t, s := mp.coords(r)
+			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}}
+			rs.plan()
+			return &workloads.Phased{Fill: rs.fill}
+		},
+	}, nil
+}
+
+func (j *Job) algorithm(c collectives.Collective) string {
+	if a, ok := j.Strategy.Algorithms[string(c)]; ok {
+		return a
+	}
+	return ""
+}
+
+type callKey struct {
+	ctx   int
+	c     collectives.Collective
+	count int64
+}
+
+// rankScript writes one rank's step, phase by phase: a forward or a
+// backward pass of one microbatch, then the gradient exchange.
+type rankScript struct {
+	j       *Job
+	mp      mapping
+	free    map[string]bool
+	d, t, s int
+	lo, hi  int // the stage's layers
+	calls   map[callKey]*collectives.Call
+	phases  []phase
+	next    int
+	err     error
+
+	// Per microbatch: the item that copied its activations to the host.
+	offloaded map[int]int32
+	// The backward compute item of each layer in the last backward pass,
+	// and the bucket being filled.
+	bucketBytes int64
+	bucketLast  int32
+	held        []int64 // buckets waiting for the end of the backward pass
+	// ZeRO: the compute item of the layer before, which the next gather
+	// waits for (one layer prefetched).
+	prevCompute int32
+}
+
+type phase struct {
+	backward bool
+	mb       int
+	last     bool // the last backward pass: gradients are exchanged in it
+}
+
+// plan orders the stage's passes: GPipe runs every forward pass then every
+// backward pass; 1F1B runs pp-s-1 forward passes, then alternates one
+// forward and one backward, then drains the backward passes.
+func (rs *rankScript) plan() {
+	st := rs.j.Strategy
+	m := st.Microbatches
+	if st.Inference {
+		for k := range m {
+			rs.phases = append(rs.phases, phase{mb: k})
+		}
+		return
+	}
+	fwd := func(k int) { rs.phases = append(rs.phases, phase{mb: k}) }
+	bwd := func(k int) { rs.phases = append(rs.phases, phase{backward: true, mb: k, last: k == m-1}) }
+	if st.Schedule == "gpipe" {
+		for k := range m {
+			fwd(k)
+		}
+		for k := range m {
+			bwd(k)
+		}
+		return
+	}
+	warm := min(st.PP-rs.s-1, m)
+	for k := range warm {
+		fwd(k)
+	}
+	for i := range m - warm {
+		fwd(warm + i)
+		bwd(i)
+	}
+	for k := m - warm; k < m; k++ {
+		bwd(k)
+	}
+}
+
+func (rs *rankScript) fill(w *workloads.Writer) bool {
+	if rs.next == len(rs.phases) {
+		return false
+	}
+	ph := rs.phases[rs.next]
+	rs.next++
+	if ph.backward {
+		rs.backward(w, ph)
+	} else {
+		rs.forward(w, ph)
+	}
+	return true
+}
+
+// peer is the rank of the same dp and tp coordinates in stage s.
+func (rs *rankScript) peer(s int) int { return rs.mp.rank(rs.d, rs.t, s) }
+
+func (rs *rankScript) group(axis string) (collectives.Group, int) {
+	var g collectives.Group
+	var pos int
+	switch axis {
+	case "tp":
+		for t := range rs.j.Strategy.TP {
+			g = append(g, rs.mp.rank(rs.d, t, rs.s))
+		}
+		pos = rs.t
+	case "dp":
+		for d := range rs.j.Strategy.DP {
+			g = append(g, rs.mp.rank(d, rs.t, rs.s))
+		}
+		pos = rs.d
+	}
+	return g, pos
+}
+
+// call adds this rank's part of a collective of bytes on axis's group.
+func (rs *rankScript) call(w *workloads.Writer, c collectives.Collective, ctx int, axis string, bytes int64, lane uint16, after ...int32) int32 {
+	const elem = 2 // 16-bit elements; odd byte counts round up
+	count := (bytes + elem - 1) / elem
+	g, pos := rs.group(axis)
+	if c == collectives.Allgather || c == collectives.ReduceScatter {
+		count = (count + int64(len(g)) - 1) / int64(len(g)) * int64(len(g)) // whole blocks
+	}
+	k := callKey{ctx, c, count}
+	call, ok := rs.calls[k]
+	if !ok {
+		var err error
+		call, err = collectives.NewCall(c, rs.j.algorithm(c), g, collectives.Params{Count: count, ElemSize: elem}, ctx)
+		if err != nil {
+			// Checked in Composition for this collective; a size that a
+			// library's choice cannot run falls back to the default.
+			call, _ = collectives.NewCall(c, "", g, collectives.Params{Count: count, ElemSize: elem}, ctx)
+		}
+		rs.calls[k] = call
+	}
+	return w.Add(collectives.Item{Kind: collectives.CallItem, Call: call, Pos: pos, Lane: lane, After: after})
+}
+
+func (rs *rankScript) compute(w *workloads.Writer, d sim.Time, lane uint16, after ...int32) int32 {
+	return w.Add(collectives.Item{Kind: collectives.Compute, Dur: d, Lane: lane, After: after})
+}
+
+// p2p adds a pipeline send (asynchronous, as MPI_Isend) or receive.
+func (rs *rankScript) p2p(w *workloads.Writer, send bool, peer, tag int, bytes int64) {
+	it := collectives.Item{Kind: collectives.Recv, Peer: peer, Tag: tag, Bytes: bytes}
+	if send {
+		it.Kind, it.Async = collectives.Send, true
+	}
+	w.Add(it)
+}
+
+func (rs *rankScript) layer(i int) *Layer { return &rs.j.Model.Layers[i] }
+
+func (rs *rankScript) outBytes(i int) int64 {
+	return rs.layer(i).OutBytes * int64(rs.j.Strategy.MicroBatch)
+}
+
+// stageActs are the activations one microbatch leaves on the device.
+func (rs *rankScript) stageActs() int64 {
+	var b int64
+	for i := rs.lo; i < rs.hi; i++ {
+		l := rs.layer(i)
+		div := int64(1)
+		if l.TP {
+			div = int64(rs.j.Strategy.TP)
+		}
+		b += ceilDiv(l.ActBytes, div) * int64(rs.j.Strategy.MicroBatch)
+	}
+	return b
+}
+
+// layerPass adds one layer's forward or backward compute, cut where its
+// tensor-parallel allreduces fall; it returns the last compute item.
+func (rs *rankScript) layerPass(w *workloads.Writer, i int, backward bool, after ...int32) int32 {
+	l := rs.layer(i)
+	d := rs.j.layerTime(l, backward)
+	n := l.TPFwd
+	if backward {
+		n = l.TPBwd
+	}
+	if rs.j.Strategy.TP == 1 || !l.TP {
+		n = 0
+	}
+	part := d / sim.Time(n+1)
+	last := rs.compute(w, d-part*sim.Time(n), laneCompute, after...)
+	for range n {
+		rs.call(w, collectives.Allreduce, ctxTP, "tp", l.OutBytes*int64(rs.j.Strategy.MicroBatch), laneCompute)
+		last = rs.compute(w, part, laneCompute)
+	}
+	return last
+}
+
+func (rs *rankScript) gather(w *workloads.Writer, i int) int32 {
+	l := rs.layer(i)
+	after := []int32{}
+	if rs.prevCompute >= 0 {
+		after = append(after, rs.prevCompute)
+	}
+	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*l.Params/rs.tpDiv(l), laneComm, after...)
+}
+
+func (rs *rankScript) tpDiv(l *Layer) int64 {
+	if l.TP {
+		return int64(rs.j.Strategy.TP)
+	}
+	return 1
+}
+
+func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
+	st := rs.j.Strategy
+	if rs.s > 0 {
+		rs.p2p(w, false, rs.peer(rs.s-1), 2*ph.mb, rs.outBytes(rs.lo-1))
+	}
+	rs.prevCompute = -1
+	var last int32
+	for i := rs.lo; i < rs.hi; i++ {
+		if st.ZeRO3 && st.DP > 1 {
+			g := rs.gather(w, i)
+			last = rs.layerPass(w, i, false, g)
+		} else {
+			last = rs.layerPass(w, i, false)
+		}
+		rs.prevCompute = last
+	}
+	if st.Offload {
+		lane := uint16(laneAux)
+		if st.OffloadSerial {
+			lane = laneCompute
+		}
+		if rs.offloaded == nil {
+			rs.offloaded = map[int]int32{}
+		}
+		rs.offloaded[ph.mb] = rs.copy(w, lane, last)
+	}
+	if rs.s < st.PP-1 {
+		rs.p2p(w, true, rs.peer(rs.s+1), 2*ph.mb, rs.outBytes(rs.hi-1))
+	}
+}
+
+// copy moves one microbatch's activations between device and host.
+func (rs *rankScript) copy(w *workloads.Writer, lane uint16, after int32) int32 {
+	d := sim.Time(0)
+	if !rs.free[KindOffload] {
+		d = sim.FromSeconds(float64(rs.stageActs()) / rs.j.Device.HostLink)
+	}
+	return rs.compute(w, d, lane, after)
+}
+
+func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
+	st := rs.j.Strategy
+	if rs.s < st.PP-1 {
+		rs.p2p(w, false, rs.peer(rs.s+1), 2*ph.mb+1, rs.outBytes(rs.hi-1))
+	}
+	var reload []int32
+	if st.Offload {
+		lane := uint16(laneAux)
+		if st.OffloadSerial {
+			lane = laneCompute
+		}
+		reload = append(reload, rs.copy(w, lane, rs.offloaded[ph.mb]))
+		delete(rs.offloaded, ph.mb)
+	}
+	rs.prevCompute = -1
+	rs.bucketBytes, rs.bucketLast = 0, -1
+	for i := rs.hi - 1; i >= rs.lo; i-- {
+		l := rs.layer(i)
+		after := reload
+		reload = nil
+		if st.ZeRO3 && st.DP > 1 {
+			after = append(after, rs.gather(w, i))
+		}
+		if st.Recompute {
+			rs.layerPass(w, i, false, after...)
+			after = nil
+		}
+		done := rs.layerPass(w, i, true, after...)
+		rs.prevCompute = done
+		grads := l.Params / rs.tpDiv(l) * st.GradBytes
+		switch {
+		case st.DP == 1:
+		case st.ZeRO3:
+			rs.call(w, collectives.ReduceScatter, ctxScatter, "dp", grads, laneAux, done)
+		case ph.last:
+			rs.bucketBytes += grads
+			rs.bucketLast = done
+			if rs.bucketBytes >= st.BucketBytes {
+				rs.closeBucket(w)
+			}
+		}
+	}
+	if ph.last && rs.bucketBytes > 0 {
+		rs.closeBucket(w)
+	}
+	if rs.s > 0 {
+		rs.p2p(w, true, rs.peer(rs.s-1), 2*ph.mb+1, rs.outBytes(rs.lo-1))
+	}
+	for _, b := range rs.held { // no overlap: after the whole backward pass, on the compute lane
+		rs.exchange(w, b, laneCompute, nil)
+	}
+	rs.held = nil
+}
+
+// closeBucket exchanges the bucket's gradients on the communication lane
+// once its last gradient is computed (DDP), or holds it for the end of
+// the backward pass (no overlap).
+func (rs *rankScript) closeBucket(w *workloads.Writer) {
+	if rs.j.Strategy.NoOverlap {
+		rs.held = append(rs.held, rs.bucketBytes)
+	} else {
+		rs.exchange(w, rs.bucketBytes, laneComm, []int32{rs.bucketLast})
+	}
+	rs.bucketBytes, rs.bucketLast = 0, -1
+}
+
+// exchange allreduces bytes of gradients on lane after the items in
+// after, compressed first when the strategy says so.
+func (rs *rankScript) exchange(w *workloads.Writer, bytes int64, lane uint16, after []int32) {
+	st := rs.j.Strategy
+	c := st.Compression
+	if c.Ratio == 1 {
+		rs.call(w, collectives.Allreduce, ctxDP, "dp", bytes, lane, after...)
+		return
+	}
+	free := rs.free[KindDP]
+	coded := int64(float64(bytes)/c.Ratio + 0.5)
+	codec := func(b float64) sim.Time {
+		if free {
+			return 0
+		}
+		return sim.FromSeconds(b / c.Throughput)
+	}
+	rs.compute(w, codec(float64(bytes)), lane, after...)
+	if c.Exchange == "allgather" {
+		rs.call(w, collectives.Allgather, ctxDP, "dp", coded*int64(st.DP), lane)
+		rs.compute(w, codec(float64(bytes)*float64(st.DP)), lane)
+		return
+	}
+	rs.call(w, collectives.Allreduce, ctxDP, "dp", coded, lane)
+	rs.compute(w, codec(float64(bytes)), lane)
+}

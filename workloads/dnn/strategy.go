@@ -1,0 +1,436 @@
+package dnn
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// Device is one accelerator (or CPU node) that runs one rank.
+type Device struct {
+	Name string
+	Peak float64 // FLOP/s at the training precision
+	// Efficiency is the share of Peak that layers achieve (0 means 0.5);
+	// ByKind overrides it per layer kind.
+	Efficiency float64
+	ByKind     map[string]float64
+	Memory     int64   // bytes
+	HostLink   float64 // bytes/s between device and host memory (offloading)
+}
+
+// Devices are presets: NVIDIA's datasheet peaks at 16-bit precision with
+// dense math, and the host link a PCIe x16 slot moves in practice.
+var Devices = map[string]Device{
+	"v100":    {Name: "v100", Peak: 125e12, Memory: 32 << 30, HostLink: 12e9},
+	"a100":    {Name: "a100", Peak: 312e12, Memory: 80 << 30, HostLink: 25e9},
+	"h100":    {Name: "h100", Peak: 989e12, Memory: 80 << 30, HostLink: 50e9},
+	"haswell": {Name: "haswell", Peak: 2 * 16 * 2.3e9 * 32, Memory: 128 << 30, HostLink: 60e9}, // a Cray XC40 node: 2 x 16 cores at 2.3 GHz, 32 single-precision FLOPs per cycle
+}
+
+func (d *Device) efficiency(kind string) float64 {
+	if e, ok := d.ByKind[kind]; ok {
+		return e
+	}
+	if d.Efficiency > 0 {
+		return d.Efficiency
+	}
+	return 0.5
+}
+
+// Check refuses a device that cannot run anything.
+func (d *Device) Check() error {
+	if !(d.Peak > 0) {
+		return fmt.Errorf("device %q: peak FLOP/s must be positive", d.Name)
+	}
+	for k, e := range d.ByKind {
+		if !(e > 0 && e <= 1) {
+			return fmt.Errorf("device %q: efficiency of %s layers %g outside (0, 1]", d.Name, k, e)
+		}
+	}
+	if d.Efficiency < 0 || d.Efficiency > 1 {
+		return fmt.Errorf("device %q: efficiency %g outside (0, 1]", d.Name, d.Efficiency)
+	}
+	return nil
+}
+
+// Strategy is how the model is parallelized.
+type Strategy struct {
+	DP, TP, PP int
+	// Order is the rank order of the three dimensions, innermost first:
+	// "tp,dp,pp" (the default: tensor parallel inside a node, as
+	// Megatron-LM places it) or any permutation.
+	Order string
+	// Microbatches m per step and samples per microbatch; the global
+	// batch is DP x m x MicroBatch.
+	Microbatches, MicroBatch int
+	// Schedule of the pipeline: "1f1b" (default) or "gpipe".
+	Schedule string
+	// ZeRO3 shards parameters, gradients and optimizer state over the
+	// data-parallel group (FSDP): each layer's parameters are allgathered
+	// before its forward and its backward pass, its gradients
+	// reduce-scattered after.
+	ZeRO3 bool
+	// BucketBytes groups gradients for the data-parallel allreduce (0:
+	// 25 MiB, PyTorch DDP's default); NoOverlap runs the allreduces after
+	// the backward pass instead of during it.
+	BucketBytes int64
+	NoOverlap   bool
+	// GradBytes per gradient element exchanged (0: 2, 16-bit gradients).
+	GradBytes int64
+	// Algorithms per collective ("allreduce" -> "ring", "ompi", ...).
+	Algorithms map[string]string
+	// Compression of the data-parallel gradients.
+	Compression Compression
+	// Recompute activations in the backward pass instead of keeping them;
+	// Offload keeps them in host memory (OffloadSerial: the copies stall
+	// compute instead of overlapping it).
+	Recompute, Offload, OffloadSerial bool
+	// Inference runs forward passes only (Prune, when set, is the share
+	// of every layer's operations skipped, unless the layer says).
+	Inference bool
+	Prune     float64
+}
+
+// Compression compresses data-parallel gradients (frequency-domain or
+// sparsifying compression): Ratio (1: none) at Throughput bytes/s of
+// uncompressed gradient on the device, exchanged by "allreduce" (dense
+// compatible) or "allgather" (sparse: every rank decompresses and sums
+// the dp contributions).
+type Compression struct {
+	Ratio      float64
+	Throughput float64
+	Exchange   string
+}
+
+// Job is a model, a device and a strategy: one training (or inference)
+// step.
+type Job struct {
+	Model    *Model
+	Device   Device
+	Strategy Strategy
+	// NodeSize is how many consecutive ranks share a node (from the
+	// machine), for the default placement of tensor parallelism.
+	NodeSize int
+	// AllowTPAcrossNodes lets tp exceed a node.
+	AllowTPAcrossNodes bool
+}
+
+// Devices is dp x tp x pp.
+func (j *Job) Devices() int { return j.Strategy.DP * j.Strategy.TP * j.Strategy.PP }
+
+// GlobalBatch is the samples one step trains on.
+func (j *Job) GlobalBatch() int {
+	return j.Strategy.DP * j.Strategy.Microbatches * j.Strategy.MicroBatch
+}
+
+func (s *Strategy) defaults() {
+	s.DP, s.TP, s.PP = max(s.DP, 1), max(s.TP, 1), max(s.PP, 1)
+	s.Microbatches, s.MicroBatch = max(s.Microbatches, 1), max(s.MicroBatch, 1)
+	if s.Order == "" {
+		s.Order = "tp,dp,pp"
+	}
+	if s.Schedule == "" {
+		s.Schedule = "1f1b"
+	}
+	if s.BucketBytes == 0 {
+		s.BucketBytes = 25 << 20
+	}
+	if s.GradBytes == 0 {
+		s.GradBytes = 2
+	}
+	if s.Compression.Ratio == 0 {
+		s.Compression.Ratio = 1
+	}
+	if s.Compression.Exchange == "" {
+		s.Compression.Exchange = "allreduce"
+	}
+}
+
+// Check fills the strategy's defaults and refuses what cannot run, with
+// the numbers.
+func (j *Job) Check(devices int) error {
+	s := &j.Strategy
+	s.defaults()
+	if err := j.Model.Check(); err != nil {
+		return err
+	}
+	if err := j.Device.Check(); err != nil {
+		return err
+	}
+	if s.DP < 1 || s.TP < 1 || s.PP < 1 {
+		return fmt.Errorf("dp, tp and pp must be at least 1")
+	}
+	if devices > 0 && j.Devices() != devices {
+		return fmt.Errorf("dp %d x tp %d x pp %d = %d devices, but the run has %d; choose degrees whose product is %d", s.DP, s.TP, s.PP, j.Devices(), devices, devices)
+	}
+	if _, err := s.axes(); err != nil {
+		return err
+	}
+	if s.Schedule != "1f1b" && s.Schedule != "gpipe" {
+		return fmt.Errorf("pipeline schedule %q; use 1f1b or gpipe", s.Schedule)
+	}
+	if s.PP > len(j.Model.Layers) {
+		return fmt.Errorf("pp %d is more stages than the model's %d layers", s.PP, len(j.Model.Layers))
+	}
+	if s.TP > 1 {
+		if !slices.ContainsFunc(j.Model.Layers, func(l Layer) bool { return l.TP }) {
+			return fmt.Errorf("tp %d: model %q has no layer that splits across tensor-parallel ranks (transformer blocks do); use tp 1", s.TP, j.Model.Name)
+		}
+		if ns := j.NodeSize; ns > 0 && s.TP > ns && !j.AllowTPAcrossNodes && strings.HasPrefix(s.Order, "tp") {
+			return fmt.Errorf("tp %d is larger than a node of %d devices, so its allreduces would cross the network; use tp <= %d, or say tp may cross nodes", s.TP, ns, ns)
+		}
+	}
+	if s.ZeRO3 && s.PP > 1 {
+		return fmt.Errorf("zero3 with pp %d: ZeRO-3 re-gathers every layer for every microbatch of every stage, which this model of it does not cover; use pp 1 with zero3", s.PP)
+	}
+	if s.Inference && (s.ZeRO3 || s.Compression.Ratio != 1 || s.Recompute || s.Offload) {
+		return fmt.Errorf("inference runs forward passes only: zero3, compression, recomputation and offloading are training options")
+	}
+	if s.Prune < 0 || s.Prune >= 1 {
+		return fmt.Errorf("prune %g outside [0, 1)", s.Prune)
+	}
+	c := s.Compression
+	if c.Ratio < 1 || c.Ratio > 1 && !(c.Throughput > 0) || c.Exchange != "allreduce" && c.Exchange != "allgather" {
+		return fmt.Errorf("compression: ratio %g (at least 1), throughput %g bytes/s (positive when compressing), exchange %q (allreduce or allgather)", c.Ratio, c.Throughput, c.Exchange)
+	}
+	if s.Offload && (j.Device.HostLink <= 0) {
+		return fmt.Errorf("offload needs the device's host link bandwidth")
+	}
+	if s.Recompute && s.Offload {
+		return fmt.Errorf("recompute and offload: choose one way to save activation memory")
+	}
+	if s.BucketBytes < 0 || s.GradBytes < 0 {
+		return fmt.Errorf("bucket and gradient bytes must not be negative")
+	}
+	return j.fits()
+}
+
+// axes returns the position of tp, dp and pp in the rank order, innermost
+// first.
+func (s *Strategy) axes() ([3]string, error) {
+	parts := strings.Split(s.Order, ",")
+	var out [3]string
+	sorted := slices.Clone(parts)
+	slices.Sort(sorted)
+	if len(parts) != 3 || !slices.Equal(sorted, []string{"dp", "pp", "tp"}) {
+		return out, fmt.Errorf("order %q: list tp, dp and pp once each, innermost first (default tp,dp,pp)", s.Order)
+	}
+	copy(out[:], parts)
+	return out, nil
+}
+
+// coords maps rank r to its (dp, tp, pp) coordinates, and back.
+type mapping struct {
+	order [3]string
+	size  map[string]int
+}
+
+func (j *Job) mapping() mapping {
+	o, _ := j.Strategy.axes()
+	return mapping{order: o, size: map[string]int{"dp": j.Strategy.DP, "tp": j.Strategy.TP, "pp": j.Strategy.PP}}
+}
+
+func (m mapping) coords(r int) (dp, tp, pp int) {
+	c := map[string]int{}
+	for _, a := range m.order {
+		c[a] = r % m.size[a]
+		r /= m.size[a]
+	}
+	return c["dp"], c["tp"], c["pp"]
+}
+
+func (m mapping) rank(dp, tp, pp int) int {
+	c := map[string]int{"dp": dp, "tp": tp, "pp": pp}
+	r, stride := 0, 1
+	for _, a := range m.order {
+		r += c[a] * stride
+		stride *= m.size[a]
+	}
+	return r
+}
+
+// stages splits the layers into pp contiguous stages of about equal
+// forward FLOPs (layers without FLOPs weigh by parameters), every stage
+// at least one layer. It returns the first layer of each stage and one
+// past the last.
+func (j *Job) stages() []int {
+	pp := j.Strategy.PP
+	ls := j.Model.Layers
+	w := make([]float64, len(ls))
+	var total float64
+	for i, l := range ls {
+		w[i] = l.FwdFLOPs + 1e-9*float64(l.Params)
+		if l.FwdTime > 0 {
+			w[i] = l.FwdTime.Seconds() * 1e15
+		}
+		total += w[i]
+	}
+	// A stage ends before layer i when layer i would take it past its
+	// share by more than half of layer i, or when the layers left are
+	// just enough for the stages left.
+	bounds := []int{0}
+	var acc float64
+	for i := range ls {
+		k := len(bounds) // the stage being filled is k-1; boundary k is next
+		if k < pp && i > bounds[k-1] {
+			target := total * float64(k) / float64(pp)
+			if acc+w[i]/2 > target || len(ls)-i == pp-k {
+				bounds = append(bounds, i)
+			}
+		}
+		acc += w[i]
+	}
+	return append(bounds, len(ls))
+}
+
+// Memory is one device's memory in a stage, in bytes.
+type Memory struct {
+	Stage       int   `json:"stage"`
+	Params      int64 `json:"params"` // the parameters the device holds (its shard)
+	Weights     int64 `json:"weights_bytes"`
+	Gradients   int64 `json:"gradients_bytes"`
+	Optimizer   int64 `json:"optimizer_bytes"`
+	Activations int64 `json:"activations_bytes"`
+	Total       int64 `json:"total_bytes"`
+}
+
+// Memory returns each stage's per-device memory under mixed-precision
+// Adam (Rajbhandari et al., ZeRO, SC 2020): 16-bit weights and gradients
+// (2 + 2 bytes per parameter) and 32-bit master weights, momentum and
+// variance (12 bytes); ZeRO-3 divides all 16 bytes by dp. Activations are
+// those of the microbatches a stage holds at once: m for GPipe, pp - s
+// for 1F1B's stage s; recomputation keeps each layer's input and one
+// layer's activations; offloading keeps two microbatches' (the one in
+// use and the one being copied). Inference keeps one layer's.
+func (j *Job) Memory() []Memory {
+	s := j.Strategy
+	bounds := j.stages()
+	var out []Memory
+	for st := range s.PP {
+		var params, acts, outs, most int64
+		for _, l := range j.Model.Layers[bounds[st]:bounds[st+1]] {
+			div := int64(1)
+			if l.TP {
+				div = int64(s.TP)
+			}
+			params += ceilDiv(l.Params, div)
+			a := ceilDiv(l.ActBytes, div) * int64(s.MicroBatch)
+			acts += a
+			most = max(most, a)
+			outs += l.OutBytes * int64(s.MicroBatch)
+		}
+		held := int64(s.Microbatches)
+		if s.Schedule == "1f1b" {
+			held = int64(min(s.PP-st, s.Microbatches))
+		}
+		m := Memory{Stage: st, Params: params, Weights: 2 * params, Gradients: 2 * params, Optimizer: 12 * params}
+		switch {
+		case s.Inference:
+			m.Gradients, m.Optimizer = 0, 0
+			m.Activations = most
+		case s.Recompute:
+			m.Activations = held*outs + most
+		case s.Offload:
+			m.Activations = min(2, held) * acts
+		default:
+			m.Activations = held * acts
+		}
+		if s.ZeRO3 {
+			d := int64(s.DP)
+			m.Params = ceilDiv(params, d)
+			m.Weights, m.Gradients, m.Optimizer = ceilDiv(m.Weights, d), ceilDiv(m.Gradients, d), ceilDiv(m.Optimizer, d)
+		}
+		m.Total = m.Weights + m.Gradients + m.Optimizer + m.Activations
+		out = append(out, m)
+	}
+	return out
+}
+
+// fits refuses a strategy whose busiest stage needs more than the
+// device's memory.
+func (j *Job) fits() error {
+	if j.Device.Memory <= 0 {
+		return nil
+	}
+	for _, m := range j.Memory() {
+		if m.Total > j.Device.Memory {
+			return &OutOfMemory{Need: m, Have: j.Device.Memory, Device: j.Device.Name}
+		}
+	}
+	return nil
+}
+
+// OutOfMemory is a strategy that does not fit, with the numbers.
+type OutOfMemory struct {
+	Need   Memory
+	Have   int64
+	Device string
+}
+
+func (e *OutOfMemory) Error() string {
+	m := e.Need
+	return fmt.Sprintf("does not fit: stage %d needs %s per device (weights %s, gradients %s, optimizer %s, activations %s) but a %s has %s; use more tensor or pipeline parallelism, zero3, recompute or offload",
+		m.Stage, gib(m.Total), gib(m.Weights), gib(m.Gradients), gib(m.Optimizer), gib(m.Activations), e.Device, gib(e.Have))
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// layerTime is the forward (or backward) time of layer l for one
+// microbatch on one device.
+func (j *Job) layerTime(l *Layer, backward bool) sim.Time {
+	s := j.Strategy
+	div := 1.0
+	if l.TP {
+		div = float64(s.TP)
+	}
+	samples := float64(s.MicroBatch)
+	keep := 1.0
+	if s.Inference {
+		keep = 1 - l.Pruned
+		if l.Pruned == 0 {
+			keep = 1 - s.Prune
+		}
+	}
+	if backward && l.BwdTime > 0 {
+		return sim.FromSeconds(l.BwdTime.Seconds() * samples / div)
+	}
+	if l.FwdTime > 0 {
+		t := l.FwdTime.Seconds() * samples / div * keep
+		if backward {
+			t *= 2
+		}
+		return sim.FromSeconds(t)
+	}
+	f := l.FwdFLOPs * samples / div * keep
+	if backward {
+		f *= 2
+	}
+	return sim.FromSeconds(f / (j.Device.Peak * j.Device.efficiency(l.Kind)))
+}
+
+// Kinds lists the kinds of communication the job has (KindTP, ...).
+func (j *Job) Kinds() []string {
+	s := j.Strategy
+	var k []string
+	if s.TP > 1 {
+		k = append(k, KindTP)
+	}
+	if s.DP > 1 && !s.Inference {
+		if s.ZeRO3 {
+			k = append(k, KindZeRO)
+		} else {
+			k = append(k, KindDP)
+		}
+	}
+	if s.PP > 1 {
+		k = append(k, KindPP)
+	}
+	if s.Offload {
+		k = append(k, KindOffload)
+	}
+	return k
+}
