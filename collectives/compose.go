@@ -495,4 +495,3 @@ func (c *composer) op(it *Item) (sim.Op, error) {
 	}
 	return op, nil
 }
-
