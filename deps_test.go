@@ -25,7 +25,7 @@ func TestDependencyDAG(t *testing.T) {
 		"network/networktest": {"sim", "topology"},
 		"collectives":         {"sim"},
 		"cost":                {"collectives", "sim"},
-		"configs":             {"network", "sim", "topology"},
+		"configs":             {"network", "sim", "topology", "collectives", "workloads", "workloads/dnn"},
 		"workloads":           {"collectives", "sim"},
 		"workloads/dnn":       {"collectives", "sim", "workloads"},
 		// The root package, the public API for one experiment, assembles

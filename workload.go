@@ -4,24 +4,30 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/sim/workers"
 	"github.com/collsim/collsim/workloads/dnn"
 )
+
+type workersGroup = workers.Group
 
 // RunComposition runs a composed program (a workload's) on the
 // experiment's machine, network, placement and noise. The call's fields
 // (Collective to Shape, Verify) do not apply; Result.Collective is
 // "workload" and Result.Algorithm the composition's name.
 func (e *Experiment) RunComposition(c collectives.Composition) (*Result, error) {
-	return e.runComposition(c, nil)
+	return e.runComposition(c, nil, false)
 }
 
 // runComposition runs c with the messages free picks (by tag) delivered
-// at once (sim.Instant).
-func (e *Experiment) runComposition(c collectives.Composition, free func(tag int32) bool) (*Result, error) {
+// at once (sim.Instant), and with freeHosts, no host costs for messages
+// (overhead, reductions) either.
+func (e *Experiment) runComposition(c collectives.Composition, free func(tag int32) bool, freeHosts bool) (*Result, error) {
 	m, err := e.machine()
 	if err != nil {
 		return nil, err
@@ -43,6 +49,9 @@ func (e *Experiment) runComposition(c collectives.Composition, free func(tag int
 			return nil, optionf("a breakdown needs a network model with a network (analytic or flow), not loggops")
 		}
 		cfg.Network = sim.Instant(cfg.Network, free)
+	}
+	if freeHosts {
+		cfg.Host.Overhead, cfg.Host.ReducePsPerByte = 0, 0
 	}
 	start := time.Now()
 	res, err := sim.Execute(sim.New(e.Seed), c.Schedule(), cfg)
@@ -81,7 +90,8 @@ type DNNResult struct {
 
 // Breakdown splits a step's time. Compute is the busiest device's compute
 // (its compute lane's busy time); Bubble is what a run in which every
-// message is free adds to it (the pipeline's idle time); Exposed is what
+// message is free (network and hosts' message costs: overhead,
+// reductions) adds to it (the pipeline's idle time); Exposed is what
 // communication adds on top of that. ExposedBy[kind] is how much faster
 // the step is when that kind alone is free: kinds overlap each other, so
 // these need not sum to Exposed.
@@ -123,7 +133,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		if free != nil {
 			pick = dnn.FreeTags(free)
 		}
-		return x.runComposition(comp, pick)
+		return x.runComposition(comp, pick, len(free) == len(allKinds))
 	}
 	var busy []sim.Time
 	if breakdown {
@@ -149,8 +159,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 	if !breakdown {
 		return out, nil
 	}
-	all := map[string]bool{dnn.KindTP: true, dnn.KindDP: true, dnn.KindPP: true, dnn.KindZeRO: true, dnn.KindOffload: true}
-	free, err := run(all, nil)
+	free, err := run(allKinds, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +177,10 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 	return out, nil
 }
 
+// allKinds makes every kind of communication free, and the hosts' costs
+// of messages too: what is left is compute and waiting for it.
+var allKinds = map[string]bool{dnn.KindTP: true, dnn.KindDP: true, dnn.KindPP: true, dnn.KindZeRO: true, dnn.KindOffload: true}
+
 func describe(s dnn.Strategy) string {
 	d := fmt.Sprintf("dp%d tp%d pp%d", s.DP, s.TP, s.PP)
 	if s.PP > 1 {
@@ -178,4 +191,116 @@ func describe(s dnn.Strategy) string {
 		d += " zero3"
 	}
 	return d
+}
+
+// Candidate is one strategy a search simulated (or refused).
+type Candidate struct {
+	Strategy    dnn.Strategy `json:"-"`
+	Describe    string       `json:"strategy"`
+	Step        float64      `json:"step_s,omitempty"`
+	SamplesPerS float64      `json:"samples_per_s,omitempty"`
+	PeakShare   float64      `json:"peak_share,omitempty"`
+	MemoryGiB   float64      `json:"memory_gib,omitempty"` // the busiest stage's per-device memory
+	Refused     string       `json:"refused,omitempty"`    // why it cannot run (does not fit, ...)
+}
+
+// Strategies enumerates the strategies of a search for devices devices
+// and a global batch of globalBatch samples: every dp x tp x pp =
+// devices with tp up to a node (unless base allows more) and pp up to the
+// model's layers, microbatches of base.Strategy.MicroBatch samples (m =
+// globalBatch / (dp x microbatch), which must be whole), and bucket sizes
+// 25 MiB and, where data parallel, 100 MiB. Other options come from base.
+func Strategies(base dnn.Job, devices, globalBatch int) []dnn.Strategy {
+	mb := max(base.Strategy.MicroBatch, 1)
+	var out []dnn.Strategy
+	for tp := 1; tp <= devices; tp++ {
+		if devices%tp != 0 || base.NodeSize > 0 && tp > base.NodeSize && !base.AllowTPAcrossNodes {
+			continue
+		}
+		for pp := 1; pp <= devices/tp; pp++ {
+			if (devices/tp)%pp != 0 || pp > len(base.Model.Layers) {
+				continue
+			}
+			dp := devices / tp / pp
+			if globalBatch%(dp*mb) != 0 {
+				continue
+			}
+			buckets := []int64{25 << 20}
+			if dp > 1 {
+				buckets = append(buckets, 100<<20)
+			}
+			for _, b := range buckets {
+				s := base.Strategy
+				s.DP, s.TP, s.PP, s.MicroBatch, s.Microbatches, s.BucketBytes = dp, tp, pp, mb, globalBatch/(dp*mb), b
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Search simulates every strategy on workers goroutines (each its own
+// experiment) and returns them fastest first, refused ones last; done is
+// told of each finished candidate.
+func (e *Experiment) Search(base dnn.Job, strategies []dnn.Strategy, workers int, done func(finished, total int)) ([]Candidate, error) {
+	out := make([]Candidate, len(strategies))
+	next := make(chan int)
+	var g workersGroup
+	var mu sync.Mutex
+	finished := 0
+	var firstErr error
+	for range max(workers, 1) {
+		g.Go(func() {
+			for i := range next {
+				j := base
+				j.Strategy = strategies[i]
+				c := Candidate{Strategy: strategies[i]}
+				if err := j.Check(0); err != nil {
+					c.Refused = err.Error()
+				} else {
+					x := *e
+					x.Progress, x.Trace = nil, nil
+					r, err := x.RunDNN(j, false)
+					if err != nil {
+						mu.Lock()
+						firstErr = cmp.Or(firstErr, err)
+						mu.Unlock()
+						c.Refused = err.Error()
+					} else {
+						c.Step, c.SamplesPerS, c.PeakShare = r.Step, r.SamplesPerS, r.PeakShare
+					}
+				}
+				c.Describe = describe(j.Strategy) + fmt.Sprintf(" bucket %dMiB", j.Strategy.BucketBytes>>20)
+				if c.Refused == "" || strings.HasPrefix(c.Refused, "does not fit") {
+					most := slices.MaxFunc(j.Memory(), func(a, b dnn.Memory) int { return cmp.Compare(a.Total, b.Total) })
+					c.MemoryGiB = float64(most.Total) / (1 << 30)
+				}
+				out[i] = c
+				mu.Lock()
+				finished++
+				if done != nil {
+					done(finished, len(strategies))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range strategies {
+		next <- i
+	}
+	close(next)
+	g.Wait()
+	slices.SortStableFunc(out, func(a, b Candidate) int {
+		if (a.Refused == "") != (b.Refused == "") {
+			if a.Refused == "" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Step, b.Step)
+	})
+	if firstErr != nil && !slices.ContainsFunc(out, func(c Candidate) bool { return c.Refused == "" }) {
+		return out, firstErr
+	}
+	return out, nil
 }

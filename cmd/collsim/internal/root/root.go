@@ -29,6 +29,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/topo"
 	"github.com/collsim/collsim/cmd/collsim/internal/tune"
 	"github.com/collsim/collsim/cmd/collsim/internal/validate"
+	"github.com/collsim/collsim/cmd/collsim/internal/workload"
 	"github.com/collsim/collsim/sim/workers"
 )
 
@@ -71,7 +72,7 @@ with their closed-form costs.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: plainFlagError(suggestFlag(c, err))}
 	})
-	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams), report.New(streams))
+	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams), report.New(streams), workload.New(streams))
 	refuseUnknownSubcommands(cmd)
 	completeValues(cmd)
 	return cmd, func() { end() }

@@ -821,7 +821,12 @@ func writeLinks(file string, r *collsim.Result) error {
 }
 
 // machine loads the machine name with the --set settings applied.
-func (o *Options) machine(name string) (*configs.Machine, error) {
+func (o *Options) machine(name string) (*configs.Machine, error) { return Machine(name, o.Set) }
+
+// Machine loads the machine name (built in or a file) with --set settings
+// ("PATH=VALUE") applied.
+func Machine(name string, sets []string) (*configs.Machine, error) {
+	o := &Options{Set: sets}
 	if len(o.Set) == 0 {
 		return configs.Resolve(name)
 	}

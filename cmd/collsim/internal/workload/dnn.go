@@ -1,0 +1,291 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collsim/collsim"
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/workloads/dnn"
+)
+
+type dnnFlags struct {
+	machineFlags
+	model, device                 string
+	peak, memory, hostLink        string
+	efficiency                    float64
+	devices, dp, tp, pp           int
+	order, schedule               string
+	microbatches, microBatch      int
+	zero3, noOverlap              bool
+	bucket                        string
+	gradBytes                     int64
+	algo                          []string
+	compress                      float64
+	compressRate, compressExch    string
+	recompute, offload, offSerial bool
+	inference                     bool
+	prune                         float64
+	tpAcross                      bool
+	breakdown                     bool
+	search                        bool
+	globalBatch, workers, top     int
+}
+
+func newDNN(streams *cmdutil.IO) *cobra.Command {
+	o := &dnnFlags{}
+	cmd := &cobra.Command{
+		Use:   "dnn",
+		Short: "Simulate a training (or inference) step of a neural network",
+		Long: `Simulate one training step (or one batch of inference) of a neural network on
+a machine: every device is a rank that computes its layers at the device's
+rate and calls collectives on its data-, tensor- and pipeline-parallel groups.
+
+Prints the step time, its breakdown (compute, pipeline bubble, exposed
+communication by kind: the step's time saved when that kind of message is
+free), samples and tokens per second, model FLOP/s per device and as a share
+of peak, and each pipeline stage's memory per device (mixed-precision Adam:
+16 bytes per parameter, plus activations). A strategy that does not fit, or
+whose degrees do not multiply to the devices, is refused with the numbers.
+
+--search simulates every dp x tp x pp that multiplies to --devices (tp up to
+a node), for a fixed --global-batch, on all cores, and ranks them.`,
+		Example: `  collsim workload dnn --model resnet50 --device v100 --devices 64 -m gpu-cluster
+  collsim workload dnn --model gpt3-175b --device a100 --tp 8 --pp 16 --dp 4 --microbatches 64 -m gpu-cluster --set network.fat_tree.levels=3
+  collsim workload dnn --model bert-large --device a100 --devices 32 --compress 10 --compress-rate 200GB/s -m gpu-cluster
+  collsim workload dnn --model gpt:24,2048,16,2048,50257 --device a100 --devices 64 --search --global-batch 512 -m gpu-cluster`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
+	}
+	f := cmd.Flags()
+	o.machineFlags.register(f, "gpu-cluster")
+	f.StringVar(&o.model, "model", "resnet50", "the model: resnet50, bert-large, gpt3-175b, gpt:LAYERS,HIDDEN,HEADS,SEQ,VOCAB, or a model YAML file (see README)")
+	f.StringVar(&o.device, "device", "a100", "the device: a100, h100, v100, haswell (an XC40 node), or a device YAML file")
+	f.StringVar(&o.peak, "peak", "", "override the device's peak, e.g. 312TFLOP/s")
+	f.Float64Var(&o.efficiency, "efficiency", 0, "override the share of peak layers achieve (default: the device's, or 0.5)")
+	f.StringVar(&o.memory, "memory", "", "override the device's memory, e.g. 40GiB")
+	f.StringVar(&o.hostLink, "host-link", "", "override the device's host link bandwidth, e.g. 25GB/s")
+	f.IntVar(&o.devices, "devices", 0, "devices (ranks); default dp x tp x pp, or with dp unset, the machine's slots over tp x pp")
+	f.IntVar(&o.dp, "dp", 0, "data-parallel degree (default: devices / (tp x pp))")
+	f.IntVar(&o.tp, "tp", 1, "tensor-parallel degree (Megatron-style, on transformer layers)")
+	f.IntVar(&o.pp, "pp", 1, "pipeline-parallel stages")
+	f.StringVar(&o.order, "order", "tp,dp,pp", "rank order of the three degrees, innermost first (tp,dp,pp keeps tensor parallel inside a node)")
+	f.StringVar(&o.schedule, "schedule", "1f1b", "pipeline schedule: 1f1b or gpipe")
+	f.IntVar(&o.microbatches, "microbatches", 1, "microbatches per step (gradient accumulation; pipeline depth)")
+	f.IntVar(&o.microBatch, "microbatch-size", 1, "samples per microbatch")
+	f.BoolVar(&o.zero3, "zero3", false, "ZeRO-3 / FSDP: shard parameters, gradients and optimizer state over the data-parallel group")
+	f.StringVar(&o.bucket, "bucket", "25MiB", "gradient bucket size of the data-parallel allreduce (PyTorch DDP's default 25 MiB)")
+	f.BoolVar(&o.noOverlap, "no-overlap", false, "allreduce the gradients after the backward pass instead of during it")
+	f.Int64Var(&o.gradBytes, "grad-bytes", 2, "bytes per gradient element exchanged")
+	f.StringArrayVar(&o.algo, "algo", nil, `a collective's algorithm "COLLECTIVE=ALGORITHM" (allreduce=ring, allreduce=ompi, allgather=bruck, ...); repeatable`)
+	f.Float64Var(&o.compress, "compress", 1, "gradient compression ratio (1: none)")
+	f.StringVar(&o.compressRate, "compress-rate", "", "compression (and decompression) throughput on the device, in uncompressed bytes/s, e.g. 200GB/s")
+	f.StringVar(&o.compressExch, "compress-exchange", "allreduce", "how compressed gradients are exchanged: allreduce (dense-compatible) or allgather (sparse)")
+	f.BoolVar(&o.recompute, "recompute", false, "recompute activations in the backward pass (one more forward pass)")
+	f.BoolVar(&o.offload, "offload", false, "keep activations in host memory, copied over the host link alongside compute")
+	f.BoolVar(&o.offSerial, "offload-serial", false, "with --offload: the copies stall compute instead of overlapping it")
+	f.BoolVar(&o.inference, "inference", false, "forward passes only (data- or pipeline-parallel replicas)")
+	f.Float64Var(&o.prune, "prune", 0, "with --inference: share of every layer's operations skipped at run time (O3BNN reports 0.16-0.42)")
+	f.BoolVar(&o.tpAcross, "tp-across-nodes", false, "allow tensor parallelism wider than a node")
+	f.BoolVar(&o.breakdown, "breakdown", true, "also run the step with communication free, in all and kind by kind, to split its time")
+	f.BoolVar(&o.search, "search", false, "simulate every strategy for --devices and --global-batch and rank them")
+	f.IntVar(&o.globalBatch, "global-batch", 0, "with --search: samples per step")
+	f.IntVar(&o.workers, "workers", 0, "with --search: simulations at once (default: one per core)")
+	f.IntVar(&o.top, "top", 20, "with --search: strategies to print (JSON has all)")
+	return cmd
+}
+
+func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
+	var j dnn.Job
+	model, err := configs.Model(o.model)
+	if err != nil {
+		return j, 0, err
+	}
+	dev, err := configs.Device(o.device)
+	if err != nil {
+		return j, 0, err
+	}
+	if o.peak != "" {
+		if dev.Peak, err = configs.ParseFLOPs(o.peak); err != nil {
+			return j, 0, cmdutil.Flagf("--peak: %v", err)
+		}
+	}
+	if cmd.Flags().Changed("efficiency") {
+		dev.Efficiency, dev.ByKind = o.efficiency, nil
+	}
+	if o.memory != "" {
+		if dev.Memory, err = configs.ParseSize(o.memory); err != nil {
+			return j, 0, cmdutil.Flagf("--memory: %v", err)
+		}
+	}
+	if o.hostLink != "" {
+		if dev.HostLink, err = configs.ParseBandwidth(o.hostLink); err != nil {
+			return j, 0, cmdutil.Flagf("--host-link: %v", err)
+		}
+	}
+	bucket, err := configs.ParseSize(o.bucket)
+	if err != nil || bucket < 1 {
+		return j, 0, cmdutil.Flagf("--bucket %q: a size of at least 1 byte, e.g. 25MiB", o.bucket)
+	}
+	algos, err := algoMap(o.algo)
+	if err != nil {
+		return j, 0, err
+	}
+	var rate float64
+	if o.compressRate != "" {
+		if rate, err = configs.ParseBandwidth(o.compressRate); err != nil {
+			return j, 0, cmdutil.Flagf("--compress-rate: %v", err)
+		}
+	}
+	if o.offSerial {
+		o.offload = true
+	}
+	if o.tp < 1 || o.pp < 1 || o.dp < 0 || o.devices < 0 {
+		return j, 0, cmdutil.Flagf("--tp and --pp must be at least 1, --dp and --devices not negative")
+	}
+	devices, dp := o.devices, o.dp
+	switch {
+	case devices == 0 && dp == 0:
+		devices = slots / (o.tp * o.pp) * (o.tp * o.pp)
+		dp = devices / (o.tp * o.pp)
+	case devices == 0:
+		devices = dp * o.tp * o.pp
+	case dp == 0:
+		if devices%(o.tp*o.pp) != 0 {
+			return j, 0, cmdutil.Flagf("--devices %d is not a multiple of tp %d x pp %d", devices, o.tp, o.pp)
+		}
+		dp = devices / (o.tp * o.pp)
+	}
+	if devices < 1 {
+		return j, 0, cmdutil.Flagf("tp %d x pp %d is more devices than the machine's %d slots", o.tp, o.pp, slots)
+	}
+	j = dnn.Job{Model: model, Device: dev, AllowTPAcrossNodes: o.tpAcross, Strategy: dnn.Strategy{
+		DP: dp, TP: o.tp, PP: o.pp, Order: o.order, Schedule: o.schedule, Microbatches: o.microbatches, MicroBatch: o.microBatch,
+		ZeRO3: o.zero3, BucketBytes: bucket, NoOverlap: o.noOverlap, GradBytes: o.gradBytes, Algorithms: algos,
+		Compression: dnn.Compression{Ratio: o.compress, Throughput: rate, Exchange: o.compressExch},
+		Recompute: o.recompute, Offload: o.offload, OffloadSerial: o.offSerial, Inference: o.inference, Prune: o.prune,
+	}}
+	return j, devices, nil
+}
+
+func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
+	e, done, err := o.experiment(streams)
+	if err != nil {
+		return err
+	}
+	defer done()
+	j, devices, err := o.job(cmd, e.Machine.Slots())
+	if err != nil {
+		return err
+	}
+	j.NodeSize = e.Machine.NodeSize()
+	if devices > e.Machine.Slots() {
+		return cmdutil.Flagf("%d devices, but machine %s has %d slots; use a larger machine or fewer devices", devices, e.Machine.Name, e.Machine.Slots())
+	}
+	if o.search {
+		return o.runSearch(streams, e, j, devices)
+	}
+	if err := j.Check(devices); err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	res, err := e.RunDNN(j, o.breakdown)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return cmdutil.JSON(streams.Out, res)
+	}
+	return printDNN(streams, j, res)
+}
+
+func printDNN(streams *cmdutil.IO, j dnn.Job, r *collsim.DNNResult) error {
+	m := j.Model
+	rows := [][]string{
+		{"model", fmt.Sprintf("%s: %s parameters, %s per sample forward, %d layers", m.Name, si(float64(m.Params()), ""), si(m.FwdFLOPs(), "FLOP"), len(m.Layers))},
+		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, si(j.Device.Peak, "FLOP/s"), gib(j.Device.Memory))},
+		{"strategy", fmt.Sprintf("%s on %d ranks of %s (%s network)", r.Strategy, r.Devices, r.Run.Machine, r.Run.Network)},
+		{"batch", fmt.Sprintf("%d samples per step", r.GlobalBatch)},
+		{"step", cmdutil.Seconds(r.Step)},
+		{"throughput", throughput(r)},
+		{"model FLOP/s", fmt.Sprintf("%s per device, %.1f%% of peak", si(r.ModelFLOPs, "FLOP/s"), 100*r.PeakShare)},
+	}
+	if b := r.Breakdown; b != nil {
+		var kinds []string
+		for _, k := range j.Kinds() {
+			kinds = append(kinds, fmt.Sprintf("%s %s", k, cmdutil.Seconds(b.ExposedBy[k])))
+		}
+		line := fmt.Sprintf("compute %s, pipeline bubble %s, exposed communication %s", cmdutil.Seconds(b.Compute), cmdutil.Seconds(b.Bubble), cmdutil.Seconds(b.Exposed))
+		if len(kinds) > 0 {
+			line += " (saved when free: " + strings.Join(kinds, ", ") + ")"
+		}
+		rows = append(rows, []string{"breakdown", line})
+	}
+	for _, mem := range r.Memory {
+		rows = append(rows, []string{fmt.Sprintf("memory, stage %d", mem.Stage), fmt.Sprintf("%s per device: weights %s, gradients %s, optimizer %s, activations %s",
+			gib(mem.Total), gib(mem.Weights), gib(mem.Gradients), gib(mem.Optimizer), gib(mem.Activations))})
+		if len(r.Memory) > 4 && mem.Stage == 1 {
+			rows = append(rows, []string{"", fmt.Sprintf("(%d more stages)", len(r.Memory)-3)})
+			rows = append(rows, memRow(r.Memory[len(r.Memory)-1]))
+			break
+		}
+	}
+	rows = append(rows, []string{"simulated", fmt.Sprintf("%d ops, %d messages in %s", r.Run.Ops, r.Run.Messages, cmdutil.Seconds(r.Run.Wall))})
+	return streams.Table(rows)
+}
+
+func memRow(mem dnn.Memory) []string {
+	return []string{fmt.Sprintf("memory, stage %d", mem.Stage), fmt.Sprintf("%s per device: weights %s, gradients %s, optimizer %s, activations %s",
+		gib(mem.Total), gib(mem.Weights), gib(mem.Gradients), gib(mem.Optimizer), gib(mem.Activations))}
+}
+
+func throughput(r *collsim.DNNResult) string {
+	s := si(r.SamplesPerS, "samples/s")
+	if r.TokensPerS > 0 {
+		s += fmt.Sprintf(", %s tokens/s", si(r.TokensPerS, ""))
+	}
+	return s
+}
+
+func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.Job, devices int) error {
+	if o.globalBatch < 1 {
+		return cmdutil.Flagf("--search needs --global-batch, the samples per step every strategy trains on")
+	}
+	strategies := collsim.Strategies(j, devices, o.globalBatch)
+	if len(strategies) == 0 {
+		return cmdutil.Flagf("no dp x tp x pp of %d devices divides a global batch of %d in microbatches of %d", devices, o.globalBatch, max(o.microBatch, 1))
+	}
+	var report func(int, int)
+	if p := o.display(streams); p != nil {
+		report = func(d, n int) { p.Reading("strategies", int64(d), int64(n)) }
+		defer p.Done()
+	}
+	e.Progress = nil
+	cands, err := e.Search(j, strategies, workersFlag(o.workers), report)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return cmdutil.JSON(streams.Out, cands)
+	}
+	rows := [][]string{{"rank", "strategy", "step", "samples/s", "% of peak", "memory/device", "note"}}
+	for i, c := range cands {
+		if i == o.top {
+			rows = append(rows, []string{"", fmt.Sprintf("(%d more; --top or --json for all)", len(cands)-o.top)})
+			break
+		}
+		if c.Refused != "" {
+			note := c.Refused
+			if k := strings.Index(note, ";"); k > 0 {
+				note = note[:k]
+			}
+			rows = append(rows, []string{"-", c.Describe, "", "", "", fmt.Sprintf("%.1f GiB", c.MemoryGiB), note})
+			continue
+		}
+		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), fmt.Sprintf("%.4g", c.SamplesPerS),
+			fmt.Sprintf("%.1f", 100*c.PeakShare), fmt.Sprintf("%.1f GiB", c.MemoryGiB), ""})
+	}
+	return streams.Table(rows)
+}

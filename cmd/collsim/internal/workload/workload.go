@@ -1,0 +1,114 @@
+// Package workload is `collsim workload`: applications built from
+// collectives (DNN training and inference, 3D FFT) run on a machine.
+package workload
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/collsim/collsim"
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/run"
+)
+
+// New returns the workload command and its subcommands.
+func New(streams *cmdutil.IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "workload",
+		Short: "Simulate an application built from collectives (dnn, fft)",
+		Long: `Simulate an application on a machine: its ranks run compute, point-to-point
+messages and collective calls on groups of ranks, on the same networks, noise
+and machines as a single collective.`,
+	}
+	cmd.AddCommand(newDNN(streams))
+	return cmd
+}
+
+// machineFlags are the flags every workload shares with run.
+type machineFlags struct {
+	machine, network, routing, placement string
+	seed                                 uint64
+	set                                  []string
+	json, quiet, progress                bool
+}
+
+func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine string) {
+	f.StringVarP(&m.machine, "machine", "m", defaultMachine, cmdutil.MachineUsage)
+	f.StringVar(&m.network, "network", "", "network model: analytic (no link sharing) or flow (max-min fair sharing on the machine's routes); default analytic")
+	f.StringVar(&m.routing, "routing", "", "with --network flow: minimal, valiant, ugal or ecmp (default: the machine's)")
+	f.StringVar(&m.placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
+	f.Uint64Var(&m.seed, "seed", 1, "seed for every random choice (placement, noise)")
+	f.StringArrayVar(&m.set, "set", nil, `a machine config setting "PATH=VALUE" (as run's --set); repeatable`)
+	f.BoolVar(&m.json, "json", false, "print the result as JSON")
+	f.BoolVarP(&m.quiet, "quiet", "q", false, "no progress line on stderr")
+	f.BoolVar(&m.progress, "progress", false, "a progress line on stderr every 10 s even when stderr is not a terminal")
+}
+
+// experiment loads the machine and returns the experiment the flags
+// describe, and the progress display's end.
+func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, func(), error) {
+	mach, err := run.Machine(m.machine, m.set)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &collsim.Experiment{Machine: mach, Network: m.network, Routing: m.routing, Placement: m.placement, Seed: m.seed}
+	if err := e.Check(); err != nil {
+		return nil, nil, err
+	}
+	p := m.display(streams)
+	if p == nil {
+		return e, func() {}, nil
+	}
+	e.Progress = p.Update
+	return e, p.Done, nil
+}
+
+func (m *machineFlags) display(streams *cmdutil.IO) *cmdutil.Progress {
+	f, isFile := streams.Err.(*os.File)
+	terminal := isFile && cmdutil.IsTerminal(f)
+	if m.quiet || !terminal && !m.progress {
+		return nil
+	}
+	return cmdutil.NewProgress(streams.Err, terminal, time.Now)
+}
+
+// si formats v with an SI prefix and unit.
+func si(v float64, unit string) string {
+	for _, p := range []struct {
+		f float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= p.f {
+			return fmt.Sprintf("%.3g %s%s", v/p.f, p.s, unit)
+		}
+	}
+	return fmt.Sprintf("%.3g %s", v, unit)
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+
+func workersFlag(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
+
+// algoMap reads --algo COLLECTIVE=ALGORITHM values.
+func algoMap(list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, a := range list {
+		c, alg, ok := strings.Cut(a, "=")
+		if !ok || c == "" || alg == "" {
+			return nil, cmdutil.Flagf("--algo %q: give COLLECTIVE=ALGORITHM, e.g. allreduce=ring or alltoall=ompi", a)
+		}
+		out[c] = alg
+	}
+	return out, nil
+}

@@ -1,0 +1,340 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/collsim/collsim/workloads/dnn"
+)
+
+// A model file is YAML: a name, optional tokens per sample, and either a
+// transformer to generate or a list of layers (each optionally repeated):
+//
+//	name: my-cnn
+//	layers:
+//	  - {name: conv1, kind: conv, params: 9408, fwd_flops: 2.36e8, activation_bytes: 2.4MB, output_bytes: 3.2MB}
+//	  - {name: block, kind: transformer, repeat: 24, params: 12.6e6, fwd_flops: 1.2e10, activation_bytes: 40MiB, output_bytes: 2MiB, tp: true, tp_fwd: 2, tp_bwd: 2}
+//
+//	name: my-gpt
+//	transformer: {layers: 24, hidden: 2048, heads: 16, seq: 2048, vocab: 50257}
+type modelYAML struct {
+	Name        string           `yaml:"name"`
+	Tokens      int              `yaml:"tokens"`
+	Transformer *transformerYAML `yaml:"transformer"`
+	Layers      []yaml.Node      `yaml:"layers"`
+}
+
+type transformerYAML struct {
+	Layers  int  `yaml:"layers"`
+	Hidden  int  `yaml:"hidden"`
+	Heads   int  `yaml:"heads"`
+	Seq     int  `yaml:"seq"`
+	Vocab   int  `yaml:"vocab"`
+	Encoder bool `yaml:"encoder"`
+}
+
+type layerYAML struct {
+	Name       string  `yaml:"name"`
+	Kind       string  `yaml:"kind"`
+	Repeat     int     `yaml:"repeat"`
+	Params     float64 `yaml:"params"`
+	FwdFLOPs   float64 `yaml:"fwd_flops"`
+	Activation string  `yaml:"activation_bytes"`
+	Output     string  `yaml:"output_bytes"`
+	FwdTime    string  `yaml:"fwd_time"`
+	BwdTime    string  `yaml:"bwd_time"`
+	TP         bool    `yaml:"tp"`
+	TPFwd      int     `yaml:"tp_fwd"`
+	TPBwd      int     `yaml:"tp_bwd"`
+	Pruned     float64 `yaml:"pruned"`
+}
+
+// MaxModelLayers bounds a model file's layers after repeats.
+const MaxModelLayers = 1 << 16
+
+// Model resolves a model argument: a built-in name (dnn.BuiltinNames),
+// "gpt:LAYERS,HIDDEN,HEADS,SEQ,VOCAB", or a model YAML file.
+func Model(arg string) (*dnn.Model, error) {
+	if spec, ok := strings.CutPrefix(arg, "gpt:"); ok {
+		var v [5]int
+		parts := strings.Split(spec, ",")
+		if len(parts) != 5 {
+			return nil, fmt.Errorf("model %q: give gpt:LAYERS,HIDDEN,HEADS,SEQ,VOCAB, e.g. gpt:24,2048,16,2048,50257", arg)
+		}
+		for i, p := range parts {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				return nil, fmt.Errorf("model %q: %q is not a whole number", arg, p)
+			}
+			v[i] = n
+		}
+		return dnn.GPT(dnn.Transformer{Name: arg, Layers: v[0], Hidden: v[1], Heads: v[2], Seq: v[3], Vocab: v[4]})
+	}
+	if m, err := dnn.Builtin(arg); err == nil {
+		return m, nil
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		_, berr := dnn.Builtin(arg)
+		return nil, fmt.Errorf("%w (and not a readable file)", berr)
+	}
+	return ParseModel(arg, data)
+}
+
+// ParseModel reads a model file; every problem is "source:line: what is
+// wrong; how to fix it".
+func ParseModel(source string, data []byte) (*dnn.Model, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for a model (at most %d)", source, len(data), MaxConfigBytes)
+	}
+	root, err := ParseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: not a model (a mapping with name and layers or transformer)", source)
+	}
+	var f modelYAML
+	if err := strictDecode(source, data, root.Content[0], &f); err != nil {
+		return nil, err
+	}
+	if f.Name == "" {
+		f.Name = strings.TrimSuffix(source[strings.LastIndex(source, "/")+1:], ".yaml")
+	}
+	line := func(key string) int {
+		n := root.Content[0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line
+			}
+		}
+		return n.Line
+	}
+	switch {
+	case f.Transformer != nil && len(f.Layers) > 0:
+		return nil, fmt.Errorf("%s:%d: both transformer and layers; a model is one or the other", source, line("layers"))
+	case f.Transformer != nil:
+		t := f.Transformer
+		m, err := dnn.GPT(dnn.Transformer{Name: f.Name, Layers: t.Layers, Hidden: t.Hidden, Heads: t.Heads, Seq: t.Seq, Vocab: t.Vocab, Encoder: t.Encoder})
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", source, line("transformer"), err)
+		}
+		return m, nil
+	case len(f.Layers) == 0:
+		return nil, fmt.Errorf("%s:%d: no layers; list them under layers, or give a transformer", source, root.Content[0].Line)
+	}
+	m := &dnn.Model{Name: f.Name, Tokens: f.Tokens}
+	var errs []error
+	for i := range f.Layers {
+		n := &f.Layers[i]
+		var ly layerYAML
+		if err := strictDecode(source, data, n, &ly); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		l, repeat, err := ly.layer(i)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", source, n.Line, err))
+			continue
+		}
+		if len(m.Layers)+repeat > MaxModelLayers {
+			errs = append(errs, fmt.Errorf("%s:%d: more than %d layers in all; a model this deep is a mistake", source, n.Line, MaxModelLayers))
+			break
+		}
+		for range repeat {
+			m.Layers = append(m.Layers, l)
+		}
+	}
+	if f.Tokens < 0 {
+		errs = append(errs, fmt.Errorf("%s:%d: tokens must not be negative", source, line("tokens")))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return m, nil
+}
+
+// strictDecode decodes mapping n into v (a pointer to a struct), refusing
+// keys the struct does not have: errors are "source:line: ...".
+func strictDecode(source string, data []byte, n *yaml.Node, v any) error {
+	t := reflect.TypeOf(v).Elem()
+	var keys []string
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" {
+			keys = append(keys, tag)
+		}
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: expected a mapping of %s", source, n.Line, strings.Join(keys, ", "))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("%s:%d: unknown key %q; valid keys here: %s", source, k.Line, k.Value, strings.Join(keys, ", "))
+		}
+	}
+	if err := n.Decode(v); err != nil {
+		return yamlError(source, data, err)
+	}
+	return nil
+}
+
+func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
+	name := ly.Name
+	if name == "" {
+		name = fmt.Sprintf("layer%d", i)
+	}
+	bad := func(format string, args ...any) (dnn.Layer, int, error) {
+		return dnn.Layer{}, 0, fmt.Errorf("layer %d (%s): %s", i, name, fmt.Sprintf(format, args...))
+	}
+	l := dnn.Layer{Name: name, Kind: ly.Kind, TP: ly.TP, TPFwd: ly.TPFwd, TPBwd: ly.TPBwd, Pruned: ly.Pruned}
+	if ly.Params < 0 || ly.Params > 1e15 || ly.Params != math.Trunc(ly.Params) {
+		return bad("params %g must be a whole number from 0 to 1e15", ly.Params)
+	}
+	if ly.FwdFLOPs < 0 || math.IsInf(ly.FwdFLOPs, 0) || ly.FwdFLOPs > 1e21 {
+		return bad("fwd_flops %g must be from 0 to 1e21 per sample", ly.FwdFLOPs)
+	}
+	l.Params, l.FwdFLOPs = int64(ly.Params), ly.FwdFLOPs
+	var err error
+	if ly.Activation != "" {
+		if l.ActBytes, err = ParseSize(ly.Activation); err != nil {
+			return bad("activation_bytes: %v", err)
+		}
+	}
+	if ly.Output != "" {
+		if l.OutBytes, err = ParseSize(ly.Output); err != nil {
+			return bad("output_bytes: %v", err)
+		}
+	}
+	if ly.FwdTime != "" {
+		if l.FwdTime, err = ParseDuration(ly.FwdTime); err != nil {
+			return bad("fwd_time: %v", err)
+		}
+	}
+	if ly.BwdTime != "" {
+		if l.BwdTime, err = ParseDuration(ly.BwdTime); err != nil {
+			return bad("bwd_time: %v", err)
+		}
+	}
+	if l.FwdFLOPs == 0 && l.FwdTime == 0 && l.Params == 0 {
+		return bad("no params, fwd_flops or fwd_time: a layer that costs nothing; give at least one")
+	}
+	if ly.Pruned < 0 || ly.Pruned >= 1 {
+		return bad("pruned %g must be in [0, 1)", ly.Pruned)
+	}
+	if ly.TPFwd < 0 || ly.TPBwd < 0 || !ly.TP && (ly.TPFwd > 0 || ly.TPBwd > 0) {
+		return bad("tp_fwd and tp_bwd count allreduces of a layer with tp: true (not negative)")
+	}
+	repeat := ly.Repeat
+	if repeat == 0 {
+		repeat = 1
+	}
+	if repeat < 1 || repeat > MaxModelLayers {
+		return bad("repeat %d must be from 1 to %d", ly.Repeat, MaxModelLayers)
+	}
+	return l, repeat, nil
+}
+
+// deviceYAML is a device file:
+//
+//	name: my-gpu
+//	peak: 312TFLOP/s
+//	efficiency: 0.45
+//	efficiency_by_kind: {transformer: 0.55, logits: 0.4}
+//	memory: 80GiB
+//	host_link: 25GB/s
+type deviceYAML struct {
+	Name       string             `yaml:"name"`
+	Peak       string             `yaml:"peak"`
+	Efficiency float64            `yaml:"efficiency"`
+	ByKind     map[string]float64 `yaml:"efficiency_by_kind"`
+	Memory     string             `yaml:"memory"`
+	HostLink   string             `yaml:"host_link"`
+}
+
+// Device resolves a device argument: a preset (dnn.Devices) or a device
+// YAML file.
+func Device(arg string) (dnn.Device, error) {
+	if d, ok := dnn.Devices[arg]; ok {
+		return d, nil
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return dnn.Device{}, fmt.Errorf("device %q is neither a preset (a100, h100, v100, haswell) nor a readable file", arg)
+	}
+	return ParseDevice(arg, data)
+}
+
+// ParseDevice reads a device file.
+func ParseDevice(source string, data []byte) (dnn.Device, error) {
+	root, err := ParseYAML(source, data)
+	if err != nil {
+		return dnn.Device{}, err
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return dnn.Device{}, fmt.Errorf("%s: not a device (a mapping with name, peak, memory, ...)", source)
+	}
+	n := root.Content[0]
+	var f deviceYAML
+	if err := strictDecode(source, data, n, &f); err != nil {
+		return dnn.Device{}, err
+	}
+	at := func(key string) int {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line
+			}
+		}
+		return n.Line
+	}
+	d := dnn.Device{Name: f.Name, Efficiency: f.Efficiency, ByKind: f.ByKind}
+	if f.Peak == "" {
+		return d, fmt.Errorf("%s:%d: no peak; give the device's FLOP/s, e.g. peak: 312TFLOP/s", source, n.Line)
+	}
+	if d.Peak, err = ParseFLOPs(f.Peak); err != nil {
+		return d, fmt.Errorf("%s:%d: peak: %w", source, at("peak"), err)
+	}
+	if f.Memory != "" {
+		if d.Memory, err = ParseSize(f.Memory); err != nil {
+			return d, fmt.Errorf("%s:%d: memory: %w", source, at("memory"), err)
+		}
+	}
+	if f.HostLink != "" {
+		if d.HostLink, err = ParseBandwidth(f.HostLink); err != nil {
+			return d, fmt.Errorf("%s:%d: host_link: %w", source, at("host_link"), err)
+		}
+	}
+	if err := d.Check(); err != nil {
+		key := "efficiency"
+		if len(f.ByKind) > 0 && strings.Contains(err.Error(), " layers ") {
+			key = "efficiency_by_kind"
+		}
+		return d, fmt.Errorf("%s:%d: %w", source, at(key), err)
+	}
+	return d, nil
+}
+
+var flopUnits = map[string]float64{"FLOP/s": 1, "GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15, "": 1}
+
+// ParseFLOPs reads a rate such as "312TFLOP/s" or "1.5e14".
+func ParseFLOPs(s string) (float64, error) {
+	v, unit, err := splitNumber(s)
+	if err != nil {
+		return 0, err
+	}
+	scale, ok := flopUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q; use FLOP/s, GFLOP/s, TFLOP/s or PFLOP/s", s, unit)
+	}
+	if !(v > 0) || math.IsInf(v*scale, 0) {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	return v * scale, nil
+}
