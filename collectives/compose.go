@@ -152,6 +152,7 @@ const (
 	Send                         // Bytes to Peer with Tag
 	Recv                         // Bytes from Peer with Tag
 	CallItem                     // the rank's part of Call, as member Pos
+	Copy                         // a local copy of Src to Data (data mode; a pack or unpack), taking Dur
 )
 
 // Item is one step of a rank's composed program.
@@ -176,8 +177,9 @@ type Item struct {
 	Peer  int      // Send, Recv: the world rank
 	Tag   int      // Send, Recv: 0..MaxP2PTag
 	Data  sim.Region
-	Call  *Call // CallItem
-	Pos   int   // CallItem: the rank's position in Call.Group
+	Src   sim.Region // Copy
+	Call  *Call      // CallItem
+	Pos   int        // CallItem: the rank's position in Call.Group
 }
 
 // Script produces one rank's items in program order, a few at a time.
@@ -479,6 +481,8 @@ func (c *composer) op(it *Item) (sim.Op, error) {
 	switch it.Kind {
 	case Compute:
 		op.Kind, op.Dur, op.Bytes = sim.OpCalc, it.Dur, it.Bytes
+	case Copy:
+		op.Kind, op.Dur, op.Src = sim.OpCalc, it.Dur, it.Src
 	case Send, Recv:
 		op.Kind, op.Bytes, op.Peer, op.Tag = sim.OpSend, it.Bytes, int32(it.Peer), int32(it.Tag)
 		if it.Kind == Recv {

@@ -1,6 +1,10 @@
 package collectives
 
-import "github.com/collsim/collsim/sim"
+import (
+	"slices"
+
+	"github.com/collsim/collsim/sim"
+)
 
 // builder emits one rank's ops during a call to Source.Next and tracks the
 // program index of every op, so that steps can name earlier ops as
@@ -45,11 +49,13 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		if op.Kind != sim.OpCalc && b.members != nil {
 			op.Peer = int32(b.members[op.Peer])
 		}
-		tag := int64(op.Tag) + int64(b.tagBase)
-		if b.tagCeil > 0 && tag >= b.tagCeil {
-			b.tagErr = true
+		if op.Kind != sim.OpCalc {
+			tag := int64(op.Tag) + int64(b.tagBase)
+			if b.tagCeil > 0 && tag >= b.tagCeil {
+				b.tagErr = true
+			}
+			op.Tag = int32(tag)
 		}
-		op.Tag = int32(tag)
 		if op.Data.Buf > 0 && b.scratchOff != 0 {
 			op.Data.Off += b.scratchOff
 		} else {
@@ -186,20 +192,24 @@ type sub struct {
 	// their scratch must not overlap.
 	scratchOff int64
 	last       int32
+	// first is the sub's first op (-1: none yet); sinks are its ops that
+	// no later op of it waits for. When the inner program ends with more
+	// than one, a join waits for them all, so that what follows waits
+	// for every op of the sub (an MPI call returns when all of its
+	// operations are complete), not only its last.
+	first int32
+	sinks map[int32]struct{}
+	ended bool
 }
 
 func newSub(inner stepper, members []int, tagBase int, floor []int32, offset int64) *sub {
-	return &sub{inner: inner, members: members, tagBase: tagBase, floor: floor, offset: offset, last: -1}
+	return &sub{inner: inner, members: members, tagBase: tagBase, floor: floor, offset: offset, last: -1, first: -1}
 }
 
-// done returns the ops after which the inner program's result is in
-// place: its finals, its last op, or (if it had none) what it waited for.
+// done returns the ops after which every op of the inner program is
+// complete: its one sink (a join of them, see step), or, if it emitted
+// nothing, what it waited for.
 func (s *sub) done() []int32 {
-	if f, ok := s.inner.(finisher); ok {
-		if fin := f.finals(); len(fin) > 0 {
-			return fin
-		}
-	}
 	if s.last >= 0 {
 		return []int32{s.last}
 	}
@@ -227,11 +237,44 @@ func (s *sub) step(b *builder) bool {
 	}
 	before := b.next
 	more := s.inner.step(b)
-	if b.next > before {
-		s.last = b.next - 1
+	if !more && !s.ended {
+		s.ended = true
+		if len(s.sinks) > 1 {
+			s.track(b, before)
+			ops := make([]int32, 0, len(s.sinks))
+			for op := range s.sinks {
+				ops = append(ops, op)
+			}
+			slices.Sort(ops)
+			b.join(ops)
+			more = true // the join is this step's op; the next step ends
+		}
 	}
+	s.track(b, before)
 	b.inSub, b.members, b.tagBase, b.floor, b.offset, b.scratchOff = saveIn, saveM, saveT, saveF, saveO, saveS
 	return more
+}
+
+// track records the ops emitted since op before as the sub's, updating
+// its sinks and last op.
+func (s *sub) track(b *builder, before int32) {
+	if b.next == before {
+		return
+	}
+	if s.first < 0 {
+		s.first = before
+		s.sinks = map[int32]struct{}{}
+	}
+	base := b.next - int32(len(b.ops))
+	for i := max(before, base); i < b.next; i++ {
+		for _, d := range b.ops[i-base].After {
+			if d >= s.first {
+				delete(s.sinks, d)
+			}
+		}
+		s.sinks[i] = struct{}{}
+	}
+	s.last = b.next - 1
 }
 
 // phases runs steppers one after another; each phase's ops wait for the

@@ -222,15 +222,16 @@ type slot struct {
 // rank is one rank's interpreter state.
 type rank struct {
 	src      Source
-	reactive ReactiveSource // src, if it is reactive
-	held     heldSource     // src, if it withholds ops
-	win      []slot         // ring buffer of ops base..next-1, indexed by program index
-	data     []Region       // data mode only: each slot's region, same indexing
-	base     int32          // oldest op not yet complete (all before it are)
-	next     int32          // program index of the next op to read
-	waiting  int32          // read ops waiting for dependencies
-	open     int32          // read ops not complete
-	ended    bool           // the source has no more ops
+	reactive ReactiveSource   // src, if it is reactive
+	held     heldSource       // src, if it withholds ops
+	win      []slot           // ring buffer of ops base..next-1, indexed by program index
+	data     []Region         // data mode only: each slot's region, same indexing
+	copies   map[int32]Region // data mode only: the Src of copying calcs not yet issued
+	base     int32            // oldest op not yet complete (all before it are)
+	next     int32            // program index of the next op to read
+	waiting  int32            // read ops waiting for dependencies
+	open     int32            // read ops not complete
+	ended    bool             // the source has no more ops
 	finished bool
 	finish   Time
 	lastDone Time // latest completion time of ops completed ahead of time
@@ -532,11 +533,23 @@ func (x *executor) read(r int32, op *Op) {
 		x.fail(err)
 		return
 	}
-	if x.data != nil && op.Kind != OpCalc {
+	if x.data != nil && (op.Kind != OpCalc || op.Src.Count > 0) {
 		bufs := x.data[r]
-		if int(op.Data.Buf) >= len(bufs) || op.Data.Off+op.Data.Count > int64(len(bufs[op.Data.Buf])) {
-			x.fail(fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r, idx, op, op.Data))
-			return
+		regions := []Region{op.Data}
+		if op.Kind == OpCalc {
+			regions = append(regions, op.Src)
+		}
+		for _, reg := range regions {
+			if int(reg.Buf) >= len(bufs) || reg.Off+reg.Count > int64(len(bufs[reg.Buf])) {
+				x.fail(fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r, idx, op, reg))
+				return
+			}
+		}
+		if op.Kind == OpCalc {
+			if rk.copies == nil {
+				rk.copies = map[int32]Region{}
+			}
+			rk.copies[idx] = op.Src
 		}
 	}
 	if int(idx-rk.base) == len(rk.win) {
@@ -660,6 +673,14 @@ func (x *executor) issue(r, idx int32) {
 	now := x.eng.Now()
 	switch s.kind {
 	case OpCalc:
+		if x.data != nil {
+			if src, ok := x.ranks[r].copies[idx]; ok {
+				delete(x.ranks[r].copies, idx)
+				dst := x.region(r, idx)
+				bufs := x.data[r]
+				copy(bufs[dst.Buf][dst.Off:dst.Off+dst.Count], bufs[src.Buf][src.Off:src.Off+src.Count])
+			}
+		}
 		x.p.calc(r, uint32(idx), s.cpu, s.dur+x.reduceCost(s.bytes))
 	case OpSend:
 		id := x.p.send(r, uint32(idx), s.cpu, s.nic, s.peer, s.tag, s.bytes, s.conc)

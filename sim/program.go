@@ -64,7 +64,13 @@ type Op struct {
 	// of local reduction work, charged at the host's reduce rate.
 	Bytes int64
 	Dur   Time   // Calc: a fixed duration, added to the Bytes-based cost
-	Data  Region // Send: elements sent; Recv: where they land
+	Data  Region // Send: elements sent; Recv: where they land; Calc with Src: where Src is copied
+	// Src, on a Calc, is a local copy in data mode (a pack or an unpack):
+	// when the op starts, Src's elements are copied to Data (same count,
+	// regions that do not overlap). Its cost is the op's Dur and Bytes.
+	// The simulated executor honours it; runs over sockets do not take
+	// composed programs.
+	Src Region
 	// After lists program indices of earlier ops of this rank that must
 	// complete before this op starts (GOAL's requires). A Source may reuse
 	// the backing array after its next call to Next.
@@ -324,6 +330,9 @@ func checkOp(rank, index int32, op *Op, ranks int32) error {
 	case OpCalc:
 		if op.Bytes < 0 || op.Dur < 0 {
 			return bad("negative cost")
+		}
+		if op.Src.Count != 0 && (op.Src.Count != op.Data.Count || op.Src.Off < 0) {
+			return bad("a copy of %d elements into %d", op.Src.Count, op.Data.Count)
 		}
 	default:
 		return bad("unknown op kind")
