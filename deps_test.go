@@ -25,12 +25,13 @@ func TestDependencyDAG(t *testing.T) {
 		"network/networktest": {"sim", "topology"},
 		"collectives":         {"sim"},
 		"cost":                {"collectives", "sim"},
-		"configs":             {"network", "sim", "topology", "collectives", "workloads", "workloads/dnn"},
+		"configs":             {"network", "sim", "topology", "collectives", "workloads", "workloads/dnn", "workloads/fft"},
 		"workloads":           {"collectives", "sim"},
 		"workloads/dnn":       {"collectives", "sim", "workloads"},
+		"workloads/fft":       {"collectives", "sim", "workloads"},
 		// The root package, the public API for one experiment, assembles
 		// the others; only cmd imports it.
-		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn"},
+		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn", "workloads/fft"},
 	}
 	for pkg, ok := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()

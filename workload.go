@@ -3,6 +3,7 @@ package collsim
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/workers"
 	"github.com/collsim/collsim/workloads/dnn"
+	"github.com/collsim/collsim/workloads/fft"
 )
 
 type workersGroup = workers.Group
@@ -301,6 +303,72 @@ func (e *Experiment) Search(base dnn.Job, strategies []dnn.Strategy, workers int
 	})
 	if firstErr != nil && !slices.ContainsFunc(out, func(c Candidate) bool { return c.Refused == "" }) {
 		return out, firstErr
+	}
+	return out, nil
+}
+
+// FFTResult is one 3D FFT of an fft.Job.
+type FFTResult struct {
+	Grid     string  `json:"grid"`
+	Ranks    int     `json:"ranks"`
+	Decomp   string  `json:"decomposition"`
+	Alltoall string  `json:"alltoall"`
+	Layout   string  `json:"layout"`
+	Time     float64 `json:"time_s"`
+	GFLOPs   float64 `json:"gflops"` // 5 N log2 N for N = Nx Ny Nz points (x2 for a round trip) over the time, in 10^9/s
+	Compute  float64 `json:"compute_s,omitempty"`
+	Exposed  float64 `json:"exposed_comm_s,omitempty"` // the time saved when every message is free
+	Run      *Result `json:"run"`
+}
+
+// RunFFT simulates job on the experiment's machine: one rank per grid
+// position. With breakdown it also runs it with every message free
+// (network and hosts' message costs), which leaves the FFTs and packing.
+func (e *Experiment) RunFFT(job fft.Job, breakdown bool) (*FFTResult, error) {
+	m, err := e.machine()
+	if err != nil {
+		return nil, err
+	}
+	if job.NodeSize == 0 {
+		job.NodeSize = m.NodeSize()
+	}
+	if job.GroupSize == 0 {
+		job.GroupSize = m.GroupSize()
+	}
+	comp, err := job.Composition()
+	if err != nil {
+		return nil, &OptionError{Err: err}
+	}
+	res, err := e.runComposition(comp, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	decomp := "pencil"
+	if job.Pc == 1 {
+		decomp = "slab"
+	}
+	layout := "row-major"
+	if job.Aligned {
+		layout = "aligned"
+	}
+	out := &FFTResult{Grid: fmt.Sprintf("%dx%dx%d", job.Nx, job.Ny, job.Nz), Ranks: job.Ranks(), Decomp: fmt.Sprintf("%s %dx%d", decomp, job.Pr, job.Pc),
+		Alltoall: cmp.Or(job.Alltoall, collectives.DefaultAlgorithm(collectives.Alltoall)), Layout: layout, Time: res.Time, Run: res}
+	if res.Time > 0 {
+		n := float64(job.Nx) * float64(job.Ny) * float64(job.Nz)
+		passes := 1.0
+		if job.RoundTrip {
+			passes = 2
+		}
+		out.GFLOPs = passes * 5 * n * math.Log2(n) / res.Time / 1e9
+	}
+	if breakdown {
+		x := *e
+		x.Progress, x.Trace = nil, nil
+		free, err := x.runComposition(comp, func(int32) bool { return true }, true)
+		if err != nil {
+			return nil, err
+		}
+		out.Compute, out.Exposed = free.Time, res.Time-free.Time
 	}
 	return out, nil
 }

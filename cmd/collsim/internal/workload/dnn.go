@@ -166,7 +166,7 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		DP: dp, TP: o.tp, PP: o.pp, Order: o.order, Schedule: o.schedule, Microbatches: o.microbatches, MicroBatch: o.microBatch,
 		ZeRO3: o.zero3, BucketBytes: bucket, NoOverlap: o.noOverlap, GradBytes: o.gradBytes, Algorithms: algos,
 		Compression: dnn.Compression{Ratio: o.compress, Throughput: rate, Exchange: o.compressExch},
-		Recompute: o.recompute, Offload: o.offload, OffloadSerial: o.offSerial, Inference: o.inference, Prune: o.prune,
+		Recompute:   o.recompute, Offload: o.offload, OffloadSerial: o.offSerial, Inference: o.inference, Prune: o.prune,
 	}}
 	return j, devices, nil
 }
