@@ -256,15 +256,29 @@ type composer struct {
 
 type doneSpan struct{ off, n int32 }
 
+// maxQueued bounds the items a lane's advance reads ahead of need.
+const maxQueued = 1024
+
+// queued is how many items wait in the lanes' queues.
+func (c *composer) queued() int {
+	n := 0
+	for i := range c.lanes {
+		n += len(c.lanes[i].queue) - c.lanes[i].head
+	}
+	return n
+}
+
 // noOps stands for "done with nothing to wait for": -1 is no dependency.
 var noOps = []int32{-1}
 
 type lane struct {
-	queue  []queued
-	head   int
-	active *sub // the call in progress
-	item   int32
-	last   []int32 // what the lane's next item waits for
+	queue    []queued
+	head     int
+	active   *sub // the call in progress
+	call     *Call
+	elemSize int64
+	item     int32
+	last     []int32 // what the lane's next item waits for
 }
 
 type queued struct {
@@ -351,8 +365,8 @@ func (c *composer) advance(l int) bool {
 	for {
 		if ln.active != nil {
 			saveElem, saveOverlap := c.b.elemSize, c.b.overlap
-			call := ln.queue[ln.head-1].it.Call
-			c.b.elemSize, c.b.overlap, c.b.places, c.b.cpu = call.elemSize(), call.Params.Overlap, call.Places, uint16(l)
+			call := ln.call
+			c.b.elemSize, c.b.overlap, c.b.places, c.b.cpu = ln.elemSize, call.Params.Overlap, call.Places, uint16(l)
 			c.b.tagCeil = int64(call.Context+1) * contextRange
 			before := c.b.next
 			more := ln.active.step(&c.b)
@@ -374,7 +388,11 @@ func (c *composer) advance(l int) bool {
 		}
 		if ln.head == len(ln.queue) {
 			ln.queue, ln.head = ln.queue[:0], 0
-			if c.ended || c.err != nil {
+			// Read on only while few items wait: a lane that has nothing
+			// for a long stretch of the script must not pull all of it
+			// into the other lanes' queues (Next pulls when no lane can
+			// move).
+			if c.ended || c.err != nil || c.queued() >= maxQueued {
 				return false
 			}
 			c.pull()
@@ -414,16 +432,18 @@ func (c *composer) advance(l int) bool {
 // deps is what item q waits for: the lane's previous item and the items
 // it names; ok is false while one of those is not yet emitted.
 func (c *composer) deps(ln *lane, q *queued) (floor []int32, ok bool) {
-	floor = append([]int32(nil), ln.last...)
 	for _, a := range q.it.After {
 		if a < 0 || a >= q.idx {
 			c.err = fmt.Errorf("rank %d item %d: After names item %d, which is not an earlier item", c.rank, q.idx, a)
 			return nil, false
 		}
-		d := c.done[a]
-		if d.n < 0 {
+		if c.done[a].n < 0 {
 			return nil, false
 		}
+	}
+	floor = append([]int32(nil), ln.last...)
+	for _, a := range q.it.After {
+		d := c.done[a]
 		for _, op := range c.pool[d.off : d.off+d.n] {
 			if op >= 0 {
 				floor = append(floor, op)
@@ -455,6 +475,7 @@ func (c *composer) start(ln *lane, l int, q *queued, floor []int32) error {
 		return fmt.Errorf("rank %d item %d: context %d is used on lanes %d and %d; calls that may run at once need their own contexts", c.rank, q.idx, ctx, c.ctxLane[ctx], l)
 	}
 	ln.active = call.on(q.it.Pos, ctx*contextRange, floor, 0)
+	ln.call, ln.elemSize = call, call.elemSize()
 	ln.item = q.idx
 	return nil
 }

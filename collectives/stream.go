@@ -32,10 +32,12 @@ type builder struct {
 	// buffers lie in the rank's (nil: as they are), and the tag past the
 	// call's context, which its tags must stay below (0: no limit);
 	// tagErr records a tag that did not.
-	cpu     uint16
-	places  []Place
-	tagCeil int64
-	tagErr  bool
+	cpu    uint16
+	places []Place
+	// subFirst is the first op of the innermost sub being emitted.
+	subFirst int32
+	tagCeil  int64
+	tagErr   bool
 }
 
 func (b *builder) emit(op sim.Op, after []int32) int32 {
@@ -61,7 +63,16 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		} else {
 			op.Data.Off += b.offset
 		}
-		b.deps = append(b.deps, b.floor...)
+		// An op that waits for an earlier op of its sub waits for the
+		// floor through it: only the sub's first ops need the floor's
+		// edges (a third of all edges in a large composition).
+		inner := false
+		for _, d := range b.deps[start:] {
+			inner = inner || d >= b.subFirst
+		}
+		if !inner {
+			b.deps = append(b.deps, b.floor...)
+		}
 	}
 	if b.places != nil {
 		pl := b.places[op.Data.Buf]
@@ -198,7 +209,7 @@ type sub struct {
 	// for every op of the sub (an MPI call returns when all of its
 	// operations are complete), not only its last.
 	first int32
-	sinks map[int32]struct{}
+	sinks opSet
 	ended bool
 }
 
@@ -236,22 +247,23 @@ func (s *sub) step(b *builder) bool {
 		b.floor = append(append([]int32(nil), saveF...), s.floor...)
 	}
 	before := b.next
+	saveFirst := b.subFirst
+	b.subFirst = before
+	if s.first >= 0 {
+		b.subFirst = s.first
+	}
 	more := s.inner.step(b)
 	if !more && !s.ended {
 		s.ended = true
-		if len(s.sinks) > 1 {
+		if s.sinks.len() > 1 {
 			s.track(b, before)
-			ops := make([]int32, 0, len(s.sinks))
-			for op := range s.sinks {
-				ops = append(ops, op)
-			}
-			slices.Sort(ops)
-			b.join(ops)
+			b.join(s.sinks.sorted())
 			more = true // the join is this step's op; the next step ends
 		}
 	}
 	s.track(b, before)
 	b.inSub, b.members, b.tagBase, b.floor, b.offset, b.scratchOff = saveIn, saveM, saveT, saveF, saveO, saveS
+	b.subFirst = saveFirst
 	return more
 }
 
@@ -263,16 +275,15 @@ func (s *sub) track(b *builder, before int32) {
 	}
 	if s.first < 0 {
 		s.first = before
-		s.sinks = map[int32]struct{}{}
 	}
 	base := b.next - int32(len(b.ops))
 	for i := max(before, base); i < b.next; i++ {
 		for _, d := range b.ops[i-base].After {
 			if d >= s.first {
-				delete(s.sinks, d)
+				s.sinks.remove(d)
 			}
 		}
-		s.sinks[i] = struct{}{}
+		s.sinks.add(i)
 	}
 	s.last = b.next - 1
 }
@@ -350,4 +361,57 @@ func ceilLog2(p int) int {
 		k++
 	}
 	return k
+}
+
+// opSet is a set of op indices: a short slice while small (a sub's
+// frontier usually is), a map once large (a linear alltoall's p sends and
+// receives).
+type opSet struct {
+	small []int32
+	large map[int32]struct{}
+}
+
+func (o *opSet) len() int {
+	if o.large != nil {
+		return len(o.large)
+	}
+	return len(o.small)
+}
+
+func (o *opSet) add(op int32) {
+	if o.large != nil {
+		o.large[op] = struct{}{}
+		return
+	}
+	o.small = append(o.small, op)
+	if len(o.small) > 32 {
+		o.large = make(map[int32]struct{}, 64)
+		for _, x := range o.small {
+			o.large[x] = struct{}{}
+		}
+		o.small = nil
+	}
+}
+
+func (o *opSet) remove(op int32) {
+	if o.large != nil {
+		delete(o.large, op)
+		return
+	}
+	for i := len(o.small) - 1; i >= 0; i-- { // recent ops are removed most
+		if o.small[i] == op {
+			o.small = append(o.small[:i], o.small[i+1:]...)
+			return
+		}
+	}
+}
+
+// sorted returns the set's ops in increasing order.
+func (o *opSet) sorted() []int32 {
+	out := slices.Clone(o.small)
+	for op := range o.large {
+		out = append(out, op)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,0 +1,73 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseModel(t *testing.T) {
+	m, err := ParseModel("my.yaml", []byte(`name: two
+tokens: 128
+layers:
+  - {name: a, kind: conv, params: 1000, fwd_flops: 2e6, activation_bytes: 1KiB, output_bytes: 512}
+  - name: b
+    kind: transformer
+    repeat: 3
+    params: 4e3
+    fwd_flops: 1e7
+    fwd_time: 1ms
+    tp: true
+    tp_fwd: 2
+    tp_bwd: 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Layers) != 4 || m.Params() != 1000+3*4000 || m.Layers[0].ActBytes != 1024 || m.Layers[0].OutBytes != 512 || m.Tokens != 128 || !m.Layers[3].TP || m.Layers[3].TPFwd != 2 {
+		t.Errorf("%+v", m)
+	}
+	g, err := ParseModel("g.yaml", []byte("transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 100}\n"))
+	if err != nil || len(g.Layers) != 4 || g.Name != "g" {
+		t.Errorf("%+v %v", g, err)
+	}
+}
+
+func TestParseModelErrors(t *testing.T) {
+	cases := map[string]string{
+		"layers:\n  - {name: a, params: -5}\n":                            "m.yaml:2: layer 0 (a): params -5 must be a whole number",
+		"layers:\n  - {name: a, params: 5, flops: 3}\n":                   `m.yaml:2: unknown key "flops"; valid keys here: name, kind, repeat, params, fwd_flops`,
+		"layers:\n  - {name: a}\n":                                        "m.yaml:2: layer 0 (a): no params, fwd_flops or fwd_time",
+		"layers:\n  - {name: a, params: 5, activation_bytes: 3 apples}\n": "m.yaml:2: layer 0 (a): activation_bytes:",
+		"name: x\n": "m.yaml:1: no layers",
+		"transformer: {layers: 2, hidden: 10, heads: 3, seq: 4, vocab: 5}\n": "m.yaml:1: transformer: hidden size 10 is not a multiple of 3 heads",
+		"layers:\n  - {name: a, params: 5, repeat: 100000}\n":                "m.yaml:2: layer 0 (a): repeat 100000 must be from 1 to 65536",
+		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                     "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
+		"layers:\n\t- a\n": "m.yaml:2: a tab",
+		"layers: [1, 2]\n": "m.yaml:1: expected a mapping",
+	}
+	for in, want := range cases {
+		_, err := ParseModel("m.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestParseDevice(t *testing.T) {
+	d, err := ParseDevice("d.yaml", []byte("name: g\npeak: 100TFLOP/s\nefficiency: 0.4\nmemory: 40GiB\nhost_link: 25GB/s\nefficiency_by_kind: {conv: 0.2}\n"))
+	if err != nil || d.Peak != 100e12 || d.Memory != 40<<30 || d.HostLink != 25e9 || d.ByKind["conv"] != 0.2 {
+		t.Errorf("%+v %v", d, err)
+	}
+	for in, want := range map[string]string{
+		"name: g\n":                                "d.yaml:1: no peak",
+		"peak: 5 furlongs\n":                       "d.yaml:1: peak:",
+		"peak: 1e12\nefficiency: 2\n":              "d.yaml:2: device \"\": efficiency 2 outside (0, 1]",
+		"peak: 1e12\nmemroy: 1GiB\n":               `d.yaml:2: unknown key "memroy"`,
+		"peak: 1e12\nefficiency_by_kind: {a: 0}\n": "d.yaml:2: device \"\": efficiency of a layers 0",
+	} {
+		_, err := ParseDevice("d.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
