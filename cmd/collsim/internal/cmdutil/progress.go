@@ -79,6 +79,17 @@ func (p *Progress) Reading(name string, done, total int64) {
 		t.Sub(p.start).Round(time.Second), name, float64(done)/1e6, float64(total)/1e6, 100*float64(done)/float64(max(total, 1))))
 }
 
+// Count is told how many of total items (simulations of a search) are
+// done: a line when one is due. Call it on a timer as well as on each
+// item, so that a line appears while long items run.
+func (p *Progress) Count(name string, done, total int) {
+	t := p.now()
+	if !p.due(t) {
+		return
+	}
+	p.show(t, fmt.Sprintf("collsim: %s wall, %s: %d of %d done", t.Sub(p.start).Round(time.Second), name, done, total))
+}
+
 // Update is a sim.Config.Progress: it prints when a line is due.
 func (p *Progress) Update(s sim.Progress) {
 	t := p.now()

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -259,8 +261,29 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 	}
 	var report func(int, int)
 	if p := o.display(streams); p != nil {
-		report = func(d, n int) { p.Reading("strategies", int64(d), int64(n)) }
-		defer p.Done()
+		var mu sync.Mutex
+		finished := 0
+		report = func(d, n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			finished = d
+			p.Count("strategies simulated", d, n)
+		}
+		tick := time.NewTicker(time.Second)
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+					mu.Lock()
+					p.Count("strategies simulated", finished, len(strategies))
+					mu.Unlock()
+				case <-stop:
+					return
+				}
+			}
+		}()
+		defer func() { tick.Stop(); close(stop); mu.Lock(); p.Done(); mu.Unlock() }()
 	}
 	e.Progress = nil
 	cands, err := e.Search(j, strategies, workersFlag(o.workers), report)
