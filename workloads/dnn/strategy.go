@@ -371,7 +371,7 @@ type OutOfMemory struct {
 
 func (e *OutOfMemory) Error() string {
 	m := e.Need
-	return fmt.Sprintf("does not fit: stage %d needs %s per device (weights %s, gradients %s, optimizer %s, activations %s) but a %s has %s; use more tensor or pipeline parallelism, zero3, recompute or offload",
+	return fmt.Sprintf("does not fit: stage %d needs %s per device (weights %s, gradients %s, optimizer %s, activations %s), but device %s has %s; use more tensor or pipeline parallelism, zero3, recompute or offload",
 		m.Stage, gib(m.Total), gib(m.Weights), gib(m.Gradients), gib(m.Optimizer), gib(m.Activations), e.Device, gib(e.Have))
 }
 

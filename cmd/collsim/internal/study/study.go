@@ -20,7 +20,8 @@ func New(streams *cmdutil.IO) *cobra.Command {
 		Use:   "study",
 		Short: "Check the claims of the papers collsim is built on (tables and plots)",
 	}
-	cmd.AddCommand(newSuara(streams), newLP(streams), newNoise(streams), newRouting(streams))
+	cmd.AddCommand(newSuara(streams), newLP(streams), newNoise(streams), newRouting(streams),
+		newFFTStudy(streams), newSuaraTraining(streams), newCompression(streams), newLPTraining(streams), newStrategies(streams))
 	withOutputs(streams, cmd)
 	return cmd
 }

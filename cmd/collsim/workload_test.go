@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWorkloadDNN: the command runs a strategy and its JSON holds what
+// the table says; the breakdown's parts add up to the step where the
+// definitions say they must (pp 1: no bubble beyond the hosts' message
+// costs, compute + bubble + exposed = step).
+func TestWorkloadDNN(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "dnn", "--model", "gpt:4,256,4,128,1000", "--device", "a100", "--dp", "2", "--tp", "2", "--pp", "2", "--microbatches", "4", "--json", "-m", "gpu-cluster")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Devices     int     `json:"devices"`
+		GlobalBatch int     `json:"global_batch"`
+		Step        float64 `json:"step_s"`
+		SamplesPerS float64 `json:"samples_per_s"`
+		Breakdown   struct {
+			Compute   float64            `json:"compute_s"`
+			Bubble    float64            `json:"bubble_s"`
+			Exposed   float64            `json:"exposed_comm_s"`
+			ExposedBy map[string]float64 `json:"exposed_by_kind_s"`
+		} `json:"breakdown"`
+		Memory []struct {
+			Total int64 `json:"total_bytes"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	b := r.Breakdown
+	if r.Devices != 8 || r.GlobalBatch != 8 || len(r.Memory) != 2 || r.Step <= 0 {
+		t.Errorf("%+v", r)
+	}
+	if d := b.Compute + b.Bubble + b.Exposed - r.Step; d > 1e-12 || d < -1e-12 {
+		t.Errorf("compute %g + bubble %g + exposed %g != step %g", b.Compute, b.Bubble, b.Exposed, r.Step)
+	}
+	for _, k := range []string{"tp", "dp", "pp"} {
+		if _, ok := b.ExposedBy[k]; !ok {
+			t.Errorf("no %s in the breakdown: %v", k, b.ExposedBy)
+		}
+	}
+	if got := r.SamplesPerS * r.Step; got < 7.999 || got > 8.001 {
+		t.Errorf("samples/s x step = %g, want the global batch 8", got)
+	}
+}
+
+func TestWorkloadDNNRefuses(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nlayers:\n  - {name: a, params: 10}\n  - {name: b, params: -3}\n"), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--dp", "3", "--devices", "8"}, 2, "dp 3 x tp 1 x pp 1 = 3 devices, but the run has 8"},
+		{[]string{"--model", "bert-large", "--tp", "16", "--devices", "16"}, 2, "tp 16 is larger than a node of 8 devices"},
+		{[]string{"--model", "gpt3-175b", "--devices", "8"}, 2, "does not fit: stage 0 needs"},
+		{[]string{"--model", bad}, 1, "bad.yaml:4: layer 1 (b): params -3"},
+		{[]string{"--model", "nosuch"}, 1, "unknown model \"nosuch\""},
+		{[]string{"--device", "tpu9"}, 1, "neither a preset"},
+		{[]string{"--algo", "allreduce"}, 2, "give COLLECTIVE=ALGORITHM"},
+		{[]string{"--algo", "allreduce=nosuch", "--devices", "4"}, 2, "unknown allreduce algorithm \"nosuch\""},
+		{[]string{"--devices", "4096"}, 2, "4096 devices, but machine gpu-cluster has 512 slots"},
+		{[]string{"--search"}, 2, "--search needs --global-batch"},
+		{[]string{"--schedule", "zigzag", "--pp", "2", "--devices", "4"}, 2, "pipeline schedule \"zigzag\""},
+	}
+	for _, c := range cases {
+		_, errs, code := collsim(t, append([]string{"workload", "dnn", "-m", "gpu-cluster"}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit %d with %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
+// TestWorkloadDNNSearch: every factorization of 16 devices with tp up to a
+// node, ranked fastest first.
+func TestWorkloadDNNSearch(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "dnn", "--model", "gpt:8,256,4,128,1000", "--devices", "16", "--search", "--global-batch", "16", "--json", "-m", "gpu-cluster", "--workers", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var cands []struct {
+		Strategy string  `json:"strategy"`
+		Step     float64 `json:"step_s"`
+		Refused  string  `json:"refused"`
+	}
+	if err := json.Unmarshal([]byte(out), &cands); err != nil {
+		t.Fatal(err)
+	}
+	// tp 1, 2, 4, 8 (up to a node of 8); pp dividing 16/tp and at most
+	// the model's 10 layers; dp the rest, dividing the batch of 16:
+	// (tp, pp) = (1; 1,2,4,8), (2; 1,2,4,8), (4; 1,2,4), (8; 1,2): 13
+	// shapes, each with buckets of 25 and 100 MiB but the 3 with dp 1
+	// ((2,8), (4,4), (8,2)), which have no gradient exchange.
+	if want := 2*13 - 3; len(cands) != want {
+		t.Errorf("%d candidates, want %d", len(cands), want)
+	}
+	for i := 1; i < len(cands); i++ {
+		if cands[i].Refused == "" && (cands[i-1].Refused != "" || cands[i].Step < cands[i-1].Step) {
+			t.Errorf("not ranked: %v then %v", cands[i-1], cands[i])
+		}
+	}
+}
+
+func TestWorkloadFFT(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "fft", "--grid", "64", "--ranks", "16", "--json", "-m", "small")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Decomp  string  `json:"decomposition"`
+		Time    float64 `json:"time_s"`
+		Compute float64 `json:"compute_s"`
+		Exposed float64 `json:"exposed_comm_s"`
+		GFLOPs  float64 `json:"gflops"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Decomp != "pencil 4x4" || r.Compute+r.Exposed-r.Time > 1e-12 || r.Compute+r.Exposed-r.Time < -1e-12 {
+		t.Errorf("%+v", r)
+	}
+	// 5 N log2 N FLOPs for N = 64^3 points over the time.
+	if want := 5 * 262144 * 18 / r.Time / 1e9; r.GFLOPs < want*0.9999 || r.GFLOPs > want*1.0001 {
+		t.Errorf("%g GFLOP/s, want %g", r.GFLOPs, want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--grid", "9", "--ranks", "4"}, "must be multiples of Pr 2"},
+		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 x --pc 0 is not the 6 ranks"},
+		{[]string{"--decomp", "cube"}, "--decomp \"cube\""},
+		{[]string{"--grid", "8,8"}, "--grid \"8,8\""},
+		{[]string{"--algo", "nosuch", "--grid", "8", "--ranks", "4"}, "unknown alltoall algorithm"},
+	} {
+		_, errs, code := collsim(t, append([]string{"workload", "fft", "-m", "small"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// workloadStudies are the workload studies at sizes a test can run; their
+// outputs are snapshots (testdata/NAME.snapshot: as last reviewed).
+var workloadStudies = []struct {
+	name string
+	args []string
+}{
+	{"study-lp-training", []string{"study", "lp-training", "-n", "8..64"}},
+	{"study-compression", []string{"study", "compression"}},
+	{"study-suara-training", []string{"study", "suara-training", "-n", "64,1024"}},
+	{"study-fft-small", []string{"study", "fft", "--grids", "256", "-n", "64,256"}},
+	{"study-strategies-small", []string{"study", "strategies", "--model", "gpt:8,512,8,256,1000", "-n", "32", "--batch", "32", "--pp", "2", "--network", "analytic", "--set", "network.fat_tree.levels=2"}},
+}
+
+func TestWorkloadStudies(t *testing.T) {
+	for _, c := range workloadStudies {
+		out, errs, code := collsim(t, c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		file := filepath.Join("testdata", c.name+".snapshot")
+		if *update {
+			os.WriteFile(file, []byte(out), 0o644)
+			continue
+		}
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if out != string(want) {
+			t.Errorf("%v: output differs from %s:\n--- got\n%s\n--- want\n%s", c.args, file, out, want)
+		}
+	}
+}
