@@ -47,7 +47,7 @@ func pct(a, b float64) string { return fmt.Sprintf("%+.1f%%", 100*(a/b-1)) }
 
 func newFFTStudy(streams *cmdutil.IO) *cobra.Command {
 	o := &workloadOptions{}
-	var grids, ranks string
+	var grids, ranks, routings string
 	cmd := &cobra.Command{
 		Use:   "fft",
 		Short: "3D FFT on a Dragonfly: transposes aligned with groups vs default vs random",
@@ -58,23 +58,25 @@ flow network with block placement unless said:
 
   default  the most square Pr x Pc grid, numbered row-major: each column (the
            second transpose's communicator) is consecutive ranks
-  aligned  Pr the largest divisor of the ranks that divides a group's ranks,
-           rows (the first transpose's communicator) consecutive: every row
-           inside one group
+  aligned  Pr the largest divisor of the ranks that divides a group's ranks
+           (Pc at least 2: a pencil still), rows (the first transpose's
+           communicator) consecutive: every row inside one group
   random   the default grid with ranks placed at random over the machine
 
 and reports the time, the communication it exposes (the time saved when
-every message is free) and aligned's saving against default.`,
+every message is free) and each layout's saving against default, under each
+of --routing (minimal: one global hop; ugal: Aries-like adaptive detours).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFFTStudy(streams, o, grids, ranks) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFFTStudy(streams, o, grids, ranks, routings) },
 	}
 	o.register(cmd, "xc40", collsim.Flow)
 	cmd.Flags().StringVar(&grids, "grids", "1024,2048,4096", "grid sizes N (N^3 points)")
 	cmd.Flags().StringVarP(&ranks, "ranks", "n", "256,1024,4096", "rank counts")
+	cmd.Flags().StringVar(&routings, "routing", "minimal,ugal", "routings to compare (comma-separated)")
 	return cmd
 }
 
-func runFFTStudy(streams *cmdutil.IO, o *workloadOptions, gridList, rankList string) error {
+func runFFTStudy(streams *cmdutil.IO, o *workloadOptions, gridList, rankList, routingList string) error {
 	e, err := o.experiment()
 	if err != nil {
 		return err
@@ -89,47 +91,49 @@ func runFFTStudy(streams *cmdutil.IO, o *workloadOptions, gridList, rankList str
 	}
 	group := e.Machine.GroupSize()
 	fmt.Fprintf(streams.Out, "3D FFT (forward, pencil, complex64, pairwise alltoall, 20 GFLOP/s FFTs, device packing at 100 GB/s) on %s, %s network; a group holds %d ranks\n", e.Machine.Name, e.Network, group)
-	rows := [][]string{{"N", "ranks", "layout", "grid", "time", "exposed comm", "comm vs default"}}
+	rows := [][]string{{"N", "ranks", "routing", "layout", "grid", "time", "exposed comm", "comm vs default"}}
 	for _, n := range grids {
 		for _, p := range ranks {
-			if p > e.Machine.Slots() {
-				return cmdutil.Flagf("%d ranks, but %s has %d slots", p, e.Machine.Name, e.Machine.Slots())
-			}
-			square := int(math.Sqrt(float64(p)))
-			for p%square != 0 {
-				square--
-			}
-			pr := 1
-			for d := 1; d <= p; d++ {
-				if p%d == 0 && group%d == 0 && n%d == 0 && n%(p/d) == 0 {
-					pr = d
+			for _, routing := range strings.Split(routingList, ",") {
+				if p > e.Machine.Slots() {
+					return cmdutil.Flagf("%d ranks, but %s has %d slots", p, e.Machine.Name, e.Machine.Slots())
 				}
-			}
-			var base float64
-			for _, c := range []struct {
-				name      string
-				pr        int
-				aligned   bool
-				placement string
-			}{{"default", p / square, false, ""}, {"aligned", pr, true, ""}, {"random", p / square, false, "random"}} {
-				j := fft.Job{Nx: n, Ny: n, Nz: n, Pr: c.pr, Pc: p / c.pr, FLOPs: 20e9, Pack: "device", PackRate: 100e9, Alltoall: "pairwise", Aligned: c.aligned}
-				if err := j.Check(); err != nil {
-					rows = append(rows, []string{fmt.Sprint(n), fmt.Sprint(p), c.name, fmt.Sprintf("%dx%d", j.Pr, j.Pc), "-", "-", err.Error()})
-					continue
+				square := int(math.Sqrt(float64(p)))
+				for p%square != 0 {
+					square--
 				}
-				x := *e
-				x.Placement = c.placement
-				res, err := x.RunFFT(j, true)
-				if err != nil {
-					return err
+				pr := 1
+				for d := 1; d <= p; d++ {
+					if p%d == 0 && group%d == 0 && n%d == 0 && n%(p/d) == 0 && (p/d >= 2 || p < 4) { // a pencil still: two transposes, as the others
+						pr = d
+					}
 				}
-				vs := ""
-				if c.name == "default" {
-					base = res.Exposed
-				} else if base > 0 {
-					vs = pct(res.Exposed, base)
+				var base float64
+				for _, c := range []struct {
+					name      string
+					pr        int
+					aligned   bool
+					placement string
+				}{{"default", p / square, false, ""}, {"aligned", pr, true, ""}, {"random", p / square, false, "random"}} {
+					j := fft.Job{Nx: n, Ny: n, Nz: n, Pr: c.pr, Pc: p / c.pr, FLOPs: 20e9, Pack: "device", PackRate: 100e9, Alltoall: "pairwise", Aligned: c.aligned}
+					if err := j.Check(); err != nil {
+						rows = append(rows, []string{fmt.Sprint(n), fmt.Sprint(p), routing, c.name, fmt.Sprintf("%dx%d", j.Pr, j.Pc), "-", "-", err.Error()})
+						continue
+					}
+					x := *e
+					x.Placement, x.Routing = c.placement, strings.TrimSpace(routing)
+					res, err := x.RunFFT(j, true)
+					if err != nil {
+						return err
+					}
+					vs := ""
+					if c.name == "default" {
+						base = res.Exposed
+					} else if base > 0 {
+						vs = pct(res.Exposed, base)
+					}
+					rows = append(rows, []string{fmt.Sprint(n), fmt.Sprint(p), routing, c.name, fmt.Sprintf("%dx%d", j.Pr, j.Pc), cmdutil.Seconds(res.Time), cmdutil.Seconds(res.Exposed), vs})
 				}
-				rows = append(rows, []string{fmt.Sprint(n), fmt.Sprint(p), c.name, fmt.Sprintf("%dx%d", j.Pr, j.Pc), cmdutil.Seconds(res.Time), cmdutil.Seconds(res.Exposed), vs})
 			}
 		}
 	}
