@@ -118,6 +118,14 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 	if err := job.Check(0); err != nil {
 		return nil, &OptionError{Err: err}
 	}
+	if job.Tune == nil && cmp.Or(e.Network, Analytic) != LogGOPS {
+		// Each call's open options chosen by the closed forms on this
+		// machine, as run chooses them (the model's placement: block).
+		if place, err := m.Place(min(job.Devices(), m.Slots()), "", e.Seed); err == nil {
+			h, _ := Hockney(m, place) // a machine's first route where routes differ, as run prices it
+			job.Tune = func(a collectives.Algorithm, p *collectives.Params) { Tune(a, p, h) }
+		}
+	}
 	run := func(free map[string]bool, busy []sim.Time) (*Result, error) {
 		comp, err := job.Composition(free)
 		if err != nil {

@@ -210,6 +210,14 @@ func (rs *rankScript) call(w *workloads.Writer, c collectives.Collective, ctx in
 			// library's choice cannot run falls back to the default.
 			call, _ = collectives.NewCall(c, "", g, collectives.Params{Count: count, ElemSize: elem}, ctx)
 		}
+		if tune := rs.j.Tune; tune != nil {
+			p := call.Params
+			tune(call.Algorithm, &p)
+			if tuned, err := collectives.NewCall(c, call.Algorithm.Name, g, p, ctx); err == nil {
+				tuned.Rule = call.Rule
+				call = tuned
+			}
+		}
 		rs.calls[k] = call
 	}
 	return w.Add(collectives.Item{Kind: collectives.CallItem, Call: call, Pos: pos, Lane: lane, After: after})

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -115,6 +116,10 @@ type Job struct {
 	NodeSize int
 	// AllowTPAcrossNodes lets tp exceed a node.
 	AllowTPAcrossNodes bool
+	// Tune, when set, chooses the options a call's algorithm leaves open
+	// (a pipeline's segment, SUARA's grid) for each call, as collsim run
+	// does for a single call; its caller knows the machine.
+	Tune func(a collectives.Algorithm, p *collectives.Params)
 }
 
 // Devices is dp x tp x pp.
