@@ -132,10 +132,17 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 			return nil, &OptionError{Err: err}
 		}
 		x := *e
-		if busy != nil {
+		switch {
+		case free != nil:
+			x.Trace, x.Progress = nil, nil // the breakdown's runs are not the run traced
+		case busy != nil:
+			user := e.Trace
 			x.Trace = func(ev sim.TraceEvent) {
 				if ev.Completed && ev.Op.Kind == sim.OpCalc && ev.Op.CPU == 0 {
 					busy[ev.Rank] += ev.Op.Dur
+				}
+				if user != nil {
+					user(ev)
 				}
 			}
 		}

@@ -183,3 +183,38 @@ func TestWorkloadStudies(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadDNNScaling: efficiency is throughput over (devices / the
+// first's) times the first's throughput, recomputed here from the rows;
+// --trace writes a Chrome trace of the run.
+func TestWorkloadDNNScaling(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "dnn", "--model", "resnet50", "--scaling", "2,8,32", "--algo", "allreduce=lp", "--json", "-m", "gpu-cluster")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []struct {
+		Devices     int     `json:"devices"`
+		SamplesPerS float64 `json:"samples_per_s"`
+		Efficiency  float64 `json:"scaling_efficiency"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, r := range rows {
+		want := r.SamplesPerS / (float64(r.Devices) / 2 * rows[0].SamplesPerS)
+		if d := r.Efficiency - want; d > 1e-12 || d < -1e-12 || r.Efficiency > 1+1e-12 {
+			t.Errorf("%+v: efficiency, want %g", r, want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "t.json")
+	if _, errs, code := collsim(t, "workload", "dnn", "--model", "gpt:2,128,2,64,100", "--dp", "2", "--pp", "2", "--microbatches", "2", "-m", "gpu-cluster", "--trace", file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(file)
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.TraceEvents) < 20 {
+		t.Errorf("trace: %v, %d events", err, len(doc.TraceEvents))
+	}
+}

@@ -189,3 +189,37 @@ func TestRefusals(t *testing.T) {
 func contains(s, sub string) bool {
 	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
 }
+
+// Recomputation, offloading and inference with free communication, by
+// hand: a 4-layer model of 1 ms forward layers, 2 microbatches, pp 1.
+func TestComputeOptionsByHand(t *testing.T) {
+	ms := sim.Millisecond
+	cases := []struct {
+		name string
+		s    dnn.Strategy
+		dev  dnn.Device
+		want sim.Time
+	}{
+		// forward 4 ms, backward 8 ms, recomputed forward 4 ms more.
+		{"recompute", dnn.Strategy{Microbatches: 2, Recompute: true}, device, 2 * (4 + 4 + 8) * ms},
+		// 4 MiB of activations per microbatch at 1 GiB/s: 3.90625 ms each way, in the compute's way.
+		{"offload serial", dnn.Strategy{Microbatches: 2, OffloadSerial: true, Offload: true}, dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, 2*(4+8)*ms + 4*sim.FromSeconds(4.0/1024)},
+		// inference: forwards only, 30% of the operations skipped.
+		{"inference", dnn.Strategy{Microbatches: 2, Inference: true, Prune: 0.3}, device, 2 * sim.FromSeconds(4*0.7e-3)},
+	}
+	commFree := map[string]bool{dnn.KindTP: true, dnn.KindDP: true, dnn.KindPP: true, dnn.KindZeRO: true}
+	for _, c := range cases {
+		j := dnn.Job{Model: uniform(4, false), Device: c.dev, Strategy: c.s}
+		if got := run(t, j, commFree); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Beside compute (one pp stage: each microbatch's forward then its
+	// backward), a microbatch's backward waits for its activations to go
+	// out and come back (two copies of 3.90625 ms on the copy lane):
+	// 4 + 2 x 3.90625 + 8 ms each, 2 microbatches one after the other.
+	j := dnn.Job{Model: uniform(4, false), Device: dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, Strategy: dnn.Strategy{Microbatches: 2, Offload: true}}
+	if got, want := run(t, j, commFree), 2*((4+8)*ms+2*sim.FromSeconds(4.0/1024)); got != want {
+		t.Errorf("offload beside compute: %v, want %v", got, want)
+	}
+}

@@ -35,6 +35,7 @@ type dnnFlags struct {
 	breakdown                     bool
 	search                        bool
 	globalBatch, workers, top     int
+	scaling                       string
 }
 
 func newDNN(streams *cmdutil.IO) *cobra.Command {
@@ -97,6 +98,7 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 	f.IntVar(&o.globalBatch, "global-batch", 0, "with --search: samples per step")
 	f.IntVar(&o.workers, "workers", 0, "with --search: simulations at once (default: one per core)")
 	f.IntVar(&o.top, "top", 20, "with --search: strategies to print (JSON has all)")
+	f.StringVar(&o.scaling, "scaling", "", `weak scaling: device counts, e.g. "8..512" (dp grows, tp, pp and the batch per replica stay): step, throughput and scaling efficiency against the first count`)
 	return cmd
 }
 
@@ -190,11 +192,20 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	if o.search {
 		return o.runSearch(streams, e, j, devices)
 	}
+	if o.scaling != "" {
+		return o.runScaling(streams, e, j)
+	}
 	if err := j.Check(devices); err != nil {
 		return &cmdutil.FlagError{Err: err}
 	}
+	if o.search && o.rec != nil {
+		return cmdutil.Flagf("--trace and --timeline record one run, not a search")
+	}
 	res, err := e.RunDNN(j, o.breakdown)
 	if err != nil {
+		return err
+	}
+	if err := o.writeTrace(res.Devices, fmt.Sprintf("%s, %s on %d ranks of %s (%s network)", res.Model, res.Strategy, res.Devices, res.Run.Machine, res.Run.Network)); err != nil {
 		return err
 	}
 	if o.json {
@@ -309,6 +320,52 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), fmt.Sprintf("%.4g", c.SamplesPerS),
 			fmt.Sprintf("%.1f", 100*c.PeakShare), fmt.Sprintf("%.1f GiB", c.MemoryGiB), ""})
+	}
+	return streams.Table(rows)
+}
+
+// scalingRow is one device count of a weak-scaling run.
+type scalingRow struct {
+	Devices     int     `json:"devices"`
+	Step        float64 `json:"step_s"`
+	SamplesPerS float64 `json:"samples_per_s"`
+	Efficiency  float64 `json:"scaling_efficiency"` // throughput over (devices / first devices) x the first's
+}
+
+func (o *dnnFlags) runScaling(streams *cmdutil.IO, e *collsim.Experiment, j dnn.Job) error {
+	counts, err := cmdutil.Ints(o.scaling)
+	if err != nil {
+		return cmdutil.Flagf("--scaling: %v", err)
+	}
+	per := j.Strategy.TP * j.Strategy.PP
+	var out []scalingRow
+	for _, n := range counts {
+		if n%per != 0 || n > e.Machine.Slots() {
+			return cmdutil.Flagf("--scaling %d: a multiple of tp x pp = %d, and at most the machine's %d slots", n, per, e.Machine.Slots())
+		}
+		jn := j
+		jn.Strategy.DP = n / per
+		if err := jn.Check(n); err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
+		r, err := e.RunDNN(jn, false)
+		if err != nil {
+			return err
+		}
+		row := scalingRow{Devices: n, Step: r.Step, SamplesPerS: r.SamplesPerS}
+		if len(out) > 0 {
+			row.Efficiency = r.SamplesPerS / (float64(n) / float64(out[0].Devices) * out[0].SamplesPerS)
+		} else {
+			row.Efficiency = 1
+		}
+		out = append(out, row)
+	}
+	if o.json {
+		return cmdutil.JSON(streams.Out, out)
+	}
+	rows := [][]string{{"devices", "step", "samples/s", "scaling efficiency"}}
+	for _, r := range out {
+		rows = append(rows, []string{fmt.Sprint(r.Devices), cmdutil.Seconds(r.Step), si(r.SamplesPerS, ""), fmt.Sprintf("%.1f%%", 100*r.Efficiency)})
 	}
 	return streams.Table(rows)
 }

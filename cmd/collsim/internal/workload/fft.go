@@ -142,6 +142,9 @@ func (o *fftFlags) run(streams *cmdutil.IO) error {
 	if err != nil {
 		return err
 	}
+	if err := o.writeTrace(res.Ranks, fmt.Sprintf("FFT %s, %s on %d ranks of %s (%s network)", res.Grid, res.Decomp, res.Ranks, res.Run.Machine, res.Run.Network)); err != nil {
+		return err
+	}
 	if o.json {
 		return cmdutil.JSON(streams.Out, res)
 	}

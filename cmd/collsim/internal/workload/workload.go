@@ -4,6 +4,7 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
+	"github.com/collsim/collsim/cmd/collsim/internal/trace"
 )
 
 // New returns the workload command and its subcommands.
@@ -36,6 +38,8 @@ type machineFlags struct {
 	seed                                 uint64
 	set                                  []string
 	json, quiet, progress                bool
+	trace, timeline                      string
+	rec                                  *trace.Recorder
 }
 
 func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine string) {
@@ -48,6 +52,38 @@ func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine string) {
 	f.BoolVar(&m.json, "json", false, "print the result as JSON")
 	f.BoolVarP(&m.quiet, "quiet", "q", false, "no progress line on stderr")
 	f.BoolVar(&m.progress, "progress", false, "a progress line on stderr every 10 s even when stderr is not a terminal")
+	f.StringVar(&m.trace, "trace", "", "write the simulated run as Chrome trace-event JSON to this file (Perfetto, chrome://tracing): a track per rank, its lanes as rows")
+	f.StringVar(&m.timeline, "timeline", "", "draw the simulated run as an SVG Gantt chart by rank into this file (up to 256 ranks)")
+}
+
+// writeTrace writes the recorded run to --trace and --timeline.
+func (m *machineFlags) writeTrace(ranks int, title string) error {
+	if m.rec == nil {
+		return nil
+	}
+	if err := m.rec.Err(); err != nil {
+		return err
+	}
+	for _, out := range []struct {
+		file  string
+		write func(io.Writer) error
+	}{{m.trace, func(w io.Writer) error { return m.rec.WriteChrome(w, ranks, title, nil) }}, {m.timeline, func(w io.Writer) error { return m.rec.WriteSVG(w, ranks, title) }}} {
+		if out.file == "" {
+			continue
+		}
+		f, err := os.Create(out.file)
+		if err != nil {
+			return err
+		}
+		err = out.write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", out.file, err)
+		}
+	}
+	return nil
 }
 
 // experiment loads the machine and returns the experiment the flags
@@ -60,6 +96,13 @@ func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, fun
 	e := &collsim.Experiment{Machine: mach, Network: m.network, Routing: m.routing, Placement: m.placement, Seed: m.seed}
 	if err := e.Check(); err != nil {
 		return nil, nil, err
+	}
+	if m.timeline != "" && !strings.HasSuffix(m.timeline, ".svg") {
+		return nil, nil, cmdutil.Flagf("--timeline %s: the timeline is SVG; give a .svg file", m.timeline)
+	}
+	if m.trace != "" || m.timeline != "" {
+		m.rec = trace.NewRecorder()
+		e.Trace = m.rec.Event
 	}
 	p := m.display(streams)
 	if p == nil {
@@ -107,6 +150,9 @@ func algoMap(list []string) (map[string]string, error) {
 		c, alg, ok := strings.Cut(a, "=")
 		if !ok || c == "" || alg == "" {
 			return nil, cmdutil.Flagf("--algo %q: give COLLECTIVE=ALGORITHM, e.g. allreduce=ring or alltoall=ompi", a)
+		}
+		if alg == "lp" {
+			alg = "linear_pipeline" // the seed's name for it
 		}
 		out[c] = alg
 	}
