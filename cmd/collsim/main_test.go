@@ -75,22 +75,28 @@ func TestSnapshots(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
-			got := mask(out)
-			file := filepath.Join("testdata", tc.name+".snapshot")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
-			}
+			matchSnapshot(t, tc.name, mask(out))
 		})
+	}
+}
+
+// matchSnapshot compares got with testdata/NAME.snapshot, or with -update
+// rewrites the file.
+func matchSnapshot(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".snapshot")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
 	}
 }
 

@@ -169,18 +169,7 @@ func TestWorkloadStudies(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
 		}
-		file := filepath.Join("testdata", c.name+".snapshot")
-		if *update {
-			os.WriteFile(file, []byte(out), 0o644)
-			continue
-		}
-		want, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if out != string(want) {
-			t.Errorf("%v: output differs from %s:\n--- got\n%s\n--- want\n%s", c.args, file, out, want)
-		}
+		matchSnapshot(t, c.name, out)
 	}
 }
 

@@ -41,6 +41,18 @@ func IsTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// Display returns the progress display of a command on streams.Err: a
+// line after 2 s on a terminal (or with --progress in a log), nil (none)
+// with --quiet. It never writes to streams.Out, so --json stays clean.
+func Display(streams *IO, quiet, progress bool) *Progress {
+	f, isFile := streams.Err.(*os.File)
+	terminal := isFile && IsTerminal(f)
+	if quiet || !terminal && !progress {
+		return nil
+	}
+	return NewProgress(streams.Err, terminal, time.Now)
+}
+
 // NewProgress returns a display on w, started now; terminal says whether w
 // is a terminal (rewrite one line) or a log (append lines). now is the
 // clock, time.Now outside tests.

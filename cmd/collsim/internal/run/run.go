@@ -76,12 +76,7 @@ func (o *Options) progress(streams *cmdutil.IO) (func(sim.Progress), func()) {
 
 // display returns the progress display on stderr, or nil when it is off.
 func (o *Options) display(streams *cmdutil.IO) *cmdutil.Progress {
-	f, isFile := streams.Err.(*os.File)
-	terminal := isFile && cmdutil.IsTerminal(f)
-	if o.Quiet || !terminal && !o.Progress {
-		return nil
-	}
-	return cmdutil.NewProgress(streams.Err, terminal, time.Now)
+	return cmdutil.Display(streams, o.Quiet, o.Progress)
 }
 
 // New returns the run command.

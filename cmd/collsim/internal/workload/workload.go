@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -113,12 +112,7 @@ func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, fun
 }
 
 func (m *machineFlags) display(streams *cmdutil.IO) *cmdutil.Progress {
-	f, isFile := streams.Err.(*os.File)
-	terminal := isFile && cmdutil.IsTerminal(f)
-	if m.quiet || !terminal && !m.progress {
-		return nil
-	}
-	return cmdutil.NewProgress(streams.Err, terminal, time.Now)
+	return cmdutil.Display(streams, m.quiet, m.progress)
 }
 
 // si formats v with an SI prefix and unit.
