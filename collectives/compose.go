@@ -55,6 +55,40 @@ const (
 	MaxP2PTag = contextRange - 1
 )
 
+// SubHierarchy is how many consecutive members of group g share one of
+// the blocks of size consecutive world ranks (a node, a Dragonfly group,
+// under block placement): the NodeSize or GroupSize to give a call on g.
+// It is 0 when size is 0 or the blocks do not cut g into runs of equal
+// length (the last may be shorter, as a machine's last node may be),
+// each block's members together (no hierarchy the call could use).
+func SubHierarchy(g Group, size int) int {
+	if size < 1 || len(g) == 0 {
+		return 0
+	}
+	run := 0
+	for run < len(g) && g[run]/size == g[0]/size {
+		run++
+	}
+	seen := map[int]bool{}
+	for start := 0; start < len(g); start += run {
+		b := g[start] / size
+		if seen[b] {
+			return 0
+		}
+		seen[b] = true
+		end := min(start+run, len(g))
+		for i := start; i < end; i++ {
+			if g[i]/size != b {
+				return 0
+			}
+		}
+		if end < len(g) && g[end]/size == b {
+			return 0
+		}
+	}
+	return run
+}
+
 // ContextOf is the context of a composed program's message tag (0 for
 // point-to-point items).
 func ContextOf(tag int32) int { return int(tag) / contextRange }
@@ -182,7 +216,9 @@ type Item struct {
 	Pos   int        // CallItem: the rank's position in Call.Group
 }
 
-// Script produces one rank's items in program order, a few at a time.
+// Script produces one rank's items in program order, a few at a time. A
+// Script that can fail also has an Err method: when Next appends nothing,
+// a non-nil Err stops the run with that error.
 type Script interface {
 	// Next appends the rank's next items to items and returns the result;
 	// nothing appended ends the script. The Script may reuse After's
@@ -341,6 +377,12 @@ func (c *composer) Err() error { return c.err }
 func (c *composer) pull() {
 	c.pulls++
 	c.buf = c.script.Next(c.buf[:0])
+	if fs, ok := c.script.(interface{ Err() error }); ok && len(c.buf) == 0 {
+		if err := fs.Err(); err != nil {
+			c.err = fmt.Errorf("rank %d: %w", c.rank, err)
+			return
+		}
+	}
 	if len(c.buf) == 0 {
 		c.ended = true
 		return

@@ -421,3 +421,25 @@ func TestCallEndsWhenAllItsOpsDo(t *testing.T) {
 		}
 	}
 }
+
+func TestSubHierarchy(t *testing.T) {
+	for _, c := range []struct {
+		g    collectives.Group
+		size int
+		want int
+	}{
+		{collectives.Group{0, 1, 2, 3, 4, 5, 6, 7}, 4, 4},     // two blocks of 4
+		{collectives.Group{0, 4, 8, 12}, 4, 1},                // one member in each block
+		{collectives.Group{0, 1, 4, 5, 8, 9}, 4, 2},           // runs of 2
+		{collectives.Group{0, 1, 2, 4}, 4, 3},                 // 3 then 1: the last block partly used
+		{collectives.Group{0, 4, 1, 5}, 4, 0},                 // a block's members not consecutive in the group
+		{collectives.Group{3, 2, 1, 0}, 4, 4},                 // order within a block does not matter
+		{collectives.Group{0, 1, 2, 3, 4, 5}, 4, 4},           // 4 then 2: the last block partly used
+		{collectives.Group{0, 1}, 0, 0},                       // no blocks
+		{collectives.Group{6, 7, 8, 9, 10, 11, 12, 13}, 4, 0}, // blocks cut unevenly (2, 4, 2)
+	} {
+		if got := collectives.SubHierarchy(c.g, c.size); got != c.want {
+			t.Errorf("SubHierarchy(%v, %d) = %d, want %d", c.g, c.size, got, c.want)
+		}
+	}
+}

@@ -33,15 +33,23 @@ func (w *Writer) Next() int32 { return w.next }
 type Phased struct {
 	W    Writer
 	Fill func(w *Writer) bool
-	done bool
+	// Error, once set by Fill, ends the script: the run stops with it.
+	Error error
+	done  bool
 }
+
+// Err reports the error that ended the script (see collectives.Script).
+func (p *Phased) Err() error { return p.Error }
 
 // Next implements collectives.Script.
 func (p *Phased) Next(out []collectives.Item) []collectives.Item {
 	for !p.done && len(p.W.items) == 0 {
-		if !p.Fill(&p.W) {
+		if !p.Fill(&p.W) || p.Error != nil {
 			p.done = true
 		}
+	}
+	if p.Error != nil {
+		return out
 	}
 	out = append(out, p.W.items...)
 	p.W.items = p.W.items[:0]

@@ -55,11 +55,14 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 	if err := j.Check(0); err != nil {
 		return collectives.Composition{}, err
 	}
-	// Every call's algorithm resolves now, so that a bad --algo is an
-	// error here rather than in the middle of a run.
+	// A name that is no algorithm is an error here rather than in the
+	// middle of a run (one a call cannot run with stops the run, naming
+	// the call).
 	for _, c := range []collectives.Collective{collectives.Allreduce, collectives.Allgather, collectives.ReduceScatter} {
-		if _, err := collectives.NewCall(c, j.algorithm(c), collectives.Group{0, 1}, collectives.Params{Count: 1024, ElemSize: 2}, 1); err != nil {
-			return collectives.Composition{}, fmt.Errorf("--algo %s=%s: %w", c, j.algorithm(c), err)
+		if name := j.algorithm(c); name != "" && !collectives.IsSelector(name) {
+			if _, err := collectives.Lookup(c, name); err != nil {
+				return collectives.Composition{}, fmt.Errorf("--algo %s=%s: %w", c, name, err)
+			}
 		}
 	}
 	bounds := j.stages()
@@ -72,7 +75,8 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 			d, t, s := mp.coords(r)
 			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}}
 			rs.plan()
-			return &workloads.Phased{Fill: rs.fill}
+			rs.phased = &workloads.Phased{Fill: rs.fill}
+			return rs.phased
 		},
 	}, nil
 }
@@ -94,6 +98,7 @@ type callKey struct {
 // backward pass of one microbatch, then the gradient exchange.
 type rankScript struct {
 	j       *Job
+	phased  *workloads.Phased
 	mp      mapping
 	free    map[string]bool
 	d, t, s int
@@ -203,12 +208,14 @@ func (rs *rankScript) call(w *workloads.Writer, c collectives.Collective, ctx in
 	k := callKey{ctx, c, count}
 	call, ok := rs.calls[k]
 	if !ok {
+		// The machine's nodes as the group's members see them (block
+		// placement), for hierarchical algorithms.
+		p := collectives.Params{Count: count, ElemSize: elem, NodeSize: collectives.SubHierarchy(g, rs.j.NodeSize)}
 		var err error
-		call, err = collectives.NewCall(c, rs.j.algorithm(c), g, collectives.Params{Count: count, ElemSize: elem}, ctx)
+		call, err = collectives.NewCall(c, rs.j.algorithm(c), g, p, ctx)
 		if err != nil {
-			// Checked in Composition for this collective; a size that a
-			// library's choice cannot run falls back to the default.
-			call, _ = collectives.NewCall(c, "", g, collectives.Params{Count: count, ElemSize: elem}, ctx)
+			rs.phased.Error = fmt.Errorf("%s of %d bytes on %d ranks: %w", c, bytes, len(g), err)
+			return w.Add(collectives.Item{Kind: collectives.Compute, Lane: lane})
 		}
 		if tune := rs.j.Tune; tune != nil {
 			p := call.Params

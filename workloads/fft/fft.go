@@ -170,12 +170,16 @@ func (j *Job) Composition() (collectives.Composition, error) {
 	}
 	local := int64(j.Nx) * int64(j.Ny) * int64(j.Nz) / int64(j.Ranks())
 	var scratch []int64
-	for _, q := range []int{j.Pr, j.Pc} {
-		g := make(collectives.Group, q)
+	for which, q := range []int{j.Pr, j.Pc} {
+		g := make(collectives.Group, q) // rank (0, 0)'s row, then its column
 		for i := range g {
-			g[i] = i
+			if which == 0 {
+				g[i] = j.rank(i, 0)
+			} else {
+				g[i] = j.rank(0, i)
+			}
 		}
-		c, err := j.call(g, 1)
+		c, err := j.call(g, 1+which)
 		if err != nil {
 			return collectives.Composition{}, err
 		}
@@ -196,7 +200,8 @@ func (j *Job) Composition() (collectives.Composition, error) {
 			rs := &rankScript{j: j, rank: rank}
 			rs.r, rs.c = j.coords(rank)
 			rs.plan()
-			return &workloads.Phased{Fill: rs.fill}
+			rs.phased = &workloads.Phased{Fill: rs.fill}
+			return rs.phased
 		},
 	}, nil
 }
@@ -205,7 +210,10 @@ func (j *Job) Composition() (collectives.Composition, error) {
 // placed.
 func (j *Job) call(g collectives.Group, ctx int) (*collectives.Call, error) {
 	count := int64(j.Nx) * int64(j.Ny) * int64(j.Nz) / int64(j.Ranks()) / int64(len(g))
-	c, err := collectives.NewCall(collectives.Alltoall, j.Alltoall, g, collectives.Params{Count: count, ElemSize: j.elemBytes(), NodeSize: j.NodeSize, GroupSize: j.GroupSize}, ctx)
+	// The machine's nodes and groups as the communicator's members see
+	// them (block placement).
+	p := collectives.Params{Count: count, ElemSize: j.elemBytes(), NodeSize: collectives.SubHierarchy(g, j.NodeSize), GroupSize: collectives.SubHierarchy(g, j.GroupSize)}
+	c, err := collectives.NewCall(collectives.Alltoall, j.Alltoall, g, p, ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the transposes' alltoall on %d ranks: %w", len(g), err)
 	}
@@ -230,12 +238,13 @@ const (
 )
 
 type rankScript struct {
-	j     *Job
-	rank  int
-	r, c  int
-	steps []step
-	next  int
-	calls [2]*collectives.Call
+	j      *Job
+	phased *workloads.Phased
+	rank   int
+	r, c   int
+	steps  []step
+	next   int
+	calls  [2]*collectives.Call
 }
 
 // plan lists the forward FFT's steps (and the inverse's, reversed).
@@ -309,9 +318,7 @@ func (rs *rankScript) transpose(w *workloads.Writer, a, b, which int) {
 		}
 		c, err := j.call(g, 1+which)
 		if err != nil {
-			// Composition built this call's twin already; should it
-			// fail here, an item of no kind stops the run with an error.
-			w.Add(collectives.Item{})
+			rs.phased.Error = err
 			return
 		}
 		rs.calls[which] = c

@@ -151,3 +151,16 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Hierarchical alltoalls on the transposes' sub-communicators: each
+// communicator sees the machine's nodes and groups through its members
+// (collectives.SubHierarchy), and the data still lands right.
+func TestTransposesWithHierarchicalAlltoalls(t *testing.T) {
+	for _, alg := range []string{"two_level", "group_aligned"} {
+		for _, aligned := range []bool{false, true} {
+			j := &fft.Job{Nx: 8, Ny: 8, Nz: 8, Pr: 4, Pc: 4, FLOPs: 1e9, Pack: "device", PackRate: 1e9, Alltoall: alg,
+				Aligned: aligned, NodeSize: 2, GroupSize: 2, Data: true, RoundTrip: aligned}
+			t.Run(fmt.Sprintf("%s/aligned=%v", alg, aligned), func(t *testing.T) { check(t, j) })
+		}
+	}
+}
