@@ -224,11 +224,14 @@ type Candidate struct {
 // Strategies enumerates the strategies of a search for devices devices
 // and a global batch of globalBatch samples: every dp x tp x pp =
 // devices with tp up to a node (unless base allows more) and pp up to the
-// model's layers, microbatches of base.Strategy.MicroBatch samples (m =
-// globalBatch / (dp x microbatch), which must be whole), and bucket sizes
-// 25 MiB and, where data parallel, 100 MiB. Other options come from base.
-func Strategies(base dnn.Job, devices, globalBatch int) []dnn.Strategy {
-	mb := max(base.Strategy.MicroBatch, 1)
+// model's layers; for each, microbatches of each of microBatches samples
+// (none given: base's microbatch size), m = globalBatch / (dp x
+// microbatch) of them where that is whole; and bucket sizes 25 MiB and,
+// where data parallel, 100 MiB. Other options come from base.
+func Strategies(base dnn.Job, devices, globalBatch int, microBatches ...int) []dnn.Strategy {
+	if len(microBatches) == 0 {
+		microBatches = []int{max(base.Strategy.MicroBatch, 1)}
+	}
 	var out []dnn.Strategy
 	for tp := 1; tp <= devices; tp++ {
 		if devices%tp != 0 || base.NodeSize > 0 && tp > base.NodeSize && !base.AllowTPAcrossNodes {
@@ -239,17 +242,19 @@ func Strategies(base dnn.Job, devices, globalBatch int) []dnn.Strategy {
 				continue
 			}
 			dp := devices / tp / pp
-			if globalBatch%(dp*mb) != 0 {
-				continue
-			}
-			buckets := []int64{25 << 20}
-			if dp > 1 {
-				buckets = append(buckets, 100<<20)
-			}
-			for _, b := range buckets {
-				s := base.Strategy
-				s.DP, s.TP, s.PP, s.MicroBatch, s.Microbatches, s.BucketBytes = dp, tp, pp, mb, globalBatch/(dp*mb), b
-				out = append(out, s)
+			for _, mb := range microBatches {
+				if mb < 1 || globalBatch%(dp*mb) != 0 {
+					continue
+				}
+				buckets := []int64{25 << 20}
+				if dp > 1 {
+					buckets = append(buckets, 100<<20)
+				}
+				for _, b := range buckets {
+					s := base.Strategy
+					s.DP, s.TP, s.PP, s.MicroBatch, s.Microbatches, s.BucketBytes = dp, tp, pp, mb, globalBatch/(dp*mb), b
+					out = append(out, s)
+				}
 			}
 		}
 	}

@@ -338,3 +338,120 @@ func ParseFLOPs(s string) (float64, error) {
 	}
 	return v * scale, nil
 }
+
+// strategyYAML is a strategy file: the flags of collsim workload dnn as
+// keys (dp, tp, pp, order, schedule, microbatches, microbatch_size, zero3,
+// bucket, no_overlap, grad_bytes, algo, compress, recompute, offload,
+// offload_serial, inference, prune, tp_across_nodes).
+type strategyYAML struct {
+	DP             int               `yaml:"dp"`
+	TP             int               `yaml:"tp"`
+	PP             int               `yaml:"pp"`
+	Order          string            `yaml:"order"`
+	Schedule       string            `yaml:"schedule"`
+	Microbatches   int               `yaml:"microbatches"`
+	MicroBatchSize int               `yaml:"microbatch_size"`
+	ZeRO3          bool              `yaml:"zero3"`
+	Bucket         string            `yaml:"bucket"`
+	NoOverlap      bool              `yaml:"no_overlap"`
+	GradBytes      int64             `yaml:"grad_bytes"`
+	Algo           map[string]string `yaml:"algo"`
+	Compress       *compressYAML     `yaml:"compress"`
+	Recompute      bool              `yaml:"recompute"`
+	Offload        bool              `yaml:"offload"`
+	OffloadSerial  bool              `yaml:"offload_serial"`
+	Inference      bool              `yaml:"inference"`
+	Prune          float64           `yaml:"prune"`
+	TPAcrossNodes  bool              `yaml:"tp_across_nodes"`
+}
+
+type compressYAML struct {
+	Ratio    float64 `yaml:"ratio"`
+	Rate     string  `yaml:"rate"`
+	Exchange string  `yaml:"exchange"`
+}
+
+// StrategyFile is a strategy read from a file, and whether it allows
+// tensor parallelism wider than a node.
+type StrategyFile struct {
+	Strategy      dnn.Strategy
+	TPAcrossNodes bool
+	Source        string
+	// Set lists the keys the file gives, for flags to override only
+	// what they set.
+	Set map[string]bool
+}
+
+// LoadStrategy reads a strategy file.
+func LoadStrategy(path string) (*StrategyFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStrategy(path, data)
+}
+
+// ParseStrategy reads a strategy file; problems are "source:line: ...".
+func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for a strategy (at most %d)", source, len(data), MaxConfigBytes)
+	}
+	root, err := ParseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty strategy; give dp, tp, pp, microbatches, ...", source)
+	}
+	n := root.Content[0]
+	var f strategyYAML
+	if err := strictDecode(source, data, n, &f); err != nil {
+		return nil, err
+	}
+	out := &StrategyFile{Source: source, Set: map[string]bool{}, TPAcrossNodes: f.TPAcrossNodes}
+	at := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out.Set[n.Content[i].Value] = true
+		at[n.Content[i].Value] = n.Content[i].Line
+	}
+	bad := func(key, format string, args ...any) (*StrategyFile, error) {
+		return nil, fmt.Errorf("%s:%d: %s: %s", source, at[key], key, fmt.Sprintf(format, args...))
+	}
+	for key, v := range map[string]int{"dp": f.DP, "tp": f.TP, "pp": f.PP, "microbatches": f.Microbatches, "microbatch_size": f.MicroBatchSize} {
+		if out.Set[key] && v < 1 {
+			return bad(key, "%d; at least 1", v)
+		}
+	}
+	if f.GradBytes < 0 {
+		return bad("grad_bytes", "%d must not be negative", f.GradBytes)
+	}
+	if f.Prune < 0 || f.Prune >= 1 {
+		return bad("prune", "%g outside [0, 1)", f.Prune)
+	}
+	s := dnn.Strategy{DP: f.DP, TP: f.TP, PP: f.PP, Order: f.Order, Schedule: f.Schedule, Microbatches: f.Microbatches, MicroBatch: f.MicroBatchSize,
+		ZeRO3: f.ZeRO3, NoOverlap: f.NoOverlap, GradBytes: f.GradBytes, Algorithms: f.Algo, Recompute: f.Recompute,
+		Offload: f.Offload || f.OffloadSerial, OffloadSerial: f.OffloadSerial, Inference: f.Inference, Prune: f.Prune}
+	if f.Bucket != "" {
+		if s.BucketBytes, err = ParseSize(f.Bucket); err != nil || s.BucketBytes < 1 {
+			return bad("bucket", "%q: a size of at least 1 byte, e.g. 25MiB", f.Bucket)
+		}
+	}
+	if c := f.Compress; c != nil {
+		s.Compression = dnn.Compression{Ratio: c.Ratio, Exchange: c.Exchange}
+		if c.Rate != "" {
+			if s.Compression.Throughput, err = ParseBandwidth(c.Rate); err != nil {
+				return bad("compress", "rate: %v", err)
+			}
+		}
+		if c.Ratio < 1 || c.Ratio > 1 && c.Rate == "" || c.Exchange != "" && c.Exchange != "allreduce" && c.Exchange != "allgather" {
+			return bad("compress", "ratio %g (at least 1), a rate when compressing, exchange %q (allreduce or allgather)", c.Ratio, c.Exchange)
+		}
+	}
+	for c, a := range f.Algo {
+		if c == "" || a == "" {
+			return bad("algo", "give COLLECTIVE: ALGORITHM pairs, e.g. {allreduce: ring}")
+		}
+	}
+	out.Strategy = s
+	return out, nil
+}

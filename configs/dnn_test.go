@@ -71,3 +71,30 @@ func TestParseDevice(t *testing.T) {
 		}
 	}
 }
+
+func TestParseStrategy(t *testing.T) {
+	sf, err := ParseStrategy("s.yaml", []byte("dp: 2\ntp: 4\npp: 2\nmicrobatches: 8\nbucket: 10MiB\nalgo: {allreduce: ring}\ncompress: {ratio: 10, rate: 100GB/s}\nzero3: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sf.Strategy
+	if s.DP != 2 || s.TP != 4 || s.PP != 2 || s.Microbatches != 8 || s.BucketBytes != 10<<20 || s.Algorithms["allreduce"] != "ring" ||
+		s.Compression.Ratio != 10 || s.Compression.Throughput != 100e9 || !sf.Set["zero3"] || sf.Set["schedule"] {
+		t.Errorf("%+v %v", s, sf.Set)
+	}
+	for in, want := range map[string]string{
+		"dp: 2\ntp: 0\n":                         "s.yaml:2: tp: 0; at least 1",
+		"dp: 2\nbucket: 0\n":                     "s.yaml:2: bucket: \"0\": a size of at least 1 byte",
+		"tp: 2\nzero: true\n":                    `s.yaml:2: unknown key "zero"`,
+		"prune: 1.5\n":                           "s.yaml:1: prune: 1.5 outside [0, 1)",
+		"compress: {ratio: 4}\n":                 "s.yaml:1: compress: ratio 4 (at least 1), a rate when compressing",
+		"compress: {ratio: 4, rate: 1 parsec}\n": "s.yaml:1: compress: rate:",
+		"dp: two\n":                              "s.yaml:1: cannot unmarshal",
+		"":                                       "s.yaml: empty strategy",
+	} {
+		_, err := ParseStrategy("s.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

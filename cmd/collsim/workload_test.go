@@ -228,3 +228,27 @@ func TestREADMEWorkloadTables(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadDNNStrategyFile: a strategy file sets what the flags would,
+// and flags on the command line win.
+func TestWorkloadDNNStrategyFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(file, []byte("dp: 2\ntp: 2\npp: 2\nmicrobatches: 4\nalgo: {allreduce: ompi}\n"), 0o644)
+	args := []string{"workload", "dnn", "--model", "gpt:4,256,4,128,1000", "-m", "gpu-cluster", "--json", "--breakdown=false", "--strategy", file}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{{nil, "dp2 tp2 pp2 1f1b m4 x1"}, {[]string{"--dp", "4", "--schedule", "gpipe"}, "dp4 tp2 pp2 gpipe m4 x1"}} {
+		out, errs, code := collsim(t, append(args, c.extra...)...)
+		var r struct {
+			Strategy string `json:"strategy"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Strategy != c.want {
+			t.Errorf("%v: exit %d %s %q, want strategy %q", c.extra, code, errs, r.Strategy, c.want)
+		}
+	}
+	os.WriteFile(file, []byte("dp: 2\npp: -1\n"), 0o644)
+	if _, errs, code := collsim(t, args...); code != 1 || !strings.Contains(errs, "s.yaml:2: pp: -1; at least 1") {
+		t.Errorf("exit %d %q", code, errs)
+	}
+}

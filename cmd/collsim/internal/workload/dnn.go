@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +39,8 @@ type dnnFlags struct {
 	search                        bool
 	globalBatch, workers, top     int
 	scaling                       string
+	searchMB                      string
+	strategy                      string
 }
 
 func newDNN(streams *cmdutil.IO) *cobra.Command {
@@ -93,17 +98,69 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 	f.BoolVar(&o.inference, "inference", false, "forward passes only (data- or pipeline-parallel replicas)")
 	f.Float64Var(&o.prune, "prune", 0, "with --inference: share of every layer's operations skipped at run time (O3BNN reports 0.16-0.42)")
 	f.BoolVar(&o.tpAcross, "tp-across-nodes", false, "allow tensor parallelism wider than a node")
+	f.StringVar(&o.strategy, "strategy", "", "a strategy YAML file: the strategy flags as keys (dp, tp, pp, microbatches, microbatch_size, zero3, bucket, algo: {allreduce: ring}, compress: {ratio, rate, exchange}, ...); flags given on the command line override it")
 	f.BoolVar(&o.breakdown, "breakdown", true, "also run the step with communication free, in all and kind by kind, to split its time")
 	f.BoolVar(&o.search, "search", false, "simulate every strategy for --devices and --global-batch and rank them")
 	f.IntVar(&o.globalBatch, "global-batch", 0, "with --search: samples per step")
 	f.IntVar(&o.workers, "workers", 0, "with --search: simulations at once (default: one per core)")
 	f.IntVar(&o.top, "top", 20, "with --search: strategies to print (JSON has all)")
+	f.StringVar(&o.searchMB, "search-microbatch-sizes", "", `with --search: microbatch sizes to try, e.g. "1,2,4" (the microbatch count follows: global batch / (dp x size)); default --microbatch-size`)
 	f.StringVar(&o.scaling, "scaling", "", `weak scaling: device counts, e.g. "8..512" (dp grows, tp, pp and the batch per replica stay): step, throughput and scaling efficiency against the first count`)
 	return cmd
 }
 
+// fromFile fills the strategy flags the command line did not set from
+// the --strategy file.
+func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
+	if o.strategy == "" {
+		return nil
+	}
+	sf, err := configs.LoadStrategy(o.strategy)
+	if err != nil {
+		return err
+	}
+	st := sf.Strategy
+	set := func(key, flag string, apply func()) {
+		if sf.Set[key] && !cmd.Flags().Changed(flag) {
+			apply()
+		}
+	}
+	set("dp", "dp", func() { o.dp = st.DP })
+	set("tp", "tp", func() { o.tp = st.TP })
+	set("pp", "pp", func() { o.pp = st.PP })
+	set("order", "order", func() { o.order = st.Order })
+	set("schedule", "schedule", func() { o.schedule = st.Schedule })
+	set("microbatches", "microbatches", func() { o.microbatches = st.Microbatches })
+	set("microbatch_size", "microbatch-size", func() { o.microBatch = st.MicroBatch })
+	set("zero3", "zero3", func() { o.zero3 = st.ZeRO3 })
+	set("bucket", "bucket", func() { o.bucket = fmt.Sprint(st.BucketBytes) })
+	set("no_overlap", "no-overlap", func() { o.noOverlap = st.NoOverlap })
+	set("grad_bytes", "grad-bytes", func() { o.gradBytes = st.GradBytes })
+	set("algo", "algo", func() {
+		for _, c := range slices.Sorted(maps.Keys(st.Algorithms)) {
+			o.algo = append(o.algo, c+"="+st.Algorithms[c])
+		}
+	})
+	set("compress", "compress", func() {
+		o.compress, o.compressExch = st.Compression.Ratio, cmp.Or(st.Compression.Exchange, o.compressExch)
+		if st.Compression.Throughput > 0 {
+			o.compressRate = fmt.Sprintf("%gB/s", st.Compression.Throughput)
+		}
+	})
+	set("recompute", "recompute", func() { o.recompute = st.Recompute })
+	set("offload", "offload", func() { o.offload = st.Offload })
+	set("offload_serial", "offload-serial", func() { o.offSerial = st.OffloadSerial })
+	set("inference", "inference", func() { o.inference = st.Inference })
+	set("prune", "prune", func() { o.prune = st.Prune })
+	set("tp_across_nodes", "tp-across-nodes", func() { o.tpAcross = sf.TPAcrossNodes })
+	return nil
+}
+
 func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	var j dnn.Job
+	if err := o.fromFile(cmd); err != nil {
+		return j, 0, err
+	}
 	model, err := configs.Model(o.model)
 	if err != nil {
 		return j, 0, err
@@ -266,7 +323,14 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 	if o.globalBatch < 1 {
 		return cmdutil.Flagf("--search needs --global-batch, the samples per step every strategy trains on")
 	}
-	strategies := collsim.Strategies(j, devices, o.globalBatch)
+	var sizes []int
+	if o.searchMB != "" {
+		var err error
+		if sizes, err = cmdutil.Ints(o.searchMB); err != nil {
+			return cmdutil.Flagf("--search-microbatch-sizes: %v", err)
+		}
+	}
+	strategies := collsim.Strategies(j, devices, o.globalBatch, sizes...)
 	if len(strategies) == 0 {
 		return cmdutil.Flagf("no dp x tp x pp of %d devices divides a global batch of %d in microbatches of %d", devices, o.globalBatch, max(o.microBatch, 1))
 	}
