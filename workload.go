@@ -2,6 +2,7 @@ package collsim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -59,7 +60,13 @@ func (e *Experiment) runComposition(c collectives.Composition, free func(tag int
 	res, err := sim.Execute(sim.New(e.Seed), c.Schedule(), cfg)
 	wall := time.Since(start).Seconds()
 	if err != nil {
-		return nil, runError(ClockHint(err, 0, e.inputs(m, cfg)))
+		if errors.Is(err, sim.ErrClockLimit) {
+			// The workload's own inputs (its compute times, from the
+			// model's FLOPs and the device's peak, or the FFT's rate) are
+			// as likely as the machine's to be the cause.
+			return nil, runError(fmt.Errorf("%w; check the workload's compute (the model's FLOPs or times and the device's peak, or the FFT's rate) and the machine's slowest links", err))
+		}
+		return nil, runError(err)
 	}
 	out := &Result{Collective: "workload", Algorithm: c.Name, Machine: m.Name, Topology: m.Topology.Name(), Network: net,
 		Placement: cmp.Or(e.Placement, m.Placement), Seed: e.Seed, Ranks: c.Ranks, Noise: cfg.Noise != nil}
@@ -79,8 +86,9 @@ type DNNResult struct {
 	SamplesPerS float64 `json:"samples_per_s"`
 	TokensPerS  float64 `json:"tokens_per_s,omitempty"`
 	// ModelFLOPs is the model's FLOP/s per device (3x the forward FLOPs
-	// of the batch in training, 1x in inference, over the step), and
-	// PeakShare its share of the device's peak.
+	// of the batch in training, 1x in inference without the pruned
+	// operations, over the step), and PeakShare its share of the device's
+	// peak.
 	ModelFLOPs float64 `json:"model_flops_per_device"`
 	PeakShare  float64 `json:"peak_share"`
 	// Breakdown, when asked for (Breakdown runs one simulation more per
@@ -170,7 +178,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		if s.Inference {
 			passes = 1
 		}
-		out.ModelFLOPs = passes * job.Model.FwdFLOPs() * float64(out.GlobalBatch) / res.Time / float64(out.Devices)
+		out.ModelFLOPs = passes * job.UsefulFwdFLOPs() * float64(out.GlobalBatch) / res.Time / float64(out.Devices)
 		out.PeakShare = out.ModelFLOPs / job.Device.Peak
 	}
 	if !breakdown {
@@ -246,9 +254,12 @@ func Strategies(base dnn.Job, devices, globalBatch int, microBatches ...int) []d
 				if mb < 1 || globalBatch%(dp*mb) != 0 {
 					continue
 				}
+				if base.Strategy.ZeRO3 && pp > 1 {
+					continue // ZeRO-3 runs without a pipeline here
+				}
 				buckets := []int64{25 << 20}
-				if dp > 1 {
-					buckets = append(buckets, 100<<20)
+				if dp > 1 && !base.Strategy.Inference && !base.Strategy.ZeRO3 {
+					buckets = append(buckets, 100<<20) // buckets only shape the data-parallel allreduce
 				}
 				for _, b := range buckets {
 					s := base.Strategy

@@ -140,6 +140,9 @@ func ParseModel(source string, data []byte) (*dnn.Model, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if ly.Repeat == 0 && hasKey(n, "repeat") {
+			ly.Repeat = -1 // a written 0: refused below, as other zeros that cannot be
+		}
 		l, repeat, err := ly.layer(i)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: %w", source, n.Line, err))
@@ -198,7 +201,7 @@ func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
 	if ly.Params < 0 || ly.Params > 1e15 || ly.Params != math.Trunc(ly.Params) {
 		return bad("params %g must be a whole number from 0 to 1e15", ly.Params)
 	}
-	if ly.FwdFLOPs < 0 || math.IsInf(ly.FwdFLOPs, 0) || ly.FwdFLOPs > 1e21 {
+	if !(ly.FwdFLOPs >= 0 && ly.FwdFLOPs <= 1e21) { // NaN too
 		return bad("fwd_flops %g must be from 0 to 1e21 per sample", ly.FwdFLOPs)
 	}
 	l.Params, l.FwdFLOPs = int64(ly.Params), ly.FwdFLOPs
@@ -226,7 +229,7 @@ func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
 	if l.FwdFLOPs == 0 && l.FwdTime == 0 && l.Params == 0 {
 		return bad("no params, fwd_flops or fwd_time: a layer that costs nothing; give at least one")
 	}
-	if ly.Pruned < 0 || ly.Pruned >= 1 {
+	if !(ly.Pruned >= 0 && ly.Pruned < 1) {
 		return bad("pruned %g must be in [0, 1)", ly.Pruned)
 	}
 	if ly.TPFwd < 0 || ly.TPBwd < 0 || !ly.TP && (ly.TPFwd > 0 || ly.TPBwd > 0) {
@@ -237,7 +240,7 @@ func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
 		repeat = 1
 	}
 	if repeat < 1 || repeat > MaxModelLayers {
-		return bad("repeat %d must be from 1 to %d", ly.Repeat, MaxModelLayers)
+		return bad("repeat %d must be from 1 to %d", max(ly.Repeat, 0), MaxModelLayers)
 	}
 	return l, repeat, nil
 }
@@ -295,6 +298,12 @@ func ParseDevice(source string, data []byte) (dnn.Device, error) {
 		return n.Line
 	}
 	d := dnn.Device{Name: f.Name, Efficiency: f.Efficiency, ByKind: f.ByKind}
+	if d.Name == "" {
+		d.Name = strings.TrimSuffix(source[strings.LastIndex(source, "/")+1:], ".yaml")
+	}
+	if hasKey(n, "efficiency") && !(f.Efficiency > 0 && f.Efficiency <= 1) {
+		return d, fmt.Errorf("%s:%d: efficiency %g outside (0, 1]", source, at("efficiency"), f.Efficiency)
+	}
 	if f.Peak == "" {
 		return d, fmt.Errorf("%s:%d: no peak; give the device's FLOP/s, e.g. peak: 312TFLOP/s", source, n.Line)
 	}
@@ -302,7 +311,10 @@ func ParseDevice(source string, data []byte) (dnn.Device, error) {
 		return d, fmt.Errorf("%s:%d: peak: %w", source, at("peak"), err)
 	}
 	if f.Memory != "" {
-		if d.Memory, err = ParseSize(f.Memory); err != nil {
+		if d.Memory, err = ParseSize(f.Memory); err != nil || d.Memory == 0 {
+			if err == nil {
+				err = fmt.Errorf("0 bytes; give the device's memory, e.g. 80GiB (or leave memory out: no check)")
+			}
 			return d, fmt.Errorf("%s:%d: memory: %w", source, at("memory"), err)
 		}
 	}
@@ -454,4 +466,14 @@ func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
 	}
 	out.Strategy = s
 	return out, nil
+}
+
+// hasKey reports whether mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }

@@ -61,9 +61,9 @@ func TestParseDevice(t *testing.T) {
 	for in, want := range map[string]string{
 		"name: g\n":                                "d.yaml:1: no peak",
 		"peak: 5 furlongs\n":                       "d.yaml:1: peak:",
-		"peak: 1e12\nefficiency: 2\n":              "d.yaml:2: device \"\": efficiency 2 outside (0, 1]",
+		"peak: 1e12\nefficiency: 2\n":              "d.yaml:2: efficiency 2 outside (0, 1]",
 		"peak: 1e12\nmemroy: 1GiB\n":               `d.yaml:2: unknown key "memroy"`,
-		"peak: 1e12\nefficiency_by_kind: {a: 0}\n": "d.yaml:2: device \"\": efficiency of a layers 0",
+		"peak: 1e12\nefficiency_by_kind: {a: 0}\n": "d.yaml:2: device \"d\": efficiency of a layers 0",
 	} {
 		_, err := ParseDevice("d.yaml", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

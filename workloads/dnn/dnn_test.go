@@ -174,7 +174,7 @@ func TestRefusals(t *testing.T) {
 		"product":     {dnn.Job{Model: uniform(4, true), Device: device, Strategy: dnn.Strategy{DP: 2, TP: 2}}, 8, "= 4 devices, but the run has 8"},
 		"tp in node":  {dnn.Job{Model: uniform(4, true), Device: device, Strategy: dnn.Strategy{TP: 16}, NodeSize: 8}, 0, "larger than a node of 8"},
 		"tp no layer": {dnn.Job{Model: uniform(4, false), Device: device, Strategy: dnn.Strategy{TP: 2}}, 0, "no layer that splits"},
-		"memory":      {dnn.Job{Model: uniform(4, false), Device: small, Strategy: dnn.Strategy{}}, 0, "does not fit: stage 0 needs 0.07 GiB"},
+		"memory":      {dnn.Job{Model: uniform(4, false), Device: small, Strategy: dnn.Strategy{}}, 0, "does not fit: stage 0 needs 68.00 MiB"},
 		"pp layers":   {dnn.Job{Model: uniform(2, false), Device: device, Strategy: dnn.Strategy{PP: 3}}, 0, "more stages than the model's 2 layers"},
 		"order":       {dnn.Job{Model: uniform(2, false), Device: device, Strategy: dnn.Strategy{Order: "tp,dp"}}, 0, "list tp, dp and pp once each"},
 	}
@@ -221,5 +221,51 @@ func TestComputeOptionsByHand(t *testing.T) {
 	j := dnn.Job{Model: uniform(4, false), Device: dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, Strategy: dnn.Strategy{Microbatches: 2, Offload: true}}
 	if got, want := run(t, j, commFree), 2*((4+8)*ms+2*sim.FromSeconds(4.0/1024)); got != want {
 		t.Errorf("offload beside compute: %v, want %v", got, want)
+	}
+}
+
+// Tensor parallelism: tp must divide the heads, its groups must stay in a
+// node whatever the order, and a transformer block's activations divide
+// by tp but for the 10 s h bytes every rank keeps (Korthikanti et al.:
+// s h (10 + 24/t + 5 a s / (h t)) bytes per sample).
+func TestTensorParallelRules(t *testing.T) {
+	m, _ := dnn.GPT(dnn.Transformer{Name: "g", Layers: 2, Hidden: 64, Heads: 4, Seq: 32, Vocab: 100})
+	for _, c := range []struct {
+		s    dnn.Strategy
+		want string
+	}{
+		{dnn.Strategy{TP: 3}, "tp 3 does not divide model \"g\"'s 4 attention heads"},
+		{dnn.Strategy{TP: 2, DP: 4, Order: "dp,tp,pp"}, "order dp,tp,pp spreads each tensor-parallel group of 2 over nodes of 4"},
+		{dnn.Strategy{TP: 4, DP: 2, Order: "dp,tp,pp"}, "spreads each tensor-parallel group"},
+	} {
+		j := dnn.Job{Model: m, Device: device, Strategy: c.s, NodeSize: 4}
+		if err := j.Check(0); err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
+		}
+	}
+	j := dnn.Job{Model: m, Device: device, Strategy: dnn.Strategy{TP: 4, DP: 2}, NodeSize: 4}
+	if err := j.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	s, h, a, tp := int64(32), int64(64), int64(4), int64(4)
+	block := s*h*(10+24/tp) + 5*a*s*s/tp // bytes per sample, exact here
+	var want int64
+	for _, l := range m.Layers {
+		if l.Kind == "transformer" {
+			want += block
+		} else {
+			want += (l.ActBytes + tp - 1) / tp
+		}
+	}
+	if got := j.Memory()[0].Activations; got != want {
+		t.Errorf("activations %d, want %d", got, want)
+	}
+}
+
+// Inference's model FLOP/s counts the operations run, not those pruned.
+func TestPrunedFLOPs(t *testing.T) {
+	j := dnn.Job{Model: uniform(4, false), Device: device, Strategy: dnn.Strategy{Inference: true, Prune: 0.25}}
+	if got, want := j.UsefulFwdFLOPs(), 4*1e9*0.75; got != want {
+		t.Errorf("%g, want %g", got, want)
 	}
 }

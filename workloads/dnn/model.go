@@ -29,8 +29,12 @@ type Layer struct {
 	Kind     string
 	Params   int64
 	FwdFLOPs float64 // per sample
-	// ActBytes are the activations the backward pass needs, per sample.
-	ActBytes int64
+	// ActBytes are the activations the backward pass needs, per sample;
+	// ActShared of them every tensor-parallel rank keeps whole (a
+	// transformer block's layer-norm inputs, dropout masks and residuals:
+	// 10 s h of its s h (34 + 5 a s / h) bytes, Korthikanti et al. 2022),
+	// the rest divided by tp.
+	ActBytes, ActShared int64
 	// OutBytes is the layer's output per sample: what a pipeline stage
 	// ending with this layer sends to the next, and what recomputation
 	// keeps.
@@ -56,6 +60,9 @@ type Model struct {
 	// Tokens per sample (sequence length), for tokens per second; 0 for
 	// models whose samples are not sequences.
 	Tokens int
+	// Heads is a transformer's attention heads (0: not known): tensor
+	// parallelism splits them, so tp must divide them.
+	Heads int
 }
 
 // Params is the model's parameter count.
@@ -83,7 +90,7 @@ func (m *Model) Check() error {
 	}
 	for i, l := range m.Layers {
 		switch {
-		case l.Params < 0 || l.FwdFLOPs < 0 || l.ActBytes < 0 || l.OutBytes < 0 || l.FwdTime < 0 || l.BwdTime < 0:
+		case l.Params < 0 || l.FwdFLOPs < 0 || l.ActBytes < 0 || l.ActShared < 0 || l.ActShared > l.ActBytes || l.OutBytes < 0 || l.FwdTime < 0 || l.BwdTime < 0:
 			return fmt.Errorf("model %q layer %d (%s): negative parameters, FLOPs, bytes or times", m.Name, i, l.Name)
 		case l.Pruned < 0 || l.Pruned >= 1:
 			return fmt.Errorf("model %q layer %d (%s): pruned fraction %g outside [0, 1)", m.Name, i, l.Name, l.Pruned)
@@ -119,7 +126,7 @@ func GPT(t Transformer) (*Model, error) {
 	h, s, v, a := int64(t.Hidden), int64(t.Seq), int64(t.Vocab), int64(t.Heads)
 	hf, sf, vf := float64(h), float64(s), float64(v)
 	out := 2 * s * h // a block's output, 16-bit
-	m := &Model{Name: t.Name, Tokens: t.Seq}
+	m := &Model{Name: t.Name, Tokens: t.Seq, Heads: t.Heads}
 	emb := Layer{Name: "embedding", Kind: "embedding", Params: v*h + s*h, OutBytes: out, ActBytes: out, TP: true, TPFwd: 1}
 	if t.Encoder {
 		emb.Params += 2*h + 2*h // token types, layer norm
@@ -130,7 +137,7 @@ func GPT(t Transformer) (*Model, error) {
 			Name: fmt.Sprintf("block%d", i), Kind: "transformer",
 			Params:   12*h*h + 13*h,
 			FwdFLOPs: 24*sf*hf*hf + 4*sf*sf*hf,
-			ActBytes: s*h*34 + 5*a*s*s,
+			ActBytes: s*h*34 + 5*a*s*s, ActShared: 10 * s * h,
 			OutBytes: out, TP: true, TPFwd: 2, TPBwd: 2,
 		})
 	}

@@ -73,7 +73,7 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 		Lanes: lanes,
 		Script: func(r int) collectives.Script {
 			d, t, s := mp.coords(r)
-			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}}
+			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1}
 			rs.plan()
 			rs.phased = &workloads.Phased{Fill: rs.fill}
 			return rs.phased
@@ -118,6 +118,8 @@ type rankScript struct {
 	// ZeRO: the compute item of the layer before, which the next gather
 	// waits for (one layer prefetched).
 	prevCompute int32
+	// The compute lane's last compute item (-1: none yet).
+	lastCompute int32
 }
 
 type phase struct {
@@ -231,7 +233,11 @@ func (rs *rankScript) call(w *workloads.Writer, c collectives.Collective, ctx in
 }
 
 func (rs *rankScript) compute(w *workloads.Writer, d sim.Time, lane uint16, after ...int32) int32 {
-	return w.Add(collectives.Item{Kind: collectives.Compute, Dur: d, Lane: lane, After: after})
+	idx := w.Add(collectives.Item{Kind: collectives.Compute, Dur: d, Lane: lane, After: after})
+	if lane == laneCompute {
+		rs.lastCompute = idx
+	}
+	return idx
 }
 
 // p2p adds a pipeline send (asynchronous, as MPI_Isend) or receive.
@@ -258,7 +264,7 @@ func (rs *rankScript) stageActs() int64 {
 		if l.TP {
 			div = int64(rs.j.Strategy.TP)
 		}
-		b += ceilDiv(l.ActBytes, div) * int64(rs.j.Strategy.MicroBatch)
+		b += (ceilDiv(l.ActBytes-l.ActShared, div) + l.ActShared) * int64(rs.j.Strategy.MicroBatch)
 	}
 	return b
 }
@@ -317,14 +323,14 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 		rs.prevCompute = last
 	}
 	if st.Offload {
-		lane := uint16(laneAux)
-		if st.OffloadSerial {
-			lane = laneCompute
-		}
 		if rs.offloaded == nil {
 			rs.offloaded = map[int]int32{}
 		}
-		rs.offloaded[ph.mb] = rs.copy(w, lane, last)
+		cp := rs.copy(w, laneAux, last)
+		rs.offloaded[ph.mb] = cp
+		if st.OffloadSerial { // the compute lane waits for the copy (not the copy's CPU: it is no compute)
+			rs.compute(w, 0, laneCompute, cp)
+		}
 	}
 	if rs.s < st.PP-1 {
 		rs.p2p(w, true, rs.peer(rs.s+1), 2*ph.mb, rs.outBytes(rs.hi-1))
@@ -332,12 +338,12 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 }
 
 // copy moves one microbatch's activations between device and host.
-func (rs *rankScript) copy(w *workloads.Writer, lane uint16, after int32) int32 {
+func (rs *rankScript) copy(w *workloads.Writer, lane uint16, after ...int32) int32 {
 	d := sim.Time(0)
 	if !rs.free[KindOffload] {
 		d = sim.FromSeconds(float64(rs.stageActs()) / rs.j.Device.HostLink)
 	}
-	return rs.compute(w, d, lane, after)
+	return rs.compute(w, d, lane, after...)
 }
 
 func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
@@ -347,11 +353,11 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	}
 	var reload []int32
 	if st.Offload {
-		lane := uint16(laneAux)
+		after := []int32{rs.offloaded[ph.mb]}
 		if st.OffloadSerial {
-			lane = laneCompute
+			after = append(after, rs.lastCompute) // in the compute's way: after what it did last
 		}
-		reload = append(reload, rs.copy(w, lane, rs.offloaded[ph.mb]))
+		reload = append(reload, rs.copy(w, laneAux, after...))
 		delete(rs.offloaded, ph.mb)
 	}
 	rs.prevCompute = -1

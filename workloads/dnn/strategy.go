@@ -50,7 +50,7 @@ func (d *Device) Check() error {
 			return fmt.Errorf("device %q: efficiency of %s layers %g outside (0, 1]", d.Name, k, e)
 		}
 	}
-	if d.Efficiency < 0 || d.Efficiency > 1 {
+	if !(d.Efficiency >= 0 && d.Efficiency <= 1) { // NaN too
 		return fmt.Errorf("device %q: efficiency %g outside (0, 1]", d.Name, d.Efficiency)
 	}
 	return nil
@@ -183,8 +183,20 @@ func (j *Job) Check(devices int) error {
 		if !slices.ContainsFunc(j.Model.Layers, func(l Layer) bool { return l.TP }) {
 			return fmt.Errorf("tp %d: model %q has no layer that splits across tensor-parallel ranks (transformer blocks do); use tp 1", s.TP, j.Model.Name)
 		}
-		if ns := j.NodeSize; ns > 0 && s.TP > ns && !j.AllowTPAcrossNodes && strings.HasPrefix(s.Order, "tp") {
-			return fmt.Errorf("tp %d is larger than a node of %d devices, so its allreduces would cross the network; use tp <= %d, or say tp may cross nodes", s.TP, ns, ns)
+		if h := j.Model.Heads; h > 0 && h%s.TP != 0 {
+			return fmt.Errorf("tp %d does not divide model %q's %d attention heads; use a divisor of %d", s.TP, j.Model.Name, h, h)
+		}
+		if ns := j.NodeSize; ns > 0 && !j.AllowTPAcrossNodes {
+			// Rank 0's tensor-parallel group, under block placement.
+			mp := j.mapping()
+			for t := range s.TP {
+				if mp.rank(0, t, 0)/ns != 0 {
+					if s.TP > ns {
+						return fmt.Errorf("tp %d is larger than a node of %d devices, so its allreduces would cross the network; use tp <= %d, or say tp may cross nodes", s.TP, ns, ns)
+					}
+					return fmt.Errorf("order %s spreads each tensor-parallel group of %d over nodes of %d devices (its allreduces would cross the network); put tp first (tp,dp,pp), or say tp may cross nodes", s.Order, s.TP, ns)
+				}
+			}
 		}
 	}
 	if s.ZeRO3 && s.PP > 1 {
@@ -193,12 +205,17 @@ func (j *Job) Check(devices int) error {
 	if s.Inference && (s.ZeRO3 || s.Compression.Ratio != 1 || s.Recompute || s.Offload) {
 		return fmt.Errorf("inference runs forward passes only: zero3, compression, recomputation and offloading are training options")
 	}
-	if s.Prune < 0 || s.Prune >= 1 {
+	if !(s.Prune >= 0 && s.Prune < 1) {
 		return fmt.Errorf("prune %g outside [0, 1)", s.Prune)
 	}
 	c := s.Compression
-	if c.Ratio < 1 || c.Ratio > 1 && !(c.Throughput > 0) || c.Exchange != "allreduce" && c.Exchange != "allgather" {
-		return fmt.Errorf("compression: ratio %g (at least 1), throughput %g bytes/s (positive when compressing), exchange %q (allreduce or allgather)", c.Ratio, c.Throughput, c.Exchange)
+	switch {
+	case !(c.Ratio >= 1):
+		return fmt.Errorf("compression ratio %g: at least 1 (1: none)", c.Ratio)
+	case c.Ratio > 1 && !(c.Throughput > 0):
+		return fmt.Errorf("compression ratio %g needs the device's compression rate (bytes/s), positive", c.Ratio)
+	case c.Exchange != "allreduce" && c.Exchange != "allgather":
+		return fmt.Errorf("compressed gradients are exchanged by allreduce or allgather, not %q", c.Exchange)
 	}
 	if s.Offload && (j.Device.HostLink <= 0) {
 		return fmt.Errorf("offload needs the device's host link bandwidth")
@@ -321,7 +338,7 @@ func (j *Job) Memory() []Memory {
 				div = int64(s.TP)
 			}
 			params += ceilDiv(l.Params, div)
-			a := ceilDiv(l.ActBytes, div) * int64(s.MicroBatch)
+			a := (ceilDiv(l.ActBytes-l.ActShared, div) + l.ActShared) * int64(s.MicroBatch)
 			acts += a
 			most = max(most, a)
 			outs += l.OutBytes * int64(s.MicroBatch)
@@ -361,7 +378,15 @@ func (j *Job) fits() error {
 	}
 	for _, m := range j.Memory() {
 		if m.Total > j.Device.Memory {
-			return &OutOfMemory{Need: m, Have: j.Device.Memory, Device: j.Device.Name}
+			rem := []string{"more tensor or pipeline parallelism"}
+			s := j.Strategy
+			if !s.ZeRO3 && !s.Inference && s.PP == 1 {
+				rem = append(rem, "zero3")
+			}
+			if !s.Recompute && !s.Offload && !s.Inference {
+				rem = append(rem, "recompute", "offload")
+			}
+			return &OutOfMemory{Need: m, Have: j.Device.Memory, Device: j.Device.Name, Remedies: rem}
 		}
 	}
 	return nil
@@ -369,18 +394,25 @@ func (j *Job) fits() error {
 
 // OutOfMemory is a strategy that does not fit, with the numbers.
 type OutOfMemory struct {
-	Need   Memory
-	Have   int64
-	Device string
+	Need     Memory
+	Have     int64
+	Device   string
+	Remedies []string // what the strategy could still use
 }
 
 func (e *OutOfMemory) Error() string {
 	m := e.Need
-	return fmt.Sprintf("does not fit: stage %d needs %s per device (weights %s, gradients %s, optimizer %s, activations %s), but device %s has %s; use more tensor or pipeline parallelism, zero3, recompute or offload",
-		m.Stage, gib(m.Total), gib(m.Weights), gib(m.Gradients), gib(m.Optimizer), gib(m.Activations), e.Device, gib(e.Have))
+	return fmt.Sprintf("does not fit: stage %d needs %s per device (weights %s, gradients %s, optimizer %s, activations %s), but device %s has %s; use %s",
+		m.Stage, gib(m.Total), gib(m.Weights), gib(m.Gradients), gib(m.Optimizer), gib(m.Activations), e.Device, gib(e.Have), strings.Join(e.Remedies, ", "))
 }
 
-func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+// gib prints bytes in GiB, or MiB below one GiB.
+func gib(b int64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+}
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
@@ -438,4 +470,21 @@ func (j *Job) Kinds() []string {
 		k = append(k, KindOffload)
 	}
 	return k
+}
+
+// UsefulFwdFLOPs is one sample's forward FLOPs the job really runs: in
+// inference, without the pruned share of each layer.
+func (j *Job) UsefulFwdFLOPs() float64 {
+	if !j.Strategy.Inference {
+		return j.Model.FwdFLOPs()
+	}
+	var f float64
+	for _, l := range j.Model.Layers {
+		keep := 1 - l.Pruned
+		if l.Pruned == 0 {
+			keep = 1 - j.Strategy.Prune
+		}
+		f += l.FwdFLOPs * keep
+	}
+	return f
 }

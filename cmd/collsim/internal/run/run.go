@@ -2,6 +2,7 @@
 package run
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"fmt"
@@ -761,16 +762,14 @@ func writeTrace(o *Options, rec *trace.Recorder, r *collsim.Result) error {
 		if out.file == "" {
 			continue
 		}
-		f, err := os.Create(out.file)
-		if err != nil {
-			return err
-		}
-		err = out.write(f, r.Ranks, title)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		// Written whole or not at all: a refused trace leaves an
+		// existing file as it was.
+		var buf bytes.Buffer
+		if err := out.write(&buf, r.Ranks, title); err != nil {
 			return fmt.Errorf("%s: %w", out.file, err)
+		}
+		if err := os.WriteFile(out.file, buf.Bytes(), 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -156,9 +157,68 @@ func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
 	return nil
 }
 
+// applicable refuses flags the run would ignore.
+func (o *dnnFlags) applicable(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	checks := []struct {
+		when  bool
+		why   string
+		flags []string
+	}{
+		{!o.inference, "they price inference (give --inference)", []string{"prune"}},
+		{!o.search, "they shape a search (give --search)", []string{"global-batch", "top", "workers", "search-microbatch-sizes"}},
+		{o.search, "a search chooses the degrees and records no one run", []string{"dp", "tp", "pp", "scaling", "trace", "timeline", "microbatches"}},
+		{o.scaling != "", "--scaling sets the devices (dp grows)", []string{"devices", "dp", "trace", "timeline"}},
+		{o.compress == 1, "they shape compression (give --compress RATIO)", []string{"compress-rate", "compress-exchange"}},
+		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
+		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3", "recompute", "offload", "offload-serial"}},
+	}
+	for _, c := range checks {
+		if c.when {
+			if err := cmdutil.NotApplicable(f, c.why, c.flags...); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range []string{"microbatches", "microbatch-size"} {
+		if v, _ := f.GetInt(name); v < 1 {
+			return cmdutil.Flagf("--%s must be at least 1, not %d", name, v)
+		}
+	}
+	if f.Changed("efficiency") && !(o.efficiency > 0 && o.efficiency <= 1) {
+		return cmdutil.Flagf("--efficiency %g: a share of peak in (0, 1]", o.efficiency)
+	}
+	if !(o.compress >= 1) {
+		return cmdutil.Flagf("--compress %g: a ratio of at least 1 (1: none)", o.compress)
+	}
+	if f.Changed("workers") && o.workers < 1 {
+		return cmdutil.Flagf("--workers must be at least 1 (leave it out for one per core)")
+	}
+	for c := range o.algoSet() {
+		switch c {
+		case "allreduce", "allgather", "reduce_scatter":
+		default:
+			return cmdutil.Flagf("--algo %s=...: a training step calls allreduce (data and tensor parallel), allgather and reduce_scatter (ZeRO-3), not %s", c, c)
+		}
+	}
+	return nil
+}
+
+func (o *dnnFlags) algoSet() map[string]bool {
+	out := map[string]bool{}
+	for _, a := range o.algo {
+		c, _, _ := strings.Cut(a, "=")
+		out[c] = true
+	}
+	return out
+}
+
 func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	var j dnn.Job
 	if err := o.fromFile(cmd); err != nil {
+		return j, 0, err
+	}
+	if err := o.applicable(cmd); err != nil {
 		return j, 0, err
 	}
 	model, err := configs.Model(o.model)
@@ -244,7 +304,7 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	}
 	j.NodeSize = e.Machine.NodeSize()
 	if devices > e.Machine.Slots() {
-		return cmdutil.Flagf("%d devices, but machine %s has %d slots; use a larger machine or fewer devices", devices, e.Machine.Name, e.Machine.Slots())
+		return fmt.Errorf("%d devices, but machine %s has %d slots; use a larger machine (--set, or another -m) or fewer devices", devices, e.Machine.Name, e.Machine.Slots())
 	}
 	if o.search {
 		return o.runSearch(streams, e, j, devices)
@@ -253,10 +313,11 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		return o.runScaling(streams, e, j)
 	}
 	if err := j.Check(devices); err != nil {
+		var oom *dnn.OutOfMemory
+		if errors.As(err, &oom) {
+			return err // the strategy does not fit the machine: exit 1, as ranks that do not fit
+		}
 		return &cmdutil.FlagError{Err: err}
-	}
-	if o.search && o.rec != nil {
-		return cmdutil.Flagf("--trace and --timeline record one run, not a search")
 	}
 	res, err := e.RunDNN(j, o.breakdown)
 	if err != nil {
@@ -368,6 +429,14 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 	if o.json {
 		return cmdutil.JSON(streams.Out, cands)
 	}
+	fit := 0
+	for _, c := range cands {
+		if c.Refused == "" {
+			fit++
+		}
+	}
+	fmt.Fprintf(streams.Out, "%s on %d %s devices of %s (%s network), global batch %d: %d strategies, %d fit\n",
+		j.Model.Name, devices, j.Device.Name, e.Machine.Name, cmp.Or(e.Network, collsim.Analytic), o.globalBatch, len(cands), fit)
 	rows := [][]string{{"rank", "strategy", "step", "samples/s", "% of peak", "memory/device", "note"}}
 	for i, c := range cands {
 		if i == o.top {
@@ -382,7 +451,7 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			rows = append(rows, []string{"-", c.Describe, "", "", "", fmt.Sprintf("%.1f GiB", c.MemoryGiB), note})
 			continue
 		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), fmt.Sprintf("%.4g", c.SamplesPerS),
+		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), si(c.SamplesPerS, ""),
 			fmt.Sprintf("%.1f", 100*c.PeakShare), fmt.Sprintf("%.1f GiB", c.MemoryGiB), ""})
 	}
 	return streams.Table(rows)

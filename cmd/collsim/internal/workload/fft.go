@@ -40,7 +40,7 @@ one Dragonfly group; --placement random scatters ranks instead.`,
   collsim workload fft --grid 2048 --ranks 1024 --pr 32 --layout aligned --network flow -m xc40
   collsim workload fft --grid 512,512,256 --decomp slab --ranks 64 --algo two_level -m gpu-cluster --pack host`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(streams) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
 	o.machineFlags.register(f, "xc40")
@@ -62,7 +62,20 @@ one Dragonfly group; --placement random scatters ranks instead.`,
 	return cmd
 }
 
-func (o *fftFlags) job(e *collsim.Experiment) (fft.Job, error) {
+func (o *fftFlags) job(cmd *cobra.Command, e *collsim.Experiment) (fft.Job, error) {
+	f := cmd.Flags()
+	if o.decomp == "slab" {
+		if err := cmdutil.NotApplicable(f, "a slab is one row of ranks (Pr = ranks, Pc = 1)", "pr", "pc"); err != nil {
+			return fft.Job{}, err
+		}
+	}
+	if o.pack == "device" {
+		if err := cmdutil.NotApplicable(f, "they price host-staged packing (give --pack host)", "host-link", "host-copy"); err != nil {
+			return fft.Job{}, err
+		}
+	} else if err := cmdutil.NotApplicable(f, "it prices the device's pack kernel (--pack device)", "pack-rate"); err != nil {
+		return fft.Job{}, err
+	}
 	j := fft.Job{Double: o.double, RoundTrip: o.roundTrip, Pack: o.pack, Alltoall: o.algo, Aligned: o.layout == "aligned"}
 	if o.layout != "default" && o.layout != "aligned" {
 		return j, cmdutil.Flagf("--layout %q: default or aligned", o.layout)
@@ -123,18 +136,18 @@ func (o *fftFlags) job(e *collsim.Experiment) (fft.Job, error) {
 		return j, &cmdutil.FlagError{Err: err}
 	}
 	if j.Ranks() > e.Machine.Slots() {
-		return j, cmdutil.Flagf("%d ranks, but machine %s has %d slots", j.Ranks(), e.Machine.Name, e.Machine.Slots())
+		return j, fmt.Errorf("%d ranks, but machine %s has %d slots; use a larger machine or fewer ranks", j.Ranks(), e.Machine.Name, e.Machine.Slots())
 	}
 	return j, nil
 }
 
-func (o *fftFlags) run(streams *cmdutil.IO) error {
+func (o *fftFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	e, done, err := o.experiment(streams)
 	if err != nil {
 		return err
 	}
 	defer done()
-	j, err := o.job(e)
+	j, err := o.job(cmd, e)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +18,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/trace"
+	"github.com/collsim/collsim/topology"
 )
 
 // New returns the workload command and its subcommands.
@@ -70,16 +73,14 @@ func (m *machineFlags) writeTrace(ranks int, title string) error {
 		if out.file == "" {
 			continue
 		}
-		f, err := os.Create(out.file)
-		if err != nil {
-			return err
-		}
-		err = out.write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		// Written whole or not at all: a refused trace leaves an
+		// existing file as it was.
+		var buf bytes.Buffer
+		if err := out.write(&buf); err != nil {
 			return fmt.Errorf("%s: %w", out.file, err)
+		}
+		if err := os.WriteFile(out.file, buf.Bytes(), 0o644); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -91,6 +92,9 @@ func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, fun
 	mach, err := run.Machine(m.machine, m.set)
 	if err != nil {
 		return nil, nil, err
+	}
+	if m.placement != "" && !slices.Contains(topology.Placements, m.placement) {
+		return nil, nil, cmdutil.Flagf("--placement %q; valid: %s", m.placement, strings.Join(topology.Placements, ", "))
 	}
 	e := &collsim.Experiment{Machine: mach, Network: m.network, Routing: m.routing, Placement: m.placement, Seed: m.seed}
 	if err := e.Check(); err != nil {
