@@ -80,6 +80,7 @@ type DNNResult struct {
 	Model       string  `json:"model"`
 	Device      string  `json:"device"`
 	Strategy    string  `json:"strategy"`
+	Transport   string  `json:"transport"` // nccl (every message eager) or mpi (the machine's eager limit)
 	Devices     int     `json:"devices"`
 	GlobalBatch int     `json:"global_batch"`
 	Step        float64 `json:"step_s"`
@@ -119,6 +120,22 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 	m, err := e.machine()
 	if err != nil {
 		return nil, err
+	}
+	switch job.Transport {
+	case "":
+		job.Transport = "mpi"
+		if m.DevicesPerNode > 1 {
+			job.Transport = "nccl"
+		}
+	case "nccl", "mpi":
+	default:
+		return nil, optionf("--transport %q: nccl (every message eager) or mpi (the machine's eager limit)", job.Transport)
+	}
+	if job.Transport == "nccl" {
+		m.Host.EagerLimit = math.MaxInt64 // m is the experiment's copy
+		x := *e
+		x.Machine = m
+		e = &x
 	}
 	if job.NodeSize == 0 {
 		job.NodeSize = m.NodeSize()
@@ -169,7 +186,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		return nil, err
 	}
 	s := job.Strategy
-	out := &DNNResult{Model: job.Model.Name, Device: job.Device.Name, Strategy: describe(s), Devices: job.Devices(),
+	out := &DNNResult{Model: job.Model.Name, Device: job.Device.Name, Strategy: describe(s), Transport: job.Transport, Devices: job.Devices(),
 		GlobalBatch: job.GlobalBatch(), Step: res.Time, Memory: job.Memory(), Run: res}
 	if res.Time > 0 {
 		out.SamplesPerS = float64(out.GlobalBatch) / res.Time

@@ -116,6 +116,12 @@ type Job struct {
 	NodeSize int
 	// AllowTPAcrossNodes lets tp exceed a node.
 	AllowTPAcrossNodes bool
+	// Transport is how devices exchange messages: "nccl" sends every
+	// message eagerly, with no rendezvous handshake (NCCL's protocols
+	// pipeline through pre-posted buffers), "mpi" follows the machine's
+	// eager limit. "" chooses nccl on a machine whose nodes hold several
+	// devices (GPUs), mpi otherwise (CPU nodes, Horovod over MPI).
+	Transport string
 	// Tune, when set, chooses the options a call's algorithm leaves open
 	// (a pipeline's segment, SUARA's grid) for each call, as collsim run
 	// does for a single call; its caller knows the machine.

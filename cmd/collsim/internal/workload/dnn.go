@@ -42,6 +42,7 @@ type dnnFlags struct {
 	scaling                       string
 	searchMB                      string
 	strategy                      string
+	transport                     string
 }
 
 func newDNN(streams *cmdutil.IO) *cobra.Command {
@@ -99,6 +100,7 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 	f.BoolVar(&o.inference, "inference", false, "forward passes only (data- or pipeline-parallel replicas)")
 	f.Float64Var(&o.prune, "prune", 0, "with --inference: share of every layer's operations skipped at run time (O3BNN reports 0.16-0.42)")
 	f.BoolVar(&o.tpAcross, "tp-across-nodes", false, "allow tensor parallelism wider than a node")
+	f.StringVar(&o.transport, "transport", "", "how devices exchange messages: nccl (every message eager, no rendezvous) or mpi (the machine's eager limit); default nccl on machines with several devices per node, mpi otherwise")
 	f.StringVar(&o.strategy, "strategy", "", "a strategy YAML file: the strategy flags as keys (dp, tp, pp, microbatches, microbatch_size, zero3, bucket, algo: {allreduce: ring}, compress: {ratio, rate, exchange}, ...); flags given on the command line override it")
 	f.BoolVar(&o.breakdown, "breakdown", true, "also run the step with communication free, in all and kind by kind, to split its time")
 	f.BoolVar(&o.search, "search", false, "simulate every strategy for --devices and --global-batch and rank them")
@@ -283,7 +285,7 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	if devices < 1 {
 		return j, 0, cmdutil.Flagf("tp %d x pp %d is more devices than the machine's %d slots", o.tp, o.pp, slots)
 	}
-	j = dnn.Job{Model: model, Device: dev, AllowTPAcrossNodes: o.tpAcross, Strategy: dnn.Strategy{
+	j = dnn.Job{Model: model, Device: dev, AllowTPAcrossNodes: o.tpAcross, Transport: o.transport, Strategy: dnn.Strategy{
 		DP: dp, TP: o.tp, PP: o.pp, Order: o.order, Schedule: o.schedule, Microbatches: o.microbatches, MicroBatch: o.microBatch,
 		ZeRO3: o.zero3, BucketBytes: bucket, NoOverlap: o.noOverlap, GradBytes: o.gradBytes, Algorithms: algos,
 		Compression: dnn.Compression{Ratio: o.compress, Throughput: rate, Exchange: o.compressExch},
@@ -337,7 +339,7 @@ func printDNN(streams *cmdutil.IO, j dnn.Job, r *collsim.DNNResult) error {
 	rows := [][]string{
 		{"model", fmt.Sprintf("%s: %s parameters, %s per sample forward, %d layers", m.Name, si(float64(m.Params()), ""), si(m.FwdFLOPs(), "FLOP"), len(m.Layers))},
 		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, si(j.Device.Peak, "FLOP/s"), gib(j.Device.Memory))},
-		{"strategy", fmt.Sprintf("%s on %d ranks of %s (%s network)", r.Strategy, r.Devices, r.Run.Machine, r.Run.Network)},
+		{"strategy", fmt.Sprintf("%s on %d ranks of %s (%s network, %s transport)", r.Strategy, r.Devices, r.Run.Machine, r.Run.Network, r.Transport)},
 		{"batch", fmt.Sprintf("%d samples per step", r.GlobalBatch)},
 		{"step", cmdutil.Seconds(r.Step)},
 		{"throughput", throughput(r)},
