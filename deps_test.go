@@ -25,13 +25,14 @@ func TestDependencyDAG(t *testing.T) {
 		"network/networktest": {"sim", "topology"},
 		"collectives":         {"sim"},
 		"cost":                {"collectives", "sim"},
-		"configs":             {"network", "sim", "topology", "collectives", "workloads", "workloads/dnn", "workloads/fft"},
+		"configs":             {"network", "sim", "topology", "collectives", "workloads", "workloads/dnn", "workloads/fft", "workloads/taskbench"},
 		"workloads":           {"collectives", "sim"},
 		"workloads/dnn":       {"collectives", "sim", "workloads"},
 		"workloads/fft":       {"collectives", "sim", "workloads"},
+		"workloads/taskbench": {"collectives", "sim", "workloads"},
 		// The root package, the public API for one experiment, assembles
 		// the others; only cmd imports it.
-		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn", "workloads/fft"},
+		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn", "workloads/fft", "workloads/taskbench"},
 	}
 	for pkg, ok := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()

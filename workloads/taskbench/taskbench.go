@@ -1,0 +1,403 @@
+// Package taskbench simulates Task Bench (Slaughter et al., "Task Bench:
+// a parameterized benchmark for evaluating parallel runtime performance",
+// SC 2020): task graphs of W columns and T timesteps whose tasks depend on
+// tasks of the timestep before by a pattern, each task a kernel of a
+// given duration plus the runtime system's per-task overhead, outputs sent
+// to every dependent task on another rank.
+//
+// The patterns are Task Bench's own (its core's dependence functions):
+// which points exist at each timestep (dom widens and narrows, tree
+// doubles) and which points of the timestep before each depends on. The
+// one difference: random_nearest draws its edges from collsim's seeded
+// hash, not Task Bench's, so its graphs are other samples of the same
+// distribution.
+package taskbench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads"
+)
+
+// The dependence patterns.
+var Patterns = []string{"trivial", "no_comm", "stencil_1d", "stencil_1d_periodic", "dom", "tree", "fft", "all_to_all", "nearest", "spread", "random_nearest"}
+
+// Graph is one task graph.
+type Graph struct {
+	Width, Steps int
+	Pattern      string
+	// Radix (nearest, spread, random_nearest), Period (spread,
+	// random_nearest: how many dependence sets cycle; 0 means 3) and
+	// Fraction (random_nearest: the share of candidate edges kept).
+	Radix, Period int
+	Fraction      float64
+	// Output is the bytes each task sends to each dependent task.
+	Output int64
+	// Duration is each task's kernel; Imbalance, when set, stretches each
+	// task by a seeded factor in [1, 1 + Imbalance).
+	Duration  sim.Time
+	Imbalance float64
+	Seed      uint64
+}
+
+// Check refuses a graph that cannot run.
+func (g *Graph) Check() error {
+	switch {
+	case g.Width < 1 || g.Steps < 1:
+		return fmt.Errorf("task graph %dx%d: width and steps must be at least 1", g.Width, g.Steps)
+	case !slices.Contains(Patterns, g.Pattern):
+		return fmt.Errorf("pattern %q; valid: %v", g.Pattern, Patterns)
+	case (g.Pattern == "nearest" || g.Pattern == "spread" || g.Pattern == "random_nearest") && g.Radix < 1:
+		return fmt.Errorf("pattern %s needs a radix of at least 1", g.Pattern)
+	case g.Pattern == "spread" && g.Radix > g.Width:
+		return fmt.Errorf("spread with radix %d over %d columns: at most the width", g.Radix, g.Width)
+	case g.Fraction < 0 || g.Fraction > 1 || math.IsNaN(g.Fraction):
+		return fmt.Errorf("fraction connected %g outside [0, 1]", g.Fraction)
+	case g.Output < 0 || g.Duration < 0 || g.Imbalance < 0 || math.IsNaN(g.Imbalance):
+		return fmt.Errorf("output bytes, duration and imbalance must not be negative")
+	case g.Width >= collectives.MaxP2PTag:
+		return fmt.Errorf("width %d: at most %d columns", g.Width, collectives.MaxP2PTag-1)
+	}
+	return nil
+}
+
+func (g *Graph) period() int {
+	if g.Period > 0 {
+		return g.Period
+	}
+	return 3
+}
+
+// Span returns the first point and the number of points at timestep t.
+func (g *Graph) Span(t int) (offset, width int) {
+	W, T := g.Width, g.Steps
+	switch g.Pattern {
+	case "dom":
+		return max(0, t+W-T), min(W, t+1, T-t)
+	case "tree":
+		if t >= 62 {
+			return 0, W
+		}
+		return 0, min(W, 1<<t)
+	}
+	return 0, W
+}
+
+// dset is the dependence set of timestep t.
+func (g *Graph) dset(t int) int {
+	switch g.Pattern {
+	case "fft":
+		s := int(math.Ceil(math.Log2(float64(g.Width))))
+		if s == 0 {
+			return 0
+		}
+		return (t + s - 1) % s
+	case "spread", "random_nearest":
+		return t % g.period()
+	}
+	return 0
+}
+
+// Deps returns the points of timestep t-1 that point p of timestep t
+// depends on, in increasing order (none at timestep 0).
+func (g *Graph) Deps(t, p int) []int {
+	if t == 0 {
+		return nil
+	}
+	W := g.Width
+	var out []int
+	span := func(lo, hi int) {
+		for q := lo; q <= hi; q++ {
+			out = append(out, q)
+		}
+	}
+	switch g.Pattern {
+	case "trivial":
+	case "no_comm":
+		out = []int{p}
+	case "stencil_1d":
+		span(max(0, p-1), min(p+1, W-1))
+	case "stencil_1d_periodic":
+		span(max(0, p-1), min(p+1, W-1))
+		if p-1 < 0 {
+			out = append(out, W-1)
+		}
+		if p+1 >= W {
+			out = append(out, 0)
+		}
+	case "dom":
+		span(max(0, p-1), p)
+	case "tree":
+		out = []int{p / 2}
+	case "fft":
+		d := 1 << g.dset(t)
+		if p-d >= 0 {
+			out = append(out, p-d)
+		}
+		out = append(out, p)
+		if p+d < W {
+			out = append(out, p+d)
+		}
+	case "all_to_all":
+		span(0, W-1)
+	case "nearest":
+		span(max(0, p-g.Radix/2), min(p+(g.Radix-1)/2, W-1))
+	case "spread":
+		ds := g.dset(t)
+		for i := range g.Radix {
+			q := p + i*W/g.Radix
+			if i > 0 {
+				q += ds
+			}
+			out = append(out, q%W)
+		}
+	case "random_nearest":
+		ds := g.dset(t)
+		for q := max(0, p-g.Radix/2); q <= min(p+(g.Radix-1)/2, W-1); q++ {
+			if q == p || g.uniform(uint64(ds), uint64(q), uint64(p)) < g.Fraction {
+				out = append(out, q)
+			}
+		}
+	}
+	// Only points that exist at t-1, each once, in order.
+	lo, n := g.Span(t - 1)
+	out = slices.DeleteFunc(out, func(q int) bool { return q < lo || q >= lo+n })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// uniform is a seeded hash of its arguments in [0, 1): the same for the
+// same graph and arguments in every run.
+func (g *Graph) uniform(vals ...uint64) float64 {
+	h := g.Seed ^ 0x9e3779b97f4a7c15
+	for _, v := range vals {
+		h ^= v + 0x9e3779b97f4a7c15 + h<<6 + h>>2
+		h = splitmix(h)
+	}
+	return float64(h>>11) / (1 << 53)
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Dependents returns the points of timestep t+1 that depend on point p of
+// timestep t, in increasing order: Deps read backwards.
+func (g *Graph) Dependents(t, p int) []int {
+	if t+1 >= g.Steps {
+		return nil
+	}
+	W := g.Width
+	var cand []int
+	span := func(lo, hi int) {
+		for d := max(lo, 0); d <= min(hi, W-1); d++ {
+			cand = append(cand, d)
+		}
+	}
+	switch g.Pattern {
+	case "trivial":
+	case "no_comm":
+		cand = []int{p}
+	case "stencil_1d", "stencil_1d_periodic":
+		span(p-1, p+1)
+		if g.Pattern == "stencil_1d_periodic" {
+			cand = append(cand, (p+1)%W, (p-1+W)%W)
+		}
+	case "dom":
+		span(p, p+1)
+	case "tree":
+		span(2*p, 2*p+1)
+	case "fft":
+		d := 1 << g.dset(t+1)
+		span(p-d, p-d)
+		cand = append(cand, p)
+		span(p+d, p+d)
+	case "all_to_all":
+		lo, n := g.Span(t + 1)
+		span(lo, lo+n-1)
+		return cand // every point of t+1 depends on every point of t
+	case "nearest", "random_nearest":
+		span(p-(g.Radix-1)/2, p+g.Radix/2)
+	case "spread":
+		ds := g.dset(t + 1)
+		for i := range g.Radix {
+			q := p - i*W/g.Radix
+			if i > 0 {
+				q -= ds
+			}
+			cand = append(cand, ((q%W)+W)%W)
+		}
+	}
+	slices.Sort(cand)
+	cand = slices.Compact(cand)
+	lo, n := g.Span(t + 1)
+	return slices.DeleteFunc(cand, func(d int) bool {
+		return d < lo || d >= lo+n || !slices.Contains(g.Deps(t+1, d), p)
+	})
+}
+
+// taskTime is task (t, p)'s kernel.
+func (g *Graph) taskTime(t, p int) sim.Time {
+	if g.Imbalance == 0 {
+		return g.Duration
+	}
+	return sim.Time(float64(g.Duration) * (1 + g.Imbalance*g.uniform(0xba1a, uint64(t), uint64(p))))
+}
+
+// Job is one run of one or more task graphs on ranks (one per core, as
+// Task Bench's MPI implementation runs).
+type Job struct {
+	Graphs []Graph
+	Ranks  int
+	// Overhead is the runtime system's cost per task, on the rank's CPU.
+	Overhead sim.Time
+}
+
+// Check refuses a job that cannot run.
+func (j *Job) Check() error {
+	if len(j.Graphs) == 0 {
+		return fmt.Errorf("no task graph")
+	}
+	if j.Overhead < 0 {
+		return fmt.Errorf("per-task overhead must not be negative")
+	}
+	if len(j.Graphs)*j.Graphs[0].Width >= collectives.MaxP2PTag {
+		return fmt.Errorf("too many columns in all")
+	}
+	for i := range j.Graphs {
+		g := &j.Graphs[i]
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("graph %d: %w", i, err)
+		}
+		if g.Width < j.Ranks {
+			return fmt.Errorf("graph %d: %d columns over %d ranks leaves ranks without a column; use at least as many columns as ranks", i, g.Width, j.Ranks)
+		}
+	}
+	return nil
+}
+
+// owner is the rank of point p of a width-W graph: columns over ranks in
+// blocks, the first W mod R ranks one column more.
+func owner(W, R, p int) int {
+	q, r := W/R, W%R
+	if p < r*(q+1) {
+		return p / (q + 1)
+	}
+	return r + (p-r*(q+1))/q
+}
+
+// columns is rank r's first column and count.
+func columns(W, R, r int) (int, int) {
+	q, rem := W/R, W%R
+	return r*q + min(r, rem), q + b2i(r < rem)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// UsefulWork is the sum of every task's kernel (not the overhead): what
+// efficiency divides by elapsed time x cores.
+func (j *Job) UsefulWork() sim.Time {
+	var total sim.Time
+	for gi := range j.Graphs {
+		g := &j.Graphs[gi]
+		for t := range g.Steps {
+			lo, n := g.Span(t)
+			for p := lo; p < lo+n; p++ {
+				total += g.taskTime(t, p)
+			}
+		}
+	}
+	return total
+}
+
+// Tasks is how many tasks the job runs.
+func (j *Job) Tasks() int64 {
+	var n int64
+	for gi := range j.Graphs {
+		g := &j.Graphs[gi]
+		for t := range g.Steps {
+			_, w := g.Span(t)
+			n += int64(w)
+		}
+	}
+	return n
+}
+
+// Composition returns the job as per-rank programs: in each timestep a
+// rank posts the receives of its tasks' remote inputs, runs each task
+// (kernel plus overhead) once its inputs are in, and sends its output to
+// each dependent task on another rank.
+func (j *Job) Composition() (collectives.Composition, error) {
+	if err := j.Check(); err != nil {
+		return collectives.Composition{}, err
+	}
+	return collectives.Composition{
+		Name:  "taskbench",
+		Ranks: j.Ranks,
+		Script: func(r int) collectives.Script {
+			rs := &rankScript{j: j, r: r, last: make([]map[int]int32, len(j.Graphs))}
+			return &workloads.Phased{Fill: rs.fill}
+		},
+	}, nil
+}
+
+type rankScript struct {
+	j    *Job
+	r    int
+	t    int
+	last []map[int]int32 // per graph: point -> its task's item in the step before
+}
+
+func (rs *rankScript) fill(w *workloads.Writer) bool {
+	j := rs.j
+	steps := 0
+	for _, g := range j.Graphs {
+		steps = max(steps, g.Steps)
+	}
+	if rs.t == steps {
+		return false
+	}
+	t := rs.t
+	rs.t++
+	for gi := range j.Graphs {
+		g := &j.Graphs[gi]
+		if t >= g.Steps {
+			continue
+		}
+		W, R := g.Width, j.Ranks
+		first, n := columns(W, R, rs.r)
+		lo, width := g.Span(t)
+		now := map[int]int32{}
+		for p := max(first, lo); p < min(first+n, lo+width); p++ {
+			var after []int32
+			for _, q := range g.Deps(t, p) {
+				if o := owner(W, R, q); o != rs.r {
+					after = append(after, w.Add(collectives.Item{Kind: collectives.Recv, Async: true, Peer: o, Tag: gi*W + q, Bytes: g.Output}))
+				} else if idx, ok := rs.last[gi][q]; ok {
+					after = append(after, idx)
+				}
+			}
+			task := w.Add(collectives.Item{Kind: collectives.Compute, Dur: g.taskTime(t, p) + j.Overhead, After: after})
+			now[p] = task
+			for _, d := range g.Dependents(t, p) {
+				if o := owner(W, R, d); o != rs.r {
+					w.Add(collectives.Item{Kind: collectives.Send, Async: true, Peer: o, Tag: gi*W + p, Bytes: g.Output, After: []int32{task}})
+				}
+			}
+		}
+		rs.last[gi] = now
+	}
+	return true
+}

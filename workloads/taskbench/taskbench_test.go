@@ -1,0 +1,145 @@
+package taskbench_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads/taskbench"
+)
+
+// TestDependenceSets: each pattern's dependencies, for chosen points,
+// against a table written from Task Bench's definitions (W = 8 columns,
+// points of timestep t depend on points of t-1).
+func TestDependenceSets(t *testing.T) {
+	cases := []struct {
+		g       taskbench.Graph
+		t, p    int
+		want    []int
+		comment string
+	}{
+		{taskbench.Graph{Pattern: "trivial"}, 1, 3, nil, "no dependencies"},
+		{taskbench.Graph{Pattern: "no_comm"}, 1, 3, []int{3}, "itself"},
+		{taskbench.Graph{Pattern: "stencil_1d"}, 1, 3, []int{2, 3, 4}, "neighbours"},
+		{taskbench.Graph{Pattern: "stencil_1d"}, 1, 0, []int{0, 1}, "cut at the edge"},
+		{taskbench.Graph{Pattern: "stencil_1d_periodic"}, 1, 0, []int{0, 1, 7}, "wraps"},
+		{taskbench.Graph{Pattern: "stencil_1d_periodic"}, 1, 7, []int{0, 6, 7}, "wraps"},
+		{taskbench.Graph{Pattern: "dom", Steps: 20}, 1, 1, []int{0}, "p-1 and p, p not yet at t-1 (width 1)"},
+		{taskbench.Graph{Pattern: "dom", Steps: 20}, 3, 2, []int{1, 2}, "p-1 and p"},
+		{taskbench.Graph{Pattern: "tree"}, 3, 5, []int{2}, "parent p/2"},
+		{taskbench.Graph{Pattern: "fft"}, 1, 3, []int{2, 3, 4}, "dset (1+3-1)%3 = 0: distance 1"},
+		{taskbench.Graph{Pattern: "fft"}, 2, 3, []int{1, 3, 5}, "dset 1: distance 2"},
+		{taskbench.Graph{Pattern: "fft"}, 3, 3, []int{3, 7}, "dset 2: distance 4, 3-4 < 0"},
+		{taskbench.Graph{Pattern: "all_to_all"}, 1, 5, []int{0, 1, 2, 3, 4, 5, 6, 7}, "everything"},
+		{taskbench.Graph{Pattern: "nearest", Radix: 5}, 1, 3, []int{1, 2, 3, 4, 5}, "p-2..p+2"},
+		{taskbench.Graph{Pattern: "nearest", Radix: 4}, 1, 3, []int{1, 2, 3, 4}, "p-radix/2..p+(radix-1)/2"},
+		{taskbench.Graph{Pattern: "nearest", Radix: 5}, 1, 7, []int{5, 6, 7}, "cut at the edge"},
+		{taskbench.Graph{Pattern: "spread", Radix: 2, Period: 3}, 1, 1, []int{1, 6}, "p and p+W/2+dset (dset 1)"},
+		{taskbench.Graph{Pattern: "spread", Radix: 2, Period: 3}, 3, 1, []int{1, 5}, "dset 0"},
+		{taskbench.Graph{Pattern: "random_nearest", Radix: 3, Fraction: 0}, 1, 3, []int{3}, "fraction 0: itself only"},
+		{taskbench.Graph{Pattern: "random_nearest", Radix: 3, Fraction: 1}, 1, 3, []int{2, 3, 4}, "fraction 1: the whole window"},
+		{taskbench.Graph{Pattern: "no_comm"}, 0, 3, nil, "timestep 0 depends on nothing"},
+	}
+	for _, c := range cases {
+		g := c.g
+		g.Width = 8
+		if g.Steps == 0 {
+			g.Steps = 6
+		}
+		if got := g.Deps(c.t, c.p); !slices.Equal(got, c.want) {
+			t.Errorf("%s t=%d p=%d (%s): %v, want %v", g.Pattern, c.t, c.p, c.comment, got, c.want)
+		}
+	}
+	// dom's and tree's spans: dom widens then narrows, tree doubles.
+	dom := taskbench.Graph{Pattern: "dom", Width: 3, Steps: 5}
+	var spans [][2]int
+	for ts := range 5 {
+		lo, n := dom.Span(ts)
+		spans = append(spans, [2]int{lo, n})
+	}
+	if want := [][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {2, 1}}; !slices.Equal(spans, want) {
+		t.Errorf("dom spans %v, want %v", spans, want)
+	}
+	tree := taskbench.Graph{Pattern: "tree", Width: 5, Steps: 5}
+	for ts, want := range []int{1, 2, 4, 5, 5} {
+		if _, n := tree.Span(ts); n != want {
+			t.Errorf("tree width at %d: %d, want %d", ts, n, want)
+		}
+	}
+}
+
+// TestDependentsInvertDeps: for every pattern, q depends on p exactly when
+// p lists q among its dependents.
+func TestDependentsInvertDeps(t *testing.T) {
+	for _, pat := range taskbench.Patterns {
+		for _, w := range []int{1, 5, 8, 13} {
+			g := taskbench.Graph{Pattern: pat, Width: w, Steps: 7, Radix: 3, Period: 2, Fraction: 0.5, Seed: 9}
+			for ts := range g.Steps - 1 {
+				lo, n := g.Span(ts)
+				for p := lo; p < lo+n; p++ {
+					var want []int
+					nlo, nn := g.Span(ts + 1)
+					for d := nlo; d < nlo+nn; d++ {
+						if slices.Contains(g.Deps(ts+1, d), p) {
+							want = append(want, d)
+						}
+					}
+					if got := g.Dependents(ts, p); !slices.Equal(got, want) {
+						t.Fatalf("%s W=%d t=%d p=%d: dependents %v, want %v", pat, w, ts, p, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNoCommunicationMETG: with no communication a rank runs its W/R
+// tasks a step one after another, each its kernel d plus the overhead o:
+// the run takes T (W/R) (d + o), efficiency is d / (d + o), and the
+// smallest granularity (elapsed x cores / tasks = d + o) with efficiency
+// of at least 50% is at d = o: 2o, Task Bench's rule of thumb.
+func TestNoCommunicationMETG(t *testing.T) {
+	const W, R, T = 16, 4, 5
+	o := 10 * sim.Microsecond
+	for _, pat := range []string{"trivial", "no_comm"} {
+		for _, d := range []sim.Time{o / 4, o, 4 * o} {
+			j := taskbench.Job{Ranks: R, Overhead: o, Graphs: []taskbench.Graph{{Pattern: pat, Width: W, Steps: T, Duration: d}}}
+			comp, err := j.Composition()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.FixedLatency(sim.Microsecond)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sim.Time(T*W/R) * (d + o); res.Makespan != want {
+				t.Errorf("%s d=%v: %v, want %v", pat, d, res.Makespan, want)
+			}
+			eff := float64(j.UsefulWork()) / (float64(res.Makespan) * R)
+			if want := float64(d) / float64(d+o); fmt.Sprintf("%.9f", eff) != fmt.Sprintf("%.9f", want) {
+				t.Errorf("%s d=%v: efficiency %g, want %g", pat, d, eff, want)
+			}
+		}
+	}
+}
+
+// Every pattern runs to the end on ranks that share columns unevenly
+// (no deadlock, every message received).
+func TestEveryPatternRuns(t *testing.T) {
+	for _, pat := range taskbench.Patterns {
+		for _, r := range []int{1, 3, 5} {
+			j := taskbench.Job{Ranks: r, Overhead: sim.Microsecond, Graphs: []taskbench.Graph{
+				{Pattern: pat, Width: 11, Steps: 6, Radix: 3, Fraction: 0.5, Output: 64, Duration: sim.Microsecond, Imbalance: 0.5, Seed: 1},
+				{Pattern: "stencil_1d", Width: 11, Steps: 4, Output: 16, Duration: sim.Microsecond},
+			}}
+			comp, err := j.Composition()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.RandomLatency(3 * sim.Microsecond)}); err != nil {
+				t.Errorf("%s on %d ranks: %v", pat, r, err)
+			}
+		}
+	}
+}
