@@ -15,6 +15,7 @@ import (
 	"github.com/collsim/collsim/sim/workers"
 	"github.com/collsim/collsim/workloads/dnn"
 	"github.com/collsim/collsim/workloads/fft"
+	"github.com/collsim/collsim/workloads/taskbench"
 )
 
 type workersGroup = workers.Group
@@ -419,4 +420,90 @@ func (e *Experiment) RunFFT(job fft.Job, breakdown bool) (*FFTResult, error) {
 		out.Compute, out.Exposed = free.Time, res.Time-free.Time
 	}
 	return out, nil
+}
+
+// TaskBenchPoint is one run of a Task Bench job: its kernel duration, and
+// Task Bench's measures of it.
+type TaskBenchPoint struct {
+	Duration float64 `json:"task_duration_s"` // each task's kernel
+	Elapsed  float64 `json:"elapsed_s"`
+	Tasks    int64   `json:"tasks"`
+	// Efficiency is useful work (the kernels) over elapsed x cores;
+	// Granularity is elapsed x cores / tasks: the wall time a task takes
+	// on a core, overheads and waiting included (Task Bench's "task
+	// granularity").
+	Efficiency  float64 `json:"efficiency"`
+	Granularity float64 `json:"granularity_s"`
+}
+
+// RunTaskBench simulates job (one rank per core) and measures it.
+func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, error) {
+	comp, err := job.Composition()
+	if err != nil {
+		return nil, nil, &OptionError{Err: err}
+	}
+	res, err := e.RunComposition(comp)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &TaskBenchPoint{Duration: job.Graphs[0].Duration.Seconds(), Elapsed: res.Time, Tasks: job.Tasks()}
+	if res.Time > 0 && p.Tasks > 0 {
+		cores := float64(job.Ranks)
+		p.Efficiency = job.UsefulWork().Seconds() / (res.Time * cores)
+		p.Granularity = res.Time * cores / float64(p.Tasks)
+	}
+	return p, res, nil
+}
+
+// METG runs job once per kernel duration (every graph's), on workers
+// goroutines, and returns the curve in the order given and METG(50%):
+// the smallest granularity at which efficiency is at least 50% (Task
+// Bench's minimum effective task granularity), or NaN if no duration
+// reaches it.
+func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, done func(finished, total int)) ([]TaskBenchPoint, float64, error) {
+	curve := make([]TaskBenchPoint, len(durations))
+	errs := make([]error, len(durations))
+	next := make(chan int)
+	var g workersGroup
+	var mu sync.Mutex
+	finished := 0
+	for range max(workers, 1) {
+		g.Go(func() {
+			for i := range next {
+				j := job
+				j.Graphs = slices.Clone(job.Graphs)
+				for k := range j.Graphs {
+					j.Graphs[k].Duration = durations[i]
+				}
+				x := *e
+				x.Progress, x.Trace = nil, nil
+				p, _, err := x.RunTaskBench(j)
+				if err == nil {
+					curve[i] = *p
+				}
+				errs[i] = err
+				mu.Lock()
+				finished++
+				if done != nil {
+					done(finished, len(durations))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range durations {
+		next <- i
+	}
+	close(next)
+	g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, 0, err
+	}
+	metg := math.NaN()
+	for _, p := range curve {
+		if p.Efficiency >= 0.5 && !(p.Granularity >= metg) {
+			metg = p.Granularity
+		}
+	}
+	return curve, metg, nil
 }

@@ -264,3 +264,48 @@ func TestWorkloadDNNStrategyFile(t *testing.T) {
 		t.Errorf("exit %d %q", code, errs)
 	}
 }
+
+// TestWorkloadTaskBench: without communication METG(50%) is twice the
+// per-task overhead (the kernel equal to the overhead, granularity d + o),
+// derived by hand; the refusals.
+func TestWorkloadTaskBench(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "taskbench", "--ranks", "8", "--width", "16", "--steps", "4", "--pattern", "no_comm",
+		"--overhead", "10us", "--metg", "--metg-from", "80us", "--metg-points", "5", "--json", "-m", "small")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Curve []struct {
+			Duration    float64 `json:"task_duration_s"`
+			Efficiency  float64 `json:"efficiency"`
+			Granularity float64 `json:"granularity_s"`
+		} `json:"curve"`
+		METG *float64 `json:"metg_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.METG == nil || len(r.Curve) != 5 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if *r.METG < 19.999e-6 || *r.METG > 20.001e-6 {
+		t.Errorf("METG %g s, want 2 x 10 us", *r.METG)
+	}
+	for _, p := range r.Curve {
+		if want := p.Duration / (p.Duration + 10e-6); p.Efficiency < want-1e-9 || p.Efficiency > want+1e-9 {
+			t.Errorf("kernel %g: efficiency %g, want d/(d+o) = %g", p.Duration, p.Efficiency, want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ranks", "8", "--width", "4"}, "4 columns over 8 ranks"},
+		{[]string{"--pattern", "zigzag"}, "pattern \"zigzag\""},
+		{[]string{"--pattern", "nearest", "--radix", "0"}, "needs a radix of at least 1"},
+		{[]string{"--plot", "x.png"}, "--plot does not apply"},
+		{[]string{"--metg", "--duration", "1ms"}, "--duration does not apply"},
+	} {
+		_, errs, code := collsim(t, append([]string{"workload", "taskbench", "-m", "small"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -25,12 +25,12 @@ import (
 func New(streams *cmdutil.IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
-		Short: "Simulate an application built from collectives (dnn, fft)",
+		Short: "Simulate an application built from collectives (dnn, fft, taskbench)",
 		Long: `Simulate an application on a machine: its ranks run compute, point-to-point
 messages and collective calls on groups of ranks, on the same networks, noise
 and machines as a single collective.`,
 	}
-	cmd.AddCommand(newDNN(streams), newFFT(streams))
+	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams))
 	return cmd
 }
 
