@@ -456,7 +456,8 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 }
 
 // METG runs job once per kernel duration (every graph's), on workers
-// goroutines, and returns the curve in the order given and METG(50%):
+// goroutines, then bisects between the two kernels that straddle 50%
+// efficiency, and returns the curve (longest kernel first) and METG(50%):
 // the smallest granularity at which efficiency is at least 50% (Task
 // Bench's minimum effective task granularity), or NaN if no duration
 // reaches it.
@@ -499,6 +500,49 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, 0, err
 	}
+	// Refine between the shortest kernel at 50% or more and the next
+	// shorter one below: bisect (geometrically) METGRefine times, so that
+	// METG does not depend on where the halving sweep happened to land.
+	lo, hi := -1, -1 // indices: shortest kernel >= 50%, longest kernel below it that is < 50%
+	for i, p := range curve {
+		if p.Efficiency >= 0.5 && (lo < 0 || durations[i] < durations[lo]) {
+			lo = i
+		}
+	}
+	if lo >= 0 {
+		for i, p := range curve {
+			if p.Efficiency < 0.5 && durations[i] < durations[lo] && (hi < 0 || durations[i] > durations[hi]) {
+				hi = i
+			}
+		}
+	}
+	if lo >= 0 && hi >= 0 {
+		good, bad := durations[lo], durations[hi]
+		for range METGRefine {
+			mid := sim.Time(math.Sqrt(float64(good) * float64(bad)))
+			if mid <= bad || mid >= good {
+				break
+			}
+			j := job
+			j.Graphs = slices.Clone(job.Graphs)
+			for k := range j.Graphs {
+				j.Graphs[k].Duration = mid
+			}
+			x := *e
+			x.Progress, x.Trace = nil, nil
+			p, _, err := x.RunTaskBench(j)
+			if err != nil {
+				return nil, 0, err
+			}
+			curve = append(curve, *p)
+			if p.Efficiency >= 0.5 {
+				good = mid
+			} else {
+				bad = mid
+			}
+		}
+		slices.SortStableFunc(curve, func(a, b TaskBenchPoint) int { return cmp.Compare(b.Duration, a.Duration) })
+	}
 	metg := math.NaN()
 	for _, p := range curve {
 		if p.Efficiency >= 0.5 && !(p.Granularity >= metg) {
@@ -507,3 +551,8 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 	}
 	return curve, metg, nil
 }
+
+// METGRefine is how many bisections METG runs past its sweep: the
+// kernel at METG is then within a factor 2^(2^-6), about 1.1%, of the
+// crossing.
+const METGRefine = 6

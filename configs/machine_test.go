@@ -47,7 +47,7 @@ func TestUnits(t *testing.T) {
 }
 
 func TestBuiltinsLoad(t *testing.T) {
-	want := map[string]int{"small": 64, "fattree-1024": 1024, "xc40": 6144, "gpu-cluster": 512, "dragonfly-72": 72}
+	want := map[string]int{"small": 64, "fattree-1024": 1024, "xc40": 6144, "gpu-cluster": 512, "dragonfly-72": 72, "cori": 6144}
 	names := Builtins()
 	if len(names) != len(want) {
 		t.Fatalf("built-ins %v, want %d", names, len(want))

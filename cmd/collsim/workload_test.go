@@ -282,7 +282,7 @@ func TestWorkloadTaskBench(t *testing.T) {
 		} `json:"curve"`
 		METG *float64 `json:"metg_s"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.METG == nil || len(r.Curve) != 5 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.METG == nil || len(r.Curve) != 5+6 { // 5 halvings, then 6 bisections between 10 us (50%) and 5 us
 		t.Fatalf("%v: %s", err, out)
 	}
 	if *r.METG < 19.999e-6 || *r.METG > 20.001e-6 {

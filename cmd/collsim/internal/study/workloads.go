@@ -12,8 +12,10 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/workloads/dnn"
 	"github.com/collsim/collsim/workloads/fft"
+	"github.com/collsim/collsim/workloads/taskbench"
 )
 
 // The studies of the workloads (DNN training, 3D FFT): each varies one
@@ -413,4 +415,100 @@ func countFit(cands []collsim.Candidate) int {
 		}
 	}
 	return n
+}
+
+// --- study taskbench ------------------------------------------------------
+
+func newTaskBenchStudy(streams *cmdutil.IO) *cobra.Command {
+	o := &workloadOptions{}
+	var nodes, overheads, patterns string
+	var steps, points, workers int
+	cmd := &cobra.Command{
+		Use:   "taskbench",
+		Short: "Task Bench's METG against nodes: is 100 us the smallest granularity at 256 nodes?",
+		Long: `Task Bench's paper finds that at 256 nodes (32 cores each) even the best
+systems sustain no task granularity below about 100 us. This study finds
+METG(50%) on the cori machine (a Cori-like Aries dragonfly, 32 ranks a node)
+for each node count, pattern (stencil_1d; nearest with radix 5) and per-task
+overhead of the runtime system (1, 10 and 100 us): one column per core, the
+kernel halved --points times from 10 ms, --steps timesteps, 16 bytes per
+dependency.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTaskBenchStudy(streams, o, nodes, overheads, patterns, steps, points, workers)
+		},
+	}
+	o.register(cmd, "cori", collsim.Analytic)
+	f := cmd.Flags()
+	f.StringVarP(&nodes, "nodes", "n", "1..256", "node counts (32 ranks each on cori)")
+	f.StringVar(&overheads, "overheads", "1us,10us,100us", "per-task overheads")
+	f.StringVar(&patterns, "patterns", "stencil_1d,nearest", "patterns (nearest with radix 5)")
+	f.IntVar(&steps, "steps", 20, "timesteps")
+	f.IntVar(&points, "points", 20, "kernels of each METG sweep")
+	f.IntVar(&workers, "workers", 0, "simulations at once (default: one per core)")
+	return cmd
+}
+
+func runTaskBenchStudy(streams *cmdutil.IO, o *workloadOptions, nodeList, overheadList, patternList string, steps, points, workers int) error {
+	e, err := o.experiment()
+	if err != nil {
+		return err
+	}
+	nodes, err := cmdutil.Ints(nodeList)
+	if err != nil {
+		return cmdutil.Flagf("--nodes: %v", err)
+	}
+	var overheads []sim.Time
+	for _, s := range strings.Split(overheadList, ",") {
+		d, err := configs.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return cmdutil.Flagf("--overheads: %v", err)
+		}
+		overheads = append(overheads, d)
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	per := e.Machine.RanksPerHost
+	var durations []sim.Time
+	for d, i := 10*sim.Millisecond, 0; i < points; d, i = d/2, i+1 {
+		durations = append(durations, d)
+	}
+	fmt.Fprintf(streams.Out, "Task Bench METG(50%%) on %s (%d ranks a node, %s network): %d timesteps, a column per core, kernels from 10 ms halved %d times\n", e.Machine.Name, per, e.Network, steps, points-1)
+	head := []string{"pattern", "overhead"}
+	for _, n := range nodes {
+		head = append(head, fmt.Sprintf("%d nodes", n))
+	}
+	rows := [][]string{head}
+	for _, pat := range strings.Split(patternList, ",") {
+		pat = strings.TrimSpace(pat)
+		for _, over := range overheads {
+			name := pat
+			if pat == "nearest" {
+				name = "nearest r5"
+			}
+			row := []string{name, cmdutil.Seconds(over.Seconds())}
+			for _, n := range nodes {
+				ranks := n * per
+				if ranks > e.Machine.Slots() {
+					return cmdutil.Flagf("%d nodes, but %s has %d", n, e.Machine.Name, e.Machine.Slots()/per)
+				}
+				j := taskbench.Job{Ranks: ranks, Overhead: over, Graphs: []taskbench.Graph{{Pattern: pat, Width: ranks, Steps: steps, Radix: 5, Output: 16}}}
+				if err := j.Check(); err != nil {
+					return &cmdutil.FlagError{Err: err}
+				}
+				_, metg, err := e.METG(j, durations, workers, nil)
+				if err != nil {
+					return err
+				}
+				cell := "not reached"
+				if !math.IsNaN(metg) {
+					cell = cmdutil.Seconds(metg)
+				}
+				row = append(row, cell)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return streams.Table(rows)
 }
