@@ -461,8 +461,11 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 // the smallest granularity at which efficiency is at least 50% (Task
 // Bench's minimum effective task granularity), or NaN if no duration
 // reaches it.
-func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, done func(finished, total int)) ([]TaskBenchPoint, float64, error) {
-	curve := make([]TaskBenchPoint, len(durations))
+//
+// crossed is false when even the shortest kernel ran at 50% or more: METG
+// is then at most the value returned (the sweep should go shorter).
+func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, done func(finished, total int)) (curve []TaskBenchPoint, metg float64, crossed bool, err error) {
+	curve = make([]TaskBenchPoint, len(durations))
 	errs := make([]error, len(durations))
 	next := make(chan int)
 	var g workersGroup
@@ -498,7 +501,7 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 	close(next)
 	g.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	// Refine between the shortest kernel at 50% or more and the next
 	// shorter one below: bisect (geometrically) METGRefine times, so that
@@ -532,7 +535,7 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 			x.Progress, x.Trace = nil, nil
 			p, _, err := x.RunTaskBench(j)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, false, err
 			}
 			curve = append(curve, *p)
 			if p.Efficiency >= 0.5 {
@@ -543,13 +546,14 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 		}
 		slices.SortStableFunc(curve, func(a, b TaskBenchPoint) int { return cmp.Compare(b.Duration, a.Duration) })
 	}
-	metg := math.NaN()
+	metg = math.NaN()
 	for _, p := range curve {
 		if p.Efficiency >= 0.5 && !(p.Granularity >= metg) {
 			metg = p.Granularity
 		}
+		crossed = crossed || p.Efficiency < 0.5
 	}
-	return curve, metg, nil
+	return curve, metg, crossed, nil
 }
 
 // METGRefine is how many bisections METG runs past its sweep: the

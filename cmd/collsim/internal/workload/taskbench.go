@@ -181,7 +181,7 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 		}()
 		defer func() { tick.Stop(); close(stop); mu.Lock(); p.Done(); mu.Unlock() }()
 	}
-	curve, metg, err := e.METG(j, durations, workersFlag(o.workers), report)
+	curve, metg, crossed, err := e.METG(j, durations, workersFlag(o.workers), report)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,10 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 		out := struct {
 			Curve []any    `json:"curve"`
 			METG  *float64 `json:"metg_s"` // null: no kernel reached 50% efficiency
-		}{}
+			// Bound: even the shortest kernel ran at 50% or more, so
+			// METG is at most metg_s.
+			Bound bool `json:"metg_is_upper_bound,omitempty"`
+		}{Bound: !crossed}
 		for _, p := range curve {
 			out.Curve = append(out.Curve, p)
 		}
@@ -209,9 +212,12 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 	if err := streams.Table(rows); err != nil {
 		return err
 	}
-	if math.IsNaN(metg) {
+	switch {
+	case math.IsNaN(metg):
 		fmt.Fprintln(streams.Out, "METG(50%): not reached (no kernel ran at 50% efficiency; start --metg-from higher)")
-	} else {
+	case !crossed:
+		fmt.Fprintf(streams.Out, "METG(50%%): at most %s (even the shortest kernel ran at 50%%; give more --metg-points)\n", cmdutil.Seconds(metg))
+	default:
 		fmt.Fprintf(streams.Out, "METG(50%%): %s\n", cmdutil.Seconds(metg))
 	}
 	if o.plot != "" {
