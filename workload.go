@@ -295,52 +295,34 @@ func Strategies(base dnn.Job, devices, globalBatch int, microBatches ...int) []d
 // told of each finished candidate.
 func (e *Experiment) Search(base dnn.Job, strategies []dnn.Strategy, workers int, done func(finished, total int)) ([]Candidate, error) {
 	out := make([]Candidate, len(strategies))
-	next := make(chan int)
-	var g workersGroup
 	var mu sync.Mutex
-	finished := 0
 	var firstErr error
-	for range max(workers, 1) {
-		g.Go(func() {
-			for i := range next {
-				j := base
-				j.Strategy = strategies[i]
-				c := Candidate{Strategy: strategies[i]}
-				if err := j.Check(0); err != nil {
-					c.Refused = err.Error()
-				} else {
-					x := *e
-					x.Progress, x.Trace = nil, nil
-					r, err := x.RunDNN(j, false)
-					if err != nil {
-						mu.Lock()
-						firstErr = cmp.Or(firstErr, err)
-						mu.Unlock()
-						c.Refused = err.Error()
-					} else {
-						c.Step, c.SamplesPerS, c.PeakShare = r.Step, r.SamplesPerS, r.PeakShare
-					}
-				}
-				c.Describe = describe(j.Strategy) + fmt.Sprintf(" bucket %dMiB", j.Strategy.BucketBytes>>20)
-				if c.Refused == "" || strings.HasPrefix(c.Refused, "does not fit") {
-					most := slices.MaxFunc(j.Memory(), func(a, b dnn.Memory) int { return cmp.Compare(a.Total, b.Total) })
-					c.MemoryGiB = float64(most.Total) / (1 << 30)
-				}
-				out[i] = c
+	parallel(len(strategies), workers, done, func(i int) {
+		j := base
+		j.Strategy = strategies[i]
+		c := Candidate{Strategy: strategies[i]}
+		if err := j.Check(0); err != nil {
+			c.Refused = err.Error()
+		} else {
+			x := *e
+			x.Progress, x.Trace = nil, nil
+			r, err := x.RunDNN(j, false)
+			if err != nil {
 				mu.Lock()
-				finished++
-				if done != nil {
-					done(finished, len(strategies))
-				}
+				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
+				c.Refused = err.Error()
+			} else {
+				c.Step, c.SamplesPerS, c.PeakShare = r.Step, r.SamplesPerS, r.PeakShare
 			}
-		})
-	}
-	for i := range strategies {
-		next <- i
-	}
-	close(next)
-	g.Wait()
+		}
+		c.Describe = describe(j.Strategy) + fmt.Sprintf(" bucket %dMiB", j.Strategy.BucketBytes>>20)
+		if c.Refused == "" || strings.HasPrefix(c.Refused, "does not fit") {
+			most := slices.MaxFunc(j.Memory(), func(a, b dnn.Memory) int { return cmp.Compare(a.Total, b.Total) })
+			c.MemoryGiB = float64(most.Total) / (1 << 30)
+		}
+		out[i] = c
+	})
 	slices.SortStableFunc(out, func(a, b Candidate) int {
 		if (a.Refused == "") != (b.Refused == "") {
 			if a.Refused == "" {
@@ -467,39 +449,20 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, done func(finished, total int)) (curve []TaskBenchPoint, metg float64, crossed bool, err error) {
 	curve = make([]TaskBenchPoint, len(durations))
 	errs := make([]error, len(durations))
-	next := make(chan int)
-	var g workersGroup
-	var mu sync.Mutex
-	finished := 0
-	for range max(workers, 1) {
-		g.Go(func() {
-			for i := range next {
-				j := job
-				j.Graphs = slices.Clone(job.Graphs)
-				for k := range j.Graphs {
-					j.Graphs[k].Duration = durations[i]
-				}
-				x := *e
-				x.Progress, x.Trace = nil, nil
-				p, _, err := x.RunTaskBench(j)
-				if err == nil {
-					curve[i] = *p
-				}
-				errs[i] = err
-				mu.Lock()
-				finished++
-				if done != nil {
-					done(finished, len(durations))
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for i := range durations {
-		next <- i
-	}
-	close(next)
-	g.Wait()
+	parallel(len(durations), workers, done, func(i int) {
+		j := job
+		j.Graphs = slices.Clone(job.Graphs)
+		for k := range j.Graphs {
+			j.Graphs[k].Duration = durations[i]
+		}
+		x := *e
+		x.Progress, x.Trace = nil, nil
+		p, _, err := x.RunTaskBench(j)
+		if err == nil {
+			curve[i] = *p
+		}
+		errs[i] = err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, 0, false, err
 	}
@@ -560,3 +523,31 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 // kernel at METG is then within a factor 2^(2^-6), about 1.1%, of the
 // crossing.
 const METGRefine = 6
+
+// parallel runs run(0..n-1) on workers goroutines (each its own
+// simulation: no shared engine), telling done, in turn, how many have
+// finished.
+func parallel(n, workers int, done func(finished, total int), run func(i int)) {
+	next := make(chan int)
+	var g workersGroup
+	var mu sync.Mutex
+	finished := 0
+	for range max(workers, 1) {
+		g.Go(func() {
+			for i := range next {
+				run(i)
+				mu.Lock()
+				finished++
+				if done != nil {
+					done(finished, n)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	g.Wait()
+}

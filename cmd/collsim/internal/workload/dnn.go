@@ -7,8 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -397,32 +395,8 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 	if len(strategies) == 0 {
 		return cmdutil.Flagf("no dp x tp x pp of %d devices divides a global batch of %d in microbatches of %d", devices, o.globalBatch, max(o.microBatch, 1))
 	}
-	var report func(int, int)
-	if p := o.display(streams); p != nil {
-		var mu sync.Mutex
-		finished := 0
-		report = func(d, n int) {
-			mu.Lock()
-			defer mu.Unlock()
-			finished = d
-			p.Count("strategies simulated", d, n)
-		}
-		tick := time.NewTicker(time.Second)
-		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-tick.C:
-					mu.Lock()
-					p.Count("strategies simulated", finished, len(strategies))
-					mu.Unlock()
-				case <-stop:
-					return
-				}
-			}
-		}()
-		defer func() { tick.Stop(); close(stop); mu.Lock(); p.Done(); mu.Unlock() }()
-	}
+	report, stop := o.counter(streams, "strategies simulated", len(strategies))
+	defer stop()
 	e.Progress = nil
 	cands, err := e.Search(j, strategies, workersFlag(o.workers), report)
 	if err != nil {

@@ -3,8 +3,6 @@ package workload
 import (
 	"fmt"
 	"math"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -160,27 +158,8 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 	for d, i := from, 0; i < o.metgPoints && d > 0; d, i = d/2, i+1 {
 		durations = append(durations, d)
 	}
-	var report func(int, int)
-	if p := o.display(streams); p != nil {
-		var mu sync.Mutex
-		finished := 0
-		report = func(d, n int) { mu.Lock(); finished = d; p.Count("METG points simulated", d, n); mu.Unlock() }
-		tick := time.NewTicker(time.Second)
-		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-tick.C:
-					mu.Lock()
-					p.Count("METG points simulated", finished, len(durations))
-					mu.Unlock()
-				case <-stop:
-					return
-				}
-			}
-		}()
-		defer func() { tick.Stop(); close(stop); mu.Lock(); p.Done(); mu.Unlock() }()
-	}
+	report, stop := o.counter(streams, "METG points simulated", len(durations))
+	defer stop()
 	curve, metg, crossed, err := e.METG(j, durations, workersFlag(o.workers), report)
 	if err != nil {
 		return err

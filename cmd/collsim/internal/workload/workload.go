@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -56,6 +58,40 @@ func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine string) {
 	f.BoolVar(&m.progress, "progress", false, "a progress line on stderr every 10 s even when stderr is not a terminal")
 	f.StringVar(&m.trace, "trace", "", "write the simulated run as Chrome trace-event JSON to this file (Perfetto, chrome://tracing): a track per rank, its lanes as rows")
 	f.StringVar(&m.timeline, "timeline", "", "draw the simulated run as an SVG Gantt chart by rank into this file (up to 256 ranks)")
+}
+
+// counter shows how many of total simulations are done: report is told
+// of each as it finishes, and a line is due every second too, so that it
+// shows while long ones run. stop ends it. Both are no-ops without a
+// progress display.
+func (m *machineFlags) counter(streams *cmdutil.IO, what string, total int) (report func(done, total int), stop func()) {
+	p := m.display(streams)
+	if p == nil {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	finished := 0
+	report = func(done, _ int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished = done
+		p.Count(what, done, total)
+	}
+	tick := time.NewTicker(time.Second)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				mu.Lock()
+				p.Count(what, finished, total)
+				mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return report, func() { tick.Stop(); close(quit); mu.Lock(); p.Done(); mu.Unlock() }
 }
 
 // writeTrace writes the recorded run to --trace and --timeline.
