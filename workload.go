@@ -431,7 +431,7 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 	p := &TaskBenchPoint{Duration: job.Graphs[0].Duration.Seconds(), Elapsed: res.Time, Tasks: job.Tasks()}
 	if res.Time > 0 && p.Tasks > 0 {
 		cores := float64(job.Ranks)
-		p.Efficiency = job.UsefulWork().Seconds() / (res.Time * cores)
+		p.Efficiency = job.UsefulWork() / (res.Time * cores)
 		p.Granularity = res.Time * cores / float64(p.Tasks)
 	}
 	return p, res, nil

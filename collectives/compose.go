@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -255,16 +256,9 @@ func (c Composition) Schedule() sim.Schedule {
 		Ranks:     c.Ranks,
 		Rank:      func(r int) sim.Source { return newComposer(r, lanes, c.Script(r)) },
 		Buffers:   c.Buffers,
-		Lookahead: cmp0(c.Window, DefaultWindow),
+		Lookahead: cmp.Or(c.Window, DefaultWindow),
 		CPUs:      lanes,
 	}
-}
-
-func cmp0(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // composer is one rank's composed program as a sim.Source: it reads the

@@ -2,6 +2,7 @@ package dnn_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
@@ -180,7 +181,7 @@ func TestRefusals(t *testing.T) {
 	}
 	for name, c := range cases {
 		err := c.j.Check(c.devices)
-		if err == nil || !contains(err.Error(), c.want) {
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
@@ -239,7 +240,7 @@ func TestTensorParallelRules(t *testing.T) {
 		{dnn.Strategy{TP: 4, DP: 2, Order: "dp,tp,pp"}, "spreads each tensor-parallel group"},
 	} {
 		j := dnn.Job{Model: m, Device: device, Strategy: c.s, NodeSize: 4}
-		if err := j.Check(0); err == nil || !contains(err.Error(), c.want) {
+		if err := j.Check(0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
 		}
 	}

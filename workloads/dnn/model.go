@@ -120,6 +120,11 @@ func GPT(t Transformer) (*Model, error) {
 	if t.Layers < 1 || t.Hidden < 1 || t.Heads < 1 || t.Seq < 1 || t.Vocab < 1 {
 		return nil, fmt.Errorf("transformer: layers, hidden, heads, seq and vocab must be at least 1 (have %d, %d, %d, %d, %d)", t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab)
 	}
+	// Bounds far past any model, so that the int64 counts below (12 h^2
+	// per block, 5 a s^2 bytes) cannot overflow.
+	if t.Layers > 1<<16 || t.Hidden > 1<<20 || t.Heads > t.Hidden || t.Seq > 1<<22 || t.Vocab > 1<<26 {
+		return nil, fmt.Errorf("transformer: at most 65536 layers, hidden 2^20, heads up to the hidden size, sequence 2^22, vocabulary 2^26 (have %d, %d, %d, %d, %d)", t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab)
+	}
 	if t.Hidden%t.Heads != 0 {
 		return nil, fmt.Errorf("transformer: hidden size %d is not a multiple of %d heads", t.Hidden, t.Heads)
 	}

@@ -104,9 +104,11 @@ type rankScript struct {
 	d, t, s int
 	lo, hi  int // the stage's layers
 	calls   map[callKey]*collectives.Call
-	phases  []phase
-	next    int
-	err     error
+	// The rank's groups, built on first use.
+	tpGroup, dpGroup collectives.Group
+	phases           []phase
+	next             int
+	err              error
 
 	// Per microbatch: the item that copied its activations to the host.
 	offloaded map[int]int32
@@ -181,22 +183,23 @@ func (rs *rankScript) fill(w *workloads.Writer) bool {
 // peer is the rank of the same dp and tp coordinates in stage s.
 func (rs *rankScript) peer(s int) int { return rs.mp.rank(rs.d, rs.t, s) }
 
+// group is the rank's tensor- or data-parallel group and its position
+// in it, built once per rank.
 func (rs *rankScript) group(axis string) (collectives.Group, int) {
-	var g collectives.Group
-	var pos int
-	switch axis {
-	case "tp":
-		for t := range rs.j.Strategy.TP {
-			g = append(g, rs.mp.rank(rs.d, t, rs.s))
+	if axis == "tp" {
+		if rs.tpGroup == nil {
+			for t := range rs.j.Strategy.TP {
+				rs.tpGroup = append(rs.tpGroup, rs.mp.rank(rs.d, t, rs.s))
+			}
 		}
-		pos = rs.t
-	case "dp":
-		for d := range rs.j.Strategy.DP {
-			g = append(g, rs.mp.rank(d, rs.t, rs.s))
-		}
-		pos = rs.d
+		return rs.tpGroup, rs.t
 	}
-	return g, pos
+	if rs.dpGroup == nil {
+		for d := range rs.j.Strategy.DP {
+			rs.dpGroup = append(rs.dpGroup, rs.mp.rank(d, rs.t, rs.s))
+		}
+	}
+	return rs.dpGroup, rs.d
 }
 
 // call adds this rank's part of a collective of bytes on axis's group.

@@ -249,30 +249,35 @@ func (s *Strategy) axes() ([3]string, error) {
 	return out, nil
 }
 
-// coords maps rank r to its (dp, tp, pp) coordinates, and back.
+// mapping numbers ranks by their (dp, tp, pp) coordinates: axis[i] is
+// the i-th axis from the innermost (0 dp, 1 tp, 2 pp), size its degree.
 type mapping struct {
-	order [3]string
-	size  map[string]int
+	axis [3]int
+	size [3]int // by axis: dp, tp, pp
 }
 
 func (j *Job) mapping() mapping {
 	o, _ := j.Strategy.axes()
-	return mapping{order: o, size: map[string]int{"dp": j.Strategy.DP, "tp": j.Strategy.TP, "pp": j.Strategy.PP}}
+	m := mapping{size: [3]int{j.Strategy.DP, j.Strategy.TP, j.Strategy.PP}}
+	for i, a := range o {
+		m.axis[i] = map[string]int{"dp": 0, "tp": 1, "pp": 2}[a]
+	}
+	return m
 }
 
 func (m mapping) coords(r int) (dp, tp, pp int) {
-	c := map[string]int{}
-	for _, a := range m.order {
+	var c [3]int
+	for _, a := range m.axis {
 		c[a] = r % m.size[a]
 		r /= m.size[a]
 	}
-	return c["dp"], c["tp"], c["pp"]
+	return c[0], c[1], c[2]
 }
 
 func (m mapping) rank(dp, tp, pp int) int {
-	c := map[string]int{"dp": dp, "tp": tp, "pp": pp}
+	c := [3]int{dp, tp, pp}
 	r, stride := 0, 1
-	for _, a := range m.order {
+	for _, a := range m.axis {
 		r += c[a] * stride
 		stride *= m.size[a]
 	}

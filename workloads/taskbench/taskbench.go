@@ -57,8 +57,10 @@ func (g *Graph) Check() error {
 		return fmt.Errorf("spread with radix %d over %d columns: at most the width", g.Radix, g.Width)
 	case g.Fraction < 0 || g.Fraction > 1 || math.IsNaN(g.Fraction):
 		return fmt.Errorf("fraction connected %g outside [0, 1]", g.Fraction)
-	case g.Output < 0 || g.Duration < 0 || g.Imbalance < 0 || math.IsNaN(g.Imbalance):
+	case g.Output < 0 || g.Duration < 0 || !(g.Imbalance >= 0):
 		return fmt.Errorf("output bytes, duration and imbalance must not be negative")
+	case g.Imbalance > 1000 || float64(g.Duration)*(1+g.Imbalance) > float64(maxTask):
+		return fmt.Errorf("a task of %v stretched by up to %g: at most an hour a task (imbalance at most 1000)", g.Duration, 1+g.Imbalance)
 	case g.Width >= collectives.MaxP2PTag:
 		return fmt.Errorf("width %d: at most %d columns", g.Width, collectives.MaxP2PTag-1)
 	}
@@ -251,6 +253,10 @@ func (g *Graph) taskTime(t, p int) sim.Time {
 	return sim.Time(float64(g.Duration) * (1 + g.Imbalance*g.uniform(0xba1a, uint64(t), uint64(p))))
 }
 
+// maxTask bounds a task's kernel and overhead, so that their sums (and a
+// rank's run of tasks) stay far from the clock's limit.
+const maxTask = 3600 * sim.Second
+
 // Job is one run of one or more task graphs on ranks (one per core, as
 // Task Bench's MPI implementation runs).
 type Job struct {
@@ -265,8 +271,11 @@ func (j *Job) Check() error {
 	if len(j.Graphs) == 0 {
 		return fmt.Errorf("no task graph")
 	}
-	if j.Overhead < 0 {
-		return fmt.Errorf("per-task overhead must not be negative")
+	if j.Ranks < 1 {
+		return fmt.Errorf("ranks must be at least 1, not %d", j.Ranks)
+	}
+	if j.Overhead < 0 || j.Overhead > maxTask {
+		return fmt.Errorf("per-task overhead %v: from 0 to an hour", j.Overhead)
 	}
 	if len(j.Graphs)*j.Graphs[0].Width >= collectives.MaxP2PTag {
 		return fmt.Errorf("too many columns in all")
@@ -306,16 +315,17 @@ func b2i(b bool) int {
 	return 0
 }
 
-// UsefulWork is the sum of every task's kernel (not the overhead): what
-// efficiency divides by elapsed time x cores.
-func (j *Job) UsefulWork() sim.Time {
-	var total sim.Time
+// UsefulWork is the sum of every task's kernel in seconds (not the
+// overhead): what efficiency divides by elapsed time x cores. Summed in
+// floating point: millions of long tasks would overflow the clock.
+func (j *Job) UsefulWork() float64 {
+	var total float64
 	for gi := range j.Graphs {
 		g := &j.Graphs[gi]
 		for t := range g.Steps {
 			lo, n := g.Span(t)
 			for p := lo; p < lo+n; p++ {
-				total += g.taskTime(t, p)
+				total += g.taskTime(t, p).Seconds()
 			}
 		}
 	}

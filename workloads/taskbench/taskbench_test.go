@@ -2,6 +2,7 @@ package taskbench_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -116,7 +117,7 @@ func TestNoCommunicationMETG(t *testing.T) {
 			if want := sim.Time(T*W/R) * (d + o); res.Makespan != want {
 				t.Errorf("%s d=%v: %v, want %v", pat, d, res.Makespan, want)
 			}
-			eff := float64(j.UsefulWork()) / (float64(res.Makespan) * R)
+			eff := j.UsefulWork() / (res.Makespan.Seconds() * R)
 			if want := float64(d) / float64(d+o); fmt.Sprintf("%.9f", eff) != fmt.Sprintf("%.9f", want) {
 				t.Errorf("%s d=%v: efficiency %g, want %g", pat, d, eff, want)
 			}
@@ -140,6 +141,25 @@ func TestEveryPatternRuns(t *testing.T) {
 			if _, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.RandomLatency(3 * sim.Microsecond)}); err != nil {
 				t.Errorf("%s on %d ranks: %v", pat, r, err)
 			}
+		}
+	}
+}
+
+// Inputs that would divide by zero or run the clock past its limit are
+// refused.
+func TestRefusals(t *testing.T) {
+	g := taskbench.Graph{Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Microsecond}
+	for name, j := range map[string]taskbench.Job{
+		"no ranks":        {Ranks: 0, Graphs: []taskbench.Graph{g}},
+		"fewer columns":   {Ranks: 8, Graphs: []taskbench.Graph{g}},
+		"huge overhead":   {Ranks: 2, Overhead: sim.MaxTime / 2, Graphs: []taskbench.Graph{g}},
+		"huge imbalance":  {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Second, Imbalance: 1e300}}},
+		"NaN imbalance":   {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2, Imbalance: math.NaN()}}},
+		"no graph":        {Ranks: 2},
+		"unknown pattern": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "zigzag", Width: 4, Steps: 2}}},
+	} {
+		if err := j.Check(); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

@@ -43,6 +43,15 @@ func (o *workloadOptions) experiment() (*collsim.Experiment, error) {
 	return e, e.Check()
 }
 
+// counts reads a flag's list of counts ("64..1024", "8,16").
+func counts(flag, list string) ([]int, error) {
+	n, err := cmdutil.Ints(list)
+	if err != nil {
+		return nil, cmdutil.Flagf("%s: %v", flag, err)
+	}
+	return n, nil
+}
+
 func pct(a, b float64) string { return fmt.Sprintf("%+.1f%%", 100*(a/b-1)) }
 
 // --- study fft -----------------------------------------------------------
@@ -83,13 +92,13 @@ func runFFTStudy(streams *cmdutil.IO, o *workloadOptions, gridList, rankList, ro
 	if err != nil {
 		return err
 	}
-	grids, err := cmdutil.Ints(gridList)
+	grids, err := counts("--grids", gridList)
 	if err != nil {
-		return cmdutil.Flagf("--grids: %v", err)
+		return err
 	}
-	ranks, err := cmdutil.Ints(rankList)
+	ranks, err := counts("--ranks", rankList)
 	if err != nil {
-		return cmdutil.Flagf("--ranks: %v", err)
+		return err
 	}
 	group := e.Machine.GroupSize()
 	fmt.Fprintf(streams.Out, "3D FFT (forward, pencil, complex64, pairwise alltoall, 20 GFLOP/s FFTs, device packing at 100 GB/s) on %s, %s network; a group holds %d ranks\n", e.Machine.Name, e.Network, group)
@@ -172,9 +181,9 @@ func runSuaraTraining(streams *cmdutil.IO, o *workloadOptions, nodeList string, 
 	if err != nil {
 		return err
 	}
-	nodes, err := cmdutil.Ints(nodeList)
+	nodes, err := counts("--nodes", nodeList)
 	if err != nil {
-		return cmdutil.Flagf("--nodes: %v", err)
+		return err
 	}
 	model := dnn.ResNet50()
 	grads := model.Params() * 4
@@ -298,9 +307,9 @@ func runLPTraining(streams *cmdutil.IO, o *workloadOptions, gpuList string) erro
 	if err != nil {
 		return err
 	}
-	gpus, err := cmdutil.Ints(gpuList)
+	gpus, err := counts("--gpus", gpuList)
 	if err != nil {
-		return cmdutil.Flagf("--gpus: %v", err)
+		return err
 	}
 	model := dnn.ResNet50()
 	algs := []string{"linear_pipeline", "ring", "reduce_bcast"}
@@ -454,9 +463,9 @@ func runTaskBenchStudy(streams *cmdutil.IO, o *workloadOptions, nodeList, overhe
 	if err != nil {
 		return err
 	}
-	nodes, err := cmdutil.Ints(nodeList)
+	nodes, err := counts("--nodes", nodeList)
 	if err != nil {
-		return cmdutil.Flagf("--nodes: %v", err)
+		return err
 	}
 	var overheads []sim.Time
 	for _, s := range strings.Split(overheadList, ",") {
