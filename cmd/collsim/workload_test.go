@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,6 +307,70 @@ func TestWorkloadTaskBench(t *testing.T) {
 	} {
 		_, errs, code := collsim(t, append([]string{"workload", "taskbench", "-m", "small"}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// TestWorkloadRedistribute: a 1024x1024 matrix of doubles all on rank 0
+// dealt by column halves to 2 ranks of the small machine (one switch,
+// 100 Gbit/s links of 500 ns): 4 MiB moves, over a two-link route, so
+// the one-port bound is 4 MiB / 12.5 GB/s + 2 x 500 ns.
+func TestWorkloadRedistribute(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "redistribute", "--size", "1024", "--from", "1x1/1024", "--to", "1x2/1024x512", "--json", "-m", "small")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []struct {
+		Schedule string
+		Messages string
+		Elapsed  float64 `json:"elapsed_s"`
+		Bound    float64 `json:"bound_s"`
+		Ratio    float64
+		Moved    int64 `json:"moved_bytes"`
+		Count    int   `json:"message_count"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want scalapack, caterpillar and naive, pair and tile: %s", len(rows), out)
+	}
+	want := 4194304/12.5e9 + 1e-6
+	for _, r := range rows {
+		if r.Moved != 4194304 || r.Count != 1 || math.Abs(r.Bound-want) > 1e-12 || r.Elapsed < r.Bound || math.Abs(r.Ratio-r.Elapsed/r.Bound) > 1e-9 {
+			t.Errorf("%+v: want 4 MiB moved, bound %g, time above it", r, want)
+		}
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(bad, []byte("0 1\n1 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short.txt")
+	if err := os.WriteFile(short, []byte("0 1\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "2x2"}, "give GRID/TILE"},
+		{[]string{"--from", "2x2/0"}, `tile "0"`},
+		{[]string{"--to", "nosuch.txt/4"}, "neither a grid PxQ nor a readable map file"},
+		{[]string{"--size", "8", "--from", "2x2/4", "--to", bad + "/4"}, "gives tile (1, 1) to rank 7, but the job has ranks 0..3"},
+		{[]string{"--size", "8", "--from", "2x2/4", "--to", short + "/4"}, "short.txt:2: 1 tiles in this row, 2 in the rows before"},
+		{[]string{"--size", "8", "--from", "2x2/4", "--to", bad + "/2"}, "gives 4 owners, but a 8x8 matrix in 2x2 tiles has 4 x 4 = 16 tiles"},
+		{[]string{"--schedule", "scalapack", "--messages", "tile"}, "one packed message per pair"},
+		{[]string{"--from", "16x16/4"}, "256 ranks, but machine small has 64 slots"}, // exit 1: ranks that do not fit
+		{[]string{"--size", "0"}, `--size "0"`},
+	} {
+		_, errs, code := collsim(t, append([]string{"workload", "redistribute", "-m", "small"}, c.args...)...)
+		wantCode := 2
+		if strings.Contains(c.want, "slots") {
+			wantCode = 1
+		}
+		if code != wantCode || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
 		}
 	}

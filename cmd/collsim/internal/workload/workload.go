@@ -27,12 +27,12 @@ import (
 func New(streams *cmdutil.IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
-		Short: "Simulate an application built from collectives (dnn, fft, taskbench)",
+		Short: "Simulate an application built from collectives (dnn, fft, taskbench, redistribute, farm, tiles)",
 		Long: `Simulate an application on a machine: its ranks run compute, point-to-point
 messages and collective calls on groups of ranks, on the same networks, noise
 and machines as a single collective.`,
 	}
-	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams))
+	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams), newRedistribute(streams))
 	return cmd
 }
 

@@ -1,0 +1,269 @@
+package redist
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads"
+)
+
+// rankScript writes one rank's program a peer at a time.
+type rankScript struct {
+	p     *plan
+	stage *staging
+	r     int
+	sends []group // by piece's receiver, in the schedule's order
+	recvs []group // by piece's sender, in the schedule's order
+	local *group  // the rank's own pieces
+	step  int
+	// recvAt is the item of each incoming message, by entry of in
+	// (async schedules: unpacks follow all sends).
+	recvAt map[int32]int32
+}
+
+func newRankScript(p *plan, st *staging, r int) *rankScript {
+	rs := &rankScript{p: p, stage: st, r: r, recvAt: map[int32]int32{}}
+	for _, g := range p.groups(p.out, p.outStart, r, func(pc *piece) int32 { return pc.to }) {
+		if int(g.peer) == r {
+			rs.local = &g
+			continue
+		}
+		rs.sends = append(rs.sends, g)
+	}
+	for _, g := range p.groups(p.in, p.inStart, r, func(pc *piece) int32 { return pc.from }) {
+		if int(g.peer) != r {
+			rs.recvs = append(rs.recvs, g)
+		}
+	}
+	// Both lists are by peer; rotate them to the schedule's order.
+	R := p.ranks
+	switch p.j.Schedule {
+	case "caterpillar":
+		rotate(rs.sends, func(peer int) int { return (peer - r + R) % R })
+		rotate(rs.recvs, func(peer int) int { return (r - peer + R) % R })
+	case "scalapack":
+		// Step k pairs r with (R-1-r-k) mod R: the peer of distance d =
+		// (R-1-r-peer) mod R comes in step d.
+		order := func(peer int) int { return ((R-1-r-peer)%R + R) % R }
+		rotate(rs.sends, order)
+		rotate(rs.recvs, order)
+	}
+	return rs
+}
+
+func rotate(gs []group, key func(peer int) int) {
+	sortGroups(gs, func(g group) int { return key(int(g.peer)) })
+}
+
+func (rs *rankScript) fill(w *workloads.Writer) bool {
+	if rs.p.j.Schedule == "scalapack" {
+		return rs.fillSteps(w)
+	}
+	// Async: receives (one phase per sender), the local copy, the sends
+	// (one phase per receiver), the unpacks.
+	n := len(rs.recvs)
+	switch k := rs.step; {
+	case k < n:
+		rs.postRecvs(w, rs.recvs[k], true)
+	case k == n:
+		rs.copyLocal(w, true)
+	case k-n-1 < len(rs.sends):
+		rs.send(w, rs.sends[k-n-1], true)
+	case k-n-1-len(rs.sends) < n:
+		rs.unpack(w, rs.recvs[k-n-1-len(rs.sends)], true)
+	default:
+		return false
+	}
+	rs.step++
+	return true
+}
+
+// fillSteps writes ScaLAPACK's steps: in step k the rank exchanges with
+// its partner of that step, blocking, the higher rank sending first; its
+// own step is the local copy.
+func (rs *rankScript) fillSteps(w *workloads.Writer) bool {
+	R := rs.p.ranks
+	if rs.step == R {
+		return false
+	}
+	k := rs.step
+	rs.step++
+	peer := ((R-1-rs.r-k)%R + R) % R
+	if peer == rs.r {
+		rs.copyLocal(w, false)
+		return true
+	}
+	var send, recv *group
+	if len(rs.sends) > 0 && int(rs.sends[0].peer) == peer {
+		send, rs.sends = &rs.sends[0], rs.sends[1:]
+	}
+	if len(rs.recvs) > 0 && int(rs.recvs[0].peer) == peer {
+		recv, rs.recvs = &rs.recvs[0], rs.recvs[1:]
+	}
+	doSend := func() {
+		if send != nil {
+			rs.send(w, *send, false)
+		}
+	}
+	doRecv := func() {
+		if recv != nil {
+			rs.postRecvs(w, *recv, false)
+			rs.unpack(w, *recv, false)
+		}
+	}
+	if rs.r > peer {
+		doSend()
+		doRecv()
+	} else {
+		doRecv()
+		doSend()
+	}
+	return true
+}
+
+func (rs *rankScript) packTime(elems int64) sim.Time {
+	return sim.FromSeconds(float64(elems*rs.p.j.Elem) / rs.p.j.CopyRate)
+}
+
+// copies adds, in data mode, a copy of each column of piece pc from one
+// place to another (a layout's storage, or a staging buffer from fromAt
+// or toAt), each after the items in after, and returns their items.
+func (rs *rankScript) copies(w *workloads.Writer, pc *piece, fromBuf uint8, from *storage, fromAt int64, toBuf uint8, to *storage, toAt int64, async bool, after ...int32) []int32 {
+	var items []int32
+	if !rs.p.j.Data {
+		return nil
+	}
+	h := int64(pc.r1 - pc.r0)
+	for c := pc.c0; c < pc.c1; c++ {
+		src := sim.Region{Buf: fromBuf, Off: fromAt + int64(c-pc.c0)*h, Count: h}
+		if from != nil {
+			src.Off, _ = from.column(pc, c)
+		}
+		dst := sim.Region{Buf: toBuf, Off: toAt + int64(c-pc.c0)*h, Count: h}
+		if to != nil {
+			dst.Off, _ = to.column(pc, c)
+		}
+		items = append(items, w.Add(collectives.Item{Kind: collectives.Copy, Async: async, Src: src, Data: dst, After: after}))
+	}
+	return items
+}
+
+// copyLocal copies the rank's own pieces from the source layout to the
+// target's.
+func (rs *rankScript) copyLocal(w *workloads.Writer, async bool) {
+	g := rs.local
+	if g == nil {
+		return
+	}
+	var elems int64
+	var after []int32
+	for k := g.lo; k < g.hi; k++ {
+		pc := &rs.p.pieces[rs.p.out[k]]
+		elems += pc.elems()
+		after = append(after, rs.copies(w, pc, bufFrom, rs.p.src, 0, bufTo, rs.p.dst, 0, async)...)
+	}
+	w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+}
+
+// send packs and sends what the rank sends one peer: one message, or one
+// per piece.
+func (rs *rankScript) send(w *workloads.Writer, g group, async bool) {
+	j := rs.p.j
+	if j.Messages == "pair" {
+		var elems int64
+		var after []int32
+		first := rs.stage.outOff[rs.p.out[g.lo]]
+		for k := g.lo; k < g.hi; k++ {
+			i := rs.p.out[k]
+			pc := &rs.p.pieces[i]
+			elems += pc.elems()
+			after = append(after, rs.copies(w, pc, bufFrom, rs.p.src, 0, bufOut, nil, rs.stage.outOff[i], async)...)
+		}
+		pack := w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+		w.Add(collectives.Item{Kind: collectives.Send, Async: async, Peer: int(g.peer), Bytes: elems * j.Elem,
+			Data: sim.Region{Buf: bufOut, Off: first, Count: elems}, After: []int32{pack}})
+		return
+	}
+	for k := g.lo; k < g.hi; k++ {
+		i := rs.p.out[k]
+		pc := &rs.p.pieces[i]
+		it := collectives.Item{Kind: collectives.Send, Async: async, Peer: int(g.peer), Tag: tileTag(k - g.lo), Bytes: pc.elems() * j.Elem}
+		if at := rs.stage.outOff[i]; at >= 0 {
+			after := rs.copies(w, pc, bufFrom, rs.p.src, 0, bufOut, nil, at, async)
+			it.After = []int32{w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(pc.elems()), After: after})}
+			it.Data = sim.Region{Buf: bufOut, Off: at, Count: pc.elems()}
+		} else {
+			off, _ := rs.p.src.column(pc, pc.c0)
+			it.Data = sim.Region{Buf: bufFrom, Off: off, Count: pc.elems()}
+		}
+		w.Add(it)
+	}
+}
+
+// tileTag numbers the messages of one pair (matched in order anyway: the
+// tag only keeps them apart in traces).
+func tileTag(k int32) int { return int(k) % (collectives.MaxP2PTag + 1) }
+
+// postRecvs posts the receives of what one peer sends the rank.
+func (rs *rankScript) postRecvs(w *workloads.Writer, g group, async bool) {
+	j := rs.p.j
+	if j.Messages == "pair" {
+		var elems int64
+		for k := g.lo; k < g.hi; k++ {
+			elems += rs.p.pieces[rs.p.in[k]].elems()
+		}
+		first := rs.stage.inOff[rs.p.in[g.lo]]
+		rs.recvAt[g.lo] = w.Add(collectives.Item{Kind: collectives.Recv, Async: async, Peer: int(g.peer), Bytes: elems * j.Elem,
+			Data: sim.Region{Buf: bufIn, Off: first, Count: elems}})
+		return
+	}
+	for k := g.lo; k < g.hi; k++ {
+		i := rs.p.in[k]
+		pc := &rs.p.pieces[i]
+		it := collectives.Item{Kind: collectives.Recv, Async: async, Peer: int(g.peer), Tag: tileTag(k - g.lo), Bytes: pc.elems() * j.Elem}
+		if at := rs.stage.inOff[i]; at >= 0 {
+			it.Data = sim.Region{Buf: bufIn, Off: at, Count: pc.elems()}
+		} else {
+			off, _ := rs.p.dst.column(pc, pc.c0)
+			it.Data = sim.Region{Buf: bufTo, Off: off, Count: pc.elems()}
+		}
+		rs.recvAt[k] = w.Add(it)
+	}
+}
+
+// unpack copies what arrived from one peer into the target layout's
+// tiles, once it has: the copies of each packed message, then their cost.
+func (rs *rankScript) unpack(w *workloads.Writer, g group, async bool) {
+	pair := rs.p.j.Messages == "pair"
+	var elems int64
+	var after []int32
+	for k := g.lo; k < g.hi; k++ {
+		i := rs.p.in[k]
+		at := rs.stage.inOff[i]
+		if at < 0 {
+			continue // received in place
+		}
+		pc := &rs.p.pieces[i]
+		recv := rs.recvAt[k]
+		if pair {
+			recv = rs.recvAt[g.lo]
+		}
+		if !pair || k == g.lo {
+			after = append(after, recv)
+		}
+		elems += pc.elems()
+		after = append(after, rs.copies(w, pc, bufIn, nil, at, bufTo, rs.p.dst, 0, async, recv)...)
+	}
+	for k := g.lo; k < g.hi; k++ {
+		delete(rs.recvAt, k)
+	}
+	if elems > 0 {
+		w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+	}
+}
+
+func sortGroups(gs []group, key func(group) int) {
+	slices.SortFunc(gs, func(a, b group) int { return cmp.Compare(key(a), key(b)) })
+}
