@@ -73,11 +73,11 @@ func TestEveryElementArrives(t *testing.T) {
 		from, to redist.Layout
 	}{
 		{1, 1, redist.Layout{MB: 1, NB: 1, P: 1, Q: 1}, redist.Layout{MB: 1, NB: 1, P: 1, Q: 1}},
-		{0 + 4, 4, redist.Layout{MB: 4, NB: 4, P: 1, Q: 1}, redist.Layout{MB: 2, NB: 2, P: 2, Q: 2}},
+		{4, 4, redist.Layout{MB: 4, NB: 4, P: 1, Q: 1}, redist.Layout{MB: 2, NB: 2, P: 2, Q: 2}},
 		{13, 17, redist.Layout{MB: 3, NB: 5, P: 2, Q: 3}, redist.Layout{MB: 4, NB: 2, P: 3, Q: 2}},
-		{20, 9, redist.Layout{MB: 7, NB: 2, P: 5, Q: 1}, redist.Layout{MB: 3, NB: 3, P: 1, Q: 7}}, // primes, a non-square grid
-		{16, 16, redist.Layout{MB: 4, NB: 4, P: 2, Q: 2}, redist.Layout{MB: 4, NB: 4, P: 2, Q: 2}},  // nothing moves
-		{11, 6, redist.Layout{MB: 2, NB: 3, P: 1, Q: 2}, redist.Layout{MB: 5, NB: 1, P: 3, Q: 1}},   // 2 ranks to 3
+		{20, 9, redist.Layout{MB: 7, NB: 2, P: 5, Q: 1}, redist.Layout{MB: 3, NB: 3, P: 1, Q: 7}},  // primes, a non-square grid
+		{16, 16, redist.Layout{MB: 4, NB: 4, P: 2, Q: 2}, redist.Layout{MB: 4, NB: 4, P: 2, Q: 2}}, // nothing moves
+		{11, 6, redist.Layout{MB: 2, NB: 3, P: 1, Q: 2}, redist.Layout{MB: 5, NB: 1, P: 3, Q: 1}},  // 2 ranks to 3
 	}
 	for ci, c := range cases {
 		for _, sched := range redist.Schedules {
