@@ -174,6 +174,7 @@ var workloadStudies = []struct {
 	{"study-suara-training", []string{"study", "suara-training", "-n", "64,1024"}},
 	{"study-fft-small", []string{"study", "fft", "--grids", "256", "-n", "64,256"}},
 	{"study-taskbench-small", []string{"study", "taskbench", "-n", "1,2", "--points", "12"}},
+	{"study-redistribute-small", []string{"study", "redistribute", "--sizes", "256,4096", "--tiles", "64,256"}},
 	{"study-strategies-small", []string{"study", "strategies", "--model", "gpt:8,512,8,256,1000", "-n", "32", "--batch", "32", "--pp", "2", "--network", "analytic", "--set", "network.fat_tree.levels=2"}},
 }
 

@@ -300,6 +300,7 @@ func (j *Job) Composition() (collectives.Composition, error) {
 	c := collectives.Composition{
 		Name:  "redistribute-" + j.Schedule,
 		Ranks: p.ranks,
+		Lanes: 1 + b2i(j.Schedule != "scalapack"),
 		Script: func(r int) collectives.Script {
 			rs := newRankScript(p, stage, r)
 			return &workloads.Phased{Fill: rs.fill}
@@ -352,4 +353,11 @@ func (p *plan) staging() *staging {
 		}
 	}
 	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

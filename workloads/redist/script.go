@@ -18,6 +18,11 @@ type rankScript struct {
 	recvs []group // by piece's sender, in the schedule's order
 	local *group  // the rank's own pieces
 	step  int
+	// copyLane runs the packs, unpacks and local copies: in the async
+	// schedules a lane of its own (a runtime's worker thread beside its
+	// communication thread), so that packing the next message overlaps
+	// sending this one.
+	copyLane uint16
 	// recvAt is the item of each incoming message, by entry of in
 	// (async schedules: unpacks follow all sends).
 	recvAt map[int32]int32
@@ -25,6 +30,9 @@ type rankScript struct {
 
 func newRankScript(p *plan, st *staging, r int) *rankScript {
 	rs := &rankScript{p: p, stage: st, r: r, recvAt: map[int32]int32{}}
+	if p.j.Schedule != "scalapack" {
+		rs.copyLane = 1
+	}
 	for _, g := range p.groups(p.out, p.outStart, r, func(pc *piece) int32 { return pc.to }) {
 		if int(g.peer) == r {
 			rs.local = &g
@@ -61,18 +69,18 @@ func (rs *rankScript) fill(w *workloads.Writer) bool {
 	if rs.p.j.Schedule == "scalapack" {
 		return rs.fillSteps(w)
 	}
-	// Async: receives (one phase per sender), the local copy, the sends
-	// (one phase per receiver), the unpacks.
-	n := len(rs.recvs)
+	// Async: receives (one phase per sender), the sends (one phase per
+	// receiver), the local copy, the unpacks.
+	n, m := len(rs.recvs), len(rs.sends)
 	switch k := rs.step; {
 	case k < n:
 		rs.postRecvs(w, rs.recvs[k], true)
-	case k == n:
+	case k < n+m:
+		rs.send(w, rs.sends[k-n], true)
+	case k == n+m:
 		rs.copyLocal(w, true)
-	case k-n-1 < len(rs.sends):
-		rs.send(w, rs.sends[k-n-1], true)
-	case k-n-1-len(rs.sends) < n:
-		rs.unpack(w, rs.recvs[k-n-1-len(rs.sends)], true)
+	case k-n-m-1 < n:
+		rs.unpack(w, rs.recvs[k-n-m-1], true)
 	default:
 		return false
 	}
@@ -145,7 +153,7 @@ func (rs *rankScript) copies(w *workloads.Writer, pc *piece, fromBuf uint8, from
 		if to != nil {
 			dst.Off, _ = to.column(pc, c)
 		}
-		items = append(items, w.Add(collectives.Item{Kind: collectives.Copy, Async: async, Src: src, Data: dst, After: after}))
+		items = append(items, w.Add(collectives.Item{Kind: collectives.Copy, Lane: rs.copyLane, Async: async, Src: src, Data: dst, After: after}))
 	}
 	return items
 }
@@ -164,7 +172,7 @@ func (rs *rankScript) copyLocal(w *workloads.Writer, async bool) {
 		elems += pc.elems()
 		after = append(after, rs.copies(w, pc, bufFrom, rs.p.src, 0, bufTo, rs.p.dst, 0, async)...)
 	}
-	w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+	w.Add(collectives.Item{Kind: collectives.Compute, Lane: rs.copyLane, Async: async, Dur: rs.packTime(elems), After: after})
 }
 
 // send packs and sends what the rank sends one peer: one message, or one
@@ -181,7 +189,7 @@ func (rs *rankScript) send(w *workloads.Writer, g group, async bool) {
 			elems += pc.elems()
 			after = append(after, rs.copies(w, pc, bufFrom, rs.p.src, 0, bufOut, nil, rs.stage.outOff[i], async)...)
 		}
-		pack := w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+		pack := w.Add(collectives.Item{Kind: collectives.Compute, Lane: rs.copyLane, Async: async, Dur: rs.packTime(elems), After: after})
 		w.Add(collectives.Item{Kind: collectives.Send, Async: async, Peer: int(g.peer), Bytes: elems * j.Elem,
 			Data: sim.Region{Buf: bufOut, Off: first, Count: elems}, After: []int32{pack}})
 		return
@@ -192,7 +200,7 @@ func (rs *rankScript) send(w *workloads.Writer, g group, async bool) {
 		it := collectives.Item{Kind: collectives.Send, Async: async, Peer: int(g.peer), Tag: tileTag(k - g.lo), Bytes: pc.elems() * j.Elem}
 		if at := rs.stage.outOff[i]; at >= 0 {
 			after := rs.copies(w, pc, bufFrom, rs.p.src, 0, bufOut, nil, at, async)
-			it.After = []int32{w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(pc.elems()), After: after})}
+			it.After = []int32{w.Add(collectives.Item{Kind: collectives.Compute, Lane: rs.copyLane, Async: async, Dur: rs.packTime(pc.elems()), After: after})}
 			it.Data = sim.Region{Buf: bufOut, Off: at, Count: pc.elems()}
 		} else {
 			off, _ := rs.p.src.column(pc, pc.c0)
@@ -260,7 +268,7 @@ func (rs *rankScript) unpack(w *workloads.Writer, g group, async bool) {
 		delete(rs.recvAt, k)
 	}
 	if elems > 0 {
-		w.Add(collectives.Item{Kind: collectives.Compute, Async: async, Dur: rs.packTime(elems), After: after})
+		w.Add(collectives.Item{Kind: collectives.Compute, Lane: rs.copyLane, Async: async, Dur: rs.packTime(elems), After: after})
 	}
 }
 
