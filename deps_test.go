@@ -30,9 +30,11 @@ func TestDependencyDAG(t *testing.T) {
 		"workloads/dnn":       {"collectives", "sim", "workloads"},
 		"workloads/fft":       {"collectives", "sim", "workloads"},
 		"workloads/taskbench": {"collectives", "sim", "workloads"},
+		"workloads/redist":    {"collectives", "sim", "workloads"},
+		"workloads/farm":      {"sim"},
 		// The root package, the public API for one experiment, assembles
 		// the others; only cmd imports it.
-		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn", "workloads/fft", "workloads/taskbench"},
+		"": {"collectives", "configs", "cost", "network", "sim", "topology", "workloads", "workloads/dnn", "workloads/fft", "workloads/taskbench", "workloads/redist", "workloads/farm"},
 	}
 	for pkg, ok := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()

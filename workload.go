@@ -32,6 +32,11 @@ func (e *Experiment) RunComposition(c collectives.Composition) (*Result, error) 
 // at once (sim.Instant), and with freeHosts, no host costs for messages
 // (overhead, reductions) either.
 func (e *Experiment) runComposition(c collectives.Composition, free func(tag int32) bool, freeHosts bool) (*Result, error) {
+	return e.runSchedule(c.Schedule(), free, freeHosts)
+}
+
+// runSchedule runs a workload's schedule (see runComposition).
+func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, freeHosts bool) (*Result, error) {
 	m, err := e.machine()
 	if err != nil {
 		return nil, err
@@ -58,7 +63,7 @@ func (e *Experiment) runComposition(c collectives.Composition, free func(tag int
 		cfg.Host.Overhead, cfg.Host.ReducePsPerByte = 0, 0
 	}
 	start := time.Now()
-	res, err := sim.Execute(sim.New(e.Seed), c.Schedule(), cfg)
+	res, err := sim.Execute(sim.New(e.Seed), c, cfg)
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		if errors.Is(err, sim.ErrClockLimit) {

@@ -145,3 +145,33 @@ func FormatBandwidth(bps float64) string {
 	}
 	return strconv.FormatFloat(bps, 'g', 4, 64) + "B/s"
 }
+
+// ParseDurations reads a list of durations, one a line ("120us"; a bare
+// number is seconds, as a Python task log writes them); blank lines and
+// text after # are skipped. Errors name source:line.
+func ParseDurations(source string, data []byte) ([]sim.Time, error) {
+	var out []sim.Time
+	for i, line := range strings.Split(string(data), "\n") {
+		text, _, _ := strings.Cut(line, "#")
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		if v, err := strconv.ParseFloat(text, 64); err == nil {
+			if !(v >= 0) || v >= sim.MaxTime.Seconds() {
+				return nil, fmt.Errorf("%s:%d: duration %q: from 0 seconds up", source, i+1, text)
+			}
+			out = append(out, sim.FromSeconds(v))
+			continue
+		}
+		d, err := ParseDuration(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", source, i+1, err)
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no durations; give one a line, e.g. 120us or 0.00012 (seconds)", source)
+	}
+	return out, nil
+}

@@ -143,6 +143,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		rk := &x.ranks[r]
 		rk.src = s.Rank(r)
 		rk.reactive, _ = rk.src.(ReactiveSource)
+		rk.matching, _ = rk.src.(MatchingSource)
 		if rk.held, _ = rk.src.(heldSource); rk.held != nil {
 			rk.held.SetClock(x.eng.Now)
 		}
@@ -223,6 +224,7 @@ type slot struct {
 type rank struct {
 	src      Source
 	reactive ReactiveSource   // src, if it is reactive
+	matching MatchingSource   // src, if it is told what its receives match
 	held     heldSource       // src, if it withholds ops
 	win      []slot           // ring buffer of ops base..next-1, indexed by program index
 	data     []Region         // data mode only: each slot's region, same indexing
@@ -737,6 +739,9 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 	if m.bytes > s.bytes {
 		x.fail(truncated(r, idx, opString(s), m.bytes, m.src, int32(m.send)))
 		return 0, false
+	}
+	if ms := x.ranks[r].matching; ms != nil {
+		ms.Received(idx, m.src, m.tag)
 	}
 	if x.data != nil {
 		reg := x.region(r, idx)

@@ -124,6 +124,18 @@ type FailingSource interface {
 	Err() error
 }
 
+// A MatchingSource is a Source told which message each of its receives
+// took: the sender and tag (what a wildcard receive leaves open) of the
+// receive it handed out idx-th, when the data is delivered, before the
+// receive completes. A program that acts on what arrives (a master
+// handing the next task to whichever worker answered first) is a
+// ReactiveSource that is also a MatchingSource. Only the simulated
+// executor of Schedules reports matches.
+type MatchingSource interface {
+	Source
+	Received(idx, src, tag int32)
+}
+
 // ReactiveSource is a Source that hands out ops only once they are ready,
 // learning of progress from the executor: its ops carry no After or
 // StartAfter lists, so the executor keeps no dependency state for them. A

@@ -175,6 +175,7 @@ var workloadStudies = []struct {
 	{"study-fft-small", []string{"study", "fft", "--grids", "256", "-n", "64,256"}},
 	{"study-taskbench-small", []string{"study", "taskbench", "-n", "1,2", "--points", "12"}},
 	{"study-redistribute-small", []string{"study", "redistribute", "--sizes", "256,4096", "--tiles", "64,256"}},
+	{"study-farm-small", []string{"study", "farm", "--workers", "1,4,8", "--sizes", "1KiB,4MiB", "--tasks", "500"}},
 	{"study-strategies-small", []string{"study", "strategies", "--model", "gpt:8,512,8,256,1000", "-n", "32", "--batch", "32", "--pp", "2", "--network", "analytic", "--set", "network.fat_tree.levels=2"}},
 }
 
@@ -374,5 +375,53 @@ func TestWorkloadRedistribute(t *testing.T) {
 		if code != wantCode || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// TestWorkloadFarm: tasks of no work on a master that pays 20 us + 10 us
+// a task: the master bounds throughput at 1 / 30 us, which the run meets
+// within the messages' latency; a durations file with a bad line is
+// refused with its line.
+func TestWorkloadFarm(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "farm", "--workers", "8", "--tasks", "3000", "--duration", "0", "--json", "-m", "small")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Throughput float64 `json:"tasks_per_s"`
+		Master     float64 `json:"master_bound"`
+		Limit      string  `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Master-1/30e-6) > 1e-6 || r.Limit != "master" || r.Throughput > r.Master || r.Throughput < 0.99*r.Master {
+		t.Errorf("%+v: want the master's 33.3k tasks/s, met within 1%%", r)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "d.txt")
+	if err := os.WriteFile(file, []byte("100us\n0.002\n\nlots\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--durations", file}, `d.txt:4: "lots" does not start with a number`},
+		{[]string{"--durations", file, "--dist", "exponential"}, "--dist does not apply"},
+		{[]string{"--dist", "file"}, "give the file with --durations"},
+		{[]string{"--chunk", "0"}, "--chunk 0"},
+		{[]string{"--tasks", "10", "--chunk", "11"}, "chunks of 11 tasks with 10 tasks"},
+		{[]string{"--arg", "-1"}, "--arg"},
+		{[]string{"--serialize", "fast"}, "--serialize"},
+	} {
+		_, errs, code := collsim(t, append([]string{"workload", "farm", "-m", "small"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+	_, errs, code = collsim(t, "workload", "farm", "-m", "small", "--workers", "64")
+	if code != 1 || !strings.Contains(errs, "need 65 ranks, but machine small has 64 slots") {
+		t.Errorf("64 workers on 64 slots: exit %d %q", code, errs)
 	}
 }

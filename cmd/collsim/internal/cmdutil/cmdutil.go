@@ -302,3 +302,18 @@ func Collectives(spec string) ([]collectives.Collective, error) {
 	}
 	return out, nil
 }
+
+// SI formats v to three significant digits with an SI prefix and unit
+// ("14.8 ktasks/s"), the prefix chosen after rounding, so that 999,999
+// reads "1 M", not "1e+03 k".
+func SI(v float64, unit string) string {
+	for _, p := range []struct {
+		f float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if r, _ := strconv.ParseFloat(fmt.Sprintf("%.3g", v), 64); r >= p.f {
+			return fmt.Sprintf("%.3g %s%s", r/p.f, p.s, unit)
+		}
+	}
+	return fmt.Sprintf("%.3g %s", v, unit)
+}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads/farm"
 	"github.com/collsim/collsim/workloads/redist"
 )
 
@@ -115,14 +118,155 @@ func runRedistStudy(streams *cmdutil.IO, o *workloadOptions, sizeList, tileList,
 						row = append(row, configs.FormatBytes(r.Moved), cmdutil.Seconds(r.Bound))
 					}
 					if r.Moved == 0 {
-					row = append(row, "-") // one tile: nothing moves
-					continue
-				}
-				row = append(row, fmt.Sprintf("%.2f", r.Ratio))
+						row = append(row, "-") // one tile: nothing moves
+						continue
+					}
+					row = append(row, fmt.Sprintf("%.2f", r.Ratio))
 				}
 				rows = append(rows, row)
 			}
 		}
 	}
+	return streams.Table(rows)
+}
+
+// --- study farm -----------------------------------------------------------
+
+func newFarmStudy(streams *cmdutil.IO) *cobra.Command {
+	o := &workloadOptions{}
+	var workers, sizes, duration, submit, handle, serialize, local string
+	var tasks int
+	cmd := &cobra.Command{
+		Use:   "farm",
+		Short: "Task farm (mpi4py.futures): throughput against workers, bandwidth against message size",
+		Long: `The mpi4py.futures seed measures a pool executor's two limits: the throughput
+of tiny tasks as workers are added (it stops growing once the master is
+saturated), and the bandwidth of large arguments against their size. This
+study runs both on the machine (fattree-1024 by default) twice: every rank on
+one node (shared memory at --local) and each rank on a host of its own across
+the fat-tree.
+
+The knee is derived, not fitted: a worker takes a task every d + 2 alpha + c
+seconds (the task, the message there and back, the master's per-task cost c
+= submit + arguments/serialize + handle), and the master hands out one every
+c, so throughput grows with W until W d' = (d + 2 alpha + c) / c workers, and
+stays at 1/c past it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFarmStudy(streams, o, workers, sizes, duration, submit, handle, serialize, local, tasks)
+		},
+	}
+	o.register(cmd, "fattree-1024", collsim.Flow)
+	f := cmd.Flags()
+	f.StringVar(&workers, "workers", "1,2,4,8,16,32,63", "worker counts (at most the node's ranks - 1 on one node)")
+	f.StringVar(&sizes, "sizes", "1KiB,16KiB,256KiB,4MiB,64MiB", "argument sizes for the bandwidth curve")
+	f.StringVar(&duration, "duration", "100us", "the tiny tasks' duration")
+	f.StringVar(&submit, "submit", "20us", "the master's cost to submit a task")
+	f.StringVar(&handle, "handle", "10us", "the master's cost to handle a result")
+	f.StringVar(&serialize, "serialize", "5GB/s", "the master's serialization rate")
+	f.StringVar(&local, "local", "{bandwidth: 10GB/s, latency: 300ns}", "the node's shared-memory channel (a machine config link)")
+	f.IntVar(&tasks, "tasks", 2000, "tasks per run")
+	return cmd
+}
+
+func runFarmStudy(streams *cmdutil.IO, o *workloadOptions, workerList, sizeList, durFlag, submitFlag, handleFlag, serFlag, local string, tasks int) error {
+	across, err := o.experiment()
+	if err != nil {
+		return err
+	}
+	workers, err := counts("--workers", workerList)
+	if err != nil {
+		return err
+	}
+	maxW := slices.Max(workers)
+	node := *o
+	node.set = append(slices.Clone(o.set), fmt.Sprintf("host.ranks_per_host=%d", maxW+1), "host.local="+local)
+	one, err := node.experiment()
+	if err != nil {
+		return err
+	}
+	var sizes []int64
+	for _, s := range strings.Split(sizeList, ",") {
+		b, err := configs.ParseSize(strings.TrimSpace(s))
+		if err != nil || b < 1 {
+			return cmdutil.Flagf("--sizes %q: sizes of at least 1 byte", s)
+		}
+		sizes = append(sizes, b)
+	}
+	base := farm.Job{Tasks: tasks, Dist: "fixed"}
+	for _, d := range []struct {
+		flag, v string
+		to      *sim.Time
+	}{{"--duration", durFlag, &base.Mean}, {"--submit", submitFlag, &base.Submit}, {"--handle", handleFlag, &base.Handle}} {
+		if *d.to, err = configs.ParseDuration(d.v); err != nil {
+			return cmdutil.Flagf("%s: %v", d.flag, err)
+		}
+	}
+	if base.Serialize, err = configs.ParseBandwidth(serFlag); err != nil {
+		return cmdutil.Flagf("--serialize: %v", err)
+	}
+	places := []struct {
+		name string
+		e    *collsim.Experiment
+	}{{"one node", one}, {"across", across}}
+	run := func(e *collsim.Experiment, j farm.Job) (*collsim.FarmResult, error) {
+		if err := j.Check(); err != nil {
+			return nil, &cmdutil.FlagError{Err: err}
+		}
+		if j.Workers+1 > e.Machine.Slots() {
+			return nil, cmdutil.Flagf("%d workers, but %s has %d slots", j.Workers, e.Machine.Name, e.Machine.Slots())
+		}
+		return e.RunFarm(j)
+	}
+	fmt.Fprintf(streams.Out, "Task farm on %s (%s network): %d tasks of %s; the master pays %s to submit, %s to handle, serializes at %s\n",
+		across.Machine.Name, across.Network, tasks, cmdutil.Seconds(base.Mean.Seconds()), cmdutil.Seconds(base.Submit.Seconds()), cmdutil.Seconds(base.Handle.Seconds()), cmdutil.SI(base.Serialize, "B/s"))
+	rows := [][]string{{"workers", "one node", "across", "bound (one node)", "limit"}}
+	knees := make([]float64, len(places))
+	for _, w := range workers {
+		row := []string{strconv.Itoa(w)}
+		var first *collsim.FarmResult
+		for i, p := range places {
+			j := base
+			j.Workers = w
+			r, err := run(p.e, j)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				first = r
+			}
+			knees[i] = r.Knee
+			row = append(row, cmdutil.SI(r.Throughput, "tasks/s"))
+		}
+		row = append(row, cmdutil.SI(min(first.MasterBound, first.WorkerBound), "tasks/s"), first.Limit)
+		rows = append(rows, row)
+	}
+	if err := streams.Table(rows); err != nil {
+		return err
+	}
+	c := base.MasterPerTask()
+	fmt.Fprintf(streams.Out, "master saturation: 1/c = %s with c = %s a task; knee (d + 2 alpha + c)/c = %.1f workers on one node, %.1f across\n\n",
+		cmdutil.SI(1/c, "tasks/s"), cmdutil.Seconds(c), knees[0], knees[1])
+	rows = [][]string{{"argument", "one node", "across", "bound (one node)", "bound (across)", "limit (across)"}}
+	w := min(maxW, 4)
+	for _, b := range sizes {
+		row := []string{configs.FormatBytes(b)}
+		var res []*collsim.FarmResult
+		for _, p := range places {
+			j := base
+			j.Workers, j.Mean, j.Arg, j.Tasks = w, 0, b, min(tasks, 200)
+			r, err := run(p.e, j)
+			if err != nil {
+				return err
+			}
+			res = append(res, r)
+			row = append(row, cmdutil.SI(r.Bandwidth, "B/s"))
+		}
+		for _, r := range res {
+			row = append(row, cmdutil.SI(float64(b)*min(r.MasterBound, r.LinkBound, r.WorkerBound), "B/s"))
+		}
+		rows = append(rows, append(row, res[1].Limit))
+	}
+	fmt.Fprintf(streams.Out, "Bandwidth of arguments, tasks of no work on %d workers\n", w)
 	return streams.Table(rows)
 }

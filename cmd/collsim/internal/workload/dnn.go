@@ -335,13 +335,13 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 func printDNN(streams *cmdutil.IO, j dnn.Job, r *collsim.DNNResult) error {
 	m := j.Model
 	rows := [][]string{
-		{"model", fmt.Sprintf("%s: %s parameters, %s per sample forward, %d layers", m.Name, si(float64(m.Params()), ""), si(m.FwdFLOPs(), "FLOP"), len(m.Layers))},
-		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, si(j.Device.Peak, "FLOP/s"), gib(j.Device.Memory))},
+		{"model", fmt.Sprintf("%s: %s parameters, %s per sample forward, %d layers", m.Name, cmdutil.SI(float64(m.Params()), ""), cmdutil.SI(m.FwdFLOPs(), "FLOP"), len(m.Layers))},
+		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, cmdutil.SI(j.Device.Peak, "FLOP/s"), gib(j.Device.Memory))},
 		{"strategy", fmt.Sprintf("%s on %d ranks of %s (%s network, %s transport)", r.Strategy, r.Devices, r.Run.Machine, r.Run.Network, r.Transport)},
 		{"batch", fmt.Sprintf("%d samples per step", r.GlobalBatch)},
 		{"step", cmdutil.Seconds(r.Step)},
 		{"throughput", throughput(r)},
-		{"model FLOP/s", fmt.Sprintf("%s per device, %.1f%% of peak", si(r.ModelFLOPs, "FLOP/s"), 100*r.PeakShare)},
+		{"model FLOP/s", fmt.Sprintf("%s per device, %.1f%% of peak", cmdutil.SI(r.ModelFLOPs, "FLOP/s"), 100*r.PeakShare)},
 	}
 	if b := r.Breakdown; b != nil {
 		var kinds []string
@@ -373,9 +373,9 @@ func memRow(mem dnn.Memory) []string {
 }
 
 func throughput(r *collsim.DNNResult) string {
-	s := si(r.SamplesPerS, "samples/s")
+	s := cmdutil.SI(r.SamplesPerS, "samples/s")
 	if r.TokensPerS > 0 {
-		s += fmt.Sprintf(", %s tokens/s", si(r.TokensPerS, ""))
+		s += fmt.Sprintf(", %s tokens/s", cmdutil.SI(r.TokensPerS, ""))
 	}
 	return s
 }
@@ -427,7 +427,7 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			rows = append(rows, []string{"-", c.Describe, "", "", "", fmt.Sprintf("%.1f GiB", c.MemoryGiB), note})
 			continue
 		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), si(c.SamplesPerS, ""),
+		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), cmdutil.SI(c.SamplesPerS, ""),
 			fmt.Sprintf("%.1f", 100*c.PeakShare), fmt.Sprintf("%.1f GiB", c.MemoryGiB), ""})
 	}
 	return streams.Table(rows)
@@ -474,7 +474,7 @@ func (o *dnnFlags) runScaling(streams *cmdutil.IO, e *collsim.Experiment, j dnn.
 	}
 	rows := [][]string{{"devices", "step", "samples/s", "scaling efficiency"}}
 	for _, r := range out {
-		rows = append(rows, []string{fmt.Sprint(r.Devices), cmdutil.Seconds(r.Step), si(r.SamplesPerS, ""), fmt.Sprintf("%.1f%%", 100*r.Efficiency)})
+		rows = append(rows, []string{fmt.Sprint(r.Devices), cmdutil.Seconds(r.Step), cmdutil.SI(r.SamplesPerS, ""), fmt.Sprintf("%.1f%%", 100*r.Efficiency)})
 	}
 	return streams.Table(rows)
 }

@@ -32,7 +32,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 messages and collective calls on groups of ranks, on the same networks, noise
 and machines as a single collective.`,
 	}
-	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams), newRedistribute(streams))
+	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams), newRedistribute(streams), newFarm(streams))
 	return cmd
 }
 
@@ -153,19 +153,6 @@ func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, fun
 
 func (m *machineFlags) display(streams *cmdutil.IO) *cmdutil.Progress {
 	return cmdutil.Display(streams, m.quiet, m.progress)
-}
-
-// si formats v with an SI prefix and unit.
-func si(v float64, unit string) string {
-	for _, p := range []struct {
-		f float64
-		s string
-	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if v >= p.f {
-			return fmt.Sprintf("%.3g %s%s", v/p.f, p.s, unit)
-		}
-	}
-	return fmt.Sprintf("%.3g %s", v, unit)
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
