@@ -32,7 +32,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 messages and collective calls on groups of ranks, on the same networks, noise
 and machines as a single collective.`,
 	}
-	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams), newRedistribute(streams), newFarm(streams))
+	cmd.AddCommand(newDNN(streams), newFFT(streams), newTaskBench(streams), newRedistribute(streams), newFarm(streams), newTiles(streams))
 	return cmd
 }
 

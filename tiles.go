@@ -1,0 +1,64 @@
+package collsim
+
+import (
+	"cmp"
+
+	"github.com/collsim/collsim/workloads/tiles"
+)
+
+// TilesResult is one run of a tiled algorithm on a node's devices.
+type TilesResult struct {
+	Elapsed float64 `json:"elapsed_s"`
+	FLOPs   float64 `json:"flops"`
+	Rate    float64 `json:"flop_per_s"`
+	// Estimate is the plan's own makespan (kernels and transfers without
+	// contention): the gap to Elapsed is what sharing the links cost.
+	Estimate float64 `json:"plan_estimate_s"`
+	HitRate  float64 `json:"cache_hit_rate"`
+	// Bytes moved host to device, device to host and between devices,
+	// and each device's in and out.
+	HostToDevice int64   `json:"host_to_device_bytes"`
+	DeviceToHost int64   `json:"device_to_host_bytes"`
+	PeerToPeer   int64   `json:"peer_to_peer_bytes"`
+	DeviceIn     []int64 `json:"device_in_bytes"`
+	DeviceOut    []int64 `json:"device_out_bytes"`
+	Tasks        int     `json:"tasks"`
+	Result       *Result `json:"-"`
+}
+
+// RunTiles plans job with the machine's latencies and bandwidths
+// between its ranks (as placed: devices 0..D-1, host memory ports
+// D..2D-1) and simulates the plan.
+func (e *Experiment) RunTiles(job tiles.Job) (*TilesResult, error) {
+	m, err := e.machine()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.adjust(m, cmp.Or(e.Network, Analytic)); err != nil {
+		return nil, err
+	}
+	if job.Ranks() > m.Slots() {
+		return nil, optionf("%d devices need %d ranks (the devices and a host memory port each), but machine %s has %d slots; use a gpu-node machine or fewer devices", job.Devices, job.Ranks(), m.Name, m.Slots())
+	}
+	place, err := m.Place(job.Ranks(), e.Placement, e.Seed)
+	if err != nil {
+		return nil, err
+	}
+	job.Cost = func(s, t int) (float64, float64) { return m.PathParams(int(place[s]), int(place[t])) }
+	comp, stats, err := job.Plan()
+	if err != nil {
+		return nil, &OptionError{Err: err}
+	}
+	res, err := e.RunComposition(comp)
+	if err != nil {
+		return nil, err
+	}
+	flops, _ := job.FLOPs()
+	out := &TilesResult{Elapsed: res.Time, FLOPs: flops, Estimate: stats.Estimate, HitRate: stats.HitRate(),
+		HostToDevice: stats.HostToDevice, DeviceToHost: stats.DeviceToHost, PeerToPeer: stats.PeerToPeer,
+		DeviceIn: stats.DeviceIn, DeviceOut: stats.DeviceOut, Tasks: stats.Tasks, Result: res}
+	if res.Time > 0 {
+		out.Rate = flops / res.Time
+	}
+	return out, nil
+}
