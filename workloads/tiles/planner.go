@@ -29,8 +29,8 @@ type planner struct {
 	// another (its send queue), and so, the plan assumes, do its
 	// receives (its link in).
 	outFree, inFree []float64
-	finish  []float64 // by task
-	lastOn  []int32   // by device: its last compute item (bsp tokens)
+	finish          []float64 // by task
+	lastOn          []int32   // by device: its last compute item (bsp tokens)
 
 	// The current version of each tile: which devices hold it (a bit
 	// each), whether host memory does and behind which port (-1: every

@@ -15,8 +15,8 @@ import (
 type tilesFlags struct {
 	machineFlags
 	algo, scheduler, memory, peak, scaling, elem string
-	n, tile, devices, halfTile                  int
-	staged                                      bool
+	n, tile, devices, halfTile                   int
+	staged                                       bool
 }
 
 func newTiles(streams *cmdutil.IO) *cobra.Command {
