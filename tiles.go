@@ -2,6 +2,7 @@ package collsim
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/collsim/collsim/workloads/tiles"
 )
@@ -38,7 +39,7 @@ func (e *Experiment) RunTiles(job tiles.Job) (*TilesResult, error) {
 		return nil, err
 	}
 	if job.Ranks() > m.Slots() {
-		return nil, optionf("%d devices need %d ranks (the devices and a host memory port each), but machine %s has %d slots; use a gpu-node machine or fewer devices", job.Devices, job.Ranks(), m.Name, m.Slots())
+		return nil, fmt.Errorf("%d devices need %d ranks (the devices and a host memory port each), but machine %s has %d slots; use a gpu-node machine or fewer devices", job.Devices, job.Ranks(), m.Name, m.Slots())
 	}
 	place, err := m.Place(job.Ranks(), e.Placement, e.Seed)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/workloads/dnn"
 	"github.com/collsim/collsim/workloads/fft"
+	"github.com/collsim/collsim/workloads/redist"
+	"github.com/collsim/collsim/workloads/tiles"
 )
 
 // The workloads' scale targets (issue: GPT-3 step under 60 s and 4 GiB,
@@ -72,4 +74,41 @@ func override(b *testing.B, path, value string) configs.Override {
 		b.Fatal(err)
 	}
 	return configs.Override{Path: path, Value: n.Content[0], Where: "benchmark"}
+}
+
+// BenchmarkCholesky64 is the tile DAGs' scale target (issue: a 64 x 64
+// tile Cholesky on 8 devices under 10 s): N = 65,536 in tiles of 1,024 on
+// gpu-node-pcie's 8 GPUs, flow network.
+func BenchmarkCholesky64(b *testing.B) {
+	m, err := configs.Resolve("gpu-node-pcie")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := collsim.Experiment{Machine: m, Network: collsim.Flow, Seed: 1}
+	j := tiles.Job{Algorithm: "cholesky", Tiles: 64, B: 1024, Elem: 8, Devices: 8, Peak: 9.7e12, HalfTile: 256, Capacity: 2048, Scheduler: "locality"}
+	for b.Loop() {
+		r, err := e.RunTiles(j)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.Elapsed, "simulated_s")
+	}
+}
+
+// BenchmarkRedistribute16K: a 16,384^2 matrix of doubles (2 GiB) from a
+// 16x1 to a 1x16 grid of 64x64 tiles (every rank to every rank, 65,536
+// messages) on the flow network.
+func BenchmarkRedistribute16K(b *testing.B) {
+	m, err := configs.Resolve("small")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := collsim.Experiment{Machine: m, Network: collsim.Flow, Seed: 1}
+	j := redist.Job{M: 16384, N: 16384, Elem: 8, From: redist.Layout{MB: 64, NB: 64, P: 16, Q: 1}, To: redist.Layout{MB: 64, NB: 64, P: 1, Q: 16},
+		Schedule: "caterpillar", Messages: "tile", CopyRate: 10e9}
+	for b.Loop() {
+		if _, err := e.RunRedistribution(j); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,8 @@ func TestUnits(t *testing.T) {
 }
 
 func TestBuiltinsLoad(t *testing.T) {
-	want := map[string]int{"small": 64, "fattree-1024": 1024, "xc40": 6144, "gpu-cluster": 512, "dragonfly-72": 72, "cori": 6144}
+	want := map[string]int{"small": 64, "fattree-1024": 1024, "xc40": 6144, "gpu-cluster": 512, "dragonfly-72": 72, "cori": 6144,
+		"gpu-node-pcie": 16, "gpu-node-nvlink": 16, "gpu-node-nvswitch": 16}
 	names := Builtins()
 	if len(names) != len(want) {
 		t.Fatalf("built-ins %v, want %d", names, len(want))
@@ -63,6 +65,14 @@ func TestBuiltinsLoad(t *testing.T) {
 		if err := m.Topology.Check(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// A GPU to the host memory port behind it on gpu-node-pcie: up its
+	// x16 link (1 us) and its switch's uplink (500 ns), bridge to the
+	// memory link (100 ns), the free link between the nodes, and down the
+	// mirror node the same way: 3.2 us, the 25 GB/s links the bottleneck.
+	pc, _ := Builtin("gpu-node-pcie")
+	if a, b := pc.PathParams(0, 8); math.Abs(a-3.2e-6) > 1e-15 || math.Abs(b-1/25e9) > 1e-24 {
+		t.Errorf("gpu-node-pcie GPU 0 to memory port 0: alpha %g beta %g, want 3.2e-6 and 4e-11", a, b)
 	}
 	xc, _ := Builtin("xc40")
 	if a, b := xc.PathParams(0, 6143); a <= 0 || b < 1/4.7e9*0.999 {

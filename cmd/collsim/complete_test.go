@@ -35,7 +35,7 @@ func TestCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"run", "-m", ""}, []string{"cori", "dragonfly-72", "fattree-1024", "gpu-cluster", "small", "xc40"}},
+		{[]string{"run", "-m", ""}, []string{"cori", "dragonfly-72", "fattree-1024", "gpu-cluster", "gpu-node-nvlink", "gpu-node-nvswitch", "gpu-node-pcie", "small", "xc40"}},
 		{[]string{"sweep", "x.yaml", "--help"}, nil},
 		{[]string{"run", "--network", ""}, []string{"analytic", "flow", "loggops"}},
 		{[]string{"run", "--routing", ""}, []string{"minimal", "valiant", "ugal", "ecmp"}},

@@ -176,6 +176,8 @@ var workloadStudies = []struct {
 	{"study-taskbench-small", []string{"study", "taskbench", "-n", "1,2", "--points", "12"}},
 	{"study-redistribute-small", []string{"study", "redistribute", "--sizes", "256,4096", "--tiles", "64,256"}},
 	{"study-farm-small", []string{"study", "farm", "--workers", "1,4,8", "--sizes", "1KiB,4MiB", "--tasks", "500"}},
+	{"study-blasx-small", []string{"study", "blasx", "--n", "8192", "--devices", "1,2,8", "--device-memory", "256MiB"}},
+	{"study-hsa-small", []string{"study", "hsa", "--n", "8192"}},
 	{"study-strategies-small", []string{"study", "strategies", "--model", "gpt:8,512,8,256,1000", "-n", "32", "--batch", "32", "--pp", "2", "--network", "analytic", "--set", "network.fat_tree.levels=2"}},
 }
 
@@ -423,5 +425,55 @@ func TestWorkloadFarm(t *testing.T) {
 	_, errs, code = collsim(t, "workload", "farm", "-m", "small", "--workers", "64")
 	if code != 1 || !strings.Contains(errs, "need 65 ranks, but machine small has 64 slots") {
 		t.Errorf("64 workers on 64 slots: exit %d %q", code, errs)
+	}
+}
+
+// TestWorkloadTiles: a tiled GEMM on one GPU of gpu-node-pcie moves
+// every tile of A, B and C in once and C out once when they all fit
+// (3 x 4 x 4 tiles of 2 MiB in, 16 out), runs 2 N^3 FLOPs, and a
+// tile that does not divide N is refused with the numbers.
+func TestWorkloadTiles(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "tiles", "--algo", "gemm", "--n", "2048", "--tile", "512", "--devices", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Elapsed float64 `json:"elapsed_s"`
+		FLOPs   float64 `json:"flops"`
+		In      int64   `json:"host_to_device_bytes"`
+		Out     int64   `json:"device_to_host_bytes"`
+		Peer    int64   `json:"peer_to_peer_bytes"`
+		Hit     float64 `json:"cache_hit_rate"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	tile := int64(512 * 512 * 8)
+	// 64 GEMM tasks of 3 tile reads each: 48 misses (every tile once).
+	if r.FLOPs != 2*2048*2048*2048 || r.In != 48*tile || r.Out != 16*tile || r.Peer != 0 || math.Abs(r.Hit-(192-48)/192.0) > 1e-12 {
+		t.Errorf("%+v", r)
+	}
+	out, errs, code = collsim(t, "workload", "tiles", "--algo", "cholesky", "--n", "8192", "--tile", "1024", "--scaling", "1,2,4")
+	if code != 0 || strings.Count(out, "\n") != 5 {
+		t.Fatalf("scaling: exit %d: %s%s", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--n", "1000", "--tile", "300"}, "--tile 300 does not divide --n 1000 (3 tiles and 100 rows left over)"},
+		{[]string{"--algo", "qr"}, `algorithm "qr"`},
+		{[]string{"--scheduler", "fifo"}, `scheduler "fifo"`},
+		{[]string{"--device-memory", "8MiB", "--tile", "1024"}, "holds 1 tiles of 8MiB; a task needs 3"},
+		{[]string{"--scaling", "1,2", "--devices", "4"}, "--devices does not apply with --scaling"},
+	} {
+		_, errs, code := collsim(t, append([]string{"workload", "tiles"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+	_, errs, code = collsim(t, "workload", "tiles", "--devices", "9")
+	if code != 1 || !strings.Contains(errs, "9 devices need 18 ranks") {
+		t.Errorf("9 devices on 8: exit %d %q", code, errs)
 	}
 }

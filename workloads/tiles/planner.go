@@ -165,7 +165,7 @@ func (p *planner) arrival(x int32, e int) (at float64, src int, staged bool) {
 		} else {
 			t = p.hop(t, a, e)
 		}
-		if t < at {
+		if t <= at { // a peer over host memory on a tie: BLASX's second-level cache
 			at, src, staged = t, a, p.j.Staged
 		}
 	}

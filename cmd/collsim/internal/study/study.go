@@ -21,7 +21,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 		Short: "Check the claims of the papers collsim is built on (tables and plots)",
 	}
 	cmd.AddCommand(newSuara(streams), newLP(streams), newNoise(streams), newRouting(streams),
-		newFFTStudy(streams), newSuaraTraining(streams), newCompression(streams), newLPTraining(streams), newStrategies(streams), newTaskBenchStudy(streams), newRedistStudy(streams), newFarmStudy(streams))
+		newFFTStudy(streams), newSuaraTraining(streams), newCompression(streams), newLPTraining(streams), newStrategies(streams), newTaskBenchStudy(streams), newRedistStudy(streams), newFarmStudy(streams), newBLASXStudy(streams), newHSAStudy(streams))
 	withOutputs(streams, cmd)
 	return cmd
 }
