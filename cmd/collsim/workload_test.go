@@ -234,7 +234,24 @@ func TestREADMEWorkloadTables(t *testing.T) {
 	if err != nil {
 		t.Skipf("README not found beside the module: %v", err)
 	}
-	for _, c := range workloadStudies[:3] {
+	studies := append(workloadStudies[:3:3],
+		struct {
+			name string
+			args []string
+		}{"redistribute", []string{"study", "redistribute"}},
+		struct {
+			name string
+			args []string
+		}{"farm", []string{"study", "farm"}},
+		struct {
+			name string
+			args []string
+		}{"blasx", []string{"study", "blasx"}},
+		struct {
+			name string
+			args []string
+		}{"hsa", []string{"study", "hsa"}})
+	for _, c := range studies {
 		out, errs, code := collsim(t, c.args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errs)

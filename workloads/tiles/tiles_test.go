@@ -30,12 +30,15 @@ func TestDAGByHand(t *testing.T) {
 		{"lu", 2, 5, 4.0/3 + 2 + 2},
 		// GEMM T=2: 8 GEMMs of 2.
 		{"gemm", 2, 8, 16},
+		// Cholesky T=64 (the README's benchmark): 64 POTRF, 2,016 TRSM
+		// and SYRK, C(64,3) = 41,664 GEMMs.
+		{"cholesky", 64, 45760, 64.0/3 + 2016 + 2016 + 2*41664},
 	} {
 		d, err := build(c.algo, c.t)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.tasks) != c.tasks || math.Abs(d.flops-c.flops) > 1e-12 {
+		if len(d.tasks) != c.tasks || math.Abs(d.flops-c.flops) > 1e-12*c.flops {
 			t.Errorf("%s T=%d: %d tasks, %g b^3 FLOPs; want %d, %g", c.algo, c.t, len(d.tasks), d.flops, c.tasks, c.flops)
 		}
 	}
