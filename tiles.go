@@ -24,6 +24,9 @@ type TilesResult struct {
 	DeviceIn     []int64 `json:"device_in_bytes"`
 	DeviceOut    []int64 `json:"device_out_bytes"`
 	Tasks        int     `json:"tasks"`
+	// Links are the busiest links and the bytes each carried (with
+	// Experiment.BusiestLinks, flow network).
+	Links []Link `json:"busiest_links,omitempty"`
 	Result       *Result `json:"-"`
 }
 
@@ -57,7 +60,7 @@ func (e *Experiment) RunTiles(job tiles.Job) (*TilesResult, error) {
 	flops, _ := job.FLOPs()
 	out := &TilesResult{Elapsed: res.Time, FLOPs: flops, Estimate: stats.Estimate, HitRate: stats.HitRate(),
 		HostToDevice: stats.HostToDevice, DeviceToHost: stats.DeviceToHost, PeerToPeer: stats.PeerToPeer,
-		DeviceIn: stats.DeviceIn, DeviceOut: stats.DeviceOut, Tasks: stats.Tasks, Result: res}
+		DeviceIn: stats.DeviceIn, DeviceOut: stats.DeviceOut, Tasks: stats.Tasks, Links: res.Links, Result: res}
 	if res.Time > 0 {
 		out.Rate = flops / res.Time
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/workers"
 	"github.com/collsim/collsim/workloads/dnn"
@@ -48,7 +49,11 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, free
 	if c.Ranks > m.Slots() && net != LogGOPS {
 		return nil, optionf("the workload needs %d ranks but machine %s has %d slots; use a larger machine (or --set to grow it)", c.Ranks, m.Name, m.Slots())
 	}
-	cfg, _, err := e.config(m, net, c.Ranks, nil)
+	var load *network.LinkLoad
+	if e.BusiestLinks > 0 {
+		load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
+	}
+	cfg, _, err := e.config(m, net, c.Ranks, load)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +83,9 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, free
 		Placement: cmp.Or(e.Placement, m.Placement), Seed: e.Seed, Ranks: c.Ranks, Noise: cfg.Noise != nil}
 	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
+	if load != nil {
+		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
+	}
 	return out, nil
 }
 

@@ -15,7 +15,7 @@ import (
 type tilesFlags struct {
 	machineFlags
 	algo, scheduler, memory, peak, scaling, elem string
-	n, tile, devices, halfTile                   int
+	n, tile, devices, halfTile, links            int
 	staged                                       bool
 }
 
@@ -39,7 +39,9 @@ GETRF 0.25).
 The machine is one node of GPUs whose second node stands for host memory
 (gpu-node-pcie, gpu-node-nvlink, gpu-node-nvswitch). Prints the makespan,
 the FLOP rate, bytes moved each way and per device, and the cache's hit
-rate; --scaling 1,2,4,8 runs each device count and prints the speedup.`,
+rate, and the busiest links with the bytes each carried; --scaling 1,2,4,8
+runs each device count and prints the speedup. The network defaults to
+flow.`,
 		Example: `  collsim workload tiles --algo cholesky --n 32768 --tile 512
   collsim workload tiles --algo gemm --n 32768 --tile 1024 --scaling 1,2,4,8 -m gpu-node-nvlink
   collsim workload tiles --algo lu --n 16384 --tile 512 --scheduler bsp --staged`,
@@ -58,6 +60,7 @@ rate; --scaling 1,2,4,8 runs each device count and prints the speedup.`,
 	f.StringVar(&o.memory, "device-memory", "16GiB", "each device's memory for tiles (its cache)")
 	f.StringVar(&o.peak, "peak", "9.7TFLOP/s", "a device's peak FLOP rate")
 	f.IntVar(&o.halfTile, "half-tile", 256, "the tile order at which kernels reach half their efficiency")
+	f.IntVar(&o.links, "busiest-links", 8, "with --network flow: print this many of the busiest links and the bytes each carried (0: none)")
 	f.StringVar(&o.scaling, "scaling", "", "device counts to run, e.g. 1,2,4,8: prints the speedup over the first")
 	return cmd
 }
@@ -120,11 +123,20 @@ func (o *tilesFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 			return cmdutil.Flagf("--trace and --timeline record one run: give one device count")
 		}
 	}
+	if o.network == "" {
+		o.network = collsim.Flow // the links' sharing is what placements differ in
+	}
 	e, done, err := o.experiment(streams)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if o.links < 0 {
+		return cmdutil.Flagf("--busiest-links %d: 0 or more", o.links)
+	}
+	if e.Network == collsim.Flow {
+		e.BusiestLinks = o.links
+	}
 	var results []*collsim.TilesResult
 	for _, d := range counts {
 		jd := j
@@ -156,6 +168,18 @@ func (o *tilesFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 			fmt.Sprintf("%.0f%%", 100*r.Rate/(float64(counts[i])*j.Peak)), fmt.Sprintf("%.2f", results[0].Elapsed/r.Elapsed),
 			configs.FormatBytes(r.HostToDevice), configs.FormatBytes(r.DeviceToHost), configs.FormatBytes(r.PeerToPeer),
 			fmt.Sprintf("%.1f%%", 100*r.HitRate), cmdutil.Seconds(r.Estimate)})
+	}
+	if err := streams.Table(rows); err != nil {
+		return err
+	}
+	last := results[len(results)-1]
+	if len(last.Links) == 0 {
+		return nil
+	}
+	fmt.Fprintf(streams.Out, "\nbusiest links (%d devices; node0 is the GPUs' host bridge, node1 and its devices host memory):\n", counts[len(counts)-1])
+	rows = [][]string{{"link", "bytes", "busy", "utilization"}}
+	for _, l := range last.Links {
+		rows = append(rows, []string{l.From + " -> " + l.To, configs.FormatBytes(int64(l.Bytes)), fmt.Sprintf("%.0f%%", 100*l.BusyShare), fmt.Sprintf("%.0f%%", 100*l.Utilization)})
 	}
 	return streams.Table(rows)
 }
