@@ -1,7 +1,6 @@
 package collsim
 
 import (
-	"cmp"
 	"math"
 
 	"github.com/collsim/collsim/workloads/farm"
@@ -49,14 +48,7 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 		out.Bandwidth = float64(job.Tasks) * float64(job.Arg) / res.Time
 		out.Utilisation = job.Work() / (float64(job.Workers) * res.Time)
 	}
-	m, err := e.machine()
-	if err != nil {
-		return nil, err
-	}
-	if err := e.adjust(m, cmp.Or(e.Network, Analytic)); err != nil {
-		return nil, err
-	}
-	place, err := m.Place(job.Workers+1, e.Placement, e.Seed)
+	m, place, err := e.placed(job.Workers + 1)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package collsim
 
 import (
-	"cmp"
 	"math"
 
 	"github.com/collsim/collsim/workloads/redist"
@@ -44,14 +43,7 @@ func (e *Experiment) RunRedistribution(job redist.Job) (*RedistResult, error) {
 		return nil, err
 	}
 	out := &RedistResult{Elapsed: res.Time, Result: res}
-	m, err := e.machine()
-	if err != nil {
-		return nil, err
-	}
-	if err := e.adjust(m, cmp.Or(e.Network, Analytic)); err != nil {
-		return nil, err
-	}
-	place, err := m.Place(comp.Ranks, e.Placement, e.Seed)
+	m, place, err := e.placed(comp.Ranks)
 	if err != nil {
 		return nil, err
 	}

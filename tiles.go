@@ -1,7 +1,6 @@
 package collsim
 
 import (
-	"cmp"
 	"fmt"
 
 	"github.com/collsim/collsim/workloads/tiles"
@@ -26,25 +25,18 @@ type TilesResult struct {
 	Tasks        int     `json:"tasks"`
 	// Links are the busiest links and the bytes each carried (with
 	// Experiment.BusiestLinks, flow network).
-	Links []Link `json:"busiest_links,omitempty"`
-	Result       *Result `json:"-"`
+	Links  []Link  `json:"busiest_links,omitempty"`
+	Result *Result `json:"-"`
 }
 
 // RunTiles plans job with the machine's latencies and bandwidths
 // between its ranks (as placed: devices 0..D-1, host memory ports
 // D..2D-1) and simulates the plan.
 func (e *Experiment) RunTiles(job tiles.Job) (*TilesResult, error) {
-	m, err := e.machine()
-	if err != nil {
-		return nil, err
-	}
-	if err := e.adjust(m, cmp.Or(e.Network, Analytic)); err != nil {
-		return nil, err
-	}
-	if job.Ranks() > m.Slots() {
+	if m := e.Machine; m != nil && job.Ranks() > m.Slots() {
 		return nil, fmt.Errorf("%d devices need %d ranks (the devices and a host memory port each), but machine %s has %d slots; use a gpu-node machine or fewer devices", job.Devices, job.Ranks(), m.Name, m.Slots())
 	}
-	place, err := m.Place(job.Ranks(), e.Placement, e.Seed)
+	m, place, err := e.placed(job.Ranks())
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/workers"
@@ -87,6 +88,24 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, free
 		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
 	}
 	return out, nil
+}
+
+// placed returns the experiment's machine, adjusted as a run adjusts it,
+// and where its placement puts ranks: what a workload needs to price its
+// own bounds and plans with the machine's paths (PathParams).
+func (e *Experiment) placed(ranks int) (*configs.Machine, []int32, error) {
+	m, err := e.machine()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := e.adjust(m, cmp.Or(e.Network, Analytic)); err != nil {
+		return nil, nil, err
+	}
+	if ranks > m.Slots() {
+		return nil, nil, fmt.Errorf("the workload needs %d ranks but machine %s has %d slots; use a larger machine (or --set to grow it)", ranks, m.Name, m.Slots())
+	}
+	place, err := m.Place(ranks, e.Placement, e.Seed)
+	return m, place, err
 }
 
 // DNNResult is one training (or inference) step of a dnn.Job.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -144,10 +145,7 @@ func TestWorkloadFFT(t *testing.T) {
 	if want := 5 * 262144 * 18 / r.Time / 1e9; r.GFLOPs < want*0.9999 || r.GFLOPs > want*1.0001 {
 		t.Errorf("%g GFLOP/s, want %g", r.GFLOPs, want)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	refuses(t, []string{"workload", "fft", "-m", "small"}, []refusal{
 		{[]string{"--grid", "9", "--ranks", "4"}, "must be multiples of Pr 2"},
 		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 x --pc 0 is not the 6 ranks"},
 		{[]string{"--decomp", "cube"}, "--decomp \"cube\""},
@@ -155,12 +153,7 @@ func TestWorkloadFFT(t *testing.T) {
 		{[]string{"--host-link", "1GB/s"}, "--host-link does not apply"},
 		{[]string{"--grid", "8,8"}, "--grid \"8,8\""},
 		{[]string{"--algo", "nosuch", "--grid", "8", "--ranks", "4"}, "unknown alltoall algorithm"},
-	} {
-		_, errs, code := collsim(t, append([]string{"workload", "fft", "-m", "small"}, c.args...)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 // workloadStudies are the workload studies at sizes a test can run; their
@@ -316,21 +309,13 @@ func TestWorkloadTaskBench(t *testing.T) {
 			t.Errorf("kernel %g: efficiency %g, want d/(d+o) = %g", p.Duration, p.Efficiency, want)
 		}
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	refuses(t, []string{"workload", "taskbench", "-m", "small"}, []refusal{
 		{[]string{"--ranks", "8", "--width", "4"}, "4 columns over 8 ranks"},
 		{[]string{"--pattern", "zigzag"}, "pattern \"zigzag\""},
 		{[]string{"--pattern", "nearest", "--radix", "0"}, "needs a radix of at least 1"},
 		{[]string{"--plot", "x.png"}, "--plot does not apply"},
 		{[]string{"--metg", "--duration", "1ms"}, "--duration does not apply"},
-	} {
-		_, errs, code := collsim(t, append([]string{"workload", "taskbench", "-m", "small"}, c.args...)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 // TestWorkloadRedistribute: a 1024x1024 matrix of doubles all on rank 0
@@ -372,10 +357,7 @@ func TestWorkloadRedistribute(t *testing.T) {
 	if err := os.WriteFile(short, []byte("0 1\n1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	refuses(t, []string{"workload", "redistribute", "-m", "small"}, []refusal{
 		{[]string{"--from", "2x2"}, "give GRID/TILE"},
 		{[]string{"--from", "2x2/0"}, `tile "0"`},
 		{[]string{"--to", "nosuch.txt/4"}, "neither a grid PxQ nor a readable map file"},
@@ -383,17 +365,11 @@ func TestWorkloadRedistribute(t *testing.T) {
 		{[]string{"--size", "8", "--from", "2x2/4", "--to", short + "/4"}, "short.txt:2: 1 tiles in this row, 2 in the rows before"},
 		{[]string{"--size", "8", "--from", "2x2/4", "--to", bad + "/2"}, "gives 4 owners, but a 8x8 matrix in 2x2 tiles has 4 x 4 = 16 tiles"},
 		{[]string{"--schedule", "scalapack", "--messages", "tile"}, "one packed message per pair"},
-		{[]string{"--from", "16x16/4"}, "256 ranks, but machine small has 64 slots"}, // exit 1: ranks that do not fit
 		{[]string{"--size", "0"}, `--size "0"`},
-	} {
-		_, errs, code := collsim(t, append([]string{"workload", "redistribute", "-m", "small"}, c.args...)...)
-		wantCode := 2
-		if strings.Contains(c.want, "slots") {
-			wantCode = 1
-		}
-		if code != wantCode || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
-		}
+	})
+	// Ranks that do not fit are an error, exit 1 (the README's rule).
+	if _, errs, code := collsim(t, "workload", "redistribute", "-m", "small", "--from", "16x16/4"); code != 1 || !strings.Contains(errs, "256 ranks, but machine small has 64 slots") {
+		t.Errorf("256 ranks on 64 slots: exit %d %q", code, errs)
 	}
 }
 
@@ -422,10 +398,7 @@ func TestWorkloadFarm(t *testing.T) {
 	if err := os.WriteFile(file, []byte("100us\n0.002\n\nlots\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	refuses(t, []string{"workload", "farm", "-m", "small"}, []refusal{
 		{[]string{"--durations", file}, `d.txt:4: "lots" does not start with a number`},
 		{[]string{"--durations", file, "--dist", "exponential"}, "--dist does not apply"},
 		{[]string{"--dist", "file"}, "give the file with --durations"},
@@ -433,12 +406,7 @@ func TestWorkloadFarm(t *testing.T) {
 		{[]string{"--tasks", "10", "--chunk", "11"}, "chunks of 11 tasks with 10 tasks"},
 		{[]string{"--arg", "-1"}, "--arg"},
 		{[]string{"--serialize", "fast"}, "--serialize"},
-	} {
-		_, errs, code := collsim(t, append([]string{"workload", "farm", "-m", "small"}, c.args...)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 	_, errs, code = collsim(t, "workload", "farm", "-m", "small", "--workers", "64")
 	if code != 1 || !strings.Contains(errs, "need 65 ranks, but machine small has 64 slots") {
 		t.Errorf("64 workers on 64 slots: exit %d %q", code, errs)
@@ -474,23 +442,33 @@ func TestWorkloadTiles(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "\n1        ") || !strings.Contains(out, "\n4        ") || !strings.Contains(out, "busiest links (4 devices") {
 		t.Fatalf("scaling: exit %d: %s%s", code, out, errs)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	refuses(t, []string{"workload", "tiles"}, []refusal{
 		{[]string{"--n", "1000", "--tile", "300"}, "--tile 300 does not divide --n 1000 (3 tiles and 100 rows left over)"},
 		{[]string{"--algo", "qr"}, `algorithm "qr"`},
 		{[]string{"--scheduler", "fifo"}, `scheduler "fifo"`},
 		{[]string{"--device-memory", "8MiB", "--tile", "1024"}, "holds 1 tiles of 8MiB; a task needs 3"},
 		{[]string{"--scaling", "1,2", "--devices", "4"}, "--devices does not apply with --scaling"},
-	} {
-		_, errs, code := collsim(t, append([]string{"workload", "tiles"}, c.args...)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 	_, errs, code = collsim(t, "workload", "tiles", "--devices", "9")
 	if code != 1 || !strings.Contains(errs, "9 devices need 18 ranks") {
 		t.Errorf("9 devices on 8: exit %d %q", code, errs)
+	}
+}
+
+// refusal is a command line that must fail as a usage error (exit 2)
+// with want in its message.
+type refusal struct {
+	args []string
+	want string
+}
+
+// refuses runs prefix + each case's args and checks the refusal.
+func refuses(t *testing.T, prefix []string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		_, errs, code := collsim(t, append(slices.Clone(prefix), c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
 	}
 }
