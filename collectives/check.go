@@ -23,9 +23,18 @@ type semantics struct {
 // input is rank r's pseudo-random input element i (splitmix64 of the
 // seed, rank and index): distinct everywhere, so that a block that lands in
 // the wrong place, or a contribution counted twice or missed, shows up.
-type input struct{ seed uint64 }
+type input struct {
+	seed uint64
+	// origins makes every input element of rank r the bit 1<<r and every
+	// stale element 0: the sum of distinct contributions is then the set
+	// of ranks whose input an element holds (see NewOrigins).
+	origins bool
+}
 
 func (in input) at(r int, i int64) uint64 {
+	if in.origins {
+		return 1 << r
+	}
 	z := in.seed + uint64(r)*0x9e3779b97f4a7c15 + uint64(i)*0xd1b54a32d192ed03
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
@@ -34,7 +43,12 @@ func (in input) at(r int, i int64) uint64 {
 
 // stale is what a rank holds in a buffer it only receives into: distinct
 // from any correct value, so that an element never written is caught.
-func (in input) stale(r int, i int64) uint64 { return ^in.at(r, i) }
+func (in input) stale(r int, i int64) uint64 {
+	if in.origins {
+		return 0
+	}
+	return ^in.at(r, i)
+}
 
 // owner returns the block of the even split of n into p that holds i.
 func owner(n int64, p int, i int64) int {
@@ -194,6 +208,31 @@ func NewData(c Collective, p Params, seed uint64) (*Data, error) {
 		return nil, fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
 	}
 	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks), checked: len(sem.buffers(p))}
+	for r := range d.Buffers {
+		d.Buffers[r] = sem.fill(p, r, d.in)
+	}
+	return d, nil
+}
+
+// MaxOriginRanks is the most ranks NewOrigins tracks: one bit each.
+const MaxOriginRanks = 63
+
+// NewOrigins is NewData with each rank's input elements set to the bit
+// 1<<rank and every other element to 0, so that during a run an element's
+// value is the set of ranks whose input it holds (a reduction's partial
+// sums add distinct bits; counting one rank twice carries into another
+// bit, which Verify catches): what collsim explain draws. The barrier's
+// knowledge vectors are as NewData makes them.
+func NewOrigins(c Collective, p Params) (*Data, error) {
+	if p.Ranks > MaxOriginRanks {
+		return nil, fmt.Errorf("origins of %d ranks: at most %d", p.Ranks, MaxOriginRanks)
+	}
+	d, err := NewData(c, p, 0)
+	if err != nil {
+		return nil, err
+	}
+	d.in.origins = true
+	sem := semanticsOf[c]
 	for r := range d.Buffers {
 		d.Buffers[r] = sem.fill(p, r, d.in)
 	}

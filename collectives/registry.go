@@ -196,6 +196,22 @@ func (a *Algorithm) Data(p Params, seed uint64) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.addScratch(d, p)
+	return d, nil
+}
+
+// Origins is Data with NewOrigins' inputs: each element's value is the set
+// of ranks whose input it holds.
+func (a *Algorithm) Origins(p Params) (*Data, error) {
+	d, err := NewOrigins(a.Collective, p)
+	if err != nil {
+		return nil, err
+	}
+	a.addScratch(d, p)
+	return d, nil
+}
+
+func (a *Algorithm) addScratch(d *Data, p Params) {
 	if a.scratch != nil {
 		for r := range d.Buffers {
 			for _, n := range a.scratch(p) {
@@ -203,7 +219,6 @@ func (a *Algorithm) Data(p Params, seed uint64) (*Data, error) {
 			}
 		}
 	}
-	return d, nil
 }
 
 // SizeBytes is the message size of the call as nccl-tests reports it: the

@@ -22,13 +22,14 @@ const maxRanks = 16
 
 // New returns the explain command.
 func New(streams *cmdutil.IO) *cobra.Command {
-	var machine string
+	var machine, htmlFile, svgDir string
 	var asJSON bool
 	var q cmdutil.Request
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Show an algorithm's schedule step by step on a few ranks: who sends which elements to whom, and when",
 		Example: `  collsim explain -a ring -n 4
+  collsim explain -a rabenseifner -n 6 -s 96 --html rabenseifner.html
   collsim explain -c bcast -a binomial -n 8 -s 64
   collsim explain -a rabenseifner -n 5 -s 40`,
 		Args: cobra.NoArgs,
@@ -44,6 +45,14 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if htmlFile != "" && !strings.HasSuffix(htmlFile, ".html") {
+				return cmdutil.Flagf("--html %s: give a .html file", htmlFile)
+			}
+			if htmlFile != "" || svgDir != "" {
+				if err := writePictures(m, a, params, htmlFile, svgDir); err != nil {
+					return err
+				}
+			}
 			return explain(streams, m, a, chosenBy, params, asJSON)
 		},
 	}
@@ -55,6 +64,8 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	f.Int64Var(&q.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
+	f.StringVar(&htmlFile, "html", "", "also write an animated step-through to this .html file (self-contained: open it in a browser; #step=N opens step N)")
+	f.StringVar(&svgDir, "svg", "", "also write each step's picture as DIR/step-NNN.svg")
 	f.BoolVar(&asJSON, "json", false, "print the steps as JSON: each send when it starts and each receive when it completes, with the elements")
 	q.Shape.Register(f)
 	return cmd

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+)
+
+// TestExplainPictures: every algorithm draws its step-through (4 ranks,
+// nodes and groups of 2 for those that need them); a ring allreduce on 4
+// ranks has the start and 2(p-1) = 6 steps, and its SVG files are those
+// frames; the page steps through every frame in headless Chromium without
+// a console message, and opens at the first and the last step.
+func TestExplainPictures(t *testing.T) {
+	dir := t.TempDir()
+	for _, a := range collectives.All() {
+		page := filepath.Join(dir, string(a.Collective)+"-"+a.Name+".html")
+		if _, errs, code := collsim(t, "explain", "-c", string(a.Collective), "-a", a.Name, "-n", "4", "-s", "32", "--node-size", "2", "--group-size", "2", "--html", page); code != 0 {
+			t.Errorf("%s: exit %d: %s", a.ID(), code, errs)
+			continue
+		}
+		text, err := os.ReadFile(page)
+		if err != nil || strings.Count(string(text), `class="frame"`) < 2 {
+			t.Errorf("%s: no step-through (%v)", a.ID(), err)
+		}
+	}
+	ring := filepath.Join(dir, "ring.html")
+	svgs := filepath.Join(dir, "ring-svg")
+	if _, errs, code := collsim(t, "explain", "-a", "ring", "-n", "4", "--html", ring, "--svg", svgs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	text, _ := os.ReadFile(ring)
+	files, _ := filepath.Glob(filepath.Join(svgs, "step-*.svg"))
+	if n := strings.Count(string(text), `class="frame"`); n != 7 || len(files) != 7 {
+		t.Errorf("ring on 4 ranks: %d frames and %d SVG files, want 7 (the start and 6 steps)", n, len(files))
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--html ring.txt", "give a .html file"},
+		{"-s 4KiB --html x.html", "a picture shows at most 256"},
+	} {
+		if _, errs, code := collsim(t, append([]string{"explain", "-a", "ring", "-n", "4"}, strings.Fields(c.args)...)...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d %q, want exit 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+	chromium := browser(t)
+	for _, step := range []string{"0", "last"} {
+		shot := filepath.Join(dir, "ring-"+step+".png")
+		if logs := openInChromium(t, chromium, ring+"#step="+step, shot); len(logs) > 0 {
+			t.Errorf("the step-through logs to the console:\n%s", strings.Join(logs, "\n"))
+		}
+		if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+			t.Errorf("no screenshot of step %s (%v)", step, err)
+		}
+	}
+}
