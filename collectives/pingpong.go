@@ -2,6 +2,8 @@ package collectives
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/collsim/collsim/sim"
 )
@@ -10,8 +12,8 @@ import (
 // of ranks ranks: rank a sends bytes to rank b, which sends them back,
 // rounds times in a row; every other rank idles. Its time divided by
 // 2*rounds is the one-way latency of a message of that size, the figure
-// alpha-beta calibration fits (cost.FitHockney). The messages carry no
-// data.
+// alpha-beta calibration fits (cost.FitHockney). In data mode the
+// messages carry the message's whole 8-byte words (PingPongData).
 func PingPong(ranks, a, b int, bytes int64, rounds int) (sim.Schedule, error) {
 	switch {
 	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
@@ -20,15 +22,46 @@ func PingPong(ranks, a, b int, bytes int64, rounds int) (sim.Schedule, error) {
 		return sim.Schedule{}, fmt.Errorf("ping-pong of %d bytes, %d rounds: need a size >= 0 and at least one round", bytes, rounds)
 	}
 	progs := make([]sim.Program, ranks)
+	// In data mode (PingPongData) a's buffer 0 travels to b's buffer 0 and
+	// back into a's buffer 1, every round.
+	words := bytes / 8
 	for i := range rounds {
-		ping := sim.Op{Kind: sim.OpSend, Peer: int32(b), Tag: int32(i), Bytes: bytes}
-		pong := sim.Op{Kind: sim.OpRecv, Peer: int32(b), Tag: int32(i), Bytes: bytes}
+		ping := sim.Op{Kind: sim.OpSend, Peer: int32(b), Tag: int32(i), Bytes: bytes, Data: sim.Region{Buf: 0, Count: words}}
+		pong := sim.Op{Kind: sim.OpRecv, Peer: int32(b), Tag: int32(i), Bytes: bytes, Data: sim.Region{Buf: 1, Count: words}}
 		progs[a] = append(progs[a], dependOnLast(ping, progs[a]), dependOnLast(pong, append(progs[a], ping)))
-		in := sim.Op{Kind: sim.OpRecv, Peer: int32(a), Tag: int32(i), Bytes: bytes}
-		out := sim.Op{Kind: sim.OpSend, Peer: int32(a), Tag: int32(i), Bytes: bytes}
+		in := sim.Op{Kind: sim.OpRecv, Peer: int32(a), Tag: int32(i), Bytes: bytes, Data: sim.Region{Buf: 0, Count: words}}
+		out := sim.Op{Kind: sim.OpSend, Peer: int32(a), Tag: int32(i), Bytes: bytes, Data: sim.Region{Buf: 0, Count: words}}
 		progs[b] = append(progs[b], dependOnLast(in, progs[b]), dependOnLast(out, append(progs[b], in)))
 	}
 	return sim.FromPrograms(fmt.Sprintf("pingpong/%d-%d", a, b), progs, 1), nil
+}
+
+// PingPongData is rank's buffers for a data-mode ping-pong of PingPong(
+// ranks, a, b, bytes, ...): a holds seeded words in buffer 0 and receives
+// the echo into buffer 1, b receives into its buffer 0; verify checks, after
+// the run, that what came back (at a) or arrived (at b) is what a sent.
+func PingPongData(a, b int, bytes int64, seed uint64, rank int) (bufs [][]uint64, verify func([][]uint64) error) {
+	words := bytes / 8
+	in := input{seed: seed}
+	want := make([]uint64, words)
+	for i := range want {
+		want[i] = in.at(a, int64(i))
+	}
+	check := func(got []uint64, what string) error {
+		for i := range want {
+			if got[i] != want[i] {
+				return fmt.Errorf("ping-pong of %d bytes: word %d %s is %#x, rank %d sent %#x", bytes, i, what, got[i], a, want[i])
+			}
+		}
+		return nil
+	}
+	switch rank {
+	case a:
+		return [][]uint64{slices.Clone(want), make([]uint64, words)}, func(b [][]uint64) error { return check(b[1], "echoed back to rank "+strconv.Itoa(a)) }
+	case b:
+		return [][]uint64{make([]uint64, words)}, func(bufs [][]uint64) error { return check(bufs[0], "at rank "+strconv.Itoa(b)) }
+	}
+	return nil, func([][]uint64) error { return nil }
 }
 
 // dependOnLast makes op wait for the last op of prog, if any.

@@ -50,3 +50,37 @@ func TestPingPongTime(t *testing.T) {
 		}
 	}
 }
+
+// TestPingPongCarriesData: in data mode the ping-pong's words reach the
+// peer and come back, and the check catches a word that did not.
+func TestPingPongCarriesData(t *testing.T) {
+	for _, bytes := range []int64{0, 7, 8, 1000, 1 << 16} {
+		s, err := collectives.PingPong(3, 0, 2, bytes, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := make([][][]uint64, 3)
+		checks := make([]func([][]uint64) error, 3)
+		for r := range bufs {
+			bufs[r], checks[r] = collectives.PingPongData(0, 2, bytes, 9, r)
+		}
+		if _, err := sim.Execute(sim.New(1), s, sim.Config{Network: sim.RandomLatency(sim.Microsecond), Data: bufs}); err != nil {
+			t.Fatal(err)
+		}
+		for r := range bufs {
+			if err := checks[r](bufs[r]); err != nil {
+				t.Errorf("%d bytes, rank %d: %v", bytes, r, err)
+			}
+		}
+		if words := bytes / 8; words > 0 {
+			bufs[2][0][words-1]++
+			if checks[2](bufs[2]) == nil {
+				t.Errorf("%d bytes: a changed word at the peer passed the check", bytes)
+			}
+			bufs[0][1][0]++
+			if checks[0](bufs[0]) == nil {
+				t.Errorf("%d bytes: a changed echo passed the check", bytes)
+			}
+		}
+	}
+}

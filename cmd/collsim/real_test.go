@@ -585,3 +585,34 @@ func measurePRTT(t *testing.T) []string {
 	}
 	return problems
 }
+
+// TestRealLibrariesAndLaunchers: -a ompi and -a mpich run each library's
+// own choice for real (its name in the row, every rank's data checked),
+// ping-pongs check their words, and --np under a launcher that started
+// several processes is refused (each would start a job of its own), while
+// a launcher of one process (a batch script's step) may run --np.
+func TestRealLibrariesAndLaunchers(t *testing.T) {
+	got := realJSON(t, "--np", "3", "-a", "ompi,mpich", "-s", "8,300000", "--pingpong", "8,1000", "--iterations", "1", "--warmup", "0")
+	names := map[string]bool{}
+	for _, r := range got {
+		names[r.Name] = true
+		if !r.Verified {
+			t.Errorf("%s %dB: not checked", r.Name, r.Bytes)
+		}
+	}
+	// Open MPI 4.1 on 3 ranks: recursive doubling for 8 B, the ring
+	// (segmented above its thresholds) for 300 kB; the ping-pongs' rows.
+	for _, want := range []string{"ompi: allreduce/recursive_doubling", "pingpong/0-2"} {
+		if !names[want] {
+			t.Errorf("no row %q in %v", want, names)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("%d rows, want 2 ping-pongs and 2 libraries x 2 sizes: %v", len(got), names)
+	}
+	t.Setenv("OMPI_COMM_WORLD_RANK", "1")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	if _, errs, code := collsim(t, "real", "--np", "2"); code != 2 || !strings.Contains(errs, "--np 2 under a launcher that started 2 processes") {
+		t.Errorf("--np under mpirun -np 2: exit %d %q", code, errs)
+	}
+}

@@ -4,6 +4,7 @@
 package realcmd
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -142,6 +143,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if !child && o.prtt != "" {
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
+	if !child && o.NP > 0 && found && size > 1 {
+		// mpirun -np 2 collsim real --np 2 would run two separate jobs of
+		// two ranks each, silently.
+		return cmdutil.Flagf("--np %d under a launcher that started %d processes (this is rank %d): each would start a job of its own; let the launcher start the ranks (drop --np), or run collsim real --np outside it", o.NP, size, rank)
+	}
 	if !child && o.NP > 0 {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "with --np, collsim serves the rendezvous and makes each run's secret itself (these flags are for ranks that srun or mpirun start)",
 			"secret-file", "rendezvous", "rendezvous-file"); err != nil {
@@ -263,7 +269,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		groupSize = nodeSize
 	}
 	many := len(colls) > 1 || o.algos == "all" || strings.Contains(o.algos, ",")
-	jobs, err := pingPongJobs(o.pingpong, o.peer, size)
+	jobs, err := pingPongJobs(o.pingpong, o.peer, size, rank, o.verify, o.seed)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -272,13 +278,23 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, a := range algos {
+		for _, entry := range algos {
 			for _, bytes := range sizes {
 				p, err := collsim.Call(c, size, bytes, 8, 0)
 				if err != nil {
 					return nil, 0, err
 				}
 				p.NodeSize, p.GroupSize = nodeSize, groupSize
+				a, name := entry.algo, ""
+				if entry.selector != "" {
+					// The library's own choice at this size, and the
+					// parameters it gives it (segments, parts).
+					sel, err := collectives.Select(entry.selector, c, p)
+					if err != nil {
+						return nil, 0, &cmdutil.FlagError{Err: err}
+					}
+					a, p, name = sel.Algorithm, sel.Params, entry.selector+": "+sel.Algorithm.ID()
+				}
 				s, err := a.Build(p)
 				if err != nil {
 					var u *collectives.Unsupported
@@ -287,7 +303,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					}
 					return nil, 0, &cmdutil.FlagError{Err: err}
 				}
-				j := realrun.Job{Name: a.ID(), Bytes: p.SizeBytes(c), Schedule: s}
+				j := realrun.Job{Name: cmp.Or(name, a.ID()), Bytes: p.SizeBytes(c), Schedule: s}
 				if o.verify {
 					j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
 					j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
@@ -305,7 +321,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 
 // pingPongJobs are the ping-pongs of --pingpong: rank 0 with peer (-1:
 // the last rank) at each size.
-func pingPongJobs(sizes string, peer, ranks int) ([]realrun.Job, error) {
+func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64) ([]realrun.Job, error) {
 	if sizes == "" {
 		return nil, nil
 	}
@@ -325,7 +341,19 @@ func pingPongJobs(sizes string, peer, ranks int) ([]realrun.Job, error) {
 		if err != nil {
 			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
 		}
-		jobs = append(jobs, realrun.Job{Name: s.Name, Bytes: bytes, Schedule: s})
+		j := realrun.Job{Name: s.Name, Bytes: bytes, Schedule: s}
+		if verify {
+			// Each iteration's echo is checked, as the collectives are.
+			j.Data = func() ([][]uint64, error) {
+				bufs, _ := collectives.PingPongData(0, peer, bytes, seed, rank)
+				return bufs, nil
+			}
+			j.Verify = func(b [][]uint64) error {
+				_, check := collectives.PingPongData(0, peer, bytes, seed, rank)
+				return check(b)
+			}
+		}
+		jobs = append(jobs, j)
 	}
 	return jobs, nil
 }
@@ -383,26 +411,38 @@ func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
 // algorithmsOf parses -a for collective c: "" for c's default, "all", or a
 // comma-separated list (names that c does not have are skipped when
 // several collectives run, so that "-c all -a ring" runs every ring).
-func algorithmsOf(c collectives.Collective, spec string) ([]collectives.Algorithm, error) {
-	var out []collectives.Algorithm
+// algoEntry is one name of -a: an algorithm, or a library whose choice
+// is made per size (Select).
+type algoEntry struct {
+	algo     collectives.Algorithm
+	selector string
+}
+
+func algorithmsOf(c collectives.Collective, spec string) ([]algoEntry, error) {
+	var out []algoEntry
 	switch spec {
 	case "":
 		a, err := collectives.Lookup(c, collectives.DefaultAlgorithm(c))
-		return []collectives.Algorithm{a}, err
+		return []algoEntry{{algo: a}}, err
 	case "all":
 		for _, a := range collectives.All() {
 			if a.Collective == c {
-				out = append(out, a)
+				out = append(out, algoEntry{algo: a})
 			}
 		}
 		return out, nil
 	}
 	for _, name := range strings.Split(spec, ",") {
-		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+		name = strings.TrimSpace(name)
+		if collectives.IsSelector(name) {
+			out = append(out, algoEntry{selector: name})
+			continue
+		}
+		a, err := collectives.Lookup(c, name)
 		if err != nil {
 			return nil, &cmdutil.FlagError{Err: err}
 		}
-		out = append(out, a)
+		out = append(out, algoEntry{algo: a})
 	}
 	return out, nil
 }
