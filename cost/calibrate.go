@@ -224,3 +224,106 @@ func medianOf(xs []float64) (float64, bool) {
 	}
 	return (s[k-1] + s[k]) / 2, true
 }
+
+// FitHockneyRobust fits alpha and beta to ping-pong samples the way noisy
+// measurements allow: beta from the large messages alone (those taking at
+// least 4x the smallest message's time, where bytes dominate) as the
+// median of the slopes between every pair of them (Theil-Sen: one bad
+// point moves it little), alpha as the median of what the small messages
+// leave after beta (the lower median: noise only adds time). Microseconds of noise on an 8-byte ping-pong then
+// cannot tilt the line, as they can in FitHockney's 1/t^2-weighted fit.
+// AlphaErr and BetaErr are robust spreads (1.4826 x the median absolute
+// deviation of the intercepts and of the slopes, over the square root of
+// their count); Stable says whether the slopes agree within
+// MaxRelSpread.
+func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
+	for i, s := range samples {
+		if !(s.Seconds > 0) || s.Bytes < 0 || math.IsInf(s.Seconds, 0) || math.IsNaN(s.Bytes) {
+			return HockneyFit{}, fmt.Errorf("sample %d (%g bytes, %g s): times must be positive and sizes non-negative", i+1, s.Bytes, s.Seconds)
+		}
+	}
+	s := slices.Clone(samples)
+	slices.SortFunc(s, func(a, b Sample) int { return cmpFloat(a.Bytes, b.Bytes) })
+	if len(s) == 0 {
+		return HockneyFit{}, fmt.Errorf("%w: no samples", ErrTooFewSamples)
+	}
+	floor := s[0].Seconds
+	var large, small []Sample
+	for _, x := range s {
+		if x.Seconds >= 4*floor && x.Bytes > s[0].Bytes {
+			large = append(large, x)
+		} else {
+			small = append(small, x)
+		}
+	}
+	var xs []float64
+	for _, x := range large {
+		xs = append(xs, x.Bytes)
+	}
+	if distinct(xs) < 2 {
+		return HockneyFit{}, fmt.Errorf("%w: %d sizes take 4x the smallest's time or more, and beta needs two such sizes; measure larger messages (up to several MiB)", ErrTooFewSamples, distinct(xs))
+	}
+	var slopes []float64
+	for i := range large {
+		for j := i + 1; j < len(large); j++ {
+			if dx := large[j].Bytes - large[i].Bytes; dx > 0 {
+				slopes = append(slopes, (large[j].Seconds-large[i].Seconds)/dx)
+			}
+		}
+	}
+	beta, _ := medianOf(slopes)
+	if len(small) == 0 {
+		small = large
+	}
+	var icepts []float64
+	for _, x := range small {
+		icepts = append(icepts, x.Seconds-beta*x.Bytes)
+	}
+	// The lower median: timing noise only ever adds time, so of two small
+	// sizes the faster is the better estimate of the latency.
+	sorted := slices.Clone(icepts)
+	slices.Sort(sorted)
+	alpha := sorted[(len(sorted)-1)/2]
+	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples)}
+	fit.BetaErr = 1.4826 * mad(slopes, beta) / math.Sqrt(float64(len(slopes)))
+	fit.AlphaErr = 1.4826 * mad(icepts, alpha) / math.Sqrt(float64(len(icepts)))
+	for _, x := range s {
+		fit.MaxRelResidual = max(fit.MaxRelResidual, math.Abs(x.Seconds-(alpha+beta*x.Bytes))/x.Seconds)
+	}
+	if beta <= 0 {
+		return fit, fmt.Errorf("the fitted time per byte is %g s, not positive: the large messages' times do not grow with size; measure larger messages", beta)
+	}
+	if alpha < 0 {
+		fit.Model.Alpha = 0 // below the line's resolution: the small messages took no longer than their bytes
+	}
+	return fit, nil
+}
+
+// MaxRelSpread is how far the pairwise slopes of FitHockneyRobust may
+// spread (BetaErr over beta) for a fit to predict from.
+const MaxRelSpread = 0.05
+
+// Stable reports whether the fit's beta is pinned within MaxRelSpread.
+func (f HockneyFit) Stable() bool {
+	return f.Model.Beta > 0 && f.BetaErr/f.Model.Beta <= MaxRelSpread
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mad is the median absolute deviation of v from m.
+func mad(v []float64, m float64) float64 {
+	d := make([]float64, len(v))
+	for i, x := range v {
+		d[i] = math.Abs(x - m)
+	}
+	m, _ = medianOf(d)
+	return m
+}

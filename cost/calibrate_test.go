@@ -215,3 +215,40 @@ func TestFitLogGPUnderNoise(t *testing.T) {
 		checkLogGP(t, fit.Model, p, 0.01, 0.01)
 	})
 }
+
+// TestFitHockneyRobust: on an exact line (alpha 20 us, 1 GB/s) with the
+// 8-byte point 40% slow (noise on the smallest ping-pong), the robust fit
+// keeps beta exact where the 1/t^2-weighted fit tilts; one large point
+// 30% off moves the Theil-Sen slope little and the fit stays stable;
+// large points scattered by 20% make it unstable.
+func TestFitHockneyRobust(t *testing.T) {
+	line := func(b float64) float64 { return 20e-6 + b*1e-9 }
+	sizes := []float64{8, 512, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}
+	var s []Sample
+	for _, b := range sizes {
+		s = append(s, Sample{Bytes: b, Seconds: line(b)})
+	}
+	s[0].Seconds *= 1.4
+	fit, err := FitHockneyRobust(s)
+	if err != nil || math.Abs(fit.Model.Beta-1e-9) > 1e-15 || math.Abs(fit.Model.Alpha-20e-6) > 1e-9 || !fit.Stable() {
+		t.Errorf("noisy small point: %+v %v", fit, err)
+	}
+	if w, _ := FitHockney(s); math.Abs(w.Model.Beta-1e-9)/1e-9 < 1e-6 {
+		t.Errorf("the weighted fit was not tilted (%g): the case shows nothing", w.Model.Beta)
+	}
+	s[0].Seconds = line(8)
+	s[4].Seconds *= 1.3 // 4 MiB
+	fit, err = FitHockneyRobust(s)
+	if err != nil || math.Abs(fit.Model.Beta-1e-9)/1e-9 > 0.1 || !fit.Stable() {
+		t.Errorf("one large outlier: %+v %v", fit, err)
+	}
+	for i, f := range []float64{1.2, 0.8, 1.25, 0.85, 1.2} {
+		s[2+i].Seconds = line(sizes[2+i]) * f
+	}
+	if fit, err = FitHockneyRobust(s); err != nil || fit.Stable() {
+		t.Errorf("scattered large points: %+v %v, want an unstable fit", fit, err)
+	}
+	if _, err := FitHockneyRobust(s[:3]); err == nil {
+		t.Error("one large size: fitted")
+	}
+}

@@ -54,13 +54,15 @@ def allreduce_crossover(size, strict=False):
 
 
 def allreduce_rd_steps(steps, strict=False):
-    # On 48 ranks (not a power of two) the 16 surplus ranks fold into
-    # partners, the 32 left run log2(32) = 5 rounds, and the partners send
-    # the result back: 7 steps of messages, but not 7 latencies. The ranks
-    # that did not fold start round 0 at once, so a folded pair's round-1
-    # partner is a step ahead and its message already there: the last
-    # round's message and the unfold overlap, and the critical path is
-    # floor(log2 p) + 1 latencies.
+    # On 48 ranks the 16 surplus ranks (0, 2, ..., 30) fold into their
+    # partners (1, 3, ..., 31), the 32 left run log2(32) = 5 rounds, and the
+    # partners send the result back: 7 steps of messages, but not 7
+    # latencies. The 16 ranks that did not fold (32..47) are the upper half
+    # of the 32: they pair among themselves in rounds 0-3, a step ahead of
+    # the folded half, and meet it only in round 4, where their message is
+    # already there when the folded half gets to it. So the last round and
+    # the unfold overlap: floor(log2 48) + 1 = 6 latencies. (On 7 ranks the
+    # surplus falls otherwise and the overlap is lost: 4 = floor(log2 7) + 2.)
     check("2.2 latencies of recursive doubling on 48 ranks", steps, math.floor(math.log2(48)) + 1, rel=0, strict=strict)
 
 
@@ -77,9 +79,10 @@ def optimal_segment(segment_bytes, strict=False):
 
 
 def lp_limit(seconds, strict=False):
-    # Pipelined over any P, a large message costs m beta plus a fill that
-    # grows with P but not with m: for large m, P drops out.
-    check("3.2 the P-independent term (s) for 64 MiB", seconds, 64 * 2**20 * BETA, rel=0.02, strict=strict)
+    # Linear Pipelining's allreduce sends each byte over each link of its
+    # pipeline once and reduces it once: m (beta + gamma), plus a fill that
+    # grows with P but not with m.
+    check("3.2 the P-independent term (s) of linear_pipeline for 64 MiB", seconds, 64 * 2**20 * (BETA + GAMMA), rel=0.02, strict=strict)
 
 
 # 4. Topology
@@ -107,18 +110,18 @@ def noise_stretch(factor, strict=False):
 
 # 6. Hierarchy
 def nic_bytes_ring(gb, strict=False):
-    # A ring over 512 GPUs, 8 a node in rank order: each node's ring enters
-    # and leaves it once, so its NIC carries one rank's share of a ring:
-    # 2 (p-1)/p m out.
+    # A ring over 512 GPUs, 8 a node in rank order: the ring enters and
+    # leaves each node once, so the node's link carries one ring edge's
+    # traffic: 2 (p-1)/p m out.
     p, m = 512, 2**30
-    check("6.1 bytes out of a node's NIC, flat ring (GB)", gb, 2 * (p - 1) / p * m / 1e9, strict=strict)
+    check("6.1 bytes out of a node's link, flat ring (GB)", gb, 2 * (p - 1) / p * m / 1e9, strict=strict)
 
 
 def nic_bytes_hier(gb, strict=False):
-    # Hierarchical: reduce in the node, a ring over the 64 node leaders,
-    # bcast in the node: the NIC carries 2 (n-1)/n m.
+    # Hierarchical with --inner ring: reduce in the node, a ring over the 64
+    # node leaders, bcast in the node: the node's link carries 2 (n-1)/n m.
     n, m = 64, 2**30
-    check("6.2 bytes out of a node's NIC, hierarchical (GB)", gb, 2 * (n - 1) / n * m / 1e9, strict=strict)
+    check("6.2 bytes out of a node's link, hierarchical with a ring inside (GB)", gb, 2 * (n - 1) / n * m / 1e9, strict=strict)
 
 
 # 7. Training

@@ -405,7 +405,7 @@ func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
 			samples = append(samples, cost.Sample{Bytes: float64(s.Bytes), Seconds: s.Median.Seconds()})
 		}
 	}
-	return cost.FitHockney(samples)
+	return cost.FitHockneyRobust(samples)
 }
 
 // algorithmsOf parses -a for collective c: "" for c's default, "all", or a

@@ -37,6 +37,7 @@ type options struct {
 	warmup     int
 	timeout    time.Duration
 	maxError   float64
+	maxSpread  float64
 	plotDir    string
 	json       bool
 	machine    string
@@ -68,7 +69,9 @@ With --real, the reference is reality. validate starts --np rank processes
 (on this machine, or with --netns in an emulated cluster of shaped links),
 times a ping-pong between rank 0 and the last rank at --pingpong sizes and
 fits alpha and beta to it (the median one-way times, as osu_latency gives
-them), times this host's reduction kernel for gamma, and runs every algorithm
+them: beta from the large sizes' pairwise slopes, alpha from the small
+sizes; it refuses to predict when those slopes spread by more than
+--max-fit-spread), times this host's reduction kernel for gamma, and runs every algorithm
 asked for, for real, with its data checked. It then writes the fitted machine
 (one rank per host on one switch), simulates every algorithm on it, prices it
 with its closed form, and reports each point: the real median time (of the
@@ -84,6 +87,9 @@ any error is larger than that fraction.`,
       -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !(o.maxSpread >= 0 && o.maxSpread <= 1) {
+				return cmdutil.Flagf("--max-fit-spread %v: a fraction from 0 to 1", o.maxSpread)
+			}
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
 			}
@@ -104,6 +110,7 @@ any error is larger than that fraction.`,
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
+	f.Float64Var(&o.maxSpread, "max-fit-spread", cost.MaxRelSpread, "with --real: refuse to predict when beta's robust spread over the large ping-pongs' pairwise slopes is above this fraction of beta (an unstable fit); 1 accepts any fit")
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -163,6 +170,12 @@ func run(streams *cmdutil.IO, o *options) error {
 	fit, err := realcmd.FitPingPong(sums)
 	if err != nil {
 		return fmt.Errorf("fitting the ping-pong: %w", err)
+	}
+	if !(fit.BetaErr <= o.maxSpread*fit.Model.Beta) {
+		// A fit this loose would make every prediction's error the fit's,
+		// not the model's.
+		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %.0f%%): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
+			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, 100*o.maxSpread)
 	}
 	reduceBW := reductionBandwidth()
 	where := "loopback on this machine"
