@@ -131,7 +131,7 @@ func pictures(m *configs.Machine, a collectives.Algorithm, p collectives.Params)
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 	"#bcbd22", "#17becf", "#393b79", "#e7ba52", "#637939", "#ad494a", "#7b4173", "#3182bd"}
 
-const cell = 16
+const cell = 22
 
 // layout places p rank boxes on a circle.
 type layout struct {
@@ -170,10 +170,10 @@ func (l *layout) center(r int) (float64, float64) {
 }
 
 // svg draws one frame.
-func (l *layout) svg(f *frame, k int, names []string, title string) string {
+func (l *layout) svg(f *frame, prev *frame, k int, names []string, title string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`, l.w, l.h, l.w, l.h)
-	fmt.Fprintf(&b, `<title>%s</title><defs><marker id="arr%[2]d" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker><marker id="arr-red%[2]d" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#c0392b"/></marker></defs>`, html.EscapeString(title), k)
+	fmt.Fprintf(&b, `<title>%s</title><defs><marker id="arr%[2]d" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>`, html.EscapeString(title), k)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`)
 	for _, a := range f.arrivals {
 		if a.from == a.to {
@@ -187,11 +187,14 @@ func (l *layout) svg(f *frame, k int, names []string, title string) string {
 		ux, uy := dx/n, dy/n
 		cut := math.Min(l.boxW/2/math.Max(math.Abs(ux), 1e-9), l.boxH/2/math.Max(math.Abs(uy), 1e-9)) + 3
 		x1, y1, x2, y2 = x1+ux*cut, y1+uy*cut, x2-ux*cut, y2-uy*cut
-		colour, marker := "#444", "arr"
+		// A reduction's arrow is dashed and marked "+": its data is added
+		// into what the receiver holds, not written over it.
+		dash := ""
 		if a.reduce {
-			colour, marker = "#c0392b", "arr-red"
+			dash = ` stroke-dasharray="6 3"`
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="14" font-weight="bold" fill="#222">+</text>`, (x1+x2)/2+4, (y1+y2)/2-4)
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2" marker-end="url(#%s%d)"/>`, x1, y1, x2, y2, colour, marker, k)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#444" stroke-width="2"%s marker-end="url(#arr%d)"/>`, x1, y1, x2, y2, dash, k)
 	}
 	for r := range l.p {
 		x, y := l.center(r)
@@ -206,6 +209,12 @@ func (l *layout) svg(f *frame, k int, names []string, title string) string {
 				cx := x0 + 8 + float64(i%l.cols*cell)
 				cy := yy + float64(i/l.cols*cell)
 				b.WriteString(cellSVG(cx, cy, v, l.p))
+				// The element's index, and a frame where it changed in
+				// this step.
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="8" fill="#000" fill-opacity="0.55">%d</text>`, cx+2, cy+9, i)
+				if prev != nil && prev.state[r][bi][i] != v {
+					fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="none" stroke="black" stroke-width="2.5"/>`, cx+1, cy+1, cell-2, cell-2)
+				}
 			}
 			yy += float64((len(buf)+l.cols-1)/l.cols*cell) + 2
 		}
@@ -296,7 +305,11 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 		f := &frames[k]
 		// Marker ids differ per frame: a marker in a hidden frame would
 		// not draw in the frame shown.
-		svgs = append(svgs, l.svg(f, k, names, fmt.Sprintf("%s: step %d", title, k)))
+		var before *frame
+		if k > 0 {
+			before = &frames[k-1]
+		}
+		svgs = append(svgs, l.svg(f, before, k, names, fmt.Sprintf("%s: step %d", title, k)))
 		caps = append(caps, caption(c, f, k, len(frames), prev))
 		step := 0.0
 		for _, a := range f.arrivals {
@@ -333,8 +346,9 @@ pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}
 <h1>%s</h1>
 <p>%s</p>
 <p>Each box is a rank and each small square an element of its %s, striped with the colours of the ranks whose input it
-holds (a reduction's partial sums hold several). Arrows are the messages that land in the step (red: added into the
-element). Done at %v simulated; the steps' closed forms (each step's slowest message, alpha + n beta, + n gamma for a
+holds (a reduction's partial sums hold several); the number in a square is the element's index, and a black
+frame marks the elements that changed in the step. Arrows are the messages that land in the step (dashed, with a
++: added into the elements). Done at %v simulated; the steps' closed forms (each step's slowest message, alpha + n beta, + n gamma for a
 reduction) sum to %s: where the two differ, messages of one step overlap the next or wait on one another.</p>
 <div class="legend">`, html.EscapeString(title), html.EscapeString(title), html.EscapeString(a.Summary), html.EscapeString(strings.Join(names, " and ")), end, cmdutil.Seconds(sum))
 	for r := range p.Ranks {
