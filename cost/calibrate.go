@@ -229,12 +229,15 @@ func medianOf(xs []float64) (float64, bool) {
 // measurements allow: beta from the large messages alone (those taking at
 // least 4x the smallest message's time, where bytes dominate) as the
 // median of the slopes between every pair of them (Theil-Sen: one bad
-// point moves it little), alpha as the median of what the small messages
-// leave after beta (the lower median: noise only adds time). Microseconds of noise on an 8-byte ping-pong then
-// cannot tilt the line, as they can in FitHockney's 1/t^2-weighted fit.
+// point moves it little), alpha as the lower median (noise only adds time)
+// of what the small messages leave after beta, those whose bytes take a
+// tenth of their time or less (else the smallest). Microseconds of noise on
+// an 8-byte ping-pong then cannot tilt the line, as they can in
+// FitHockney's 1/t^2-weighted fit.
 // AlphaErr and BetaErr are robust spreads (1.4826 x the median absolute
 // deviation of the intercepts and of the slopes, over the square root of
-// their count); Stable says whether the slopes agree within
+// their count; NaN with fewer than three large sizes, whose one slope has
+// no spread to judge it by); Stable says whether the slopes agree within
 // MaxRelSpread.
 func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 	for i, s := range samples {
@@ -272,12 +275,16 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 		}
 	}
 	beta, _ := medianOf(slopes)
-	if len(small) == 0 {
-		small = large
-	}
+	// Alpha from the sizes whose bytes take at most a tenth of their time
+	// at that beta (the latency dominates them), else the smallest size.
 	var icepts []float64
 	for _, x := range small {
-		icepts = append(icepts, x.Seconds-beta*x.Bytes)
+		if beta*x.Bytes <= 0.1*x.Seconds {
+			icepts = append(icepts, x.Seconds-beta*x.Bytes)
+		}
+	}
+	if len(icepts) == 0 {
+		icepts = append(icepts, s[0].Seconds-beta*s[0].Bytes)
 	}
 	// The lower median: timing noise only ever adds time, so of two small
 	// sizes the faster is the better estimate of the latency.
@@ -286,6 +293,9 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 	alpha := sorted[(len(sorted)-1)/2]
 	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples)}
 	fit.BetaErr = 1.4826 * mad(slopes, beta) / math.Sqrt(float64(len(slopes)))
+	if len(slopes) < 3 {
+		fit.BetaErr = math.NaN() // two large sizes give one slope: no spread to judge it by
+	}
 	fit.AlphaErr = 1.4826 * mad(icepts, alpha) / math.Sqrt(float64(len(icepts)))
 	for _, x := range s {
 		fit.MaxRelResidual = max(fit.MaxRelResidual, math.Abs(x.Seconds-(alpha+beta*x.Bytes))/x.Seconds)
@@ -303,7 +313,8 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 // spread (BetaErr over beta) for a fit to predict from.
 const MaxRelSpread = 0.05
 
-// Stable reports whether the fit's beta is pinned within MaxRelSpread.
+// Stable reports whether the fit's beta is pinned within MaxRelSpread (not
+// when its spread is unknown).
 func (f HockneyFit) Stable() bool {
 	return f.Model.Beta > 0 && f.BetaErr/f.Model.Beta <= MaxRelSpread
 }

@@ -251,4 +251,7 @@ func TestFitHockneyRobust(t *testing.T) {
 	if _, err := FitHockneyRobust(s[:3]); err == nil {
 		t.Error("one large size: fitted")
 	}
+	if fit, err := FitHockneyRobust(s[:4]); err != nil || fit.Stable() || !math.IsNaN(fit.BetaErr) {
+		t.Errorf("two large sizes: %+v %v, want a fit whose spread is unknown, not stable", fit, err)
+	}
 }

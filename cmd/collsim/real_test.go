@@ -476,7 +476,7 @@ func TestValidateReal(t *testing.T) {
 	dir := t.TempDir()
 	// Any fit: this checks the mechanics on a machine the other tests load
 	// (the refusal of an unstable fit is checked below).
-	out := validateJSON(t, "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,64KiB..1MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1")
+	out := validateJSON(t, "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,64KiB..4MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1e9")
 	if !(out.Alpha > 0 && out.Beta > 0) {
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
 	}
@@ -501,10 +501,10 @@ func TestValidateReal(t *testing.T) {
 		}
 	}
 	// A spread of 0 allowed: real slopes never agree exactly.
-	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..1MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") {
+	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") && !strings.Contains(stderr, "cannot be judged") {
 		t.Errorf("--max-fit-spread 0: exit %d, stderr %s", code, stderr)
 	}
-	_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..1MiB", "--iterations", "1", "--max-error", "1e-9", "--max-fit-spread", "1")
+	_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "1", "--max-error", "1e-9", "--max-fit-spread", "1e9")
 	if code != 3 || !strings.Contains(stderr, "points off by more than") {
 		t.Errorf("--max-error 1e-9: exit %d, stderr %s", code, stderr)
 	}

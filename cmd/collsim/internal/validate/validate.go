@@ -87,8 +87,8 @@ any error is larger than that fraction.`,
       -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !(o.maxSpread >= 0 && o.maxSpread <= 1) {
-				return cmdutil.Flagf("--max-fit-spread %v: a fraction from 0 to 1", o.maxSpread)
+			if !(o.maxSpread >= 0 && o.maxSpread < math.Inf(1)) {
+				return cmdutil.Flagf("--max-fit-spread %v: a fraction of beta, 0 or more", o.maxSpread)
 			}
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
@@ -110,7 +110,7 @@ any error is larger than that fraction.`,
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
-	f.Float64Var(&o.maxSpread, "max-fit-spread", cost.MaxRelSpread, "with --real: refuse to predict when beta's robust spread over the large ping-pongs' pairwise slopes is above this fraction of beta (an unstable fit); 1 accepts any fit")
+	f.Float64Var(&o.maxSpread, "max-fit-spread", cost.MaxRelSpread, "with --real: refuse to predict when beta's robust spread over the large ping-pongs' pairwise slopes is above this fraction of beta (an unstable fit); 1e9 accepts any fit")
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -170,6 +170,9 @@ func run(streams *cmdutil.IO, o *options) error {
 	fit, err := realcmd.FitPingPong(sums)
 	if err != nil {
 		return fmt.Errorf("fitting the ping-pong: %w", err)
+	}
+	if math.IsNaN(fit.BetaErr) {
+		return fmt.Errorf("the ping-pong fit cannot be judged: fewer than three --pingpong sizes take 4x the smallest's time or more, and beta's spread needs three; give more large sizes (the default 1MiB..16MiB has five)")
 	}
 	if !(fit.BetaErr <= o.maxSpread*fit.Model.Beta) {
 		// A fit this loose would make every prediction's error the fit's,
