@@ -114,9 +114,6 @@ type RankOptions struct {
 	// Hook, when set, runs before each iteration with the mesh (fault
 	// injection in tests).
 	Hook func(call int, m *Mesh)
-	// Poll makes the rank poll for frames for a while before it sleeps
-	// (see spinFor): for ranks with a core each.
-	Poll bool
 }
 
 // RunRank is one rank's whole life in a real run: register at the
@@ -163,7 +160,6 @@ func RunRank(ctx context.Context, o RankOptions) error {
 		sc.Finish(nil, err, o.Timeout)
 		return err
 	}
-	mesh.spin = o.Poll
 	rank := NewRank(mesh)
 	rank.Timeout = o.Timeout
 	running.Store(rank)

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -27,8 +25,6 @@ type Mesh struct {
 
 	mu      sync.Mutex
 	events  []event
-	pending atomic.Int32 // events not yet taken, read without mu while polling
-	spin    bool         // poll before sleeping (see spinFor)
 	ehead   int
 	signal  chan struct{} // a token whenever events were added
 	bye     []bool        // a bye frame has come from that peer
@@ -354,7 +350,6 @@ func (m *Mesh) agree(h hello) error {
 func (m *Mesh) post(e event) {
 	m.mu.Lock()
 	m.events = append(m.events, e)
-	m.pending.Add(1)
 	m.mu.Unlock()
 	select {
 	case m.signal <- struct{}{}:
@@ -362,33 +357,14 @@ func (m *Mesh) post(e event) {
 	}
 }
 
-// spinFor is how long next polls for an event before it sleeps, when the
-// rank has a core to itself: a frame from a peer on this host comes within
-// microseconds, and waking a sleeping goroutine costs about as much again
-// (MPI libraries poll for the same reason). Ranks that share cores sleep at
-// once: polling would take the core from the rank that must answer.
-const spinFor = 50 * time.Microsecond
-
 // next returns the oldest event, waiting for one until the deadline.
 func (m *Mesh) next(deadline time.Time) (event, bool) {
-	var spinUntil time.Time
 	for {
-		if m.spin && m.pending.Load() == 0 {
-			now := time.Now()
-			if spinUntil.IsZero() {
-				spinUntil = now.Add(spinFor)
-			}
-			if now.Before(spinUntil) && now.Before(deadline) {
-				runtime.Gosched()
-				continue
-			}
-		}
 		m.mu.Lock()
 		if m.ehead < len(m.events) {
 			e := m.events[m.ehead]
 			m.events[m.ehead] = event{}
 			m.ehead++
-			m.pending.Add(-1)
 			if m.ehead == len(m.events) {
 				m.events, m.ehead = m.events[:0], 0
 			}

@@ -122,7 +122,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	for r := range l.NP {
 		argv := wrap(r, append([]string{exe}, args...))
 		p := exec.Command(argv[0], argv[1:]...)
-		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", l.NP), fmt.Sprintf("COLLSIM_LOCAL_RANKS=%d", l.NP), "COLLSIM_RENDEZVOUS="+ln.Addr().String(), secretEnv+"="+secret.String())
+		p.Env = append(os.Environ(), fmt.Sprintf("COLLSIM_RANK=%d", r), fmt.Sprintf("COLLSIM_SIZE=%d", l.NP), "COLLSIM_RENDEZVOUS="+ln.Addr().String(), secretEnv+"="+secret.String())
 		p.Stdout = io.Discard
 		p.Stderr = errw
 		p.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

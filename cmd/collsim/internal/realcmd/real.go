@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +197,6 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	err = realrun.RunRank(ctx, realrun.RankOptions{
 		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs,
 		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
-		Poll: poll(os.Getenv),
 	})
 	if serve == nil {
 		return err
@@ -211,20 +209,6 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	return report(streams.Out, o, size, reports)
-}
-
-// poll reports whether this rank has a core to itself, so that polling
-// for messages (realrun.RankOptions.Poll) takes no core another rank on
-// this host needs: the ranks on this host, as collsim's own launcher or
-// the job's launcher (Open MPI, MPICH's Hydra, Slurm) says, are no more
-// than its cores. Unknown: no polling.
-func poll(getenv func(string) string) bool {
-	for _, v := range []string{"COLLSIM_LOCAL_RANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
-		if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
-			return n <= runtime.NumCPU()
-		}
-	}
-	return false
 }
 
 // rankFromEnv finds this process's rank and the run's size in the

@@ -1,8 +1,6 @@
 package realcmd
 
 import (
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,26 +34,6 @@ func TestRankFromEnv(t *testing.T) {
 			}
 		case err != nil || rank != tc.rank || size != tc.size || found != tc.found:
 			t.Errorf("%v: got rank %d size %d found %v err %v", tc.env, rank, size, found, err)
-		}
-	}
-}
-
-// TestPoll: a rank polls only when its launcher says how many ranks share
-// this host and they fit its cores.
-func TestPoll(t *testing.T) {
-	cpus := runtime.NumCPU()
-	for _, c := range []struct {
-		env  map[string]string
-		want bool
-	}{
-		{nil, false},
-		{map[string]string{"COLLSIM_LOCAL_RANKS": "1"}, true},
-		{map[string]string{"COLLSIM_LOCAL_RANKS": strconv.Itoa(cpus + 1)}, false},
-		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": strconv.Itoa(cpus)}, true},
-		{map[string]string{"MPI_LOCALNRANKS": "x"}, false},
-	} {
-		if got := poll(func(k string) string { return c.env[k] }); got != c.want {
-			t.Errorf("%v on %d cores: poll %v, want %v", c.env, cpus, got, c.want)
 		}
 	}
 }
