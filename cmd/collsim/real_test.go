@@ -422,9 +422,11 @@ func TestRealNetns(t *testing.T) {
 	// at line rate once fitted a link 1.6x faster than the shaping). The
 	// payload rate is the shaped 25 MB/s less TCP/IP's headers (1448 of
 	// every 1514 bytes on the wire carry payload: 23.9 MB/s); fitted here
-	// 23.5-25.5 MB/s over 17 runs, quiet and loaded (beta's own error is
-	// up to 20% with two iterations per size).
-	v := validateJSON(t, "--np", "4", "--netns", "--link-bandwidth", "200Mbps", "-a", "ring", "-s", "4MiB", "--pingpong", "8,512,1MiB,4MiB", "--iterations", "2")
+	// 23.5-25.5 MB/s over 17 runs, quiet and loaded, with the earlier
+	// weighted fit. The robust fit needs three large sizes; its spread is
+	// allowed to 50% here (the bounds below judge the result), where a
+	// loaded machine can spread two iterations' slopes past the default 5%.
+	v := validateJSON(t, "--np", "4", "--netns", "--link-bandwidth", "200Mbps", "-a", "ring", "-s", "4MiB", "--pingpong", "8,512,1MiB,2MiB,4MiB", "--iterations", "2", "--max-fit-spread", "0.5")
 	if bw := 1 / v.Beta; bw > 25e6*1.15 || bw < 25e6*0.8 {
 		t.Errorf("the ping-pong fits a link of %.4g B/s; the shaped link carries 25e6 B/s less headers", bw)
 	}
