@@ -891,10 +891,16 @@ func (v *validator) graph(g *graphYAML, keys []string) *topology.Topology {
 		if len(f) < 4 && g.Link == nil {
 			at("no bandwidth and latency: give them on the line or as %s.link", strings.Join(keys, "."))
 		}
+		// An edge's own bandwidth and latency are inputs too, at the
+		// edge's line: an error about a link names its edge.
+		where := fmt.Sprintf("%s:%d", v.source, e.line)
+		key := strings.Join(with(keys, "edges"), ".")
 		if len(f) > 2 {
 			bw, err := ParseBandwidth(f[2])
 			if err != nil {
 				at("bandwidth: %v", err)
+			} else {
+				v.inputs = append(v.inputs, Input{Key: key, Value: e.text, Where: where, Cost: func(n float64) float64 { return n / bw }})
 			}
 			edges[i].Bandwidth = bw
 		}
@@ -902,6 +908,8 @@ func (v *validator) graph(g *graphYAML, keys []string) *topology.Topology {
 			d, err := ParseDuration(f[3])
 			if err != nil {
 				at("latency: %v", err)
+			} else {
+				v.inputs = append(v.inputs, Input{Key: key, Value: e.text, Where: where, Cost: Fixed(d)})
 			}
 			edges[i].Latency = d.Seconds()
 		}

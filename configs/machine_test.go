@@ -405,3 +405,22 @@ func TestParseSizeExact(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowRangeNamesTheEdge: a custom graph's edge whose own bandwidth the
+// flow model cannot hold is named by its line, not mistaken for another
+// bandwidth of the config (the host's reduction rate, once).
+func TestFlowRangeNamesTheEdge(t *testing.T) {
+	yaml := "name: g\nnetwork:\n  graph:\n    hosts: 2\n    edges:\n      - h0 s0 100Gbit/s 1us\n      - s0 h1 1000TB/s 1us\nhost:\n  reduce_bandwidth: 1TB/s\n"
+	m, err := Parse("g.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, err := m.Place(2, "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Flow(place)
+	if err == nil || !strings.Contains(err.Error(), "it comes from network.graph.edges s0 h1 1000TB/s 1us (g.yaml:7)") {
+		t.Errorf("%v", err)
+	}
+}
