@@ -37,3 +37,12 @@ func TestRankFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestRankProcs: each rank its share of the host's cores, at least one.
+func TestRankProcs(t *testing.T) {
+	for _, c := range []struct{ cpus, ranks, want int }{{2, 2, 1}, {2, 8, 1}, {8, 2, 4}, {16, 3, 5}, {1, 1, 1}} {
+		if got := RankProcs(c.cpus, c.ranks); got != c.want {
+			t.Errorf("%d cores, %d ranks: %d, want %d", c.cpus, c.ranks, got, c.want)
+		}
+	}
+}
