@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,6 +168,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if !found {
 		return cmdutil.Flagf("no ranks: give --np N to start N local processes, or start collsim under srun or mpirun (which set SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
 	}
+	if n := localRanks(os.Getenv); !child && n > 0 && os.Getenv("GOMAXPROCS") == "" {
+		// Under mpirun or srun, the share of this host's cores that collsim's
+		// own launcher gives each rank (RankProcs).
+		runtime.GOMAXPROCS(RankProcs(runtime.NumCPU(), n))
+	}
 	jobs, hash, err := buildJobs(o, rank, size)
 	if err != nil {
 		return err
@@ -209,6 +215,17 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	return report(streams.Out, o, size, reports)
+}
+
+// localRanks is how many ranks share this host, as Open MPI, MPICH's
+// Hydra or Slurm says (0: not said).
+func localRanks(getenv func(string) string) int {
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
+		if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // rankFromEnv finds this process's rank and the run's size in the

@@ -46,3 +46,21 @@ func TestRankProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalRanks: the launchers' counts of ranks on this host.
+func TestLocalRanks(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{nil, 0},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "4"}, 4},
+		{map[string]string{"MPI_LOCALNRANKS": "2"}, 2},
+		{map[string]string{"SLURM_NTASKS_PER_NODE": "8"}, 8},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "x"}, 0},
+	} {
+		if got := localRanks(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("%v: %d, want %d", c.env, got, c.want)
+		}
+	}
+}
