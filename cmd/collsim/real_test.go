@@ -506,9 +506,18 @@ func TestValidateReal(t *testing.T) {
 	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") && !strings.Contains(stderr, "cannot be judged") {
 		t.Errorf("--max-fit-spread 0: exit %d, stderr %s", code, stderr)
 	}
-	_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "1", "--max-error", "1e-9", "--max-fit-spread", "1e9")
-	if code != 3 || !strings.Contains(stderr, "points off by more than") {
-		t.Errorf("--max-error 1e-9: exit %d, stderr %s", code, stderr)
+	// The fit may fail on a loaded machine (times that do not grow with
+	// size); measured again up to three times, as the PRTT test does.
+	for attempt := 1; ; attempt++ {
+		_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-error", "1e-9", "--max-fit-spread", "1e9")
+		if code == 1 && strings.Contains(stderr, "fitting the ping-pong") && attempt < 3 {
+			t.Logf("measured again: %s", stderr)
+			continue
+		}
+		if code != 3 || !strings.Contains(stderr, "points off by more than") {
+			t.Errorf("--max-error 1e-9: exit %d, stderr %s", code, stderr)
+		}
+		break
 	}
 }
 
