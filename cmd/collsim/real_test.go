@@ -478,7 +478,23 @@ func TestValidateReal(t *testing.T) {
 	dir := t.TempDir()
 	// Any fit: this checks the mechanics on a machine the other tests load
 	// (the refusal of an unstable fit is checked below).
-	out := validateJSON(t, "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,64KiB..4MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1e9")
+	// A loaded machine's ping-pong may not fit at all (times that do not
+	// grow with size): measured again, up to three times.
+	var out validateOut
+	for attempt := 1; ; attempt++ {
+		stdout, stderr, code := collsim(t, "validate", "--real", "--json", "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,64KiB..4MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1e9")
+		if code == 1 && strings.Contains(stderr, "fitting the ping-pong") && attempt < 3 {
+			t.Logf("measured again: %s", stderr)
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
 	if !(out.Alpha > 0 && out.Beta > 0) {
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
 	}
@@ -503,7 +519,7 @@ func TestValidateReal(t *testing.T) {
 		}
 	}
 	// A spread of 0 allowed: real slopes never agree exactly.
-	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") && !strings.Contains(stderr, "cannot be judged") {
+	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") && !strings.Contains(stderr, "cannot be judged") && !strings.Contains(stderr, "fitting the ping-pong") {
 		t.Errorf("--max-fit-spread 0: exit %d, stderr %s", code, stderr)
 	}
 	// The fit may fail on a loaded machine (times that do not grow with
