@@ -423,10 +423,12 @@ func TestRealNetns(t *testing.T) {
 	// payload rate is the shaped 25 MB/s less TCP/IP's headers (1448 of
 	// every 1514 bytes on the wire carry payload: 23.9 MB/s); fitted here
 	// 23.5-25.5 MB/s over 17 runs, quiet and loaded, with the earlier
-	// weighted fit. The robust fit needs three large sizes; its spread is
-	// allowed to 50% here (the bounds below judge the result), where a
-	// loaded machine can spread two iterations' slopes past the default 5%.
-	v := validateJSON(t, "--np", "4", "--netns", "--link-bandwidth", "200Mbps", "-a", "ring", "-s", "4MiB", "--pingpong", "8,512,1MiB,2MiB,4MiB", "--iterations", "2", "--max-fit-spread", "0.5")
+	// weighted fit. The robust fit, over four large sizes and three
+	// iterations: 22.2-23.2 MB/s idle, 22.4-23.8 with two busy loops (7 runs;
+	// 19.2 once with three sizes and two iterations while the suite ran).
+	// Its spread is allowed to 50% here (the bounds below judge the
+	// result): loaded, the slopes spread up to 8%, past the default 5%.
+	v := validateJSON(t, "--np", "4", "--netns", "--link-bandwidth", "200Mbps", "-a", "ring", "-s", "4MiB", "--pingpong", "8,512,1MiB,2MiB,3MiB,4MiB", "--iterations", "3", "--max-fit-spread", "0.5")
 	if bw := 1 / v.Beta; bw > 25e6*1.15 || bw < 25e6*0.8 {
 		t.Errorf("the ping-pong fits a link of %.4g B/s; the shaped link carries 25e6 B/s less headers", bw)
 	}
