@@ -103,7 +103,7 @@ func (j *Job) Check() error {
 			return err
 		}
 	}
-	if n := float64(len(cuts(j.M, j.From.MB, j.To.MB))-1) * float64(len(cuts(j.N, j.From.NB, j.To.NB))-1); n > maxPieces {
+	if n := float64(intervals(j.M, j.From.MB, j.To.MB)) * float64(intervals(j.N, j.From.NB, j.To.NB)); n > maxPieces {
 		return fmt.Errorf("the two layouts cut the matrix into %.0f pieces; at most %d: use larger tiles", n, maxPieces)
 	}
 	return nil
@@ -113,10 +113,7 @@ func (j *Job) Check() error {
 // dimension of n elements (tiles of a and of b) cut it into: 0, every
 // multiple of a or b below n, and n.
 func cuts(n, a, b int) []int {
-	if n/a+n/b > maxPieces {
-		return make([]int, maxPieces+2) // only counted: Check refuses
-	}
-	out := []int{0}
+	out := make([]int, 1, intervals(n, a, b)+1)
 	for x, y := a, b; min(x, y) < n; {
 		c := min(x, y)
 		out = append(out, c)
@@ -128,6 +125,16 @@ func cuts(n, a, b int) []int {
 		}
 	}
 	return append(out, n)
+}
+
+// intervals is how many intervals cuts(n, a, b) makes, counted without
+// making them: the multiples of a or b inside (0, n), those of both once,
+// make one interval more each.
+func intervals(n, a, b int) int {
+	g := a
+	for h := b; h != 0; g, h = h, g%h {
+	}
+	return 1 + (n-1)/a + (n-1)/b - (n-1)/(a/g*b)
 }
 
 // piece is a rectangle of the matrix inside one source tile and one
@@ -290,7 +297,7 @@ const (
 // Composition returns the redistribution as per-rank programs. In data
 // mode a rank's buffer 0 holds its tiles of the source layout and buffer 1
 // receives its tiles of the target layout (each tile column-major, the
-// tiles in column-major order: Offset says where an element lies).
+// tiles in column-major order).
 func (j *Job) Composition() (collectives.Composition, error) {
 	if err := j.Check(); err != nil {
 		return collectives.Composition{}, err
@@ -312,15 +319,6 @@ func (j *Job) Composition() (collectives.Composition, error) {
 		}
 	}
 	return c, nil
-}
-
-// Offset returns which rank holds element (i, j) in layout l and where in
-// its buffer.
-func (j *Job) Offset(l *Layout, i, k int) (rank int, off int64) {
-	s := newStorage(l, j.M, j.N, j.Size())
-	pc := piece{r0: int32(i), r1: int32(i + 1), c0: int32(k), c1: int32(k + 1)}
-	off, _ = s.column(&pc, int32(k))
-	return l.owner(i/l.MB, k/l.NB, s.cols), off
 }
 
 // staging is where each piece that is packed lies in its sender's

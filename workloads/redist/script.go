@@ -61,8 +61,9 @@ func newRankScript(p *plan, st *staging, r int) *rankScript {
 	return rs
 }
 
+// rotate orders groups by key of their peer.
 func rotate(gs []group, key func(peer int) int) {
-	sortGroups(gs, func(g group) int { return key(int(g.peer)) })
+	slices.SortFunc(gs, func(a, b group) int { return cmp.Compare(key(int(a.peer)), key(int(b.peer))) })
 }
 
 func (rs *rankScript) fill(w *workloads.Writer) bool {
@@ -270,8 +271,4 @@ func (rs *rankScript) unpack(w *workloads.Writer, g group, async bool) {
 	if elems > 0 {
 		w.Add(collectives.Item{Kind: collectives.Compute, Lane: rs.copyLane, Async: async, Dur: rs.packTime(elems), After: after})
 	}
-}
-
-func sortGroups(gs []group, key func(group) int) {
-	slices.SortFunc(gs, func(a, b group) int { return cmp.Compare(key(a), key(b)) })
 }

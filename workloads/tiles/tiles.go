@@ -84,20 +84,17 @@ func (j *Job) Check() error {
 		return fmt.Errorf("peak %g FLOP/s: give a positive rate", j.Peak)
 	case j.HalfTile < 0:
 		return fmt.Errorf("half-efficiency tile order %d: not negative", j.HalfTile)
-	case j.Capacity < 0 || j.Capacity > 0 && j.Capacity < j.minCapacity():
-		return fmt.Errorf("a device holding %d tiles: %s needs at least %d (a task's tiles), and more to cache any", j.Capacity, j.Algorithm, j.minCapacity())
+	case j.Capacity < 0 || j.Capacity > 0 && j.Capacity < maxInputs:
+		return fmt.Errorf("a device holding %d tiles: %s needs at least %d (a task's tiles), and more to cache any", j.Capacity, j.Algorithm, maxInputs)
 	case j.Cost == nil:
 		return fmt.Errorf("no transfer costs to plan with")
 	}
 	return nil
 }
 
-func (j *Job) minCapacity() int {
-	if j.Algorithm == "cholesky" || j.Algorithm == "lu" {
-		return 3
-	}
-	return 3
-}
+// maxInputs is the most tiles a task touches (GEMM: A, B and C): a device
+// must hold them at once.
+const maxInputs = 3
 
 // Ranks is the devices and their host memory ports.
 func (j *Job) Ranks() int { return 2 * j.Devices }
