@@ -95,6 +95,9 @@ func (j *Job) Check() error {
 		return fmt.Errorf("ranks %d: from 1 to %d (0: as the layouts name)", j.Ranks, sim.MaxRanks)
 	}
 	r := j.Size()
+	if r > sim.MaxRanks {
+		return fmt.Errorf("the layouts name %d ranks: at most %d", r, sim.MaxRanks)
+	}
 	for _, l := range []struct {
 		what string
 		l    *Layout
