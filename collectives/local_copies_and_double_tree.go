@@ -15,19 +15,39 @@ func (c *copier) copy(b *builder, r int, src, dst sim.Region, after ...int32) in
 }
 
 // bruckAlltoall keeps the blocks in a working buffer W (buffer 2) indexed
-// by distance: W[i] is the block that must travel i ranks forward.
+// by distance: W[i] is the block that must travel i ranks forward. As
+// MPICH's Bruck does with an indexed datatype, each round packs the blocks
+// it moves into buffer 3 with one local copy, sends them, and receives the
+// blocks coming in straight into their places in W.
 type bruckAlltoall struct {
 	r, p  int
 	c     int64
 	dist  int
 	stage int
-	last  int32
-	waits []int32 // every unpack of the last round (the next round reads W), and its send
+	waits []int32 // what the next round waits for: the last receive into W (or rotation), and the round's send
 	cp    copier
 }
 
 func (s *bruckAlltoall) region(buf uint8, first, count int) sim.Region {
 	return sim.Region{Buf: buf, Off: int64(first) * s.c, Count: int64(count) * s.c}
+}
+
+// moved returns the blocks of W whose index has bit dist set, in index
+// order: runs of dist blocks, 2 dist apart, from dist on (the last run cut
+// at p), as one vector region.
+func (s *bruckAlltoall) moved(dist int) sim.Region {
+	blocks := 0
+	for start := dist; start < s.p; start += 2 * dist {
+		blocks += min(dist, s.p-start)
+	}
+	return sim.Region{Buf: 2, Off: int64(dist) * s.c, Count: int64(blocks) * s.c,
+		Block: int64(dist) * s.c, Stride: 2 * int64(dist) * s.c}
+}
+
+// reversed returns count blocks of buffer buf in descending order from
+// block first: first, first-1, ...
+func (s *bruckAlltoall) reversed(buf uint8, first, count int) sim.Region {
+	return sim.Region{Buf: buf, Off: int64(first) * s.c, Count: int64(count) * s.c, Block: s.c, Stride: -s.c}
 }
 
 func (s *bruckAlltoall) step(b *builder) bool {
@@ -36,51 +56,35 @@ func (s *bruckAlltoall) step(b *builder) bool {
 	}
 	switch s.stage {
 	case 0: // W[i] = send[r+i]
-		a := s.cp.copy(b, s.r, s.region(0, s.r, s.p-s.r), s.region(2, 0, s.p-s.r))
-		s.last = s.cp.copy(b, s.r, s.region(0, 0, s.r), s.region(2, s.p-s.r, s.r), a)
+		last := s.cp.copy(b, s.r, s.region(0, s.r, s.p-s.r), s.region(2, 0, s.p-s.r))
+		if s.r > 0 {
+			last = s.cp.copy(b, s.r, s.region(0, 0, s.r), s.region(2, s.p-s.r, s.r), last)
+		}
+		s.waits = []int32{last}
 		s.stage, s.dist = 1, 1
 	case 1:
 		if s.dist >= s.p {
 			s.stage = 2
 			return true
 		}
-		// The indices with bit dist set form runs [m*2d+d, m*2d+2d).
-		var runs [][2]int
-		packed := 0
-		for start := s.dist; start < s.p; start += 2 * s.dist {
-			n := min(s.dist, s.p-start)
-			runs = append(runs, [2]int{start, n})
-		}
-		var packs []int32
-		ready := b.join(append(s.waits, s.last)) // every pack reads W, which the last round's unpacks wrote
-		for _, run := range runs {
-			packs = append(packs, s.cp.copy(b, s.r, s.region(2, run[0], run[1]), s.region(3, packed, run[1]), ready))
-			packed += run[1]
-		}
+		moved := s.moved(s.dist)
+		packed := sim.Region{Buf: 3, Count: moved.Count}
+		// The pack reads W, which the last round's receive wrote.
+		pack := s.cp.copy(b, s.r, moved, packed, b.join(s.waits))
 		tag := ceilLog2(s.dist + 1)
 		// One MPI_Sendrecv: the next round also waits for the send (see
 		// exchange), unless the call overlaps them.
-		sent := b.send(mod(s.r+s.dist, s.p), tag, s.region(3, 0, packed), packs...)
-		got := b.recv(mod(s.r-s.dist, s.p), tag, s.region(4, 0, packed), append(packs, s.last)...)
-		unpacked := 0
-		var unpacks []int32
-		for _, run := range runs {
-			unpacks = append(unpacks, s.cp.copy(b, s.r, s.region(4, unpacked, run[1]), s.region(2, run[0], run[1]), got))
-			unpacked += run[1]
-		}
+		sent := b.send(mod(s.r+s.dist, s.p), tag, packed, pack)
+		s.waits = append(s.waits[:0], b.recv(mod(s.r-s.dist, s.p), tag, moved, pack))
 		if !b.overlap {
-			unpacks = append(unpacks, sent)
-		}
-		s.waits = unpacks
-		s.last = -1
-		if len(unpacks) > 0 {
-			s.last = unpacks[len(unpacks)-1]
+			s.waits = append(s.waits, sent)
 		}
 		s.dist *= 2
-	case 2: // recv[r-i] = W[i]
-		ready := b.join(append(s.waits, s.last))
-		for i := range s.p {
-			s.cp.copy(b, s.r, s.region(2, i, 1), s.region(1, mod(s.r-i, s.p), 1), ready)
+	case 2: // recv[r-i] = W[i]: W[0..r] lands in blocks r..0, W[r+1..p-1] in p-1..r+1
+		ready := b.join(s.waits)
+		s.cp.copy(b, s.r, s.region(2, 0, s.r+1), s.reversed(1, s.r, s.r+1), ready)
+		if s.r < s.p-1 {
+			s.cp.copy(b, s.r, s.region(2, s.r+1, s.p-1-s.r), s.reversed(1, s.p-1, s.p-1-s.r), ready)
 		}
 		s.stage = 3
 	default:

@@ -509,10 +509,10 @@ func init() {
 				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Alltoall, Name: "bruck",
-			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). Blocks are packed and unpacked by local copies, which the model takes as free.",
+			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). As in MPICH, a round packs its blocks with one local copy (an indexed datatype) and receives straight into their places; the final permutation is one reversed copy of each half.",
 			Cost:    "ceil(log2 p)(a + (p/2)cb)",
-			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count, last: -1} },
-			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n, n} }},
+			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count} },
+			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n} }},
 		{Collective: Alltoall, Name: "linear_sync",
 			Summary: "The linear alltoall with at most 8 exchanges in flight: each batch of 8 partners (sends to r+i, receives from r-i) waits for the batch before it (Open MPI's linear_sync). Bounds the messages flooding the network at once.",
 			Cost:    "about ceil((p-1)/8)(a + 8cb)",

@@ -267,6 +267,7 @@ type executor struct {
 	host      HostParams
 	data      [][][]uint64
 	payloads  [][]uint64 // data mode: each message's elements, by message ID
+	copyBuf   []uint64   // data mode: a copying calc's elements on their way
 	reduce    ReduceOp
 	lookahead int32
 	ranks     []rank
@@ -542,7 +543,7 @@ func (x *executor) read(r int32, op *Op) {
 			regions = append(regions, op.Src)
 		}
 		for _, reg := range regions {
-			if int(reg.Buf) >= len(bufs) || reg.Off+reg.Count > int64(len(bufs[reg.Buf])) {
+			if _, hi := reg.Span(); int(reg.Buf) >= len(bufs) || hi > int64(len(bufs[reg.Buf])) {
 				x.fail(fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r, idx, op, reg))
 				return
 			}
@@ -680,7 +681,10 @@ func (x *executor) issue(r, idx int32) {
 				delete(x.ranks[r].copies, idx)
 				dst := x.region(r, idx)
 				bufs := x.data[r]
-				copy(bufs[dst.Buf][dst.Off:dst.Off+dst.Count], bufs[src.Buf][src.Off:src.Off+src.Count])
+				// Through a scratch copy: a pack or unpack's regions may
+				// interleave in one buffer.
+				x.copyBuf = src.Gather(x.copyBuf[:0], bufs[src.Buf])
+				dst.Scatter(bufs[dst.Buf], x.copyBuf, nil)
 			}
 		}
 		x.p.calc(r, uint32(idx), s.cpu, s.dur+x.reduceCost(s.bytes))
@@ -693,7 +697,7 @@ func (x *executor) issue(r, idx int32) {
 			}
 			reg := x.region(r, idx)
 			buf := x.data[r][reg.Buf]
-			x.payloads[id] = append(x.payloads[id][:0], buf[reg.Off:reg.Off+reg.Count]...)
+			x.payloads[id] = reg.Gather(x.payloads[id][:0], buf)
 		}
 		if x.p.net == nil {
 			x.p.start(id)
@@ -752,12 +756,11 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 			return 0, false
 		}
 		// A shorter message fills the start of the receive, as in MPI.
-		dst := x.data[r][reg.Buf][reg.Off : reg.Off+int64(len(payload))]
+		var apply func(dst, src []uint64)
 		if s.reduce {
-			x.reduce.Apply(dst, payload)
-		} else {
-			copy(dst, payload)
+			apply = x.reduce.Apply
 		}
+		reg.Scatter(x.data[r][reg.Buf], payload, apply)
 	}
 	if s.reduce {
 		return x.reduceCost(m.bytes), true

@@ -35,6 +35,13 @@ type Region struct {
 	Buf   uint8 // which of the rank's buffers
 	Off   int64 // first element
 	Count int64 // number of elements
+	// Block and Stride, when Block is above 0 and below Count, make the
+	// region a vector, as an MPI vector datatype does: Count elements
+	// taken Block at a time, the blocks starting Stride elements apart
+	// (backwards when negative), the last block short when Block does not
+	// divide Count. A message's elements travel in that order. Block 0 (or
+	// at least Count): Count elements in a row from Off.
+	Block, Stride int64
 }
 
 // Op is one operation of a rank's program.
@@ -343,14 +350,17 @@ func checkOp(rank, index int32, op *Op, ranks int32) error {
 		if op.Bytes < 0 || op.Dur < 0 {
 			return bad("negative cost")
 		}
-		if op.Src.Count != 0 && (op.Src.Count != op.Data.Count || op.Src.Off < 0) {
+		if op.Src.Count != 0 && op.Src.Count != op.Data.Count {
 			return bad("a copy of %d elements into %d", op.Src.Count, op.Data.Count)
+		}
+		if why := op.Src.invalid(); why != "" {
+			return bad("copy source: %s", why)
 		}
 	default:
 		return bad("unknown op kind")
 	}
-	if op.Data.Count < 0 || op.Data.Off < 0 {
-		return bad("negative data region")
+	if why := op.Data.invalid(); why != "" {
+		return bad("data region: %s", why)
 	}
 	for _, d := range op.After {
 		if d < 0 || d >= index {

@@ -104,6 +104,9 @@ func (r *Rank) issueReady() error {
 		r.traceOp(idx, op, false)
 		switch op.Kind {
 		case sim.OpCalc:
+			if err := r.copyLocal(idx, op); err != nil {
+				return err
+			}
 			if op.Dur > 0 {
 				spin(time.Duration(op.Dur / sim.Nanosecond))
 			}
@@ -145,14 +148,33 @@ func spin(d time.Duration) {
 	}
 }
 
-// region returns the elements of op's data region, or an error naming the
-// op if they are outside the rank's buffers.
-func (r *Rank) region(idx int32, op *sim.Op) ([]uint64, error) {
-	reg := op.Data
-	if int(reg.Buf) >= len(r.data) || reg.Off+reg.Count > int64(len(r.data[reg.Buf])) {
-		return nil, fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r.mesh.rank, idx, op, reg)
+// region returns reg, a region of op idx, after checking that it lies in
+// the rank's buffers.
+func (r *Rank) region(idx int32, op *sim.Op, reg sim.Region) (sim.Region, error) {
+	if _, hi := reg.Span(); int(reg.Buf) >= len(r.data) || hi > int64(len(r.data[reg.Buf])) {
+		return reg, fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r.mesh.rank, idx, op, reg)
 	}
-	return r.data[reg.Buf][reg.Off : reg.Off+reg.Count], nil
+	return reg, nil
+}
+
+// copyLocal runs calc idx's local copy (a pack or an unpack), if it has one.
+func (r *Rank) copyLocal(idx int32, op *sim.Op) error {
+	if r.data == nil || op.Src.Count == 0 {
+		return nil
+	}
+	src, err := r.region(idx, op, op.Src)
+	if err != nil {
+		return err
+	}
+	dst, err := r.region(idx, op, op.Data)
+	if err != nil {
+		return err
+	}
+	// Through a scratch copy: the two regions may interleave in one buffer.
+	tmp := src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
+	dst.Scatter(r.data[dst.Buf], tmp, nil)
+	r.mesh.pool.put(tmp)
+	return nil
 }
 
 // send starts send idx: its data is captured now, as the simulator does.
@@ -160,14 +182,13 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 	h := header{kind: kindData, epoch: r.epoch, tag: op.Tag, bytes: op.Bytes, payload: op.Bytes}
 	var payload []uint64
 	if r.data != nil {
-		src, err := r.region(idx, op)
+		src, err := r.region(idx, op, op.Data)
 		if err != nil {
 			return err
 		}
-		payload = r.mesh.pool.get(len(src))
-		copy(payload, src)
+		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 		h.kind |= flagElements
-		h.payload = 8 * int64(len(src))
+		h.payload = 8 * int64(len(payload))
 	}
 	if int(op.Peer) == r.mesh.rank {
 		r.complete(idx)
@@ -240,19 +261,19 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		return fmt.Errorf("rank %d op %d (%v) matched a message of %d bytes from rank %d: larger than the receive (MPI_ERR_TRUNCATE)", r.mesh.rank, idx, op, m.h.bytes, m.from)
 	}
 	if r.data != nil {
-		dst, err := r.region(idx, op)
+		dst, err := r.region(idx, op, op.Data)
 		if err != nil {
 			return err
 		}
-		if len(dst) < len(m.payload) {
-			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, len(dst), m.from, len(m.payload))
+		if dst.Count < int64(len(m.payload)) {
+			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, len(m.payload))
 		}
-		dst = dst[:len(m.payload)] // a shorter message fills the start, as in MPI
+		// A shorter message fills the start, as in MPI.
+		var apply func(dst, src []uint64)
 		if op.Reduce {
-			r.reduce.Apply(dst, m.payload)
-		} else {
-			copy(dst, m.payload)
+			apply = r.reduce.Apply
 		}
+		dst.Scatter(r.data[dst.Buf], m.payload, apply)
 		r.mesh.pool.put(m.payload)
 	}
 	r.complete(idx)

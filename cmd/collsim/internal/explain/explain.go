@@ -90,21 +90,33 @@ func elements(c collectives.Collective, r sim.Region) string {
 	if r.Count == 1 {
 		return fmt.Sprintf("element %d of the %s", r.Off, bufferName(c, r.Buf))
 	}
+	if n := r.Runs(); n > 1 {
+		// A vector (Bruck's packed blocks, a reversed permutation).
+		dir := fmt.Sprintf("every %d", r.Stride)
+		if r.Stride < 0 {
+			dir = fmt.Sprintf("going back %d each time", -r.Stride)
+		}
+		return fmt.Sprintf("%d elements of the %s in %d blocks of %d from %d, %s", r.Count, bufferName(c, r.Buf), n, r.Block, r.Off, dir)
+	}
 	return fmt.Sprintf("elements %d..%d of the %s", r.Off, r.Off+r.Count-1, bufferName(c, r.Buf))
 }
 
 // Step is one line of an explanation (explain --json): a send as it
 // starts, or a receive as it completes.
 type Step struct {
-	Time    float64 `json:"time_s"`
-	Rank    int32   `json:"rank"`
-	Kind    string  `json:"kind"` // send, copy, recv, recv_reduce, copy_in
-	Peer    int32   `json:"peer"`
-	Bytes   int64   `json:"bytes"`
-	Buffer  string  `json:"buffer"`
-	First   int64   `json:"first_element"`
-	Count   int64   `json:"elements"`
-	Summary string  `json:"text"`
+	Time   float64 `json:"time_s"`
+	Rank   int32   `json:"rank"`
+	Kind   string  `json:"kind"` // send, copy, recv, recv_reduce, copy_in
+	Peer   int32   `json:"peer"`
+	Bytes  int64   `json:"bytes"`
+	Buffer string  `json:"buffer"`
+	First  int64   `json:"first_element"`
+	Count  int64   `json:"elements"`
+	// Block and Stride describe a vector: Count elements in blocks of
+	// Block, each Stride after the one before (absent: in a row).
+	Block   int64  `json:"block,omitempty"`
+	Stride  int64  `json:"stride,omitempty"`
+	Summary string `json:"text"`
 }
 
 func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, chosenBy string, params collectives.Params, asJSON bool) error {
@@ -178,7 +190,10 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 		}
 		rows = append(rows, []string{at, what})
 		steps = append(steps, Step{Time: e.At.Seconds(), Rank: e.Rank, Kind: kind, Peer: e.Op.Peer, Bytes: e.Op.Bytes, Buffer: bufferName(c, e.Op.Data.Buf),
-			First: int64(e.Op.Data.Off), Count: int64(e.Op.Data.Count), Summary: strings.TrimSpace(what)})
+			First: e.Op.Data.Off, Count: e.Op.Data.Count, Summary: strings.TrimSpace(what)})
+		if e.Op.Data.Runs() > 1 {
+			steps[len(steps)-1].Block, steps[len(steps)-1].Stride = e.Op.Data.Block, e.Op.Data.Stride
+		}
 	}
 	if err := data.Verify(); err != nil {
 		return &cmdutil.ValidationError{Err: fmt.Errorf("%s moved the wrong data: %w", a.ID(), err)}
