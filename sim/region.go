@@ -35,13 +35,6 @@ func (r Region) Span() (lo, hi int64) {
 	return min(firstOff, lastOff), max(firstOff+firstN, lastOff+lastN)
 }
 
-// Prefix returns the region of r's first n elements, n <= Count: where a
-// message shorter than its receive lands, as in MPI.
-func (r Region) Prefix(n int64) Region {
-	r.Count = n
-	return r
-}
-
 // invalid says why r is not a region of any buffer ("" when it is).
 func (r Region) invalid() string {
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -9,45 +10,90 @@ import (
 	"time"
 )
 
-// BenchmarkRealRingVersusOpenMPI times the real ring allreduce of 64 MiB
-// on 4 local processes over loopback TCP, data checked, against Open MPI's
-// ring allreduce (coll/tuned algorithm 4 over the TCP BTL) on the same
-// machine, both as OSU times them, and reports both bandwidths and their
-// ratio. It needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun);
+// BenchmarkRealVersusOpenMPI times collsim's real runs against Open MPI
+// 4.1 over TCP (--mca btl tcp,self) on the same machine, side by side in
+// each iteration, both timed as the OSU benchmarks time them and both
+// checking their results, and reports both figures and their ratio:
+//
+//   - ring: the ring allreduce of 64 MiB on 4 processes (Open MPI's
+//     coll/tuned algorithm 4);
+//   - COLLECTIVE-SIZE: allreduce, bcast and alltoall of 1 and 16 MiB on 4
+//     processes, each library's own choice of algorithm (collsim's -a ompi
+//     is Open MPI's decision);
+//   - pingpong: 8-byte one-way latency between 2 processes (lower is
+//     better: the ratio is collsim's time over Open MPI's).
+//
+// It needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun);
 // without them it skips.
 //
-//	go test ./cmd/collsim -run '^$' -bench RealRingVersusOpenMPI -benchtime 1x
-func BenchmarkRealRingVersusOpenMPI(b *testing.B) {
+//	go test ./cmd/collsim -run '^$' -bench RealVersusOpenMPI -benchtime 1x
+func BenchmarkRealVersusOpenMPI(b *testing.B) {
 	for _, tool := range []string{"mpicc", "mpirun"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			b.Skipf("needs %s (Debian packages openmpi-bin and libopenmpi-dev)", tool)
 		}
 	}
-	const size = 64 << 20
-	bin := filepath.Join(b.TempDir(), "ompi_allreduce")
-	if out, err := exec.Command("mpicc", "-O2", "-o", bin, "internal/realcmd/testdata/ompi_allreduce.c").CombinedOutput(); err != nil {
+	bin := filepath.Join(b.TempDir(), "ompi_coll")
+	if out, err := exec.Command("mpicc", "-O2", "-o", bin, "internal/realcmd/testdata/ompi_coll.c").CombinedOutput(); err != nil {
 		b.Fatalf("mpicc: %v: %s", err, out)
 	}
-	for range b.N {
-		ours := realJSON(b, "--np", "4", "-a", "ring", "-s", "64MiB", "--iterations", "5", "--warmup", "2")
-		out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "tcp,self",
-			"--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_allreduce_algorithm", "4",
-			"-np", "4", bin, strconv.Itoa(size), "5", "2").CombinedOutput()
+	ompi := func(b *testing.B, np int, coll string, size int64, iterations int, mca ...string) time.Duration {
+		args := append([]string{"--allow-run-as-root", "--oversubscribe", "--mca", "btl", "tcp,self"}, mca...)
+		args = append(args, "-np", strconv.Itoa(np), bin, coll, strconv.FormatInt(size, 10), strconv.Itoa(iterations), "2")
+		out, err := exec.Command("mpirun", args...).CombinedOutput()
 		if err != nil {
-			b.Fatalf("mpirun: %v: %s", err, out)
+			b.Fatalf("mpirun %v: %v: %s", args, err, out)
 		}
 		f := strings.Fields(string(out))
 		if len(f) != 4 {
 			b.Fatalf("unexpected output from the Open MPI program: %q", out)
 		}
-		ompiAvg, err := strconv.ParseFloat(f[1], 64)
+		avg, err := strconv.ParseFloat(f[1], 64)
 		if err != nil {
 			b.Fatal(err)
 		}
-		collsimBW := size / time.Duration(ours[0].AvgNs).Seconds() / 1e9
-		ompiBW := size / ompiAvg / 1e9
-		b.ReportMetric(collsimBW, "collsim-GB/s")
-		b.ReportMetric(ompiBW, "ompi-GB/s")
-		b.ReportMetric(collsimBW/ompiBW, "collsim/ompi")
+		return time.Duration(avg * 1e9)
 	}
+	ours := func(b *testing.B, name string, args ...string) time.Duration {
+		for _, r := range realJSON(b, args...) {
+			if strings.HasPrefix(r.Name, name) {
+				return time.Duration(r.AvgNs)
+			}
+		}
+		b.Fatalf("collsim real %v reported no %s", args, name)
+		return 0
+	}
+	report := func(b *testing.B, size int64, c, o time.Duration) {
+		cbw, obw := float64(size)/c.Seconds()/1e9, float64(size)/o.Seconds()/1e9
+		b.ReportMetric(cbw, "collsim-GB/s")
+		b.ReportMetric(obw, "ompi-GB/s")
+		b.ReportMetric(cbw/obw, "collsim/ompi")
+	}
+	b.Run("ring-64MiB", func(b *testing.B) {
+		for range b.N {
+			c := ours(b, "allreduce/ring", "--np", "4", "-a", "ring", "-s", "64MiB", "--iterations", "5", "--warmup", "2")
+			o := ompi(b, 4, "allreduce", 64<<20, 5, "--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_allreduce_algorithm", "4")
+			report(b, 64<<20, c, o)
+		}
+	})
+	for _, coll := range []string{"allreduce", "bcast", "alltoall"} {
+		for _, size := range []int64{1 << 20, 16 << 20} {
+			b.Run(fmt.Sprintf("%s-%dMiB", coll, size>>20), func(b *testing.B) {
+				for range b.N {
+					c := ours(b, coll+"/", "--np", "4", "-c", coll, "-a", "ompi", "-s", strconv.FormatInt(size, 10), "--iterations", "10", "--warmup", "2")
+					o := ompi(b, 4, coll, size, 10)
+					report(b, size, c, o)
+				}
+			})
+		}
+	}
+	b.Run("pingpong-8B", func(b *testing.B) {
+		for range b.N {
+			c := ours(b, "pingpong/", "--np", "2", "--pingpong", "8", "-s", "8", "--iterations", "30")
+			o := ompi(b, 2, "pingpong", 8, 30)
+			b.ReportMetric(float64(c.Nanoseconds())/1e3, "collsim-us")
+			b.ReportMetric(float64(o.Nanoseconds())/1e3, "ompi-us")
+			b.ReportMetric(float64(c)/float64(o), "collsim/ompi")
+		}
+	})
 }
