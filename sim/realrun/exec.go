@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/collsim/collsim/sim"
@@ -12,14 +11,6 @@ import (
 
 // Rank runs schedules as one rank over its Mesh, one call (an epoch) at a
 // time. Messages of a later call that arrive early wait for it.
-//
-// While a call or a barrier runs, whichever goroutine brings an event (a
-// connection's reader with a frame, a writer with a completed send) runs
-// the rank's program forward itself, under mu, instead of handing the
-// event to the goroutine that called Execute: a message that arrives
-// starts the sends it enables on the reader's thread, as a polling MPI
-// library would, without waking another goroutine. The caller only waits
-// for the end (or a failure, or a stall).
 type Rank struct {
 	mesh *Mesh
 	// Timeout is how long the rank waits without any progress (no message,
@@ -28,11 +19,6 @@ type Rank struct {
 	// Trace, when set, is told when each op starts and completes.
 	Trace func(OpEvent)
 
-	mu       sync.Mutex    // held by whoever runs the program forward; guards what follows
-	active   bool          // a call or barrier runs: events are taken as they come
-	err      error         // the first failure of the running call or barrier
-	progress time.Time     // when an event was last taken
-	wake     chan struct{} // a token when what the caller waits for may have happened
 	epoch    uint32
 	early    []event            // data frames of later epochs
 	barriers map[[2]uint32]bool // (epoch, round) barrier frames arrived
@@ -60,9 +46,7 @@ type arrival struct {
 
 // NewRank returns rank m.rank's executor over m.
 func NewRank(m *Mesh) *Rank {
-	r := &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}, wake: make(chan struct{}, 1)}
-	m.setTaker(r.take)
-	return r
+	return &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}}
 }
 
 // Fail ends whatever the rank waits for with err: the rendezvous uses it
@@ -76,113 +60,35 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 	if s.Ranks != r.mesh.size {
 		return fmt.Errorf("schedule %q has %d ranks but the run has %d", s.Name, s.Ranks, r.mesh.size)
 	}
+	r.epoch++
 	in, err := sim.NewInterp(s, r.mesh.rank)
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.epoch++
 	r.in, r.data, r.reduce = in, data, s.ReduceOp
+	defer func() { r.in, r.data = nil, nil }()
 	early := r.early
 	r.early = nil
 	for _, e := range early {
-		if r.err == nil {
-			r.err = r.handle(e)
-		}
-	}
-	if r.err == nil {
-		r.err = r.issueReady()
-	}
-	r.mu.Unlock()
-	err = r.await(r.Timeout, in.Done, func() error { return r.stalled(s.Name) })
-	r.mu.Lock()
-	r.in, r.data = nil, nil
-	r.mu.Unlock()
-	return err
-}
-
-// await runs the rank (taking events as they come) until done reports true
-// or something fails, and returns the failure; stalled makes the error
-// for a wait without progress for timeout. done and stalled run under mu.
-func (r *Rank) await(timeout time.Duration, done func() bool, stalled func() error) error {
-	r.mu.Lock()
-	r.active, r.progress = true, time.Now()
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.active, r.err = false, nil
-		r.mu.Unlock()
-	}()
-	var timer *time.Timer
-	for {
-		r.take() // events that came while nobody could take them
-		r.mu.Lock()
-		if r.err != nil {
-			err := r.err
-			r.mu.Unlock()
+		if err := r.handle(e); err != nil {
 			return err
 		}
-		if done() {
-			r.mu.Unlock()
+	}
+	deadline := time.Now().Add(r.Timeout)
+	for {
+		if err := r.issueReady(); err != nil {
+			return err
+		}
+		if in.Done() {
 			return nil
 		}
-		wait := time.Until(r.progress.Add(timeout))
-		if wait <= 0 {
-			err := stalled()
-			r.mu.Unlock()
+		e, ok := r.mesh.next(deadline)
+		if !ok {
+			return r.stalled(s.Name)
+		}
+		deadline = time.Now().Add(r.Timeout)
+		if err := r.handle(e); err != nil {
 			return err
-		}
-		r.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(wait)
-			defer timer.Stop()
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-r.wake:
-		case <-timer.C:
-		}
-	}
-}
-
-// take runs the program forward with the mesh's queued events, if no
-// other goroutine does and a call or barrier is running. The mesh calls it
-// after queueing each event; it checks for events again after letting go,
-// so that one queued while it held mu is not left behind.
-func (r *Rank) take() {
-	for r.mesh.pending() {
-		if !r.mu.TryLock() {
-			return // the holder checks again when it lets go
-		}
-		took := false
-		for r.active && r.err == nil {
-			e, ok := r.mesh.pop()
-			if !ok {
-				break
-			}
-			took = true
-			r.err = r.handle(e)
-			if r.err == nil && r.in != nil {
-				r.err = r.issueReady()
-			}
-		}
-		if took {
-			r.progress = time.Now()
-		}
-		// Wake the caller when what it waits for may have happened: the
-		// call's end, a failure, or any event outside a call (a barrier's).
-		tell := took && (r.err != nil || r.in == nil || r.in.Done())
-		idle := !r.active || r.err != nil
-		r.mu.Unlock()
-		if tell {
-			select {
-			case r.wake <- struct{}{}:
-			default:
-			}
-		}
-		if idle {
-			return // the events wait for the next call, or for Close
 		}
 	}
 }
@@ -410,18 +316,20 @@ func (r *Rank) Barrier() error {
 		// the rank waiting for it in round 0 gives up first and names it,
 		// rather than a rank waiting for a rank that waits for it.
 		wait := r.Timeout + r.Timeout/10*time.Duration(round)
-		err := r.await(wait, func() bool { return r.barriers[key] }, func() error {
-			if round == 0 {
-				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d for %v: it stalled", me, r.epoch, (me-k+p)%p, wait)
+		deadline := time.Now().Add(wait)
+		for !r.barriers[key] {
+			e, ok := r.mesh.next(deadline)
+			if !ok {
+				if round == 0 {
+					return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d for %v: it stalled", me, r.epoch, (me-k+p)%p, wait)
+				}
+				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.epoch, (me-k+p)%p, round, wait)
 			}
-			return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.epoch, (me-k+p)%p, round, wait)
-		})
-		if err != nil {
-			return err
+			if err := r.handle(e); err != nil {
+				return err
+			}
 		}
-		r.mu.Lock()
 		delete(r.barriers, key)
-		r.mu.Unlock()
 	}
 	return nil
 }

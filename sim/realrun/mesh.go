@@ -27,7 +27,6 @@ type Mesh struct {
 	events  []event
 	ehead   int
 	signal  chan struct{} // a token whenever events were added
-	taker   func()        // called after each event is queued (see Rank.take)
 	bye     []bool        // a bye frame has come from that peer
 	closing bool
 
@@ -351,54 +350,28 @@ func (m *Mesh) agree(h hello) error {
 func (m *Mesh) post(e event) {
 	m.mu.Lock()
 	m.events = append(m.events, e)
-	take := m.taker
 	m.mu.Unlock()
 	select {
 	case m.signal <- struct{}{}:
 	default:
 	}
-	if take != nil {
-		take()
-	}
-}
-
-// setTaker makes post call take after queueing each event, on the posting
-// goroutine: a Rank runs its program forward there (see Rank.take).
-func (m *Mesh) setTaker(take func()) {
-	m.mu.Lock()
-	m.taker = take
-	m.mu.Unlock()
-}
-
-// pending reports whether events are queued.
-func (m *Mesh) pending() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.ehead < len(m.events)
-}
-
-// pop returns the oldest event, if there is one.
-func (m *Mesh) pop() (event, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ehead == len(m.events) {
-		return event{}, false
-	}
-	e := m.events[m.ehead]
-	m.events[m.ehead] = event{}
-	m.ehead++
-	if m.ehead == len(m.events) {
-		m.events, m.ehead = m.events[:0], 0
-	}
-	return e, true
 }
 
 // next returns the oldest event, waiting for one until the deadline.
 func (m *Mesh) next(deadline time.Time) (event, bool) {
 	for {
-		if e, ok := m.pop(); ok {
+		m.mu.Lock()
+		if m.ehead < len(m.events) {
+			e := m.events[m.ehead]
+			m.events[m.ehead] = event{}
+			m.ehead++
+			if m.ehead == len(m.events) {
+				m.events, m.ehead = m.events[:0], 0
+			}
+			m.mu.Unlock()
 			return e, true
 		}
+		m.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
 			return event{}, false
