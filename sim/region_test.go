@@ -160,3 +160,41 @@ func TestStridedMessagesAndCopies(t *testing.T) {
 		t.Fatalf("rank 1 buffer 1: %v, want %v", got, want)
 	}
 }
+
+// FuzzRegion: any region is either refused or gathers and scatters within
+// its span, never out of it (go test ./sim -fuzz FuzzRegion).
+func FuzzRegion(f *testing.F) {
+	f.Add(int64(2), int64(5), int64(2), int64(4))
+	f.Add(int64(9), int64(4), int64(1), int64(-1))
+	f.Add(int64(math.MaxInt64-3), int64(4), int64(2), int64(4))
+	f.Add(int64(1), int64(6), int64(2), int64(math.MaxInt64/2))
+	f.Fuzz(func(t *testing.T, off, count, block, stride int64) {
+		r := Region{Off: off, Count: count, Block: block, Stride: stride}
+		if r.invalid() != "" {
+			return
+		}
+		lo, hi := r.Span()
+		if lo < 0 || hi < lo || hi-lo < count {
+			t.Fatalf("%+v spans %d..%d for %d elements", r, lo, hi, count)
+		}
+		if hi > 1<<16 {
+			return // valid, but too big to hold here
+		}
+		buf := make([]uint64, hi)
+		src := make([]uint64, count)
+		for i := range src {
+			src[i] = uint64(i + 1)
+		}
+		r.Scatter(buf, src, nil)
+		if got := r.Gather(nil, buf); !slices.Equal(got, src) {
+			t.Fatalf("%+v: gathered %v after scattering %v", r, got, src)
+		}
+		written := 0
+		for _, v := range buf[:lo] {
+			written += int(min(v, 1))
+		}
+		if written != 0 {
+			t.Fatalf("%+v wrote below its span", r)
+		}
+	})
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/realrun"
 )
 
@@ -194,5 +196,37 @@ func TestDifferentJobsRefuse(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(errs), "runs a different job") {
 		t.Errorf("errors %v do not say the jobs differ", errs)
+	}
+}
+
+// TestStridedRegionsAndCopies runs, over real sockets, what
+// sim.TestStridedMessagesAndCopies runs in the simulator: a vector send
+// into a backwards receive, a strided reducing receive and a strided local
+// copy; the expected buffers are worked out by hand there.
+func TestStridedRegionsAndCopies(t *testing.T) {
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpSend, Peer: 1, Bytes: 32, Data: sim.Region{Off: 1, Count: 4, Block: 2, Stride: 3}}, // 11,12, 14,15
+			{Kind: sim.OpSend, Peer: 1, Tag: 1, Bytes: 16, Data: sim.Region{Off: 0, Count: 2}},
+		},
+		{
+			{Kind: sim.OpRecv, Peer: 0, Bytes: 32, Data: sim.Region{Off: 3, Count: 4, Block: 1, Stride: -1}}, // into 3,2,1,0
+			{Kind: sim.OpRecv, Peer: 0, Tag: 1, Bytes: 16, Reduce: true, Data: sim.Region{Off: 4, Count: 2, Block: 1, Stride: 2}, After: []int32{0}},
+			{Kind: sim.OpCalc, Src: sim.Region{Off: 0, Count: 4, Block: 2, Stride: 4}, Data: sim.Region{Buf: 1, Count: 4}, After: []int32{1}},
+		},
+	}
+	s := sim.FromPrograms("strided", progs, 0)
+	data := [][][]uint64{{{10, 11, 12, 13, 14, 15, 16, 17}}, {{0, 0, 0, 0, 1, 1, 1, 1}, make([]uint64, 4)}}
+	errs := runLocal(t, 2, func(r *realrun.Rank, rank int) error { return r.Execute(s, data[rank]) })
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := data[1][0], []uint64{15, 14, 12, 11, 11, 1, 12, 1}; !slices.Equal(got, want) {
+		t.Errorf("rank 1 buffer 0: %v, want %v", got, want)
+	}
+	if got, want := data[1][1], []uint64{15, 14, 11, 1}; !slices.Equal(got, want) {
+		t.Errorf("rank 1 buffer 1 (the copy): %v, want %v", got, want)
 	}
 }
