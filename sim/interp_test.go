@@ -42,12 +42,11 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 		if op.Bytes != m.bytes {
 			return fmt.Errorf("rank %d op %d: %dB matched %dB", r, idx, op.Bytes, m.bytes)
 		}
-		dst := data[r][op.Data.Buf][op.Data.Off : op.Data.Off+op.Data.Count]
+		var reduce func(dst, src []uint64)
 		if op.Reduce {
-			s.ReduceOp.Apply(dst, m.data)
-		} else {
-			copy(dst, m.data)
+			reduce = s.ReduceOp.Apply
 		}
+		op.Data.Scatter(data[r][op.Data.Buf], m.data, reduce)
 		ins[r].Complete(idx)
 		return nil
 	}
@@ -62,12 +61,12 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 			case sim.OpCalc:
 				in.Complete(idx)
 			case sim.OpSend:
-				src := data[r][op.Data.Buf][op.Data.Off : op.Data.Off+op.Data.Count]
+				src := op.Data.Gather(nil, data[r][op.Data.Buf])
 				k := key{r, op.Peer}
 				if _, seen := channels[k]; !seen {
 					order = append(order, k)
 				}
-				channels[k] = append(channels[k], flight{src: r, dst: op.Peer, tag: op.Tag, bytes: op.Bytes, data: append([]uint64(nil), src...)})
+				channels[k] = append(channels[k], flight{src: r, dst: op.Peer, tag: op.Tag, bytes: op.Bytes, data: src})
 				in.Complete(idx) // eager: done once its data is captured
 			case sim.OpRecv:
 				if id, ok := in.Post(idx); ok {
