@@ -59,6 +59,9 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 			}
 			switch op.Kind {
 			case sim.OpCalc:
+				if op.Src.Count > 0 { // a local copy
+					op.Data.Scatter(data[r][op.Data.Buf], op.Src.Gather(nil, data[r][op.Src.Buf]), nil)
+				}
 				in.Complete(idx)
 			case sim.OpSend:
 				src := op.Data.Gather(nil, data[r][op.Data.Buf])

@@ -73,10 +73,9 @@ type Op struct {
 	Dur   Time   // Calc: a fixed duration, added to the Bytes-based cost
 	Data  Region // Send: elements sent; Recv: where they land; Calc with Src: where Src is copied
 	// Src, on a Calc, is a local copy in data mode (a pack or an unpack):
-	// when the op starts, Src's elements are copied to Data (same count,
-	// regions that do not overlap). Its cost is the op's Dur and Bytes.
-	// The simulated executor honours it; runs over sockets do not take
-	// composed programs.
+	// when the op starts, Src's elements are copied to Data in their
+	// regions' orders (same count). Its cost is the op's Dur and Bytes.
+	// The simulated executor and runs over sockets both perform it.
 	Src Region
 	// After lists program indices of earlier ops of this rank that must
 	// complete before this op starts (GOAL's requires). A Source may reuse

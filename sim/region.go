@@ -11,7 +11,7 @@ func (r Region) Runs() int64 {
 	if !r.strided() {
 		return 1
 	}
-	return (r.Count + r.Block - 1) / r.Block
+	return (r.Count-1)/r.Block + 1 // not (Count+Block-1)/Block: that sum can wrap
 }
 
 // Run returns the first element and the length of r's run i, 0 <= i <
@@ -56,7 +56,8 @@ func (r Region) invalid() string {
 	if r.Off < 0 || r.Off > math.MaxInt64-r.Block {
 		return "offset outside the buffers"
 	}
-	if r.Stride > 0 && last > (math.MaxInt64-r.Off-r.Block)/r.Stride ||
+	lastLen := r.Count - last*r.Block // the last block, perhaps short
+	if r.Stride > 0 && last > (math.MaxInt64-r.Off-lastLen)/r.Stride ||
 		r.Stride < 0 && last > r.Off/-r.Stride {
 		return "blocks outside the buffers"
 	}

@@ -17,6 +17,21 @@ func element(r Region, j int64) int64 {
 	return r.Off + j/r.Block*r.Stride + j%r.Block
 }
 
+// TestRegionSpanNearTheLimit: a valid vector whose Count + Block would
+// wrap still spans what it covers.
+func TestRegionSpanNearTheLimit(t *testing.T) {
+	r := Region{Count: math.MaxInt64 - 1, Block: 1 << 62, Stride: 1 << 62}
+	if why := r.invalid(); why != "" {
+		t.Fatalf("%+v refused: %s", r, why)
+	}
+	if n := r.Runs(); n != 2 {
+		t.Errorf("%+v has %d runs, want 2", r, n)
+	}
+	if lo, hi := r.Span(); lo != 0 || hi != math.MaxInt64-1 {
+		t.Errorf("%+v spans %d..%d, want 0..%d", r, lo, hi, int64(math.MaxInt64-1))
+	}
+}
+
 func TestRegionByHand(t *testing.T) {
 	buf := []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 	for _, c := range []struct {
@@ -65,6 +80,9 @@ func TestRegionRefusals(t *testing.T) {
 		"past the last index":  {Off: math.MaxInt64 - 3, Count: 4, Block: 2, Stride: 4},
 		"a stride that wraps":  {Off: 1, Count: 6, Block: 2, Stride: math.MaxInt64 / 2},
 		"an offset that wraps": {Off: math.MaxInt64, Count: 2},
+		// Count + Block wraps: counting the blocks must not.
+		"blocks past the last index, counted without wrapping": {Count: math.MaxInt64, Block: 2, Stride: 4},
+		"a second block before 0, counted without wrapping":    {Off: 5, Count: 1<<62 + 3, Block: 1 << 62, Stride: -(1 << 62)},
 	} {
 		if r.invalid() == "" {
 			t.Errorf("%s: %+v accepted", name, r)
@@ -168,6 +186,8 @@ func FuzzRegion(f *testing.F) {
 	f.Add(int64(9), int64(4), int64(1), int64(-1))
 	f.Add(int64(math.MaxInt64-3), int64(4), int64(2), int64(4))
 	f.Add(int64(1), int64(6), int64(2), int64(math.MaxInt64/2))
+	f.Add(int64(0), int64(math.MaxInt64), int64(2), int64(4))
+	f.Add(int64(0), int64(math.MaxInt64-1), int64(1<<62), int64(1<<62))
 	f.Fuzz(func(t *testing.T, off, count, block, stride int64) {
 		r := Region{Off: off, Count: count, Block: block, Stride: stride}
 		if r.invalid() != "" {

@@ -96,7 +96,11 @@ func elements(c collectives.Collective, r sim.Region) string {
 		if r.Stride < 0 {
 			dir = fmt.Sprintf("going back %d each time", -r.Stride)
 		}
-		return fmt.Sprintf("%d elements of the %s in %d blocks of %d from %d, %s", r.Count, bufferName(c, r.Buf), n, r.Block, r.Off, dir)
+		blocks := fmt.Sprintf("%d blocks of %d", n, r.Block)
+		if r.Count%r.Block != 0 {
+			blocks = fmt.Sprintf("%d blocks of %d (the last of %d)", n, r.Block, r.Count%r.Block)
+		}
+		return fmt.Sprintf("%d elements of the %s in %s from %d, %s", r.Count, bufferName(c, r.Buf), blocks, r.Off, dir)
 	}
 	return fmt.Sprintf("elements %d..%d of the %s", r.Off, r.Off+r.Count-1, bufferName(c, r.Buf))
 }
