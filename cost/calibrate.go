@@ -24,6 +24,10 @@ type HockneyFit struct {
 	AlphaErr, BetaErr float64 // standard errors, seconds and seconds per byte
 	MaxRelResidual    float64 // worst |fit-measured|/measured over the samples
 	Samples           int
+	// AlphaSizes, from FitHockneyRobust, is how many sizes alpha is the
+	// lower median of; with one, AlphaErr is 0 for want of a spread, not
+	// because alpha is exact.
+	AlphaSizes int
 }
 
 // ErrTooFewSamples reports measurements that cannot determine a fit.
@@ -291,7 +295,7 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 	sorted := slices.Clone(icepts)
 	slices.Sort(sorted)
 	alpha := sorted[(len(sorted)-1)/2]
-	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples)}
+	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples), AlphaSizes: len(icepts)}
 	fit.BetaErr = 1.4826 * mad(slopes, beta) / math.Sqrt(float64(len(slopes)))
 	if len(slopes) < 3 {
 		fit.BetaErr = math.NaN() // two large sizes give one slope: no spread to judge it by

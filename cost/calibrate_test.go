@@ -254,4 +254,23 @@ func TestFitHockneyRobust(t *testing.T) {
 	if fit, err := FitHockneyRobust(s[:4]); err != nil || fit.Stable() || !math.IsNaN(fit.BetaErr) {
 		t.Errorf("two large sizes: %+v %v, want a fit whose spread is unknown, not stable", fit, err)
 	}
+	// Alpha's sizes: at 1 GB/s both 8 B and 512 B are latency-bound (512 B's
+	// bytes take 0.5 us of 20.5); on a 23.8 MB/s link (42 ns a byte, alpha
+	// 50 us) 512 B's take 21.5 us of 71.5, more than a tenth: one size,
+	// whose error is then 0 for want of a spread.
+	var shaped []Sample
+	for _, b := range sizes {
+		shaped = append(shaped, Sample{Bytes: b, Seconds: 50e-6 + b*42e-9})
+	}
+	fit, err = FitHockneyRobust(shaped)
+	if err != nil || fit.AlphaSizes != 1 || fit.AlphaErr != 0 {
+		t.Errorf("shaped link: %+v %v, want alpha from one size", fit, err)
+	}
+	s = s[:0]
+	for _, b := range sizes {
+		s = append(s, Sample{Bytes: b, Seconds: line(b)})
+	}
+	if fit, err = FitHockneyRobust(s); err != nil || fit.AlphaSizes != 2 {
+		t.Errorf("1 GB/s: %+v %v, want alpha from 2 sizes", fit, err)
+	}
 }

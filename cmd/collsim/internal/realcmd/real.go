@@ -413,6 +413,15 @@ func Summaries(reports []realrun.Report) []realrun.Summary {
 	return sums
 }
 
+// AlphaText is a fit's alpha with its error, or, when alpha comes from a
+// single latency-bound size, says so rather than claim a zero error.
+func AlphaText(fit cost.HockneyFit) string {
+	if fit.AlphaSizes == 1 {
+		return cmdutil.Seconds(fit.Model.Alpha) + " (from one latency-bound size: no spread to give an error)"
+	}
+	return cmdutil.Seconds(fit.Model.Alpha) + " ± " + cmdutil.Seconds(fit.AlphaErr)
+}
+
 // FitPingPong fits alpha and beta to the one-way median times of the
 // ping-pong calls among sums (as Summaries gives them).
 func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
@@ -705,8 +714,8 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		if fitErr != nil {
 			fmt.Fprintf(w, "ping-pong fit: %v\n", fitErr)
 		} else {
-			fmt.Fprintf(w, "ping-pong times (one way, as osu_latency) fit alpha = %s ± %s, beta = %.4g s/B ± %.2g (%s), worst residual %.1f%%\n",
-				cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr), fit.Model.Beta, fit.BetaErr, configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
+			fmt.Fprintf(w, "ping-pong times (one way, as osu_latency) fit alpha = %s, beta = %.4g s/B ± %.2g (%s), worst residual %.1f%%\n",
+				AlphaText(fit), fit.Model.Beta, fit.BetaErr, configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
 		}
 	}
 	return nil

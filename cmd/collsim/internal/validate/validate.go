@@ -213,10 +213,11 @@ func run(streams *cmdutil.IO, o *options) error {
 	if o.json {
 		err = cmdutil.JSON(streams.Out, struct {
 			Alpha, AlphaErr, Beta, BetaErr float64
+			AlphaSizes                     int // sizes alpha is estimated from; with 1, AlphaErr is unknown, given as 0
 			ReduceBytesPerSecond           float64
 			Points                         []point
 			Notes                          []string
-		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, reduceBW, points, notes})
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, points, notes})
 	} else {
 		err = table(streams, o, fit, reduceBW, points, notes)
 	}
@@ -294,8 +295,8 @@ func caveats(o *options, points []point) []string {
 func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float64, points []point, notes []string) error {
 	w := streams.Out
 	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine\n", o.collective, o.NP)
-	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s ± %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%; reduction %s (measured)\n\n",
-		o.pingpong, o.NP-1, cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr), fit.Model.Beta, fit.BetaErr,
+	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%; reduction %s (measured)\n\n",
+		o.pingpong, o.NP-1, realcmd.AlphaText(fit), fit.Model.Beta, fit.BetaErr,
 		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual, configs.FormatBandwidth(reduceBW))
 	rows := [][]string{{"algorithm", "size", "real median", "real min..max (rank avg)", "analytic", "error", "flow", "error", "closed form", "error"}}
 	for _, p := range points {
