@@ -509,7 +509,7 @@ func init() {
 				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Alltoall, Name: "bruck",
-			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). As in MPICH, a round packs its blocks with one local copy (an indexed datatype) and receives straight into their places; the final permutation is one reversed copy of each half.",
+			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). As in MPICH, a round packs its blocks with one local copy (an indexed datatype) and receives straight into their places; the final permutation is two reversed copies (blocks 0..r land in r..0, the rest in p-1..r+1).",
 			Cost:    "ceil(log2 p)(a + (p/2)cb)",
 			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count} },
 			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n} }},

@@ -151,8 +151,12 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	if asJSON {
 		out = io.Discard // the header; the JSON goes to streams.Out below
 	}
-	fmt.Fprintf(out, "%s on %d ranks, %s (%d elements of %d B), on %s\n", a.ID(), params.Ranks,
-		configs.FormatBytes(params.SizeBytes(c)), params.Count, max(params.ElemSize, 1), m.Name)
+	noun := "elements"
+	if params.Count == 1 {
+		noun = "element"
+	}
+	fmt.Fprintf(out, "%s on %d ranks, %s (%d %s of %d B), on %s\n", a.ID(), params.Ranks,
+		configs.FormatBytes(params.SizeBytes(c)), params.Count, noun, max(params.ElemSize, 1), m.Name)
 	if chosenBy != "" {
 		fmt.Fprintf(out, "chosen by %s\n", chosenBy)
 	}
