@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -250,7 +251,7 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 		}
 	}
 	s := slices.Clone(samples)
-	slices.SortFunc(s, func(a, b Sample) int { return cmpFloat(a.Bytes, b.Bytes) })
+	slices.SortFunc(s, func(a, b Sample) int { return cmp.Compare(a.Bytes, b.Bytes) })
 	if len(s) == 0 {
 		return HockneyFit{}, fmt.Errorf("%w: no samples", ErrTooFewSamples)
 	}
@@ -321,16 +322,6 @@ const MaxRelSpread = 0.05
 // when its spread is unknown).
 func (f HockneyFit) Stable() bool {
 	return f.Model.Beta > 0 && f.BetaErr/f.Model.Beta <= MaxRelSpread
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // mad is the median absolute deviation of v from m.

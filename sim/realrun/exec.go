@@ -148,13 +148,13 @@ func spin(d time.Duration) {
 	}
 }
 
-// region returns reg, a region of op idx, after checking that it lies in
-// the rank's buffers.
-func (r *Rank) region(idx int32, op *sim.Op, reg sim.Region) (sim.Region, error) {
+// checkRegion reports reg, a region of op idx, if it does not lie in the
+// rank's buffers.
+func (r *Rank) checkRegion(idx int32, op *sim.Op, reg sim.Region) error {
 	if _, hi := reg.Span(); int(reg.Buf) >= len(r.data) || hi > int64(len(r.data[reg.Buf])) {
-		return reg, fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r.mesh.rank, idx, op, reg)
+		return fmt.Errorf("rank %d op %d (%v): data region %+v outside the rank's buffers", r.mesh.rank, idx, op, reg)
 	}
-	return reg, nil
+	return nil
 }
 
 // copyLocal runs calc idx's local copy (a pack or an unpack), if it has one.
@@ -162,12 +162,11 @@ func (r *Rank) copyLocal(idx int32, op *sim.Op) error {
 	if r.data == nil || op.Src.Count == 0 {
 		return nil
 	}
-	src, err := r.region(idx, op, op.Src)
-	if err != nil {
+	src, dst := op.Src, op.Data
+	if err := r.checkRegion(idx, op, src); err != nil {
 		return err
 	}
-	dst, err := r.region(idx, op, op.Data)
-	if err != nil {
+	if err := r.checkRegion(idx, op, dst); err != nil {
 		return err
 	}
 	// Through a scratch copy: the two regions may interleave in one buffer.
@@ -182,8 +181,8 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 	h := header{kind: kindData, epoch: r.epoch, tag: op.Tag, bytes: op.Bytes, payload: op.Bytes}
 	var payload []uint64
 	if r.data != nil {
-		src, err := r.region(idx, op, op.Data)
-		if err != nil {
+		src := op.Data
+		if err := r.checkRegion(idx, op, src); err != nil {
 			return err
 		}
 		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
@@ -261,8 +260,8 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		return fmt.Errorf("rank %d op %d (%v) matched a message of %d bytes from rank %d: larger than the receive (MPI_ERR_TRUNCATE)", r.mesh.rank, idx, op, m.h.bytes, m.from)
 	}
 	if r.data != nil {
-		dst, err := r.region(idx, op, op.Data)
-		if err != nil {
+		dst := op.Data
+		if err := r.checkRegion(idx, op, dst); err != nil {
 			return err
 		}
 		if dst.Count < int64(len(m.payload)) {

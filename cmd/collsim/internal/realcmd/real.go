@@ -434,9 +434,6 @@ func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
 	return cost.FitHockneyRobust(samples)
 }
 
-// algorithmsOf parses -a for collective c: "" for c's default, "all", or a
-// comma-separated list (names that c does not have are skipped when
-// several collectives run, so that "-c all -a ring" runs every ring).
 // algoEntry is one name of -a: an algorithm, or a library whose choice
 // is made per size (Select).
 type algoEntry struct {
@@ -444,6 +441,9 @@ type algoEntry struct {
 	selector string
 }
 
+// algorithmsOf parses -a for collective c: "" for c's default, "all", or a
+// comma-separated list (names that c does not have are skipped when
+// several collectives run, so that "-c all -a ring" runs every ring).
 func algorithmsOf(c collectives.Collective, spec string) ([]algoEntry, error) {
 	var out []algoEntry
 	switch spec {
