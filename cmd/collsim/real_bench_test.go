@@ -11,9 +11,17 @@ import (
 )
 
 // BenchmarkRealVersusOpenMPI times collsim's real runs against Open MPI
-// 4.1 over TCP (--mca btl tcp,self) on the same machine, side by side in
-// each iteration, both timed as the OSU benchmarks time them and both
-// checking their results, and reports both figures and their ratio:
+// 4.1 on the same machine, side by side in each iteration, both timed as
+// the OSU benchmarks time them and both checking their results, and reports
+// both figures and their ratio, over each transport:
+//
+//   - tcp: collsim --transport tcp against Open MPI's TCP transport
+//     (--mca btl tcp,self);
+//   - shm: collsim's shared memory (--transport shm, its default on one
+//     host) against Open MPI's (--mca pml ob1 --mca btl vader,self, its
+//     default for ranks on one node when no network library claims them).
+//
+// In each:
 //
 //   - ring: the ring allreduce of 64 MiB on 4 processes (Open MPI's
 //     coll/tuned algorithm 4);
@@ -37,8 +45,16 @@ func BenchmarkRealVersusOpenMPI(b *testing.B) {
 	if out, err := exec.Command("mpicc", "-O2", "-o", bin, "internal/realcmd/testdata/ompi_coll.c").CombinedOutput(); err != nil {
 		b.Fatalf("mpicc: %v: %s", err, out)
 	}
+	for _, tr := range []struct{ name, btl string }{{"tcp", "tcp,self"}, {"shm", "vader,self"}} {
+		b.Run(tr.name, func(b *testing.B) { benchAgainstOpenMPI(b, bin, tr.name, tr.btl) })
+	}
+}
+
+// benchAgainstOpenMPI runs BenchmarkRealVersusOpenMPI's cases over one
+// transport: collsim's --transport transport, Open MPI's btl.
+func benchAgainstOpenMPI(b *testing.B, bin, transport, btl string) {
 	ompi := func(b *testing.B, np int, coll string, size int64, iterations int, mca ...string) time.Duration {
-		args := append([]string{"--allow-run-as-root", "--oversubscribe", "--mca", "btl", "tcp,self"}, mca...)
+		args := append([]string{"--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", btl}, mca...)
 		args = append(args, "-np", strconv.Itoa(np), bin, coll, strconv.FormatInt(size, 10), strconv.Itoa(iterations), "2")
 		out, err := exec.Command("mpirun", args...).CombinedOutput()
 		if err != nil {
@@ -55,7 +71,12 @@ func BenchmarkRealVersusOpenMPI(b *testing.B) {
 		return time.Duration(avg * 1e9)
 	}
 	ours := func(b *testing.B, name string, args ...string) time.Duration {
-		for _, r := range realJSON(b, args...) {
+		args = append(args, "--transport", transport)
+		out := realOutput(b, args...)
+		if want := map[string]int{"tcp": 0}[transport]; transport == "tcp" && out.SharedPairs != want || transport == "shm" && out.SharedPairs != out.Pairs {
+			b.Fatalf("collsim real %v: %d of %d pairs of ranks used shared memory", args, out.SharedPairs, out.Pairs)
+		}
+		for _, r := range out.Results {
 			if strings.Contains(r.Name, name) { // "ompi: allreduce/rabenseifner" under -a ompi
 				return time.Duration(r.AvgNs)
 			}

@@ -44,29 +44,47 @@ type realResult struct {
 // realJSON runs collsim real with --json and decodes its results.
 func realJSON(t testing.TB, args ...string) []realResult {
 	t.Helper()
+	return realOutput(t, args...).Results
+}
+
+// realRun is what collsim real --json says of a run.
+type realRun struct {
+	Results []realResult `json:"results"`
+	// SharedPairs of the Pairs of ranks talked through shared memory.
+	SharedPairs int `json:"shared_pairs"`
+	Pairs       int `json:"pairs"`
+}
+
+// realOutput runs collsim real --json with args and decodes its output.
+func realOutput(t testing.TB, args ...string) realRun {
+	t.Helper()
 	stdout, stderr, code := collsim(t, append([]string{"real", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("collsim real %v: exit %d: %s", args, code, stderr)
 	}
-	var out struct {
-		Results []realResult `json:"results"`
-	}
+	var out realRun
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("decoding %q: %v", stdout, err)
 	}
-	return out.Results
+	return out
 }
 
 // TestRealEveryAlgorithm runs every algorithm of the library for real, one
-// process per rank over loopback TCP, for 2..8 processes, with sizes of 0,
+// process per rank over loopback TCP or shared memory, for 2..8 processes, with sizes of 0,
 // one element, a count that does not divide by the ranks, and one large
 // enough to go through the connections' writer goroutines; every rank's
 // data is checked after every call.
 func TestRealEveryAlgorithm(t *testing.T) {
 	sizes := []int64{0, 8, 1000, 300000}
 	for n := 2; n <= 8; n++ {
-		t.Run(fmt.Sprint("np=", n), func(t *testing.T) {
-			got := realJSON(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "0,8,1000,300000", "--iterations", "1", "--warmup", "0")
+		// Odd counts over TCP, even ones through shared memory.
+		transport := map[bool]string{true: "tcp", false: "shm"}[n%2 == 1]
+		t.Run(fmt.Sprint("np=", n, "/", transport), func(t *testing.T) {
+			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "0,8,1000,300000", "--iterations", "1", "--warmup", "0", "--transport", transport)
+			if shared := map[string]int{"tcp": 0, "shm": n * (n - 1) / 2}[transport]; run.SharedPairs != shared || run.Pairs != n*(n-1)/2 {
+				t.Errorf("%d of %d pairs used shared memory, want %d", run.SharedPairs, run.Pairs, shared)
+			}
+			got := run.Results
 			want := 0
 			for _, a := range collectives.All() {
 				for _, size := range sizes {
@@ -106,7 +124,7 @@ func procsWith(marker string) []string {
 }
 
 // TestRealFaults checks that a rank that crashes, stalls or sends garbage
-// ends the run on every rank, quickly, with a message that names it, and
+// ends the run on every rank, through shared memory and over TCP, quickly, with a message that names it, and
 // that no rank process is left behind.
 func TestRealFaults(t *testing.T) {
 	cases := []struct {
@@ -120,31 +138,33 @@ func TestRealFaults(t *testing.T) {
 		{"garbage@1", []string{"rank 1 sent a malformed frame"}},
 	}
 	for i, tc := range cases {
-		t.Run(tc.fault, func(t *testing.T) {
-			seed := fmt.Sprint(900000 + i) // marks this run's processes
-			start := time.Now()
-			_, stderr, code := collsim(t, "real", "--np", "4", "-s", "8,64KiB", "--iterations", "3", "--timeout", "2s",
-				"--seed", seed, "--inject-fault", tc.fault)
-			if code == 0 {
-				t.Fatalf("a run with %s succeeded", tc.fault)
-			}
-			for _, w := range tc.want {
-				if !regexp.MustCompile(w).MatchString(stderr) {
-					t.Errorf("stderr does not match %q:\n%s", w, stderr)
+		for j, transport := range []string{"shm", "tcp"} {
+			t.Run(tc.fault+"/"+transport, func(t *testing.T) {
+				seed := fmt.Sprint(900000 + 10*i + j) // marks this run's processes
+				start := time.Now()
+				_, stderr, code := collsim(t, "real", "--np", "4", "-s", "8,64KiB", "--iterations", "3", "--timeout", "2s",
+					"--seed", seed, "--inject-fault", tc.fault, "--transport", transport)
+				if code == 0 {
+					t.Fatalf("a run with %s succeeded", tc.fault)
 				}
-			}
-			if d := time.Since(start); d > 20*time.Second {
-				t.Errorf("the run took %v to fail", d)
-			}
-			// A stall is noticed after --timeout (2 s) of silence; the run
-			// then ends at once (it took 7.5 s with 5 s of fixed grace).
-			if d := time.Since(start); strings.HasPrefix(tc.fault, "stall") && d > 6*time.Second {
-				t.Errorf("a stall took %v to end the run, with --timeout 2s", d)
-			}
-			if left := procsWith("--seed=" + seed); len(left) > 0 {
-				t.Errorf("rank processes left behind: %v", left)
-			}
-		})
+				for _, w := range tc.want {
+					if !regexp.MustCompile(w).MatchString(stderr) {
+						t.Errorf("stderr does not match %q:\n%s", w, stderr)
+					}
+				}
+				if d := time.Since(start); d > 20*time.Second {
+					t.Errorf("the run took %v to fail", d)
+				}
+				// A stall is noticed after --timeout (2 s) of silence; the run
+				// then ends at once (it took 7.5 s with 5 s of fixed grace).
+				if d := time.Since(start); strings.HasPrefix(tc.fault, "stall") && d > 6*time.Second {
+					t.Errorf("a stall took %v to end the run, with --timeout 2s", d)
+				}
+				if left := procsWith("--seed=" + seed); len(left) > 0 {
+					t.Errorf("rank processes left behind: %v", left)
+				}
+			})
+		}
 	}
 }
 

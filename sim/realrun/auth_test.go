@@ -192,7 +192,7 @@ func helloFor(job uint64, rank, size uint32) []byte {
 	b := make([]byte, 40)
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], 0x48525343)
-	le.PutUint32(b[4:], 2)
+	le.PutUint32(b[4:], 3) // the protocol
 	le.PutUint64(b[8:], job)
 	le.PutUint32(b[16:], rank)
 	le.PutUint32(b[20:], size)
@@ -219,7 +219,9 @@ func TestStrangersAtTheMesh(t *testing.T) {
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	connect := func(r int) {
-		wg.Go(func() { meshes[r], errs[r] = realrun.Connect(ctx, r, size, job, secret, lns[r], addrs) })
+		wg.Go(func() {
+			meshes[r], errs[r] = realrun.Connect(ctx, r, size, job, secret, lns[r], addrs, realrun.SharedMemory)
+		})
 	}
 	connect(0)
 	heard := []<-chan string{
@@ -307,7 +309,7 @@ func TestMeshWithAnotherSecret(t *testing.T) {
 	var wg sync.WaitGroup
 	for r := range 2 {
 		wg.Go(func() {
-			m, err := realrun.Connect(ctx, r, 2, 1, secrets[r], lns[r], addrs)
+			m, err := realrun.Connect(ctx, r, 2, 1, secrets[r], lns[r], addrs, realrun.SharedMemory)
 			if m != nil {
 				m.Abort(nil)
 			}

@@ -102,7 +102,9 @@ type RankOptions struct {
 	Job uint64
 	// Secret is the job's shared key: every connection proves it knows
 	// it (see auth.go).
-	Secret             Secret
+	Secret Secret
+	// Transport says whether ranks on one host use shared memory.
+	Transport          Transport
 	Jobs               []Job
 	Warmup, Iterations int
 	// Timeout bounds each wait for progress, and registration and
@@ -155,7 +157,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err != nil {
 		return err
 	}
-	mesh, err := Connect(setup, o.Rank, o.Size, o.Job, o.Secret, ln, addrs)
+	mesh, err := Connect(setup, o.Rank, o.Size, o.Job, o.Secret, ln, addrs, o.Transport)
 	if err != nil {
 		sc.Finish(nil, err, o.Timeout)
 		return err
@@ -187,7 +189,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
 		return sc.Finish(nil, err, o.Timeout)
 	}
-	return sc.Finish(&Report{Rank: o.Rank, Host: host, Results: results}, nil, o.Timeout)
+	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), Results: results}, nil, o.Timeout)
 }
 
 // routeTo returns the local IP address this host uses to reach addr.

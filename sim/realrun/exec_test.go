@@ -15,15 +15,23 @@ import (
 	"github.com/collsim/collsim/sim/realrun"
 )
 
-// runLocal runs fn on every rank of a loopback mesh of size ranks and
-// returns the ranks' errors.
-func runLocal(t *testing.T, size int, fn func(r *realrun.Rank, rank int) error) []error {
+// transports are the channels every test of the transport runs over.
+var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory}
+
+// runLocal runs fn on every rank of a mesh of size ranks in this process,
+// over loopback TCP or shared memory, and returns the ranks' errors.
+func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.Rank, rank int) error) []error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	meshes, err := realrun.ConnectLocal(ctx, size, 42)
+	meshes, err := realrun.ConnectLocal(ctx, size, 42, via)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for rank, m := range meshes {
+		if want := map[realrun.Transport]int{realrun.TCP: 0, realrun.SharedMemory: size - 1}[via]; m.SharedPeers() != want {
+			t.Fatalf("rank %d reaches %d peers through shared memory, want %d over %v", rank, m.SharedPeers(), want, via)
+		}
 	}
 	errs := make([]error, size)
 	var wg sync.WaitGroup
@@ -43,46 +51,49 @@ func runLocal(t *testing.T, size int, fn func(r *realrun.Rank, rank int) error) 
 	return errs
 }
 
-// TestEveryAlgorithmOverTCP runs every algorithm of the library for real,
-// each rank a goroutine with its own sockets, several calls in a row on the
-// same connections, and checks every rank's data.
-func TestEveryAlgorithmOverTCP(t *testing.T) {
+// TestEveryAlgorithmForReal runs every algorithm of the library for real,
+// each rank a goroutine with its own channels (loopback TCP, then shared
+// memory), several calls in a row on the same channels, and checks every
+// rank's data.
+func TestEveryAlgorithmForReal(t *testing.T) {
 	algos := collectives.All()
-	for _, p := range []int{1, 2, 3, 5, 8} {
-		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
-			t.Parallel()
-			errs := runLocal(t, p, func(r *realrun.Rank, rank int) error {
-				for _, a := range algos {
-					for _, count := range []int64{0, 1, 7, 1000} {
-						params := collectives.Params{Ranks: p, Count: count, Root: p / 2, NodeSize: 2, GroupSize: 2}
-						s, err := a.Build(params)
-						if err != nil {
-							continue // unsupported here; the collective library tests say why
-						}
-						seed := uint64(count)*31 + uint64(p)
-						data, err := a.RankData(params, seed, rank)
-						if err != nil {
-							return err
-						}
-						if err := r.Execute(s, data); err != nil {
-							return fmt.Errorf("%s count %d: %w", a.ID(), count, err)
-						}
-						if err := a.VerifyRank(params, seed, rank, data); err != nil {
-							return fmt.Errorf("%s count %d: %w", a.ID(), count, err)
-						}
-						if err := r.Barrier(); err != nil {
-							return err
+	for _, via := range transports {
+		for _, p := range []int{1, 2, 3, 5, 8} {
+			t.Run(fmt.Sprint(via, "/p=", p), func(t *testing.T) {
+				t.Parallel()
+				errs := runLocal(t, p, via, func(r *realrun.Rank, rank int) error {
+					for _, a := range algos {
+						for _, count := range []int64{0, 1, 7, 1000} {
+							params := collectives.Params{Ranks: p, Count: count, Root: p / 2, NodeSize: 2, GroupSize: 2}
+							s, err := a.Build(params)
+							if err != nil {
+								continue // unsupported here; the collective library tests say why
+							}
+							seed := uint64(count)*31 + uint64(p)
+							data, err := a.RankData(params, seed, rank)
+							if err != nil {
+								return err
+							}
+							if err := r.Execute(s, data); err != nil {
+								return fmt.Errorf("%s count %d: %w", a.ID(), count, err)
+							}
+							if err := a.VerifyRank(params, seed, rank, data); err != nil {
+								return fmt.Errorf("%s count %d: %w", a.ID(), count, err)
+							}
+							if err := r.Barrier(); err != nil {
+								return err
+							}
 						}
 					}
+					return nil
+				})
+				for _, err := range errs {
+					if err != nil {
+						t.Error(err)
+					}
 				}
-				return nil
 			})
-			for _, err := range errs {
-				if err != nil {
-					t.Error(err)
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -100,7 +111,7 @@ func TestStalledPeer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	meshes, err := realrun.ConnectLocal(ctx, 3, 1)
+	meshes, err := realrun.ConnectLocal(ctx, 3, 1, realrun.SharedMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +144,15 @@ func TestStalledPeer(t *testing.T) {
 // TestDeadPeerAndGarbage: a peer whose connections close mid-run, and one
 // that sends bytes that are no frame, are named in the others' errors.
 func TestDeadPeerAndGarbage(t *testing.T) {
-	for _, fault := range []string{"dies", "garbage"} {
-		t.Run(fault, func(t *testing.T) {
+	for _, tc := range []struct {
+		fault string
+		via   realrun.Transport
+	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory}} {
+		fault := tc.fault
+		t.Run(fmt.Sprint(tc.via, "/", fault), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			meshes, err := realrun.ConnectLocal(ctx, 2, 1)
+			meshes, err := realrun.ConnectLocal(ctx, 2, 1, tc.via)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +167,7 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 			s, _ := collectives.Lookup(collectives.Allreduce, "recursive_doubling")
 			sched, _ := s.Build(collectives.Params{Ranks: 2, Count: 4})
 			err = r.Execute(sched, nil)
-			want := map[string]string{"dies": "connection to rank 1 lost", "garbage": "rank 1 sent a malformed frame"}[fault]
+			want := map[string]string{"dies": "rank 1 exited or crashed", "garbage": "rank 1 sent a malformed frame"}[fault]
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("got %v, want an error saying %q", err, want)
 			}
@@ -183,7 +198,7 @@ func TestDifferentJobsRefuse(t *testing.T) {
 	var wg sync.WaitGroup
 	for r := range 2 {
 		wg.Go(func() {
-			m, err := realrun.Connect(ctx, r, 2, uint64(100+r), secret, lns[r], addrs)
+			m, err := realrun.Connect(ctx, r, 2, uint64(100+r), secret, lns[r], addrs, realrun.SharedMemory)
 			if m != nil {
 				m.Abort(nil)
 			}
@@ -216,17 +231,19 @@ func TestStridedRegionsAndCopies(t *testing.T) {
 		},
 	}
 	s := sim.FromPrograms("strided", progs, 0)
-	data := [][][]uint64{{{10, 11, 12, 13, 14, 15, 16, 17}}, {{0, 0, 0, 0, 1, 1, 1, 1}, make([]uint64, 4)}}
-	errs := runLocal(t, 2, func(r *realrun.Rank, rank int) error { return r.Execute(s, data[rank]) })
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	for _, via := range transports {
+		data := [][][]uint64{{{10, 11, 12, 13, 14, 15, 16, 17}}, {{0, 0, 0, 0, 1, 1, 1, 1}, make([]uint64, 4)}}
+		errs := runLocal(t, 2, via, func(r *realrun.Rank, rank int) error { return r.Execute(s, data[rank]) })
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if got, want := data[1][0], []uint64{15, 14, 12, 11, 11, 1, 12, 1}; !slices.Equal(got, want) {
-		t.Errorf("rank 1 buffer 0: %v, want %v", got, want)
-	}
-	if got, want := data[1][1], []uint64{15, 14, 11, 1}; !slices.Equal(got, want) {
-		t.Errorf("rank 1 buffer 1 (the copy): %v, want %v", got, want)
+		if got, want := data[1][0], []uint64{15, 14, 12, 11, 11, 1, 12, 1}; !slices.Equal(got, want) {
+			t.Errorf("%v: rank 1 buffer 0: %v, want %v", via, got, want)
+		}
+		if got, want := data[1][1], []uint64{15, 14, 11, 1}; !slices.Equal(got, want) {
+			t.Errorf("%v: rank 1 buffer 1 (the copy): %v, want %v", via, got, want)
+		}
 	}
 }

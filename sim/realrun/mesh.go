@@ -20,7 +20,8 @@ type Mesh struct {
 	rank, size int
 	job        uint64
 	secret     Secret
-	conns      []net.Conn // nil at this rank's own index
+	transport  Transport
+	conns      []net.Conn // nil at this rank's own index; a TCP or shared-memory channel
 	out        []*outQueue
 
 	mu      sync.Mutex
@@ -91,8 +92,9 @@ const inlineBytes = 64 << 10
 // disturbing the others, and Connect stops accepting on ln when it
 // returns. Both ends check that they run the same job (a hash of the
 // program's version and the run's parameters) with the same size, and
-// name the rank at fault when they do not.
-func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln net.Listener, addrs []string) (*Mesh, error) {
+// name the rank at fault when they do not. With SharedMemory, a peer on the
+// same host is then reached through shared memory (see shm.go).
+func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln net.Listener, addrs []string, transport Transport) (*Mesh, error) {
 	if !littleEndian() {
 		return nil, errors.New("real runs need a little-endian host: the wire carries elements in memory order")
 	}
@@ -105,7 +107,7 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 	if err := listenerError(ln); err != nil {
 		return nil, fmt.Errorf("rank %d: %w", rank, err)
 	}
-	m := &Mesh{rank: rank, size: size, job: job, secret: secret, conns: make([]net.Conn, size), out: make([]*outQueue, size),
+	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size),
 		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank
 	acc := make(chan accepted)
@@ -126,12 +128,13 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 			}
 			continue
 		}
-		if err := m.dial(ctx, c, peer); err != nil {
+		ch, err := m.dial(ctx, c, peer)
+		if err != nil {
 			c.Close()
 			errs = append(errs, err)
 			continue
 		}
-		m.conns[peer] = c
+		m.conns[peer] = ch
 	}
 	var refused refusals
 waiting:
@@ -179,6 +182,7 @@ waiting:
 		}
 		return nil, errors.Join(errs...)
 	}
+	m.pollIfCoresSuffice()
 	for peer, c := range m.conns {
 		if c == nil {
 			continue
@@ -231,8 +235,11 @@ func (m *Mesh) acceptPeers(ctx context.Context, ln net.Listener, acc chan<- acce
 			}
 			go func() {
 				cutOff := context.AfterFunc(ctx, func() { c.Close() })
-				peer, ok, err := m.answer(ctx, c)
+				peer, ch, ok, err := m.answer(ctx, c)
 				if !cutOff() {
+					if ch != nil {
+						ch.Close()
+					}
 					return // Connect is over
 				}
 				if !ok {
@@ -240,7 +247,10 @@ func (m *Mesh) acceptPeers(ctx context.Context, ln net.Listener, acc chan<- acce
 					deliver(accepted{refused: c.RemoteAddr().String()})
 					return
 				}
-				deliver(accepted{peer: peer, conn: c, err: err})
+				if ch == nil {
+					ch = c
+				}
+				deliver(accepted{peer: peer, conn: ch, err: err})
 			}()
 		}
 	}()
@@ -273,67 +283,75 @@ const (
 )
 
 // dial runs the dialing side of the handshake on c with rank want, the
-// rank whose address this side dialed.
-func (m *Mesh) dial(ctx context.Context, c net.Conn, want int) error {
+// rank whose address this side dialed, and returns the channel to use.
+func (m *Mesh) dial(ctx context.Context, c net.Conn, want int) (net.Conn, error) {
 	c.SetDeadline(handshakeDeadline(ctx))
 	defer c.SetDeadline(time.Time{})
 	mine, err := m.myHello()
 	if err != nil {
-		return fmt.Errorf("rank %d: %w", m.rank, err)
+		return nil, fmt.Errorf("rank %d: %w", m.rank, err)
 	}
 	if _, err := c.Write(mine); err != nil {
-		return fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+		return nil, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
 	}
 	var reply [helloBytes + proofBytes]byte
 	if _, err := io.ReadFull(c, reply[:]); err != nil {
-		return fmt.Errorf("rank %d: waiting for rank %d's answer at %v: %w", m.rank, want, c.RemoteAddr(), err)
+		return nil, fmt.Errorf("rank %d: waiting for rank %d's answer at %v: %w", m.rank, want, c.RemoteAddr(), err)
 	}
 	theirs := reply[:helloBytes]
 	h, err := parseHello(theirs)
 	if err != nil {
-		return fmt.Errorf("rank %d: rank %d's address %v: %w", m.rank, want, c.RemoteAddr(), err)
+		return nil, fmt.Errorf("rank %d: rank %d's address %v: %w", m.rank, want, c.RemoteAddr(), err)
 	}
 	if !sameProof(reply[helloBytes:], m.secret.proof(acceptorLabel, mine, theirs)) {
-		return fmt.Errorf("rank %d: the process at %v, rank %d's address, did not prove it knows the job's secret: the rendezvous addresses are stale, or another program took the port", m.rank, c.RemoteAddr(), want)
+		return nil, fmt.Errorf("rank %d: the process at %v, rank %d's address, did not prove it knows the job's secret: the rendezvous addresses are stale, or another program took the port", m.rank, c.RemoteAddr(), want)
 	}
 	if _, err := c.Write(m.secret.proof(dialerLabel, mine, theirs)); err != nil {
-		return fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
+		return nil, fmt.Errorf("rank %d: greeting rank %d: %w", m.rank, want, err)
 	}
 	if int(h.rank) != want {
-		return fmt.Errorf("rank %d: dialed rank %d but rank %d answered: the rendezvous addresses are stale", m.rank, want, h.rank)
+		return nil, fmt.Errorf("rank %d: dialed rank %d but rank %d answered: the rendezvous addresses are stale", m.rank, want, h.rank)
 	}
-	return m.agree(h)
+	if err := m.agree(h); err != nil {
+		return nil, err
+	}
+	return m.offerShared(c, want)
 }
 
-// answer runs the accepting side of the handshake on c. ok is false when
-// the other side did not prove it knows the secret: whatever it is, it is
-// not a rank of this job, and it is dropped without a word.
-func (m *Mesh) answer(ctx context.Context, c net.Conn) (peer int, ok bool, err error) {
+// answer runs the accepting side of the handshake on c and returns the
+// channel to use (nil when there is none). ok is false when the other side
+// did not prove it knows the secret: whatever it is, it is not a rank of
+// this job, and it is dropped without a word.
+func (m *Mesh) answer(ctx context.Context, c net.Conn) (peer int, ch net.Conn, ok bool, err error) {
 	c.SetDeadline(handshakeDeadline(ctx))
 	defer c.SetDeadline(time.Time{})
 	theirs := make([]byte, helloBytes)
 	if _, err := io.ReadFull(c, theirs); err != nil {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
 	h, err := parseHello(theirs)
 	if err != nil {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
 	mine, err := m.myHello()
 	if err != nil {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
 	if _, err := c.Write(append(mine, m.secret.proof(acceptorLabel, theirs, mine)...)); err != nil {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
 	proof := make([]byte, proofBytes)
 	if _, err := io.ReadFull(c, proof); err != nil || !sameProof(proof, m.secret.proof(dialerLabel, theirs, mine)) {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
 	if peer := int(h.rank); peer <= m.rank || peer >= m.size {
-		return -1, true, fmt.Errorf("rank %d: connection claiming to be rank %d; only ranks %d..%d connect here", m.rank, peer, m.rank+1, m.size-1)
+		return -1, nil, true, fmt.Errorf("rank %d: connection claiming to be rank %d; only ranks %d..%d connect here", m.rank, peer, m.rank+1, m.size-1)
 	}
-	return int(h.rank), true, m.agree(h)
+	if err := m.agree(h); err != nil {
+		return int(h.rank), nil, true, err
+	}
+	ch, err = m.answerShared(c, int(h.rank))
+	return int(h.rank), ch, true, err
 }
 
 // agree checks that an authenticated peer runs this rank's job.
@@ -683,9 +701,9 @@ func (p *bufPool) put(b []uint64) {
 }
 
 // ConnectLocal builds the meshes of size ranks in this process, over
-// loopback TCP: real sockets, one goroutine per rank, for tests and for
+// loopback TCP or shared memory: one goroutine per rank, for tests and for
 // runs that do not need separate processes.
-func ConnectLocal(ctx context.Context, size int, job uint64) ([]*Mesh, error) {
+func ConnectLocal(ctx context.Context, size int, job uint64, transport Transport) ([]*Mesh, error) {
 	lns := make([]net.Listener, size)
 	addrs := make([]string, size)
 	defer func() {
@@ -710,7 +728,7 @@ func ConnectLocal(ctx context.Context, size int, job uint64) ([]*Mesh, error) {
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {
-		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, secret, lns[r], addrs) })
+		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, secret, lns[r], addrs, transport) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

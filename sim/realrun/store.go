@@ -71,9 +71,12 @@ type handIn struct {
 
 // Report is what one rank measured.
 type Report struct {
-	Rank    int      `json:"rank"`
-	Host    string   `json:"host"`
-	Results []Result `json:"results"`
+	Rank int    `json:"rank"`
+	Host string `json:"host"`
+	// SharedPeers is how many peers the rank reached through shared
+	// memory; the others, over TCP.
+	SharedPeers int      `json:"shared_peers"`
+	Results     []Result `json:"results"`
 }
 
 // Timing is what OSU reports of one call: average, least and greatest

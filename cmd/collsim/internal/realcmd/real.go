@@ -1,6 +1,7 @@
 // Package realcmd implements `collsim real`: the library's algorithms run
-// for real, one OS process per rank, over TCP, with their data checked and
-// their time measured as the OSU micro-benchmarks measure it.
+// for real, one OS process per rank, over shared memory or TCP, with their
+// data checked and their time measured as the OSU micro-benchmarks measure
+// it.
 package realcmd
 
 import (
@@ -52,6 +53,7 @@ type options struct {
 	rendezvousAt string // a shared file rank 0 writes its rendezvous address to
 	secretFile   string // a file holding the job's secret (cluster runs)
 	bind         string
+	transport    string
 	nodeSize     int
 	groupSize    int
 	json         bool
@@ -82,10 +84,12 @@ func Check(args []string, ranks int) error {
 func newCmd(streams *cmdutil.IO, o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "real",
-		Short: "Run algorithms for real: one process per rank, over TCP, data checked, OSU-style timing",
+		Short: "Run algorithms for real: one process per rank, over shared memory or TCP, data checked, OSU-style timing",
 		Long: `real runs the same programs the simulator runs, for real: one OS process
-per rank, real bytes over TCP connections between them, real reductions, and
-every rank's result checked after every iteration. Each call is timed as the
+per rank, real bytes between them (through shared memory between ranks on one
+host, as MPI libraries do, over TCP otherwise; --transport tcp keeps every
+pair on TCP), real reductions, and every rank's result checked after every
+iteration. Each call is timed as the
 OSU micro-benchmarks time it (warm-up iterations, then timed ones with a
 barrier before each); the table gives the average over ranks of each rank's
 average time, and the least and greatest of them.
@@ -126,6 +130,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.rendezvousAt, "rendezvous-file", "", "a file on a shared filesystem where rank 0 writes its rendezvous address (cluster runs)")
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
+	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -200,8 +205,12 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if serve != nil {
 		server.Go(func() { reports, serr = serve() })
 	}
+	transport, err := parseTransport(o.transport)
+	if err != nil {
+		return err
+	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
-		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs,
+		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs, Transport: transport,
 		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
 	if serve == nil {
@@ -255,11 +264,24 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 	return 0, 0, false, nil
 }
 
+// parseTransport reads --transport.
+func parseTransport(s string) (realrun.Transport, error) {
+	for _, t := range []realrun.Transport{realrun.SharedMemory, realrun.TCP} {
+		if s == t.String() {
+			return t, nil
+		}
+	}
+	return 0, cmdutil.Flagf("--transport %q: want shm (shared memory between ranks on one host) or tcp", s)
+}
+
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if o.iterations < 1 || o.warmup < 0 {
 		return nil, 0, cmdutil.Flagf("--iterations must be at least 1 and --warmup not negative, not %d and %d", o.iterations, o.warmup)
+	}
+	if _, err := parseTransport(o.transport); err != nil {
+		return nil, 0, err
 	}
 	if o.prtt != "" {
 		jobs, _, err := prttJobs(o, size)
@@ -685,8 +707,13 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			Collective string   `json:"collective"`
 			Ranks      int      `json:"ranks"`
 			Hosts      []string `json:"hosts"`
-			Results    []row    `json:"results"`
-		}{Collective: o.collective, Ranks: size}
+			Transport  string   `json:"transport"`
+			// SharedPairs of the Pairs of ranks talked through shared
+			// memory, the others over TCP.
+			SharedPairs int   `json:"shared_pairs"`
+			Pairs       int   `json:"pairs"`
+			Results     []row `json:"results"`
+		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
 		}
@@ -697,6 +724,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
+	fmt.Fprintf(w, "channels: %s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -719,6 +747,32 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 	}
 	return nil
+}
+
+// sharedPairs is how many pairs of ranks talked through shared memory.
+func sharedPairs(reports []realrun.Report) int {
+	n := 0
+	for _, r := range reports {
+		n += r.SharedPeers
+	}
+	return n / 2
+}
+
+// channels says how the pairs of ranks talked.
+func channels(transport string, shared, pairs int) string {
+	switch {
+	case pairs == 0:
+		return "none (one rank)"
+	case shared == pairs && pairs == 1:
+		return "shared memory between the two ranks"
+	case shared == pairs:
+		return fmt.Sprintf("shared memory between all %d pairs of ranks", pairs)
+	case shared > 0:
+		return fmt.Sprintf("shared memory between %d of %d pairs of ranks (those on one host), TCP between the others", shared, pairs)
+	case transport == realrun.TCP.String():
+		return "TCP between every pair of ranks (--transport tcp)"
+	}
+	return "TCP between every pair of ranks (none share a host: separate hosts or network namespaces)"
 }
 
 // busFactor is the bus bandwidth factor of the collective a job (named

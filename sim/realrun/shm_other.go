@@ -1,0 +1,35 @@
+//go:build !linux
+
+package realrun
+
+import (
+	"errors"
+	"net"
+)
+
+// Shared-memory channels need Linux (/dev/shm, FIFOs as doorbells): here
+// every pair keeps to TCP.
+
+const tokenBytes = 16
+
+const shmDir = ""
+
+var errNoShared = errors.New("shared-memory channels need Linux")
+
+type segment struct {
+	base  string
+	token [tokenBytes]byte
+}
+
+type sharedConn struct{ net.Conn }
+
+func ringBytes(int) int                           { return 0 }
+func sharedHostID() ([16]byte, bool)              { return [16]byte{}, false }
+func createSegment(string, int) (*segment, error) { return nil, errNoShared }
+func openSegment(string, string, [tokenBytes]byte, int) (*segment, error) {
+	return nil, errNoShared
+}
+func (s *segment) unlink()                         {}
+func (s *segment) release()                        {}
+func (s *segment) conn(bool, net.Conn) *sharedConn { return nil }
+func (c *sharedConn) pollWhenAlone()               {}
