@@ -464,13 +464,21 @@ func (m *Mesh) read(peer int, c net.Conn) {
 
 var zeros = make([]byte, 256<<10)
 
-// writeFrame writes one frame and flushes it.
+// writeFrame writes one frame and flushes it. A payload the buffer cannot
+// hold goes to the channel straight from its slice, after the header, rather
+// than through the buffer in pieces (a copy more).
 func writeFrame(bw *bufio.Writer, it *outItem) error {
 	var hb [headerBytes]byte
 	it.h.put(hb[:])
 	_, err := bw.Write(hb[:])
 	if err == nil && it.payload != nil {
-		_, err = bw.Write(bytesOf(it.payload))
+		p := bytesOf(it.payload)
+		if len(p) > bw.Available() {
+			err = bw.Flush() // then bw.Write passes p through
+		}
+		if err == nil {
+			_, err = bw.Write(p)
+		}
 	}
 	for left := it.h.payload; err == nil && it.payload == nil && left > 0; {
 		n := min(left, int64(len(zeros)))

@@ -61,6 +61,12 @@ const (
 	// host has a core for each of its ranks, as MPI libraries poll: a
 	// wake-up costs microseconds to tens of microseconds.
 	shmPoll = 200 * time.Microsecond
+	// shmPiece is how much a side copies before it publishes its position:
+	// a writer that filled the whole ring before publishing left the reader
+	// idle long enough to fall asleep, and the two then took turns at
+	// waking each other (a 16 MiB message crossed at 0.6 GB/s, against
+	// 2-5 GB/s streamed in 64 KiB pieces).
+	shmPiece = 64 << 10
 )
 
 // ringBytes is the size of each direction's ring for a job of size ranks:
@@ -310,13 +316,20 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 		}
 		gone := c.gone.Load() // before looking: what was written before the end is read
 		if avail := atomic.LoadUint64(r.written) - pos; avail > 0 {
-			n := int(min(avail, uint64(len(p))))
-			at := int(pos & r.mask)
-			k := copy(p[:n], r.data[at:])
-			copy(p[k:n], r.data)
-			atomic.StoreUint64(r.read, pos+uint64(n))
-			wake(r.writerSleeps)
-			return n, nil
+			// In pieces, each handed back at once: see shmPiece.
+			done := 0
+			for avail > 0 && done < len(p) {
+				n := int(min(avail, uint64(len(p)-done), shmPiece))
+				at := int(pos & r.mask)
+				k := copy(p[done:done+n], r.data[at:])
+				copy(p[done+k:done+n], r.data)
+				pos += uint64(n)
+				done += n
+				atomic.StoreUint64(r.read, pos)
+				wake(r.writerSleeps)
+				avail = atomic.LoadUint64(r.written) - pos
+			}
+			return done, nil
 		}
 		if gone {
 			return 0, io.EOF
@@ -349,7 +362,7 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 			return done, errPeerClosedShared
 		}
 		if room := size - (pos - atomic.LoadUint64(r.read)); room > 0 {
-			n := int(min(room, uint64(len(p)-done)))
+			n := int(min(room, uint64(len(p)-done), shmPiece))
 			at := int(pos & r.mask)
 			k := copy(r.data[at:], p[done:done+n])
 			copy(r.data, p[done+k:done+n])

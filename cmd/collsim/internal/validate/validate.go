@@ -33,6 +33,7 @@ type options struct {
 	algos      string
 	sizes      string
 	pingpong   string
+	transport  string
 	iterations int
 	warmup     int
 	timeout    time.Duration
@@ -107,6 +108,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
 	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
+	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
@@ -156,7 +158,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if _, err := cmdutil.Collectives(o.collective); err != nil {
 		return err
 	}
-	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong,
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
 		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
 	if err := realcmd.Check(args, o.NP); err != nil {
 		return err
