@@ -20,6 +20,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/root"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/realrun"
 )
 
 // TestMain lets this test binary stand in for collsim when `collsim real`
@@ -80,6 +81,9 @@ func TestRealEveryAlgorithm(t *testing.T) {
 		// Odd counts over TCP, even ones through shared memory.
 		transport := map[bool]string{true: "tcp", false: "shm"}[n%2 == 1]
 		t.Run(fmt.Sprint("np=", n, "/", transport), func(t *testing.T) {
+			if err := realrun.SharedMemoryAvailable(); transport == "shm" && err != nil {
+				t.Skipf("needs shared memory between processes: %v", err)
+			}
 			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "0,8,1000,300000", "--iterations", "1", "--warmup", "0", "--transport", transport)
 			if shared := map[string]int{"tcp": 0, "shm": n * (n - 1) / 2}[transport]; run.SharedPairs != shared || run.Pairs != n*(n-1)/2 {
 				t.Errorf("%d of %d pairs used shared memory, want %d", run.SharedPairs, run.Pairs, shared)
@@ -140,6 +144,9 @@ func TestRealFaults(t *testing.T) {
 	for i, tc := range cases {
 		for j, transport := range []string{"shm", "tcp"} {
 			t.Run(tc.fault+"/"+transport, func(t *testing.T) {
+				if err := realrun.SharedMemoryAvailable(); transport == "shm" && err != nil {
+					t.Skipf("needs shared memory between processes: %v", err)
+				}
 				seed := fmt.Sprint(900000 + 10*i + j) // marks this run's processes
 				start := time.Now()
 				_, stderr, code := collsim(t, "real", "--np", "4", "-s", "8,64KiB", "--iterations", "3", "--timeout", "2s",
@@ -421,7 +428,8 @@ func TestRealStrangers(t *testing.T) {
 // TestRealNetns builds an emulated cluster (one network namespace per
 // host, links shaped by tc tbf) and checks that the shaping holds: a ring
 // allreduce between two hosts can be no faster than its bytes over the
-// shaped link allow. Nothing of the cluster may be left afterwards.
+// shaped link allow. Ranks on one emulated host share memory, ranks on two
+// never do. Nothing of the cluster may be left afterwards.
 func TestRealNetns(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces (.ci/run runs it as root)")
@@ -431,7 +439,11 @@ func TestRealNetns(t *testing.T) {
 			t.Skipf("needs %s (Debian package iproute2)", tool)
 		}
 	}
-	got := realJSON(t, "--np", "2", "--netns", "--link-bandwidth", "200Mbps", "-s", "4MiB", "--iterations", "2", "--warmup", "1")
+	run := realOutput(t, "--np", "2", "--netns", "--link-bandwidth", "200Mbps", "-s", "4MiB", "--iterations", "2", "--warmup", "1")
+	if run.SharedPairs != 0 {
+		t.Errorf("ranks on two emulated hosts shared memory (%d pairs): they must cross the shaped link", run.SharedPairs)
+	}
+	got := run.Results
 	// Ring allreduce on 2 ranks: each rank sends half the vector twice.
 	bound := time.Duration(float64(2*(4<<20)/2) / (200e6 / 8) * 1e9)
 	if len(got) != 1 || time.Duration(got[0].AvgNs) < bound*9/10 {
@@ -456,6 +468,13 @@ func TestRealNetns(t *testing.T) {
 	// -9.4%..+7% over the same 17 runs.
 	if len(v.Points) != 1 || math.Abs(v.Points[0].SimError) > 0.2 {
 		t.Errorf("simulated ring 4MiB on 4 shaped hosts: %+v", v.Points)
+	}
+	// Two emulated hosts of two ranks each: the pairs within a host, and
+	// only they, share memory.
+	if err := realrun.SharedMemoryAvailable(); err == nil {
+		if two := realOutput(t, "--np", "4", "--netns", "--hosts", "2", "--link-bandwidth", "1Gbps", "-s", "8", "--iterations", "1", "--warmup", "0"); two.SharedPairs != 2 || two.Pairs != 6 {
+			t.Errorf("4 ranks on 2 emulated hosts: %d of %d pairs shared memory, want 2 of 6", two.SharedPairs, two.Pairs)
+		}
 	}
 	out, _ := exec.Command("ip", "netns", "list").Output()
 	links, _ := exec.Command("ip", "-o", "link", "show").Output()

@@ -18,10 +18,22 @@ import (
 // transports are the channels every test of the transport runs over.
 var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory}
 
+// skipWithoutSharedMemory skips a test of the shared-memory transport on a
+// host where ranks cannot share memory (no writable /dev/shm, not Linux).
+func skipWithoutSharedMemory(t testing.TB, via realrun.Transport) {
+	if via != realrun.SharedMemory {
+		return
+	}
+	if err := realrun.SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+}
+
 // runLocal runs fn on every rank of a mesh of size ranks in this process,
 // over loopback TCP or shared memory, and returns the ranks' errors.
 func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.Rank, rank int) error) []error {
 	t.Helper()
+	skipWithoutSharedMemory(t, via)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	meshes, err := realrun.ConnectLocal(ctx, size, 42, via)
@@ -150,6 +162,7 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory}} {
 		fault := tc.fault
 		t.Run(fmt.Sprint(tc.via, "/", fault), func(t *testing.T) {
+			skipWithoutSharedMemory(t, tc.via)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			meshes, err := realrun.ConnectLocal(ctx, 2, 1, tc.via)

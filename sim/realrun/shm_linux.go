@@ -435,6 +435,18 @@ func unixNanos(t time.Time) int64 {
 // shmDir is where channels' files go: /dev/shm, which is memory.
 const shmDir = "/dev/shm"
 
+// SharedMemoryAvailable reports why ranks on this host cannot share
+// memory (nil: they can), by making and removing a small channel file.
+func SharedMemoryAvailable() error {
+	s, err := createSegment(shmDir, 4096)
+	if err != nil {
+		return fmt.Errorf("shared memory in %s: %w", shmDir, err)
+	}
+	s.unlink()
+	s.release()
+	return nil
+}
+
 // sharedHostID names this side's network namespace: ranks in different
 // namespaces stand for different hosts (the emulated clusters of
 // --netns), so they keep to TCP even though they share /dev/shm.

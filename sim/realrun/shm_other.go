@@ -33,3 +33,7 @@ func (s *segment) unlink()                         {}
 func (s *segment) release()                        {}
 func (s *segment) conn(bool, net.Conn) *sharedConn { return nil }
 func (c *sharedConn) pollWhenAlone()               {}
+
+// SharedMemoryAvailable reports why ranks on this host cannot share
+// memory: here, always.
+func SharedMemoryAvailable() error { return errNoShared }

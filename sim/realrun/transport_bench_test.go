@@ -22,6 +22,7 @@ func BenchmarkTransport(b *testing.B) {
 	for _, via := range transports {
 		for _, bytes := range []int64{8, 1 << 20} {
 			b.Run(fmt.Sprintf("%v/%dB", via, bytes), func(b *testing.B) {
+				skipWithoutSharedMemory(b, via)
 				const rounds = 100
 				s, err := collectives.PingPong(2, 0, 1, bytes, rounds)
 				if err != nil {
