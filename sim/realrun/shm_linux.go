@@ -127,8 +127,7 @@ type sharedConn struct {
 	readDL  atomic.Int64 // deadlines in Unix nanoseconds; 0: none
 	writeDL atomic.Int64
 	// poll is how long a side polls before it sleeps; 0: shmSpin turns.
-	poll     time.Duration
-	unmapped bool // under use
+	poll time.Duration
 }
 
 // segment is a channel's file while it is being set up.
@@ -247,12 +246,23 @@ func (c *sharedConn) watch() {
 // wakeSelf wakes this side's sleeping read and write, so that they look
 // again at the channel's state.
 func (c *sharedConn) wakeSelf() {
-	c.use.RLock()
-	defer c.use.RUnlock()
-	if !c.unmapped {
+	if c.enter() { // else Close has woken them
 		wake(c.in.readerSleeps)
 		wake(c.out.writerSleeps)
+		c.use.RUnlock()
 	}
+}
+
+// enter takes the mapping for use, unless the channel is closed (and so
+// soon unmapped): then it reports false and holds nothing. A true return
+// is to be ended with c.use.RUnlock.
+func (c *sharedConn) enter() bool {
+	c.use.RLock()
+	if c.closed.Load() {
+		c.use.RUnlock()
+		return false
+	}
+	return true
 }
 
 // sleep waits until ready turns true, polling, then sleeping on the futex
@@ -303,11 +313,10 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.use.RLock()
-	defer c.use.RUnlock()
-	if c.closed.Load() { // and unmapped
+	if !c.enter() {
 		return 0, net.ErrClosed
 	}
+	defer c.use.RUnlock()
 	r := &c.in
 	pos := atomic.LoadUint64(r.read)
 	for {
@@ -345,11 +354,10 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 
 // Write copies p into the ring as room frees, publishing each piece.
 func (c *sharedConn) Write(p []byte) (int, error) {
-	c.use.RLock()
-	defer c.use.RUnlock()
-	if c.closed.Load() { // and unmapped
+	if !c.enter() {
 		return 0, net.ErrClosed
 	}
+	defer c.use.RUnlock()
 	r := &c.out
 	pos := atomic.LoadUint64(r.written)
 	size := uint64(len(r.data))
@@ -393,7 +401,6 @@ func (c *sharedConn) Close() error {
 	wake(c.out.writerSleeps)
 	c.use.Lock()
 	defer c.use.Unlock()
-	c.unmapped = true
 	return syscall.Munmap(c.mem)
 }
 
