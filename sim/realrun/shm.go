@@ -32,16 +32,17 @@ func (t Transport) String() string {
 //
 //	want byte | host [16]byte
 //
-// where want is 1 if it may use shared memory and host names its network
-// namespace. The accepting side answers 0, or 1 followed by the token and
-// the 32-byte name of a channel file it created in /dev/shm; the dialing
-// side maps it, checks the token and answers 1 if it will use it, 0 if not.
-// Either way the accepting side then removes the file's names. The peers
-// fall back to TCP whenever one of them cannot map the file: different
-// hosts, a /dev/shm that is not shared or full, another system than Linux.
+// where want is 1 if it may use shared memory and host names this boot of
+// its host and its network namespace. The accepting side answers 0, or 1
+// followed by the token and the 35-byte name of a channel file it created
+// in /dev/shm; the dialing side maps it, checks the token, removes the name
+// and answers 1 if it will use it, 0 if not. Either way the accepting side
+// then removes the name too. The peers fall back to TCP whenever one of
+// them cannot map the file: different hosts, a /dev/shm that is not shared
+// or full, another system than Linux.
 const (
 	offerBytes   = 1 + 16
-	segNameBytes = 32
+	segNameBytes = len("collsim-0123456789-0123456789abcdef") // see segmentName
 )
 
 // offerShared runs the dialing side of the choice on c, the connection to

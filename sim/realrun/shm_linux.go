@@ -3,7 +3,9 @@
 package realrun
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,7 +13,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -108,9 +112,11 @@ func wake(sleeps *uint32) {
 const (
 	futexWait = 0
 	futexWake = 1
-	// futexSlice bounds one futex wait, so that a deadline or this side's
-	// own close is seen even without a wake-up.
-	futexSlice = 20 * time.Millisecond
+	// futexSlice bounds one futex wait without a deadline. Whatever ends a
+	// wait (data, room, a close, the peer's end, a new deadline) also wakes
+	// the sleeper; the bound is a second line of defence, long enough that
+	// idle channels cost nothing.
+	futexSlice = time.Second
 )
 
 // errPeerClosedShared is a write to a peer whose process has closed its end.
@@ -144,11 +150,12 @@ func (s *segment) path() string { return filepath.Join(s.dir, s.base) }
 // rings of ring bytes, reserving the file's memory now so that a full
 // tmpfs fails here rather than with SIGBUS later.
 func createSegment(dir string, ring int) (*segment, error) {
-	var name [12]byte
+	removeStale(dir)
+	var name [8]byte
 	if _, err := rand.Read(name[:]); err != nil {
 		return nil, err
 	}
-	s := &segment{dir: dir, base: "collsim-" + hex.EncodeToString(name[:]), ring: ring}
+	s := &segment{dir: dir, base: fmt.Sprintf("collsim-%010d-%s", os.Getpid(), hex.EncodeToString(name[:])), ring: ring}
 	if _, err := rand.Read(s.token[:]); err != nil {
 		return nil, err
 	}
@@ -170,8 +177,33 @@ func createSegment(dir string, ring int) (*segment, error) {
 	return s, nil
 }
 
-// openSegment maps the segment another rank created, and checks its token.
+// segmentName is what createSegment names a file: its creator's process
+// ID (ten digits) and 16 random hexadecimal digits.
+var segmentName = regexp.MustCompile(`^collsim-([0-9]{10})-[0-9a-f]{16}$`)
+
+// removeStale removes the channel files in dir whose creators have died:
+// a rank killed between creating a file and its peer's answer (the names
+// are removed once both sides have mapped it) leaves its file behind.
+func removeStale(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "collsim-*"))
+	for _, name := range names {
+		m := segmentName.FindStringSubmatch(filepath.Base(name))
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(name)
+		}
+	}
+}
+
+// openSegment maps the segment another rank created, checks its token, and
+// removes its name (the creator removes it too, if this side dies first).
 func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, error) {
+	if !segmentName.MatchString(base) {
+		return nil, fmt.Errorf("%q is not the name of a channel file", base)
+	}
 	s := &segment{dir: dir, base: base, token: token, ring: ring}
 	f, err := os.OpenFile(s.path(), os.O_RDWR, 0)
 	if err != nil {
@@ -182,33 +214,42 @@ func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, 
 	if st, err := f.Stat(); err != nil || st.Size() != int64(size) {
 		return nil, fmt.Errorf("%s is not a channel of %d-byte rings", s.path(), ring)
 	}
-	if err := s.mapFile(f, size); err != nil {
+	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
 		return nil, err
 	}
+	s.mem = mem
 	if string(s.mem[:tokenBytes]) != string(token[:]) {
 		s.release()
 		return nil, fmt.Errorf("%s holds another token: not the peer's file", s.path())
 	}
+	s.unlink()
+	s.touch()
 	return s, nil
 }
 
-// mapFile maps the segment and writes to each of its pages, before either
-// side uses it: a page of a shared mapping is otherwise mapped writable only
-// at its first write, and that fault, in each process, cost 8-15 us here
-// (a 64 KiB message over fresh pages took 0.5-1 ms instead of 25 us).
-// MAP_POPULATE does not help: it maps a shared mapping's pages read-only.
+// mapFile maps the segment and touches its pages.
 func (s *segment) mapFile(f *os.File, size int) error {
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return err
 	}
 	s.mem = mem
-	for off := 0; off < size; off += os.Getpagesize() {
+	s.touch()
+	return nil
+}
+
+// touch writes to each page of the mapping before either side uses it: a
+// page of a shared mapping is otherwise mapped writable only at its first
+// write, and that fault, in each process, cost 8-15 us here (a 64 KiB
+// message over fresh pages took 0.5-1 ms instead of 25 us). MAP_POPULATE
+// does not help: it maps a shared mapping's pages read-only.
+func (s *segment) touch() {
+	for off := 0; off < len(s.mem); off += os.Getpagesize() {
 		// A write that changes nothing (a plain self-assignment would be
 		// compiled away); no one else writes yet: neither side has begun.
-		atomic.AddUint32((*uint32)(unsafe.Pointer(&mem[off])), 0)
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&s.mem[off])), 0)
 	}
-	return nil
 }
 
 // unlink removes the segment's name; the mappings live on until both
@@ -230,6 +271,9 @@ func (s *segment) conn(creator bool, ctrl net.Conn) *sharedConn {
 	if !creator {
 		c.out, c.in = d1, d0
 	}
+	// The handshake's deadline must not end the watch: a timeout would
+	// read as the peer's end.
+	ctrl.SetDeadline(time.Time{})
 	go c.watch()
 	return c
 }
@@ -266,9 +310,10 @@ func (c *sharedConn) enter() bool {
 }
 
 // sleep waits until ready turns true, polling, then sleeping on the futex
-// word sleeps; it returns os.ErrDeadlineExceeded when the deadline dl (Unix
-// nanoseconds, 0 for none) passes first.
-func (c *sharedConn) sleep(sleeps *uint32, dl int64, ready func() bool) error {
+// word sleeps; it returns os.ErrDeadlineExceeded when the deadline (Unix
+// nanoseconds, 0 for none; read again at each turn, as a deadline set
+// during a wait counts) passes first.
+func (c *sharedConn) sleep(sleeps *uint32, deadline *atomic.Int64, ready func() bool) error {
 	var start time.Time
 	for i := 0; ; i++ {
 		if ready() {
@@ -293,7 +338,7 @@ func (c *sharedConn) sleep(sleeps *uint32, dl int64, ready func() bool) error {
 			return nil
 		}
 		wait := futexSlice
-		if dl != 0 {
+		if dl := deadline.Load(); dl != 0 {
 			left := time.Until(time.Unix(0, dl))
 			if left <= 0 {
 				atomic.StoreUint32(sleeps, 0)
@@ -343,7 +388,7 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 		if gone {
 			return 0, io.EOF
 		}
-		err := c.sleep(r.readerSleeps, c.readDL.Load(), func() bool {
+		err := c.sleep(r.readerSleeps, &c.readDL, func() bool {
 			return atomic.LoadUint64(r.written) != pos || c.gone.Load() || c.closed.Load()
 		})
 		if err != nil {
@@ -380,7 +425,7 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 			wake(r.readerSleeps)
 			continue
 		}
-		err := c.sleep(r.writerSleeps, c.writeDL.Load(), func() bool {
+		err := c.sleep(r.writerSleeps, &c.writeDL, func() bool {
 			return pos-atomic.LoadUint64(r.read) < size || c.gone.Load() || c.closed.Load()
 		})
 		if err != nil {
@@ -454,19 +499,22 @@ func SharedMemoryAvailable() error {
 	return nil
 }
 
-// sharedHostID names this side's network namespace: ranks in different
-// namespaces stand for different hosts (the emulated clusters of
-// --netns), so they keep to TCP even though they share /dev/shm.
+// sharedHostID names this side's boot of this host and its network
+// namespace: ranks in different namespaces stand for different hosts (the
+// emulated clusters of --netns), so they keep to TCP even though they share
+// /dev/shm; the boot ID tells hosts apart, whose initial namespaces have
+// the same inode.
 func sharedHostID() ([16]byte, bool) {
 	var id [16]byte
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return id, false
+	}
 	var st syscall.Stat_t
 	if err := syscall.Stat("/proc/self/ns/net", &st); err != nil {
 		return id, false
 	}
-	le := [16]byte{}
-	for i := range 8 {
-		le[i] = byte(st.Dev >> (8 * i))
-		le[8+i] = byte(st.Ino >> (8 * i))
-	}
-	return le, true
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", bytes.TrimSpace(boot), st.Dev, st.Ino))
+	copy(id[:], sum[:])
+	return id, true
 }

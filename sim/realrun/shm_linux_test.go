@@ -4,11 +4,16 @@ package realrun
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,8 +42,7 @@ func sharedPair(t interface {
 }
 
 // TestSharedChannelCarriesBytes: writes of every size around the ring's,
-// one side at a time and both at once, arrive whole and in order, and the
-// files' names are gone once the channel is set up.
+// one side at a time and both at once, arrive whole and in order.
 func TestSharedChannelCarriesBytes(t *testing.T) {
 	const ring = 4096
 	dir := t.TempDir()
@@ -46,9 +50,6 @@ func TestSharedChannelCarriesBytes(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	done := make(chan error, 3)
-	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
-		t.Errorf("names left after setup: %v", left)
-	}
 	for _, n := range []int{0, 1, 7, ring - 1, ring, ring + 1, 3*ring + 5, 1 << 20} {
 		msg := make([]byte, n)
 		for i := range msg {
@@ -178,6 +179,44 @@ func TestSharedChannelEnds(t *testing.T) {
 			t.Fatal("a read waited through its own close")
 		}
 	})
+	t.Run("deadline set while waiting", func(t *testing.T) {
+		a, b := sharedPair(t, dir, 4096)
+		defer a.Close()
+		defer b.Close()
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.Read(make([]byte, 10))
+			done <- err
+		}()
+		time.Sleep(20 * time.Millisecond) // let it wait: it must end either way
+		b.SetReadDeadline(time.Now())
+		select {
+		case err := <-done:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("a waiting read given a past deadline: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting read ignored a deadline set while it waited")
+		}
+	})
+	t.Run("deadline cleared while waiting", func(t *testing.T) {
+		a, b := sharedPair(t, dir, 4096)
+		defer a.Close()
+		defer b.Close()
+		b.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.ReadFull(b, make([]byte, 5))
+			done <- err
+		}()
+		time.Sleep(20 * time.Millisecond)
+		b.SetReadDeadline(time.Time{})
+		time.Sleep(200 * time.Millisecond) // past the cleared deadline
+		a.Write([]byte("late!"))
+		if err := <-done; err != nil {
+			t.Errorf("a read whose deadline was cleared while it waited: %v", err)
+		}
+	})
 	t.Run("write deadline", func(t *testing.T) {
 		a, b := sharedPair(t, dir, 4096)
 		defer a.Close()
@@ -191,7 +230,8 @@ func TestSharedChannelEnds(t *testing.T) {
 }
 
 // TestSharedSegmentRefusals: a file that is not the creator's (another
-// token or size) is not used.
+// token or size), a missing one and a name that is not a channel file's are
+// not used.
 func TestSharedSegmentRefusals(t *testing.T) {
 	dir := t.TempDir()
 	seg, err := createSegment(dir, 4096)
@@ -210,7 +250,77 @@ func TestSharedSegmentRefusals(t *testing.T) {
 		s.release()
 		t.Error("a segment of another ring size was mapped")
 	}
-	if _, err := openSegment(dir, "collsim-none", seg.token, 4096); err == nil {
+	if _, err := openSegment(dir, "collsim-0000000001-0123456789abcdef", seg.token, 4096); err == nil {
 		t.Error("a missing segment was mapped")
+	}
+	if _, err := openSegment(dir, "../"+filepath.Base(dir)+"/"+seg.base, seg.token, 4096); err == nil || !strings.Contains(err.Error(), "not the name of a channel file") {
+		t.Errorf("a name that is a path: %v", err)
+	}
+}
+
+// TestStaleSegmentsRemoved: making a channel file removes the ones whose
+// creators have died, and only those.
+func TestStaleSegmentsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	stale := filepath.Join(dir, fmt.Sprintf("collsim-%010d-0123456789abcdef", dead.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf("collsim-%010d-0123456789abcdef", os.Getpid()))
+	other := filepath.Join(dir, "collsim-not-ours")
+	for _, f := range []string{stale, live, other} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seg, err := createSegment(dir, 4096)
+	if err != nil {
+		t.Skipf("no shared-memory channel in %s: %v", dir, err)
+	}
+	seg.unlink()
+	seg.release()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the file of a dead process is still there (%v)", err)
+	}
+	for _, f := range []string{live, other} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s was removed: %v", f, err)
+		}
+	}
+}
+
+// TestSharedMemoryLeavesNoFiles: once ranks have connected, none of the
+// channel files they made has a name left, whether they then close or
+// abort.
+func TestSharedMemoryLeavesNoFiles(t *testing.T) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	mine := filepath.Join(shmDir, fmt.Sprintf("collsim-%010d-*", os.Getpid()))
+	for _, abort := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		meshes, err := ConnectLocal(ctx, 4, 1, SharedMemory)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := filepath.Glob(mine); len(left) > 0 {
+			t.Errorf("after connecting: %v", left)
+		}
+		var wg sync.WaitGroup
+		for _, m := range meshes {
+			wg.Go(func() {
+				if abort {
+					m.Abort(nil)
+				} else {
+					m.Close(time.Now().Add(10 * time.Second))
+				}
+			})
+		}
+		wg.Wait()
+		if left, _ := filepath.Glob(mine); len(left) > 0 {
+			t.Errorf("after closing (abort %t): %v", abort, left)
+		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"net"
 )
 
-// Shared-memory channels need Linux (/dev/shm, FIFOs as doorbells): here
-// every pair keeps to TCP.
+// Shared-memory channels need Linux (/dev/shm, futexes): here every pair
+// keeps to TCP.
 
 const tokenBytes = 16
 
