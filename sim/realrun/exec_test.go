@@ -286,22 +286,11 @@ func TestStridedRegionsAndCopies(t *testing.T) {
 // may not agree on TCP, and work together.
 func TestMixedTransportsFallBack(t *testing.T) {
 	skipWithoutSharedMemory(t, realrun.SharedMemory)
-	lns := make([]net.Listener, 2)
-	addrs := make([]string, 2)
-	for i := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		lns[i], addrs[i] = ln, ln.Addr().String()
-	}
+	lns := []net.Listener{listen(t), listen(t)}
+	addrs := []string{lns[0].Addr().String(), lns[1].Addr().String()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	secret, err := realrun.NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
+	secret := newSecret(t)
 	a, err := collectives.Lookup(collectives.Allreduce, "ring")
 	if err != nil {
 		t.Fatal(err)

@@ -148,8 +148,7 @@ func TestSharedChannelProperty(t *testing.T) {
 func TestSharedChannelEnds(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("peer closes", func(t *testing.T) {
-		a, b := sharedPair(t, dir, 4096)
-		defer b.Close()
+		a, b := closedAtEnd(t, dir)
 		a.Write([]byte("last words"))
 		a.Close()
 		got, err := io.ReadAll(b)
@@ -161,48 +160,19 @@ func TestSharedChannelEnds(t *testing.T) {
 		}
 	})
 	t.Run("own close", func(t *testing.T) {
-		a, b := sharedPair(t, dir, 4096)
-		defer a.Close()
-		done := make(chan error, 1)
-		go func() {
-			_, err := b.Read(make([]byte, 10))
-			done <- err
-		}()
-		time.Sleep(20 * time.Millisecond) // let it wait: it must end either way
-		b.Close()
-		select {
-		case err := <-done:
-			if !errors.Is(err, net.ErrClosed) {
-				t.Errorf("a read ended by its own close: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a read waited through its own close")
+		_, b := closedAtEnd(t, dir)
+		if err := readEndedBy(t, b, func() { b.Close() }, "its own close"); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("a read ended by its own close: %v", err)
 		}
 	})
 	t.Run("deadline set while waiting", func(t *testing.T) {
-		a, b := sharedPair(t, dir, 4096)
-		defer a.Close()
-		defer b.Close()
-		done := make(chan error, 1)
-		go func() {
-			_, err := b.Read(make([]byte, 10))
-			done <- err
-		}()
-		time.Sleep(20 * time.Millisecond) // let it wait: it must end either way
-		b.SetReadDeadline(time.Now())
-		select {
-		case err := <-done:
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Errorf("a waiting read given a past deadline: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a waiting read ignored a deadline set while it waited")
+		_, b := closedAtEnd(t, dir)
+		if err := readEndedBy(t, b, func() { b.SetReadDeadline(time.Now()) }, "a deadline set while it waited"); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("a waiting read given a past deadline: %v", err)
 		}
 	})
 	t.Run("deadline cleared while waiting", func(t *testing.T) {
-		a, b := sharedPair(t, dir, 4096)
-		defer a.Close()
-		defer b.Close()
+		a, b := closedAtEnd(t, dir)
 		b.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		done := make(chan error, 1)
 		go func() {
@@ -218,15 +188,44 @@ func TestSharedChannelEnds(t *testing.T) {
 		}
 	})
 	t.Run("write deadline", func(t *testing.T) {
-		a, b := sharedPair(t, dir, 4096)
-		defer a.Close()
-		defer b.Close()
+		a, _ := closedAtEnd(t, dir)
 		a.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 		n, err := a.Write(make([]byte, 10000))
 		if !errors.Is(err, os.ErrDeadlineExceeded) || n != 4096 {
 			t.Errorf("a write into a full ring past its deadline: %d bytes, %v; want 4096 and the deadline", n, err)
 		}
 	})
+}
+
+// closedAtEnd is a channel of 4 KiB rings that the test closes when it
+// ends (closing twice is harmless).
+func closedAtEnd(t *testing.T, dir string) (a, b *sharedConn) {
+	a, b = sharedPair(t, dir, 4096)
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+	})
+	return a, b
+}
+
+// readEndedBy starts a read on c, lets it wait, runs end and returns the
+// read's error; the test fails if the read does not end.
+func readEndedBy(t *testing.T, c *sharedConn, end func(), what string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 10))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let it wait: it must end either way
+	end()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("a read waited through %s", what)
+		return nil
+	}
 }
 
 // TestSharedSegmentRefusals: a file that is not the creator's (another
