@@ -86,13 +86,13 @@ func newCmd(streams *cmdutil.IO, o *options) *cobra.Command {
 		Use:   "real",
 		Short: "Run algorithms for real: one process per rank, over shared memory or TCP, data checked, OSU-style timing",
 		Long: `real runs the same programs the simulator runs, for real: one OS process
-per rank, real bytes between them (through shared memory between ranks on one
-host, as MPI libraries do, over TCP otherwise; --transport tcp keeps every
-pair on TCP), real reductions, and every rank's result checked after every
-iteration. Each call is timed as the
-OSU micro-benchmarks time it (warm-up iterations, then timed ones with a
-barrier before each); the table gives the average over ranks of each rank's
-average time, and the least and greatest of them.
+per rank, real bytes between them (through shared memory between ranks on
+one host, as MPI libraries do, over TCP otherwise; --transport tcp keeps
+every pair on TCP), real reductions, and every rank's result checked after
+every iteration. Each call is timed as the OSU micro-benchmarks time it
+(warm-up iterations, then timed ones with a barrier before each); the table
+gives the average over ranks of each rank's average time, and the least and
+greatest of them.
 
 Three ways to start the ranks:
   collsim real --np 4 ...            4 processes on this machine, over loopback
