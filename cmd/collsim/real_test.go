@@ -282,9 +282,24 @@ func TestRealUnderSlurm(t *testing.T) {
 	}
 }
 
+// TestRealUnreachableRendezvous: a rank whose rendezvous nobody answers
+// gives up after the setup's minimum (30 s, realrun.MinSetup) and says so.
+// It runs in parallel with the package's other parallel tests, since it
+// mostly waits.
+func TestRealUnreachableRendezvous(t *testing.T) {
+	t.Parallel()
+	addr := freePort(t) // nobody listens there now
+	r1 := asRank(1, 2, "--rendezvous", addr, "--timeout", "1s")
+	r1.Env = append(r1.Env, "COLLSIM_SECRET="+testSecret)
+	out, err := r1.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "rank 1: cannot reach the rendezvous") {
+		t.Errorf("%v: %s", err, out)
+	}
+}
+
 // TestRealBadClusterInput checks the errors of ranks that cannot work
-// together: different jobs, an unreachable rendezvous, a port in use, a
-// rank outside the size.
+// together: different jobs, a port in use, a rank outside the size (an
+// unreachable rendezvous: TestRealUnreachableRendezvous).
 func TestRealBadClusterInput(t *testing.T) {
 	t.Run("different jobs", func(t *testing.T) {
 		// Rank 1 runs another job (another size): the rendezvous refuses it
@@ -309,15 +324,6 @@ func TestRealBadClusterInput(t *testing.T) {
 		}
 		r0.Process.Kill()
 		r0.Wait()
-	})
-	t.Run("unreachable rendezvous", func(t *testing.T) {
-		addr := freePort(t) // nobody listens there now
-		r1 := asRank(1, 2, "--rendezvous", addr, "--timeout", "1s")
-		r1.Env = append(r1.Env, "COLLSIM_SECRET="+testSecret)
-		out, err := r1.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "rank 1: cannot reach the rendezvous") {
-			t.Errorf("%v: %s", err, out)
-		}
 	})
 	t.Run("port in use", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
