@@ -95,7 +95,8 @@ gives the average over ranks of each rank's average time, and the least and
 greatest of them.
 
 Three ways to start the ranks:
-  collsim real --np 4 ...            4 processes on this machine, over loopback
+  collsim real --np 4 ...            4 processes on this machine, through shared
+                                     memory (--transport tcp: over loopback TCP)
   collsim real --np 8 --netns --hosts 4 --link-bandwidth 1Gbps ...
                                      an emulated cluster: one network namespace
                                      per host, shaped links (needs root)
