@@ -74,8 +74,10 @@ const (
 )
 
 // ringBytes is the size of each direction's ring for a job of size ranks:
-// 1 MiB, less when many ranks share a host, so that a host's rings stay
-// within about 32 MiB per rank (at least 64 KiB each).
+// 1 MiB, less in jobs of more than 33 ranks, so that the rings a rank
+// writes stay within about 32 MiB (at least 64 KiB each). It goes by the
+// job's size: how many ranks share a host is not known when a channel is
+// set up.
 func ringBytes(size int) int {
 	b := 1 << 20
 	for b > 64<<10 && (size-1)*b > 32<<20 {
@@ -164,7 +166,7 @@ func createSegment(dir string, ring int) (*segment, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := shmHeader + 2*(ringCtrl+ring)
+	size := segmentBytes(ring)
 	if err := syscall.Fallocate(int(f.Fd()), 0, 0, int64(size)); err != nil {
 		s.unlink()
 		return nil, fmt.Errorf("reserving %d bytes in %s: %w", size, dir, err)
@@ -173,6 +175,7 @@ func createSegment(dir string, ring int) (*segment, error) {
 		s.unlink()
 		return nil, err
 	}
+	s.touch()
 	copy(s.mem, s.token[:])
 	return s, nil
 }
@@ -210,15 +213,13 @@ func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, 
 		return nil, err
 	}
 	defer f.Close()
-	size := shmHeader + 2*(ringCtrl+ring)
+	size := segmentBytes(ring)
 	if st, err := f.Stat(); err != nil || st.Size() != int64(size) {
 		return nil, fmt.Errorf("%s is not a channel of %d-byte rings", s.path(), ring)
 	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
+	if err := s.mapFile(f, size); err != nil {
 		return nil, err
 	}
-	s.mem = mem
 	if string(s.mem[:tokenBytes]) != string(token[:]) {
 		s.release()
 		return nil, fmt.Errorf("%s holds another token: not the peer's file", s.path())
@@ -228,15 +229,14 @@ func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, 
 	return s, nil
 }
 
-// mapFile maps the segment and touches its pages.
+// segmentBytes is the size of a channel file with rings of ring bytes.
+func segmentBytes(ring int) int { return shmHeader + 2*(ringCtrl+ring) }
+
+// mapFile maps the segment's file f of size bytes, shared.
 func (s *segment) mapFile(f *os.File, size int) error {
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return err
-	}
 	s.mem = mem
-	s.touch()
-	return nil
+	return err
 }
 
 // touch writes to each page of the mapping before either side uses it: a

@@ -19,6 +19,9 @@ import (
 // its proof (proofBytes), and the dialing rank sends its proof. A hello is
 //
 //	magic uint32 | protocol uint32 | job uint64 | rank uint32 | size uint32 | nonce [16]byte
+//
+// The two ends then choose the connection's channel: TCP, or shared memory
+// on one host (see shm.go).
 const (
 	frameMagic  = 0x31525343 // "CSR1"
 	helloMagic  = 0x48525343 // "CSRH"
