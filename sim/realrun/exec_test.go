@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,12 +18,12 @@ import (
 )
 
 // transports are the channels every test of the transport runs over.
-var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory}
+var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.SharedMemoryServed}
 
 // skipWithoutSharedMemory skips a test of the shared-memory transport on a
 // host where ranks cannot share memory (no writable /dev/shm, not Linux).
 func skipWithoutSharedMemory(t testing.TB, via realrun.Transport) {
-	if via != realrun.SharedMemory {
+	if via == realrun.TCP {
 		return
 	}
 	if err := realrun.SharedMemoryAvailable(); err != nil {
@@ -51,7 +52,7 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		t.Fatal(err)
 	}
 	for rank, m := range meshes {
-		if want := map[realrun.Transport]int{realrun.TCP: 0, realrun.SharedMemory: size - 1}[via]; m.SharedPeers() != want {
+		if want := map[realrun.Transport]int{realrun.TCP: 0, realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SharedPeers() != want {
 			for _, m := range meshes {
 				m.Abort(nil) // their mappings would hold /dev/shm's pages for the next tests
 			}
@@ -59,6 +60,15 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 				t.Skipf("rank %d reaches %d peers through shared memory, not %d: /dev/shm has %d MiB free, too little while other tests share it", rank, m.SharedPeers(), want, free>>20)
 			}
 			t.Fatalf("rank %d reaches %d peers through shared memory, want %d over %v", rank, m.SharedPeers(), want, via)
+		}
+		// The rank's goroutine serves the channels when the cores suffice
+		// for the ranks, or when the test says so.
+		served := 0
+		if via == realrun.SharedMemoryServed || via == realrun.SharedMemory && size <= runtime.NumCPU() {
+			served = size - 1
+		}
+		if got := m.ServedPeers(); got != served {
+			t.Fatalf("rank %d's goroutine serves %d channels, want %d over %v on %d cores", rank, got, served, via, runtime.NumCPU())
 		}
 	}
 	errs := make([]error, size)
@@ -180,7 +190,8 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 	for _, tc := range []struct {
 		fault string
 		via   realrun.Transport
-	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory}} {
+	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory},
+		{"dies", realrun.SharedMemoryServed}, {"garbage", realrun.SharedMemoryServed}} {
 		fault := tc.fault
 		t.Run(fmt.Sprint(tc.via, "/", fault), func(t *testing.T) {
 			skipWithoutSharedMemory(t, tc.via)
@@ -335,6 +346,55 @@ func TestMixedTransportsFallBack(t *testing.T) {
 	for _, err := range errs {
 		if err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestFramesLargerThanTheRing sends frames several times a ring's size
+// both ways at once, with data and as filler without data, so that the
+// writes and reads of a rank that serves its own channels stop at a full
+// or empty ring mid-frame and resume where they stopped.
+func TestFramesLargerThanTheRing(t *testing.T) {
+	const count = 400_000 // 3.2 MB per message: more than a 1 MiB ring
+	for _, via := range []realrun.Transport{realrun.SharedMemory, realrun.SharedMemoryServed} {
+		for _, p := range []int{2, 3} {
+			t.Run(fmt.Sprint(via, "/p=", p), func(t *testing.T) {
+				errs := runLocal(t, p, via, func(r *realrun.Rank, rank int) error {
+					for _, c := range []struct {
+						coll collectives.Collective
+						algo string
+					}{{collectives.Allreduce, "ring"}, {collectives.Alltoall, "pairwise"}, {collectives.Alltoall, "linear"}, {collectives.Bcast, "binomial"}} {
+						a, err := collectives.Lookup(c.coll, c.algo)
+						if err != nil {
+							return err
+						}
+						params := collectives.Params{Ranks: p, Count: count}
+						s, err := a.Build(params)
+						if err != nil {
+							return err
+						}
+						data, err := a.RankData(params, 7, rank)
+						if err != nil {
+							return err
+						}
+						if err := r.Execute(s, data); err != nil {
+							return fmt.Errorf("%s: %w", a.ID(), err)
+						}
+						if err := a.VerifyRank(params, 7, rank, data); err != nil {
+							return fmt.Errorf("%s: %w", a.ID(), err)
+						}
+						if err := r.Execute(s, nil); err != nil { // filler
+							return fmt.Errorf("%s without data: %w", a.ID(), err)
+						}
+					}
+					return nil
+				})
+				for _, err := range errs {
+					if err != nil {
+						t.Error(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,9 @@ type Mesh struct {
 	pool    bufPool
 	writers sync.WaitGroup
 	causes  []error // per peer: why its connection failed, once it has
+
+	queued  atomic.Int32 // events posted and not yet taken
+	polling              // the shared-memory channels the rank's goroutine serves (progress.go)
 }
 
 type eventKind uint8
@@ -182,12 +186,17 @@ waiting:
 		}
 		return nil, errors.Join(errs...)
 	}
-	m.pollIfCoresSuffice()
+	poll := m.pollIfCoresSuffice()
+	m.quit = make(chan struct{})
 	for peer, c := range m.conns {
 		if c == nil {
 			continue
 		}
 		m.out[peer] = &outQueue{signal: make(chan struct{}, 1), bw: bufio.NewWriterSize(c, 64<<10)}
+		if sc, ok := c.(*sharedConn); ok && poll {
+			m.pollPeer(peer, sc)
+			continue
+		}
 		go m.read(peer, c)
 		m.writers.Add(1)
 		go func() {
@@ -369,29 +378,33 @@ func (m *Mesh) post(e event) {
 	m.mu.Lock()
 	m.events = append(m.events, e)
 	m.mu.Unlock()
+	m.queued.Add(1)
 	select {
 	case m.signal <- struct{}{}:
 	default:
 	}
 }
 
-// next returns the oldest event, waiting for one until the deadline.
+// next returns the oldest event, waiting for one until the deadline. A
+// rank that polls its shared-memory channels reads them itself while it
+// waits (see progress.go).
 func (m *Mesh) next(deadline time.Time) (event, bool) {
 	for {
-		m.mu.Lock()
-		if m.ehead < len(m.events) {
-			e := m.events[m.ehead]
-			m.events[m.ehead] = event{}
-			m.ehead++
-			if m.ehead == len(m.events) {
-				m.events, m.ehead = m.events[:0], 0
-			}
-			m.mu.Unlock()
+		if e, ok := m.pop(); ok {
 			return e, true
 		}
-		m.mu.Unlock()
+		if len(m.polled) > 0 {
+			switch m.pollShared(deadline) {
+			case pollFound:
+				continue
+			case pollTimedOut:
+				return event{}, false
+			}
+			m.sleepShared()
+		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			m.asleep.Store(false)
 			return event{}, false
 		}
 		t := time.NewTimer(wait)
@@ -400,65 +413,114 @@ func (m *Mesh) next(deadline time.Time) (event, bool) {
 			t.Stop()
 		case <-t.C:
 		}
+		m.asleep.Store(false)
 	}
+}
+
+// pop takes the oldest event, if there is one.
+func (m *Mesh) pop() (event, bool) {
+	if m.queued.Load() == 0 {
+		return event{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ehead == len(m.events) {
+		return event{}, false
+	}
+	e := m.events[m.ehead]
+	m.events[m.ehead] = event{}
+	m.ehead++
+	if m.ehead == len(m.events) {
+		m.events, m.ehead = m.events[:0], 0
+	}
+	m.queued.Add(-1)
+	return e, true
 }
 
 // read turns the frames from peer into events until the peer says bye or
 // the connection fails.
 func (m *Mesh) read(peer int, c net.Conn) {
-	br := bufio.NewReaderSize(c, 64<<10)
-	var hb [headerBytes]byte
-	fail := func(err error) {
-		m.mu.Lock()
-		quiet := m.closing || m.bye[peer]
-		if m.causes[peer] == nil {
-			m.causes[peer] = err
-		}
-		m.mu.Unlock()
-		if !quiet {
-			m.post(event{kind: evError, from: int32(peer), err: err})
-		}
+	var r io.Reader = c
+	var br *bufio.Reader
+	if _, ok := c.(*sharedConn); !ok { // over shared memory a buffer is one more copy
+		br = bufio.NewReaderSize(c, 64<<10)
+		r = br
 	}
+	var hb [headerBytes]byte
 	for {
-		if _, err := io.ReadFull(br, hb[:]); err != nil {
-			fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err})
+		if _, err := io.ReadFull(r, hb[:]); err != nil {
+			m.readFailed(peer, &PeerLostError{Rank: m.rank, Peer: peer, Cause: err})
 			return
 		}
-		h, err := parseHeader(hb[:], peer)
+		h, err := m.parseHeader(hb[:], peer)
 		if err != nil {
-			err = fmt.Errorf("rank %d: %w", m.rank, err)
-			fail(err)
-			m.giveUp(peer, err) // nothing more can be read from it
 			return
 		}
 		if h.kind == kindAbort {
 			reason := make([]byte, h.payload)
-			if _, err := io.ReadFull(br, reason); err != nil {
-				fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
+			if _, err := io.ReadFull(r, reason); err != nil {
+				m.readFailed(peer, &PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
 			} else {
-				fail(&PeerLostError{Rank: m.rank, Peer: peer, GaveUp: string(reason)})
+				m.readFailed(peer, &PeerLostError{Rank: m.rank, Peer: peer, GaveUp: string(reason)})
 			}
 			return
 		}
 		e := event{kind: evFrame, from: int32(peer), h: h}
 		if h.kind&flagElements != 0 {
 			e.payload = m.pool.get(int(h.payload / 8))
-			_, err = io.ReadFull(br, bytesOf(e.payload))
-		} else {
+			_, err = io.ReadFull(r, bytesOf(e.payload))
+		} else if br != nil {
 			_, err = br.Discard(int(h.payload))
+		} else {
+			_, err = io.CopyN(io.Discard, r, h.payload)
 		}
 		if err != nil {
-			fail(&PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
+			m.readFailed(peer, &PeerLostError{Rank: m.rank, Peer: peer, Cause: err, MidMessage: true})
 			return
 		}
-		if h.kind == kindBye {
-			m.mu.Lock()
-			m.bye[peer] = true
-			m.mu.Unlock()
-			m.post(e)
+		if m.arrived(peer, e) {
 			return
 		}
+	}
+}
+
+// parseHeader decodes a frame header from peer; one that is not a frame's
+// fails the connection, since nothing more can be read from it.
+func (m *Mesh) parseHeader(b []byte, peer int) (header, error) {
+	h, err := parseHeader(b, peer)
+	if err != nil {
+		err = fmt.Errorf("rank %d: %w", m.rank, err)
+		m.readFailed(peer, err)
+		m.giveUp(peer, err)
+	}
+	return h, err
+}
+
+// arrived posts a whole frame from peer and reports whether it was the
+// peer's last (its bye).
+func (m *Mesh) arrived(peer int, e event) bool {
+	if e.h.kind == kindBye {
+		m.mu.Lock()
+		m.bye[peer] = true
+		m.mu.Unlock()
 		m.post(e)
+		return true
+	}
+	m.post(e)
+	return false
+}
+
+// readFailed reports a stream from peer that failed, unless the rank is
+// closing or the peer said bye.
+func (m *Mesh) readFailed(peer int, err error) {
+	m.mu.Lock()
+	quiet := m.closing || m.bye[peer]
+	if m.causes[peer] == nil {
+		m.causes[peer] = err
+	}
+	m.mu.Unlock()
+	if !quiet {
+		m.post(event{kind: evError, from: int32(peer), err: err})
 	}
 }
 
@@ -555,8 +617,11 @@ func (m *Mesh) written(peer int, it *outItem) {
 // payload, if not nil, is handed over: the mesh recycles it once written.
 // A frame written at once posts no evSent: the caller completes its op.
 func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error) {
-	q := m.out[peer]
 	it := outItem{h: h, payload: payload, op: op}
+	if p := m.served(peer); p != nil {
+		return m.sendPolled(p, it)
+	}
+	q := m.out[peer]
 	q.mu.Lock()
 	if h.payload <= inlineBytes && !q.busy && len(q.items) == 0 && !q.closed {
 		err := writeFrame(q.bw, &it)
@@ -599,6 +664,9 @@ func (m *Mesh) Close(deadline time.Time) error {
 			m.pool.put(e.payload)
 		}
 	}
+	if err == nil {
+		m.flushPolled(deadline)
+	}
 	m.mu.Lock()
 	m.closing = true
 	m.mu.Unlock()
@@ -620,6 +688,7 @@ func (m *Mesh) Close(deadline time.Time) error {
 	case <-flushed:
 	case <-time.After(max(time.Until(deadline), time.Second)):
 	}
+	m.endWatches()
 	for _, c := range m.conns {
 		if c != nil {
 			c.Close()
@@ -635,6 +704,7 @@ func (m *Mesh) Abort(cause error) {
 	m.mu.Lock()
 	m.closing = true
 	m.mu.Unlock()
+	m.endWatches()
 	for peer, c := range m.conns {
 		if c != nil {
 			m.giveUp(peer, cause)
@@ -652,6 +722,11 @@ func (m *Mesh) giveUp(peer int, cause error) {
 		reason := []byte(cause.Error())
 		if len(reason) > maxAbortReason {
 			reason = append(reason[:maxAbortReason-3], "..."...)
+		}
+		if p := m.served(peer); p != nil {
+			m.abortPolled(p, reason)
+			c.Close()
+			return
 		}
 		q.mu.Lock()
 		if !q.busy {

@@ -17,12 +17,19 @@ const (
 	SharedMemory Transport = iota
 	// TCP connects every pair over TCP, as Open MPI's --mca btl tcp,self.
 	TCP
+	// sharedMemoryServed is SharedMemory with the rank's goroutine serving
+	// the channels (progress.go) however many ranks share the cores: for
+	// tests of that path with more ranks than cores.
+	sharedMemoryServed
 )
 
 // String names the transport as the real command's --transport does.
 func (t Transport) String() string {
-	if t == TCP {
+	switch t {
+	case TCP:
 		return "tcp"
+	case sharedMemoryServed:
+		return "shm-served"
 	}
 	return "shm"
 }
@@ -49,7 +56,7 @@ const (
 // peer; it returns the channel to use (c itself, or a shared one over it).
 func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	var offer [offerBytes]byte
-	if id, ok := sharedHostID(); ok && m.transport == SharedMemory {
+	if id, ok := sharedHostID(); ok && m.transport != TCP {
 		offer[0] = 1
 		copy(offer[1:], id[:])
 	}
@@ -93,7 +100,7 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
 	var seg *segment
-	if id, ok := sharedHostID(); ok && m.transport == SharedMemory && offer[0] == 1 && string(offer[1:]) == string(id[:]) {
+	if id, ok := sharedHostID(); ok && m.transport != TCP && offer[0] == 1 && string(offer[1:]) == string(id[:]) {
 		seg, _ = createSegment(shmDir, ringBytes(m.size)) // cannot: TCP
 	}
 	if seg == nil {
@@ -122,16 +129,19 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 // pollIfCoresSuffice lets the shared-memory channels poll before they
 // sleep when this host has a core for each of the run's ranks on it (this
 // one and its shared-memory peers), as MPI libraries poll; with fewer
-// cores, polling ranks would take the cores their peers need.
-func (m *Mesh) pollIfCoresSuffice() {
-	if m.SharedPeers()+1 > runtime.NumCPU() {
-		return
+// cores, polling ranks would take the cores their peers need. It reports
+// whether they poll.
+func (m *Mesh) pollIfCoresSuffice() bool {
+	shared := m.SharedPeers()
+	if shared == 0 || shared+1 > runtime.NumCPU() && m.transport != sharedMemoryServed {
+		return false
 	}
 	for _, c := range m.conns {
 		if sc, ok := c.(*sharedConn); ok {
 			sc.pollWhenAlone()
 		}
 	}
+	return true
 }
 
 // SharedPeers is how many of this rank's peers it reaches through shared

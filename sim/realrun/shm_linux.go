@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -107,7 +108,8 @@ func newRing(mem []byte, off, size int) ring {
 // does. The word is shared between processes: no FUTEX_PRIVATE_FLAG.
 func wake(sleeps *uint32) {
 	if atomic.LoadUint32(sleeps) != 0 && atomic.SwapUint32(sleeps, 0) != 0 {
-		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(sleeps)), futexWake, 1, 0, 0, 0)
+		// All of them: a polling rank's read and its watcher may both wait.
+		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(sleeps)), futexWake, math.MaxInt32, 0, 0, 0)
 	}
 }
 
@@ -314,23 +316,37 @@ func (c *sharedConn) enter() bool {
 // nanoseconds, 0 for none; read again at each turn, as a deadline set
 // during a wait counts) passes first.
 func (c *sharedConn) sleep(sleeps *uint32, deadline *atomic.Int64, ready func() bool) error {
+	if c.spin(ready) {
+		return nil
+	}
+	return c.futexSleep(sleeps, deadline, ready)
+}
+
+// spin polls ready for shmSpin turns, then for c.poll, and reports whether
+// it turned true.
+func (c *sharedConn) spin(ready func() bool) bool {
 	var start time.Time
 	for i := 0; ; i++ {
 		if ready() {
-			return nil
+			return true
 		}
 		if i >= shmSpin {
 			if c.poll == 0 {
-				break
+				return false
 			}
 			if i == shmSpin {
 				start = time.Now()
 			} else if i%16 == 0 && time.Since(start) > c.poll {
-				break
+				return false
 			}
 		}
 		runtime.Gosched()
 	}
+}
+
+// futexSleep sleeps on the futex word sleeps until ready turns true or the
+// deadline (as sleep's) passes.
+func (c *sharedConn) futexSleep(sleeps *uint32, deadline *atomic.Int64, ready func() bool) error {
 	for {
 		atomic.StoreUint32(sleeps, 1)
 		if ready() {
@@ -363,31 +379,18 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 	}
 	defer c.use.RUnlock()
 	r := &c.in
-	pos := atomic.LoadUint64(r.read)
 	for {
 		if c.closed.Load() {
 			return 0, net.ErrClosed
 		}
 		gone := c.gone.Load() // before looking: what was written before the end is read
-		if avail := atomic.LoadUint64(r.written) - pos; avail > 0 {
-			// In pieces, each handed back at once: see shmPiece.
-			done := 0
-			for avail > 0 && done < len(p) {
-				n := int(min(avail, uint64(len(p)-done), shmPiece))
-				at := int(pos & r.mask)
-				k := copy(p[done:done+n], r.data[at:])
-				copy(p[done+k:done+n], r.data)
-				pos += uint64(n)
-				done += n
-				atomic.StoreUint64(r.read, pos)
-				wake(r.writerSleeps)
-				avail = atomic.LoadUint64(r.written) - pos
-			}
-			return done, nil
+		if n := c.take(p); n > 0 {
+			return n, nil
 		}
 		if gone {
 			return 0, io.EOF
 		}
+		pos := atomic.LoadUint64(r.read)
 		err := c.sleep(r.readerSleeps, &c.readDL, func() bool {
 			return atomic.LoadUint64(r.written) != pos || c.gone.Load() || c.closed.Load()
 		})
@@ -397,6 +400,44 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 	}
 }
 
+// readSome is Read without waiting: it returns 0 and no error when the
+// peer has written nothing new.
+func (c *sharedConn) readSome(p []byte) (int, error) {
+	if !c.enter() {
+		return 0, net.ErrClosed
+	}
+	defer c.use.RUnlock()
+	if c.closed.Load() {
+		return 0, net.ErrClosed
+	}
+	gone := c.gone.Load()
+	if n := c.take(p); n > 0 || !gone || len(p) == 0 {
+		return n, nil
+	}
+	return 0, io.EOF
+}
+
+// take copies what the ring holds into p, up to len(p), in pieces each
+// handed back at once (see shmPiece). The caller has entered.
+func (c *sharedConn) take(p []byte) int {
+	r := &c.in
+	pos := atomic.LoadUint64(r.read)
+	avail := atomic.LoadUint64(r.written) - pos
+	done := 0
+	for avail > 0 && done < len(p) {
+		n := int(min(avail, uint64(len(p)-done), shmPiece))
+		at := int(pos & r.mask)
+		k := copy(p[done:done+n], r.data[at:])
+		copy(p[done+k:done+n], r.data)
+		pos += uint64(n)
+		done += n
+		atomic.StoreUint64(r.read, pos)
+		wake(r.writerSleeps)
+		avail = atomic.LoadUint64(r.written) - pos
+	}
+	return done
+}
+
 // Write copies p into the ring as room frees, publishing each piece.
 func (c *sharedConn) Write(p []byte) (int, error) {
 	if !c.enter() {
@@ -404,7 +445,6 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 	}
 	defer c.use.RUnlock()
 	r := &c.out
-	pos := atomic.LoadUint64(r.written)
 	size := uint64(len(r.data))
 	done := 0
 	for done < len(p) {
@@ -414,17 +454,11 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 		case c.gone.Load():
 			return done, errPeerClosedShared
 		}
-		if room := size - (pos - atomic.LoadUint64(r.read)); room > 0 {
-			n := int(min(room, uint64(len(p)-done), shmPiece))
-			at := int(pos & r.mask)
-			k := copy(r.data[at:], p[done:done+n])
-			copy(r.data, p[done+k:done+n])
-			pos += uint64(n)
+		if n := c.put(p[done:]); n > 0 {
 			done += n
-			atomic.StoreUint64(r.written, pos)
-			wake(r.readerSleeps)
 			continue
 		}
+		pos := atomic.LoadUint64(r.written)
 		err := c.sleep(r.writerSleeps, &c.writeDL, func() bool {
 			return pos-atomic.LoadUint64(r.read) < size || c.gone.Load() || c.closed.Load()
 		})
@@ -433,6 +467,89 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// writeSome is Write without waiting: it copies what the ring has room
+// for, perhaps nothing.
+func (c *sharedConn) writeSome(p []byte) (int, error) {
+	if !c.enter() {
+		return 0, net.ErrClosed
+	}
+	defer c.use.RUnlock()
+	switch {
+	case c.closed.Load():
+		return 0, net.ErrClosed
+	case c.gone.Load():
+		return 0, errPeerClosedShared
+	}
+	return c.put(p), nil
+}
+
+// writeWhole writes p if the ring has room for all of it, and else
+// nothing.
+func (c *sharedConn) writeWhole(p []byte) {
+	if !c.enter() {
+		return
+	}
+	defer c.use.RUnlock()
+	r := &c.out
+	if c.closed.Load() || c.gone.Load() || uint64(len(p)) > uint64(len(r.data))-(atomic.LoadUint64(r.written)-atomic.LoadUint64(r.read)) {
+		return
+	}
+	c.put(p)
+}
+
+// put copies as much of p as the ring has room for, publishing each piece.
+// The caller has entered.
+func (c *sharedConn) put(p []byte) int {
+	r := &c.out
+	pos := atomic.LoadUint64(r.written)
+	size := uint64(len(r.data))
+	done := 0
+	for done < len(p) {
+		room := size - (pos - atomic.LoadUint64(r.read))
+		if room == 0 {
+			break
+		}
+		n := int(min(room, uint64(len(p)-done), shmPiece))
+		at := int(pos & r.mask)
+		k := copy(r.data[at:], p[done:done+n])
+		copy(r.data, p[done+k:done+n])
+		pos += uint64(n)
+		done += n
+		atomic.StoreUint64(r.written, pos)
+		wake(r.readerSleeps)
+	}
+	return done
+}
+
+// waitReadable sleeps, without polling, until a read would not wait: the
+// peer wrote, ended, or this side closed.
+func (c *sharedConn) waitReadable() {
+	if !c.enter() {
+		return
+	}
+	defer c.use.RUnlock()
+	r := &c.in
+	var none atomic.Int64
+	c.futexSleep(r.readerSleeps, &none, func() bool {
+		return atomic.LoadUint64(r.written) != atomic.LoadUint64(r.read) || c.gone.Load() || c.closed.Load()
+	})
+}
+
+// waitRoom sleeps, without polling, until a write would not wait: the ring
+// has room, or the peer ended, or this side closed.
+func (c *sharedConn) waitRoom() {
+	if !c.enter() {
+		return
+	}
+	defer c.use.RUnlock()
+	r := &c.out
+	size := uint64(len(r.data))
+	var none atomic.Int64
+	c.futexSleep(r.writerSleeps, &none, func() bool {
+		return atomic.LoadUint64(r.written)-atomic.LoadUint64(r.read) < size || c.gone.Load() || c.closed.Load()
+	})
 }
 
 // Close ends this side: the peer's reads see the end after what was

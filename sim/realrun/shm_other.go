@@ -14,7 +14,13 @@ const tokenBytes = 16
 
 const shmDir = ""
 
-var errNoShared = errors.New("shared-memory channels need Linux")
+// shmPoll is unused here: no channel is polled.
+const shmPoll = 0
+
+var (
+	errNoShared         = errors.New("shared-memory channels need Linux")
+	errPeerClosedShared = errNoShared
+)
 
 type segment struct {
 	base  string
@@ -29,10 +35,15 @@ func createSegment(string, int) (*segment, error) { return nil, errNoShared }
 func openSegment(string, string, [tokenBytes]byte, int) (*segment, error) {
 	return nil, errNoShared
 }
-func (s *segment) unlink()                         {}
-func (s *segment) release()                        {}
-func (s *segment) conn(bool, net.Conn) *sharedConn { return nil }
-func (c *sharedConn) pollWhenAlone()               {}
+func (s *segment) unlink()                          {}
+func (s *segment) release()                         {}
+func (s *segment) conn(bool, net.Conn) *sharedConn  { return nil }
+func (c *sharedConn) pollWhenAlone()                {}
+func (c *sharedConn) readSome([]byte) (int, error)  { return 0, errNoShared }
+func (c *sharedConn) writeSome([]byte) (int, error) { return 0, errNoShared }
+func (c *sharedConn) writeWhole([]byte)             {}
+func (c *sharedConn) waitReadable()                 {}
+func (c *sharedConn) waitRoom()                     {}
 
 // SharedMemoryAvailable reports why ranks on this host cannot share
 // memory: here, always.
