@@ -18,12 +18,12 @@ import (
 )
 
 // transports are the channels every test of the transport runs over.
-var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.SharedMemoryServed}
+var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.TCPServed, realrun.SharedMemoryServed}
 
 // skipWithoutSharedMemory skips a test of the shared-memory transport on a
 // host where ranks cannot share memory (no writable /dev/shm, not Linux).
 func skipWithoutSharedMemory(t testing.TB, via realrun.Transport) {
-	if via == realrun.TCP {
+	if via == realrun.TCP || via == realrun.TCPServed {
 		return
 	}
 	if err := realrun.SharedMemoryAvailable(); err != nil {
@@ -52,7 +52,7 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		t.Fatal(err)
 	}
 	for rank, m := range meshes {
-		if want := map[realrun.Transport]int{realrun.TCP: 0, realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SharedPeers() != want {
+		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SharedPeers() != want {
 			for _, m := range meshes {
 				m.Abort(nil) // their mappings would hold /dev/shm's pages for the next tests
 			}
@@ -62,10 +62,14 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 			t.Fatalf("rank %d reaches %d peers through shared memory, want %d over %v", rank, m.SharedPeers(), want, via)
 		}
 		// The rank's goroutine serves the channels when the cores suffice
-		// for the ranks, or when the test says so.
+		// for the ranks (all in this process, on this machine), or when the
+		// test says so; TCP ones only up to 8.
 		served := 0
-		if via == realrun.SharedMemoryServed || via == realrun.SharedMemory && size <= runtime.NumCPU() {
+		if via == realrun.SharedMemoryServed || via == realrun.TCPServed || size <= runtime.NumCPU() {
 			served = size - 1
+		}
+		if (via == realrun.TCP || via == realrun.TCPServed) && size-1 > 8 {
+			served = 0
 		}
 		if got := m.ServedPeers(); got != served {
 			t.Fatalf("rank %d's goroutine serves %d channels, want %d over %v on %d cores", rank, got, served, via, runtime.NumCPU())
@@ -191,7 +195,7 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 		fault string
 		via   realrun.Transport
 	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory},
-		{"dies", realrun.SharedMemoryServed}, {"garbage", realrun.SharedMemoryServed}} {
+		{"dies", realrun.SharedMemoryServed}, {"garbage", realrun.SharedMemoryServed}, {"dies", realrun.TCPServed}, {"garbage", realrun.TCPServed}} {
 		fault := tc.fault
 		t.Run(fmt.Sprint(tc.via, "/", fault), func(t *testing.T) {
 			skipWithoutSharedMemory(t, tc.via)
@@ -356,7 +360,7 @@ func TestMixedTransportsFallBack(t *testing.T) {
 // or empty ring mid-frame and resume where they stopped.
 func TestFramesLargerThanTheRing(t *testing.T) {
 	const count = 400_000 // 3.2 MB per message: more than a 1 MiB ring
-	for _, via := range []realrun.Transport{realrun.SharedMemory, realrun.SharedMemoryServed} {
+	for _, via := range transports {
 		for _, p := range []int{2, 3} {
 			t.Run(fmt.Sprint(via, "/p=", p), func(t *testing.T) {
 				errs := runLocal(t, p, via, func(r *realrun.Rank, rank int) error {

@@ -23,7 +23,10 @@ type Mesh struct {
 	secret     Secret
 	transport  Transport
 	conns      []net.Conn // nil at this rank's own index; a TCP or shared-memory channel
-	out        []*outQueue
+	// sameMachine says which peers run on this machine (whatever their
+	// channel, and in whatever network namespace).
+	sameMachine []bool
+	out         []*outQueue
 
 	mu      sync.Mutex
 	events  []event
@@ -84,6 +87,12 @@ func (q *outQueue) wake() {
 	}
 }
 
+// maxServedTCP is the most TCP peers a polling rank serves from its own
+// goroutine (see progress.go): each look at one is a system call, and with
+// more of them a round of looks would outlast a message's latency; beyond
+// it, each keeps its reader and writer goroutines.
+const maxServedTCP = 8
+
 // inlineBytes is the largest frame send writes itself rather than handing
 // to the writer goroutine: the socket buffer takes it at once, and the
 // hand-over between goroutines costs more than the write.
@@ -111,7 +120,7 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 	if err := listenerError(ln); err != nil {
 		return nil, fmt.Errorf("rank %d: %w", rank, err)
 	}
-	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size),
+	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size), sameMachine: make([]bool, size),
 		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank
 	acc := make(chan accepted)
@@ -187,15 +196,22 @@ waiting:
 		return nil, errors.Join(errs...)
 	}
 	poll := m.pollIfCoresSuffice()
+	tcpPeers := size - 1 - m.SharedPeers()
 	m.quit = make(chan struct{})
 	for peer, c := range m.conns {
 		if c == nil {
 			continue
 		}
 		m.out[peer] = &outQueue{signal: make(chan struct{}, 1), bw: bufio.NewWriterSize(c, 64<<10)}
-		if sc, ok := c.(*sharedConn); ok && poll {
-			m.pollPeer(peer, sc)
-			continue
+		if poll {
+			if sc, ok := c.(*sharedConn); ok {
+				m.pollPeer(peer, sc)
+				continue
+			}
+			if tc, ok := serveTCP(c); ok && tcpPeers <= maxServedTCP {
+				m.pollPeer(peer, tc)
+				continue
+			}
 		}
 		go m.read(peer, c)
 		m.writers.Add(1)

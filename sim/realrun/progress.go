@@ -34,11 +34,28 @@ type polling struct {
 	discard     []byte // where filler payloads are read to
 }
 
+// servedConn is a channel the rank's goroutine can serve: reads and
+// writes that never wait, and waits that neither read nor write, for the
+// watchers. A shared-memory channel is one; so is a TCP connection on
+// Linux (served_tcp_linux.go).
+type servedConn interface {
+	// readSome and writeSome move what they can at once, perhaps nothing;
+	// readSome returns io.EOF at the peer's end.
+	readSome(p []byte) (int, error)
+	writeSome(p []byte) (int, error)
+	// writeWhole writes all of p or, if it cannot at once, nothing.
+	writeWhole(p []byte)
+	// waitReadable and waitRoom return when a read, or a write, would move
+	// something or fail, or the channel is closed.
+	waitReadable()
+	waitRoom()
+}
+
 // polledPeer is one channel the rank's goroutine serves. Only that
 // goroutine touches it, but for the watchers' nudges.
 type polledPeer struct {
 	peer int
-	conn *sharedConn
+	conn servedConn
 
 	// The frame being read: its header, then its payload.
 	rdone bool // the stream ended or failed
@@ -58,7 +75,7 @@ type polledPeer struct {
 }
 
 // pollPeer makes the rank's goroutine serve peer's channel sc.
-func (m *Mesh) pollPeer(peer int, sc *sharedConn) {
+func (m *Mesh) pollPeer(peer int, sc servedConn) {
 	if m.polledPeers == nil {
 		m.polledPeers = make([]*polledPeer, m.size)
 		m.discard = make([]byte, 64<<10)

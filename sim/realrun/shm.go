@@ -17,48 +17,65 @@ const (
 	SharedMemory Transport = iota
 	// TCP connects every pair over TCP, as Open MPI's --mca btl tcp,self.
 	TCP
-	// sharedMemoryServed is SharedMemory with the rank's goroutine serving
-	// the channels (progress.go) however many ranks share the cores: for
+	// serveAlways, or'ed into a transport, makes the rank's goroutine serve
+	// its channels (progress.go) however many ranks share the cores: for
 	// tests of that path with more ranks than cores.
-	sharedMemoryServed
+	serveAlways Transport = 1 << 7
 )
 
 // String names the transport as the real command's --transport does.
 func (t Transport) String() string {
-	switch t {
-	case TCP:
-		return "tcp"
-	case sharedMemoryServed:
-		return "shm-served"
+	name := "shm"
+	if t&^serveAlways == TCP {
+		name = "tcp"
 	}
-	return "shm"
+	if t&serveAlways != 0 {
+		name += "-served"
+	}
+	return name
 }
+
+// shares reports whether the transport lets ranks on one host share memory.
+func (t Transport) shares() bool { return t&^serveAlways != TCP }
 
 // After the handshake, the two ends of a new connection choose its channel
 // (see shm_linux.go). The dialing side offers:
 //
-//	want byte | host [16]byte
+//	want byte | host [16]byte | machine [16]byte
 //
-// where want is 1 if it may use shared memory and host names this boot of
-// its host and its network namespace. The accepting side answers 0, or 1
-// followed by the token and the 35-byte name of a channel file it created
-// in /dev/shm; the dialing side maps it, checks the token, removes the name
-// and answers 1 if it will use it, 0 if not. Either way the accepting side
-// then removes the name too. The peers fall back to TCP whenever one of
-// them cannot map the file: different hosts, a /dev/shm that is not shared
-// or full, another system than Linux.
+// where want is 1 if it may use shared memory, host names this boot of its
+// host and its network namespace, and machine this boot alone (zeros when
+// it cannot tell). The accepting side answers 0 (TCP, another machine), 2
+// (TCP, the same machine), or 1 followed by the token and the 35-byte name
+// of a channel file it created in /dev/shm; the dialing side maps it,
+// checks the token, removes the name and answers 1 if it will use it, 0 if
+// not. Either way the accepting side then removes the name too. The peers
+// fall back to TCP whenever one of them cannot map the file: different
+// hosts, a /dev/shm that is not shared or full, another system than Linux.
+// Both ends learn whether they run on one machine (emulated hosts in
+// network namespaces share its cores), which decides whether a rank may
+// poll (see pollIfCoresSuffice).
 const (
-	offerBytes   = 1 + 16
+	offerBytes   = 1 + 16 + 16
 	segNameBytes = len("collsim-0123456789-0123456789abcdef") // see segmentName
+)
+
+const (
+	answerTCP         = 0
+	answerShared      = 1
+	answerSameMachine = 2
 )
 
 // offerShared runs the dialing side of the choice on c, the connection to
 // peer; it returns the channel to use (c itself, or a shared one over it).
 func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	var offer [offerBytes]byte
-	if id, ok := sharedHostID(); ok && m.transport != TCP {
+	if id, ok := sharedHostID(); ok && m.transport.shares() {
 		offer[0] = 1
 		copy(offer[1:], id[:])
+	}
+	if id, ok := machineID(); ok {
+		copy(offer[17:], id[:])
 	}
 	if _, err := c.Write(offer[:]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
@@ -67,9 +84,11 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	if _, err := io.ReadFull(c, answer[:1]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
-	if answer[0] == 0 {
+	if answer[0] != answerShared {
+		m.sameMachine[peer] = answer[0] == answerSameMachine
 		return c, nil
 	}
+	m.sameMachine[peer] = true
 	if _, err := io.ReadFull(c, answer[1:]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
@@ -100,17 +119,23 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
 	var seg *segment
-	if id, ok := sharedHostID(); ok && m.transport != TCP && offer[0] == 1 && string(offer[1:]) == string(id[:]) {
+	if id, ok := sharedHostID(); ok && m.transport.shares() && offer[0] == 1 && string(offer[1:17]) == string(id[:]) {
 		seg, _ = createSegment(shmDir, ringBytes(m.size)) // cannot: TCP
 	}
+	id, ok := machineID()
+	m.sameMachine[peer] = ok && string(offer[17:]) == string(id[:])
 	if seg == nil {
-		if _, err := c.Write([]byte{0}); err != nil {
+		no := []byte{answerTCP}
+		if m.sameMachine[peer] {
+			no[0] = answerSameMachine
+		}
+		if _, err := c.Write(no); err != nil {
 			return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 		}
 		return c, nil
 	}
 	defer seg.unlink()
-	answer := append(append([]byte{1}, seg.token[:]...), seg.base...)
+	answer := append(append([]byte{answerShared}, seg.token[:]...), seg.base...)
 	var mapped [1]byte
 	_, err := c.Write(answer)
 	if err == nil {
@@ -126,14 +151,20 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 	return seg.conn(true, c), nil
 }
 
-// pollIfCoresSuffice lets the shared-memory channels poll before they
-// sleep when this host has a core for each of the run's ranks on it (this
-// one and its shared-memory peers), as MPI libraries poll; with fewer
+// pollIfCoresSuffice lets the rank poll, serving its channels from its own
+// goroutine (see progress.go), when this machine has a core for each of the
+// run's ranks on it that this rank knows of (itself and its peers on this
+// machine, whatever their channel), as MPI libraries poll; with fewer
 // cores, polling ranks would take the cores their peers need. It reports
-// whether they poll.
+// whether the rank polls.
 func (m *Mesh) pollIfCoresSuffice() bool {
-	shared := m.SharedPeers()
-	if shared == 0 || shared+1 > runtime.NumCPU() && m.transport != sharedMemoryServed {
+	local := 0
+	for _, same := range m.sameMachine {
+		if same {
+			local++
+		}
+	}
+	if local+1 > runtime.NumCPU() && m.transport&serveAlways == 0 {
 		return false
 	}
 	for _, c := range m.conns {

@@ -622,16 +622,30 @@ func SharedMemoryAvailable() error {
 // /dev/shm; the boot ID tells hosts apart, whose initial namespaces have
 // the same inode.
 func sharedHostID() ([16]byte, bool) {
-	var id [16]byte
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
-		return id, false
+		return [16]byte{}, false
 	}
 	var st syscall.Stat_t
 	if err := syscall.Stat("/proc/self/ns/net", &st); err != nil {
-		return id, false
+		return [16]byte{}, false
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", bytes.TrimSpace(boot), st.Dev, st.Ino))
+	return hashID(fmt.Sprintf("%s|%d|%d", bytes.TrimSpace(boot), st.Dev, st.Ino)), true
+}
+
+// machineID names this boot of this machine, whatever the network
+// namespace: ranks with the same one share its cores.
+func machineID() ([16]byte, bool) {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return [16]byte{}, false
+	}
+	return hashID("machine|" + string(bytes.TrimSpace(boot))), true
+}
+
+func hashID(s string) [16]byte {
+	var id [16]byte
+	sum := sha256.Sum256([]byte(s))
 	copy(id[:], sum[:])
-	return id, true
+	return id
 }
