@@ -64,6 +64,9 @@ type realRun struct {
 	// SharedPairs of the Pairs of ranks talked through shared memory.
 	SharedPairs int `json:"shared_pairs"`
 	Pairs       int `json:"pairs"`
+	// SingleCopyWays of the 2*SharedPairs directions copied large
+	// messages straight out of the sender's memory.
+	SingleCopyWays int `json:"single_copy_ways"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.
@@ -100,23 +103,66 @@ func TestRealEveryAlgorithm(t *testing.T) {
 				t.Errorf("%d of %d pairs used shared memory, want %d", run.SharedPairs, run.Pairs, shared)
 			}
 			got := run.Results
-			want := 0
-			for _, a := range collectives.All() {
-				for _, size := range sizes {
-					p, err := lib.Call(a.Collective, n, size, 8, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					p.NodeSize, p.GroupSize = n, n
-					if _, err := a.Build(p); err == nil {
-						want++
-					}
-				}
-			}
+			want := buildable(t, n, sizes...)
 			if len(got) != want || want < 40*len(sizes) {
 				t.Fatalf("%d calls ran, want %d", len(got), want)
 			}
 			for _, r := range got {
+				if !r.Verified {
+					t.Errorf("%s %dB: data not checked on every rank", r.Name, r.Bytes)
+				}
+			}
+		})
+	}
+}
+
+// buildable is how many calls collsim real -c all -a all makes on n ranks
+// at these sizes: one per algorithm that supports them.
+func buildable(t *testing.T, n int, sizes ...int64) int {
+	t.Helper()
+	want := 0
+	for _, a := range collectives.All() {
+		for _, size := range sizes {
+			p, err := lib.Call(a.Collective, n, size, 8, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.NodeSize, p.GroupSize = n, n
+			if _, err := a.Build(p); err == nil {
+				want++
+			}
+		}
+	}
+	return want
+}
+
+// TestRealSingleCopy runs every algorithm for real through shared memory
+// with messages too large for a ring, which ranks copy straight out of
+// each other's memory (process_vm_readv), on 2 processes (each serving its
+// channels from its own goroutine) and on 4 (more than this machine's
+// cores, with reader and writer goroutines), 8 MiB and one element so
+// that the pieces do not divide evenly; every rank's data is checked.
+func TestRealSingleCopy(t *testing.T) {
+	if err := realrun.SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	for _, n := range []int{2, 4} {
+		t.Run(fmt.Sprint("np=", n), func(t *testing.T) {
+			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+			if pairs := n * (n - 1) / 2; run.SharedPairs != pairs {
+				skipIfShmFull(t)
+				t.Fatalf("%d of %d pairs used shared memory, want all", run.SharedPairs, pairs)
+			}
+			if run.SingleCopyWays != 2*run.SharedPairs {
+				if scope, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(scope)) != "0" {
+					t.Skipf("Yama's ptrace_scope is %s: sibling processes may not read each other's memory", strings.TrimSpace(string(scope)))
+				}
+				t.Fatalf("%d of %d directions copied once, want all", run.SingleCopyWays, 2*run.SharedPairs)
+			}
+			if want := buildable(t, n, 8388616); len(run.Results) != want || want < 40 {
+				t.Fatalf("%d calls ran, want %d", len(run.Results), want)
+			}
+			for _, r := range run.Results {
 				if !r.Verified {
 					t.Errorf("%s %dB: data not checked on every rank", r.Name, r.Bytes)
 				}

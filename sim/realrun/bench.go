@@ -127,7 +127,10 @@ type RankOptions struct {
 	// it (see auth.go).
 	Secret Secret
 	// Transport says whether ranks on one host use shared memory.
-	Transport          Transport
+	Transport Transport
+	// SingleCopyAbove, when not 0, is the message size in bytes above
+	// which a rank sends data as single copies (see Mesh.SetSingleCopyAbove).
+	SingleCopyAbove    int64
 	Jobs               []Job
 	Warmup, Iterations int
 	// Timeout bounds each wait for progress, and registration and
@@ -185,6 +188,9 @@ func RunRank(ctx context.Context, o RankOptions) error {
 		sc.Finish(nil, err, o.Timeout)
 		return err
 	}
+	if o.SingleCopyAbove != 0 {
+		mesh.SetSingleCopyAbove(o.SingleCopyAbove)
+	}
 	rank := NewRank(mesh)
 	rank.Timeout = o.Timeout
 	running.Store(rank)
@@ -212,7 +218,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
 		return sc.Finish(nil, err, o.Timeout)
 	}
-	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), Results: results}, nil, o.Timeout)
+	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), SingleCopyPeers: mesh.SingleCopyPeers(), Results: results}, nil, o.Timeout)
 }
 
 // routeTo returns the local IP address this host uses to reach addr.

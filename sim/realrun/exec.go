@@ -42,6 +42,7 @@ type arrival struct {
 	from    int32
 	h       header
 	payload []uint64
+	desc    getDesc // a get frame's: where its elements are
 }
 
 // NewRank returns rank m.rank's executor over m.
@@ -219,6 +220,7 @@ func (r *Rank) handle(e event) error {
 	case kindBye:
 		return nil
 	}
+	// Data and get frames.
 	switch {
 	case r.in == nil || e.h.epoch > r.epoch:
 		r.early = append(r.early, e)
@@ -232,17 +234,21 @@ func (r *Rank) handle(e event) error {
 // arrive matches a data frame of the current call with a posted receive,
 // or keeps it until one is posted.
 func (r *Rank) arrive(e event) error {
-	if r.data != nil && e.h.kind&flagElements == 0 {
+	switch withData := e.h.kind&flagElements != 0 || e.h.kind == kindGet; {
+	case r.data != nil && !withData:
 		return fmt.Errorf("rank %d: rank %d sent a message without data in a run that checks data: the ranks run different jobs", r.mesh.rank, e.from)
+	case r.data == nil && e.h.kind == kindGet:
+		return fmt.Errorf("rank %d: rank %d sent a message with data in a run that carries none: the ranks run different jobs", r.mesh.rank, e.from)
 	}
+	a := arrival{from: e.from, h: e.h, payload: e.payload, desc: e.desc}
 	var id uint32
 	if n := len(r.freeMsg); n > 0 {
 		id = r.freeMsg[n-1]
 		r.freeMsg = r.freeMsg[:n-1]
-		r.msgs[id] = arrival{from: e.from, h: e.h, payload: e.payload}
+		r.msgs[id] = a
 	} else {
 		id = uint32(len(r.msgs))
-		r.msgs = append(r.msgs, arrival{from: e.from, h: e.h, payload: e.payload})
+		r.msgs = append(r.msgs, a)
 	}
 	if recv, ok := r.in.Arrived(e.from, e.h.tag, id); ok {
 		return r.deliver(recv, id)
@@ -264,19 +270,54 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		if err := r.checkRegion(idx, op, dst); err != nil {
 			return err
 		}
-		if dst.Count < int64(len(m.payload)) {
-			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, len(m.payload))
+		elems := int64(len(m.payload))
+		if m.h.kind == kindGet {
+			elems = int64(m.desc[1])
 		}
-		// A shorter message fills the start, as in MPI.
-		var apply func(dst, src []uint64)
-		if op.Reduce {
-			apply = r.reduce.Apply
+		if dst.Count < elems {
+			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, elems)
 		}
-		dst.Scatter(r.data[dst.Buf], m.payload, apply)
-		r.mesh.pool.put(m.payload)
+		if m.h.kind == kindGet {
+			if err := r.fetch(op, m); err != nil {
+				return err
+			}
+		} else {
+			r.apply(op, m.payload)
+		}
 	}
 	r.complete(idx)
 	return nil
+}
+
+// apply lays a message's elements into receive op's region: a shorter
+// message fills the start, as in MPI.
+func (r *Rank) apply(op *sim.Op, elems []uint64) {
+	var reduce func(dst, src []uint64)
+	if op.Reduce {
+		reduce = r.reduce.Apply
+	}
+	op.Data.Scatter(r.data[op.Data.Buf], elems, reduce)
+	r.mesh.pool.put(elems)
+}
+
+// fetch reads get frame m's elements out of the sender's memory into
+// receive op's region, straight into it when it is one run of elements
+// that the receive does not reduce into, and tells the sender.
+func (r *Rank) fetch(op *sim.Op, m arrival) error {
+	dst, n := op.Data, int64(m.desc[1])
+	if !op.Reduce && (dst.Block == 0 || dst.Block >= dst.Count) {
+		if err := r.mesh.fetch(int(m.from), m.desc, r.data[dst.Buf][dst.Off:dst.Off+n]); err != nil {
+			return err
+		}
+	} else {
+		tmp := r.mesh.pool.get(int(n))
+		if err := r.mesh.fetch(int(m.from), m.desc, tmp); err != nil {
+			r.mesh.pool.put(tmp)
+			return err
+		}
+		r.apply(op, tmp)
+	}
+	return r.mesh.got(int(m.from), m.h.epoch, m.desc)
 }
 
 // stalled reports a call that made no progress for the timeout.

@@ -18,7 +18,7 @@ import (
 )
 
 // transports are the channels every test of the transport runs over.
-var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.TCPServed, realrun.SharedMemoryServed}
+var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.TCPServed, realrun.SharedMemoryServed, realrun.SharedMemoryRings}
 
 // skipWithoutSharedMemory skips a test of the shared-memory transport on a
 // host where ranks cannot share memory (no writable /dev/shm, not Linux).
@@ -52,7 +52,7 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		t.Fatal(err)
 	}
 	for rank, m := range meshes {
-		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SharedPeers() != want {
+		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1, realrun.SharedMemoryRings: size - 1}[via]; m.SharedPeers() != want {
 			for _, m := range meshes {
 				m.Abort(nil) // their mappings would hold /dev/shm's pages for the next tests
 			}
@@ -61,6 +61,14 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 			}
 			t.Fatalf("rank %d reaches %d peers through shared memory, want %d over %v", rank, m.SharedPeers(), want, via)
 		}
+		// Ranks in one process may always read each other's memory: every
+		// shared channel copies large messages once, unless told not to.
+		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SingleCopyPeers() != want {
+			t.Fatalf("rank %d reads the memory of %d peers, want %d over %v", rank, m.SingleCopyPeers(), want, via)
+		}
+		// Vader's limit rather than a ring's: most messages of the tests
+		// take that path.
+		m.SetSingleCopyAbove(4 << 10)
 		// The rank's goroutine serves the channels when the cores suffice
 		// for the ranks (all in this process, on this machine), or when the
 		// test says so; TCP ones only up to 8.
@@ -105,7 +113,8 @@ func TestEveryAlgorithmForReal(t *testing.T) {
 				t.Parallel()
 				errs := runLocal(t, p, via, func(r *realrun.Rank, rank int) error {
 					for _, a := range algos {
-						for _, count := range []int64{0, 1, 7, 1000} {
+						// 4999 elements: most messages above the 4 KiB single-copy limit.
+						for _, count := range []int64{0, 1, 7, 1000, 4999} {
 							params := collectives.Params{Ranks: p, Count: count, Root: p / 2, NodeSize: 2, GroupSize: 2}
 							s, err := a.Build(params)
 							if err != nil {

@@ -11,3 +11,7 @@ const (
 
 // ServedPeers is how many of the rank's channels its own goroutine serves.
 func (m *Mesh) ServedPeers() int { return len(m.polled) }
+
+// SharedMemoryRings is SharedMemory with every message through the rings,
+// none as a single copy, so that tests keep reaching that path.
+const SharedMemoryRings = SharedMemory | ringsOnly

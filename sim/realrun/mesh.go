@@ -39,8 +39,9 @@ type Mesh struct {
 	writers sync.WaitGroup
 	causes  []error // per peer: why its connection failed, once it has
 
-	queued  atomic.Int32 // events posted and not yet taken
-	polling              // the shared-memory channels the rank's goroutine serves (progress.go)
+	queued     atomic.Int32 // events posted and not yet taken
+	polling                 // the shared-memory channels the rank's goroutine serves (progress.go)
+	singleCopy              // large messages read straight from the sender's memory (singlecopy.go)
 }
 
 type eventKind uint8
@@ -56,6 +57,7 @@ type event struct {
 	from    int32
 	h       header
 	payload []uint64 // data frames with elements
+	desc    getDesc  // get frames: where the elements are
 	op      int32    // evSent: the send's program index
 	epoch   uint32   // evSent: the epoch the send belongs to
 	err     error
@@ -64,8 +66,20 @@ type event struct {
 // outItem is one queued frame.
 type outItem struct {
 	h       header
-	payload []uint64 // nil: h.payload filler bytes of zeros
-	op      int32    // -1: nobody waits for the write
+	payload []uint64 // nil: desc for a get frame, else h.payload filler bytes of zeros
+	desc    getDesc
+	op      int32 // -1: nobody waits for the write
+}
+
+// body is what follows the item's header, nil for filler.
+func (it *outItem) body() []byte {
+	switch {
+	case it.payload != nil:
+		return bytesOf(it.payload)
+	case it.h.kind == kindGet:
+		return bytesOf(it.desc[:])
+	}
+	return nil
 }
 
 // outQueue is the frames waiting for one peer's connection, and the
@@ -121,7 +135,8 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 		return nil, fmt.Errorf("rank %d: %w", rank, err)
 	}
 	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size), sameMachine: make([]bool, size),
-		signal: make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
+		singleCopy: singleCopy{readsMe: make([]bool, size), readable: make([]int, size)},
+		signal:     make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank
 	acc := make(chan accepted)
 	connecting, endConnect := context.WithCancel(ctx)
@@ -195,6 +210,7 @@ waiting:
 		}
 		return nil, errors.Join(errs...)
 	}
+	m.SetSingleCopyAbove(0)
 	poll := m.pollIfCoresSuffice()
 	tcpPeers := size - 1 - m.SharedPeers()
 	m.quit = make(chan struct{})
@@ -485,6 +501,8 @@ func (m *Mesh) read(peer int, c net.Conn) {
 		if h.kind&flagElements != 0 {
 			e.payload = m.pool.get(int(h.payload / 8))
 			_, err = io.ReadFull(r, bytesOf(e.payload))
+		} else if h.kind == kindGet {
+			_, err = io.ReadFull(r, bytesOf(e.desc[:]))
 		} else if br != nil {
 			_, err = br.Discard(int(h.payload))
 		} else {
@@ -515,6 +533,15 @@ func (m *Mesh) parseHeader(b []byte, peer int) (header, error) {
 // arrived posts a whole frame from peer and reports whether it was the
 // peer's last (its bye).
 func (m *Mesh) arrived(peer int, e event) bool {
+	if e.h.kind == kindGot {
+		if err := m.gotten(peer, uint64(e.h.bytes)); err != nil {
+			err = fmt.Errorf("rank %d: %w", m.rank, err)
+			m.readFailed(peer, err)
+			m.giveUp(peer, err)
+			return true
+		}
+		return false
+	}
 	if e.h.kind == kindBye {
 		m.mu.Lock()
 		m.bye[peer] = true
@@ -549,8 +576,8 @@ func writeFrame(bw *bufio.Writer, it *outItem) error {
 	var hb [headerBytes]byte
 	it.h.put(hb[:])
 	_, err := bw.Write(hb[:])
-	if err == nil && it.payload != nil {
-		p := bytesOf(it.payload)
+	p := it.body()
+	if err == nil && p != nil {
 		if len(p) > bw.Available() {
 			err = bw.Flush() // then bw.Write passes p through
 		}
@@ -558,7 +585,7 @@ func writeFrame(bw *bufio.Writer, it *outItem) error {
 			_, err = bw.Write(p)
 		}
 	}
-	for left := it.h.payload; err == nil && it.payload == nil && left > 0; {
+	for left := it.h.payload; err == nil && p == nil && left > 0; {
 		n := min(left, int64(len(zeros)))
 		_, err = bw.Write(zeros[:n])
 		left -= n
@@ -633,9 +660,10 @@ func (m *Mesh) written(peer int, it *outItem) {
 // payload, if not nil, is handed over: the mesh recycles it once written.
 // A frame written at once posts no evSent: the caller completes its op.
 func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error) {
-	it := outItem{h: h, payload: payload, op: op}
+	it, get := m.asGet(peer, outItem{h: h, payload: payload, op: op})
 	if p := m.served(peer); p != nil {
-		return m.sendPolled(p, it)
+		written, err := m.sendPolled(p, it)
+		return written && !get, err
 	}
 	q := m.out[peer]
 	q.mu.Lock()
@@ -645,10 +673,10 @@ func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error
 		if err != nil {
 			return false, m.sendFailed(peer, err)
 		}
-		if payload != nil {
-			m.pool.put(payload)
+		if it.payload != nil {
+			m.pool.put(it.payload)
 		}
-		return true, nil
+		return !get, nil
 	}
 	q.items = append(q.items, it)
 	q.mu.Unlock()

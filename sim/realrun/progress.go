@@ -223,11 +223,11 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 			it.h.put(p.whdr[:])
 		}
 		var chunk []byte
-		switch {
+		switch body := it.body(); {
 		case p.wsent < headerBytes:
 			chunk = p.whdr[p.wsent:]
-		case it.payload != nil:
-			chunk = bytesOf(it.payload)[p.wsent-headerBytes:]
+		case body != nil:
+			chunk = body[p.wsent-headerBytes:]
 		default:
 			chunk = zeros[:min(int64(len(zeros)), headerBytes+it.h.payload-p.wsent)]
 		}
@@ -294,6 +294,8 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 			case h.kind&flagElements != 0:
 				p.in.payload = m.pool.get(int(h.payload / 8))
 				p.body = bytesOf(p.in.payload)
+			case h.kind == kindGet:
+				p.body = bytesOf(p.in.desc[:])
 			default:
 				p.body = nil
 			}

@@ -1,8 +1,10 @@
 package realrun
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"runtime"
 )
@@ -21,22 +23,28 @@ const (
 	// its channels (progress.go) however many ranks share the cores: for
 	// tests of that path with more ranks than cores.
 	serveAlways Transport = 1 << 7
+	// ringsOnly, or'ed into a transport, moves every message through the
+	// rings, never as a single copy (singlecopy.go): for tests of that path.
+	ringsOnly Transport = 1 << 6
 )
 
 // String names the transport as the real command's --transport does.
 func (t Transport) String() string {
 	name := "shm"
-	if t&^serveAlways == TCP {
+	if t&^(serveAlways|ringsOnly) == TCP {
 		name = "tcp"
 	}
 	if t&serveAlways != 0 {
 		name += "-served"
 	}
+	if t&ringsOnly != 0 {
+		name += "-rings"
+	}
 	return name
 }
 
 // shares reports whether the transport lets ranks on one host share memory.
-func (t Transport) shares() bool { return t&^serveAlways != TCP }
+func (t Transport) shares() bool { return t&^(serveAlways|ringsOnly) != TCP }
 
 // After the handshake, the two ends of a new connection choose its channel
 // (see shm_linux.go). The dialing side offers:
@@ -47,9 +55,18 @@ func (t Transport) shares() bool { return t&^serveAlways != TCP }
 // host and its network namespace, and machine this boot alone (zeros when
 // it cannot tell). The accepting side answers 0 (TCP, another machine), 2
 // (TCP, the same machine), or 1 followed by the token and the 35-byte name
-// of a channel file it created in /dev/shm; the dialing side maps it,
-// checks the token, removes the name and answers 1 if it will use it, 0 if
-// not. Either way the accepting side then removes the name too. The peers
+// of a channel file it created in /dev/shm, then its process ID and the
+// address of its mapping of the file (8 bytes each); the dialing side maps
+// it, checks the token, removes the name and answers
+//
+//	mapped byte | reads byte | process ID uint64 | address uint64
+//
+// where mapped is 1 if it will use the file, 0 if not, and reads is 1 if
+// it read the token through the accepting side's mapping with
+// process_vm_readv (it may copy messages straight out of that process's
+// memory: singlecopy.go). When mapped, the accepting side tries the same
+// through the dialing side's mapping and answers one byte, reads. Either
+// way the accepting side then removes the name too. The peers
 // fall back to TCP whenever one of them cannot map the file: different
 // hosts, a /dev/shm that is not shared or full, another system than Linux.
 // Both ends learn whether they run on one machine (emulated hosts in
@@ -80,7 +97,7 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	if _, err := c.Write(offer[:]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
-	var answer [1 + tokenBytes + segNameBytes]byte
+	var answer [1 + tokenBytes + segNameBytes + 16]byte
 	if _, err := io.ReadFull(c, answer[:1]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
@@ -94,12 +111,19 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	}
 	var token [tokenBytes]byte
 	copy(token[:], answer[1:])
-	seg, err := openSegment(shmDir, string(answer[1+tokenBytes:]), token, ringBytes(m.size))
-	mapped := []byte{0}
+	seg, err := openSegment(shmDir, string(answer[1+tokenBytes:1+tokenBytes+segNameBytes]), token, ringBytes(m.size))
+	var reply [2 + 16]byte
 	if err == nil {
-		mapped[0] = 1
+		reply[0] = 1
+		m.probeReads(peer, answer[1+tokenBytes+segNameBytes:], token[:], &reply[1])
+		seg.describe(reply[2:])
 	}
-	if _, err := c.Write(mapped); err != nil {
+	var reads [1]byte
+	_, err = c.Write(reply[:])
+	if err == nil && seg != nil {
+		_, err = io.ReadFull(c, reads[:])
+	}
+	if err != nil {
 		if seg != nil {
 			seg.release()
 		}
@@ -108,6 +132,7 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	if seg == nil {
 		return c, nil
 	}
+	m.readsMe[peer] = reads[0] == 1
 	return seg.conn(false, c), nil
 }
 
@@ -136,19 +161,39 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 	}
 	defer seg.unlink()
 	answer := append(append([]byte{answerShared}, seg.token[:]...), seg.base...)
-	var mapped [1]byte
+	answer = append(answer, make([]byte, 16)...)
+	seg.describe(answer[len(answer)-16:])
+	var reply [2 + 16]byte
 	_, err := c.Write(answer)
 	if err == nil {
-		_, err = io.ReadFull(c, mapped[:])
+		_, err = io.ReadFull(c, reply[:])
 	}
-	if err != nil || mapped[0] == 0 {
+	if err == nil && reply[0] == 1 {
+		var reads [1]byte
+		m.probeReads(peer, reply[2:], seg.token[:], &reads[0])
+		_, err = c.Write(reads[:])
+	}
+	if err != nil || reply[0] == 0 {
 		seg.release()
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 		}
 		return c, nil
 	}
+	m.readsMe[peer] = reply[1] == 1
 	return seg.conn(true, c), nil
+}
+
+// probeReads tries to read token through peer's mapping of their channel
+// file, described (process ID, address) in where; if it can, single copies
+// from peer are possible: it notes peer's process and sets *reads to 1.
+func (m *Mesh) probeReads(peer int, where, token []byte, reads *byte) {
+	pid, addr := binary.LittleEndian.Uint64(where), binary.LittleEndian.Uint64(where[8:])
+	if m.transport&ringsOnly != 0 || pid == 0 || pid > math.MaxInt32 || !mayRead(int(pid), uintptr(addr), token) {
+		return
+	}
+	m.readable[peer] = int(pid)
+	*reads = 1
 }
 
 // pollIfCoresSuffice lets the rank poll, serving its channels from its own

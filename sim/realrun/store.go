@@ -75,8 +75,11 @@ type Report struct {
 	Host string `json:"host"`
 	// SharedPeers is how many peers the rank reached through shared
 	// memory; the others, over TCP.
-	SharedPeers int      `json:"shared_peers"`
-	Results     []Result `json:"results"`
+	SharedPeers int `json:"shared_peers"`
+	// SingleCopyPeers is how many of them it copied large messages
+	// straight out of (see singlecopy.go).
+	SingleCopyPeers int      `json:"single_copy_peers"`
+	Results         []Result `json:"results"`
 }
 
 // Timing is what OSU reports of one call: average, least and greatest

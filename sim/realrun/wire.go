@@ -14,6 +14,13 @@ import (
 // then payload bytes. bytes is the message size the program declared (what
 // matching checks); payload is what follows: the elements of the send's
 // data region in data mode (8 bytes each), or bytes zero bytes otherwise.
+// Between ranks that can read each other's memory, a large message with
+// data travels as a get frame instead (see singlecopy.go), whose payload is
+//
+//	address uint64 | elements uint64 | token uint64
+//
+// where the receiver reads the elements, and a got frame (bytes: the token,
+// no payload) answers it once they are read.
 // A connection opens with a handshake (see auth.go): the dialing rank
 // sends a 40-byte hello, the accepting rank answers with its own hello and
 // its proof (proofBytes), and the dialing rank sends its proof. A hello is
@@ -25,7 +32,7 @@ import (
 const (
 	frameMagic  = 0x31525343 // "CSR1"
 	helloMagic  = 0x48525343 // "CSRH"
-	protocol    = 4
+	protocol    = 5
 	headerBytes = 32
 	helloBytes  = 24 + nonceBytes
 	proofBytes  = sha256.Size
@@ -42,6 +49,8 @@ const (
 	kindBarrier = 2 // a round of the barrier between timed iterations (tag: round)
 	kindBye     = 3 // the sender is done and will close the connection
 	kindAbort   = 4 // the sender gives up because of a failure; the payload says which
+	kindGet     = 5 // a message whose elements the receiver reads from the sender's memory
+	kindGot     = 6 // the receiver has read a get frame's elements (bytes: its token)
 
 	// maxAbortReason bounds an abort frame's text.
 	maxAbortReason = 4 << 10
@@ -78,7 +87,7 @@ func parseHeader(b []byte, peer int) (header, error) {
 	h := header{kind: le.Uint32(b[4:]), epoch: le.Uint32(b[8:]), tag: int32(le.Uint32(b[12:])),
 		bytes: int64(le.Uint64(b[16:])), payload: int64(le.Uint64(b[24:]))}
 	switch {
-	case h.kind&^flagElements < kindData || h.kind&^flagElements > kindAbort || h.kind&flagElements != 0 && h.kind&^flagElements != kindData:
+	case h.kind&^flagElements < kindData || h.kind&^flagElements > kindGot || h.kind&flagElements != 0 && h.kind&^flagElements != kindData:
 		return h, fmt.Errorf("rank %d sent a frame of unknown kind %#x", peer, h.kind)
 	case h.bytes < 0 || h.payload < 0 || h.payload > MaxMessageBytes:
 		return h, fmt.Errorf("rank %d sent a frame of %d bytes with a payload of %d: out of range", peer, h.bytes, h.payload)
@@ -86,7 +95,9 @@ func parseHeader(b []byte, peer int) (header, error) {
 		return h, fmt.Errorf("rank %d sent a data payload of %d bytes, not whole elements", peer, h.payload)
 	case h.kind == kindAbort && (h.payload != h.bytes || h.payload > maxAbortReason):
 		return h, fmt.Errorf("rank %d sent an abort frame with %d bytes of reason: out of range", peer, h.payload)
-	case h.kind&flagElements == 0 && h.payload != 0 && h.payload != h.bytes:
+	case h.kind == kindGet && h.payload != getDescBytes || h.kind == kindGot && h.payload != 0:
+		return h, fmt.Errorf("rank %d sent a single-copy frame (kind %d) with a payload of %d bytes", peer, h.kind, h.payload)
+	case h.kind&flagElements == 0 && h.kind != kindGet && h.payload != 0 && h.payload != h.bytes:
 		return h, fmt.Errorf("rank %d sent %d bytes of filler for a %d-byte message", peer, h.payload, h.bytes)
 	}
 	return h, nil

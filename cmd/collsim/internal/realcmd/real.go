@@ -54,6 +54,7 @@ type options struct {
 	secretFile   string // a file holding the job's secret (cluster runs)
 	bind         string
 	transport    string
+	singleCopy   string
 	nodeSize     int
 	groupSize    int
 	json         bool
@@ -132,6 +133,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
+	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB: faster here), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -210,8 +212,12 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return err
 	}
+	singleCopy, err := parseSingleCopy(o.singleCopy)
+	if err != nil {
+		return err
+	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
-		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs, Transport: transport,
+		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs, Transport: transport, SingleCopyAbove: singleCopy,
 		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
 	if serve == nil {
@@ -275,6 +281,23 @@ func parseTransport(s string) (realrun.Transport, error) {
 	return 0, cmdutil.Flagf("--transport %q: want shm (shared memory between ranks on one host) or tcp", s)
 }
 
+// parseSingleCopy reads --single-copy: the message size above which ranks
+// copy once (0: those too large for a ring).
+func parseSingleCopy(s string) (int64, error) {
+	switch s {
+	case "ring":
+		return 0, nil
+	case "off":
+		return realrun.SingleCopyOff, nil
+	}
+	n, err := configs.ParseSize(s)
+	if err != nil || n < 0 {
+		return 0, cmdutil.Flagf("--single-copy %q: want ring (messages too large for a ring), off, or a size such as 4KiB (messages above it)", s)
+	}
+	// Messages carry whole 8-byte elements: above 0 bytes is above 1.
+	return max(n, 1), nil
+}
+
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
@@ -282,6 +305,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		return nil, 0, cmdutil.Flagf("--iterations must be at least 1 and --warmup not negative, not %d and %d", o.iterations, o.warmup)
 	}
 	if _, err := parseTransport(o.transport); err != nil {
+		return nil, 0, err
+	}
+	if _, err := parseSingleCopy(o.singleCopy); err != nil {
 		return nil, 0, err
 	}
 	if o.prtt != "" {
@@ -711,10 +737,14 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			Transport  string   `json:"transport"`
 			// SharedPairs of the Pairs of ranks talked through shared
 			// memory, the others over TCP.
-			SharedPairs int   `json:"shared_pairs"`
-			Pairs       int   `json:"pairs"`
-			Results     []row `json:"results"`
-		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2}
+			SharedPairs int `json:"shared_pairs"`
+			Pairs       int `json:"pairs"`
+			// SingleCopyWays of the 2*SharedPairs ordered pairs (reader,
+			// sender) copied messages too large for a ring straight out of
+			// the sender's memory.
+			SingleCopyWays int   `json:"single_copy_ways"`
+			Results        []row `json:"results"`
+		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2, SingleCopyWays: singleCopyWays(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
 		}
@@ -725,7 +755,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -757,6 +787,36 @@ func sharedPairs(reports []realrun.Report) int {
 		n += r.SharedPeers
 	}
 	return n / 2
+}
+
+// singleCopyWays is how many ordered pairs of ranks (reader, sender)
+// copied large messages straight out of the sender's memory.
+func singleCopyWays(reports []realrun.Report) int {
+	n := 0
+	for _, r := range reports {
+		n += r.SingleCopyPeers
+	}
+	return n
+}
+
+// singleCopies says how shared-memory pairs moved large messages under
+// --single-copy limit: ways of the 2*shared directions copied them once.
+func singleCopies(limit string, shared, ways int) string {
+	which := "messages too large for a ring"
+	if limit != "ring" {
+		which = "messages above " + limit
+	}
+	switch {
+	case shared == 0:
+		return ""
+	case limit == "off":
+		return "; every message through the rings (--single-copy off)"
+	case ways == 2*shared:
+		return "; " + which + " copied once, straight between the ranks' memories"
+	case ways == 0:
+		return "; every message through the rings (the ranks may not read each other's memory)"
+	}
+	return fmt.Sprintf("; %s copied once in %d of the %d directions, through the rings in the others", which, ways, 2*shared)
 }
 
 // channels says how the pairs of ranks talked.
