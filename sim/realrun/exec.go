@@ -3,6 +3,7 @@ package realrun
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,28 @@ type Rank struct {
 	data     [][]uint64         // the current call's buffers (nil: no data)
 	reduce   sim.ReduceOp       // the current call's reduction
 	in       *sim.Interp        // the current call's interpreter
+
+	// Single copies straight out of the rank's buffers (singlecopy.go): a
+	// send of a contiguous region lends it to the receiver, which copies it
+	// out later, and writes into a lent region wait until it is returned,
+	// so that the send still carries what the region held when it started.
+	lent     []lentRegion
+	deferred []deferredWrite
+}
+
+// lentRegion is a run of elements a single-copy send lent to its receiver.
+type lentRegion struct {
+	buf    uint8
+	lo, hi int64
+	op     int32 // the send, completed when the receiver has copied
+}
+
+// deferredWrite is a receive or a local copy whose write into the rank's
+// buffers waits for a lent region to come back.
+type deferredWrite struct {
+	idx   int32
+	dst   sim.Region
+	elems []uint64 // a receive's elements (pool buffer); nil for a calc's copy
 }
 
 // OpEvent is one op of a real run starting or completing, for timelines.
@@ -67,6 +90,7 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 		return err
 	}
 	r.in, r.data, r.reduce = in, data, s.ReduceOp
+	r.lent, r.deferred = r.lent[:0], r.deferred[:0]
 	defer func() { r.in, r.data = nil, nil }()
 	early := r.early
 	r.early = nil
@@ -105,13 +129,13 @@ func (r *Rank) issueReady() error {
 		r.traceOp(idx, op, false)
 		switch op.Kind {
 		case sim.OpCalc:
-			if err := r.copyLocal(idx, op); err != nil {
+			if r.data != nil && op.Src.Count > 0 && r.writeWaits(op.Data) {
+				r.deferred = append(r.deferred, deferredWrite{idx: idx, dst: op.Data})
+				continue
+			}
+			if err := r.calc(idx, op); err != nil {
 				return err
 			}
-			if op.Dur > 0 {
-				spin(time.Duration(op.Dur / sim.Nanosecond))
-			}
-			r.complete(idx)
 		case sim.OpSend:
 			if err := r.send(idx, op); err != nil {
 				return err
@@ -124,6 +148,66 @@ func (r *Rank) issueReady() error {
 			}
 		}
 	}
+}
+
+// calc runs calc op idx: its local copy, its compute time, its completion.
+func (r *Rank) calc(idx int32, op *sim.Op) error {
+	if err := r.copyLocal(idx, op); err != nil {
+		return err
+	}
+	if op.Dur > 0 {
+		spin(time.Duration(op.Dur / sim.Nanosecond))
+	}
+	r.complete(idx)
+	return nil
+}
+
+// writeWaits reports whether a write into dst must wait: dst overlaps a
+// lent region, or a write waiting before it.
+func (r *Rank) writeWaits(dst sim.Region) bool {
+	if len(r.lent) == 0 && len(r.deferred) == 0 {
+		return false
+	}
+	lo, hi := dst.Span()
+	for _, l := range r.lent {
+		if l.buf == dst.Buf && l.lo < hi && lo < l.hi {
+			return true
+		}
+	}
+	for _, d := range r.deferred {
+		if dlo, dhi := d.dst.Span(); d.dst.Buf == dst.Buf && dlo < hi && lo < dhi {
+			return true
+		}
+	}
+	return false
+}
+
+// returned takes back the region send op lent, if it lent one, and makes
+// the writes that waited for it, in the order they came.
+func (r *Rank) returned(op int32) error {
+	i := slices.IndexFunc(r.lent, func(l lentRegion) bool { return l.op == op })
+	if i < 0 {
+		return nil
+	}
+	r.lent = slices.Delete(r.lent, i, i+1)
+	waiting := r.deferred
+	r.deferred = nil
+	for _, d := range waiting {
+		if r.writeWaits(d.dst) {
+			r.deferred = append(r.deferred, d)
+			continue
+		}
+		op := r.in.Op(d.idx)
+		if d.elems == nil {
+			if err := r.calc(d.idx, op); err != nil {
+				return err
+			}
+			continue
+		}
+		r.apply(op, d.elems)
+		r.complete(d.idx)
+	}
+	return nil
 }
 
 func (r *Rank) complete(idx int32) {
@@ -186,6 +270,12 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 		if err := r.checkRegion(idx, op, src); err != nil {
 			return err
 		}
+		if int(op.Peer) != r.mesh.rank && src.Runs() == 1 && r.mesh.sendsAsGet(int(op.Peer), src.Count) {
+			h.kind |= flagElements
+			h.payload = 8 * src.Count
+			r.lent = append(r.lent, lentRegion{buf: src.Buf, lo: src.Off, hi: src.Off + src.Count, op: idx})
+			return r.mesh.lend(int(op.Peer), h, r.data[src.Buf][src.Off:src.Off+src.Count], idx)
+		}
 		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 		h.kind |= flagElements
 		h.payload = 8 * int64(len(payload))
@@ -211,7 +301,7 @@ func (r *Rank) handle(e event) error {
 			return fmt.Errorf("rank %d: a send of call %d completed during call %d", r.mesh.rank, e.epoch, r.epoch)
 		}
 		r.complete(e.op)
-		return nil
+		return r.returned(e.op)
 	}
 	switch e.h.kind &^ flagElements {
 	case kindBarrier:
@@ -277,11 +367,15 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		if dst.Count < elems {
 			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, elems)
 		}
-		if m.h.kind == kindGet {
-			if err := r.fetch(op, m); err != nil {
+		switch waits := r.writeWaits(dst); {
+		case m.h.kind == kindGet:
+			if err := r.fetch(idx, op, m, waits); err != nil || waits {
 				return err
 			}
-		} else {
+		case waits:
+			r.deferred = append(r.deferred, deferredWrite{idx: idx, dst: dst, elems: m.payload})
+			return nil
+		default:
 			r.apply(op, m.payload)
 		}
 	}
@@ -301,11 +395,14 @@ func (r *Rank) apply(op *sim.Op, elems []uint64) {
 }
 
 // fetch reads get frame m's elements out of the sender's memory into
-// receive op's region, straight into it when it is one run of elements
-// that the receive does not reduce into, and tells the sender.
-func (r *Rank) fetch(op *sim.Op, m arrival) error {
+// receive idx's region, straight into it when it is one run of elements
+// that the receive does not reduce into, and tells the sender. When the
+// write waits for a lent region, the elements wait with it, read: the
+// sender gets its region back at once (two ranks that swap lent regions
+// would otherwise wait for each other).
+func (r *Rank) fetch(idx int32, op *sim.Op, m arrival, waits bool) error {
 	dst, n := op.Data, int64(m.desc[1])
-	if !op.Reduce && (dst.Block == 0 || dst.Block >= dst.Count) {
+	if !waits && !op.Reduce && dst.Runs() == 1 {
 		if err := r.mesh.fetch(int(m.from), m.desc, r.data[dst.Buf][dst.Off:dst.Off+n]); err != nil {
 			return err
 		}
@@ -315,7 +412,11 @@ func (r *Rank) fetch(op *sim.Op, m arrival) error {
 			r.mesh.pool.put(tmp)
 			return err
 		}
-		r.apply(op, tmp)
+		if waits {
+			r.deferred = append(r.deferred, deferredWrite{idx: idx, dst: dst, elems: tmp})
+		} else {
+			r.apply(op, tmp)
+		}
 	}
 	return r.mesh.got(int(m.from), m.h.epoch, m.desc)
 }

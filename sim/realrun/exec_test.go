@@ -411,3 +411,68 @@ func TestFramesLargerThanTheRing(t *testing.T) {
 		}
 	}
 }
+
+// TestLentRegionsKeepWhatTheySent: a send that lends its region to a
+// single copy still carries what the region held when it started, though a
+// receive or a local copy of the same rank writes there before the peer
+// has copied it out (the simulator's capture semantics): two ranks swap
+// their buffers with sends and receives that do not wait for each other,
+// and rank 0 packs other data into a region it lent to rank 1, which only
+// copies it out later.
+func TestLentRegionsKeepWhatTheySent(t *testing.T) {
+	const n = 1024 // 8 KiB: above the tests' 4 KiB single-copy limit
+	whole := func(buf uint8, off int64) sim.Region { return sim.Region{Buf: buf, Off: off, Count: n} }
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpSend, Peer: 1, Tag: 0, Bytes: 8 * n, Data: whole(0, 0)},
+			{Kind: sim.OpRecv, Peer: 1, Tag: 1, Bytes: 8 * n, Data: whole(0, 0)},
+			{Kind: sim.OpSend, Peer: 1, Tag: 2, Bytes: 8 * n, Data: whole(0, n)},
+			{Kind: sim.OpCalc, Src: whole(1, 0), Data: whole(0, n)},
+		},
+		{
+			{Kind: sim.OpSend, Peer: 0, Tag: 1, Bytes: 8 * n, Data: whole(0, 0)},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 0, Bytes: 8 * n, Data: whole(0, 0)},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 2, Bytes: 8 * n, Data: whole(0, n), After: []int32{1}},
+		},
+	}
+	s := sim.FromPrograms("swap", progs, 8)
+	fill := func(rank int) [][]uint64 {
+		b := [][]uint64{make([]uint64, 2*n), make([]uint64, n)}
+		for i := range b[0] {
+			b[0][i] = uint64(rank)<<32 | uint64(i)
+		}
+		for i := range b[1] {
+			b[1][i] = 7<<32 | uint64(i)
+		}
+		return b
+	}
+	for _, via := range transports {
+		t.Run(via.String(), func(t *testing.T) {
+			errs := runLocal(t, 2, via, func(r *realrun.Rank, rank int) error {
+				for call := range 20 {
+					data := fill(rank)
+					if err := r.Execute(s, data); err != nil {
+						return err
+					}
+					want := fill(1 - rank)[0][:n] // the peer's first half
+					if rank == 0 {
+						want = append(want, fill(0)[1]...) // the packed copy
+					} else {
+						want = append(want, fill(0)[0][n:]...) // what rank 0's second half held
+					}
+					for i, w := range want {
+						if data[0][i] != w {
+							return fmt.Errorf("call %d: rank %d element %d is %#x, want %#x", call, rank, i, data[0][i], w)
+						}
+					}
+				}
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

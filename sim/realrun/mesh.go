@@ -660,14 +660,24 @@ func (m *Mesh) written(peer int, it *outItem) {
 // payload, if not nil, is handed over: the mesh recycles it once written.
 // A frame written at once posts no evSent: the caller completes its op.
 func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error) {
-	it, get := m.asGet(peer, outItem{h: h, payload: payload, op: op})
+	it := outItem{h: h, payload: payload, op: op}
+	get := payload != nil && m.sendsAsGet(peer, int64(len(payload)))
+	if get {
+		it = m.asGet(peer, it, false)
+	}
+	return m.queue(peer, it, get)
+}
+
+// queue writes or queues frame it to peer, as send does; a get frame is
+// never reported written: its got frame completes the send.
+func (m *Mesh) queue(peer int, it outItem, get bool) (bool, error) {
 	if p := m.served(peer); p != nil {
 		written, err := m.sendPolled(p, it)
 		return written && !get, err
 	}
 	q := m.out[peer]
 	q.mu.Lock()
-	if h.payload <= inlineBytes && !q.busy && len(q.items) == 0 && !q.closed {
+	if it.h.payload <= inlineBytes && !q.busy && len(q.items) == 0 && !q.closed {
 		err := writeFrame(q.bw, &it)
 		q.mu.Unlock()
 		if err != nil {

@@ -50,6 +50,7 @@ type getDesc [3]uint64
 // elements must stay where they are until then.
 type pendingGet struct {
 	payload []uint64 // nil: the token is free
+	lent    bool     // payload is the rank's own buffer, not the pool's
 	peer    int32
 	op      int32 // the send's program index, completed by the got frame
 	epoch   uint32
@@ -98,13 +99,16 @@ func (m *Mesh) SingleCopyPeers() int {
 	return n
 }
 
-// asGet turns a data frame to peer into a get frame when the two ranks
-// copy once, keeping its elements until the peer has read them; the
-// caller then queues it as any frame.
-func (m *Mesh) asGet(peer int, it outItem) (outItem, bool) {
-	if it.payload == nil || 8*int64(len(it.payload)) <= m.singleCopyAbove || !m.readsMe[peer] {
-		return it, false
-	}
+// SendsAsGet reports whether a message of elems elements to peer goes
+// as a single copy.
+func (m *Mesh) sendsAsGet(peer int, elems int64) bool {
+	return 8*elems > m.singleCopyAbove && m.readsMe[peer]
+}
+
+// asGet turns data frame it to peer into a get frame, keeping its elements
+// where they are until the peer has read them (lent: they are the rank's
+// own buffer, not the pool's); the caller then queues it as any frame.
+func (m *Mesh) asGet(peer int, it outItem, lent bool) outItem {
 	m.getMu.Lock()
 	var token uint64
 	if n := len(m.freeGets); n > 0 {
@@ -114,14 +118,22 @@ func (m *Mesh) asGet(peer int, it outItem) (outItem, bool) {
 		token = uint64(len(m.gets))
 		m.gets = append(m.gets, pendingGet{})
 	}
-	m.gets[token] = pendingGet{payload: it.payload, peer: int32(peer), op: it.op, epoch: it.h.epoch}
+	m.gets[token] = pendingGet{payload: it.payload, lent: lent, peer: int32(peer), op: it.op, epoch: it.h.epoch}
 	m.getMu.Unlock()
 	addr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(it.payload))))
 	return outItem{
 		h:    header{kind: kindGet, epoch: it.h.epoch, tag: it.h.tag, bytes: it.h.bytes, payload: getDescBytes},
 		desc: getDesc{addr, uint64(len(it.payload)), token},
 		op:   -1, // the got frame completes the send
-	}, true
+	}
+}
+
+// lend sends elems, a run of the rank's own buffer, to peer as a single
+// copy straight out of that buffer; the peer's got frame completes op, and
+// until then the rank must not write there (see Rank.lent).
+func (m *Mesh) lend(peer int, h header, elems []uint64, op int32) error {
+	_, err := m.queue(peer, m.asGet(peer, outItem{h: h, payload: elems, op: op}, true), true)
+	return err
 }
 
 // gotten completes the send whose get frame to peer the token names.
@@ -135,7 +147,9 @@ func (m *Mesh) gotten(peer int, token uint64) error {
 	m.gets[token] = pendingGet{}
 	m.freeGets = append(m.freeGets, token)
 	m.getMu.Unlock()
-	m.pool.put(g.payload)
+	if !g.lent {
+		m.pool.put(g.payload)
+	}
 	if g.op >= 0 {
 		m.post(event{kind: evSent, from: int32(peer), op: g.op, epoch: g.epoch})
 	}
