@@ -18,12 +18,12 @@ import (
 )
 
 // transports are the channels every test of the transport runs over.
-var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.TCPServed, realrun.SharedMemoryServed, realrun.SharedMemoryRings}
+var transports = []realrun.Transport{realrun.TCP, realrun.SharedMemory, realrun.TCPGoroutines, realrun.SharedMemoryGoroutines, realrun.SharedMemoryRings}
 
 // skipWithoutSharedMemory skips a test of the shared-memory transport on a
 // host where ranks cannot share memory (no writable /dev/shm, not Linux).
 func skipWithoutSharedMemory(t testing.TB, via realrun.Transport) {
-	if via == realrun.TCP || via == realrun.TCPServed {
+	if via == realrun.TCP || via == realrun.TCPGoroutines {
 		return
 	}
 	if err := realrun.SharedMemoryAvailable(); err != nil {
@@ -52,7 +52,7 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		t.Fatal(err)
 	}
 	for rank, m := range meshes {
-		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1, realrun.SharedMemoryRings: size - 1}[via]; m.SharedPeers() != want {
+		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryGoroutines: size - 1, realrun.SharedMemoryRings: size - 1}[via]; m.SharedPeers() != want {
 			for _, m := range meshes {
 				m.Abort(nil) // their mappings would hold /dev/shm's pages for the next tests
 			}
@@ -63,24 +63,26 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		}
 		// Ranks in one process may always read each other's memory: every
 		// shared channel copies large messages once, unless told not to.
-		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryServed: size - 1}[via]; m.SingleCopyPeers() != want {
+		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryGoroutines: size - 1}[via]; m.SingleCopyPeers() != want {
 			t.Fatalf("rank %d reads the memory of %d peers, want %d over %v", rank, m.SingleCopyPeers(), want, via)
 		}
 		// Vader's limit rather than a ring's: most messages of the tests
 		// take that path.
 		m.SetSingleCopyAbove(4 << 10)
-		// The rank's goroutine serves the channels when the cores suffice
-		// for the ranks (all in this process, on this machine), or when the
-		// test says so; TCP ones only up to 8.
-		served := 0
-		if via == realrun.SharedMemoryServed || via == realrun.TCPServed || size <= runtime.NumCPU() {
-			served = size - 1
-		}
-		if (via == realrun.TCP || via == realrun.TCPServed) && size-1 > 8 {
+		// The rank's goroutine serves the channels, unless the test says
+		// not to; TCP ones only up to 8, only on Linux, and only when the
+		// cores suffice for the ranks. It yields its core between looks
+		// when the ranks (all in this process, on this machine) outnumber
+		// the cores.
+		served := size - 1
+		if via == realrun.SharedMemoryGoroutines || via == realrun.TCPGoroutines || via == realrun.TCP && (size-1 > 8 || runtime.GOOS != "linux" || size > runtime.NumCPU()) {
 			served = 0
 		}
 		if got := m.ServedPeers(); got != served {
-			t.Fatalf("rank %d's goroutine serves %d channels, want %d over %v on %d cores", rank, got, served, via, runtime.NumCPU())
+			t.Fatalf("rank %d's goroutine serves %d channels, want %d over %v", rank, got, served, via)
+		}
+		if yields := size > runtime.NumCPU(); m.Yields() != yields {
+			t.Fatalf("rank %d yields its core between looks: %t, want %t with %d ranks on %d cores", rank, m.Yields(), yields, size, runtime.NumCPU())
 		}
 	}
 	errs := make([]error, size)
@@ -204,7 +206,7 @@ func TestDeadPeerAndGarbage(t *testing.T) {
 		fault string
 		via   realrun.Transport
 	}{{"dies", realrun.TCP}, {"garbage", realrun.TCP}, {"dies", realrun.SharedMemory}, {"garbage", realrun.SharedMemory},
-		{"dies", realrun.SharedMemoryServed}, {"garbage", realrun.SharedMemoryServed}, {"dies", realrun.TCPServed}, {"garbage", realrun.TCPServed}} {
+		{"dies", realrun.SharedMemoryGoroutines}, {"garbage", realrun.SharedMemoryGoroutines}, {"dies", realrun.TCPGoroutines}, {"garbage", realrun.TCPGoroutines}} {
 		fault := tc.fault
 		t.Run(fmt.Sprint(tc.via, "/", fault), func(t *testing.T) {
 			skipWithoutSharedMemory(t, tc.via)

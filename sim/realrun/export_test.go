@@ -1,13 +1,16 @@
 package realrun
 
-// TCPServed and SharedMemoryServed are TCP and SharedMemory with every
-// rank's goroutine serving its channels however many ranks share the
-// cores, so that tests reach that path with more ranks than this machine
-// has cores.
+// TCPGoroutines and SharedMemoryGoroutines are TCP and SharedMemory with
+// a reader and a writer goroutine per channel rather than the rank's
+// goroutine serving them, so that tests reach that path (TCP peers beyond
+// the served ones take it).
 const (
-	TCPServed          = TCP | serveAlways
-	SharedMemoryServed = SharedMemory | serveAlways
+	TCPGoroutines          = TCP | goroutinePerPeer
+	SharedMemoryGoroutines = SharedMemory | goroutinePerPeer
 )
+
+// Yields reports whether the rank gives its core up between looks.
+func (m *Mesh) Yields() bool { return m.yield }
 
 // ServedPeers is how many of the rank's channels its own goroutine serves.
 func (m *Mesh) ServedPeers() int { return len(m.polled) }

@@ -211,7 +211,7 @@ waiting:
 		return nil, errors.Join(errs...)
 	}
 	m.SetSingleCopyAbove(0)
-	poll := m.pollIfCoresSuffice()
+	poll := m.serveChannels()
 	tcpPeers := size - 1 - m.SharedPeers()
 	m.quit = make(chan struct{})
 	for peer, c := range m.conns {
@@ -224,7 +224,7 @@ waiting:
 				m.pollPeer(peer, sc)
 				continue
 			}
-			if tc, ok := serveTCP(c); ok && tcpPeers <= maxServedTCP {
+			if tc, ok := serveTCP(c); ok && tcpPeers <= maxServedTCP && !m.yield {
 				m.pollPeer(peer, tc)
 				continue
 			}

@@ -19,10 +19,11 @@ const (
 	SharedMemory Transport = iota
 	// TCP connects every pair over TCP, as Open MPI's --mca btl tcp,self.
 	TCP
-	// serveAlways, or'ed into a transport, makes the rank's goroutine serve
-	// its channels (progress.go) however many ranks share the cores: for
-	// tests of that path with more ranks than cores.
-	serveAlways Transport = 1 << 7
+	// goroutinePerPeer, or'ed into a transport, gives every channel a
+	// reader and a writer goroutine instead of serving it from the rank's
+	// goroutine (progress.go): for tests of that path, which TCP peers
+	// beyond maxServedTCP take.
+	goroutinePerPeer Transport = 1 << 7
 	// ringsOnly, or'ed into a transport, moves every message through the
 	// rings, never as a single copy (singlecopy.go): for tests of that path.
 	ringsOnly Transport = 1 << 6
@@ -31,11 +32,11 @@ const (
 // String names the transport as the real command's --transport does.
 func (t Transport) String() string {
 	name := "shm"
-	if t&^(serveAlways|ringsOnly) == TCP {
+	if t&^(goroutinePerPeer|ringsOnly) == TCP {
 		name = "tcp"
 	}
-	if t&serveAlways != 0 {
-		name += "-served"
+	if t&goroutinePerPeer != 0 {
+		name += "-goroutines"
 	}
 	if t&ringsOnly != 0 {
 		name += "-rings"
@@ -44,7 +45,7 @@ func (t Transport) String() string {
 }
 
 // shares reports whether the transport lets ranks on one host share memory.
-func (t Transport) shares() bool { return t&^(serveAlways|ringsOnly) != TCP }
+func (t Transport) shares() bool { return t&^(goroutinePerPeer|ringsOnly) != TCP }
 
 // After the handshake, the two ends of a new connection choose its channel
 // (see shm_linux.go). The dialing side offers:
@@ -71,7 +72,7 @@ func (t Transport) shares() bool { return t&^(serveAlways|ringsOnly) != TCP }
 // hosts, a /dev/shm that is not shared or full, another system than Linux.
 // Both ends learn whether they run on one machine (emulated hosts in
 // network namespaces share its cores), which decides whether a rank may
-// poll (see pollIfCoresSuffice).
+// poll without yielding (see serveChannels).
 const (
 	offerBytes   = 1 + 16 + 16
 	segNameBytes = len("collsim-0123456789-0123456789abcdef") // see segmentName
@@ -196,28 +197,32 @@ func (m *Mesh) probeReads(peer int, where, token []byte, reads *byte) {
 	*reads = 1
 }
 
-// pollIfCoresSuffice lets the rank poll, serving its channels from its own
-// goroutine (see progress.go), when this machine has a core for each of the
-// run's ranks on it that this rank knows of (itself and its peers on this
-// machine, whatever their channel), as MPI libraries poll; with fewer
-// cores, polling ranks would take the cores their peers need. It reports
-// whether the rank polls.
-func (m *Mesh) pollIfCoresSuffice() bool {
+// serveChannels decides how the rank waits, and reports whether its
+// goroutine serves its channels (progress.go), as an MPI library's
+// progress loop polls its transports. When this machine has fewer cores
+// than the run's ranks on it that this rank knows of (itself and its peers
+// on this machine, whatever their channel), the rank yields its core to
+// the others between looks and polls longer before it sleeps, as Open MPI
+// does when mpirun oversubscribes a node (mpi_yield_when_idle): a sleeping
+// rank waits for a busy core to be woken, and with reader goroutines that
+// sleep, four ranks on two cores moved 1 MiB allreduces at 0.09-0.12 of
+// vader's bandwidth (README, "Shared memory").
+func (m *Mesh) serveChannels() bool {
 	local := 0
 	for _, same := range m.sameMachine {
 		if same {
 			local++
 		}
 	}
-	if local+1 > runtime.NumCPU() && m.transport&serveAlways == 0 {
-		return false
-	}
-	for _, c := range m.conns {
-		if sc, ok := c.(*sharedConn); ok {
-			sc.pollWhenAlone()
+	m.yield = local+1 > runtime.NumCPU()
+	if !m.yield {
+		for _, c := range m.conns {
+			if sc, ok := c.(*sharedConn); ok {
+				sc.pollWhenAlone()
+			}
 		}
 	}
-	return true
+	return m.transport&goroutinePerPeer == 0
 }
 
 // SharedPeers is how many of this rank's peers it reaches through shared

@@ -566,6 +566,11 @@ func (c *sharedConn) Close() error {
 	return syscall.Munmap(c.mem)
 }
 
+// yieldCore gives the core to another runnable thread, if there is one
+// (sched_yield), as Open MPI's progress loop does between looks when a
+// node has more ranks than cores.
+func yieldCore() { syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+
 // pollWhenAlone makes the channel poll before sleeping: the host has a
 // core for each of its ranks.
 func (c *sharedConn) pollWhenAlone() { c.poll = shmPoll }

@@ -51,7 +51,7 @@ func TestForgedGotFrame(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, via := range []Transport{SharedMemory, SharedMemory | serveAlways, TCP} {
+	for _, via := range []Transport{SharedMemory, SharedMemory | goroutinePerPeer, TCP} {
 		meshes, err := ConnectLocal(ctx, 2, 7, via)
 		if err != nil {
 			t.Fatal(err)
