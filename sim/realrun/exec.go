@@ -270,11 +270,24 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 		if err := r.checkRegion(idx, op, src); err != nil {
 			return err
 		}
-		if int(op.Peer) != r.mesh.rank && src.Runs() == 1 && r.mesh.sendsAsGet(int(op.Peer), src.Count) {
+		if peer := int(op.Peer); peer != r.mesh.rank && src.Runs() == 1 && 8*src.Count > r.mesh.inPlaceAbove {
+			// Large and contiguous: sent straight from the buffer, which
+			// is lent until the peer has copied it or it is written.
 			h.kind |= flagElements
 			h.payload = 8 * src.Count
-			r.lent = append(r.lent, lentRegion{buf: src.Buf, lo: src.Off, hi: src.Off + src.Count, op: idx})
-			return r.mesh.lend(int(op.Peer), h, r.data[src.Buf][src.Off:src.Off+src.Count], idx)
+			elems := r.data[src.Buf][src.Off : src.Off+src.Count]
+			lent := lentRegion{buf: src.Buf, lo: src.Off, hi: src.Off + src.Count, op: idx}
+			if r.mesh.sendsAsGet(peer, src.Count) {
+				r.lent = append(r.lent, lent)
+				return r.mesh.lend(peer, h, elems, idx)
+			}
+			written, err := r.mesh.sendInPlace(peer, h, elems, idx)
+			if written {
+				r.complete(idx)
+			} else if err == nil {
+				r.lent = append(r.lent, lent)
+			}
+			return err
 		}
 		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 		h.kind |= flagElements

@@ -66,9 +66,11 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		if want := map[realrun.Transport]int{realrun.SharedMemory: size - 1, realrun.SharedMemoryGoroutines: size - 1}[via]; m.SingleCopyPeers() != want {
 			t.Fatalf("rank %d reads the memory of %d peers, want %d over %v", rank, m.SingleCopyPeers(), want, via)
 		}
-		// Vader's limit rather than a ring's: most messages of the tests
-		// take that path.
+		// Vader's limit rather than a ring's, and sends from the buffer
+		// itself from the same size: most messages of the tests take those
+		// paths.
 		m.SetSingleCopyAbove(4 << 10)
+		m.LowerInPlaceLimit()
 		// The rank's goroutine serves the channels, unless the test says
 		// not to; TCP ones only up to 8, only on Linux, and only when the
 		// cores suffice for the ranks. It yields its core between looks
@@ -422,7 +424,9 @@ func TestFramesLargerThanTheRing(t *testing.T) {
 // and rank 0 packs other data into a region it lent to rank 1, which only
 // copies it out later.
 func TestLentRegionsKeepWhatTheySent(t *testing.T) {
-	const n = 1024 // 8 KiB: above the tests' 4 KiB single-copy limit
+	// 8 MiB: more than a ring or a socket takes at once, so that sends
+	// through them are still being written when the receives land.
+	const n = 1 << 20
 	whole := func(buf uint8, off int64) sim.Region { return sim.Region{Buf: buf, Off: off, Count: n} }
 	progs := []sim.Program{
 		{
@@ -451,7 +455,7 @@ func TestLentRegionsKeepWhatTheySent(t *testing.T) {
 	for _, via := range transports {
 		t.Run(via.String(), func(t *testing.T) {
 			errs := runLocal(t, 2, via, func(r *realrun.Rank, rank int) error {
-				for call := range 20 {
+				for call := range 5 {
 					data := fill(rank)
 					if err := r.Execute(s, data); err != nil {
 						return err

@@ -9,6 +9,11 @@ const (
 	SharedMemoryGoroutines = SharedMemory | goroutinePerPeer
 )
 
+// LowerInPlaceLimit makes sends of contiguous regions of more than 4 KiB
+// go straight from the rank's buffer (64 KiB by default), so that tests
+// with small messages reach that path.
+func (m *Mesh) LowerInPlaceLimit() { m.inPlaceAbove = 4 << 10 }
+
 // Yields reports whether the rank gives its core up between looks.
 func (m *Mesh) Yields() bool { return m.yield }
 

@@ -35,9 +35,12 @@ type Mesh struct {
 	bye     []bool        // a bye frame has come from that peer
 	closing bool
 
-	pool    bufPool
-	writers sync.WaitGroup
-	causes  []error // per peer: why its connection failed, once it has
+	pool bufPool
+	// inPlaceAbove: a send of a contiguous region of more bytes goes
+	// straight from the rank's buffer (Rank.send), not from a copy.
+	inPlaceAbove int64
+	writers      sync.WaitGroup
+	causes       []error // per peer: why its connection failed, once it has
 
 	queued     atomic.Int32 // events posted and not yet taken
 	polling                 // the shared-memory channels the rank's goroutine serves (progress.go)
@@ -67,8 +70,17 @@ type event struct {
 type outItem struct {
 	h       header
 	payload []uint64 // nil: desc for a get frame, else h.payload filler bytes of zeros
+	lent    bool     // payload is the rank's own buffer, not the pool's
 	desc    getDesc
 	op      int32 // -1: nobody waits for the write
+}
+
+// recycle returns a frame's payload to the pool once it is written, unless
+// it is the rank's own buffer.
+func (m *Mesh) recycle(it *outItem) {
+	if it.payload != nil && !it.lent {
+		m.pool.put(it.payload)
+	}
 }
 
 // body is what follows the item's header, nil for filler.
@@ -211,6 +223,7 @@ waiting:
 		return nil, errors.Join(errs...)
 	}
 	m.SetSingleCopyAbove(0)
+	m.inPlaceAbove = inlineBytes // smaller ones are copied into the writer's buffer anyway
 	poll := m.serveChannels()
 	tcpPeers := size - 1 - m.SharedPeers()
 	m.quit = make(chan struct{})
@@ -647,9 +660,7 @@ func (m *Mesh) sendFailed(peer int, err error) error {
 
 // written recycles a written frame's payload and tells whoever waits.
 func (m *Mesh) written(peer int, it *outItem) {
-	if it.payload != nil {
-		m.pool.put(it.payload)
-	}
+	m.recycle(it)
 	if it.op >= 0 {
 		m.post(event{kind: evSent, from: int32(peer), op: it.op, epoch: it.h.epoch})
 	}
@@ -668,6 +679,13 @@ func (m *Mesh) send(peer int, h header, payload []uint64, op int32) (bool, error
 	return m.queue(peer, it, get)
 }
 
+// sendInPlace sends elems, a run of the rank's own buffer, to peer
+// straight from that buffer, as send does; until it is written (the
+// evSent, or true returned), the rank must not write there (Rank.lent).
+func (m *Mesh) sendInPlace(peer int, h header, elems []uint64, op int32) (bool, error) {
+	return m.queue(peer, outItem{h: h, payload: elems, lent: true, op: op}, false)
+}
+
 // queue writes or queues frame it to peer, as send does; a get frame is
 // never reported written: its got frame completes the send.
 func (m *Mesh) queue(peer int, it outItem, get bool) (bool, error) {
@@ -683,9 +701,7 @@ func (m *Mesh) queue(peer int, it outItem, get bool) (bool, error) {
 		if err != nil {
 			return false, m.sendFailed(peer, err)
 		}
-		if it.payload != nil {
-			m.pool.put(it.payload)
-		}
+		m.recycle(&it)
 		return !get, nil
 	}
 	q.items = append(q.items, it)

@@ -256,9 +256,7 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 			p.wdone = true
 			m.writeFailed(p.peer, err)
 			for i := range p.out {
-				if p.out[i].payload != nil {
-					m.pool.put(p.out[i].payload)
-				}
+				m.recycle(&p.out[i])
 			}
 			p.out = nil
 			return true
