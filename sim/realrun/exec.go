@@ -66,6 +66,10 @@ type arrival struct {
 	h       header
 	payload []uint64
 	desc    getDesc // a get frame's: where its elements are
+	// view: payload is the rank's own region src, sent to itself and
+	// matched at once (see sendToSelf), not a pool buffer.
+	view bool
+	src  sim.Region
 }
 
 // NewRank returns rank m.rank's executor over m.
@@ -254,6 +258,10 @@ func (r *Rank) copyLocal(idx int32, op *sim.Op) error {
 	if err := r.checkRegion(idx, op, dst); err != nil {
 		return err
 	}
+	if src.Runs() == 1 && !overlap(src, dst) {
+		dst.Scatter(r.data[dst.Buf], r.data[src.Buf][src.Off:src.Off+src.Count], nil)
+		return nil
+	}
 	// Through a scratch copy: the two regions may interleave in one buffer.
 	tmp := src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 	dst.Scatter(r.data[dst.Buf], tmp, nil)
@@ -288,6 +296,9 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 				r.lent = append(r.lent, lent)
 			}
 			return err
+		}
+		if int(op.Peer) == r.mesh.rank && src.Runs() == 1 {
+			return r.sendToSelf(idx, op)
 		}
 		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 		h.kind |= flagElements
@@ -343,20 +354,48 @@ func (r *Rank) arrive(e event) error {
 	case r.data == nil && e.h.kind == kindGet:
 		return fmt.Errorf("rank %d: rank %d sent a message with data in a run that carries none: the ranks run different jobs", r.mesh.rank, e.from)
 	}
-	a := arrival{from: e.from, h: e.h, payload: e.payload, desc: e.desc}
-	var id uint32
-	if n := len(r.freeMsg); n > 0 {
-		id = r.freeMsg[n-1]
-		r.freeMsg = r.freeMsg[:n-1]
-		r.msgs[id] = a
-	} else {
-		id = uint32(len(r.msgs))
-		r.msgs = append(r.msgs, a)
-	}
+	id := r.keep(arrival{from: e.from, h: e.h, payload: e.payload, desc: e.desc})
 	if recv, ok := r.in.Arrived(e.from, e.h.tag, id); ok {
 		return r.deliver(recv, id)
 	}
 	return nil
+}
+
+// keep files an arrived message under a free ID.
+func (r *Rank) keep(a arrival) uint32 {
+	if n := len(r.freeMsg); n > 0 {
+		id := r.freeMsg[n-1]
+		r.freeMsg = r.freeMsg[:n-1]
+		r.msgs[id] = a
+		return id
+	}
+	r.msgs = append(r.msgs, a)
+	return uint32(len(r.msgs) - 1)
+}
+
+// sendToSelf runs send idx to the rank itself, of a contiguous region:
+// when a receive is posted for it, its elements go straight from the
+// region into the receive's (one copy, as Open MPI's self transport makes);
+// otherwise they are captured, as any send's, to wait for one.
+func (r *Rank) sendToSelf(idx int32, op *sim.Op) error {
+	src := op.Data
+	r.complete(idx)
+	h := header{kind: kindData | flagElements, epoch: r.epoch, tag: op.Tag, bytes: op.Bytes, payload: 8 * src.Count}
+	id := r.keep(arrival{from: op.Peer, h: h, payload: r.data[src.Buf][src.Off : src.Off+src.Count], view: true, src: src})
+	if recv, ok := r.in.Arrived(op.Peer, op.Tag, id); ok {
+		return r.deliver(recv, id)
+	}
+	r.msgs[id].payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
+	r.msgs[id].view = false
+	return nil
+}
+
+// overlap reports whether two regions may share elements: the same buffer
+// and intersecting spans.
+func overlap(a, b sim.Region) bool {
+	alo, ahi := a.Span()
+	blo, bhi := b.Span()
+	return a.Buf == b.Buf && alo < bhi && blo < ahi
 }
 
 // deliver completes receive idx with message id.
@@ -380,7 +419,14 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		if dst.Count < elems {
 			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, elems)
 		}
-		switch waits := r.writeWaits(dst); {
+		waits := r.writeWaits(dst)
+		if m.view && (waits || overlap(m.src, dst)) { // capture it first
+			m.payload = m.src.Gather(r.mesh.pool.get(int(m.src.Count))[:0], r.data[m.src.Buf])
+			m.view = false
+		}
+		switch {
+		case m.view:
+			r.lay(op, m.payload)
 		case m.h.kind == kindGet:
 			if err := r.fetch(idx, op, m, waits); err != nil || waits {
 				return err
@@ -399,12 +445,17 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 // apply lays a message's elements into receive op's region: a shorter
 // message fills the start, as in MPI.
 func (r *Rank) apply(op *sim.Op, elems []uint64) {
+	r.lay(op, elems)
+	r.mesh.pool.put(elems)
+}
+
+// lay lays elements into receive op's region, reducing if it reduces.
+func (r *Rank) lay(op *sim.Op, elems []uint64) {
 	var reduce func(dst, src []uint64)
 	if op.Reduce {
 		reduce = r.reduce.Apply
 	}
 	op.Data.Scatter(r.data[op.Data.Buf], elems, reduce)
-	r.mesh.pool.put(elems)
 }
 
 // fetch reads get frame m's elements out of the sender's memory into
