@@ -69,24 +69,32 @@ func TestForgedGotFrame(t *testing.T) {
 	}
 }
 
-// TestSendWaitsForTheGot: a single-copy send completes only when the
-// receiver has read it (the got frame), and its elements stay lent until
-// then; the receiver reads them while the sender's buffer still holds them.
-func TestSendWaitsForTheGot(t *testing.T) {
+// sharedPairOfRanks connects two ranks of job through shared memory in
+// this process; they are aborted when the test ends.
+func sharedPairOfRanks(t *testing.T, job uint64) []*Mesh {
+	t.Helper()
 	if err := SharedMemoryAvailable(); err != nil {
 		t.Skipf("needs shared memory between processes: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	meshes, err := ConnectLocal(ctx, 2, 8, SharedMemory)
+	meshes, err := ConnectLocal(ctx, 2, job, SharedMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		for _, m := range meshes {
 			m.Abort(nil)
 		}
-	}()
+	})
+	return meshes
+}
+
+// TestSendWaitsForTheGot: a single-copy send completes only when the
+// receiver has read it (the got frame), and its elements stay lent until
+// then; the receiver reads them while the sender's buffer still holds them.
+func TestSendWaitsForTheGot(t *testing.T) {
+	meshes := sharedPairOfRanks(t, 8)
 	if meshes[0].SingleCopyPeers() != 1 || meshes[1].SingleCopyPeers() != 1 {
 		t.Skip("the ranks may not read each other's memory here")
 	}
@@ -130,20 +138,7 @@ func TestSendWaitsForTheGot(t *testing.T) {
 // would; SetSingleCopyAbove moves the limit (vader's 4 KiB) or turns single
 // copies off.
 func TestSingleCopyLimit(t *testing.T) {
-	if err := SharedMemoryAvailable(); err != nil {
-		t.Skipf("needs shared memory between processes: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	meshes, err := ConnectLocal(ctx, 2, 9, SharedMemory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, m := range meshes {
-			m.Abort(nil)
-		}
-	}()
+	meshes := sharedPairOfRanks(t, 9)
 	if meshes[0].SingleCopyPeers() != 1 {
 		t.Skip("the ranks may not read each other's memory here")
 	}

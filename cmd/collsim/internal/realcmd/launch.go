@@ -197,11 +197,12 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // RankProcs is the GOMAXPROCS of each of ranks processes on a host of cpus
-// cores: its share of the cores, at least 1. A rank's goroutines (its
-// program, a reader per peer, a writer per peer) mostly wait on sockets;
-// with one P the reader that takes a frame hands it to the program on the
-// same P, where with more each hand-over wakes a thread: on this project's
-// 2-core machine an 8-byte one-way ping-pong between 2 ranks took 34 us with
-// one P each against 66 us with two, and 1-16 MiB collectives were as fast
-// or faster (README, Real runs).
+// cores: its share of the cores, at least 1. A rank's goroutine serves most
+// of its channels itself (sim/realrun/progress.go); the goroutines left (the
+// watchers that wake it, readers and writers of TCP peers it does not
+// serve) mostly wait, and with one P a reader that takes a frame hands it
+// to the program on the same P, where with more each hand-over wakes a
+// thread: before the progress loop, on this project's 2-core machine, an
+// 8-byte one-way ping-pong between 2 ranks took 34 us with one P each
+// against 66 us with two (README, Real runs).
 func RankProcs(cpus, ranks int) int { return max(1, cpus/max(ranks, 1)) }
