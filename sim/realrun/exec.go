@@ -35,6 +35,10 @@ type Rank struct {
 	// so that the send still carries what the region held when it started.
 	lent     []lentRegion
 	deferred []deferredWrite
+	// selfLent holds the IDs of messages to the rank itself that wait for
+	// their receive still in the region they were sent from (view): a
+	// write there captures them first (unlendSelf).
+	selfLent []uint32
 }
 
 // lentRegion is a run of elements a single-copy send lent to its receiver.
@@ -94,7 +98,7 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 		return err
 	}
 	r.in, r.data, r.reduce = in, data, s.ReduceOp
-	r.lent, r.deferred = r.lent[:0], r.deferred[:0]
+	r.lent, r.deferred, r.selfLent = r.lent[:0], r.deferred[:0], r.selfLent[:0]
 	defer func() { r.in, r.data = nil, nil }()
 	early := r.early
 	r.early = nil
@@ -258,6 +262,7 @@ func (r *Rank) copyLocal(idx int32, op *sim.Op) error {
 	if err := r.checkRegion(idx, op, dst); err != nil {
 		return err
 	}
+	r.unlendSelf(dst)
 	if src.Runs() == 1 && !overlap(src, dst) {
 		dst.Scatter(r.data[dst.Buf], r.data[src.Buf][src.Off:src.Off+src.Count], nil)
 		return nil
@@ -374,9 +379,10 @@ func (r *Rank) keep(a arrival) uint32 {
 }
 
 // sendToSelf runs send idx to the rank itself, of a contiguous region:
-// when a receive is posted for it, its elements go straight from the
-// region into the receive's (one copy, as Open MPI's self transport makes);
-// otherwise they are captured, as any send's, to wait for one.
+// its elements go straight from the region into the receive's (one copy,
+// as Open MPI's self transport makes), now if a receive is posted for it,
+// or when one is; until then a write into the region captures them first,
+// so the message still carries what the region held when it was sent.
 func (r *Rank) sendToSelf(idx int32, op *sim.Op) error {
 	src := op.Data
 	r.complete(idx)
@@ -385,9 +391,26 @@ func (r *Rank) sendToSelf(idx int32, op *sim.Op) error {
 	if recv, ok := r.in.Arrived(op.Peer, op.Tag, id); ok {
 		return r.deliver(recv, id)
 	}
-	r.msgs[id].payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
-	r.msgs[id].view = false
+	r.selfLent = append(r.selfLent, id)
 	return nil
+}
+
+// unlendSelf captures the messages to the rank itself that still lie in
+// regions overlapping dst, which is about to be written.
+func (r *Rank) unlendSelf(dst sim.Region) {
+	if len(r.selfLent) == 0 {
+		return
+	}
+	kept := r.selfLent[:0]
+	for _, id := range r.selfLent {
+		if m := &r.msgs[id]; overlap(m.src, dst) {
+			m.payload = m.src.Gather(r.mesh.pool.get(int(m.src.Count))[:0], r.data[m.src.Buf])
+			m.view = false
+			continue
+		}
+		kept = append(kept, id)
+	}
+	r.selfLent = kept
 }
 
 // overlap reports whether two regions may share elements: the same buffer
@@ -418,6 +441,11 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		}
 		if dst.Count < elems {
 			return fmt.Errorf("rank %d op %d (%v) has room for %d elements but rank %d sent %d", r.mesh.rank, idx, op, dst.Count, m.from, elems)
+		}
+		if m.view {
+			if i := slices.Index(r.selfLent, id); i >= 0 {
+				r.selfLent = slices.Delete(r.selfLent, i, i+1)
+			}
 		}
 		waits := r.writeWaits(dst)
 		if m.view && (waits || overlap(m.src, dst)) { // capture it first
@@ -451,6 +479,7 @@ func (r *Rank) apply(op *sim.Op, elems []uint64) {
 
 // lay lays elements into receive op's region, reducing if it reduces.
 func (r *Rank) lay(op *sim.Op, elems []uint64) {
+	r.unlendSelf(op.Data)
 	var reduce func(dst, src []uint64)
 	if op.Reduce {
 		reduce = r.reduce.Apply
@@ -467,6 +496,7 @@ func (r *Rank) lay(op *sim.Op, elems []uint64) {
 func (r *Rank) fetch(idx int32, op *sim.Op, m arrival, waits bool) error {
 	dst, n := op.Data, int64(m.desc[1])
 	if !waits && !op.Reduce && dst.Runs() == 1 {
+		r.unlendSelf(dst)
 		if err := r.mesh.fetch(int(m.from), m.desc, r.data[dst.Buf][dst.Off:dst.Off+n]); err != nil {
 			return err
 		}

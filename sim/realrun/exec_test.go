@@ -484,8 +484,8 @@ func TestLentRegionsKeepWhatTheySent(t *testing.T) {
 }
 
 // TestSelfSendsAndLocalCopies: a send to the rank itself carries what its
-// region held when it started, though the region changes before the
-// receive is posted, and lands right when the receive's region overlaps
+// region held when it started, though a local copy or a receive writes
+// into the region before the send's receive is posted, and lands right when the receive's region overlaps
 // it; a local copy between overlapping regions of one buffer copies what
 // the source held. The overlapping destinations are vectors (a contiguous
 // one would come out right by chance: copy moves as memmove does). The
@@ -509,6 +509,10 @@ func TestSelfSendsAndLocalCopies(t *testing.T) {
 		{Kind: sim.OpSend, Peer: 0, Tag: 1, Bytes: 8 * n, Data: reg(0, 0), After: []int32{2}},             // 4: overlapping it
 		{Kind: sim.OpCalc, Src: reg(0, 0), Data: vec5, After: []int32{3, 4}},                              // 5: overlapping copy
 		{Kind: sim.OpCalc, Src: sim.Region{Buf: 2, Off: 0, Count: n}, Data: reg(1, 0), After: []int32{5}}, // 6: between buffers
+		{Kind: sim.OpSend, Peer: 0, Tag: 3, Bytes: 8 * n, Data: reg(1, 0), After: []int32{6}},             // 7: unexpected again,
+		{Kind: sim.OpRecv, Peer: 0, Tag: 4, Bytes: 8 * n, Data: reg(1, 0), After: []int32{7}},             // 8: its region received into
+		{Kind: sim.OpSend, Peer: 0, Tag: 4, Bytes: 8 * n, Data: reg(0, 0), After: []int32{7}},             // 9: from here
+		{Kind: sim.OpRecv, Peer: 0, Tag: 3, Bytes: 8 * n, Data: reg(2, 0), After: []int32{8, 9}},          // 10: gets what 7 sent
 	}
 	s := sim.FromPrograms("self", []sim.Program{prog}, 8)
 	fill := func() [][]uint64 {
@@ -529,6 +533,9 @@ func TestSelfSendsAndLocalCopies(t *testing.T) {
 	moved := slices.Clone(want[0][:n])
 	place(want[0], vec5, moved) // op 5
 	copy(want[1], want[2])      // op 6
+	sent7 := slices.Clone(want[1])
+	copy(want[1], want[0][:n]) // ops 8, 9
+	copy(want[2], sent7)       // op 10
 	for _, via := range transports {
 		t.Run(via.String(), func(t *testing.T) {
 			errs := runLocal(t, 1, via, func(r *realrun.Rank, rank int) error {
