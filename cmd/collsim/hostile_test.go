@@ -371,6 +371,8 @@ var hostileCases = []hostile{
 	{args: []string{"model", "-n", "8", "-s", "8..4611686018427387904"}, code: 0, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "8..4611686018427387904", "--verify=false", "--iterations", "0"}, code: 2, want: `--iterations`, limit: fast},
 	{args: []string{"real", "--np", "2", "--warmup", "-1"}, code: 2, want: `--warmup`, limit: fast},
+	{args: []string{"real", "--np", "2", "--single-copy", "lots"}, code: 2, want: `--single-copy "lots": want ring`, limit: fast},
+	{args: []string{"real", "--np", "2", "--single-copy", "-4KiB"}, code: 2, want: `--single-copy "-4KiB"`, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "32GiB"}, code: 2, want: `--sizes: 32GiB.*16GiB`, limit: fast},
 	{args: []string{"real", "--np", "2", "--pingpong", "8..17GiB"}, code: 2, want: `--pingpong: 17GiB.*16GiB`, limit: fast},
 	{args: []string{"model", "-m", "gpu-cluster", "-n", "16", "-s", "64GiB"}, code: 0, limit: fast},
