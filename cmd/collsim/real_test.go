@@ -146,6 +146,9 @@ func TestRealSingleCopy(t *testing.T) {
 	if err := realrun.SharedMemoryAvailable(); err != nil {
 		t.Skipf("needs shared memory between processes: %v", err)
 	}
+	if err := realrun.SingleCopyAvailable(); err != nil {
+		t.Skipf("needs single copies between processes: %v", err)
+	}
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint("np=", n), func(t *testing.T) {
 			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "8388616", "--iterations", "1", "--warmup", "0")

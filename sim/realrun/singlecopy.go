@@ -3,6 +3,7 @@ package realrun
 import (
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"unsafe"
 )
@@ -173,4 +174,17 @@ func (m *Mesh) fetch(peer int, d getDesc, dst []uint64) error {
 func (m *Mesh) got(peer int, epoch uint32, d getDesc) error {
 	_, err := m.send(peer, header{kind: kindGot, epoch: epoch, bytes: int64(d[2])}, nil, -1)
 	return err
+}
+
+// SingleCopyAvailable reports why this process cannot copy messages out
+// of another's memory: process_vm_readv fails even on its own memory (not
+// Linux, or a seccomp filter, as containers have without CAP_SYS_PTRACE).
+// Peers that may not read each other (Yama's ptrace_scope, other users)
+// are found at setup and keep to the rings either way.
+func SingleCopyAvailable() error {
+	probe := []byte("collsim")
+	if err := readRemote(os.Getpid(), uintptr(unsafe.Pointer(&probe[0])), make([]byte, len(probe))); err != nil {
+		return fmt.Errorf("process_vm_readv: %w", err)
+	}
+	return nil
 }
