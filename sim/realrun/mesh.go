@@ -13,10 +13,15 @@ import (
 	"time"
 )
 
-// Mesh is one rank's TCP connections to every other rank. Each connection
-// has a reader and a writer goroutine, so that a rank never blocks on a
-// socket: sends are queued, and frames and send completions arrive as
-// events, in order per peer, for the rank's single interpreting loop.
+// Mesh is one rank's channels to every other rank: shared memory with
+// ranks on its host, TCP with the others. The rank's goroutine serves its
+// shared-memory channels and some TCP ones itself while it waits (see
+// progress.go); the other connections have a reader and a writer
+// goroutine each. Either way a rank never blocks on one channel: sends are
+// queued, and frames and send completions arrive as events, in order per
+// peer, for the rank's single interpreting loop. Messages too large for a
+// ring travel as single copies between ranks that share memory (see
+// singlecopy.go).
 type Mesh struct {
 	rank, size int
 	job        uint64
