@@ -606,7 +606,7 @@ func TestValidateReal(t *testing.T) {
 	// grow with size): measured again (see loadedFit).
 	var out validateOut
 	for attempt := 1; ; attempt++ {
-		stdout, stderr, code := collsim(t, "validate", "--real", "--json", "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,64KiB..4MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1e9")
+		stdout, stderr, code := collsim(t, "validate", "--real", "--json", "--np", "2", "-s", "64KiB,256KiB", "--pingpong", "8,1KiB,1MiB..16MiB", "--iterations", "2", "--plot", dir, "--max-fit-spread", "1e9")
 		if loadedFit(t, code, stderr, attempt) {
 			continue
 		}
@@ -647,7 +647,7 @@ func TestValidateReal(t *testing.T) {
 	}
 	// The fit may fail on a loaded machine (see loadedFit).
 	for attempt := 1; ; attempt++ {
-		_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-error", "1e-9", "--max-fit-spread", "1e9")
+		_, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,1MiB..16MiB", "--iterations", "2", "--max-error", "1e-9", "--max-fit-spread", "1e9")
 		if loadedFit(t, code, stderr, attempt) {
 			continue
 		}
@@ -660,9 +660,10 @@ func TestValidateReal(t *testing.T) {
 
 // loadedFit reports whether validate's attempt failed only because a
 // loaded machine's ping-pong could not be fitted (times that do not grow
-// with size: the 8-byte round trip stretched by scheduling delays, once as
-// long as a quarter of the 4 MiB one), so that the caller measures again,
-// after waiting 1, 2, 4 s for the load to change; up to four attempts.
+// with size: the 8-byte round trip stretched by scheduling delays, in one
+// loaded run past a quarter of the 4 MiB one, so the tests' ping-pongs go
+// to 16 MiB), so that the caller measures again, after waiting 1, 2, 4 s
+// for the load to change; up to four attempts.
 func loadedFit(t *testing.T, code int, stderr string, attempt int) bool {
 	t.Helper()
 	if code != 1 || attempt == 4 || !strings.Contains(stderr, "fitting the ping-pong") && !strings.Contains(stderr, "the ping-pong fit cannot be judged") {
