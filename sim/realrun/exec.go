@@ -437,6 +437,9 @@ func (r *Rank) deliver(idx int32, id uint32) error {
 		}
 		elems := int64(len(m.payload))
 		if m.h.kind == kindGet {
+			if m.desc[1] > MaxMessageBytes/8 { // a corrupt frame: int64 would wrap
+				return fmt.Errorf("rank %d op %d (%v): rank %d offered a message of %d elements, beyond the %d-byte limit: corrupted data", r.mesh.rank, idx, op, m.from, m.desc[1], int64(MaxMessageBytes))
+			}
 			elems = int64(m.desc[1])
 		}
 		if dst.Count < elems {
