@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/collsim/collsim/sim/hugepage"
 )
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
@@ -129,7 +131,7 @@ func (g *GOAL) index(r int32, id uint32) int32 { return int32(id - g.first[r]) }
 
 // dependencyCounts returns, by id, how many ops each op waits for.
 func (g *GOAL) dependencyCounts() []uint16 {
-	n := make([]uint16, g.Ops())
+	n := hugepage.Make[uint16](g.Ops())
 	g.fillDependencyCounts(n, 0, len(n))
 	return n
 }
@@ -320,6 +322,7 @@ func (s *goalSource) Next(ops []Op) []Op {
 // grows without copying and without the garbage of doubling one slice.
 type chunked[T any] struct {
 	chunks [][]T
+	spare  []T // chunks made but not yet in use, from the last slab
 	n      uint32
 }
 
@@ -327,20 +330,33 @@ const (
 	chunkBits = 16
 	chunkLen  = 1 << chunkBits
 	chunkMask = chunkLen - 1
+	// maxSlab is the most chunks made at once: chunks come in slabs of
+	// as many chunks as the table has, up to this, so that slabs are large
+	// enough for huge pages (hugepage.Make) and waste at most half a table.
+	maxSlab = 64
 )
 
 func (c *chunked[T]) add(v T) {
 	if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == chunkLen {
-		// The first chunk grows as needed, so that a small table stays small.
-		size := chunkLen
-		if len(c.chunks) == 0 {
-			size = 0
-		}
-		c.chunks = append(c.chunks, make([]T, 0, size))
+		c.chunks = append(c.chunks, c.newChunk())
 	}
 	last := &c.chunks[len(c.chunks)-1]
 	*last = append(*last, v)
 	c.n++
+}
+
+// newChunk returns an empty chunk for c.
+func (c *chunked[T]) newChunk() []T {
+	if len(c.chunks) == 0 {
+		// The first chunk grows as needed, so that a small table stays small.
+		return nil
+	}
+	if len(c.spare) == 0 {
+		c.spare = hugepage.Make[T](min(len(c.chunks), maxSlab) * chunkLen)
+	}
+	chunk := c.spare[:0:chunkLen]
+	c.spare = c.spare[chunkLen:]
+	return chunk
 }
 
 func (c *chunked[T]) at(i uint32) *T { return &c.chunks[i>>chunkBits][i&chunkMask] }

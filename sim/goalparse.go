@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/collsim/collsim/sim/hugepage"
 )
 
 // GOALError is a syntax or consistency error in GOAL text.
@@ -819,7 +821,7 @@ func (g *GOAL) layout() error {
 			o.user = uint32(total)
 		}
 	}
-	g.users = make([]uint32, total)
+	g.users = hugepage.Make[uint32](int(total))
 	if g.hasStarts {
 		g.fillUsers(true)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+
+	"github.com/collsim/collsim/sim/hugepage"
 )
 
 // RunLogGOPS simulates g in the LogGOPS model with parameters p, with OS
@@ -83,7 +85,7 @@ func (g *GOAL) newTables(p LogGOPS, noise *Noise) *goalRun {
 	x := &goalRun{
 		g:     g,
 		lg:    p,
-		ranks: make([]goalRank, g.Ranks),
+		ranks: hugepage.Make[goalRank](g.Ranks),
 	}
 	x.p = newProtocol(nil, 0, nil, newHosts(g.Ranks, max(g.CPUs, 1), max(g.NICs, 1), noise, &x.lg), g.Ranks)
 	return x
@@ -192,7 +194,7 @@ func grow[T any](s []T) []T {
 	if len(s) < cap(s) || len(s) < 256 {
 		return s
 	}
-	return slices.Grow(s, len(s))
+	return hugepage.Grow(s, len(s))
 }
 
 // readyNode links a ready op into its rank's FIFO, or a free node into the

@@ -220,33 +220,6 @@ func BenchmarkRunLogGOPSLinearAlltoall(b *testing.B) {
 	benchmarkGOAL(b, goalOf(b, collectives.Alltoall, "linear", collectives.Params{Ranks: 512, Count: 512}))
 }
 
-// BenchmarkFirstTouch measures what this machine charges for memory a
-// process writes for the first time, against memory it writes again: one
-// byte per 4 KiB page of 100 MB. Big GOAL runs pay the first for their
-// peak memory. Run it alone, once (`go test ./sim -run '^$' -bench
-// FirstTouch -benchtime 1x`): later iterations of "new" may get memory the
-// process has used before.
-func BenchmarkFirstTouch(b *testing.B) {
-	const size = 100 << 20
-	touch := func(buf []byte) {
-		for i := 0; i < len(buf); i += 4096 {
-			buf[i] = 1
-		}
-	}
-	b.Run("new", func(b *testing.B) {
-		for b.Loop() {
-			touch(make([]byte, size))
-		}
-	})
-	b.Run("again", func(b *testing.B) {
-		buf := make([]byte, size)
-		touch(buf)
-		for b.Loop() {
-			touch(buf)
-		}
-	})
-}
-
 // TestHeldOpEventCount: an op held by an early completion starts by an
 // event in both executors, so their event counts agree: rank 0 below, all
 // LogGOPS costs 0, takes 4 events in each and finishes at 1 ns (before

@@ -54,7 +54,11 @@ package sim
 //     its NIC lets it go, an arriving message when its NIC takes it in; a
 //     request that finds the CPU free and nobody waiting starts at once.
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/collsim/collsim/sim/hugepage"
+)
 
 // opSide is what the protocol needs of an executor: the effects, on the
 // executor's own op records, of what the protocol decides. Ops are named
@@ -204,7 +208,7 @@ type protocol struct {
 // reporting to x through events of handler id.
 func newProtocol(eng *Engine, id HandlerID, x opSide, h hosts, ranks int) protocol {
 	p := protocol{eng: eng, id: id, x: x, h: h, freeMsg: noMsg, hi: int32(ranks),
-		match: make([]matching, ranks), tx: make([]txQueue, ranks*h.nics)}
+		match: hugepage.Make[matching](ranks), tx: hugepage.Make[txQueue](ranks * h.nics)}
 	for q := range p.tx {
 		p.tx[q].head, p.tx[q].tail = noMsg, noMsg
 	}
@@ -216,7 +220,7 @@ func newProtocol(eng *Engine, id HandlerID, x opSide, h hosts, ranks int) protoc
 		for q := range p.rxHead {
 			p.rxHead[q] = noMsg
 		}
-		p.cpuWait = make([][]cpuRequest, ranks*h.cpus)
+		p.cpuWait = hugepage.Make[[]cpuRequest](ranks * h.cpus)
 		p.cpuArmed = make([]bool, ranks*h.cpus)
 		p.seqs = make([]uint32, ranks)
 	}
