@@ -16,3 +16,11 @@ func (g *GOAL) RunParallelProgress(p LogGOPS, seed uint64, parts int, progress f
 	}
 	return g.runParallel(p, seed, parts, progress)
 }
+
+// SetQuickStatements turns the parser's quick path on or off, returning
+// the setting before.
+func SetQuickStatements(on bool) bool {
+	before := quickStatements
+	quickStatements = on
+	return before
+}

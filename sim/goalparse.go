@@ -411,9 +411,12 @@ func (p *goalParser) rankBody(r int) error {
 			return p.finishRank(r, ops)
 		}
 		var op parsedOp
-		isOp, err := p.statement(r, len(ops), &op)
-		if err != nil {
-			return err
+		isOp, quick := p.quickStatement(len(ops), &op)
+		if !quick {
+			var err error
+			if isOp, err = p.statement(r, len(ops), &op); err != nil {
+				return err
+			}
 		}
 		if isOp {
 			ops = append(ops, op)
@@ -494,6 +497,154 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 		p.define(label, int32(index))
 	}
 	return true, nil
+}
+
+// quickStatements is whether rankBody tries quickStatement first (tests
+// turn it off to compare the two paths).
+var quickStatements = true
+
+// quickStatement reads the statement at p.pos when it is in one of the
+// forms collsim and Schedgen write, with single spaces between words,
+// labels l<i> and numbers without signs:
+//
+//	l<i>: send <n>b to <peer> [tag <t>]
+//	l<i>: recv <n>b from <peer> [tag <t>]
+//	l<i>: calc <ns>
+//	<a> requires <b>
+//	<a> irequires <b>
+//
+// It does what statement does with such a line, in one pass over it, and
+// reports whether it did. For any other line, and any it would reject, it
+// changes nothing: statement reads it, and words its errors.
+func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
+	t := p.text[p.pos:]
+	if !quickStatements || len(t) < 2 || t[0] != 'l' {
+		return false, false
+	}
+	i := wordEnd(t, 1)
+	if i == len(t) {
+		return false, false
+	}
+	if t[i] == ':' {
+		if !p.quickOp(t[:i], t[i+1:], index, op) {
+			return false, false
+		}
+		p.pos = len(p.text)
+		return true, true
+	}
+	// A dependency: the first word is not send, recv or calc, which do
+	// not begin with 'l'.
+	rest, ok := bytes.CutPrefix(t[i:], []byte(" requires "))
+	start := false
+	if !ok {
+		if rest, ok = bytes.CutPrefix(t[i:], []byte(" irequires ")); !ok {
+			return false, false
+		}
+		start = true
+	}
+	j := wordEnd(rest, 0)
+	if j == 0 || !onlySpace(rest[j:]) {
+		return false, false
+	}
+	ai, okA := p.lookup(t[:i])
+	bi, okB := p.lookup(rest[:j])
+	if !okA || !okB || ai == bi {
+		return false, false
+	}
+	p.edges = append(p.edges, goalEdge{op: ai, dep: bi, start: start})
+	p.pos = len(p.text)
+	return false, true
+}
+
+// quickOp is quickStatement for an op labelled label, whose text after the
+// colon is t; it reports whether it read the op (into op).
+func (p *goalParser) quickOp(label, t []byte, index int, op *parsedOp) bool {
+	if !validLabel(label) {
+		return false
+	}
+	if _, dup := p.lookup(label); dup {
+		return false
+	}
+	var kind OpKind
+	var dir string
+	switch {
+	case bytes.HasPrefix(t, []byte(" send ")):
+		kind, dir = OpSend, " to "
+	case bytes.HasPrefix(t, []byte(" recv ")):
+		kind, dir = OpRecv, " from "
+	case bytes.HasPrefix(t, []byte(" calc ")):
+		d, n := leadingNumber(t[6:])
+		if n == 0 || d > math.MaxInt64/1000 || !onlySpace(t[6+n:]) {
+			return false
+		}
+		*op = parsedOp{kind: OpCalc, value: d}
+		p.define(label, int32(index))
+		return true
+	default:
+		return false
+	}
+	t = t[6:]
+	size, n := leadingNumber(t)
+	// At most 18 digits: below 2^62, the largest size.
+	if n == 0 || n == len(t) || t[n] != 'b' {
+		return false
+	}
+	t, ok := bytes.CutPrefix(t[n+1:], []byte(dir))
+	if !ok {
+		return false
+	}
+	peer, n := leadingNumber(t)
+	if n == 0 || peer > int64(p.g.Ranks-1) {
+		return false
+	}
+	t = t[n:]
+	tag := int64(0)
+	if rest, ok := bytes.CutPrefix(t, []byte(" tag ")); ok {
+		if tag, n = leadingNumber(rest); n == 0 || tag > math.MaxInt32 {
+			return false
+		}
+		t = rest[n:]
+	}
+	if !onlySpace(t) {
+		return false
+	}
+	*op = parsedOp{kind: kind, value: size, peer: int32(peer), tag: int32(tag)}
+	p.define(label, int32(index))
+	return true
+}
+
+// wordEnd returns where the word of t that goes on at i ends: at a space,
+// ':', '{' or '}', or the end of t (as word does).
+func wordEnd(t []byte, i int) int {
+	for i < len(t) && byteClass[t[i]]&endsWord == 0 {
+		i++
+	}
+	return i
+}
+
+// onlySpace reports whether t is all space.
+func onlySpace(t []byte) bool {
+	for _, c := range t {
+		if byteClass[c]&isSpace == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// leadingNumber returns the whole number t begins with and its length in
+// digits: 0 when t begins with no digit or with more than 18, which could
+// leave an int64 (decimal, which reads them, says what is wrong).
+func leadingNumber(t []byte) (int64, int) {
+	v, n := int64(0), 0
+	for n < len(t) && n <= 18 && t[n] >= '0' && t[n] <= '9' {
+		v = v*10 + int64(t[n]-'0')
+		n++
+	}
+	if n > 18 {
+		return 0, 0
+	}
+	return v, n
 }
 
 // validLabel reports whether label is an identifier of GOAL's grammar:

@@ -220,6 +220,49 @@ func BenchmarkRunLogGOPSLinearAlltoall(b *testing.B) {
 	benchmarkGOAL(b, goalOf(b, collectives.Alltoall, "linear", collectives.Params{Ranks: 512, Count: 512}))
 }
 
+// BenchmarkParseGOAL reads the GOAL text of a ring allreduce (256 ranks,
+// 4 MiB) and of recursive doubling (16,384 ranks, 8 B), through the quick
+// path for the usual forms of statement and through the general one alone.
+func BenchmarkParseGOAL(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		coll collectives.Collective
+		algo string
+		p    collectives.Params
+	}{
+		{"ring", collectives.Allreduce, "ring", collectives.Params{Ranks: 256, Count: 1 << 19}},
+		{"recursive_doubling", collectives.Allreduce, "recursive_doubling", collectives.Params{Ranks: 16384, Count: 1}},
+	} {
+		a, err := collectives.Lookup(c.coll, c.algo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := a.Build(c.p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var text bytes.Buffer
+		if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: 1}); err != nil {
+			b.Fatal(err)
+		}
+		for _, quick := range []bool{true, false} {
+			name := c.name + "/general"
+			if quick {
+				name = c.name + "/quick"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer sim.SetQuickStatements(sim.SetQuickStatements(quick))
+				b.SetBytes(int64(text.Len()))
+				for b.Loop() {
+					if _, err := sim.ParseGOAL(bytes.NewReader(text.Bytes()), "b.goal"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestHeldOpEventCount: an op held by an early completion starts by an
 // event in both executors, so their event counts agree: rank 0 below, all
 // LogGOPS costs 0, takes 4 events in each and finishes at 1 ns (before

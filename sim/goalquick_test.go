@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// parseBothWays parses text with the quick path and with the general one
+// alone, and fails t unless both give the same schedule, table for table,
+// or the same error.
+func parseBothWays(t interface{ Fatalf(string, ...any) }, text []byte) {
+	defer func(on bool) { quickStatements = on }(quickStatements)
+	quickStatements = true
+	quick, qerr := ParseGOAL(bytes.NewReader(text), "x.goal")
+	quickStatements = false
+	general, gerr := ParseGOAL(bytes.NewReader(text), "x.goal")
+	switch {
+	case qerr != nil || gerr != nil:
+		if qerr == nil || gerr == nil || qerr.Error() != gerr.Error() {
+			t.Fatalf("quick path: %v\ngeneral path: %v\n%s", qerr, gerr, text)
+		}
+	case !reflect.DeepEqual(quick, general):
+		t.Fatalf("the quick path's schedule differs from the general path's\n%s", text)
+	}
+}
+
+// TestQuickStatementsReadAsStatementDoes: on GOAL text made of the forms
+// the quick path reads, and of near misses of them (other spacing, signs,
+// leading zeros, numbers out of range, options, unknown and repeated
+// labels, trailing words and comments), the quick path and the general one
+// give the same schedule or the same error.
+func TestQuickStatementsReadAsStatementDoes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		for range 20 {
+			quickAgainstGeneral(t)
+		}
+	})
+}
+
+// quickAgainstGeneral draws a GOAL file and parses it both ways.
+func quickAgainstGeneral(t *rapid.T) {
+	{
+		// Most parts are drawn in their usual form, one in 25 as a near
+		// miss, so that files run long enough to reach their odd lines.
+		odd := func(t *rapid.T, usual string, misses ...string) string {
+			if rapid.IntRange(0, 24).Draw(t, "odd") > 0 {
+				return usual
+			}
+			return rapid.SampledFrom(misses).Draw(t, "miss")
+		}
+		ranks := rapid.IntRange(1, 4).Draw(t, "ranks")
+		var b strings.Builder
+		b.WriteString("num_ranks " + strconv.Itoa(ranks) + "\n")
+		sep := func(t *rapid.T) string { return odd(t, " ", "  ", "\t", " \t") }
+		// number draws a number up to max, or a near miss: one of the
+		// limits of its place (edges) as often as any other.
+		number := func(t *rapid.T, max int, edges ...string) string {
+			misses := []string{"007", "-1", "-0", "999999999999999999", "1000000000000000000",
+				"9223372036854775807", "9223372036854775808", "12345678901234567890",
+				strconv.Itoa(ranks - 1), strconv.Itoa(ranks), "x", ""}
+			if len(edges) > 0 && rapid.Bool().Draw(t, "edge") {
+				misses = edges
+			}
+			return odd(t, strconv.Itoa(rapid.IntRange(0, max).Draw(t, "n")), misses...)
+		}
+		label := func(t *rapid.T, n int) string {
+			return odd(t, "l"+strconv.Itoa(n), "l"+strconv.Itoa(rapid.IntRange(0, n+2).Draw(t, "other")),
+				"l0"+strconv.Itoa(n), "a"+strconv.Itoa(n), "l", "l-1", "l.x", "l\u00e9", "l123456789", "l12345678", "send", "9")
+		}
+		for r := range ranks {
+			b.WriteString("rank " + strconv.Itoa(r) + " {\n")
+			n := rapid.IntRange(0, 12).Draw(t, "statements")
+			for i := range n {
+				var line string
+				switch rapid.IntRange(0, 2).Draw(t, "form") {
+				case 0: // send or recv
+					kind := rapid.SampledFrom([]string{"send", "recv"}).Draw(t, "kind")
+					dir := map[string]string{"send": "to", "recv": "from"}[kind]
+					line = label(t, i) + ":" + sep(t) + odd(t, kind, "sned", "calc") + sep(t) + number(t, 1<<20, "4611686018427387904", "4611686018427387905") + odd(t, "b", "", "bb", "B") +
+						sep(t) + odd(t, dir, "to", "from", "tot") + sep(t) + number(t, ranks-1)
+					if rapid.Bool().Draw(t, "tag") {
+						line += sep(t) + odd(t, "tag", "cpu", "nic", "tags") + sep(t) + number(t, 100, "2147483647", "2147483648")
+					}
+				case 1:
+					line = label(t, i) + ":" + sep(t) + "calc" + sep(t) + number(t, 1000, "9223372036854775", "9223372036854776")
+				default:
+					line = label(t, rapid.IntRange(0, i).Draw(t, "a")) + sep(t) + odd(t, rapid.SampledFrom([]string{"requires", "irequires"}).Draw(t, "dep"), "require", "Requires") +
+						sep(t) + label(t, rapid.IntRange(0, i).Draw(t, "b"))
+				}
+				b.WriteString(odd(t, "", " ", "\t") + line + odd(t, "", " ", "\r", " \t", " junk", "}", " // note", " /* x */", " cpu 1", " nic 1", " cpu 1 nic 1", ":") + "\n")
+			}
+			b.WriteString("}\n")
+		}
+		parseBothWays(t, []byte(b.String()))
+	}
+}
+
+// FuzzQuickStatements: on any text, the quick path and the general one
+// agree.
+func FuzzQuickStatements(f *testing.F) {
+	f.Add([]byte("num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 3\nl1: calc 5\nl1 requires l0\n}\nrank 1 {\nl0: recv 8b from 0 tag 3\nl1: recv 8b from 0\nl1 irequires l0\n}\n"))
+	f.Add([]byte("num_ranks 1\nrank 0 {\nl0: calc 9223372036854775\nl1: calc 9223372036854776\nl1 requires l1\nl2: send 4611686018427387905b to 0 tag 2147483648\n}\n"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		parseBothWays(t, text)
+	})
+}
