@@ -5,12 +5,15 @@ package realrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/collsim/collsim/sim"
 )
 
 // TestReadRemote: process_vm_readv copies exactly the bytes at an address
@@ -65,6 +68,50 @@ func TestForgedGotFrame(t *testing.T) {
 		}
 		for _, m := range meshes {
 			m.Abort(nil)
+		}
+	}
+}
+
+// TestOversizedGetFrame: a get frame offering more elements than any
+// message may hold (a corrupt or hostile peer) fails the receive it
+// matches with an error naming the peer, over either transport, instead of
+// wrapping to a negative length.
+func TestOversizedGetFrame(t *testing.T) {
+	// 2^62 elements would be refused as more than the receive holds; 2^63+5
+	// would wrap, as an int64, to a negative count that passes that check.
+	for _, elems := range []uint64{1 << 62, 1<<63 + 5} {
+		for _, via := range []Transport{TCP, SharedMemory} {
+			if via == SharedMemory && SharedMemoryAvailable() != nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			meshes, err := ConnectLocal(ctx, 2, 11, via)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Rank 0 receives one element from rank 1, which offers elems.
+			progs := []sim.Program{
+				{{Kind: sim.OpRecv, Peer: 1, Tag: 0, Bytes: 8, Data: sim.Region{Count: 1}}},
+				{},
+			}
+			done := make(chan error, 1)
+			go func() {
+				r := NewRank(meshes[0])
+				r.Timeout = 10 * time.Second
+				done <- r.Execute(sim.FromPrograms("get", progs, 8), [][]uint64{make([]uint64, 1)})
+			}()
+			forged := outItem{h: header{kind: kindGet, epoch: 1, bytes: 8, payload: getDescBytes}, desc: getDesc{0, elems, 0}, op: -1}
+			if _, err := meshes[1].queue(0, forged, true); err != nil {
+				t.Fatal(err)
+			}
+			err = <-done
+			if want := fmt.Sprintf("rank 1 offered a message of %d elements", elems); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("over %v: rank 0's receive returned %v, want an error saying %q", via, err, want)
+			}
+			for _, m := range meshes {
+				m.Abort(nil)
+			}
 		}
 	}
 }
