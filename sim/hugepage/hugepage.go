@@ -2,9 +2,9 @@
 // transparent huge pages.
 //
 // Touching fresh memory costs a page fault per 4 KiB page, and on the
-// virtual machines collsim is measured on a fault costs several
-// microseconds: a 256 MiB table took 0.74 s to touch for the first time,
-// and 17 ms when backed by 2 MiB pages (BenchmarkFirstTouch). Linux backs
+// virtual machines collsim is measured on a fault costs over ten
+// microseconds: 128 MiB took 380-452 ms to touch for the first time, and
+// 9-88 ms when backed by 2 MiB pages (BenchmarkFirstTouch). Linux backs
 // anonymous memory with huge pages where the process asks for them
 // (madvise(MADV_HUGEPAGE)) whenever transparent huge pages are set to
 // "madvise" (the default of many distributions) or "always"; Go's heap does
@@ -18,9 +18,9 @@ import "unsafe"
 // usual one.
 const Size = 2 << 20
 
-// minBytes is the smallest table worth advising: below a few huge pages,
-// the pages around the table that the advice also covers (below) would
-// weigh more than the table.
+// minBytes is the smallest table advised: below a huge page, the pages
+// around the table that the advice also covers (see Make) would weigh more
+// than the table.
 const minBytes = Size
 
 // Make returns make([]T, n), asking the kernel to back it with huge pages
