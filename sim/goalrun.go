@@ -214,7 +214,7 @@ func (x *goalRun) makeReady(rk *goalRank, id uint32) {
 		x.rdy[n] = readyNode{op: id, next: noMsg}
 	} else {
 		n = uint32(len(x.rdy))
-		x.rdy = append(x.rdy, readyNode{op: id, next: noMsg})
+		x.rdy = append(grow(x.rdy), readyNode{op: id, next: noMsg})
 	}
 	if rk.tail == noMsg {
 		rk.head = n
