@@ -105,6 +105,11 @@ func quickAgainstGeneral(t *rapid.T) {
 func FuzzQuickStatements(f *testing.F) {
 	f.Add([]byte("num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 3\nl1: calc 5\nl1 requires l0\n}\nrank 1 {\nl0: recv 8b from 0 tag 3\nl1: recv 8b from 0\nl1 irequires l0\n}\n"))
 	f.Add([]byte("num_ranks 1\nrank 0 {\nl0: calc 9223372036854775\nl1: calc 9223372036854776\nl1 requires l1\nl2: send 4611686018427387905b to 0 tag 2147483648\n}\n"))
+	// Lines that end right after the label or the size's digits (a
+	// comment or the end of the file takes the newline away).
+	f.Add([]byte("num_ranks 1\nrank 0 {\nl0// c\n}\n"))
+	f.Add([]byte("num_ranks 1\nrank 0 {\nl0: send 8// c\n}\n"))
+	f.Add([]byte("num_ranks 1\nrank 0 {\nl0: calc 5\nl1: send 8"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		parseBothWays(t, text)
 	})

@@ -26,8 +26,12 @@ const minBytes = Size
 // Make returns make([]T, n), asking the kernel to back it with huge pages
 // when it is large. The advice covers every 2 MiB page the table touches,
 // so the heap memory next to it in its first and last huge page may be
-// backed by them too: memory Go holds anyway, which reads as zero until
-// written either way.
+// backed by them too (the advice never changes what memory holds). Costs:
+// where the kernel's defrag setting is "madvise", a fault there may wait
+// for the kernel to compact memory into a free huge page, and the advice
+// stays on that heap memory after the table is freed, so the kernel may
+// later gather memory Go had returned back into huge pages (a larger
+// resident size in a long-lived process).
 func Make[T any](n int) []T {
 	s := make([]T, n)
 	var zero T

@@ -60,9 +60,13 @@ func TestGODEBUGDisablesTHP(t *testing.T) {
 	for godebug, want := range map[string]bool{
 		"":                          false,
 		"disablethp=1":              true,
-		"gctrace=1, disablethp=1":   true,
+		"disablethp=2":              true,
+		"gctrace=1,disablethp=1":    true,
+		"gctrace=1, disablethp=1":   false, // the runtime does not trim keys
 		"disablethp=1,disablethp=0": false,
 		"disablethp=0":              false,
+		"disablethp=x":              false,
+		"disablethp=1,disablethp=x": true, // an invalid value changes nothing
 		"xdisablethp=1":             false,
 	} {
 		if got := disablesTHP(godebug); got != want {
