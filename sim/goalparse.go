@@ -500,12 +500,14 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 }
 
 // quickStatements is whether rankBody tries quickStatement first (tests
-// turn it off to compare the two paths).
+// turn it off to compare the two paths; none of the package's tests runs
+// in parallel with them).
 var quickStatements = true
 
 // quickStatement reads the statement at p.pos when it is in one of the
 // forms collsim and Schedgen write, with single spaces between words,
-// labels l<i> and numbers without signs:
+// labels beginning with 'l' (l<i> in what they write) and numbers without
+// signs:
 //
 //	l<i>: send <n>b to <peer> [tag <t>]
 //	l<i>: recv <n>b from <peer> [tag <t>]
