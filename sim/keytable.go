@@ -4,19 +4,28 @@ package sim
 // matchQueue: an open-addressed table with linear probing in one slice, so
 // that matching does no map operation and a rebuilt index reuses its
 // memory (a Go map was a third of a linear alltoall's run time and an
-// allocation per rebuild). The zero table has no slots: reset it before
-// use (matchQueue does when it turns its index on). It keeps its slots
-// when its queue empties, so a rank's memory stays at its peak.
+// allocation per rebuild). A slot holds only the range, 8 bytes: its key
+// is its oldest entry's, read from the queue's items, which every method
+// takes. (Keys kept in the slots tripled the table, and a linear alltoall
+// on 2,048 ranks holds 2,047 keys on each rank at once; the item a lookup
+// reads is the one a match touches next anyway.) The zero table has no
+// slots: reset it before use (matchQueue does when it turns its index on).
+// It keeps its slots when its queue empties, so a rank's memory stays at
+// its peak.
 type keyTable struct {
 	slots []keySlot // a power of two long; at most half used
 	n     int
 }
 
-type keySlot struct {
-	key  uint64
-	r    keyRange
-	used bool
-}
+// keySlot is a keyRange with both positions one more, so that the zero
+// slot is empty.
+type keySlot struct{ first1, last1 int32 }
+
+func (s keySlot) used() bool { return s.first1 != 0 }
+
+func (s keySlot) keyRange() keyRange { return keyRange{s.first1 - 1, s.last1 - 1} }
+
+func slotOf(r keyRange) keySlot { return keySlot{r.first + 1, r.last + 1} }
 
 // reset empties the table and sizes it for n keys, keeping its memory when
 // it is large enough.
@@ -40,56 +49,64 @@ func (t *keyTable) home(k uint64) int {
 	return int((k * 0x9E3779B97F4A7C15) >> 32 & uint64(len(t.slots)-1))
 }
 
+// keyAt is the key of the entries of used slot i.
+func (t *keyTable) keyAt(i int, items []matchItem) uint64 {
+	it := &items[t.slots[i].first1-1]
+	return matchKey(it.src, it.tag)
+}
+
 // find returns the slot of k, or of the empty slot where it would go.
-func (t *keyTable) find(k uint64) int {
+func (t *keyTable) find(k uint64, items []matchItem) int {
 	mask := len(t.slots) - 1
 	i := t.home(k)
-	for t.slots[i].used && t.slots[i].key != k {
+	for t.slots[i].used() && t.keyAt(i, items) != k {
 		i = (i + 1) & mask
 	}
 	return i
 }
 
-func (t *keyTable) get(k uint64) (keyRange, bool) {
-	s := &t.slots[t.find(k)]
-	return s.r, s.used
+func (t *keyTable) get(k uint64, items []matchItem) (keyRange, bool) {
+	s := t.slots[t.find(k, items)]
+	return s.keyRange(), s.used()
 }
 
-func (t *keyTable) set(k uint64, r keyRange) {
-	i := t.find(k)
-	if !t.slots[i].used {
+// set maps k to r, whose oldest entry, r.first, must have key k.
+func (t *keyTable) set(k uint64, r keyRange, items []matchItem) {
+	i := t.find(k, items)
+	if !t.slots[i].used() {
 		if 2*(t.n+1) > len(t.slots) {
-			t.grow()
-			i = t.find(k)
+			t.grow(items)
+			i = t.find(k, items)
 		}
 		t.n++
 	}
-	t.slots[i] = keySlot{key: k, r: r, used: true}
+	t.slots[i] = slotOf(r)
 }
 
-func (t *keyTable) grow() {
+func (t *keyTable) grow(items []matchItem) {
 	old := t.slots
 	t.slots = make([]keySlot, 2*len(old))
 	for _, s := range old {
-		if s.used {
-			t.slots[t.find(s.key)] = s
+		if s.used() {
+			it := &items[s.first1-1]
+			t.slots[t.find(matchKey(it.src, it.tag), items)] = s
 		}
 	}
 }
 
 // del removes k, shifting back the entries after it in its probe run so
 // that every key stays reachable from its home slot without tombstones.
-func (t *keyTable) del(k uint64) {
+func (t *keyTable) del(k uint64, items []matchItem) {
 	mask := len(t.slots) - 1
-	i := t.find(k)
-	if !t.slots[i].used {
+	i := t.find(k, items)
+	if !t.slots[i].used() {
 		return
 	}
 	t.n--
-	for j := (i + 1) & mask; t.slots[j].used; j = (j + 1) & mask {
+	for j := (i + 1) & mask; t.slots[j].used(); j = (j + 1) & mask {
 		// The entry at j may move to the hole at i unless its home lies
 		// cyclically in (i, j].
-		if h := t.home(t.slots[j].key); (j-h)&mask >= (j-i)&mask {
+		if h := t.home(t.keyAt(j, items)); (j-h)&mask >= (j-i)&mask {
 			t.slots[i] = t.slots[j]
 			i = j
 		}

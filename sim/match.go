@@ -66,12 +66,12 @@ func (q *matchQueue) link(pos int32) {
 	it := &q.items[pos]
 	it.next = -1
 	k := matchKey(it.src, it.tag)
-	if r, ok := q.index.get(k); ok {
+	if r, ok := q.index.get(k, q.items); ok {
 		q.items[r.last].next = pos
-		q.index.set(k, keyRange{r.first, pos})
+		q.index.set(k, keyRange{r.first, pos}, q.items)
 		return
 	}
-	q.index.set(k, keyRange{pos, pos})
+	q.index.set(k, keyRange{pos, pos}, q.items)
 }
 
 // takeFor removes and returns the oldest entry that accepts a message from
@@ -96,7 +96,7 @@ func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
 		return 0, false
 	}
 	best := int32(-1)
-	if r, ok := q.index.get(matchKey(src, tag)); ok {
+	if r, ok := q.index.get(matchKey(src, tag), q.items); ok {
 		best = r.first
 	}
 	for _, pos := range q.wild {
@@ -119,7 +119,7 @@ func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
 		return 0, false
 	}
 	if q.indexed && src != AnySource && tag != AnyTag {
-		if r, ok := q.index.get(matchKey(src, tag)); ok {
+		if r, ok := q.index.get(matchKey(src, tag), q.items); ok {
 			return q.remove(r.first), true
 		}
 		return 0, false
@@ -197,13 +197,13 @@ func (q *matchQueue) rebuild() {
 func (q *matchQueue) unlink(pos int32) {
 	it := &q.items[pos]
 	k := matchKey(it.src, it.tag)
-	r, _ := q.index.get(k)
+	r, _ := q.index.get(k, q.items)
 	if r.first == pos {
 		if it.next < 0 {
-			q.index.del(k)
+			q.index.del(k, q.items)
 			return
 		}
-		q.index.set(k, keyRange{it.next, r.last})
+		q.index.set(k, keyRange{it.next, r.last}, q.items)
 		return
 	}
 	prev := r.first
@@ -212,7 +212,7 @@ func (q *matchQueue) unlink(pos int32) {
 	}
 	q.items[prev].next = it.next
 	if r.last == pos {
-		q.index.set(k, keyRange{r.first, prev})
+		q.index.set(k, keyRange{r.first, prev}, q.items)
 	}
 }
 
