@@ -220,6 +220,45 @@ func BenchmarkRunLogGOPSLinearAlltoall(b *testing.B) {
 	benchmarkGOAL(b, goalOf(b, collectives.Alltoall, "linear", collectives.Params{Ranks: 512, Count: 512}))
 }
 
+// growthGOAL keeps BenchmarkRunLogGOPSAlltoallGrowth's schedules for the
+// benchmark's later rounds (b.N's search, -count), which would otherwise
+// build each again.
+var growthGOAL map[string]*sim.GOAL
+
+// BenchmarkRunLogGOPSAlltoallGrowth runs the linear and the pairwise
+// alltoall (8 bytes per pair) on 256 to 2,048 ranks. Their work is their
+// P^2 ops, so an O(P^2) simulation keeps ns/sched-op (wall time per op of
+// the schedule) flat as P doubles; the speed issue's bound, 4.4x per
+// doubling of P, is ns/sched-op growing at most 1.1x per doubling. Compare
+// runs with benchstat (-count 6): the 2,048-rank cases take seconds each
+// and their GOAL is built in memory first (about 2 GB for the pairwise
+// one).
+func BenchmarkRunLogGOPSAlltoallGrowth(b *testing.B) {
+	if growthGOAL == nil {
+		growthGOAL = map[string]*sim.GOAL{}
+	}
+	for _, algo := range []string{"linear", "pairwise"} {
+		for _, ranks := range []int{256, 512, 1024, 2048} {
+			name := fmt.Sprintf("%s/P=%d", algo, ranks)
+			b.Run(name, func(b *testing.B) {
+				g := growthGOAL[name]
+				if g == nil {
+					g = goalOf(b, collectives.Alltoall, algo, collectives.Params{Ranks: ranks, Count: int64(ranks)})
+					growthGOAL[name] = g
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if _, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/(float64(g.Ops())*float64(b.N)), "ns/sched-op")
+			})
+		}
+	}
+}
+
 // BenchmarkParseGOAL reads the GOAL text of a ring allreduce (256 ranks,
 // 4 MiB) and of recursive doubling (16,384 ranks, 8 B), through the quick
 // path for the usual forms of statement and through the general one alone.
