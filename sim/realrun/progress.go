@@ -82,7 +82,8 @@ type polledPeer struct {
 	wdone bool // the stream failed
 	out   []outItem
 	whdr  [headerBytes]byte
-	wsent int64 // bytes of out[0]'s frame written, its header's included
+	wsent int64  // bytes of out[0]'s frame written, its header's included
+	whole []byte // a small frame laid out in one piece (wholeFrame)
 
 	readNudge, roomNudge chan struct{}
 }
@@ -240,6 +241,8 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 		}
 		var chunk []byte
 		switch body := it.body(); {
+		case p.wsent == 0 && it.h.payload <= wholeBytes:
+			chunk = p.wholeFrame(body, it.h.payload)
 		case p.wsent < headerBytes:
 			chunk = p.whdr[p.wsent:]
 		case body != nil:
@@ -276,6 +279,29 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 		moved = true
 	}
 	return moved
+}
+
+// wholeBytes is the largest payload writeSome writes in one piece with
+// its header, copied together first: written apart, the peer saw the
+// header and then waited for the payload's own publication (shared
+// memory: 0.5 us more one way for an 8-byte message, measured) or
+// segment (TCP), and each piece cost its own fence or system call.
+const wholeBytes = 4 << 10
+
+// wholeFrame is the frame being written, its header (p.whdr) and payload
+// (body, or payload zero bytes when body is nil) in one piece.
+func (p *polledPeer) wholeFrame(body []byte, payload int64) []byte {
+	if p.whole == nil {
+		p.whole = make([]byte, headerBytes+wholeBytes)
+	}
+	f := p.whole[:headerBytes+payload]
+	copy(f, p.whdr[:])
+	if body != nil {
+		copy(f[headerBytes:], body)
+	} else {
+		clear(f[headerBytes:])
+	}
+	return f
 }
 
 // readSome reads p's incoming frames as far as the peer has written them,
