@@ -138,6 +138,18 @@ type sharedConn struct {
 	writeDL atomic.Int64
 	// poll is how long a side polls before it sleeps; 0: shmSpin turns.
 	poll time.Duration
+
+	// The reader's own view of the in ring, touched by whoever reads (one
+	// goroutine at a time). taken is how far it has consumed, shown is
+	// what it has published in in.read: it publishes when it finds nothing
+	// new, or every shmPiece, not at each frame, because a store to a line
+	// the writer reads stalls the reader until the line is its own (a
+	// full fence on amd64) while a frame waits to be handled.
+	taken, shown uint64
+	// The writer's last look at out.read: room is reckoned from it and
+	// looked at again only when it seems short, so that a small frame
+	// does not wait for the line the reader has just written.
+	seenRead uint64
 }
 
 // segment is a channel's file while it is being set up.
@@ -390,7 +402,7 @@ func (c *sharedConn) Read(p []byte) (int, error) {
 		if gone {
 			return 0, io.EOF
 		}
-		pos := atomic.LoadUint64(r.read)
+		pos := c.taken // published: take found nothing
 		err := c.sleep(r.readerSleeps, &c.readDL, func() bool {
 			return atomic.LoadUint64(r.written) != pos || c.gone.Load() || c.closed.Load()
 		})
@@ -417,12 +429,20 @@ func (c *sharedConn) readSome(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// take copies what the ring holds into p, up to len(p), in pieces each
-// handed back at once (see shmPiece). The caller has entered.
+// take copies what the ring holds into p, up to len(p). It hands the
+// room back to the writer when it finds nothing new, and after each
+// showEvery bytes it copies, but not at once after a small frame (see
+// sharedConn.taken): every wait on this side starts with a take that
+// found nothing, so a writer that waits for room is never kept waiting by
+// a sleeping or polling reader. The caller has entered.
 func (c *sharedConn) take(p []byte) int {
 	r := &c.in
-	pos := atomic.LoadUint64(r.read)
+	pos := c.taken
 	avail := atomic.LoadUint64(r.written) - pos
+	if avail == 0 {
+		c.show()
+		return 0
+	}
 	done := 0
 	for avail > 0 && done < len(p) {
 		n := int(min(avail, uint64(len(p)-done), shmPiece))
@@ -431,11 +451,28 @@ func (c *sharedConn) take(p []byte) int {
 		copy(p[done+k:done+n], r.data)
 		pos += uint64(n)
 		done += n
-		atomic.StoreUint64(r.read, pos)
-		wake(r.writerSleeps)
+		c.taken = pos
+		if pos-c.shown >= c.showEvery() {
+			c.show()
+		}
 		avail = atomic.LoadUint64(r.written) - pos
 	}
 	return done
+}
+
+// showEvery is how much take copies before it publishes, found something
+// new or not: a piece (shmPiece), and at most a quarter of the ring, so
+// that the writer can fill the ring again while the rest is read.
+func (c *sharedConn) showEvery() uint64 { return min(shmPiece, uint64(len(c.in.data))/4) }
+
+// show publishes how far this side has read, and wakes a writer that
+// sleeps for room.
+func (c *sharedConn) show() {
+	if c.taken != c.shown {
+		c.shown = c.taken
+		atomic.StoreUint64(c.in.read, c.taken)
+		wake(c.in.writerSleeps)
+	}
 }
 
 // Write copies p into the ring as room frees, publishing each piece.
@@ -492,11 +529,23 @@ func (c *sharedConn) writeWhole(p []byte) {
 		return
 	}
 	defer c.use.RUnlock()
-	r := &c.out
-	if c.closed.Load() || c.gone.Load() || uint64(len(p)) > uint64(len(r.data))-(atomic.LoadUint64(r.written)-atomic.LoadUint64(r.read)) {
+	if c.closed.Load() || c.gone.Load() || uint64(len(p)) > c.room(uint64(len(p))) {
 		return
 	}
 	c.put(p)
+}
+
+// room is how many bytes the out ring has free, looking at how far the
+// reader has read again only when the last look leaves less than want.
+func (c *sharedConn) room(want uint64) uint64 {
+	r := &c.out
+	pos := atomic.LoadUint64(r.written)
+	size := uint64(len(r.data))
+	if room := size - (pos - c.seenRead); room >= want {
+		return room
+	}
+	c.seenRead = atomic.LoadUint64(r.read)
+	return size - (pos - c.seenRead)
 }
 
 // put copies as much of p as the ring has room for, publishing each piece.
@@ -504,10 +553,9 @@ func (c *sharedConn) writeWhole(p []byte) {
 func (c *sharedConn) put(p []byte) int {
 	r := &c.out
 	pos := atomic.LoadUint64(r.written)
-	size := uint64(len(r.data))
 	done := 0
 	for done < len(p) {
-		room := size - (pos - atomic.LoadUint64(r.read))
+		room := c.room(uint64(len(p) - done))
 		if room == 0 {
 			break
 		}

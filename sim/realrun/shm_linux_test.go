@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -321,5 +322,59 @@ func TestSharedMemoryLeavesNoFiles(t *testing.T) {
 		if left, _ := filepath.Glob(mine); len(left) > 0 {
 			t.Errorf("after closing (abort %t): %v", abort, left)
 		}
+	}
+}
+
+// TestReaderShowsItsPlaceLazily: a reader publishes how far it has read
+// when it finds nothing new, or after a quarter of the ring (at most
+// shmPiece), not after each small frame (see sharedConn.taken): the
+// writer's room is unchanged after the reader takes a small frame, whole
+// once the reader looks again and finds nothing, and a long read frees
+// room while it goes on.
+func TestReaderShowsItsPlaceLazily(t *testing.T) {
+	const ring = 1 << 20
+	a, b := sharedPair(t, t.TempDir(), ring)
+	defer a.Close()
+	defer b.Close()
+	shown := func() uint64 { return atomic.LoadUint64(a.out.read) } // the word b publishes
+	a.put(make([]byte, 40))
+	if n := b.take(make([]byte, 64)); n != 40 {
+		t.Fatalf("took %d bytes, want 40", n)
+	}
+	if got := shown(); got != 0 {
+		t.Fatalf("after a 40-byte frame the reader shows %d bytes read, want 0 (not yet)", got)
+	}
+	if n := b.take(make([]byte, 64)); n != 0 {
+		t.Fatalf("took %d bytes from an empty ring", n)
+	}
+	if got := shown(); got != 40 {
+		t.Fatalf("after finding nothing new the reader shows %d bytes read, want 40", got)
+	}
+	// 100 KiB taken in one call: shown after the first 64 KiB piece, and
+	// the last 36 KiB when the reader finds nothing new.
+	a.put(make([]byte, 100<<10))
+	if n := b.take(make([]byte, 100<<10)); n != 100<<10 {
+		t.Fatalf("took %d bytes, want %d", n, 100<<10)
+	}
+	if got, want := shown(), uint64(40+64<<10); got != want {
+		t.Fatalf("after a 100 KiB read the reader shows %d bytes read, want %d", got, want)
+	}
+	b.take(make([]byte, 1))
+	if got, want := shown(), uint64(40+100<<10); got != want {
+		t.Fatalf("after finding nothing new the reader shows %d bytes read, want %d", got, want)
+	}
+	// A small ring (a large job's) is shown once a quarter of it is read:
+	// 1 KiB of 4 KiB, so 2,500 bytes taken in one piece are shown.
+	c, d := sharedPair(t, t.TempDir(), 4096)
+	defer c.Close()
+	defer d.Close()
+	if n := c.put(make([]byte, 8192)); n != 4096 {
+		t.Fatalf("a 4 KiB ring took %d bytes, want 4096", n)
+	}
+	if n := d.take(make([]byte, 2500)); n != 2500 {
+		t.Fatalf("took %d bytes, want 2500", n)
+	}
+	if got := atomic.LoadUint64(c.out.read); got != 2500 {
+		t.Fatalf("after taking 2,500 bytes of a 4 KiB ring the reader shows %d bytes read, want 2500", got)
 	}
 }
