@@ -38,6 +38,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func
 	}
 	var out []Result
 	call := 0
+	gc := newGCGate()
 	for _, j := range jobs {
 		res := Result{Timing: Timing{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}}
 		var sum time.Duration
@@ -56,6 +57,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func
 				hook(call)
 			}
 			call++
+			gc.before()
 			if err := r.Barrier(); err != nil {
 				return out, err
 			}
@@ -66,6 +68,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func
 			start := time.Now()
 			err := r.Execute(j.Schedule, data)
 			d := time.Since(start)
+			gc.after()
 			r.Trace = nil
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", j.Name, err)
