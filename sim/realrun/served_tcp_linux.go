@@ -7,7 +7,8 @@ import (
 	"net"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // tcpServed serves a TCP connection from the rank's goroutine (see
@@ -106,14 +107,9 @@ func (t *tcpServed) waitReadable() {
 // fails or is closed, without writing.
 func (t *tcpServed) waitRoom() {
 	t.rc.Write(func(fd uintptr) bool {
-		pfd := struct {
-			fd             int32
-			events, revent int16
-		}{fd: int32(fd), events: pollOut}
-		n, _, _ := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&pfd)), 1, 0)
+		// unix.Poll, not a poll system call of its own: linux/arm64 has
+		// only ppoll.
+		n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, 0)
 		return n != 0 // writable, or an error or hang-up: the write says which
 	})
 }
-
-// pollOut is poll(2)'s POLLOUT.
-const pollOut = 0x4
