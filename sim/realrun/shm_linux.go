@@ -121,6 +121,10 @@ const (
 	// the sleeper; the bound is a second line of defence, long enough that
 	// idle channels cost nothing.
 	futexSlice = time.Second
+	// storeDrain bounds the first futex wait of a side that goes to sleep
+	// (see sharedConn.futexSleep): far longer than a store takes to become
+	// visible, and short enough that a missed wake-up costs little.
+	storeDrain = 100 * time.Microsecond
 )
 
 // errPeerClosedShared is a write to a peer whose process has closed its end.
@@ -358,14 +362,26 @@ func (c *sharedConn) spin(ready func() bool) bool {
 
 // futexSleep sleeps on the futex word sleeps until ready turns true or the
 // deadline (as sleep's) passes.
+//
+// Its first wait lasts at most storeDrain. A writer publishes its position
+// with a release store and then looks at the reader's word without a fence
+// between (sharedConn.put), so it may see the word still 0 while its own
+// store waits in the core's store buffer, just as this side sets the word
+// and finds the old position: then no one wakes it. The store is visible
+// within microseconds (a store buffer drains as fast as the cache takes
+// it, and at once when the thread is switched out), so the look after the
+// first wait finds it; a writer that comes later sees the word set.
 func (c *sharedConn) futexSleep(sleeps *uint32, deadline *atomic.Int64, ready func() bool) error {
-	for {
+	for turn := 0; ; turn++ {
 		atomic.StoreUint32(sleeps, 1)
 		if ready() {
 			atomic.StoreUint32(sleeps, 0)
 			return nil
 		}
 		wait := futexSlice
+		if turn == 0 {
+			wait = storeDrain
+		}
 		if dl := deadline.Load(); dl != 0 {
 			left := time.Until(time.Unix(0, dl))
 			if left <= 0 {
@@ -565,7 +581,10 @@ func (c *sharedConn) put(p []byte) int {
 		copy(r.data, p[done+k:done+n])
 		pos += uint64(n)
 		done += n
-		atomic.StoreUint64(r.written, pos)
+		// A release store, no fence: an atomic store stalled the writer
+		// until it owned the line the reader polls (see
+		// sharedConn.futexSleep for the wake-up it may miss).
+		storeRelease(r.written, pos)
 		wake(r.readerSleeps)
 	}
 	return done

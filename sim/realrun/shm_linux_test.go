@@ -378,3 +378,24 @@ func TestReaderShowsItsPlaceLazily(t *testing.T) {
 		t.Fatalf("after taking 2,500 bytes of a 4 KiB ring the reader shows %d bytes read, want 2500", got)
 	}
 }
+
+// TestSleeperLooksAgainSoon: a side that goes to sleep looks again within
+// storeDrain though nobody wakes it, so that a writer's position that was
+// still in its store buffer when the side last looked (and whose writer
+// saw no sleeper to wake: see sharedConn.futexSleep) is found at once,
+// not a futexSlice later.
+func TestSleeperLooksAgainSoon(t *testing.T) {
+	a, b := sharedPair(t, t.TempDir(), 4096)
+	defer a.Close()
+	defer b.Close()
+	looks := 0
+	start := time.Now()
+	var none atomic.Int64
+	err := b.futexSleep(b.in.readerSleeps, &none, func() bool {
+		looks++
+		return looks > 1 // the position "arrives" right after the first look, unannounced
+	})
+	if took := time.Since(start); err != nil || took > futexSlice/2 {
+		t.Fatalf("the sleeper looked again after %v (error %v), want within about %v", took, err, storeDrain)
+	}
+}
