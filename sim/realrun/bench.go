@@ -43,6 +43,7 @@ func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func
 		res := Result{Timing: Timing{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}}
 		var sum time.Duration
 		var buffers [][]uint64 // the call's buffers, kept from one iteration to the next
+		gc.newJob()
 		for it := range warmup + iterations {
 			var data [][]uint64
 			if j.Data != nil {

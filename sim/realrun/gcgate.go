@@ -19,6 +19,7 @@ type gcGate struct {
 	samples []metrics.Sample
 	start   uint64 // bytes allocated up to the start of the current timed call
 	step    uint64 // bytes the last timed call allocated
+	known   bool   // step is of this job's calls
 }
 
 // Indices of gcGate.samples.
@@ -50,19 +51,20 @@ func (g *gcGate) read() bool {
 }
 
 // before is called just before a timed call (and its barrier), the
-// iteration's data made. It collects now when the heap, grown by twice
-// what the last timed call allocated, would pass 60% of the way from the
-// live heap to the goal: the pacer starts a cycle in that stretch, not
-// before 70% of it, so a cycle the data's allocation started is also
-// still running there, and runtime.GC waits for it to end. It reports
-// whether it collected.
+// iteration's data made. It collects now at a job's first call, and when
+// the heap, grown by twice what the last timed call allocated, would pass
+// 60% of the way from the live heap to the goal: the pacer starts a cycle
+// in that stretch, not before 70% of it, so a cycle the data's allocation
+// started is also still running there, and runtime.GC waits for it to
+// end. With the collector off (GOGC=off and no memory limit: a goal of
+// about 2^63) it never collects. It reports whether it collected.
 func (g *gcGate) before() bool {
 	if !g.read() {
 		return false // leave the collector be
 	}
 	collect := false
-	if goal, live := g.samples[gateGoal].Value.Uint64(), g.samples[gateLive].Value.Uint64(); goal > live {
-		collect = g.samples[gateHeap].Value.Uint64()+2*g.step >= live+(goal-live)*6/10
+	if goal, live := g.samples[gateGoal].Value.Uint64(), g.samples[gateLive].Value.Uint64(); goal > live && goal-live < 1<<60 {
+		collect = !g.known || g.samples[gateHeap].Value.Uint64()+2*g.step >= live+(goal-live)*6/10
 	}
 	if collect {
 		runtime.GC()
@@ -76,5 +78,11 @@ func (g *gcGate) before() bool {
 func (g *gcGate) after() {
 	if g.read() {
 		g.step = g.samples[gateAllocs].Value.Uint64() - g.start
+		g.known = true
 	}
 }
+
+// newJob is called before a job's first call: what the last job's calls
+// allocated says nothing of this one's, so before collects at its first
+// call whatever the heap.
+func (g *gcGate) newJob() { g.known = false }

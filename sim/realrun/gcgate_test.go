@@ -1,6 +1,7 @@
 package realrun
 
 import (
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -12,6 +13,10 @@ import (
 // and none with it. A cycle is given a few milliseconds to end before it
 // is counted.
 func TestGCGateKeepsCyclesOutOfTimedCalls(t *testing.T) {
+	if debug.SetGCPercent(-1) < 0 {
+		t.Skip("the collector is off (GOGC=off): no cycle to keep out")
+	}
+	debug.SetGCPercent(100)
 	cycles := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	count := func() uint64 {
 		metrics.Read(cycles)
@@ -50,4 +55,25 @@ func TestGCGateKeepsCyclesOutOfTimedCalls(t *testing.T) {
 		}
 	}
 	_, _ = data, timed
+}
+
+// TestGCGateNewJob: a gate collects at each job's first call, what the
+// last job allocated being no guide, and never with the collector off.
+func TestGCGateNewJob(t *testing.T) {
+	g := newGCGate()
+	if !g.before() {
+		t.Error("a new gate did not collect at its first call")
+	}
+	g.after()
+	g.newJob()
+	if !g.before() {
+		t.Error("the gate did not collect at a new job's first call")
+	}
+	g.after()
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	g.newJob()
+	if g.before() {
+		t.Error("the gate collected with the collector off")
+	}
 }
