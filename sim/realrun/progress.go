@@ -36,6 +36,7 @@ type polling struct {
 	quit        chan struct{}
 	quitOnce    sync.Once
 	discard     []byte // where filler payloads are read to
+	whole       []byte // a small frame laid out in one piece (wholeFrame)
 	// yield: the machine has fewer cores than ranks, so the rank gives its
 	// core up between looks, and sleeps only after yieldPoll idle.
 	yield bool
@@ -82,8 +83,7 @@ type polledPeer struct {
 	wdone bool // the stream failed
 	out   []outItem
 	whdr  [headerBytes]byte
-	wsent int64  // bytes of out[0]'s frame written, its header's included
-	whole []byte // a small frame laid out in one piece (wholeFrame)
+	wsent int64 // bytes of out[0]'s frame written, its header's included
 
 	readNudge, roomNudge chan struct{}
 }
@@ -242,7 +242,7 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 		var chunk []byte
 		switch body := it.body(); {
 		case p.wsent == 0 && it.h.payload <= wholeBytes:
-			chunk = p.wholeFrame(body, it.h.payload)
+			chunk = m.wholeFrame(p, body, it.h.payload)
 		case p.wsent < headerBytes:
 			chunk = p.whdr[p.wsent:]
 		case body != nil:
@@ -288,13 +288,15 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 // segment (TCP), and each piece cost its own fence or system call.
 const wholeBytes = 4 << 10
 
-// wholeFrame is the frame being written, its header (p.whdr) and payload
-// (body, or payload zero bytes when body is nil) in one piece.
-func (p *polledPeer) wholeFrame(body []byte, payload int64) []byte {
-	if p.whole == nil {
-		p.whole = make([]byte, headerBytes+wholeBytes)
+// wholeFrame is the frame being written to p, its header (p.whdr) and
+// payload (body, or payload zero bytes when body is nil) in one piece, in
+// the mesh's one buffer for it: the piece is written at once, and what
+// the write leaves goes on from the frame's own pieces.
+func (m *Mesh) wholeFrame(p *polledPeer, body []byte, payload int64) []byte {
+	if m.whole == nil {
+		m.whole = make([]byte, headerBytes+wholeBytes)
 	}
-	f := p.whole[:headerBytes+payload]
+	f := m.whole[:headerBytes+payload]
 	copy(f, p.whdr[:])
 	if body != nil {
 		copy(f[headerBytes:], body)
