@@ -146,7 +146,7 @@ type sharedConn struct {
 	// The reader's own view of the in ring, touched by whoever reads (one
 	// goroutine at a time). taken is how far it has consumed, shown is
 	// what it has published in in.read: it publishes when it finds nothing
-	// new, or every shmPiece, not at each frame, because a store to a line
+	// new, or every showEvery bytes, not at each frame, because a store to a line
 	// the writer reads stalls the reader until the line is its own (a
 	// full fence on amd64) while a frame waits to be handled.
 	taken, shown uint64
