@@ -24,3 +24,14 @@ func SetQuickStatements(on bool) bool {
 	quickStatements = on
 	return before
 }
+
+// SetBlockRanks stores ranks in blocks (on) or by id (off), and returns a
+// function that restores the setting.
+func SetBlockRanks(on bool) (restore func()) {
+	before := blockRanks
+	blockRanks = on
+	return func() { blockRanks = before }
+}
+
+// BlockedRanks returns how many of g's ranks are stored in blocks.
+func (g *GOAL) BlockedRanks() int { return int(g.lay.cutRank) }

@@ -14,7 +14,10 @@ import (
 // dependency, and 4 per user of ops that more than one op waits for.
 //
 // Ops are numbered (their id) rank by rank, in program order, as they are
-// read: the text streams into the tables, which are never reordered.
+// read: the text streams into the tables, which are never reordered. The
+// ops themselves are stored where opLayout puts them, by id or, in large
+// schedules of ranks with as many ops each, op i of neighbouring ranks
+// side by side.
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
@@ -28,7 +31,8 @@ type GOAL struct {
 	// zeros[ready[r+1]-1].
 	ready     []uint32
 	zeros     chunked[uint32]
-	ops       chunked[goalOp] // by id
+	ops       chunked[goalOp] // by slot (lay)
+	lay       opLayout        // where each op is stored
 	users     []uint32        // the users (ids) of ops with more than one
 	big       []int64         // values too large for an op's val
 	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
@@ -77,7 +81,7 @@ const _ = 24 - unsafe.Sizeof(goalOp{})
 
 func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
 
-// usersOf returns the ids of the ops that wait for o's completion, then
+// usersOf returns the slots of the ops that wait for o's completion, then
 // those that wait for its start.
 func (g *GOAL) usersOf(o *goalOp) []uint32 {
 	n := uint32(o.nUsers) + uint32(o.nSUsers)
@@ -95,23 +99,27 @@ func (g *GOAL) value(o *goalOp) int64 {
 	return int64(o.val & valMask)
 }
 
-// op returns op id.
-func (g *GOAL) op(id uint32) *goalOp { return g.ops.at(id) }
+// op returns the op stored in slot (opLayout). A run names its ops by
+// their slots: ready lists, users, counts, messages.
+func (g *GOAL) op(slot uint32) *goalOp { return g.ops.at(slot) }
 
-// cpuNIC returns the CPU and NIC op id runs on.
-func (g *GOAL) cpuNIC(id uint32) (uint16, uint16) {
-	if int(id) >= len(g.place) {
+// opOf returns op id.
+func (g *GOAL) opOf(id uint32) *goalOp { return g.ops.at(g.lay.slot(id)) }
+
+// cpuNIC returns the CPU and NIC the op in slot runs on.
+func (g *GOAL) cpuNIC(slot uint32) (uint16, uint16) {
+	if int(slot) >= len(g.place) {
 		return 0, 0
 	}
-	p := g.place[id]
+	p := g.place[slot]
 	return uint16(p >> 16), uint16(p)
 }
 
-// expand returns op id as an Op, without dependency lists.
-func (g *GOAL) expand(id uint32) Op {
-	o := g.op(id)
+// expand returns the op in slot as an Op, without dependency lists.
+func (g *GOAL) expand(slot uint32) Op {
+	o := g.op(slot)
 	op := Op{Kind: o.kind(), Peer: o.peer, Tag: o.tag}
-	op.CPU, op.NIC = g.cpuNIC(id)
+	op.CPU, op.NIC = g.cpuNIC(slot)
 	if op.Kind == OpCalc {
 		op.Dur = Time(g.value(o)) * Nanosecond
 	} else {
@@ -126,21 +134,24 @@ func (g *GOAL) Ops() int { return int(g.first[g.Ranks]) }
 // idOf returns the id of op index of rank r's program.
 func (g *GOAL) idOf(r int, index uint32) uint32 { return g.first[r] + index }
 
-// index returns op id's index in rank r's program.
-func (g *GOAL) index(r int32, id uint32) int32 { return int32(id - g.first[r]) }
+// slotOf returns the slot of op index of rank r's program.
+func (g *GOAL) slotOf(r int, index uint32) uint32 { return g.lay.slot(g.idOf(r, index)) }
 
-// dependencyCounts returns, by id, how many ops each op waits for.
+// index returns the index in rank r's program of the op in slot.
+func (g *GOAL) index(r int32, slot uint32) int32 { return int32(g.lay.id(slot) - g.first[r]) }
+
+// dependencyCounts returns, by slot, how many ops each op waits for.
 func (g *GOAL) dependencyCounts() []uint16 {
 	n := hugepage.Make[uint16](g.Ops())
 	g.fillDependencyCounts(n, 0, len(n))
 	return n
 }
 
-// fillDependencyCounts sets n[id] for ids from lo to hi-1.
+// fillDependencyCounts sets n[slot] for slots from lo to hi-1.
 func (g *GOAL) fillDependencyCounts(n []uint16, lo, hi int) {
-	for id := lo; id < hi; id++ {
-		o := g.op(uint32(id))
-		n[id] = o.nAfter + o.nStart
+	for slot := lo; slot < hi; slot++ {
+		o := g.op(uint32(slot))
+		n[slot] = o.nAfter + o.nStart
 	}
 }
 
@@ -177,9 +188,9 @@ func (g *GOAL) Run(name string) Schedule {
 // readySource hands out a rank's GOAL ops as they become ready.
 type readySource struct {
 	g       *GOAL
-	pending []uint16 // by id, shared by every rank's source: dependencies not yet met
+	pending []uint16 // by slot, shared by every rank's source: dependencies not yet met
 	n       int      // the rank's ops
-	ready   []uint32 // ready ops (ids) not handed out, FIFO from rhead
+	ready   []uint32 // ready ops (slots) not handed out, FIFO from rhead
 	readyAt []Time   // and when each may start (0: when handed out)
 	rhead   int
 	byIdx   []uint32 // the ops handed out, in handout order
@@ -204,11 +215,11 @@ func newReadySource(g *GOAL, pending []uint16, r int) *readySource {
 // Next implements Source: the ready ops, without dependency lists.
 func (s *readySource) Next(ops []Op) []Op {
 	end := min(s.rhead+256, len(s.ready))
-	for i, id := range s.ready[s.rhead:end] {
-		op := s.g.expand(id)
+	for i, slot := range s.ready[s.rhead:end] {
+		op := s.g.expand(slot)
 		op.NotBefore = s.readyAt[s.rhead+i]
 		ops = append(ops, op)
-		s.byIdx = append(s.byIdx, id)
+		s.byIdx = append(s.byIdx, slot)
 	}
 	s.rhead = end
 	if s.rhead == len(s.ready) {
@@ -299,7 +310,7 @@ func (s *goalSource) Next(ops []Op) []Op {
 	// handed out may be kept (Materialize keeps them).
 	var deps []int32
 	for k := s.next; k < stop; k++ {
-		o := s.g.op(s.g.idOf(s.r, k))
+		o := s.g.op(s.g.slotOf(s.r, k))
 		for range uint32(o.nAfter) + uint32(o.nStart) {
 			deps = append(deps, *s.g.deps.at(s.dep))
 			s.dep++
@@ -307,9 +318,9 @@ func (s *goalSource) Next(ops []Op) []Op {
 	}
 	at := 0
 	for ; s.next < stop; s.next++ {
-		id := s.g.idOf(s.r, s.next)
-		o := s.g.op(id)
-		op := s.g.expand(id)
+		slot := s.g.slotOf(s.r, s.next)
+		o := s.g.op(slot)
+		op := s.g.expand(slot)
 		na, ns := int(o.nAfter), int(o.nStart)
 		op.After, op.StartAfter = deps[at:at+na:at+na], deps[at+na:at+na+ns:at+na+ns]
 		at += na + ns
@@ -343,6 +354,42 @@ func (c *chunked[T]) add(v T) {
 	last := &c.chunks[len(c.chunks)-1]
 	*last = append(*last, v)
 	c.n++
+}
+
+// extend makes the table n long, the new entries zero.
+func (c *chunked[T]) extend(n uint32) {
+	var zero T
+	for c.n < n {
+		if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == chunkLen {
+			c.chunks = append(c.chunks, c.newChunk())
+		}
+		last := &c.chunks[len(c.chunks)-1]
+		k := min(n-c.n, uint32(chunkLen-len(*last)))
+		if uint32(cap(*last)-len(*last)) >= k {
+			// A chunk's room is zero: made so, or cleared by truncate.
+			*last = (*last)[:len(*last)+int(k)]
+		} else {
+			for range k {
+				*last = append(*last, zero)
+			}
+		}
+		c.n += k
+	}
+}
+
+// truncate cuts the table to its first n entries; the room it frees is
+// zeroed, for extend.
+func (c *chunked[T]) truncate(n uint32) {
+	for c.n > n {
+		last := &c.chunks[len(c.chunks)-1]
+		k := min(c.n-n, uint32(len(*last)))
+		clear((*last)[len(*last)-int(k):])
+		*last = (*last)[:len(*last)-int(k)]
+		c.n -= k
+		if len(*last) == 0 && len(c.chunks) > 1 {
+			c.chunks = c.chunks[:len(c.chunks)-1]
+		}
+	}
 }
 
 // newChunk returns an empty chunk for c.

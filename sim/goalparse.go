@@ -871,6 +871,15 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 		newIndex[i] = int32(k)
 	}
 	g.depFirst = append(g.depFirst, g.deps.len())
+	// Where the rank's ops go (opLayout): rank 0 sets the blocks' op
+	// count, and a rank that differs ends the blocks.
+	switch {
+	case r == 0:
+		g.lay = planLayout(g.Ranks, uint32(n))
+	case g.lay.blocked(r) && uint32(n) != g.lay.n:
+		g.lay.unblock(r, &g.ops, g.first)
+	}
+	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
 	zero := uint32(0) // ops without dependencies
 	for k, i := range order {
 		after, start := deps(i)
@@ -885,7 +894,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			for _, d := range list {
 				dk := newIndex[d]
 				g.deps.add(dk)
-				u := g.ops.at(first + uint32(dk))
+				u := g.opOf(first + uint32(dk))
 				users := &u.nUsers
 				if kind == 1 {
 					users = &u.nSUsers
@@ -901,7 +910,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			g.zeros.add(first + uint32(k))
 			zero++
 		}
-		g.ops.add(o)
+		*g.opOf(first + uint32(k)) = o
 	}
 	g.first = append(g.first, first+uint32(n))
 	g.ready = append(g.ready, g.ready[r]+zero)
@@ -958,14 +967,16 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 	return nil
 }
 
-// layout lists every op's users in id order, once every rank is read.
+// layout lists every op's users, once every rank is read.
 func (g *GOAL) layout() error {
 	n := g.ops.len()
-	// Users: each op's list ends where the next op's begins; user points
-	// past its end and moves back as the list is filled from its end.
+	// Users: each op's list ends where the next op's begins, in the order
+	// the ops are stored (opLayout), so that ops read together have their
+	// lists together; user points past its end and moves back as the list
+	// is filled from its end.
 	total := uint64(0)
-	for id := range n {
-		o := g.op(id)
+	for slot := range n {
+		o := g.ops.at(slot)
 		if c := uint64(o.nUsers) + uint64(o.nSUsers); c > 1 {
 			total += c
 			if total > math.MaxUint32 {
@@ -975,6 +986,18 @@ func (g *GOAL) layout() error {
 		}
 	}
 	g.users = hugepage.Make[uint32](int(total))
+	// The tables a run reads by op, from ids to slots.
+	for i := range g.zeros.len() {
+		z := g.zeros.at(i)
+		*z = g.lay.slot(*z)
+	}
+	if g.place != nil && g.lay.cutID > 0 {
+		place := make([]uint32, len(g.place))
+		for id, p := range g.place {
+			place[g.lay.slot(uint32(id))] = p
+		}
+		g.place = place
+	}
 	if g.hasStarts {
 		g.fillUsers(true)
 	}
@@ -990,7 +1013,7 @@ func (g *GOAL) fillUsers(starts bool) {
 	end := g.deps.len()
 	for r := g.Ranks - 1; r >= 0; r-- {
 		for k := g.first[r+1] - g.first[r]; k > 0; k-- {
-			u := g.idOf(r, k-1)
+			u := g.slotOf(r, k-1)
 			o := g.op(u)
 			na, ns := uint32(o.nAfter), uint32(o.nStart)
 			begin := end - na - ns
@@ -999,7 +1022,7 @@ func (g *GOAL) fillUsers(starts bool) {
 				lo, hi = begin+na, end
 			}
 			for i := hi; i > lo; i-- {
-				d := g.op(g.idOf(r, uint32(*g.deps.at(i - 1))))
+				d := g.op(g.slotOf(r, uint32(*g.deps.at(i - 1))))
 				if d.nUsers+d.nSUsers == 1 {
 					d.user = u
 					continue

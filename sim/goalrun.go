@@ -162,7 +162,7 @@ type goalRun struct {
 	lo, hi  int32
 	ranks   []goalRank
 	direct  []uint32 // release's ops to issue, a stack for nested releases
-	pending []uint16 // by id: dependencies not yet met
+	pending []uint16 // by slot: dependencies not yet met
 	// work holds completions and refills found while handling an event,
 	// run in order once it is handled, as the executor's queue does.
 	work    []uint64
@@ -457,8 +457,8 @@ func truncated(r, op int32, recv string, bytes int64, src, send int32) error {
 		r, op, recv, bytes, src, send)
 }
 
-// index is op id's index in rank r's program.
-func (x *goalRun) index(r int32, id uint32) int32 { return x.g.index(r, id) }
+// index is the index in rank r's program of the op in slot.
+func (x *goalRun) index(r int32, slot uint32) int32 { return x.g.index(r, slot) }
 
 // deadlock reports what is left when events ran out: the ranks that did
 // not finish, and for each its ops that wait for dependencies, its posted
@@ -474,9 +474,9 @@ func (x *goalRun) deadlock() error {
 		return nil
 	}
 	de := &DeadlockError{At: x.eng.Now(), Ranks: g.Ranks}
-	pendingOp := func(r int32, id uint32, state string) PendingOp {
-		op := g.expand(id)
-		return PendingOp{Rank: r, Index: g.index(r, id), Op: op.String(), State: state}
+	pendingOp := func(r int32, slot uint32, state string) PendingOp {
+		op := g.expand(slot)
+		return PendingOp{Rank: r, Index: g.index(r, slot), Op: op.String(), State: state}
 	}
 	var pend []PendingOp
 	for r := range x.ranks {
@@ -486,9 +486,9 @@ func (x *goalRun) deadlock() error {
 		if !rk.finished {
 			de.Blocked = append(de.Blocked, r32)
 			for k := range g.first[r+1] - g.first[r] {
-				if id := g.idOf(r, k); x.pending[id] > 0 {
-					n := x.pending[id]
-					pend = append(pend, pendingOp(r32, id, fmt.Sprintf("waits for %d other ops", n)))
+				if slot := g.slotOf(r, k); x.pending[slot] > 0 {
+					n := x.pending[slot]
+					pend = append(pend, pendingOp(r32, slot, fmt.Sprintf("waits for %d other ops", n)))
 				}
 			}
 			x.p.match[r].posted.each(func(it *matchItem) {

@@ -168,6 +168,15 @@ func TestRunLogGOPSEqualsExecute(t *testing.T) {
 // goalOf writes algorithm name's schedule (reductions as 1-ns-per-KiB calc
 // ops) as GOAL and reads it back.
 func goalOf(b testing.TB, collective collectives.Collective, name string, p collectives.Params) *sim.GOAL {
+	g, err := sim.ParseGOAL(strings.NewReader(goalText(b, collective, name, p)), name+".goal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// goalText writes algorithm name's schedule as GOAL, as goalOf reads it.
+func goalText(b testing.TB, collective collectives.Collective, name string, p collectives.Params) string {
 	a, err := collectives.Lookup(collective, name)
 	if err != nil {
 		b.Fatal(err)
@@ -176,15 +185,11 @@ func goalOf(b testing.TB, collective collectives.Collective, name string, p coll
 	if err != nil {
 		b.Fatal(err)
 	}
-	var text bytes.Buffer
+	var text strings.Builder
 	if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: 1}); err != nil {
 		b.Fatal(err)
 	}
-	g, err := sim.ParseGOAL(&text, name+".goal")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
+	return text.String()
 }
 
 // benchmarkGOAL reports RunLogGOPS's ops per second on g. Its allocations

@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The layout divides an id by the ops of a rank with a multiplication:
+// exact for every 32-bit id and count, against Go's division.
+func TestLayoutDividesExactly(t *testing.T) {
+	check := func(t interface{ Fatalf(string, ...any) }, n, id uint32) {
+		l := opLayout{n: n, magic: math.MaxUint64/uint64(n) + 1}
+		if hi, _ := bits.Mul64(l.magic, uint64(id)); uint32(hi) != id/n || hi>>32 != 0 {
+			t.Fatalf("%d / %d: %d, want %d", id, n, hi, id/n)
+		}
+	}
+	for _, n := range []uint32{2, 3, 7, 255, 256, 4094, 1<<16 + 1, 1<<31 - 1, 1 << 31, 1<<31 + 1, math.MaxUint32 - 1, math.MaxUint32} {
+		for _, id := range []uint32{0, 1, n - 1, n, n + 1, 2*n - 1, math.MaxUint32 - 1, math.MaxUint32} {
+			check(t, n, id)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		check(t, rapid.Uint32Range(2, math.MaxUint32).Draw(t, "n"), rapid.Uint32().Draw(t, "id"))
+	})
+}
+
+// layoutGOAL writes a schedule of ranks ranks with n ops each but for
+// rank odd (none when odd < 0), which has oddN: sends, receives and calcs,
+// with requires and irequires on earlier ops of the rank.
+func layoutGOAL(t *rapid.T, ranks, n, odd, oddN int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "num_ranks %d\n", ranks)
+	placed := rapid.Bool().Draw(t, "placed") // ops on CPUs and NICs other than 0
+	for r := range ranks {
+		fmt.Fprintf(&b, "rank %d {\n", r)
+		ops := n
+		if r == odd {
+			ops = oddN
+		}
+		for i := range ops {
+			cpu, nic := "", "" // CPU 0 and NIC 0
+			if placed {
+				cpu = fmt.Sprintf(" cpu %d", rapid.IntRange(0, 2).Draw(t, "cpu"))
+				nic = fmt.Sprintf(" nic %d", rapid.IntRange(0, 2).Draw(t, "nic"))
+			}
+			switch rapid.IntRange(0, 2).Draw(t, "kind") {
+			case 0:
+				fmt.Fprintf(&b, "o%d: send %db to %d tag %d%s%s\n", i, rapid.IntRange(0, 1<<20).Draw(t, "size"), rapid.IntRange(0, ranks-1).Draw(t, "to"), i, cpu, nic)
+			case 1:
+				fmt.Fprintf(&b, "o%d: recv %db from %d tag %d%s%s\n", i, rapid.IntRange(0, 1<<20).Draw(t, "size"), rapid.IntRange(0, ranks-1).Draw(t, "from"), i, cpu, nic)
+			default:
+				fmt.Fprintf(&b, "o%d: calc %d%s\n", i, rapid.IntRange(0, 5000).Draw(t, "ns"), cpu)
+			}
+			for range rapid.IntRange(0, min(i, 3)).Draw(t, "deps") {
+				kind := rapid.SampledFrom([]string{"requires", "requires", "irequires"}).Draw(t, "dep kind")
+				fmt.Fprintf(&b, "o%d %s o%d\n", i, kind, rapid.IntRange(0, i-1).Draw(t, "dep"))
+			}
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+// Stored in blocks or by id, a schedule reads the same: every op, its
+// dependency counts, users, CPU and NIC, and the ops without dependencies,
+// by id (a slot maps back to its id). In blocks, op i of consecutive
+// ranks of a block lie in consecutive slots, each block fills the slots of
+// its own ids, and the blocks end where they should: after the last whole
+// block of a power of two ranks (at most 256), or at the start of the
+// block of the first rank whose op count differs from rank 0's.
+func TestLayoutStoresBlocksSideBySide(t *testing.T) {
+	defer func(before bool) { blockRanks = before }(blockRanks)
+	rapid.Check(t, func(t *rapid.T) {
+		ranks := rapid.IntRange(1, 700).Draw(t, "ranks")
+		n := rapid.IntRange(0, 5).Draw(t, "n")
+		odd, oddN := -1, 0
+		if rapid.Bool().Draw(t, "a rank differs") {
+			odd = rapid.IntRange(0, ranks-1).Draw(t, "odd rank")
+			oddN = rapid.IntRange(0, 6).Draw(t, "its ops")
+		}
+		text := layoutGOAL(t, ranks, n, odd, oddN)
+		blockRanks = true
+		blocked, err := ParseGOAL(strings.NewReader(text), "b.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		blockRanks = false
+		byID, err := ParseGOAL(strings.NewReader(text), "b.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byID.lay != (opLayout{}) {
+			t.Fatalf("blocks while off: %+v", byID.lay)
+		}
+
+		// Where the blocks should end, from the rule.
+		block := 1
+		for block*2 <= min(ranks, 256) {
+			block *= 2
+		}
+		want := ranks / block * block
+		first, differs := n, -1 // rank 0's count, and the first rank with another
+		switch {
+		case odd == 0:
+			first = oddN
+			if n != oddN && ranks > 1 {
+				differs = 1
+			}
+		case odd > 0 && oddN != n:
+			differs = odd
+		}
+		switch {
+		case ranks < 2 || first < 2:
+			want = 0 // rank 0's count sets the blocks': fewer than 2 ops, none
+		case differs > 0:
+			want = min(want, differs/block*block)
+		}
+		if int(blocked.lay.cutRank) != want {
+			t.Fatalf("%d ranks of %d ops (rank %d: %d): blocks end at rank %d, want %d", ranks, n, odd, oddN, blocked.lay.cutRank, want)
+		}
+
+		ops := uint32(blocked.Ops())
+		var zeros, wantZeros []uint32 // ops without dependencies, as ids
+		for i := range blocked.zeros.len() {
+			zeros = append(zeros, blocked.lay.id(*blocked.zeros.at(i)))
+		}
+		for i := range byID.zeros.len() {
+			wantZeros = append(wantZeros, *byID.zeros.at(i))
+		}
+		if !slices.Equal(zeros, wantZeros) {
+			t.Fatalf("ops without dependencies: %v in blocks, %v by id", zeros, wantZeros)
+		}
+		if blocked.ops.len() != ops || byID.ops.len() != ops {
+			t.Fatalf("tables of %d and %d ops, want %d", blocked.ops.len(), byID.ops.len(), ops)
+		}
+		bc, ic := blocked.dependencyCounts(), byID.dependencyCounts()
+		seen := make([]bool, ops)
+		for r := range ranks {
+			for i := range blocked.first[r+1] - blocked.first[r] {
+				id := blocked.idOf(r, i)
+				s := blocked.lay.slot(id)
+				if byID.lay.slot(id) != id || blocked.lay.id(s) != id {
+					t.Fatalf("op %d: slot %d, and back to id %d; by id, slot %d", id, s, blocked.lay.id(s), byID.lay.slot(id))
+				}
+				a, b := blocked.op(s), byID.op(id)
+				if a.peer != b.peer || a.tag != b.tag || a.val != b.val || a.nUsers != b.nUsers || a.nSUsers != b.nSUsers || a.nAfter != b.nAfter || a.nStart != b.nStart {
+					t.Fatalf("op %d: %+v in blocks, %+v by id", id, *a, *b)
+				}
+				var users []uint32 // as ids
+				for _, u := range blocked.usersOf(a) {
+					users = append(users, blocked.lay.id(u))
+				}
+				if !slices.Equal(users, byID.usersOf(b)) {
+					t.Fatalf("op %d's users: %v in blocks, %v by id", id, users, byID.usersOf(b))
+				}
+				if bc[s] != ic[id] {
+					t.Fatalf("op %d waits for %d in blocks, %d by id", id, bc[s], ic[id])
+				}
+				if ac, an := blocked.cpuNIC(s); true {
+					if bcpu, bnic := byID.cpuNIC(id); ac != bcpu || an != bnic {
+						t.Fatalf("op %d on CPU %d NIC %d in blocks, %d %d by id", id, ac, an, bcpu, bnic)
+					}
+				}
+				if s >= ops || seen[s] {
+					t.Fatalf("op %d in slot %d: out of the table or taken", id, s)
+				}
+				seen[s] = true
+				switch {
+				case r >= want:
+					if s != id {
+						t.Fatalf("op %d of rank %d, after the blocks, in slot %d", id, r, s)
+					}
+				case r%block > 0 && s != blocked.lay.slot(blocked.idOf(r-1, i))+1:
+					t.Fatalf("op %d of rank %d not beside op %d of rank %d", i, r, i, r-1)
+				case r%block == 0 && (s < blocked.idOf(r, 0) || s >= blocked.idOf(r, 0)+uint32(block*n)):
+					t.Fatalf("op %d of rank %d, the first of a block, in slot %d: outside the block's ids", i, r, s)
+				}
+			}
+		}
+	})
+}
+
+// chunked's extend and truncate keep it a slice: checked against one.
+func TestChunkedExtendAndTruncate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c chunked[uint32]
+		var model []uint32
+		for range rapid.IntRange(1, 30).Draw(t, "steps") {
+			switch rapid.IntRange(0, 3).Draw(t, "step") {
+			case 0:
+				v := rapid.Uint32().Draw(t, "v")
+				c.add(v)
+				model = append(model, v)
+			case 1:
+				n := uint32(len(model)) + rapid.Uint32Range(0, 3*chunkLen).Draw(t, "longer by")
+				c.extend(n)
+				model = append(model, make([]uint32, int(n)-len(model))...)
+			case 2:
+				n := rapid.IntRange(0, len(model)).Draw(t, "cut to")
+				c.truncate(uint32(n))
+				model = model[:n]
+			default:
+				if len(model) > 0 {
+					i := rapid.IntRange(0, len(model)-1).Draw(t, "set at")
+					v := rapid.Uint32().Draw(t, "to")
+					*c.at(uint32(i)) = v
+					model[i] = v
+				}
+			}
+			if c.len() != uint32(len(model)) {
+				t.Fatalf("length %d, want %d", c.len(), len(model))
+			}
+			for i, v := range model {
+				if got := *c.at(uint32(i)); got != v {
+					t.Fatalf("entry %d: %d, want %d", i, got, v)
+				}
+			}
+		}
+	})
+}
+
+// Blocks are whole: as many ranks as the largest power of two up to 256
+// and the ranks, each block of ranks with the same number of ops (at least
+// 2), and the ids of every block within 32 bits.
+func TestLayoutBlocksAreWhole(t *testing.T) {
+	defer func(before bool) { blockRanks = before }(blockRanks)
+	blockRanks = true
+	for _, c := range []struct {
+		ranks   int
+		n       uint32
+		blocked uint32
+	}{
+		{1024, 1024, 1024},
+		{1023, 1026, 768}, // the last 255 ranks fill no block of 256
+		{255, 4, 128},
+		{3, 1 << 20, 2},
+		{1, 100, 0},
+		{100, 1, 0},
+		{1 << 24, 1 << 8, (1<<32 - 2) / (1 << 16) * (1 << 8)}, // up to the 32-bit ids
+	} {
+		l := planLayout(c.ranks, c.n)
+		if l.cutRank != c.blocked || uint64(l.cutID) != uint64(c.blocked)*uint64(c.n) {
+			t.Errorf("%d ranks of %d ops: %d ranks in blocks, to id %d; want %d", c.ranks, c.n, l.cutRank, l.cutID, c.blocked)
+		}
+	}
+}
