@@ -20,6 +20,6 @@ $c run --cpuprofile "$tmp/main.prof" >/dev/null
 for g in ring rd alltoall; do
 	GOMAXPROCS=1 $c run --goal "$tmp/$g.goal" --cpuprofile "$tmp/$g.prof" >/dev/null
 done
-go test ./sim -run '^$' -bench RunLogGOPS -benchtime 100x -cpu 1 -cpuprofile "$tmp/bench.prof" -o "$tmp/sim.test" >/dev/null
+go test ./sim -run '^$' -bench 'RunLogGOPS(Ring|RecursiveDoubling|LinearAlltoall)$' -benchtime 100x -cpu 1 -cpuprofile "$tmp/bench.prof" -o "$tmp/sim.test" >/dev/null
 go tool pprof -proto "$tmp"/*.prof >cmd/collsim/default.pgo
 echo "wrote cmd/collsim/default.pgo" >&2
