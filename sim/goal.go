@@ -378,18 +378,22 @@ func (c *chunked[T]) extend(n uint32) {
 }
 
 // truncate cuts the table to its first n entries; the room it frees is
-// zeroed, for extend.
+// zeroed, for extend, and the chunks it empties are let go, with the
+// spare ones, so that the memory follows the table.
 func (c *chunked[T]) truncate(n uint32) {
 	for c.n > n {
 		last := &c.chunks[len(c.chunks)-1]
 		k := min(c.n-n, uint32(len(*last)))
+		c.n -= k
+		if k == uint32(len(*last)) && len(c.chunks) > 1 {
+			c.chunks[len(c.chunks)-1] = nil
+			c.chunks = c.chunks[:len(c.chunks)-1]
+			continue
+		}
 		clear((*last)[len(*last)-int(k):])
 		*last = (*last)[:len(*last)-int(k)]
-		c.n -= k
-		if len(*last) == 0 && len(c.chunks) > 1 {
-			c.chunks = c.chunks[:len(c.chunks)-1]
-		}
 	}
+	c.spare = nil
 }
 
 // newChunk returns an empty chunk for c.

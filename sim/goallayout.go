@@ -42,18 +42,31 @@ type opLayout struct {
 // the part of a block read so far.
 const maxBlockRanks = 256
 
+// maxBlockOps bounds a block's ops (24 MiB of them), fewer ranks a block
+// when ranks have many ops: a block's first rank makes room for the whole
+// block before the next rank is read, so the table runs at most this far
+// ahead of the schedule read (a rank 0 of 200,000 ops followed by ranks of
+// one would otherwise make room for 51 million).
+const maxBlockOps = 1 << 20
+
 // blockRanks decides whether ranks are stored in blocks at all (tests
 // compare runs with and without).
 var blockRanks = true
 
 // planLayout returns the layout for a schedule of ranks ranks when its
 // rank 0 has n ops: every whole block of ranks is laid out for n ops
-// each, until a rank shows otherwise (unblock).
+// each, until a rank shows otherwise (unblock). A block holds a power of
+// two ranks, at most maxBlockRanks and maxBlockOps ops; none when two
+// ranks would pass maxBlockOps.
 func planLayout(ranks int, n uint32) opLayout {
 	if !blockRanks || ranks < 2 || n < 2 {
 		return opLayout{}
 	}
-	shift := uint8(bits.Len(uint(min(ranks, maxBlockRanks))) - 1)
+	most := min(ranks, maxBlockRanks, int(maxBlockOps/n))
+	if most < 2 {
+		return opLayout{}
+	}
+	shift := uint8(bits.Len(uint(most)) - 1)
 	per := uint64(n) << shift // ops in a block
 	blocks := min(uint64(ranks>>shift), (math.MaxUint32-1)/per)
 	if blocks == 0 {

@@ -69,7 +69,7 @@ func TestBlockedRanksRunAsByID(t *testing.T) {
 
 // Random schedules whose ranks have as many ops each (some with one rank
 // that differs) run the same with their ranks in blocks and by id,
-// deadlocks and errors included.
+// deadlocks and errors included, whose reports name the same ops.
 func TestBlockedRandomSchedulesRunAsByID(t *testing.T) {
 	blockedRuns := 0
 	rapid.Check(t, func(t *rapid.T) {
@@ -83,6 +83,14 @@ func TestBlockedRandomSchedulesRunAsByID(t *testing.T) {
 		got := sameRun(t, blocked, p, func() *sim.Noise { return nil }, 3)
 		if (want == nil) != (got == nil) || want != nil && !sameResult(want, got) {
 			t.Fatalf("in blocks %+v\nby id %+v\n%s", got, want, text)
+		}
+		// Errors and deadlock reports name the same ops (rank, index).
+		_, werr := byID.RunLogGOPS(p, nil, 3)
+		_, gerr := blocked.RunLogGOPS(p, nil, 3)
+		_, wxerr := sim.Execute(sim.New(3), byID.Run("x"), sim.Config{LogGOPS: &p})
+		_, gxerr := sim.Execute(sim.New(3), blocked.Run("x"), sim.Config{LogGOPS: &p})
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || fmt.Sprint(wxerr) != fmt.Sprint(gxerr) {
+			t.Fatalf("errors in blocks:\n%v\n%v\nby id:\n%v\n%v\n%s", gerr, gxerr, werr, wxerr, text)
 		}
 	})
 	if blockedRuns < 20 {

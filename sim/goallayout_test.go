@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -225,28 +227,88 @@ func TestChunkedExtendAndTruncate(t *testing.T) {
 	})
 }
 
-// Blocks are whole: as many ranks as the largest power of two up to 256
-// and the ranks, each block of ranks with the same number of ops (at least
-// 2), and the ids of every block within 32 bits.
+// Blocks are whole: as many ranks as the largest power of two up to 256,
+// the ranks and 2^20 ops, each block of ranks with the same number of ops
+// (at least 2), and the ids of every block within 32 bits.
 func TestLayoutBlocksAreWhole(t *testing.T) {
 	defer func(before bool) { blockRanks = before }(blockRanks)
 	blockRanks = true
 	for _, c := range []struct {
-		ranks   int
-		n       uint32
-		blocked uint32
+		ranks          int
+		n              uint32
+		blocked, block uint32 // ranks in blocks, and in each
 	}{
-		{1024, 1024, 1024},
-		{1023, 1026, 768}, // the last 255 ranks fill no block of 256
-		{255, 4, 128},
-		{3, 1 << 20, 2},
-		{1, 100, 0},
-		{100, 1, 0},
-		{1 << 24, 1 << 8, (1<<32 - 2) / (1 << 16) * (1 << 8)}, // up to the 32-bit ids
+		{1024, 1024, 1024, 256},
+		{1023, 1026, 768, 256}, // the last 255 ranks fill no block of 256
+		{255, 4, 128, 128},
+		{3, 1 << 20, 0, 0},     // two ranks would be more than 2^20 ops
+		{300, 1 << 19, 300, 2}, // blocks of two ranks of 2^19
+		{257, 5000, 256, 128},  // 209 ranks of 5,000 ops fit in 2^20
+		{1, 100, 0, 0},
+		{100, 1, 0, 0},
+		{1 << 24, 1 << 8, (1<<32 - 2) / (1 << 16) * (1 << 8), 256}, // up to the 32-bit ids
 	} {
 		l := planLayout(c.ranks, c.n)
-		if l.cutRank != c.blocked || uint64(l.cutID) != uint64(c.blocked)*uint64(c.n) {
-			t.Errorf("%d ranks of %d ops: %d ranks in blocks, to id %d; want %d", c.ranks, c.n, l.cutRank, l.cutID, c.blocked)
+		block := uint32(0)
+		if l.cutRank > 0 {
+			block = 1 << l.shift
 		}
+		if l.cutRank != c.blocked || uint64(l.cutID) != uint64(c.blocked)*uint64(c.n) || block != c.block {
+			t.Errorf("%d ranks of %d ops: %d ranks in blocks of %d, to id %d; want %d in blocks of %d", c.ranks, c.n, l.cutRank, block, l.cutID, c.blocked, c.block)
+		}
+	}
+}
+
+// A schedule whose rank 0 has many ops and whose other ranks have few
+// makes no more room than a block of 2^20 ops ahead of what it reads, and
+// keeps none of it: parsing it in blocks allocates at most twice that more
+// than parsing it by id (the room, then the ranks it held stored again),
+// and the table keeps no more than twice its ops.
+func TestLayoutMemoryFollowsTheInput(t *testing.T) {
+	defer func(before bool) { blockRanks = before }(blockRanks)
+	var b strings.Builder
+	b.WriteString("num_ranks 256\nrank 0 {\n")
+	for i := range 200000 {
+		fmt.Fprintf(&b, "l%d: calc 1\n", i)
+	}
+	b.WriteString("}\n")
+	for r := 1; r < 256; r++ {
+		fmt.Fprintf(&b, "rank %d {\nl0: calc 1\n}\n", r)
+	}
+	text := b.String()
+	// allocated parses text and returns the bytes allocated, and the heap
+	// in use once the parse is over with the schedule alive.
+	allocated := func(blocks bool) (total, kept uint64, g *GOAL) {
+		blockRanks = blocks
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g, err := ParseGOAL(strings.NewReader(text), "m.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		total = after.TotalAlloc - before.TotalAlloc
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(g)
+		return total, after.HeapAlloc, g
+	}
+	byID, byIDKept, _ := allocated(false)
+	blocked, blockedKept, g := allocated(true)
+	t.Logf("allocated %d MB by id, %d in blocks; kept %d and %d MB", byID>>20, blocked>>20, byIDKept>>20, blockedKept>>20)
+	if blockedKept > byIDKept+4<<20 {
+		t.Errorf("in blocks the heap keeps %d MB, by id %d MB", blockedKept>>20, byIDKept>>20)
+	}
+	// The room made ahead, then the ranks moved back and stored again.
+	if ahead := uint64(maxBlockOps) * uint64(unsafe.Sizeof(goalOp{})); blocked > byID+2*ahead {
+		t.Errorf("parsing in blocks allocated %d MB, by id %d MB: more than %d MB more", blocked>>20, byID>>20, 2*ahead>>20)
+	}
+	kept := cap(g.ops.spare)
+	for _, c := range g.ops.chunks {
+		kept += cap(c)
+	}
+	if kept > 2*g.Ops() {
+		t.Errorf("the table keeps room for %d ops, holding %d", kept, g.Ops())
 	}
 }
