@@ -15,9 +15,9 @@ import (
 //
 // Ops are numbered (their id) rank by rank, in program order, as they are
 // read: the text streams into the tables, which are never reordered. The
-// ops themselves are stored where opLayout puts them, by id or, in large
-// schedules of ranks with as many ops each, op i of neighbouring ranks
-// side by side.
+// ops themselves are stored where opLayout puts them, by id or, where
+// neighbouring ranks have as many ops each, op i of those ranks side by
+// side.
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
@@ -33,9 +33,9 @@ type GOAL struct {
 	zeros     chunked[uint32]
 	ops       chunked[goalOp] // by slot (lay)
 	lay       opLayout        // where each op is stored
-	users     []uint32        // the users (ids) of ops with more than one
+	users     []uint32        // the users (slots) of ops with more than one
 	big       []int64         // values too large for an op's val
-	place     []uint32        // cpu<<16 | nic by id; nil while every op runs on CPU 0 and NIC 0
+	place     []uint32        // cpu<<16 | nic by id while parsing, then by slot; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
 	maxSend   int64           // the largest send, in bytes
 	// maxSendLine and maxCalcLine are the lines of the largest send and of

@@ -986,17 +986,20 @@ func (g *GOAL) layout() error {
 		}
 	}
 	g.users = hugepage.Make[uint32](int(total))
-	// The tables a run reads by op, from ids to slots.
-	for i := range g.zeros.len() {
-		z := g.zeros.at(i)
-		*z = g.lay.slot(*z)
-	}
-	if g.place != nil && g.lay.cutID > 0 {
-		place := make([]uint32, len(g.place))
-		for id, p := range g.place {
-			place[g.lay.slot(uint32(id))] = p
+	// The tables a run reads by op, from ids to slots (the same when no
+	// rank is in a block).
+	if g.lay.cutID > 0 {
+		for i := range g.zeros.len() {
+			z := g.zeros.at(i)
+			*z = g.lay.slot(*z)
 		}
-		g.place = place
+		if g.place != nil {
+			place := make([]uint32, len(g.place))
+			for id, p := range g.place {
+				place[g.lay.slot(uint32(id))] = p
+			}
+			g.place = place
+		}
 	}
 	if g.hasStarts {
 		g.fillUsers(true)
