@@ -146,6 +146,11 @@ func (g *GOAL) runParallel(p LogGOPS, seed uint64, parts int, progress func(Prog
 	}
 	ok := pr.work(0, base, seed)
 	wg.Wait()
+	defer func() {
+		for _, x := range pr.parts {
+			x.p.arena.Free()
+		}
+	}()
 	if !ok {
 		return nil, false
 	}

@@ -41,6 +41,7 @@ func (g *GOAL) RunLogGOPSProgress(p LogGOPS, noise *Noise, seed uint64, progress
 		}
 	}
 	x := g.newRun(p, noise, seed)
+	defer x.p.arena.Free() // after the deadlock report, which reads the queues
 	if err := noise.start(x.eng, g.Ranks); err != nil {
 		return nil, err
 	}
@@ -99,14 +100,24 @@ func (x *goalRun) clearRanks() {
 }
 
 // setEngine gives x an engine of its own and empty tables of messages and
-// ready ops; its protocol reports to it.
+// ready ops; its protocol reports to it. Those tables and the queues of
+// x's ranks come from an arena of x's own (huge pages from the first
+// touch; a partition's memory apart from the others'), which the run frees
+// when it ends. The tables of messages and ready ops have room for one per
+// op, their worst case, which costs memory only where they reach.
 func (x *goalRun) setEngine(seed uint64) {
 	x.eng = New(seed)
 	x.id = x.eng.Register(x)
 	x.p.eng, x.p.id, x.p.x = x.eng, x.id, x
-	x.p.msgs, x.p.freeMsg = nil, noMsg
+	x.p.arena = hugepage.NewArena()
+	for r := x.lo; r < x.hi; r++ {
+		m := &x.p.match[r]
+		m.posted.arena, m.unexp.arena = x.p.arena, x.p.arena
+	}
+	ops := x.g.Ops()
+	x.p.msgs, x.p.freeMsg = hugepage.Reserve[message](x.p.arena, ops), noMsg
 	x.p.lo, x.p.hi = x.lo, x.hi
-	x.rdy, x.freeRdy = nil, noMsg
+	x.rdy, x.freeRdy = hugepage.Reserve[readyNode](x.p.arena, ops), noMsg
 }
 
 // start issues the ops of x's ranks that wait for nothing, at time 0.

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/collsim/collsim/sim/hugepage"
+
 // keyTable maps exact (source, tag) keys to their entries' range in a
 // matchQueue: an open-addressed table with linear probing in one slice, so
 // that matching does no map operation and a rebuilt index reuses its
@@ -29,7 +31,7 @@ func slotOf(r keyRange) keySlot { return keySlot{r.first + 1, r.last + 1} }
 
 // reset empties the table and sizes it for n keys, keeping its memory when
 // it is large enough.
-func (t *keyTable) reset(n int) {
+func (t *keyTable) reset(n int, a *hugepage.Arena) {
 	size := 16
 	for size < 2*n {
 		size *= 2
@@ -38,7 +40,7 @@ func (t *keyTable) reset(n int) {
 		t.slots = t.slots[:size]
 		clear(t.slots)
 	} else {
-		t.slots = make([]keySlot, size)
+		t.slots = hugepage.Alloc[keySlot](a, size)
 	}
 	t.n = 0
 }
@@ -71,11 +73,11 @@ func (t *keyTable) get(k uint64, items []matchItem) (keyRange, bool) {
 }
 
 // set maps k to r, whose oldest entry, r.first, must have key k.
-func (t *keyTable) set(k uint64, r keyRange, items []matchItem) {
+func (t *keyTable) set(k uint64, r keyRange, items []matchItem, a *hugepage.Arena) {
 	i := t.find(k, items)
 	if !t.slots[i].used() {
 		if 2*(t.n+1) > len(t.slots) {
-			t.grow(items)
+			t.grow(items, a)
 			i = t.find(k, items)
 		}
 		t.n++
@@ -83,9 +85,9 @@ func (t *keyTable) set(k uint64, r keyRange, items []matchItem) {
 	t.slots[i] = slotOf(r)
 }
 
-func (t *keyTable) grow(items []matchItem) {
+func (t *keyTable) grow(items []matchItem, a *hugepage.Arena) {
 	old := t.slots
-	t.slots = make([]keySlot, 2*len(old))
+	t.slots = hugepage.Alloc[keySlot](a, 2*len(old))
 	for _, s := range old {
 		if s.used() {
 			it := &items[s.first1-1]

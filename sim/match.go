@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/collsim/collsim/sim/hugepage"
+
 // Wildcards a receive may use (GOAL's -1).
 const (
 	AnySource int32 = -1
@@ -26,6 +28,9 @@ type matchQueue struct {
 	// indexed: the index is in use (the queue grew past indexAt live
 	// entries since it was last empty or rebuilt short).
 	indexed bool
+	// arena, when not nil, holds the entries and the index (a run's
+	// tables, freed with it); else they are on Go's heap.
+	arena *hugepage.Arena
 }
 
 type matchItem struct {
@@ -48,6 +53,10 @@ func (it *matchItem) accepts(src, tag int32) bool {
 
 func (q *matchQueue) push(src, tag int32, val uint32) {
 	pos := int32(len(q.items))
+	if q.arena != nil && len(q.items) == cap(q.items) {
+		t := hugepage.Alloc[matchItem](q.arena, max(2*cap(q.items), 16))
+		q.items = t[:copy(t, q.items)]
+	}
 	q.items = append(q.items, matchItem{src: src, tag: tag, val: val})
 	q.live++
 	if src == AnySource || tag == AnyTag {
@@ -68,10 +77,10 @@ func (q *matchQueue) link(pos int32) {
 	k := matchKey(it.src, it.tag)
 	if r, ok := q.index.get(k, q.items); ok {
 		q.items[r.last].next = pos
-		q.index.set(k, keyRange{r.first, pos}, q.items)
+		q.index.set(k, keyRange{r.first, pos}, q.items, q.arena)
 		return
 	}
-	q.index.set(k, keyRange{pos, pos}, q.items)
+	q.index.set(k, keyRange{pos, pos}, q.items, q.arena)
 }
 
 // takeFor removes and returns the oldest entry that accepts a message from
@@ -180,7 +189,7 @@ func (q *matchQueue) rebuild() {
 	q.items, q.head, q.wild = live, 0, q.wild[:0]
 	q.indexed = q.live > indexAt
 	if q.indexed {
-		q.index.reset(q.live)
+		q.index.reset(q.live, q.arena)
 	}
 	for i, it := range q.items {
 		switch {
@@ -203,7 +212,7 @@ func (q *matchQueue) unlink(pos int32) {
 			q.index.del(k, q.items)
 			return
 		}
-		q.index.set(k, keyRange{it.next, r.last}, q.items)
+		q.index.set(k, keyRange{it.next, r.last}, q.items, q.arena)
 		return
 	}
 	prev := r.first
@@ -212,7 +221,7 @@ func (q *matchQueue) unlink(pos int32) {
 	}
 	q.items[prev].next = it.next
 	if r.last == pos {
-		q.index.set(k, keyRange{r.first, prev}, q.items)
+		q.index.set(k, keyRange{r.first, prev}, q.items, q.arena)
 	}
 }
 

@@ -3,6 +3,8 @@ package sim
 import (
 	"testing"
 
+	"github.com/collsim/collsim/sim/hugepage"
+
 	"pgregory.net/rapid"
 )
 
@@ -11,6 +13,10 @@ import (
 func TestMatchQueueAgainstReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q matchQueue
+		if rapid.Bool().Draw(t, "arena") { // entries and index outside Go's heap
+			q.arena = hugepage.NewArena()
+			defer q.arena.Free()
+		}
 		var ref []matchItem
 		val := uint32(0)
 		// Long enough to index, compact and rebuild many times over.

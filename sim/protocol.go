@@ -188,6 +188,9 @@ type protocol struct {
 	overhead Time    // with a Network: o per send and per received message
 	msgs     []message
 	freeMsg  uint32
+	// arena, when not nil, holds the run's message table and its ranks'
+	// queues (theirs say so), until the run frees it.
+	arena    *hugepage.Arena
 	match    []matching     // by rank
 	tx       []txQueue      // by rank and NIC
 	rxHead   []uint32       // LogGOPS, by rank and NIC: the oldest message waiting to be taken in

@@ -1,0 +1,165 @@
+package hugepage
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"unsafe"
+)
+
+// Arena hands out tables of pointer-free elements from memory mapped
+// outside Go's heap, advised for huge pages before anything touches it, and
+// returns them all to the kernel at once (Free).
+//
+// Make's advice comes after Go has placed the table, so a table on heap
+// memory that was touched before (the garbage of an earlier run, or of the
+// text a schedule was read from) stays in 4 KiB pages; a table made of
+// thousands of small ones (a queue and an index per rank) gets none at
+// all. A 2,048-rank linear alltoall's queues and indexes, 150 MB read at
+// random, then cost a TLB miss per access: in that run's benchmark, moving
+// them and the tables of messages and ready ops here took 55% off its
+// time (BenchmarkRunLogGOPSAlltoallGrowth in package sim). Memory from an
+// arena is zero when handed out and never moves: a table that outgrows
+// its room is copied to a new one, the old one staying mapped until Free.
+// Elsewhere than Linux an arena hands out Go memory and Free does nothing.
+type Arena struct {
+	rest []byte    // the unused end of the newest chunk
+	m    *mappings // the arena's mappings, for Free and the cleanup
+}
+
+// mappings are what an arena has mapped: apart from the Arena itself, so
+// that the cleanup that unmaps them when Free was never called does not
+// keep the arena reachable.
+type mappings struct{ spans []span }
+
+type span struct {
+	p unsafe.Pointer
+	n uintptr
+}
+
+// chunkBytes is the size of the chunks small tables are cut from, and
+// ownBytes the size from which a table has a mapping of its own.
+const (
+	chunkBytes = 2 * Size
+	ownBytes   = chunkBytes / 4
+)
+
+// NewArena returns an empty arena. What it maps is unmapped by Free, or
+// when the arena is no longer reachable.
+func NewArena() *Arena {
+	a := &Arena{m: new(mappings)}
+	runtime.AddCleanup(a, (*mappings).unmap, a.m)
+	return a
+}
+
+// Free unmaps everything a has handed out: no table from it may be used
+// after. a stays usable, empty. Free of a nil arena does nothing.
+func (a *Arena) Free() {
+	if a == nil {
+		return
+	}
+	a.rest = nil
+	a.m.unmap()
+}
+
+func (m *mappings) unmap() {
+	for _, s := range m.spans {
+		unmap(s.p, s.n)
+	}
+	m.spans = nil
+}
+
+// Alloc returns a zero table of n elements of T from a, or from Go's heap
+// (make) when a is nil or mapping fails. T must hold no pointers: Go's
+// collector does not see memory outside its heap.
+func Alloc[T any](a *Arena, n int) []T {
+	var zero T
+	size := unsafe.Sizeof(zero)
+	if a == nil || n == 0 || size == 0 {
+		return make([]T, n)
+	}
+	mustHoldNoPointers[T]()
+	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) {
+		panic(fmt.Sprintf("hugepage.Alloc: %d elements of %d bytes", n, size))
+	}
+	p := a.alloc(uintptr(n)*size, unsafe.Alignof(zero), false)
+	if p == nil {
+		return make([]T, n)
+	}
+	return unsafe.Slice((*T)(p), n)
+}
+
+// Reserve returns an empty table of T with room for n elements in a
+// mapping of its own, whose pages take memory only once touched: room for
+// a table's worst case that costs its actual use. It returns nil (room for
+// nothing: the caller grows the table as usual) when a is nil, where
+// mapping fails, and elsewhere than Linux.
+func Reserve[T any](a *Arena, n int) []T {
+	var zero T
+	size := unsafe.Sizeof(zero)
+	if a == nil || n == 0 || size == 0 || !canReserve {
+		return nil
+	}
+	mustHoldNoPointers[T]()
+	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) {
+		return nil
+	}
+	p := a.alloc(uintptr(n)*size, unsafe.Alignof(zero), true)
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), n)[:0]
+}
+
+// alloc returns size zero bytes aligned to align from a (nil when mapping
+// fails); reserve asks for a mapping of their own, not counted against the
+// machine's memory until touched.
+func (a *Arena) alloc(size, align uintptr, reserve bool) unsafe.Pointer {
+	if reserve || size >= ownBytes {
+		p, n := mapAligned(size, reserve)
+		if p == nil {
+			return nil
+		}
+		a.m.spans = append(a.m.spans, span{p, n})
+		return p
+	}
+	skip := -uintptr(unsafe.Pointer(unsafe.SliceData(a.rest))) & (align - 1)
+	if uintptr(len(a.rest)) < skip+size {
+		p, n := mapAligned(chunkBytes, false)
+		if p == nil {
+			return nil
+		}
+		a.m.spans = append(a.m.spans, span{p, n})
+		a.rest, skip = unsafe.Slice((*byte)(p), n), 0
+	}
+	p := unsafe.Pointer(&a.rest[skip])
+	a.rest = a.rest[skip+size:]
+	return p
+}
+
+// mustHoldNoPointers panics when T holds a pointer: a table of it outside
+// the heap would hide what it points to from the collector.
+func mustHoldNoPointers[T any]() {
+	if holdsPointers(reflect.TypeFor[T]()) {
+		panic("hugepage: a table of " + reflect.TypeFor[T]().String() + " outside Go's heap holds pointers")
+	}
+}
+
+func holdsPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() > 0 && holdsPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,58 @@
+package hugepage
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const canReserve = true
+
+// mapAligned maps size bytes (rounded up to whole pages) of zero memory,
+// starting on a huge page boundary when it spans one, so that every whole
+// huge page of it can be one; it advises huge pages before any is touched.
+// It returns the start and the length mapped, or nil when mapping fails.
+func mapAligned(size uintptr, reserve bool) (unsafe.Pointer, uintptr) {
+	page := uintptr(unix.Getpagesize())
+	n := (size + page - 1) &^ (page - 1)
+	extra := uintptr(0)
+	if n >= Size {
+		extra = Size // room to slide the start to a boundary
+	}
+	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
+	if reserve {
+		flags |= unix.MAP_NORESERVE
+	}
+	p, err := unix.MmapPtr(-1, 0, nil, n+extra, unix.PROT_READ|unix.PROT_WRITE, flags)
+	if err != nil {
+		return nil, 0
+	}
+	if extra > 0 {
+		head, tail := trim(uintptr(p), extra)
+		if head > 0 {
+			unmap(p, head)
+		}
+		if tail > 0 {
+			unmap(unsafe.Add(p, head+n), tail)
+		}
+		p = unsafe.Add(p, head)
+	}
+	if !thpOff && n >= Size {
+		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_HUGEPAGE)
+	}
+	return p, n
+}
+
+func unmap(p unsafe.Pointer, n uintptr) {
+	// An error leaves the memory mapped: nothing else to do about it.
+	_ = unix.MunmapPtr(p, n)
+}
+
+// trim returns how much of a mapping at start, extra bytes longer than the
+// table it is for, to unmap before the table (so that it starts on a huge
+// page boundary) and after it. (Linux 6.7 and later align such mappings
+// themselves; earlier ones do not.)
+func trim(start, extra uintptr) (head, tail uintptr) {
+	head = -start & (Size - 1)
+	return head, extra - head
+}

@@ -1,0 +1,134 @@
+package hugepage
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"pgregory.net/rapid"
+)
+
+// A chunk starts on a huge page boundary and carries the advice (VmFlags
+// "hg"), so that the kernel can back it with huge pages from the first
+// touch; Free unmaps it.
+func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("this kernel has no transparent huge pages:", err)
+	}
+	if thpOff {
+		t.Skip("GODEBUG has disablethp=1")
+	}
+	a := NewArena()
+	small := Alloc[uint32](a, 100)
+	large := Alloc[uint64](a, 3*Size/8) // a mapping of its own, 3 huge pages
+	for _, p := range []uintptr{uintptr(unsafe.Pointer(&small[0])), uintptr(unsafe.Pointer(&large[0]))} {
+		if p%Size != 0 {
+			t.Errorf("table at %#x: not on a huge page boundary", p)
+		}
+		flags, err := vmFlags(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(" "+flags+" ", " hg ") {
+			t.Errorf("the mapping of the table at %#x has VmFlags %q, without hg", p, flags)
+		}
+	}
+	addr := uintptr(unsafe.Pointer(&large[0]))
+	a.Free()
+	if flags, err := vmFlags(addr); err == nil && strings.Contains(" "+flags+" ", " hg ") {
+		t.Fatalf("after Free a mapping with huge page advice still holds %#x (VmFlags %q)", addr, flags)
+	}
+	// The arena serves again after Free.
+	s := Alloc[uint32](a, 10)
+	s[9] = 1
+	a.Free()
+}
+
+// Reserve's room takes memory only where the table reaches: a gigabyte's
+// room, a few elements used, adds a huge page at most to the process's
+// resident memory; appending within it never moves the table.
+func TestReserveCostsWhatIsTouched(t *testing.T) {
+	a := NewArena()
+	defer a.Free()
+	const n = 1 << 27 // 1 GiB of uint64
+	before := rssKiB(t)
+	s := Reserve[uint64](a, n)
+	if len(s) != 0 || cap(s) != n {
+		t.Fatalf("Reserve(%d): len %d cap %d", n, len(s), cap(s))
+	}
+	first := unsafe.SliceData(s)
+	for i := range 1000 {
+		s = append(s, uint64(i))
+	}
+	if unsafe.SliceData(s) != first {
+		t.Fatal("appending within the room moved the table")
+	}
+	if grew := rssKiB(t) - before; grew > 4<<10 {
+		t.Fatalf("resident memory grew by %d KiB for 8,000 bytes used of a 1 GiB room", grew)
+	}
+}
+
+// rssKiB is the process's resident memory (VmRSS).
+func rssKiB(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int
+			if _, err := fmt.Sscan(v, &kib); err != nil {
+				t.Fatal(err)
+			}
+			return kib
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+// An arena nobody freed is unmapped once it is unreachable.
+func TestUnreachableArenaIsUnmapped(t *testing.T) {
+	addr := func() uintptr {
+		a := NewArena()
+		s := Alloc[uint64](a, Size/8)
+		s[0] = 1
+		return uintptr(unsafe.Pointer(&s[0]))
+	}()
+	if _, err := vmFlags(addr); err != nil {
+		t.Fatalf("the table is not mapped while its arena may still be reachable: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runtime.GC()
+		if _, err := vmFlags(addr); err != nil {
+			return // unmapped
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the table at %#x is still mapped 30 s after its arena became unreachable", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Wherever the kernel puts a mapping one huge page longer than its table,
+// trimming it leaves the table on a huge page boundary inside it, and
+// unmaps the rest exactly.
+func TestTrimAlignsTheTable(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		start := uintptr(rapid.Uint64Range(1, 1<<35).Draw(t, "page")) << 12
+		n := uintptr(rapid.Uint64Range(Size>>12, 1<<20).Draw(t, "pages")) << 12
+		head, tail := trim(start, Size)
+		table := start + head
+		if table%Size != 0 {
+			t.Fatalf("mapping at %#x: table at %#x, off a boundary", start, table)
+		}
+		if head+n+tail != n+Size || head > Size {
+			t.Fatalf("mapping at %#x of %d bytes: head %d + table %d + tail %d", start, n+Size, head, n, tail)
+		}
+	})
+}
