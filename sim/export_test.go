@@ -33,5 +33,14 @@ func SetBlockRanks(on bool) (restore func()) {
 	return func() { blockRanks = before }
 }
 
+// SetArenaFrom sets the sizes from which a GOAL run's tables of messages
+// and ready ops, its queues and their indexes move to the run's arena, and
+// returns a function that restores them.
+func SetArenaFrom(tables, items, slots int) (restore func()) {
+	t, i, s := arenaFrom, arenaItems, arenaSlots
+	arenaFrom, arenaItems, arenaSlots = tables, items, slots
+	return func() { arenaFrom, arenaItems, arenaSlots = t, i, s }
+}
+
 // BlockedRanks returns how many of g's ranks are stored in blocks.
 func (g *GOAL) BlockedRanks() int { return int(g.lay.cutRank) }

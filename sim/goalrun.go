@@ -100,24 +100,23 @@ func (x *goalRun) clearRanks() {
 }
 
 // setEngine gives x an engine of its own and empty tables of messages and
-// ready ops; its protocol reports to it. Those tables and the queues of
-// x's ranks come from an arena of x's own (huge pages from the first
-// touch; a partition's memory apart from the others'), which the run frees
-// when it ends. The tables of messages and ready ops have room for one per
-// op, their worst case, which costs memory only where they reach.
+// ready ops; its protocol reports to it. Those tables, once large, and the
+// long queues of x's ranks move to an arena of x's own (huge pages from the
+// first touch; a partition's memory apart from the others'), which the run
+// frees when it ends (see grow and matchQueue.push). A run holds at most
+// one message and one ready entry per op.
 func (x *goalRun) setEngine(seed uint64) {
 	x.eng = New(seed)
 	x.id = x.eng.Register(x)
 	x.p.eng, x.p.id, x.p.x = x.eng, x.id, x
-	x.p.arena = hugepage.NewArena()
+	x.p.arena, x.p.room = hugepage.NewArena(), x.g.Ops()
 	for r := x.lo; r < x.hi; r++ {
 		m := &x.p.match[r]
 		m.posted.arena, m.unexp.arena = x.p.arena, x.p.arena
 	}
-	ops := x.g.Ops()
-	x.p.msgs, x.p.freeMsg = hugepage.Reserve[message](x.p.arena, ops), noMsg
+	x.p.msgs, x.p.freeMsg = nil, noMsg
 	x.p.lo, x.p.hi = x.lo, x.hi
-	x.rdy, x.freeRdy = hugepage.Reserve[readyNode](x.p.arena, ops), noMsg
+	x.rdy, x.freeRdy = nil, noMsg
 }
 
 // start issues the ops of x's ranks that wait for nothing, at time 0.
@@ -200,13 +199,28 @@ type goalRank struct {
 
 // grow doubles a full table before an append, where append would grow a
 // large one by a quarter: a table that reaches n entries has then copied
-// about n, not 4n, and the garbage of its old copies stays below n.
-func grow[T any](s []T) []T {
+// about n, not 4n, and the garbage of its old copies stays below n. In a
+// run with an arena, a table that reaches arenaFrom entries moves instead
+// to room for room entries reserved there, its worst case: it never moves
+// again, and its pages are huge ones from their first touch. (Small runs
+// map nothing: in a benchmark's loop, the first touch of fresh mappings at
+// every run cost a few percent more than heap memory a previous run had
+// touched.)
+func grow[T any](s []T, a *hugepage.Arena, room int) []T {
 	if len(s) < cap(s) || len(s) < 256 {
 		return s
 	}
+	if a != nil && len(s) >= arenaFrom && room > len(s) {
+		if t := hugepage.Reserve[T](a, room); cap(t) > len(s) {
+			return append(t, s...)
+		}
+	}
 	return hugepage.Grow(s, len(s))
 }
+
+// arenaFrom is the length from which a run's table of messages or of ready
+// ops moves to its arena (a variable for tests).
+var arenaFrom = 1 << 14
 
 // readyNode links a ready op into its rank's FIFO, or a free node into the
 // free list.
@@ -225,7 +239,7 @@ func (x *goalRun) makeReady(rk *goalRank, id uint32) {
 		x.rdy[n] = readyNode{op: id, next: noMsg}
 	} else {
 		n = uint32(len(x.rdy))
-		x.rdy = append(grow(x.rdy), readyNode{op: id, next: noMsg})
+		x.rdy = append(grow(x.rdy, x.p.arena, x.g.Ops()), readyNode{op: id, next: noMsg})
 	}
 	if rk.tail == noMsg {
 		rk.head = n

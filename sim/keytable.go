@@ -40,7 +40,7 @@ func (t *keyTable) reset(n int, a *hugepage.Arena) {
 		t.slots = t.slots[:size]
 		clear(t.slots)
 	} else {
-		t.slots = hugepage.Alloc[keySlot](a, size)
+		t.slots = newSlots(size, a)
 	}
 	t.n = 0
 }
@@ -87,7 +87,7 @@ func (t *keyTable) set(k uint64, r keyRange, items []matchItem, a *hugepage.Aren
 
 func (t *keyTable) grow(items []matchItem, a *hugepage.Arena) {
 	old := t.slots
-	t.slots = hugepage.Alloc[keySlot](a, 2*len(old))
+	t.slots = newSlots(2*len(old), a)
 	for _, s := range old {
 		if s.used() {
 			it := &items[s.first1-1]
@@ -114,4 +114,17 @@ func (t *keyTable) del(k uint64, items []matchItem) {
 		}
 	}
 	t.slots[i] = keySlot{}
+}
+
+// arenaSlots is the size from which an index goes to its queue's arena (a
+// variable for tests).
+var arenaSlots = 256
+
+// newSlots returns n empty slots, in a when the table is large (an index
+// of more than 64 keys: a long queue's, which is in a too).
+func newSlots(n int, a *hugepage.Arena) []keySlot {
+	if n < arenaSlots {
+		a = nil
+	}
+	return hugepage.Alloc[keySlot](a, n)
 }

@@ -189,8 +189,10 @@ type protocol struct {
 	msgs     []message
 	freeMsg  uint32
 	// arena, when not nil, holds the run's message table and its ranks'
-	// queues (theirs say so), until the run frees it.
+	// long queues once they grow there (see grow), until the run frees it;
+	// room is the most messages the run can hold.
 	arena    *hugepage.Arena
+	room     int
 	match    []matching     // by rank
 	tx       []txQueue      // by rank and NIC
 	rxHead   []uint32       // LogGOPS, by rank and NIC: the oldest message waiting to be taken in
@@ -324,7 +326,7 @@ func (p *protocol) addMsg() uint32 {
 	if len(p.msgs) == noMsg {
 		panic("sim: too many messages in flight")
 	}
-	p.msgs = append(grow(p.msgs), message{})
+	p.msgs = append(grow(p.msgs, p.arena, p.room), message{})
 	return uint32(len(p.msgs) - 1)
 }
 
