@@ -101,7 +101,7 @@ func (x *goalRun) clearRanks() {
 
 // setEngine gives x an engine of its own and empty tables of messages and
 // ready ops; its protocol reports to it. Those tables, once large, and the
-// long queues of x's ranks move to an arena of x's own (huge pages from the
+// queues of x's ranks go to an arena of x's own (huge pages from the
 // first touch; a partition's memory apart from the others'), which the run
 // frees when it ends (see grow and matchQueue.push). A run holds at most
 // one message and one ready entry per op.
@@ -202,10 +202,10 @@ type goalRank struct {
 // about n, not 4n, and the garbage of its old copies stays below n. In a
 // run with an arena, a table that reaches arenaFrom entries moves instead
 // to room for room entries reserved there, its worst case: it never moves
-// again, and its pages are huge ones from their first touch. (Small runs
-// map nothing: in a benchmark's loop, the first touch of fresh mappings at
-// every run cost a few percent more than heap memory a previous run had
-// touched.)
+// again, and its pages are huge ones from their first touch. (Small tables
+// stay on the heap: in a benchmark's loop, reserving both tables at every
+// run, and touching their fresh mappings, cost a few percent more than the
+// heap memory a previous run had touched.)
 func grow[T any](s []T, a *hugepage.Arena, room int) []T {
 	if len(s) < cap(s) || len(s) < 256 {
 		return s

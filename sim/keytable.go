@@ -117,11 +117,10 @@ func (t *keyTable) del(k uint64, items []matchItem) {
 }
 
 // arenaSlots is the size from which an index goes to its queue's arena (a
-// variable for tests).
-var arenaSlots = 256
+// variable for tests; see arenaItems).
+var arenaSlots = 0
 
-// newSlots returns n empty slots, in a when the table is large (an index
-// of more than 64 keys: a long queue's, which is in a too).
+// newSlots returns n empty slots, in a from arenaSlots.
 func newSlots(n int, a *hugepage.Arena) []keySlot {
 	if n < arenaSlots {
 		a = nil

@@ -45,11 +45,12 @@ type keyRange struct{ first, last int32 }
 
 const indexAt = 16
 
-// arenaItems is the length from which a queue with an arena grows there:
-// short queues, most ranks' in most collectives, stay on Go's heap, which
-// a run's first touch of fresh arena memory would make slower in a
-// process that runs many small simulations. (A variable for tests.)
-var arenaItems = 64
+// arenaItems is the length from which a queue with an arena grows there
+// (a variable for tests): from its first entries, since on the heap a
+// run's queues touch fresh memory in 4 KiB pages (a 256-rank linear
+// alltoall's simulation took 0.028 s, with queues and indexes moving to
+// the arena from 64 entries, against 0.019 s, 3 alternated runs).
+var arenaItems = 0
 
 func matchKey(src, tag int32) uint64 { return uint64(uint32(src))<<32 | uint64(uint32(tag)) }
 

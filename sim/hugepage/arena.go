@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -17,25 +18,45 @@ import (
 // thousands of small ones (a queue and an index per rank) gets none at
 // all. A 2,048-rank linear alltoall's queues and indexes, 150 MB read at
 // random, then cost a TLB miss per access: in that run's benchmark, moving
-// them and the tables of messages and ready ops here took 55% off its
+// them and the tables of messages and ready ops here took half off its
 // time (BenchmarkRunLogGOPSAlltoallGrowth in package sim). Memory from an
 // arena is zero when handed out and never moves: a table that outgrows
 // its room is copied to a new one, the old one staying mapped until Free.
 // Elsewhere than Linux an arena hands out Go memory and Free does nothing.
 type Arena struct {
-	rest []byte    // the unused end of the newest chunk
-	m    *mappings // the arena's mappings, for Free and the cleanup
+	m *mappings // what it has mapped, for Free and the cleanup
 }
 
 // mappings are what an arena has mapped: apart from the Arena itself, so
 // that the cleanup that unmaps them when Free was never called does not
 // keep the arena reachable.
-type mappings struct{ spans []span }
+type mappings struct {
+	spans  []span           // tables with a mapping of their own
+	chunks []unsafe.Pointer // the chunks small tables are cut from, oldest first
+	rest   []byte           // the unused end of the newest chunk
+}
 
 type span struct {
 	p unsafe.Pointer
 	n uintptr
 }
+
+// pool keeps a few chunks that arenas freed, with how much of each was
+// handed out, for the next arenas: a process that runs many small
+// simulations (a sweep, a benchmark's loop) then clears the part a run
+// used instead of faulting in fresh pages at every run, as heap memory
+// would be reused. Beyond poolChunks, freed chunks are unmapped.
+var pool struct {
+	sync.Mutex
+	chunks []pooled
+}
+
+type pooled struct {
+	p    unsafe.Pointer
+	used uintptr
+}
+
+const poolChunks = 4
 
 // chunkBytes is the size of the chunks small tables are cut from, and
 // ownBytes the size from which a table has a mapping of its own.
@@ -52,13 +73,13 @@ func NewArena() *Arena {
 	return a
 }
 
-// Free unmaps everything a has handed out: no table from it may be used
-// after. a stays usable, empty. Free of a nil arena does nothing.
+// Free unmaps everything a has handed out (but a few chunks, kept for the
+// next arenas): no table from it may be used after. a stays usable, empty.
+// Free of a nil arena does nothing.
 func (a *Arena) Free() {
 	if a == nil {
 		return
 	}
-	a.rest = nil
 	a.m.unmap()
 }
 
@@ -66,7 +87,38 @@ func (m *mappings) unmap() {
 	for _, s := range m.spans {
 		unmap(s.p, s.n)
 	}
-	m.spans = nil
+	pool.Lock()
+	for i, p := range m.chunks {
+		used := uintptr(chunkBytes)
+		if i == len(m.chunks)-1 {
+			used -= uintptr(len(m.rest))
+		}
+		if len(pool.chunks) < poolChunks {
+			pool.chunks = append(pool.chunks, pooled{p, used})
+		} else {
+			unmap(p, chunkBytes)
+		}
+	}
+	pool.Unlock()
+	m.spans, m.chunks, m.rest = nil, nil, nil
+}
+
+// newChunk returns a zero chunk, from the pool or newly mapped (nil when
+// mapping fails).
+func newChunk() unsafe.Pointer {
+	pool.Lock()
+	var c pooled
+	if n := len(pool.chunks); n > 0 {
+		c = pool.chunks[n-1]
+		pool.chunks = pool.chunks[:n-1]
+	}
+	pool.Unlock()
+	if c.p != nil {
+		clear(unsafe.Slice((*byte)(c.p), c.used))
+		return c.p
+	}
+	p, _ := mapAligned(chunkBytes, false)
+	return p
 }
 
 // Alloc returns a zero table of n elements of T from a, or from Go's heap
@@ -123,17 +175,18 @@ func (a *Arena) alloc(size, align uintptr, reserve bool) unsafe.Pointer {
 		a.m.spans = append(a.m.spans, span{p, n})
 		return p
 	}
-	skip := -uintptr(unsafe.Pointer(unsafe.SliceData(a.rest))) & (align - 1)
-	if uintptr(len(a.rest)) < skip+size {
-		p, n := mapAligned(chunkBytes, false)
+	m := a.m
+	skip := -uintptr(unsafe.Pointer(unsafe.SliceData(m.rest))) & (align - 1)
+	if uintptr(len(m.rest)) < skip+size {
+		p := newChunk()
 		if p == nil {
 			return nil
 		}
-		a.m.spans = append(a.m.spans, span{p, n})
-		a.rest, skip = unsafe.Slice((*byte)(p), n), 0
+		m.chunks = append(m.chunks, p)
+		m.rest, skip = unsafe.Slice((*byte)(p), chunkBytes), 0
 	}
-	p := unsafe.Pointer(&a.rest[skip])
-	a.rest = a.rest[skip+size:]
+	p := unsafe.Pointer(&m.rest[skip])
+	m.rest = m.rest[skip+size:]
 	return p
 }
 

@@ -132,3 +132,26 @@ func TestTrimAlignsTheTable(t *testing.T) {
 		}
 	})
 }
+
+// A chunk an arena freed serves the next arena, cleared of what the first
+// one wrote in it.
+func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
+	a := NewArena()
+	s := Alloc[uint64](a, 1000)
+	for i := range s {
+		s[i] = ^uint64(0)
+	}
+	first := &s[0]
+	a.Free()
+	b := NewArena()
+	defer b.Free()
+	u := Alloc[uint64](b, 2000)
+	if &u[0] != first {
+		t.Fatalf("the next arena's first table is at %p, not in the freed chunk at %p", &u[0], first)
+	}
+	for i, v := range u {
+		if v != 0 {
+			t.Fatalf("a table in a reused chunk holds %#x at %d", v, i)
+		}
+	}
+}

@@ -20,59 +20,41 @@ func TestAllocIsZeroAlignedAndApart(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := NewArena()
 		defer a.Free()
-		var bytes [][]uint8
-		var structs [][]odd
-		var words [][]uint32
+		var checks []func()
 		tables := rapid.IntRange(1, 40).Draw(t, "tables")
 		for k := range tables {
 			// Small ones share chunks; some pass ownBytes and have mappings of their own.
 			n := rapid.OneOf(rapid.IntRange(0, 300), rapid.IntRange(0, 1<<18)).Draw(t, "n")
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
 			case 0:
-				s := Alloc[uint8](a, n)
-				checkFresh(t, s, n)
-				for i := range s {
-					s[i] = uint8(k)
-				}
-				bytes = append(bytes, s)
+				checks = append(checks, fillFresh(t, a, n, uint8(k)))
 			case 1:
-				s := Alloc[odd](a, n)
-				checkFresh(t, s, n)
-				for i := range s {
-					s[i] = odd{int64(k), uint8(k)}
-				}
-				structs = append(structs, s)
+				checks = append(checks, fillFresh(t, a, n, odd{int64(k), uint8(k)}))
 			case 2:
-				s := Alloc[uint32](a, n)
-				checkFresh(t, s, n)
-				for i := range s {
-					s[i] = uint32(k)
-				}
-				words = append(words, s)
+				checks = append(checks, fillFresh(t, a, n, uint32(k)))
 			}
 		}
-		check := func(what string, first, i int, v, want int64) {
-			if v != want {
-				t.Fatalf("%s table %d (its first element %d) holds %d at %d: another table overlaps it", what, want, first, v, i)
-			}
-		}
-		for _, s := range bytes {
-			for i, v := range s {
-				check("byte", int(s[0]), i, int64(v), int64(s[0]))
-			}
-		}
-		for _, s := range structs {
-			for i, v := range s {
-				check("struct", int(s[0].a), i, v.a, s[0].a)
-				check("struct", int(s[0].a), i, int64(v.b), int64(uint8(s[0].a)))
-			}
-		}
-		for _, s := range words {
-			for i, v := range s {
-				check("word", int(s[0]), i, int64(v), int64(s[0]))
-			}
+		for _, check := range checks {
+			check()
 		}
 	})
+}
+
+// fillFresh allocates n elements of T from a, requires them zero and
+// aligned, fills them with v and returns a check that they still hold it.
+func fillFresh[T comparable](t *rapid.T, a *Arena, n int, v T) (check func()) {
+	s := Alloc[T](a, n)
+	checkFresh(t, s, n)
+	for i := range s {
+		s[i] = v
+	}
+	return func() {
+		for i, x := range s {
+			if x != v {
+				t.Fatalf("table of %d %T filled with %v holds %v at %d: another table overlaps it", n, v, v, x, i)
+			}
+		}
+	}
 }
 
 func checkFresh[T comparable](t *rapid.T, s []T, n int) {
