@@ -10,9 +10,10 @@ const canReserve = true
 
 // mapAligned maps size bytes (rounded up to whole pages) of zero memory,
 // starting on a huge page boundary when it spans one, so that every whole
-// huge page of it can be one; it advises huge pages before any is touched.
-// It returns the start and the length mapped, or nil when mapping fails.
-func mapAligned(size uintptr, reserve bool) (unsafe.Pointer, uintptr) {
+// huge page of it can be one; with huge, it advises huge pages before any
+// is touched. It returns the start and the length mapped, or nil when
+// mapping fails.
+func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 	page := uintptr(unix.Getpagesize())
 	n := (size + page - 1) &^ (page - 1)
 	extra := uintptr(0)
@@ -37,7 +38,7 @@ func mapAligned(size uintptr, reserve bool) (unsafe.Pointer, uintptr) {
 		}
 		p = unsafe.Add(p, head)
 	}
-	if !thpOff && n >= Size {
+	if huge && !thpOff && n >= Size {
 		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_HUGEPAGE)
 	}
 	return p, n

@@ -12,9 +12,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// A chunk starts on a huge page boundary and carries the advice (VmFlags
-// "hg"), so that the kernel can back it with huge pages from the first
-// touch; Free unmaps it.
+// An arena's first chunk, small, asks for no huge pages; its later chunks
+// and tables with a mapping of their own start on a huge page boundary
+// and ask for them (VmFlags "hg" in /proc/self/smaps), so that the kernel
+// can back them with huge pages from the first touch. Free unmaps what it
+// does not keep for the next arenas.
 func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
@@ -23,18 +25,35 @@ func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
 		t.Skip("GODEBUG has disablethp=1")
 	}
 	a := NewArena()
-	small := Alloc[uint32](a, 100)
+	first := Alloc[uint32](a, 100)
+	var chunk [][]byte
+	for range 5 { // 900 KB each: past the first chunk; four fill a 4 MiB chunk, the fifth starts another
+		chunk = append(chunk, Alloc[byte](a, 900<<10))
+	}
 	large := Alloc[uint64](a, 3*Size/8) // a mapping of its own, 3 huge pages
-	for _, p := range []uintptr{uintptr(unsafe.Pointer(&small[0])), uintptr(unsafe.Pointer(&large[0]))} {
-		if p%Size != 0 {
-			t.Errorf("table at %#x: not on a huge page boundary", p)
-		}
+	flagsOf := func(p uintptr) string {
 		flags, err := vmFlags(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(" "+flags+" ", " hg ") {
-			t.Errorf("the mapping of the table at %#x has VmFlags %q, without hg", p, flags)
+		return " " + flags + " "
+	}
+	if flags := flagsOf(uintptr(unsafe.Pointer(&first[0]))); strings.Contains(flags, " hg ") {
+		t.Errorf("the first chunk's mapping has VmFlags %q, with hg", flags)
+	}
+	for _, c := range []struct {
+		what string
+		p    uintptr
+	}{
+		{"the second chunk", uintptr(unsafe.Pointer(&chunk[0][0]))},
+		{"the third chunk", uintptr(unsafe.Pointer(&chunk[4][0]))},
+		{"a table of its own", uintptr(unsafe.Pointer(&large[0]))},
+	} {
+		if c.p%Size != 0 {
+			t.Errorf("%s at %#x: not on a huge page boundary", c.what, c.p)
+		}
+		if flags := flagsOf(c.p); !strings.Contains(flags, " hg ") {
+			t.Errorf("the mapping of %s (%#x) has VmFlags %q, without hg", c.what, c.p, flags)
 		}
 	}
 	addr := uintptr(unsafe.Pointer(&large[0]))
@@ -154,4 +173,28 @@ func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
 			t.Fatalf("a table in a reused chunk holds %#x at %d", v, i)
 		}
 	}
+}
+
+// The pool gives each arena chunks of the size it asks for, whatever the
+// order they were freed in.
+func TestPoolGivesChunksOfTheirSize(t *testing.T) {
+	pool.Lock()
+	for _, c := range pool.chunks { // start from an empty pool
+		unmap(c.p, c.n)
+	}
+	pool.chunks = nil
+	pool.Unlock()
+	a := NewArena()
+	small := Alloc[byte](a, 100)     // the first chunk
+	large := Alloc[byte](a, 900<<10) // a chunk of chunkBytes, freed after the first
+	smallAt, largeAt := unsafe.Pointer(&small[0]), unsafe.Pointer(&large[0])
+	a.Free()
+	if p := newChunk(firstChunkBytes); p != smallAt {
+		t.Errorf("a first chunk from the pool at %p, want the freed one at %p", p, smallAt)
+	}
+	if p := newChunk(chunkBytes); p != largeAt {
+		t.Errorf("a large chunk from the pool at %p, want the freed one at %p", p, largeAt)
+	}
+	unmap(smallAt, firstChunkBytes)
+	unmap(largeAt, chunkBytes)
 }

@@ -7,6 +7,6 @@ import "unsafe"
 const canReserve = false
 
 // mapAligned maps nothing elsewhere than Linux: arenas hand out Go memory.
-func mapAligned(uintptr, bool) (unsafe.Pointer, uintptr) { return nil, 0 }
+func mapAligned(uintptr, bool, bool) (unsafe.Pointer, uintptr) { return nil, 0 }
 
 func unmap(unsafe.Pointer, uintptr) {}
