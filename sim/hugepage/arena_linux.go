@@ -38,10 +38,26 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 		}
 		p = unsafe.Add(p, head)
 	}
-	if huge && !thpOff && n >= Size {
+	switch {
+	case thpOff:
+		// As Go's runtime marks its heap when GODEBUG has disablethp=1,
+		// for machines whose setting is "always".
+		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_NOHUGEPAGE)
+	case huge && n >= Size:
 		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_HUGEPAGE)
 	}
 	return p, n
+}
+
+// protect makes a pooled chunk unreachable (no access) or gives it back
+// its access. (An error leaves it as it was: reads of freed tables then
+// go unnoticed, as they would in heap memory.)
+func protect(p unsafe.Pointer, n uintptr, off bool) {
+	prot := unix.PROT_READ | unix.PROT_WRITE
+	if off {
+		prot = unix.PROT_NONE
+	}
+	_ = unix.Mprotect(unsafe.Slice((*byte)(p), n), prot)
 }
 
 func unmap(p unsafe.Pointer, n uintptr) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ import (
 // can back them with huge pages from the first touch. Free unmaps what it
 // does not keep for the next arenas.
 func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
 	}
@@ -71,11 +75,17 @@ func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
 // room, a few elements used, adds a huge page at most to the process's
 // resident memory; appending within it never moves the table.
 func TestReserveCostsWhatIsTouched(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
 	a := NewArena()
 	defer a.Free()
 	const n = 1 << 27 // 1 GiB of uint64
 	before := rssKiB(t)
 	s := Reserve[uint64](a, n)
+	if s == nil {
+		t.Skip("no room for a gigabyte here (a limit on address space or memory commit?)")
+	}
 	if len(s) != 0 || cap(s) != n {
 		t.Fatalf("Reserve(%d): len %d cap %d", n, len(s), cap(s))
 	}
@@ -112,6 +122,9 @@ func rssKiB(t *testing.T) int {
 
 // An arena nobody freed is unmapped once it is unreachable.
 func TestUnreachableArenaIsUnmapped(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
 	addr := func() uintptr {
 		a := NewArena()
 		s := Alloc[uint64](a, Size/8)
@@ -155,6 +168,9 @@ func TestTrimAlignsTheTable(t *testing.T) {
 // A chunk an arena freed serves the next arena, cleared of what the first
 // one wrote in it.
 func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
 	a := NewArena()
 	s := Alloc[uint64](a, 1000)
 	for i := range s {
@@ -178,6 +194,9 @@ func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
 // The pool gives each arena chunks of the size it asks for, whatever the
 // order they were freed in.
 func TestPoolGivesChunksOfTheirSize(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
 	pool.Lock()
 	for _, c := range pool.chunks { // start from an empty pool
 		unmap(c.p, c.n)
@@ -197,4 +216,57 @@ func TestPoolGivesChunksOfTheirSize(t *testing.T) {
 	}
 	unmap(smallAt, firstChunkBytes)
 	unmap(largeAt, chunkBytes)
+}
+
+// Chunks that arenas freed, several of one arena, serve the next arena
+// cleared, every one of them.
+func TestFreedChunksAreAllCleared(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
+	a := NewArena()
+	for range 20 { // 768 KiB each: five chunks
+		s := Alloc[uint64](a, 96<<10)
+		for i := range s {
+			s[i] = ^uint64(0)
+		}
+	}
+	a.Free()
+	b := NewArena()
+	defer b.Free()
+	for k := range 20 {
+		for i, v := range Alloc[uint64](b, 96<<10) {
+			if v != 0 {
+				t.Fatalf("table %d of the next arena holds %#x at %d", k, v, i)
+			}
+		}
+	}
+}
+
+// sink keeps reads of freed tables from being optimized away.
+var sink byte
+
+// A table used after its arena's Free faults, whether its chunk was
+// unmapped or kept for the next arenas: it does not read or write memory
+// another run may hold.
+func TestTableAfterFreeFaults(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for _, n := range []int{100, 900 << 10, 3 << 20} { // the first chunk, a later one, a mapping of its own
+		a := NewArena()
+		_ = Alloc[byte](a, 100)
+		s := Alloc[byte](a, n)
+		s[n-1] = 1
+		a.Free()
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("a %d-byte table was read after Free without a fault", n)
+				}
+			}()
+			sink = s[n-1]
+		}()
+	}
 }

@@ -10,3 +10,5 @@ const canReserve = false
 func mapAligned(uintptr, bool, bool) (unsafe.Pointer, uintptr) { return nil, 0 }
 
 func unmap(unsafe.Pointer, uintptr) {}
+
+func protect(unsafe.Pointer, uintptr, bool) {}
