@@ -104,12 +104,14 @@ func (x *goalRun) clearRanks() {
 // queues of x's ranks go to an arena of x's own (huge pages from the
 // first touch; a partition's memory apart from the others'), which the run
 // frees when it ends (see grow and matchQueue.push). A run holds at most
-// one message and one ready entry per op.
+// one ready entry per op of its ranks, and as many messages in the
+// schedules that match each send with a receive (its ranks' sends, and
+// messages to them); a table that needs more grows on the heap as before.
 func (x *goalRun) setEngine(seed uint64) {
 	x.eng = New(seed)
 	x.id = x.eng.Register(x)
 	x.p.eng, x.p.id, x.p.x = x.eng, x.id, x
-	x.p.arena, x.p.room = hugepage.NewArena(), x.g.Ops()
+	x.p.arena, x.p.room = hugepage.NewArena(), int(x.g.first[x.hi]-x.g.first[x.lo])
 	for r := x.lo; r < x.hi; r++ {
 		m := &x.p.match[r]
 		m.posted.arena, m.unexp.arena = x.p.arena, x.p.arena
@@ -239,7 +241,7 @@ func (x *goalRun) makeReady(rk *goalRank, id uint32) {
 		x.rdy[n] = readyNode{op: id, next: noMsg}
 	} else {
 		n = uint32(len(x.rdy))
-		x.rdy = append(grow(x.rdy, x.p.arena, x.g.Ops()), readyNode{op: id, next: noMsg})
+		x.rdy = append(grow(x.rdy, x.p.arena, x.p.room), readyNode{op: id, next: noMsg})
 	}
 	if rk.tail == noMsg {
 		rk.head = n

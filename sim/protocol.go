@@ -188,9 +188,9 @@ type protocol struct {
 	overhead Time    // with a Network: o per send and per received message
 	msgs     []message
 	freeMsg  uint32
-	// arena, when not nil, holds the run's message table and its ranks'
-	// long queues once they grow there (see grow), until the run frees it;
-	// room is the most messages the run can hold.
+	// arena, when not nil, holds the queues of the run's ranks and, once
+	// large, its message table (see grow), until the run frees it; room
+	// is the entries its large tables are reserved for.
 	arena    *hugepage.Arena
 	room     int
 	match    []matching     // by rank
