@@ -51,7 +51,7 @@ const indexAt = 16
 // alltoall's simulation took 0.026-0.029 s on the command line with
 // queues and indexes moving to the arena from 64 entries, and 0.019-0.020
 // s with them there from the first; two series of 3 runs, each alternated
-// with the build before the arena, which took 0.027-0.032 s in both).
+// with the build before the arena, which took 0.027-0.034 s in both).
 var arenaItems = 0
 
 func matchKey(src, tag int32) uint64 { return uint64(uint32(src))<<32 | uint64(uint32(tag)) }
