@@ -21,9 +21,9 @@ import (
 // and maxBlockOps ops) that have the same number of ops, n: within a
 // block, op i of the block's ranks lie side by side, in rank order, and a
 // step over the ranks reads each table in order, a line serving several
-// ranks. The run of a
-// 2,048-rank pairwise alltoall took 59% less time for it, and a 256-rank
-// one 8% less (BenchmarkRunLogGOPSAlltoallGrowth, 6 alternated runs).
+// ranks. The run of a 2,048-rank pairwise alltoall took 59% less time for
+// it, and a 256-rank one 8% less (BenchmarkRunLogGOPSAlltoallGrowth, 6
+// alternated runs).
 //
 // Only ranks 0 .. cutRank-1 (ids 0 .. cutID-1) are in blocks: those before
 // the first rank whose op count differs from rank 0's (from the start of

@@ -63,11 +63,12 @@ const poolChunks = 4
 // arena's first, firstChunkBytes long and in 4 KiB pages: a small run
 // touches a few kilobytes of it, where a huge page would add 2 MiB to its
 // memory (the 1,024-rank ring's peak was 196-198 MB with one, 193-196 MB
-// before the arena), and a 4 MiB chunk in small pages cost a fault per
-// page used (the 256-rank linear alltoall's simulation 0.030 s before the
-// arena, 0.027 s with huge pages, 0.039 s without; 3 alternated runs).
-// Huge pages save TLB misses only in large arenas. ownBytes is the size
-// from which a table has a mapping of its own.
+// before the arena), and a 4 MiB first chunk in small pages cost a fault
+// per page used (the 256-rank linear alltoall's simulation took 0.034-0.039
+// s against 0.030-0.031 s for the build before the arena, 3 alternated
+// runs; with that chunk in huge pages, 0.026-0.033 s against 0.034-0.045 s
+// in another series). Huge pages save TLB misses only in large arenas.
+// ownBytes is the size from which a table has a mapping of its own.
 const (
 	chunkBytes      = 2 * Size
 	firstChunkBytes = 256 << 10
