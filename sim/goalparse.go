@@ -394,6 +394,9 @@ func (p *goalParser) rankBody(r int) error {
 	open := p.line
 	for {
 		if p.atEnd() {
+			if quickStatements && !p.comment {
+				ops = p.quickLines(ops)
+			}
 			ok, err := p.nextLine()
 			if err != nil {
 				return err
@@ -426,6 +429,38 @@ func (p *goalParser) rankBody(r int) error {
 			return p.errf("unexpected %q; one statement per line", shorten(p.word()))
 		}
 	}
+}
+
+// quickLines reads the lines that follow, straight from the reader's
+// buffer, as long as quickLine reads each whole, appending their ops to
+// ops. It stops, leaving the rest to nextLine, at the first line it does
+// not read (a comment in it, a closing brace, any other form) and at the
+// end of what the reader holds. Reading the usual lines this way skips
+// nextLine's work on each (bufio's ReadSlice, the search for comments,
+// skipping space): the 1,024-rank ring's 12.6 million lines took 0.75 s
+// instead of 0.86-1.07 s (the command line's parse_s, 3 alternated runs).
+func (p *goalParser) quickLines(ops []parsedOp) []parsedOp {
+	buf, _ := p.in.Peek(p.in.Buffered())
+	done := 0
+	for {
+		end := bytes.IndexByte(buf[done:], '\n')
+		if end < 0 {
+			break
+		}
+		var op parsedOp
+		isOp, ok := p.quickLine(buf[done:done+end], len(ops), &op)
+		if !ok {
+			break
+		}
+		p.line++
+		if isOp {
+			ops = append(ops, op)
+			p.defined = append(p.defined, p.line)
+		}
+		done += end + 1
+	}
+	p.in.Discard(done)
+	return ops
 }
 
 // statement reads one op (returned) or one dependency (nil).
@@ -519,8 +554,19 @@ var quickStatements = true
 // reports whether it did. For any other line, and any it would reject, it
 // changes nothing: statement reads it, and words its errors.
 func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
-	t := p.text[p.pos:]
-	if !quickStatements || len(t) < 2 || t[0] != 'l' {
+	if !quickStatements {
+		return false, false
+	}
+	isOp, ok = p.quickLine(p.text[p.pos:], index, op)
+	if ok {
+		p.pos = len(p.text)
+	}
+	return isOp, ok
+}
+
+// quickLine is quickStatement on the text t, which it reads whole.
+func (p *goalParser) quickLine(t []byte, index int, op *parsedOp) (isOp, ok bool) {
+	if len(t) < 2 || t[0] != 'l' {
 		return false, false
 	}
 	i := wordEnd(t, 1)
@@ -528,11 +574,7 @@ func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
 		return false, false
 	}
 	if t[i] == ':' {
-		if !p.quickOp(t[:i], t[i+1:], index, op) {
-			return false, false
-		}
-		p.pos = len(p.text)
-		return true, true
+		return true, p.quickOp(t[:i], t[i+1:], index, op)
 	}
 	// A dependency: the first word is not send, recv or calc, which do
 	// not begin with 'l'.
@@ -554,7 +596,6 @@ func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
 		return false, false
 	}
 	p.edges = append(p.edges, goalEdge{op: ai, dep: bi, start: start})
-	p.pos = len(p.text)
 	return false, true
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,21 +13,43 @@ import (
 
 // parseBothWays parses text with the quick path and with the general one
 // alone, and fails t unless both give the same schedule, table for table,
-// or the same error.
+// or the same error. The quick path reads the text twice: whole, and in
+// pieces of a few bytes, so that lines end past what the parser's reader
+// holds (quickLines reads from its buffer).
 func parseBothWays(t interface{ Fatalf(string, ...any) }, text []byte) {
 	defer func(on bool) { quickStatements = on }(quickStatements)
-	quickStatements = true
-	quick, qerr := ParseGOAL(bytes.NewReader(text), "x.goal")
 	quickStatements = false
 	general, gerr := ParseGOAL(bytes.NewReader(text), "x.goal")
-	switch {
-	case qerr != nil || gerr != nil:
-		if qerr == nil || gerr == nil || qerr.Error() != gerr.Error() {
-			t.Fatalf("quick path: %v\ngeneral path: %v\n%s", qerr, gerr, text)
+	quickStatements = true
+	for _, in := range []io.Reader{bytes.NewReader(text), &piecesReader{text: text}} {
+		quick, qerr := ParseGOAL(in, "x.goal")
+		switch {
+		case qerr != nil || gerr != nil:
+			if qerr == nil || gerr == nil || qerr.Error() != gerr.Error() {
+				t.Fatalf("quick path (%T): %v\ngeneral path: %v\n%s", in, qerr, gerr, text)
+			}
+		case !reflect.DeepEqual(quick, general):
+			t.Fatalf("the quick path's schedule (%T) differs from the general path's\n%s", in, text)
 		}
-	case !reflect.DeepEqual(quick, general):
-		t.Fatalf("the quick path's schedule differs from the general path's\n%s", text)
 	}
+}
+
+// piecesReader reads text in pieces of 1 to 29 bytes, cycling through
+// sizes that share no factor with the lengths of the usual lines.
+type piecesReader struct {
+	text []byte
+	n    int // reads so far
+}
+
+func (r *piecesReader) Read(b []byte) (int, error) {
+	if len(r.text) == 0 {
+		return 0, io.EOF
+	}
+	sizes := [...]int{1, 7, 29, 3, 17, 2, 11, 23, 5, 13}
+	k := copy(b[:min(len(b), sizes[r.n%len(sizes)])], r.text)
+	r.text = r.text[k:]
+	r.n++
+	return k, nil
 }
 
 // TestQuickStatementsReadAsStatementDoes: on GOAL text made of the forms
