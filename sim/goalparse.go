@@ -443,13 +443,9 @@ func (p *goalParser) quickLines(ops []parsedOp) []parsedOp {
 	buf, _ := p.in.Peek(p.in.Buffered())
 	done := 0
 	for {
-		end := bytes.IndexByte(buf[done:], '\n')
-		if end < 0 {
-			break
-		}
 		var op parsedOp
-		isOp, ok := p.quickLine(buf[done:done+end], len(ops), &op)
-		if !ok {
+		n, isOp := p.quickLine(buf[done:], false, len(ops), &op)
+		if n == 0 {
 			break
 		}
 		p.line++
@@ -457,7 +453,7 @@ func (p *goalParser) quickLines(ops []parsedOp) []parsedOp {
 			ops = append(ops, op)
 			p.defined = append(p.defined, p.line)
 		}
-		done += end + 1
+		done += n
 	}
 	p.in.Discard(done)
 	return ops
@@ -557,24 +553,32 @@ func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
 	if !quickStatements {
 		return false, false
 	}
-	isOp, ok = p.quickLine(p.text[p.pos:], index, op)
-	if ok {
-		p.pos = len(p.text)
+	n, isOp := p.quickLine(p.text[p.pos:], true, index, op)
+	if n == 0 {
+		return false, false
 	}
-	return isOp, ok
+	p.pos = len(p.text)
+	return isOp, true
 }
 
-// quickLine is quickStatement on the text t, which it reads whole.
-func (p *goalParser) quickLine(t []byte, index int, op *parsedOp) (isOp, ok bool) {
+// quickLine is quickStatement on the text t, which begins a line: it
+// returns the length of the line it read, up to and with its newline,
+// or 0. The line ends at a newline, or at the end of t when whole (t then
+// holds the rest of the line; else a line t cuts short is not read).
+func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n int, isOp bool) {
 	if len(t) < 2 || t[0] != 'l' {
-		return false, false
+		return 0, false
 	}
 	i := wordEnd(t, 1)
 	if i == len(t) {
-		return false, false
+		return 0, false
 	}
 	if t[i] == ':' {
-		return true, p.quickOp(t[:i], t[i+1:], index, op)
+		n := p.quickOp(t[:i], t[i+1:], whole, index, op)
+		if n == 0 {
+			return 0, false
+		}
+		return i + 1 + n, true
 	}
 	// A dependency: the first word is not send, recv or calc, which do
 	// not begin with 'l'.
@@ -582,31 +586,33 @@ func (p *goalParser) quickLine(t []byte, index int, op *parsedOp) (isOp, ok bool
 	start := false
 	if !ok {
 		if rest, ok = bytes.CutPrefix(t[i:], []byte(" irequires ")); !ok {
-			return false, false
+			return 0, false
 		}
 		start = true
 	}
 	j := wordEnd(rest, 0)
-	if j == 0 || !onlySpace(rest[j:]) {
-		return false, false
+	end := lineEnd(rest, j, whole)
+	if j == 0 || end == 0 {
+		return 0, false
 	}
 	ai, okA := p.lookup(t[:i])
 	bi, okB := p.lookup(rest[:j])
 	if !okA || !okB || ai == bi {
-		return false, false
+		return 0, false
 	}
 	p.edges = append(p.edges, goalEdge{op: ai, dep: bi, start: start})
-	return false, true
+	return len(t) - len(rest) + end, false
 }
 
-// quickOp is quickStatement for an op labelled label, whose text after the
-// colon is t; it reports whether it read the op (into op).
-func (p *goalParser) quickOp(label, t []byte, index int, op *parsedOp) bool {
+// quickOp is quickLine for an op labelled label, whose text after the
+// colon is t: it returns the length of what it read of t (0 if it did not
+// read the op), and the op in op.
+func (p *goalParser) quickOp(label, t []byte, whole bool, index int, op *parsedOp) int {
 	if !validLabel(label) {
-		return false
+		return 0
 	}
 	if _, dup := p.lookup(label); dup {
-		return false
+		return 0
 	}
 	var kind OpKind
 	var dir string
@@ -617,43 +623,66 @@ func (p *goalParser) quickOp(label, t []byte, index int, op *parsedOp) bool {
 		kind, dir = OpRecv, " from "
 	case bytes.HasPrefix(t, []byte(" calc ")):
 		d, n := leadingNumber(t[6:])
-		if n == 0 || d > math.MaxInt64/1000 || !onlySpace(t[6+n:]) {
-			return false
+		end := lineEnd(t, 6+n, whole)
+		if n == 0 || d > math.MaxInt64/1000 || end == 0 {
+			return 0
 		}
 		*op = parsedOp{kind: OpCalc, value: d}
 		p.define(label, int32(index))
-		return true
+		return end
 	default:
-		return false
+		return 0
 	}
-	t = t[6:]
-	size, n := leadingNumber(t)
+	at := 6 // where what is left of t begins
+	size, n := leadingNumber(t[at:])
+	at += n
 	// At most 18 digits: below 2^62, the largest size.
-	if n == 0 || n == len(t) || t[n] != 'b' {
-		return false
+	if n == 0 || at == len(t) || t[at] != 'b' {
+		return 0
 	}
-	t, ok := bytes.CutPrefix(t[n+1:], []byte(dir))
-	if !ok {
-		return false
+	at++
+	if !bytes.HasPrefix(t[at:], []byte(dir)) {
+		return 0
 	}
-	peer, n := leadingNumber(t)
+	at += len(dir)
+	peer, n := leadingNumber(t[at:])
 	if n == 0 || peer > int64(p.g.Ranks-1) {
-		return false
+		return 0
 	}
-	t = t[n:]
+	at += n
 	tag := int64(0)
-	if rest, ok := bytes.CutPrefix(t, []byte(" tag ")); ok {
-		if tag, n = leadingNumber(rest); n == 0 || tag > math.MaxInt32 {
-			return false
+	if bytes.HasPrefix(t[at:], []byte(" tag ")) {
+		if tag, n = leadingNumber(t[at+5:]); n == 0 || tag > math.MaxInt32 {
+			return 0
 		}
-		t = rest[n:]
+		at += 5 + n
 	}
-	if !onlySpace(t) {
-		return false
+	end := lineEnd(t, at, whole)
+	if end == 0 {
+		return 0
 	}
 	*op = parsedOp{kind: kind, value: size, peer: int32(peer), tag: int32(tag)}
 	p.define(label, int32(index))
-	return true
+	return end
+}
+
+// lineEnd returns the length of the line t begins when t[i:] is space up
+// to its end: up to and with a newline, or len(t) when whole and t has
+// none; 0 when anything else comes first, or t ends first and is not
+// whole.
+func lineEnd(t []byte, i int, whole bool) int {
+	for ; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '\n':
+			return i + 1
+		case byteClass[c]&isSpace == 0:
+			return 0
+		}
+	}
+	if whole {
+		return len(t)
+	}
+	return 0
 }
 
 // wordEnd returns where the word of t that goes on at i ends: at a space,
@@ -663,16 +692,6 @@ func wordEnd(t []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// onlySpace reports whether t is all space.
-func onlySpace(t []byte) bool {
-	for _, c := range t {
-		if byteClass[c]&isSpace == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // leadingNumber returns the whole number t begins with and its length in
