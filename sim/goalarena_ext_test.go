@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
@@ -12,7 +13,7 @@ import (
 // Sizes from which a run's tables go to its arena: from their first
 // entries (256 is the least length grow moves a table at), and never.
 func arenaAtOnce() (restore func()) { return sim.SetArenaFrom(256, 2, 16) }
-func arenaNever() (restore func())  { return sim.SetArenaFrom(1<<62, 1<<62, 1<<62) }
+func arenaNever() (restore func())  { return sim.SetArenaFrom(math.MaxInt, math.MaxInt, math.MaxInt) }
 
 // Collectives run the same, bit for bit, with their tables of messages and
 // ready ops, queues and indexes in the run's arena from their first

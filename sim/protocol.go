@@ -323,7 +323,7 @@ func (p *protocol) newMsg() uint32 {
 // that reuses freed entries. A linear alltoall has every message in flight
 // at once, a million on 1,024 ranks: doubling keeps its copies few.
 func (p *protocol) addMsg() uint32 {
-	if len(p.msgs) == noMsg {
+	if uint64(len(p.msgs)) == noMsg {
 		panic("sim: too many messages in flight")
 	}
 	p.msgs = append(grow(p.msgs, p.arena, p.room), message{})

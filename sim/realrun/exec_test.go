@@ -599,7 +599,7 @@ func TestSmallFramesFillTheStream(t *testing.T) {
 					return err
 				}
 				for i, v := range data[0] {
-					if want := uint64(1<<40 | i); v != want {
+					if want := 1<<40 | uint64(i); v != want {
 						return fmt.Errorf("rank %d element %d is %#x, want %#x", rank, i, v, want)
 					}
 				}

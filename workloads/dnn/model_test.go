@@ -41,7 +41,7 @@ func TestBuiltinModels(t *testing.T) {
 func TestGPTBounds(t *testing.T) {
 	for _, tr := range []dnn.Transformer{
 		{Layers: 2, Hidden: 1 << 30, Heads: 1, Seq: 8, Vocab: 8},
-		{Layers: 2, Hidden: 64, Heads: 4, Seq: 1 << 40, Vocab: 8},
+		{Layers: 2, Hidden: 64, Heads: 4, Seq: math.MaxInt, Vocab: 8},
 		{Layers: 1 << 20, Hidden: 64, Heads: 4, Seq: 8, Vocab: 8},
 	} {
 		if _, err := dnn.GPT(tr); err == nil {
