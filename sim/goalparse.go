@@ -530,9 +530,10 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 	return true, nil
 }
 
-// quickStatements is whether rankBody tries quickStatement first (tests
-// turn it off to compare the two paths; none of the package's tests runs
-// in parallel with them).
+// quickStatements is whether rankBody reads the usual forms of statement
+// by quickLines and quickStatement before the general path (tests turn it
+// off to compare the two paths; none of the package's tests runs in
+// parallel with them).
 var quickStatements = true
 
 // quickStatement reads the statement at p.pos when it is in one of the
@@ -557,14 +558,17 @@ func (p *goalParser) quickStatement(index int, op *parsedOp) (isOp, ok bool) {
 	if n == 0 {
 		return false, false
 	}
-	p.pos = len(p.text)
+	p.pos = len(p.text) // the text is one line: quickLine read it all
 	return isOp, true
 }
 
-// quickLine is quickStatement on the text t, which begins a line: it
-// returns the length of the line it read, up to and with its newline,
-// or 0. The line ends at a newline, or at the end of t when whole (t then
-// holds the rest of the line; else a line t cuts short is not read).
+// quickLine reads the statement t begins (at the start of a line, or
+// after "rank r {"), as quickStatement does, whether or not the quick path
+// is on, and leaves p.pos alone: it returns the length of what it read, up
+// to and with the line's newline, or 0 if it did not read the statement,
+// and whether the statement is an op (else a dependency). The line ends at
+// a newline, or at the end of t when whole (t then holds the rest of the
+// line; else a line t cuts short is not read).
 func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n int, isOp bool) {
 	if len(t) < 2 || t[0] != 'l' {
 		return 0, false
@@ -669,7 +673,7 @@ func (p *goalParser) quickOp(label, t []byte, whole bool, index int, op *parsedO
 // lineEnd returns the length of the line t begins when t[i:] is space up
 // to its end: up to and with a newline, or len(t) when whole and t has
 // none; 0 when anything else comes first, or t ends first and is not
-// whole.
+// whole. Callers pass i >= 1, so 0 never stands for a line read.
 func lineEnd(t []byte, i int, whole bool) int {
 	for ; i < len(t); i++ {
 		switch c := t[i]; {

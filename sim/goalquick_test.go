@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
@@ -21,7 +22,8 @@ func parseBothWays(t interface{ Fatalf(string, ...any) }, text []byte) {
 	quickStatements = false
 	general, gerr := ParseGOAL(bytes.NewReader(text), "x.goal")
 	quickStatements = true
-	for _, in := range []io.Reader{bytes.NewReader(text), &piecesReader{text: text}} {
+	for _, in := range []io.Reader{bytes.NewReader(text), &piecesReader{text: text},
+		&piecesReader{text: text, sizes: []int{4093, 65536, 100, 60000}}} {
 		quick, qerr := ParseGOAL(in, "x.goal")
 		switch {
 		case qerr != nil || gerr != nil:
@@ -34,18 +36,22 @@ func parseBothWays(t interface{ Fatalf(string, ...any) }, text []byte) {
 	}
 }
 
-// piecesReader reads text in pieces of 1 to 29 bytes, cycling through
-// sizes that share no factor with the lengths of the usual lines.
+// piecesReader reads text in pieces of 1 to 29 bytes (or of sizes), of
+// sizes that cycle, so that reads end anywhere in a line.
 type piecesReader struct {
-	text []byte
-	n    int // reads so far
+	text  []byte
+	sizes []int
+	n     int // reads so far
 }
 
 func (r *piecesReader) Read(b []byte) (int, error) {
 	if len(r.text) == 0 {
 		return 0, io.EOF
 	}
-	sizes := [...]int{1, 7, 29, 3, 17, 2, 11, 23, 5, 13}
+	sizes := r.sizes
+	if sizes == nil {
+		sizes = []int{1, 7, 29, 3, 17, 2, 11, 23, 5, 13}
+	}
 	k := copy(b[:min(len(b), sizes[r.n%len(sizes)])], r.text)
 	r.text = r.text[k:]
 	r.n++
@@ -121,6 +127,75 @@ func quickAgainstGeneral(t *rapid.T) {
 		}
 		parseBothWays(t, []byte(b.String()))
 	}
+}
+
+// TestQuickLinesAcrossBuffers: in files of several of the parser's
+// reader's buffers (64 KiB) of the usual lines, with a line of another
+// form starting at and around the end of the first and second buffer's
+// worth of text, the quick path and the general one agree (quickLines
+// reads from the buffer, so its lines end where a buffer does; the rapid
+// test's files fit in one). The odd lines: comments, one opened on a quick
+// line and closed on the next, other spacing and line ends, a wildcard
+// receive, lines longer than the buffer, and errors after many quick
+// lines (a NUL byte, an unknown label).
+func TestQuickLinesAcrossBuffers(t *testing.T) {
+	for _, odd := range []struct {
+		form string // %[1]d, %[2]d: the next two labels
+		bad  bool   // the file is not valid GOAL
+	}{
+		{"l%[1]d: calc 5 // c", false},
+		{"l%[1]d: calc 5 /* open\nl%[2]d: calc 6 */", false},
+		{"l%[1]d: calc 5\r", false},
+		{"l%[1]d: calc 5 \t", false},
+		{"  l%[1]d: calc 5", false},
+		{"l%[1]d: recv 8b from -1", false},
+		{"l%[1]d: calc 5\nl%[1]d requires l0 // c", false},
+		{"l%[1]d: calc 5" + strings.Repeat(" ", 70000), false},
+		{"// " + strings.Repeat("c", 70000), false},
+		{"l%[1]d: calc 5\x00", true},
+		{"l%[1]d: calc 5\nl%[1]d requires l99999", true},
+	} {
+		for _, boundary := range []int{1 << 16, 2 << 16} {
+			for shift := -40; shift <= 8; shift += 4 {
+				text := oddLineAt(odd.form, boundary+shift)
+				if _, err := ParseGOAL(bytes.NewReader(text), "x.goal"); (err != nil) != odd.bad {
+					t.Fatalf("%q at %d: error %v, want one: %t", odd.form, boundary+shift, err, odd.bad)
+				}
+				parseBothWays(t, text)
+			}
+		}
+	}
+}
+
+// oddLineAt returns a one-rank GOAL file of the usual lines in which the
+// line form (with %[1]d and %[2]d for the next two op labels) begins at
+// byte at, and about 100 KB of usual lines follow.
+func oddLineAt(form string, at int) []byte {
+	var b bytes.Buffer
+	b.WriteString("num_ranks 1\nrank 0 {\n")
+	labels := 0 // ops written: l0 .. l(labels-1)
+	usual := func(lines int) string {
+		if lines%3 == 2 {
+			return fmt.Sprintf("l%d requires l%d", labels-1, labels-2)
+		}
+		labels++
+		return fmt.Sprintf("l%d: send 8b to 0 tag %d", labels-1, lines)
+	}
+	// Usual lines, the last padded with trailing spaces to end at at.
+	for lines := 0; ; lines++ {
+		line := usual(lines)
+		if b.Len()+len(line)+1+40 >= at {
+			b.WriteString(line + strings.Repeat(" ", max(at-b.Len()-len(line)-1, 0)) + "\n")
+			break
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString(fmt.Sprintf(form, labels, labels+1) + "\n")
+	for l := labels + 2; b.Len() < at+100000; l++ {
+		b.WriteString(fmt.Sprintf("l%d: calc 1\nl%d requires l%d\n", l, l, labels-1))
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
 }
 
 // FuzzQuickStatements: on any text, the quick path and the general one
