@@ -16,8 +16,9 @@ type AnalyticConfig struct {
 	// the earliest (g added to the serialization, as LogGOPSim and the PRTT
 	// method of calibrate --prtt take it).
 	Gap sim.Time
-	// Local is the channel between ranks placed on the same host (shared
-	// memory): messages between them never touch the network.
+	// Local is the shared-memory channel each rank sends through to ranks
+	// placed on its host (localChannels): such messages never touch the
+	// network.
 	Local topology.LinkSpec
 }
 
@@ -59,21 +60,16 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		lat[i] = sim.FromSeconds(l.Latency)
 		psPerByte[i] = 1e12 / l.Bandwidth
 	}
-	localLat := sim.FromSeconds(cfg.Local.Latency)
-	localPs := 0.0
-	if cfg.Local.Bandwidth > 0 {
-		localPs = 1e12 / cfg.Local.Bandwidth
-	}
 	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("analytic network: %d ranks but only %d placed", ranks, len(cfg.Placement))
 		}
 		m := &analytic{
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
-			lat: lat, psPerByte: psPerByte, localLat: localLat, localPs: localPs,
+			lat: lat, psPerByte: psPerByte, local: newLocalChannels(cfg.Local, len(cfg.Placement)),
 			txFree: make([]sim.Time, t.Hosts()), rxFree: make([]sim.Time, t.Hosts()),
 			txLast: make([]sim.Time, t.Hosts()), rxQueue: make([][]intake, t.Hosts()),
-			localFree: make([]sim.Time, t.Hosts()), free: -1,
+			free: -1,
 		}
 		m.id = eng.Register(m)
 		return m, nil
@@ -89,13 +85,11 @@ type analytic struct {
 	gap       sim.Time
 	lat       []sim.Time
 	psPerByte []float64
-	localLat  sim.Time
-	localPs   float64
+	local     localChannels
 	txFree    []sim.Time // per host: the NIC's sending side is busy until then
 	rxFree    []sim.Time // per host: the NIC's receiving side is busy until then
 	txLast    []sim.Time // per host: when the data its NIC last started sending left
 	rxQueue   [][]intake // per host: data its NIC is taking in, in order of delivery
-	localFree []sim.Time // per host: the shared-memory channel is busy until then
 	flights   []flight
 	free      int32
 	path      []int32
@@ -131,20 +125,11 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	now := m.eng.Now()
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
 	if src == dst {
-		if tr.Control != sim.ControlNone {
-			// After the data queued on the channel before it.
-			at := max(now, m.localFree[src]).Plus(m.localLat)
-			if tr.Control == sim.ControlReply {
-				at = now.Plus(m.localLat)
-			}
-			m.eng.At(at, m.id, evDelivered<<62|uint64(tr.ID))
-			return
+		left, at := m.local.send(now, tr)
+		if tr.Control == sim.ControlNone {
+			m.sink.Injected(tr.ID, left)
 		}
-		start := max(now, m.localFree[src])
-		ser := serialize(tr.Bytes, m.localPs)
-		m.localFree[src] = start.Plus(ser)
-		m.sink.Injected(tr.ID, start.Plus(ser))
-		m.eng.At(start.Plus(ser).Plus(m.localLat), m.id, evDelivered<<62|uint64(tr.ID))
+		m.eng.At(at, m.id, evDelivered<<62|uint64(tr.ID))
 		return
 	}
 	m.path = m.topo.Route(int(src), int(dst), m.path[:0])

@@ -15,7 +15,8 @@ import (
 type FlowConfig struct {
 	Topology  *topology.Topology
 	Placement []int32 // host of each rank
-	// Local is the channel between ranks placed on the same host.
+	// Local is the shared-memory channel each rank sends through to ranks
+	// placed on its host (localChannels).
 	Local topology.LinkSpec
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
@@ -217,7 +218,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		if cfg.Links != nil {
 			cfg.Links.reset(len(t.Links()))
 		}
-		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: cfg.Local, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
+		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: newLocalChannels(cfg.Local, len(cfg.Placement)), load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
 			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}}
 		m.initSolver(capUnits)
 		for i, l := range t.Links() {
@@ -241,7 +242,7 @@ type flowModel struct {
 	sink     sim.Sink
 	topo     *topology.Topology
 	place    []int32
-	local    topology.LinkSpec
+	local    localChannels
 	capUnits []int64    // per link: its bandwidth in rate units
 	lat      []sim.Time // per link
 	flows    []flow     // pool
@@ -354,16 +355,16 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 		po.sent++
 	}
 	if src == dst {
-		// Same host: the local channel, not shared.
-		d := sim.FromSeconds(m.local.Latency)
-		if m.local.Bandwidth > 0 && tr.Control == sim.ControlNone {
-			d += sim.FromPicoseconds(float64(tr.Bytes) * 1e12 / m.local.Bandwidth)
+		// Same host: the sender's shared-memory channel (localChannels).
+		left, at := m.local.send(m.eng.Now(), tr)
+		if tr.Control == sim.ControlNone {
+			m.sink.Injected(tr.ID, left)
 		}
 		kind := uint64(flowDelivery)
 		if tr.Control == sim.ControlReply {
 			kind = flowArrive
 		}
-		m.eng.After(d, m.id, flowArg(kind, f, 0))
+		m.eng.At(at, m.id, flowArg(kind, f, 0))
 		return
 	}
 	if m.routing == RouteECMP {
@@ -419,9 +420,6 @@ func (m *flowModel) Handle(arg uint64) {
 		m.finish(f)
 		m.changed()
 	case flowDelivery:
-		if fl := &m.flows[f]; fl.control == sim.ControlNone {
-			m.sink.Injected(fl.id, m.eng.Now())
-		}
 		m.deliver(f)
 	}
 }
