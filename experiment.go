@@ -150,6 +150,7 @@ type Result struct {
 	ModelExact   bool     `json:"model_exact"`
 	RoutesAlike  bool     `json:"routes_alike"`
 	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
+	SharedNICs   bool     `json:"shared_nics"`          // ranks on one host share its NIC to others, which the closed form gives each rank alone
 	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
@@ -324,6 +325,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
 			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
+			out.SharedNICs = sharesNICs(place)
 			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
@@ -634,4 +636,19 @@ func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) e
 		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, ClockCost(calcCost))
 	}
 	return err
+}
+
+// sharesNICs reports whether ranks placed by place (rank to host) span
+// several hosts and some host holds more than one: its ranks' messages to
+// other hosts then take turns at its NIC, where the closed forms give each
+// rank a port of its own. (On the cori machine, 32 ranks a node, the
+// two-level alltoall of 1 MiB on two nodes took 16x its closed form.)
+func sharesNICs(place []int32) bool {
+	count := map[int32]int{}
+	shared := false
+	for _, h := range place {
+		count[h]++
+		shared = shared || count[h] > 1
+	}
+	return shared && len(count) > 1
 }

@@ -60,15 +60,23 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		lat[i] = sim.FromSeconds(l.Latency)
 		psPerByte[i] = 1e12 / l.Bandwidth
 	}
+	localPs := 0.0 // no bandwidth given: local data costs nothing
+	if cfg.Local.Bandwidth > 0 {
+		localPs = 1e12 / cfg.Local.Bandwidth
+	}
 	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("analytic network: %d ranks but only %d placed", ranks, len(cfg.Placement))
 		}
+		ports := t.Hosts() // the hosts' NICs, then the ranks' local channels, if any
+		if sharesHost(cfg.Placement, t.Hosts()) {
+			ports += len(cfg.Placement)
+		}
 		m := &analytic{
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
-			lat: lat, psPerByte: psPerByte, local: newLocalChannels(cfg.Local, len(cfg.Placement)),
-			txFree: make([]sim.Time, t.Hosts()), rxFree: make([]sim.Time, t.Hosts()),
-			txLast: make([]sim.Time, t.Hosts()), rxQueue: make([][]intake, t.Hosts()),
+			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), localPs: localPs, hosts: int32(t.Hosts()),
+			txFree: make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
+			txLast: make([]sim.Time, ports), rxQueue: make([][]intake, ports),
 			free: -1,
 		}
 		m.id = eng.Register(m)
@@ -85,11 +93,18 @@ type analytic struct {
 	gap       sim.Time
 	lat       []sim.Time
 	psPerByte []float64
-	local     localChannels
-	txFree    []sim.Time // per host: the NIC's sending side is busy until then
-	rxFree    []sim.Time // per host: the NIC's receiving side is busy until then
-	txLast    []sim.Time // per host: when the data its NIC last started sending left
-	rxQueue   [][]intake // per host: data its NIC is taking in, in order of delivery
+	localLat  sim.Time
+	localPs   float64
+	hosts     int32
+	// By port: each host's NIC, then each rank's shared-memory channel
+	// to the ranks on its host (port hosts+r for rank r), which works as
+	// a NIC does, without the gap: ranks on a host send and take in at
+	// once, each one message at a time, as an MPI library's shared-memory
+	// transport copies with each rank's core.
+	txFree  []sim.Time // the sending side is busy until then
+	rxFree  []sim.Time // the receiving side is busy until then
+	txLast  []sim.Time // when the data it last started sending left
+	rxQueue [][]intake // data it is taking in, in order of delivery
 	flights   []flight
 	free      int32
 	path      []int32
@@ -98,14 +113,15 @@ type analytic struct {
 // flight is a message whose head is on its way to the receiving NIC.
 type flight struct {
 	id      uint32
-	src     int32 // host
-	dst     int32 // host
+	src     int32 // port
+	dst     int32 // port
 	ser     sim.Time
+	gap     sim.Time // the receiving port's gap
 	request bool  // a rendezvous request: no data
 	next    int32 // free list
 }
 
-// intake is data a NIC is taking in: from which host, delivered when.
+// intake is data a port is taking in: from which port, delivered when.
 type intake struct {
 	src int32
 	at  sim.Time
@@ -124,20 +140,18 @@ func serialize(bytes int64, psPerByte float64) sim.Time {
 func (m *analytic) Inject(tr sim.Transfer) {
 	now := m.eng.Now()
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
-	if src == dst {
-		left, at := m.local.send(now, tr)
-		if tr.Control == sim.ControlNone {
-			m.sink.Injected(tr.ID, left)
-		}
-		m.eng.At(at, m.id, evDelivered<<62|uint64(tr.ID))
-		return
-	}
-	m.path = m.topo.Route(int(src), int(dst), m.path[:0])
-	var latency sim.Time
+	var latency, gap sim.Time
 	worst := 0.0
-	for _, l := range m.path {
-		latency = latency.Plus(m.lat[l])
-		worst = max(worst, m.psPerByte[l])
+	if src == dst {
+		src, dst = m.hosts+tr.Src, m.hosts+tr.Dst
+		latency, worst = m.localLat, m.localPs
+	} else {
+		m.path = m.topo.Route(int(src), int(dst), m.path[:0])
+		for _, l := range m.path {
+			latency = latency.Plus(m.lat[l])
+			worst = max(worst, m.psPerByte[l])
+		}
+		gap = m.gap
 	}
 	switch tr.Control {
 	case sim.ControlReply:
@@ -151,13 +165,13 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])
-	m.txFree[src] = start.Plus(m.gap).Plus(ser)
+	m.txFree[src] = start.Plus(gap).Plus(ser)
 	m.txLast[src] = start
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start.Plus(ser))
 	f := m.newFlight()
-	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, next: -1}
+	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, gap: gap, next: -1}
 	m.eng.At(start.Plus(latency), m.id, evArrived<<62|uint64(f))
 }
 
@@ -198,7 +212,7 @@ func (m *analytic) Handle(arg uint64) {
 			return
 		}
 		start := max(now, m.rxFree[f.dst])
-		m.rxFree[f.dst] = start.Plus(m.gap).Plus(f.ser)
+		m.rxFree[f.dst] = start.Plus(f.gap).Plus(f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
@@ -215,4 +229,17 @@ func (m *analytic) newFlight() int32 {
 	}
 	m.flights = append(m.flights, flight{})
 	return int32(len(m.flights) - 1)
+}
+
+// sharesHost reports whether two ranks of place are on one of the hosts
+// (numbered from 0).
+func sharesHost(place []int32, hosts int) bool {
+	seen := make([]bool, hosts)
+	for _, h := range place {
+		if seen[h] {
+			return true
+		}
+		seen[h] = true
+	}
+	return false
 }

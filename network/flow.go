@@ -211,6 +211,10 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 		capUnits[i] = u
 	}
+	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local})
+	if err != nil {
+		return nil, err
+	}
 	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("flow network: %d ranks but only %d placed", ranks, len(cfg.Placement))
@@ -218,8 +222,15 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		if cfg.Links != nil {
 			cfg.Links.reset(len(t.Links()))
 		}
-		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, local: newLocalChannels(cfg.Local, len(cfg.Placement)), load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
+		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
 			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}}
+		if sharesHost(cfg.Placement, t.Hosts()) {
+			local, err := localFactory(eng, sink, ranks)
+			if err != nil {
+				return nil, err
+			}
+			m.local = local
+		}
 		m.initSolver(capUnits)
 		for i, l := range t.Links() {
 			m.lat[i] = sim.FromSeconds(l.Latency)
@@ -242,7 +253,7 @@ type flowModel struct {
 	sink     sim.Sink
 	topo     *topology.Topology
 	place    []int32
-	local    localChannels
+	local    sim.Network // between ranks on one host: the analytic network's channels
 	capUnits []int64    // per link: its bandwidth in rate units
 	lat      []sim.Time // per link
 	flows    []flow     // pool
@@ -324,7 +335,6 @@ const (
 	flowSolve    = 0 // recompute the rates after this instant's changes
 	flowArrive   = 1 // the flow's last byte (or a control message) reaches its destination
 	flowFinish   = 2 // the flow may have finished (if its generation matches)
-	flowDelivery = 3 // a same-host message arrives
 )
 
 // tooLate is when a flow due past the clock's limit is found out: the
@@ -339,6 +349,12 @@ func flowArg(kind uint64, f int32, gen uint32) uint64 {
 // Inject implements sim.Network.
 func (m *flowModel) Inject(tr sim.Transfer) {
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
+	if src == dst {
+		// Same host: the ranks' shared-memory channels, not the network,
+		// as the analytic network prices them.
+		m.local.Inject(tr)
+		return
+	}
 	f := m.newFlow()
 	fl := &m.flows[f]
 	// The generation carries over from the slot's last flow: a completion
@@ -353,19 +369,6 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 		}
 		fl.seq = po.sent
 		po.sent++
-	}
-	if src == dst {
-		// Same host: the sender's shared-memory channel (localChannels).
-		left, at := m.local.send(m.eng.Now(), tr)
-		if tr.Control == sim.ControlNone {
-			m.sink.Injected(tr.ID, left)
-		}
-		kind := uint64(flowDelivery)
-		if tr.Control == sim.ControlReply {
-			kind = flowArrive
-		}
-		m.eng.At(at, m.id, flowArg(kind, f, 0))
-		return
 	}
 	if m.routing == RouteECMP {
 		fl.route = m.topo.RouteHashed(int(src), int(dst), flowHash(m.eng.Seed(), tr.Src, tr.Dst, fl.seq), fl.route)
@@ -419,8 +422,6 @@ func (m *flowModel) Handle(arg uint64) {
 		}
 		m.finish(f)
 		m.changed()
-	case flowDelivery:
-		m.deliver(f)
 	}
 }
 

@@ -16,17 +16,22 @@ type injections struct {
 
 func (s *injections) Injected(id uint32, at sim.Time) { s.left[id] = at }
 
-// Ranks on one host send through channels of their own, one message at a
-// time each, in the analytic and the flow network alike. Three ranks on
-// host 0, a local channel of 10 GB/s (100 ps/B) and 1 µs: a message of
-// 10,000 bytes is copied in 1 µs and arrives 1 µs later.
+// Ranks on one host send and take in through shared-memory channels of
+// their own, one message at a time each way, in the analytic and the flow
+// network alike (the analytic network's ports). Four ranks on host 0, a
+// local channel of 10 GB/s (100 ps/B) and 1 µs: a message of 10,000
+// bytes leaves in 1 µs, its head reaches the receiver 1 µs after it
+// started, and the receiver takes it in in 1 µs, when it is free.
+// Before, the analytic network passed a host's ranks through one channel
+// ("two pairs" took 3 µs for the second) and the flow network took no
+// turns at all (the second of "one sender" and of "one receiver" at 2 µs).
 func TestLocalChannelPerRank(t *testing.T) {
 	cross, err := topology.Crossbar(2, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	local := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
-	place := []int32{0, 0, 0}
+	place := []int32{0, 0, 0, 0}
 	const bytes = 10000
 	us := sim.Microsecond
 	none := sim.Time(-1) // no data left: a control message
@@ -35,9 +40,13 @@ func TestLocalChannelPerRank(t *testing.T) {
 		trs             []sim.Transfer
 		arrive, dataOut []sim.Time
 	}{
-		// Two ranks send at once, each on its core.
-		{"two senders", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 1, Bytes: bytes}},
+		// Two pairs at once, each rank on its core.
+		{"two pairs", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 3, Bytes: bytes}},
 			[]sim.Time{2 * us, 2 * us}, []sim.Time{us, us}},
+		// Two senders, one receiver: it takes the second in after the
+		// first.
+		{"one receiver", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 1, Bytes: bytes}},
+			[]sim.Time{2 * us, 3 * us}, []sim.Time{us, us}},
 		// One rank's two messages: the second is copied after the first.
 		{"one sender", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 0, Dst: 2, Bytes: bytes}},
 			[]sim.Time{2 * us, 3 * us}, []sim.Time{us, 2 * us}},

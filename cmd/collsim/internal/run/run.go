@@ -458,6 +458,8 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 			kind = "an estimate: routes differ here and it prices every message as the slowest"
 		case r.HostCosts:
 			kind = "an estimate: it leaves out the hosts' overhead o and gap g, which this machine charges"
+		case r.SharedNICs:
+			kind = "an estimate: ranks on one host take turns at its NIC, and it gives each rank a port of its own"
 		case r.ModelExact:
 			kind = "exact here"
 		default:
