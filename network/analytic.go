@@ -105,9 +105,9 @@ type analytic struct {
 	rxFree  []sim.Time // the receiving side is busy until then
 	txLast  []sim.Time // when the data it last started sending left
 	rxQueue [][]intake // data it is taking in, in order of delivery
-	flights   []flight
-	free      int32
-	path      []int32
+	flights []flight
+	free    int32
+	path    []int32
 }
 
 // flight is a message whose head is on its way to the receiving NIC.
@@ -117,8 +117,8 @@ type flight struct {
 	dst     int32 // port
 	ser     sim.Time
 	gap     sim.Time // the receiving port's gap
-	request bool  // a rendezvous request: no data
-	next    int32 // free list
+	request bool     // a rendezvous request: no data
+	next    int32    // free list
 }
 
 // intake is data a port is taking in: from which port, delivered when.

@@ -254,9 +254,9 @@ type flowModel struct {
 	topo     *topology.Topology
 	place    []int32
 	local    sim.Network // between ranks on one host: the analytic network's channels
-	capUnits []int64    // per link: its bandwidth in rate units
-	lat      []sim.Time // per link
-	flows    []flow     // pool
+	capUnits []int64     // per link: its bandwidth in rate units
+	lat      []sim.Time  // per link
+	flows    []flow      // pool
 	free     []int32
 	onLink   [][]int32 // per link: the flows sharing it now
 	order    map[[2]int32]*pairOrder
@@ -332,9 +332,9 @@ type pairOrder struct {
 }
 
 const (
-	flowSolve    = 0 // recompute the rates after this instant's changes
-	flowArrive   = 1 // the flow's last byte (or a control message) reaches its destination
-	flowFinish   = 2 // the flow may have finished (if its generation matches)
+	flowSolve  = 0 // recompute the rates after this instant's changes
+	flowArrive = 1 // the flow's last byte (or a control message) reaches its destination
+	flowFinish = 2 // the flow may have finished (if its generation matches)
 )
 
 // tooLate is when a flow due past the clock's limit is found out: the
