@@ -31,7 +31,9 @@ type AnalyticConfig struct {
 // when the receiver's NIC is free, G after which it is delivered. Links are
 // never shared between messages: this model prices algorithms exactly as
 // the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
-// show contention; the flow model does.
+// show contention; the flow model does. Between ranks on one host, each
+// rank's shared-memory channel (cfg.Local) works as a NIC of its own, with
+// no gap; the flow model hands such messages to this one.
 //
 // Rendezvous control messages take their route's latency and no NIC time.
 // A request leaves no earlier than the data its NIC last started sending,
@@ -110,7 +112,7 @@ type analytic struct {
 	path    []int32
 }
 
-// flight is a message whose head is on its way to the receiving NIC.
+// flight is a message whose head is on its way to the receiving port.
 type flight struct {
 	id      uint32
 	src     int32 // port
