@@ -17,8 +17,8 @@ type AnalyticConfig struct {
 	// method of calibrate --prtt take it).
 	Gap sim.Time
 	// Local is the shared-memory channel each rank sends through to ranks
-	// placed on its host (localChannels): such messages never touch the
-	// network.
+	// placed on its host (a port of its own, below): such messages never
+	// touch the network.
 	Local topology.LinkSpec
 }
 
@@ -35,10 +35,10 @@ type AnalyticConfig struct {
 // rank's shared-memory channel (cfg.Local) works as a NIC of its own, with
 // no gap; the flow model hands such messages to this one.
 //
-// Rendezvous control messages take their route's latency and no NIC time.
-// A request leaves no earlier than the data its NIC last started sending,
-// and is delivered no earlier than the data from its own sender that its
-// receiving NIC is still taking in, so that it never overtakes data sent
+// Rendezvous control messages take their route's latency and no port time.
+// A request leaves no earlier than the data its port (NIC or channel) last
+// started sending, and is delivered no earlier than the data from its own
+// sender that its receiving port is still taking in, so that it never overtakes data sent
 // before it (MPI's order); a reply keeps no order.
 //
 // Serialization times are rounded up to whole picoseconds per message.

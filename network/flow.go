@@ -16,7 +16,7 @@ type FlowConfig struct {
 	Topology  *topology.Topology
 	Placement []int32 // host of each rank
 	// Local is the shared-memory channel each rank sends through to ranks
-	// placed on its host (localChannels).
+	// placed on its host, priced by the analytic model's ports.
 	Local topology.LinkSpec
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
@@ -172,6 +172,8 @@ func (l *LinkLoad) leave(route []int32, now sim.Time) {
 // together, at the end), and are delivered in the order they were sent.
 // Rendezvous control messages take their route's latency and no
 // bandwidth; a request is delivered in order with its pair's messages.
+// Messages between ranks on one host are not flows: the analytic model's
+// shared-memory channels (a port per rank) price them, as in that model.
 //
 // (The bandwidth phase comes first, then the latency, so that a send knows
 // when its last byte has left, as the executor's send queue needs; SimGrid
