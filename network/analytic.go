@@ -38,8 +38,8 @@ type AnalyticConfig struct {
 // Rendezvous control messages take their route's latency and no port time.
 // A request leaves no earlier than the data its port (NIC or channel) last
 // started sending, and is delivered no earlier than the data from its own
-// sender that its receiving port is still taking in, so that it never overtakes data sent
-// before it (MPI's order); a reply keeps no order.
+// sender that its receiving port is still taking in, so that it never
+// overtakes data sent before it (MPI's order); a reply keeps no order.
 //
 // Serialization times are rounded up to whole picoseconds per message.
 func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
@@ -118,9 +118,8 @@ type flight struct {
 	src     int32 // port
 	dst     int32 // port
 	ser     sim.Time
-	gap     sim.Time // the receiving port's gap
-	request bool     // a rendezvous request: no data
-	next    int32    // free list
+	request bool  // a rendezvous request: no data
+	next    int32 // free list
 }
 
 // intake is data a port is taking in: from which port, delivered when.
@@ -142,7 +141,7 @@ func serialize(bytes int64, psPerByte float64) sim.Time {
 func (m *analytic) Inject(tr sim.Transfer) {
 	now := m.eng.Now()
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
-	var latency, gap sim.Time
+	var latency sim.Time
 	worst := 0.0
 	if src == dst {
 		src, dst = m.hosts+tr.Src, m.hosts+tr.Dst
@@ -153,7 +152,6 @@ func (m *analytic) Inject(tr sim.Transfer) {
 			latency = latency.Plus(m.lat[l])
 			worst = max(worst, m.psPerByte[l])
 		}
-		gap = m.gap
 	}
 	switch tr.Control {
 	case sim.ControlReply:
@@ -167,13 +165,13 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])
-	m.txFree[src] = start.Plus(gap).Plus(ser)
+	m.txFree[src] = start.Plus(m.portGap(src)).Plus(ser)
 	m.txLast[src] = start
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start.Plus(ser))
 	f := m.newFlight()
-	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, gap: gap, next: -1}
+	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, next: -1}
 	m.eng.At(start.Plus(latency), m.id, evArrived<<62|uint64(f))
 }
 
@@ -214,13 +212,21 @@ func (m *analytic) Handle(arg uint64) {
 			return
 		}
 		start := max(now, m.rxFree[f.dst])
-		m.rxFree[f.dst] = start.Plus(f.gap).Plus(f.ser)
+		m.rxFree[f.dst] = start.Plus(m.portGap(f.dst)).Plus(f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
 		m.rxQueue[f.dst] = append(q, intake{src: f.src, at: start.Plus(f.ser)})
 		m.eng.At(start.Plus(f.ser), m.id, evDelivered<<62|uint64(f.id))
 	}
+}
+
+// portGap is the gap g of a port: a NIC's; none for a rank's channel.
+func (m *analytic) portGap(port int32) sim.Time {
+	if port >= m.hosts {
+		return 0
+	}
+	return m.gap
 }
 
 func (m *analytic) newFlight() int32 {
