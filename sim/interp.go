@@ -36,6 +36,9 @@ type Interp struct {
 	unexp       matchQueue // arrived, unmatched messages (driver's IDs)
 	scratch     []Op
 	err         error
+	// spare holds emptied waiters and starts lists for reuse, so that
+	// steady progress allocates nothing per op.
+	spare [][]int32
 }
 
 type iop struct {
@@ -90,6 +93,7 @@ func (in *Interp) Start() (idx int32, op *Op, ok bool) {
 	for _, w := range starts {
 		in.release(w)
 	}
+	in.recycle(starts)
 	if in.reactive != nil {
 		in.reactive.Started(idx)
 		in.refill()
@@ -111,6 +115,7 @@ func (in *Interp) Complete(idx int32) {
 	for _, w := range waiters {
 		in.release(w)
 	}
+	in.recycle(waiters)
 	if in.reactive != nil {
 		in.reactive.Completed(idx)
 	}
@@ -178,6 +183,23 @@ func (in *Interp) Pending(describe func(msg uint32) string) []PendingOp {
 	return out
 }
 
+// list returns l, or a spare empty list when l is nil.
+func (in *Interp) list(l []int32) []int32 {
+	if l != nil || len(in.spare) == 0 {
+		return l
+	}
+	l = in.spare[len(in.spare)-1]
+	in.spare = in.spare[:len(in.spare)-1]
+	return l
+}
+
+// recycle keeps the emptied list l for reuse.
+func (in *Interp) recycle(l []int32) {
+	if cap(l) > 0 {
+		in.spare = append(in.spare, l[:0])
+	}
+}
+
 func (in *Interp) release(idx int32) {
 	o := &in.ops[idx-in.base]
 	o.pending--
@@ -214,6 +236,9 @@ func (in *Interp) refill() {
 	}
 }
 
+// minWindow is the least room the ops window grows by.
+const minWindow = 32
+
 func (in *Interp) read(op *Op) {
 	idx := in.next
 	if idx == math.MaxInt32 {
@@ -224,13 +249,20 @@ func (in *Interp) read(op *Op) {
 		in.err = err
 		return
 	}
+	if len(in.ops) == cap(in.ops) {
+		// The window slides (Complete forgets its prefix), so append
+		// alone would reallocate it every op or two when few ops are
+		// open. The old array is not reused: the driver may still hold a
+		// completed op's *Op.
+		in.ops = append(make([]iop, 0, max(2*len(in.ops), minWindow)), in.ops...)
+	}
 	in.ops = append(in.ops, iop{op: *op})
 	o := &in.ops[len(in.ops)-1]
 	o.op.After, o.op.StartAfter = nil, nil
 	for _, d := range op.StartAfter {
 		if d >= in.base {
 			if ds := &in.ops[d-in.base]; ds.state < iStarted {
-				ds.starts = append(ds.starts, idx)
+				ds.starts = append(in.list(ds.starts), idx)
 				o.pending++
 			}
 		}
@@ -238,7 +270,7 @@ func (in *Interp) read(op *Op) {
 	for _, d := range op.After {
 		if d >= in.base {
 			if ds := &in.ops[d-in.base]; ds.state != iDone {
-				ds.waiters = append(ds.waiters, idx)
+				ds.waiters = append(in.list(ds.waiters), idx)
 				o.pending++
 			}
 		}

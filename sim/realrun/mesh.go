@@ -33,11 +33,13 @@ type Mesh struct {
 	sameMachine []bool
 	out         []*outQueue
 
-	mu      sync.Mutex
-	events  []event
-	ehead   int
-	signal  chan struct{} // a token whenever events were added
-	bye     []bool        // a bye frame has come from that peer
+	mu     sync.Mutex
+	events []event
+	ehead  int
+	signal chan struct{} // a token whenever events were added
+	// wait times next's sleeps; kept, so that a wait allocates nothing.
+	wait    *time.Timer
+	bye     []bool // a bye frame has come from that peer
 	closing bool
 
 	pool bufPool
@@ -457,11 +459,15 @@ func (m *Mesh) next(deadline time.Time) (event, bool) {
 			m.asleep.Store(false)
 			return event{}, false
 		}
-		t := time.NewTimer(wait)
+		if m.wait == nil {
+			m.wait = time.NewTimer(wait)
+		} else {
+			m.wait.Reset(wait) // since Go 1.23, no stale tick survives a Stop or Reset
+		}
 		select {
 		case <-m.signal:
-			t.Stop()
-		case <-t.C:
+			m.wait.Stop()
+		case <-m.wait.C:
 		}
 		m.asleep.Store(false)
 	}
@@ -698,6 +704,13 @@ func (m *Mesh) queue(peer int, it outItem, get bool) (bool, error) {
 		written, err := m.sendPolled(p, it)
 		return written && !get, err
 	}
+	return m.queueTCP(peer, it, get)
+}
+
+// queueTCP is queue for a peer whose connection has its own writer. It is
+// apart from queue because writeFrame makes its item escape to the heap: an
+// allocation that a frame to a polled peer need not pay.
+func (m *Mesh) queueTCP(peer int, it outItem, get bool) (bool, error) {
 	q := m.out[peer]
 	q.mu.Lock()
 	if it.h.payload <= inlineBytes && !q.busy && len(q.items) == 0 && !q.closed {

@@ -274,7 +274,11 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 		}
 		m.written(p.peer, it)
 		p.out[0] = outItem{}
-		p.out = p.out[1:]
+		if len(p.out) == 1 {
+			p.out = p.out[:0] // keep the backing array: no allocation per frame
+		} else {
+			p.out = p.out[1:]
+		}
 		p.wsent = 0
 		moved = true
 	}

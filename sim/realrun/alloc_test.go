@@ -1,0 +1,81 @@
+package realrun_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+// TestPolledPingPongAllocations counts what a message of a ping-pong
+// between two ranks of this process allocates, over a channel the ranks
+// poll: a frame must not cost an allocation (each once cost about four:
+// the queued item escaped to the heap, and the polled peer's queue and the
+// interpreter's lists of waiting ops were reallocated). It takes the
+// difference between calls of 300 and of 100 round trips, so that what a
+// call allocates once (its interpreter, the first ops it reads) cancels;
+// what is left per message is the interpreter's ops window, grown by 32
+// ops at a time, one allocation in about 30 ops. The bound is one in 10.
+func TestPolledPingPongAllocations(t *testing.T) {
+	skipWithoutSharedMemory(t, realrun.SharedMemory)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	meshes, err := realrun.ConnectLocal(ctx, 2, 1, realrun.SharedMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks := make([]*realrun.Rank, 2)
+	for i, m := range meshes {
+		ranks[i] = realrun.NewRank(m)
+		ranks[i].Timeout = 30 * time.Second
+	}
+	// each runs the ping-pong of rounds round trips calls times on both
+	// ranks and returns how many allocations that took.
+	each := func(rounds, calls int) uint64 {
+		s, err := collectives.PingPong(2, 0, 1, 8, rounds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var wg sync.WaitGroup
+		for i, r := range ranks {
+			wg.Go(func() {
+				for range calls {
+					if err := r.Execute(s, nil); err != nil {
+						t.Error(err)
+						meshes[i].Abort(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	const calls = 40
+	each(300, 5) // warm: pools and queues at their working size
+	short, long := each(100, calls), each(300, calls)
+	var wg sync.WaitGroup
+	for _, m := range meshes {
+		wg.Go(func() {
+			if err := m.Close(time.Now().Add(10 * time.Second)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	perMessage := (float64(long) - float64(short)) / (calls * 2 * 200)
+	t.Logf("%d and %d allocations in %d calls of 100 and 300 round trips: %.3f per message", short, long, calls, perMessage)
+	if perMessage > 0.1 {
+		t.Errorf("%.3f allocations per message, want at most 0.1", perMessage)
+	}
+}
