@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -192,8 +193,10 @@ func TestSharedChannelEnds(t *testing.T) {
 		a, _ := closedAtEnd(t, dir)
 		a.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 		n, err := a.Write(make([]byte, 10000))
-		if !errors.Is(err, os.ErrDeadlineExceeded) || n != 4096 {
-			t.Errorf("a write into a full ring past its deadline: %d bytes, %v; want 4096 and the deadline", n, err)
+		// A 4 KiB ring holds four records of 1,016 bytes (1 KiB each with
+		// its word).
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n != 4064 {
+			t.Errorf("a write into a full ring past its deadline: %d bytes, %v; want 4064 and the deadline", n, err)
 		}
 	})
 }
@@ -326,56 +329,96 @@ func TestSharedMemoryLeavesNoFiles(t *testing.T) {
 }
 
 // TestReaderShowsItsPlaceLazily: a reader publishes how far it has read
-// when it finds nothing new, or after a quarter of the ring (at most
-// shmPiece), not after each small frame (see sharedConn.taken): the
+// TestReaderShowsItsPlaceLazily: the reader publishes how far it has read
+// when it finds nothing new and after each piece of records it finishes
+// (shmPiece), not after each small frame (see sharedConn.taken): the
 // writer's room is unchanged after the reader takes a small frame, whole
 // once the reader looks again and finds nothing, and a long read frees
-// room while it goes on.
+// room while it goes on. Positions count records whole: a word of 8 bytes,
+// the bytes, padding to the next 64-byte line.
 func TestReaderShowsItsPlaceLazily(t *testing.T) {
 	const ring = 1 << 20
 	a, b := sharedPair(t, t.TempDir(), ring)
 	defer a.Close()
 	defer b.Close()
 	shown := func() uint64 { return atomic.LoadUint64(a.out.read) } // the word b publishes
-	a.put(make([]byte, 40))
-	if n := b.take(make([]byte, 64)); n != 40 {
-		t.Fatalf("took %d bytes, want 40", n)
+	take := func(c *sharedConn, n, want int) {
+		t.Helper()
+		if got, err := c.take(make([]byte, n)); got != want || err != nil {
+			t.Fatalf("took %d bytes (%v), want %d", got, err, want)
+		}
 	}
+	a.put(make([]byte, 40)) // one record: 8 + 40 bytes, one line
+	take(b, 64, 40)
 	if got := shown(); got != 0 {
 		t.Fatalf("after a 40-byte frame the reader shows %d bytes read, want 0 (not yet)", got)
 	}
-	if n := b.take(make([]byte, 64)); n != 0 {
-		t.Fatalf("took %d bytes from an empty ring", n)
+	take(b, 64, 0)
+	if got := shown(); got != 64 {
+		t.Fatalf("after finding nothing new the reader shows %d bytes read, want 64 (the record's line)", got)
 	}
-	if got := shown(); got != 40 {
-		t.Fatalf("after finding nothing new the reader shows %d bytes read, want 40", got)
-	}
-	// 100 KiB taken in one call: shown after the first 64 KiB piece, and
-	// the last 36 KiB when the reader finds nothing new.
+	// 100 KiB in two records: 65,528 bytes (the most a record holds, 64
+	// KiB with its word) and 36,872 (36,880 with the word, 577 lines:
+	// 36,928 bytes). Taken in one call, the first is shown as soon as it
+	// is done, a piece after the last showing; the second when the reader
+	// finds nothing new.
 	a.put(make([]byte, 100<<10))
-	if n := b.take(make([]byte, 100<<10)); n != 100<<10 {
-		t.Fatalf("took %d bytes, want %d", n, 100<<10)
-	}
-	if got, want := shown(), uint64(40+64<<10); got != want {
+	take(b, 100<<10, 100<<10)
+	if got, want := shown(), uint64(64+65536); got != want {
 		t.Fatalf("after a 100 KiB read the reader shows %d bytes read, want %d", got, want)
 	}
-	b.take(make([]byte, 1))
-	if got, want := shown(), uint64(40+100<<10); got != want {
+	take(b, 1, 0)
+	if got, want := shown(), uint64(64+65536+36928); got != want {
 		t.Fatalf("after finding nothing new the reader shows %d bytes read, want %d", got, want)
 	}
-	// A small ring (a large job's) is shown once a quarter of it is read:
-	// 1 KiB of 4 KiB, so 2,500 bytes taken in one piece are shown.
+	// A small ring (a large job's) holds records of a quarter of it: in
+	// 4 KiB, 1,016 bytes (1 KiB with the word), so 8 KiB offered fill it
+	// with 4,064 bytes. Each record done is shown: after 2,500 bytes
+	// taken, two whole (2 KiB of the ring), the third not yet.
 	c, d := sharedPair(t, t.TempDir(), 4096)
 	defer c.Close()
 	defer d.Close()
-	if n := c.put(make([]byte, 8192)); n != 4096 {
-		t.Fatalf("a 4 KiB ring took %d bytes, want 4096", n)
+	if n := c.put(make([]byte, 8192)); n != 4064 {
+		t.Fatalf("a 4 KiB ring took %d bytes, want 4064", n)
 	}
-	if n := d.take(make([]byte, 2500)); n != 2500 {
-		t.Fatalf("took %d bytes, want 2500", n)
+	take(d, 2500, 2500)
+	if got := atomic.LoadUint64(c.out.read); got != 2048 {
+		t.Fatalf("after taking 2,500 bytes of a 4 KiB ring the reader shows %d bytes read, want 2048", got)
 	}
-	if got := atomic.LoadUint64(c.out.read); got != 2500 {
-		t.Fatalf("after taking 2,500 bytes of a 4 KiB ring the reader shows %d bytes read, want 2500", got)
+}
+
+// TestStaleRecordsIgnored: the reader takes a record only when its word
+// names the place it is read at, so the records of the ring's last lap,
+// still in its memory, are not read again, and a word whose length
+// cannot be ends the channel with an error rather than a wild copy.
+func TestStaleRecordsIgnored(t *testing.T) {
+	a, b := sharedPair(t, t.TempDir(), 4096)
+	defer a.Close()
+	defer b.Close()
+	buf := make([]byte, 4096)
+	// Go round the ring once and a half in 100-byte records (two lines
+	// each): every line has held a record when the reader catches up.
+	for i := range 24 {
+		msg := bytes.Repeat([]byte{byte(i + 1)}, 100)
+		if n := a.put(msg); n != 100 {
+			t.Fatalf("record %d: put %d bytes, want 100", i, n)
+		}
+		if n, err := b.take(buf); n != 100 || err != nil || !bytes.Equal(buf[:n], msg) {
+			t.Fatalf("record %d: took %d bytes (%v), want the 100 put", i, n, err)
+		}
+		if n, err := b.take(buf); n != 0 || err != nil {
+			t.Fatalf("after record %d: took %d more bytes (%v) from an old lap, want none", i, n, err)
+		}
+	}
+	// A word tagged for the next place whose length is more than a record
+	// holds.
+	pos := atomic.LoadUint64(a.out.written)
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&a.out.data[pos&a.out.mask])), recordWord(pos, 5000))
+	if n, err := b.take(buf); n != 0 || !errors.Is(err, errMalformedRecord) {
+		t.Fatalf("a malformed record: took %d bytes, error %v; want %v", n, err, errMalformedRecord)
+	}
+	if _, err := b.Read(buf); !errors.Is(err, errMalformedRecord) {
+		t.Fatalf("a read after a malformed record: %v, want %v", err, errMalformedRecord)
 	}
 }
 
