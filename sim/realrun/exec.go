@@ -107,7 +107,6 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 			return err
 		}
 	}
-	deadline := time.Now().Add(r.Timeout)
 	for {
 		if err := r.issueReady(); err != nil {
 			return err
@@ -115,11 +114,10 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 		if in.Done() {
 			return nil
 		}
-		e, ok := r.mesh.next(deadline)
+		e, ok := r.mesh.nextWithin(r.Timeout)
 		if !ok {
 			return r.stalled(s.Name)
 		}
-		deadline = time.Now().Add(r.Timeout)
 		if err := r.handle(e); err != nil {
 			return err
 		}
