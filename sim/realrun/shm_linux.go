@@ -26,8 +26,8 @@ import (
 
 // A shared-memory channel between two ranks on one host, in the manner of
 // Open MPI's vader and MPICH's nemesis: a file in /dev/shm both processes
-// map, holding one byte ring per direction, each written by one side and
-// read by the other (single producer, single consumer: positions are
+// map, holding one ring of records per direction, each written by one side
+// and read by the other (single producer, single consumer: positions are
 // counters that only their owner advances, published with atomic stores).
 // The channel is a byte stream with the semantics of the TCP connection it
 // replaces, so that framing, the reader and writer goroutines and the fault
