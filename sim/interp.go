@@ -25,17 +25,20 @@ type Interp struct {
 	src         Source
 	reactive    ReactiveSource
 	lookahead   int32
-	ops         []iop // ops base..next-1, at index idx-base
-	base, next  int32
-	waiting     int32 // read ops waiting for dependencies
-	open        int32 // read ops not complete
-	ended       bool
-	ready       []int32 // ready ops not yet started, FIFO
-	rhead       int
-	posted      matchQueue // posted receives (program indices)
-	unexp       matchQueue // arrived, unmatched messages (driver's IDs)
-	scratch     []Op
-	err         error
+	// ops base..next-1 are the window, op idx at ops[idx&(len(ops)-1)]: a
+	// ring, so that a slot is reused once its op has completed and been
+	// forgotten, and the window allocates only when it grows.
+	ops        []iop
+	base, next int32
+	waiting    int32 // read ops waiting for dependencies
+	open       int32 // read ops not complete
+	ended      bool
+	ready      []int32 // ready ops not yet started, FIFO
+	rhead      int
+	posted     matchQueue // posted receives (program indices)
+	unexp      matchQueue // arrived, unmatched messages (driver's IDs)
+	scratch    []Op
+	err        error
 	// spare holds emptied waiters and starts lists for reuse, so that
 	// steady progress allocates nothing per op.
 	spare [][]int32
@@ -59,13 +62,36 @@ const (
 // NewInterp returns the interpreter of rank r of s, with its first ready
 // ops already read.
 func NewInterp(s Schedule, r int) (*Interp, error) {
-	if r < 0 || r >= s.Ranks {
-		return nil, fmt.Errorf("schedule %q: rank %d outside 0..%d", s.Name, r, s.Ranks-1)
+	in := new(Interp)
+	if err := in.Reset(s, r); err != nil {
+		return nil, err
 	}
-	in := &Interp{rank: int32(r), ranks: int32(s.Ranks), src: s.Rank(r), lookahead: int32(max(s.Lookahead, 1))}
+	return in, nil
+}
+
+// Reset makes in the interpreter of rank r of s, as NewInterp makes one,
+// keeping the memory it has grown (its window, lists and queues): a driver
+// that runs call after call then allocates little for each (a real run's
+// 8-byte ping-pong once collected its garbage 390 times in 3,000 calls).
+func (in *Interp) Reset(s Schedule, r int) error {
+	if r < 0 || r >= s.Ranks {
+		return fmt.Errorf("schedule %q: rank %d outside 0..%d", s.Name, r, s.Ranks-1)
+	}
+	for idx := in.base; idx < in.next; idx++ { // a call that stopped short
+		o := in.at(idx)
+		in.recycle(o.waiters)
+		in.recycle(o.starts)
+		o.waiters, o.starts = nil, nil
+	}
+	in.posted.reset()
+	in.unexp.reset()
+	*in = Interp{
+		rank: int32(r), ranks: int32(s.Ranks), src: s.Rank(r), lookahead: int32(max(s.Lookahead, 1)),
+		ops: in.ops, ready: in.ready[:0], posted: in.posted, unexp: in.unexp, scratch: in.scratch[:0], spare: in.spare,
+	}
 	in.reactive, _ = in.src.(ReactiveSource)
 	in.refill()
-	return in, in.err
+	return in.err
 }
 
 // Err returns the first invalid op read, if any.
@@ -74,8 +100,14 @@ func (in *Interp) Err() error { return in.err }
 // Done reports whether every op of the program has completed.
 func (in *Interp) Done() bool { return in.ended && in.open == 0 && in.err == nil }
 
-// Op returns op idx, which must be started and not yet complete.
-func (in *Interp) Op(idx int32) *Op { return &in.ops[idx-in.base].op }
+// Op returns op idx, which must be started and not yet complete. The *Op
+// (here and from Start) is not to be read once the op completes: Complete
+// overwrites its peer and tag (with completedPeer), and its slot later
+// holds another op.
+func (in *Interp) Op(idx int32) *Op { return &in.at(idx).op }
+
+// at is op idx of the window.
+func (in *Interp) at(idx int32) *iop { return &in.ops[int(idx)&(len(in.ops)-1)] }
 
 // Start returns the next ready op, now started: ops waiting for it to start
 // become ready. ok is false when no op is ready.
@@ -86,7 +118,7 @@ func (in *Interp) Start() (idx int32, op *Op, ok bool) {
 	}
 	idx = in.ready[in.rhead]
 	in.rhead++
-	o := &in.ops[idx-in.base]
+	o := in.at(idx)
 	o.state = iStarted
 	starts := o.starts
 	o.starts = nil
@@ -98,17 +130,20 @@ func (in *Interp) Start() (idx int32, op *Op, ok bool) {
 		in.reactive.Started(idx)
 		in.refill()
 	}
-	return idx, &in.ops[idx-in.base].op, true
+	return idx, &in.at(idx).op, true
 }
 
 // Complete records that started op idx has completed, releasing the ops
 // that wait for it and reading further ops.
 func (in *Interp) Complete(idx int32) {
-	o := &in.ops[idx-in.base]
+	o := in.at(idx)
 	if o.state != iStarted {
 		panic(fmt.Sprintf("sim: Interp.Complete of op %d, which is not started", idx))
 	}
 	o.state = iDone
+	// A driver that read the op after this would get a later op once the
+	// slot is reused, and only then: make the mistake show at once.
+	o.op.Peer, o.op.Tag = completedPeer, completedPeer
 	in.open--
 	waiters := o.waiters
 	o.waiters = nil
@@ -119,10 +154,8 @@ func (in *Interp) Complete(idx int32) {
 	if in.reactive != nil {
 		in.reactive.Completed(idx)
 	}
-	// Forget the completed prefix (append reallocates the window as it
-	// fills, leaving the forgotten ops behind).
-	for len(in.ops) > 0 && in.ops[0].state == iDone {
-		in.ops = in.ops[1:]
+	// Forget the completed prefix: its slots take later ops.
+	for in.base < in.next && in.at(in.base).state == iDone {
 		in.base++
 	}
 	in.refill()
@@ -156,8 +189,8 @@ func (in *Interp) Arrived(src, tag int32, msg uint32) (recv int32, matched bool)
 // names an unexpected message by its ID.
 func (in *Interp) Pending(describe func(msg uint32) string) []PendingOp {
 	var out []PendingOp
-	for i := range in.ops {
-		o := &in.ops[i]
+	for idx := in.base; idx < in.next; idx++ {
+		o := in.at(idx)
 		var state string
 		switch o.state {
 		case iDone:
@@ -172,7 +205,7 @@ func (in *Interp) Pending(describe func(msg uint32) string) []PendingOp {
 				state = "posted; no matching message arrived"
 			}
 		}
-		out = append(out, PendingOp{Rank: in.rank, Index: in.base + int32(i), Op: o.op.String(), State: state})
+		out = append(out, PendingOp{Rank: in.rank, Index: idx, Op: o.op.String(), State: state})
 	}
 	if !in.ended {
 		out = append(out, PendingOp{Rank: in.rank, Index: in.next, Op: "(rest of program)", State: "not reached"})
@@ -201,7 +234,7 @@ func (in *Interp) recycle(l []int32) {
 }
 
 func (in *Interp) release(idx int32) {
-	o := &in.ops[idx-in.base]
+	o := in.at(idx)
 	o.pending--
 	if o.pending == 0 {
 		in.waiting--
@@ -210,7 +243,7 @@ func (in *Interp) release(idx int32) {
 }
 
 func (in *Interp) makeReady(idx int32) {
-	in.ops[idx-in.base].state = iReady
+	in.at(idx).state = iReady
 	in.ready = append(in.ready, idx)
 }
 
@@ -236,8 +269,23 @@ func (in *Interp) refill() {
 	}
 }
 
-// minWindow is the least room the ops window grows by.
+// completedPeer is the peer and tag of an op that has completed, as its
+// *Op shows them: no rank or tag, so that a driver that reads an op after
+// completing it fails rather than reading another op's fields.
+const completedPeer = math.MinInt32 + 1
+
+// minWindow is the window's first size, a power of two.
 const minWindow = 32
+
+// grow doubles the full window. The old ring is left as it is: the driver
+// may hold *Ops into it.
+func (in *Interp) grow() {
+	old := in.ops
+	in.ops = make([]iop, max(2*len(old), minWindow))
+	for idx := in.base; idx < in.next; idx++ {
+		*in.at(idx) = old[int(idx)&(len(old)-1)]
+	}
+}
 
 func (in *Interp) read(op *Op) {
 	idx := in.next
@@ -249,19 +297,15 @@ func (in *Interp) read(op *Op) {
 		in.err = err
 		return
 	}
-	if len(in.ops) == cap(in.ops) {
-		// The window slides (Complete forgets its prefix), so append
-		// alone would reallocate it every op or two when few ops are
-		// open. The old array is not reused: the driver may still hold a
-		// completed op's *Op.
-		in.ops = append(make([]iop, 0, max(2*len(in.ops), minWindow)), in.ops...)
+	if int(in.next-in.base) == len(in.ops) {
+		in.grow()
 	}
-	in.ops = append(in.ops, iop{op: *op})
-	o := &in.ops[len(in.ops)-1]
+	o := in.at(idx)
+	*o = iop{op: *op}
 	o.op.After, o.op.StartAfter = nil, nil
 	for _, d := range op.StartAfter {
 		if d >= in.base {
-			if ds := &in.ops[d-in.base]; ds.state < iStarted {
+			if ds := in.at(d); ds.state < iStarted {
 				ds.starts = append(in.list(ds.starts), idx)
 				o.pending++
 			}
@@ -269,7 +313,7 @@ func (in *Interp) read(op *Op) {
 	}
 	for _, d := range op.After {
 		if d >= in.base {
-			if ds := &in.ops[d-in.base]; ds.state != iDone {
+			if ds := in.at(d); ds.state != iDone {
 				ds.waiters = append(in.list(ds.waiters), idx)
 				o.pending++
 			}

@@ -186,6 +186,11 @@ func (q *matchQueue) remove(pos int32) uint32 {
 	return val
 }
 
+// reset empties the queue, keeping its memory.
+func (q *matchQueue) reset() {
+	q.items, q.head, q.live, q.wild, q.indexed = q.items[:0], 0, 0, q.wild[:0], false
+}
+
 // rebuild drops dead entries and rebuilds the positions (and the index if
 // the queue is long).
 func (q *matchQueue) rebuild() {

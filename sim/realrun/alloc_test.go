@@ -17,9 +17,10 @@ import (
 // the queued item escaped to the heap, and the polled peer's queue and the
 // interpreter's lists of waiting ops were reallocated). It takes the
 // difference between calls of 300 and of 100 round trips, so that what a
-// call allocates once (its interpreter, the first ops it reads) cancels;
-// what is left per message is the interpreter's ops window, grown by 32
-// ops at a time, one allocation in about 30 ops. The bound is one in 10.
+// call allocates once cancels; the interpreter, reset for each call, keeps
+// its window and lists, so nothing is left per message (the bound allows
+// one allocation in 100 messages). A call itself allocates its ranks'
+// program sources, one each: the bound is 4 for the two ranks.
 func TestPolledPingPongAllocations(t *testing.T) {
 	skipWithoutSharedMemory(t, realrun.SharedMemory)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -75,7 +76,10 @@ func TestPolledPingPongAllocations(t *testing.T) {
 	}
 	perMessage := (float64(long) - float64(short)) / (calls * 2 * 200)
 	t.Logf("%d and %d allocations in %d calls of 100 and 300 round trips: %.3f per message", short, long, calls, perMessage)
-	if perMessage > 0.1 {
-		t.Errorf("%.3f allocations per message, want at most 0.1", perMessage)
+	if perMessage > 0.01 {
+		t.Errorf("%.3f allocations per message, want at most 0.01", perMessage)
+	}
+	if perCall := float64(short) / calls; perCall > 4 {
+		t.Errorf("%.1f allocations per call of 100 round trips, want at most 4", perCall)
 	}
 }

@@ -28,6 +28,7 @@ type Rank struct {
 	data     [][]uint64         // the current call's buffers (nil: no data)
 	reduce   sim.ReduceOp       // the current call's reduction
 	in       *sim.Interp        // the current call's interpreter
+	interp   *sim.Interp        // the interpreter, reset for each call
 
 	// Single copies straight out of the rank's buffers (singlecopy.go): a
 	// send of a contiguous region lends it to the receiver, which copies it
@@ -93,8 +94,11 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 		return fmt.Errorf("schedule %q has %d ranks but the run has %d", s.Name, s.Ranks, r.mesh.size)
 	}
 	r.epoch++
-	in, err := sim.NewInterp(s, r.mesh.rank)
-	if err != nil {
+	if r.interp == nil {
+		r.interp = new(sim.Interp)
+	}
+	in := r.interp
+	if err := in.Reset(s, r.mesh.rank); err != nil {
 		return err
 	}
 	r.in, r.data, r.reduce = in, data, s.ReduceOp
@@ -308,8 +312,9 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 		h.payload = 8 * int64(len(payload))
 	}
 	if int(op.Peer) == r.mesh.rank {
+		self := op.Peer // op is not to be read once it completes
 		r.complete(idx)
-		return r.arrive(event{kind: evFrame, from: op.Peer, h: h, payload: payload})
+		return r.arrive(event{kind: evFrame, from: self, h: h, payload: payload})
 	}
 	written, err := r.mesh.send(int(op.Peer), h, payload, idx)
 	if written {
@@ -382,11 +387,11 @@ func (r *Rank) keep(a arrival) uint32 {
 // or when one is; until then a write into the region captures them first,
 // so the message still carries what the region held when it was sent.
 func (r *Rank) sendToSelf(idx int32, op *sim.Op) error {
-	src := op.Data
-	r.complete(idx)
-	h := header{kind: kindData | flagElements, epoch: r.epoch, tag: op.Tag, bytes: op.Bytes, payload: 8 * src.Count}
-	id := r.keep(arrival{from: op.Peer, h: h, payload: r.data[src.Buf][src.Off : src.Off+src.Count], view: true, src: src})
-	if recv, ok := r.in.Arrived(op.Peer, op.Tag, id); ok {
+	src, self, tag := op.Data, op.Peer, op.Tag
+	h := header{kind: kindData | flagElements, epoch: r.epoch, tag: tag, bytes: op.Bytes, payload: 8 * src.Count}
+	r.complete(idx) // op is not to be read from here on: its slot takes a later op
+	id := r.keep(arrival{from: self, h: h, payload: r.data[src.Buf][src.Off : src.Off+src.Count], view: true, src: src})
+	if recv, ok := r.in.Arrived(self, tag, id); ok {
 		return r.deliver(recv, id)
 	}
 	r.selfLent = append(r.selfLent, id)
