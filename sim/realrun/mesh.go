@@ -18,8 +18,8 @@ import (
 // shared-memory channels and some TCP ones itself while it waits (see
 // progress.go); the other connections have a reader and a writer
 // goroutine each. Either way a rank never blocks on one channel: sends are
-// queued, and frames and send completions arrive as events, in order per
-// peer, for the rank's single interpreting loop. Messages too large for a
+// queued, and frames and send completions arrive as events for the rank's
+// single interpreting loop, each peer's frames in order. Messages too large for a
 // ring travel as single copies between ranks that share memory (see
 // singlecopy.go).
 type Mesh struct {

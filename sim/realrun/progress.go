@@ -43,8 +43,12 @@ type polling struct {
 	// own holds the events of the frames the rank's goroutine read itself,
 	// from own[ownHead] on: only that goroutine touches it, so the frames
 	// it reads reach it without the lock, counter and signal of the
-	// events other goroutines post (Mesh.post). next takes them first;
-	// each peer's events are all in one queue, so their order holds.
+	// events other goroutines post (Mesh.post). next takes them first.
+	// A polled peer's frames are all here, in order; the completions of
+	// sends to it and the failure of its channel go on the shared queue
+	// and may be taken after frames that came later, which changes
+	// nothing: a call ends only once its sends complete, a write into a
+	// region a send lent waits for it, and a failure ends the stream.
 	own     []event
 	ownHead int
 }

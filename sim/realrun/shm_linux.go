@@ -60,8 +60,12 @@ import (
 // of Open MPI's vader carry a small message with its sequence number: with
 // the position in a line of its own, each message cost the reader two
 // lines from the writer's core (see the README's "The progress loop").
-// written still counts the bytes of published records, padding included,
-// for a side about to sleep and for the writer's wake-up.
+// Before it publishes a record, the writer zeroes the word where the next
+// one will start (a line it keeps free for that), so that the reader finds
+// there either 0 or that record's word, never bytes of an earlier lap that
+// happen to look like it. written still counts the bytes of published
+// records, padding included, for a side about to sleep and for the
+// writer's wake-up.
 const (
 	shmHeader = 4096
 	ringCtrl  = 256
@@ -77,7 +81,8 @@ const (
 	// host has a core for each of its ranks, as MPI libraries poll: a
 	// wake-up costs microseconds to tens of microseconds.
 	shmPoll = 200 * time.Microsecond
-	// shmPiece is how much a side copies before it publishes its position:
+	// shmPiece is how much a side copies before it publishes its position
+	// (a record holds at most a piece, word included):
 	// a writer that filled the whole ring before publishing left the reader
 	// idle long enough to fall asleep, and the two then took turns at
 	// waking each other (a 16 MiB ping-pong crossed at 1.0 GB/s, against
@@ -90,15 +95,21 @@ const (
 	// recordLenBits is how much of a record's word is its length; the
 	// rest is the record's tag (recordWord).
 	recordLenBits = 24
+	// minRing is the smallest ring: room for a record and the free line
+	// after it.
+	minRing = 256
+	// leastRoom is the least room put can use: a line of record and the
+	// free line after it.
+	leastRoom = 2 * recordAlign
 )
 
 // recordWord is the word of a record of n bytes at ring position pos: its
-// tag, the number of the line it starts on plus one (mod 2^40), above its
-// length. Nothing but the writer's latest record at pos has that tag there:
-// the ring starts zeroed, and the record before it in that place was a lap
-// of the ring earlier, a line number len(ring)/64 smaller.
+// tag, the number of the line it starts on (mod 2^40-1) plus one, never 0,
+// above its length. Where the reader looks, the writer has zeroed the word
+// (see above), so the tag is a check on the protocol, not what tells a
+// record from old bytes.
 func recordWord(pos uint64, n int) uint64 {
-	return (pos/recordAlign+1)<<recordLenBits | uint64(n)
+	return (pos/recordAlign%(1<<(64-recordLenBits)-1)+1)<<recordLenBits | uint64(n)
 }
 
 // recordSpan is the ring space a record of n bytes takes, word and padding
@@ -212,6 +223,9 @@ func (s *segment) path() string { return filepath.Join(s.dir, s.base) }
 // rings of ring bytes, reserving the file's memory now so that a full
 // tmpfs fails here rather than with SIGBUS later.
 func createSegment(dir string, ring int) (*segment, error) {
+	if err := checkRing(ring); err != nil {
+		return nil, err
+	}
 	removeStale(dir)
 	var name [8]byte
 	if _, err := rand.Read(name[:]); err != nil {
@@ -267,6 +281,9 @@ func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, 
 	if !segmentName.MatchString(base) {
 		return nil, fmt.Errorf("%q is not the name of a channel file", base)
 	}
+	if err := checkRing(ring); err != nil {
+		return nil, err
+	}
 	s := &segment{dir: dir, base: base, token: token, ring: ring}
 	f, err := os.OpenFile(s.path(), os.O_RDWR, 0)
 	if err != nil {
@@ -287,6 +304,15 @@ func openSegment(dir, base string, token [tokenBytes]byte, ring int) (*segment, 
 	s.unlink()
 	s.touch()
 	return s, nil
+}
+
+// checkRing refuses a ring size the channel cannot use: positions are
+// masked (a power of two), and a record needs its lines.
+func checkRing(ring int) error {
+	if ring < minRing || ring&(ring-1) != 0 {
+		return fmt.Errorf("shared memory: a ring of %d bytes: want a power of two of at least %d", ring, minRing)
+	}
+	return nil
 }
 
 // segmentBytes is the size of a channel file with rings of ring bytes.
@@ -575,7 +601,7 @@ func (c *sharedConn) Write(p []byte) (int, error) {
 		}
 		pos := atomic.LoadUint64(r.written)
 		err := c.sleep(r.writerSleeps, &c.writeDL, func() bool {
-			return pos-atomic.LoadUint64(r.read) < size || c.gone.Load() || c.closed.Load()
+			return pos-atomic.LoadUint64(r.read) <= size-leastRoom || c.gone.Load() || c.closed.Load()
 		})
 		if err != nil {
 			return done, err
@@ -611,7 +637,7 @@ func (c *sharedConn) writeWhole(p []byte) {
 		return
 	}
 	most := c.maxRecord(len(c.out.data))
-	span := uint64(len(p)/most) * recordSpan(most)
+	span := uint64(len(p)/most)*recordSpan(most) + recordAlign // and the free line
 	if rest := len(p) % most; rest > 0 {
 		span += recordSpan(rest)
 	}
@@ -643,20 +669,24 @@ func (c *sharedConn) put(p []byte) int {
 	done := 0
 	for done < len(p) {
 		n := min(len(p)-done, most)
-		room := c.room(recordSpan(n))
-		if room < recordSpan(1) {
+		// Room for the record and the line after it, whose word is zeroed.
+		room := c.room(recordSpan(n) + recordAlign)
+		if room < leastRoom {
 			break
 		}
-		n = min(n, int(room)-wordBytes) // room is whole lines: the record fits
+		n = min(n, int(room)-recordAlign-wordBytes) // room is whole lines: the record fits
 		at := int((pos + wordBytes) & r.mask)
 		k := copy(r.data[at:], p[done:done+n])
 		copy(r.data, p[done+k:done+n])
+		next := pos + recordSpan(n)
+		*(*uint64)(unsafe.Pointer(&r.data[next&r.mask])) = 0
 		// Release stores, no fence: an atomic store stalled the writer
 		// until it owned the line the reader polls (see
 		// sharedConn.futexSleep for the wake-up it may miss). The word
-		// last, so that a reader that sees it sees the bytes.
+		// last, so that a reader that sees it sees the bytes and the next
+		// word's zero.
 		storeRelease((*uint64)(unsafe.Pointer(&r.data[pos&r.mask])), recordWord(pos, n))
-		pos += recordSpan(n)
+		pos = next
 		done += n
 		storeRelease(r.written, pos)
 		wake(r.readerSleeps)
@@ -689,7 +719,7 @@ func (c *sharedConn) waitRoom() {
 	size := uint64(len(r.data))
 	var none atomic.Int64
 	c.futexSleep(r.writerSleeps, &none, func() bool {
-		return atomic.LoadUint64(r.written)-atomic.LoadUint64(r.read) < size || c.gone.Load() || c.closed.Load()
+		return atomic.LoadUint64(r.written)-atomic.LoadUint64(r.read) <= size-leastRoom || c.gone.Load() || c.closed.Load()
 	})
 }
 
