@@ -679,7 +679,12 @@ func (c *sharedConn) put(p []byte) int {
 		k := copy(r.data[at:], p[done:done+n])
 		copy(r.data, p[done+k:done+n])
 		next := pos + recordSpan(n)
-		*(*uint64)(unsafe.Pointer(&r.data[next&r.mask])) = 0
+		// Stores leave in order: a zero still to be stored would hold the
+		// word back until its line is the writer's, so it is stored only
+		// if needed; zeroAhead has mostly stored it already.
+		if w := (*uint64)(unsafe.Pointer(&r.data[next&r.mask])); *w != 0 {
+			*w = 0
+		}
 		// Release stores, no fence: an atomic store stalled the writer
 		// until it owned the line the reader polls (see
 		// sharedConn.futexSleep for the wake-up it may miss). The word
@@ -690,8 +695,23 @@ func (c *sharedConn) put(p []byte) int {
 		done += n
 		storeRelease(r.written, pos)
 		wake(r.readerSleeps)
+		c.zeroAhead(pos)
 	}
 	return done
+}
+
+// zeroAhead zeroes the word of the line after pos, the next record's
+// start, when that line is free: the end of a one-line record written
+// there next, whose zero put then finds stored, its line already the
+// writer's, rather than storing it in front of the record's word (an
+// 8-byte ping-pong took 0.85 us one way so, against 0.72 us).
+func (c *sharedConn) zeroAhead(pos uint64) {
+	r := &c.out
+	if size := uint64(len(r.data)); pos+2*recordAlign <= c.seenRead+size {
+		if w := (*uint64)(unsafe.Pointer(&r.data[(pos+recordAlign)&r.mask])); *w != 0 {
+			*w = 0
+		}
+	}
 }
 
 // waitReadable sleeps, without polling, until a read would not wait: the
