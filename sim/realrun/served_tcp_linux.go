@@ -7,6 +7,7 @@ import (
 	"net"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,6 +35,19 @@ func serveTCP(c net.Conn) (servedConn, bool) {
 	return &tcpServed{rc: rc}, true
 }
 
+// rawIO reads or writes (trap) p on the non-blocking descriptor fd without
+// telling Go's scheduler it enters a system call: the call never waits,
+// and with syscall.Read the scheduler handed the rank's processor over
+// and back around it, 4 times as many context switches in an 8-byte
+// ping-pong over loopback TCP as Go's collector ran less often.
+func rawIO(trap, fd uintptr, p []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // readSome reads what the socket holds, up to len(p), without waiting.
 func (t *tcpServed) readSome(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -44,7 +58,7 @@ func (t *tcpServed) readSome(p []byte) (int, error) {
 	// Control, not Read: it does not wait for the read lock a watcher
 	// holds while it waits in the poller.
 	if rerr := t.rc.Control(func(fd uintptr) {
-		n, err = syscall.Read(int(fd), p)
+		n, err = rawIO(syscall.SYS_READ, fd, p)
 	}); rerr != nil {
 		return 0, rerr // closed
 	}
@@ -67,7 +81,7 @@ func (t *tcpServed) writeSome(p []byte) (int, error) {
 	var n int
 	var err error
 	if werr := t.rc.Control(func(fd uintptr) {
-		n, err = syscall.Write(int(fd), p)
+		n, err = rawIO(syscall.SYS_WRITE, fd, p)
 	}); werr != nil {
 		return 0, werr
 	}
