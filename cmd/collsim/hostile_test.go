@@ -371,6 +371,10 @@ var hostileCases = []hostile{
 	{args: []string{"model", "-n", "8", "-s", "8..4611686018427387904"}, code: 0, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "8..4611686018427387904", "--verify=false", "--iterations", "0"}, code: 2, want: `--iterations`, limit: fast},
 	{args: []string{"real", "--np", "2", "--warmup", "-1"}, code: 2, want: `--warmup`, limit: fast},
+	// Real runs move 64-bit words: the simulator's advice (--elem-size 1)
+	// named a flag real does not have; and a zero timeout gave up at once.
+	{args: []string{"real", "--np", "2", "-s", "1001"}, code: 2, want: `1001B is not a whole number of 8-byte words.*use a multiple of 8`, limit: fast},
+	{args: []string{"real", "--np", "2", "--timeout", "0s"}, code: 2, want: `--timeout must be more than 0`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "lots"}, code: 2, want: `--single-copy "lots": want ring`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "-4KiB"}, code: 2, want: `--single-copy "-4KiB"`, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "32GiB"}, code: 2, want: `--sizes: 32GiB.*16GiB`, limit: fast},

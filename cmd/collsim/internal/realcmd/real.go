@@ -304,6 +304,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if o.iterations < 1 || o.warmup < 0 {
 		return nil, 0, cmdutil.Flagf("--iterations must be at least 1 and --warmup not negative, not %d and %d", o.iterations, o.warmup)
 	}
+	if o.timeout <= 0 {
+		return nil, 0, cmdutil.Flagf("--timeout must be more than 0, not %v: it is how long a rank waits without progress before it gives up", o.timeout)
+	}
 	if _, err := parseTransport(o.transport); err != nil {
 		return nil, 0, err
 	}
@@ -347,6 +350,11 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		for _, entry := range algos {
 			for _, bytes := range sizes {
 				p, err := collsim.Call(c, size, bytes, 8, 0)
+				if err != nil && bytes%8 != 0 {
+					// Call's advice (--elem-size 1) is the simulator's:
+					// real runs move whole 64-bit words.
+					return nil, 0, cmdutil.Flagf("size %dB is not a whole number of 8-byte words, which real runs move (each element a 64-bit word, checked): use a multiple of 8", bytes)
+				}
 				if err != nil {
 					return nil, 0, err
 				}
@@ -460,6 +468,15 @@ func Summaries(reports []realrun.Report) []realrun.Summary {
 		}
 	}
 	return sums
+}
+
+// BetaText is a fit's beta with its error, or, when beta comes from the one
+// slope of two large sizes, says so rather than print NaN.
+func BetaText(fit cost.HockneyFit) string {
+	if math.IsNaN(fit.BetaErr) {
+		return fmt.Sprintf("%.4g s/B (one slope, between the two sizes large enough: no spread to give an error; more sizes of several MiB give one)", fit.Model.Beta)
+	}
+	return fmt.Sprintf("%.4g s/B ± %.2g", fit.Model.Beta, fit.BetaErr)
 }
 
 // AlphaText is a fit's alpha with its error, or, when alpha comes from a
@@ -773,8 +790,8 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		if fitErr != nil {
 			fmt.Fprintf(w, "ping-pong fit: %v\n", fitErr)
 		} else {
-			fmt.Fprintf(w, "ping-pong times (one way, as osu_latency) fit alpha = %s, beta = %.4g s/B ± %.2g (%s), worst residual %.1f%%\n",
-				AlphaText(fit), fit.Model.Beta, fit.BetaErr, configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
+			fmt.Fprintf(w, "ping-pong times (one way, as osu_latency) fit alpha = %s, beta = %s (%s), worst residual %.1f%%\n",
+				AlphaText(fit), BetaText(fit), configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
 		}
 	}
 	return nil

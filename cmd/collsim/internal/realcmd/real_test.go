@@ -1,8 +1,11 @@
 package realcmd
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/cost"
 )
 
 // TestRankFromEnv: each launcher's variables, their precedence, and what
@@ -62,5 +65,17 @@ func TestLocalRanks(t *testing.T) {
 		if got := localRanks(func(k string) string { return c.env[k] }); got != c.want {
 			t.Errorf("%v: %d, want %d", c.env, got, c.want)
 		}
+	}
+}
+
+// TestBetaTextWithoutSpread: a fit whose beta rests on one slope (two
+// large sizes) has no error to give; the line says so instead of "± NaN".
+func TestBetaTextWithoutSpread(t *testing.T) {
+	one := cost.HockneyFit{Model: cost.Hockney{Beta: 3.5e-10}, BetaErr: math.NaN()}
+	if got := BetaText(one); strings.Contains(got, "NaN") || !strings.Contains(got, "one slope") || !strings.HasPrefix(got, "3.5e-10 s/B") {
+		t.Errorf("BetaText of a one-slope fit: %q", got)
+	}
+	if got, want := BetaText(cost.HockneyFit{Model: cost.Hockney{Beta: 3.5e-10}, BetaErr: 1e-11}), "3.5e-10 s/B ± 1e-11"; got != want {
+		t.Errorf("BetaText: %q, want %q", got, want)
 	}
 }
