@@ -156,6 +156,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if o.Size < 1 || o.Rank < 0 || o.Rank >= o.Size {
 		return fmt.Errorf("rank %d of %d: the rank must be in 0..size-1; check the launcher's environment", o.Rank, o.Size)
 	}
+	defer RemoveOwnFiles() // a setup cut short leaves no channel files behind
 	bind := o.Bind
 	if bind == "" {
 		var err error

@@ -239,6 +239,7 @@ func createSegment(dir string, ring int) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	named.add(s.path())
 	defer f.Close()
 	size := segmentBytes(ring)
 	if err := syscall.Fallocate(int(f.Fd()), 0, 0, int64(size)); err != nil {
@@ -340,7 +341,64 @@ func (s *segment) touch() {
 
 // unlink removes the segment's name; the mappings live on until both
 // sides close them.
-func (s *segment) unlink() { os.Remove(s.path()) }
+func (s *segment) unlink() {
+	os.Remove(s.path())
+	named.forget(s.path())
+}
+
+// named holds the channel files this process created whose names it has
+// not removed yet: a rank that gives up during setup removes them
+// (RemoveOwnFiles), rather than leave them for the next run on the host
+// (a helper found them after killing one rank of 40 while the others
+// connected: ranks waiting for a peer's answer never reached their
+// unlink).
+var named createdFiles
+
+type createdFiles struct {
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+func (f *createdFiles) add(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.paths == nil {
+		f.paths = map[string]bool{}
+	}
+	f.paths[path] = true
+}
+
+func (f *createdFiles) forget(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.paths, path)
+}
+
+// RemoveFilesOf removes the shared-memory channel files the processes
+// pids created, once they have exited: a launcher that had to kill its
+// ranks (SIGKILL runs no cleanup) removes what they left.
+func RemoveFilesOf(pids []int) {
+	for _, pid := range pids {
+		names, _ := filepath.Glob(filepath.Join(shmDir, fmt.Sprintf("collsim-%010d-*", pid)))
+		for _, name := range names {
+			if segmentName.MatchString(filepath.Base(name)) {
+				os.Remove(name)
+			}
+		}
+	}
+}
+
+// RemoveOwnFiles removes the names of the shared-memory channel files this
+// process created and has not removed yet; mappings live on until closed.
+// A rank calls it when it stops, however it stops.
+func RemoveOwnFiles() {
+	named.mu.Lock()
+	defer named.mu.Unlock()
+	for path := range named.paths {
+		os.Remove(path)
+	}
+	clear(named.paths)
+}
 
 func (s *segment) release() {
 	if s.mem != nil {

@@ -520,3 +520,59 @@ func TestSleeperLooksAgainSoon(t *testing.T) {
 		t.Fatalf("the sleeper looked again after %v (error %v), want within about %v", took, err, storeDrain)
 	}
 }
+
+// TestOwnFilesRemoved: a channel file whose name its creator has not
+// removed yet (its peer never answered) goes with RemoveOwnFiles, as a
+// rank's run ends however it ends; one already removed is not touched.
+func TestOwnFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	waiting, err := createSegment(dir, 4096)
+	if err != nil {
+		t.Skipf("no shared-memory channel in %s: %v", dir, err)
+	}
+	defer waiting.release()
+	done, err := createSegment(dir, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done.release()
+	done.unlink()
+	// A file of the same pattern that this process did not create.
+	other := filepath.Join(dir, "collsim-0000000001-0000000000000000")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RemoveOwnFiles()
+	if _, err := os.Stat(waiting.path()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the file waiting for its peer is still there after RemoveOwnFiles (%v)", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("RemoveOwnFiles removed a file this process did not create: %v", err)
+	}
+}
+
+// TestFilesOfRemoved: RemoveFilesOf removes the channel files named after
+// the given processes (a launcher's ranks, killed), and no others.
+func TestFilesOfRemoved(t *testing.T) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs %s: %v", shmDir, err)
+	}
+	// Process IDs above Linux's largest (2^22), so no live process's.
+	const gone, other = 1<<22 + 12345, 1<<22 + 12346
+	path := func(pid int) string {
+		return filepath.Join(shmDir, fmt.Sprintf("collsim-%010d-%016x", pid, 0xc0ffee))
+	}
+	for _, pid := range []int{gone, other} {
+		if err := os.WriteFile(path(pid), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(path(pid))
+	}
+	RemoveFilesOf([]int{gone})
+	if _, err := os.Stat(path(gone)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the file of a process given is still there (%v)", err)
+	}
+	if _, err := os.Stat(path(other)); err != nil {
+		t.Errorf("the file of a process not given was removed: %v", err)
+	}
+}

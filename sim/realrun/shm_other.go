@@ -37,7 +37,15 @@ func createSegment(string, int) (*segment, error) { return nil, errNoShared }
 func openSegment(string, string, [tokenBytes]byte, int) (*segment, error) {
 	return nil, errNoShared
 }
-func (s *segment) unlink()                          {}
+func (s *segment) unlink() {}
+
+// RemoveFilesOf removes the shared-memory channel files of processes
+// pids: none, here.
+func RemoveFilesOf([]int) {}
+
+// RemoveOwnFiles removes the shared-memory channel files this process
+// created: none, here.
+func RemoveOwnFiles()                               {}
 func (s *segment) release()                         {}
 func (s *segment) conn(bool, net.Conn) *sharedConn  { return nil }
 func (c *sharedConn) pollWhenAlone()                {}

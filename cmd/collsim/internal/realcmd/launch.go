@@ -173,6 +173,12 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 			left++
 		}
 	}
+	// Every rank has exited; those killed above ran no cleanup.
+	pids := make([]int, 0, len(procs))
+	for _, p := range procs {
+		pids = append(pids, p.Process.Pid)
+	}
+	realrun.RemoveFilesOf(pids)
 	switch {
 	case sigCtx.Err() != nil:
 		return nil, errors.New("interrupted: every rank was stopped")
