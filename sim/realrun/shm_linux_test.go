@@ -523,7 +523,8 @@ func TestSleeperLooksAgainSoon(t *testing.T) {
 
 // TestOwnFilesRemoved: a channel file whose name its creator has not
 // removed yet (its peer never answered) goes with RemoveOwnFiles, as a
-// rank's run ends however it ends; one already removed is not touched.
+// rank's run ends however it ends; a file of the same pattern that this
+// process did not create stays.
 func TestOwnFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	waiting, err := createSegment(dir, 4096)
