@@ -594,7 +594,7 @@ func (c *sharedConn) take(p []byte) (int, error) {
 				}
 				return done, nil
 			}
-			if n == 0 || n > c.maxRecord(len(r.data)) {
+			if n == 0 || n > maxRecord(len(r.data)) {
 				c.broken = true
 				return done, errMalformedRecord
 			}
@@ -620,7 +620,7 @@ func (c *sharedConn) take(p []byte) (int, error) {
 // a record spans at most a piece (shmPiece), and at most a quarter of the
 // ring, so that the writer can fill the ring again while the reader copies
 // the rest.
-func (c *sharedConn) maxRecord(size int) int { return min(shmPiece, size/4) - wordBytes }
+func maxRecord(size int) int { return min(shmPiece, size/4) - wordBytes }
 
 // showEvery is how much take copies before it publishes, found something
 // new or not: a piece (shmPiece), and at most a quarter of the ring, so
@@ -694,7 +694,7 @@ func (c *sharedConn) writeWhole(p []byte) {
 	if c.closed.Load() || c.gone.Load() {
 		return
 	}
-	most := c.maxRecord(len(c.out.data))
+	most := maxRecord(len(c.out.data))
 	span := uint64(len(p)/most)*recordSpan(most) + recordAlign // and the free line
 	if rest := len(p) % most; rest > 0 {
 		span += recordSpan(rest)
@@ -723,7 +723,7 @@ func (c *sharedConn) room(want uint64) uint64 {
 func (c *sharedConn) put(p []byte) int {
 	r := &c.out
 	pos := atomic.LoadUint64(r.written)
-	most := c.maxRecord(len(r.data))
+	most := maxRecord(len(r.data))
 	done := 0
 	for done < len(p) {
 		n := min(len(p)-done, most)
