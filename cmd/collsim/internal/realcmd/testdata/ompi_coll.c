@@ -1,7 +1,8 @@
 /* The Open MPI side of collsim's real-run comparisons: one collective of
  * uint64 elements, timed as the OSU micro-benchmarks time it (warm-up
  * calls, then timed calls with a barrier before each; the average over
- * ranks of each rank's average), and its result checked.
+ * ranks of each rank's average; a barrier after each call too, as OSU's
+ * osu_bcast has and collsim's real runs have), and its result checked.
  *
  * Usage: ompi_coll COLLECTIVE BYTES ITERATIONS WARMUP, where COLLECTIVE is
  * allreduce (sums), bcast (from rank 0), alltoall (BYTES in all per rank,
@@ -62,6 +63,10 @@ int main(int argc, char **argv) {
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         double t = MPI_Wtime() - t0;
+        /* Every rank out of the call before any starts the next
+         * iteration's work, as the OSU benchmarks and collsim's real runs
+         * do. */
+        MPI_Barrier(MPI_COMM_WORLD);
         if (!strcmp(coll, "pingpong")) t /= 2.0 * rounds;
         if (it >= warmup) sum += t;
     }
