@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,6 +68,8 @@ type realRun struct {
 	// SingleCopyWays of the 2*SharedPairs directions copied large
 	// messages straight out of the sender's memory.
 	SingleCopyWays int `json:"single_copy_ways"`
+	// Oversubscribed: a host had more ranks than cores.
+	Oversubscribed bool `json:"oversubscribed"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.
@@ -151,7 +154,9 @@ func TestRealSingleCopy(t *testing.T) {
 	}
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint("np=", n), func(t *testing.T) {
-			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+			// 1 MiB, a ring's size: the default copies no message once
+			// where the ranks outnumber the cores (checked below).
+			run := realOutput(t, "--np", fmt.Sprint(n), "-c", "all", "-a", "all", "-s", "8388616", "--iterations", "1", "--warmup", "0", "--single-copy", "1MiB")
 			if pairs := n * (n - 1) / 2; run.SharedPairs != pairs {
 				skipIfShmFull(t)
 				t.Fatalf("%d of %d pairs used shared memory, want all", run.SharedPairs, pairs)
@@ -169,6 +174,25 @@ func TestRealSingleCopy(t *testing.T) {
 				if !r.Verified {
 					t.Errorf("%s %dB: data not checked on every rank", r.Name, r.Bytes)
 				}
+			}
+		})
+	}
+	// The default, --single-copy ring: single copies of messages too
+	// large for a ring, unless the ranks outnumber the cores.
+	for _, n := range []int{2, 4} {
+		t.Run(fmt.Sprint("default/np=", n), func(t *testing.T) {
+			run := realOutput(t, "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+			over := n > runtime.NumCPU()
+			want := 2 * run.SharedPairs
+			if over {
+				want = 0
+			}
+			if run.Oversubscribed != over || run.SingleCopyWays != want {
+				t.Errorf("%d ranks on %d cores: oversubscribed %t, %d directions copied once; want %t and %d", n, runtime.NumCPU(), run.Oversubscribed, run.SingleCopyWays, over, want)
+			}
+			stdout, stderr, code := collsim(t, "real", "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+			if wantSaid := map[bool]string{true: "every message through the rings (more ranks than cores on a host", false: "copied once, straight between"}[over]; code != 0 || !strings.Contains(stdout, wantSaid) {
+				t.Errorf("collsim real: exit %d, output does not say %q:\n%s%s", code, wantSaid, stdout, stderr)
 			}
 		})
 	}

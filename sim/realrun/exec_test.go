@@ -61,6 +61,16 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 			}
 			t.Fatalf("rank %d reaches %d peers through shared memory, want %d over %v", rank, m.SharedPeers(), want, via)
 		}
+		// By default, no single copies where the ranks outnumber the
+		// cores.
+		if over := size > runtime.NumCPU(); m.Oversubscribed() != over || over && m.SingleCopyPeers() != 0 {
+			t.Fatalf("rank %d: oversubscribed %t, reading %d peers' memory by default; want %t and, if so, none (%d ranks on %d cores)", rank, m.Oversubscribed(), m.SingleCopyPeers(), over, size, runtime.NumCPU())
+		}
+		// Vader's limit rather than a ring's, and sends from the buffer
+		// itself from the same size: most messages of the tests take those
+		// paths.
+		m.SetSingleCopyAbove(4 << 10)
+		m.LowerInPlaceLimit()
 		// Ranks in one process may read each other's memory wherever the
 		// system call is allowed: every shared channel copies large
 		// messages once, unless told not to.
@@ -71,11 +81,6 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		if m.SingleCopyPeers() != want {
 			t.Fatalf("rank %d reads the memory of %d peers, want %d over %v", rank, m.SingleCopyPeers(), want, via)
 		}
-		// Vader's limit rather than a ring's, and sends from the buffer
-		// itself from the same size: most messages of the tests take those
-		// paths.
-		m.SetSingleCopyAbove(4 << 10)
-		m.LowerInPlaceLimit()
 		// The rank's goroutine serves the channels, unless the test says
 		// not to; TCP ones only up to 8, only on Linux, and only when the
 		// cores suffice for the ranks. It yields its core between looks

@@ -229,9 +229,9 @@ waiting:
 		}
 		return nil, errors.Join(errs...)
 	}
-	m.SetSingleCopyAbove(0)
 	m.inPlaceAbove = inlineBytes // smaller ones are copied into the writer's buffer anyway
 	poll := m.serveChannels()
+	m.SetSingleCopyAbove(0) // after serveChannels: it depends on m.yield
 	tcpPeers := size - 1 - m.SharedPeers()
 	m.quit = make(chan struct{})
 	for peer, c := range m.conns {

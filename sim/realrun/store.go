@@ -78,8 +78,11 @@ type Report struct {
 	SharedPeers int `json:"shared_peers"`
 	// SingleCopyPeers is how many of them it copied large messages
 	// straight out of (see singlecopy.go).
-	SingleCopyPeers int      `json:"single_copy_peers"`
-	Results         []Result `json:"results"`
+	SingleCopyPeers int `json:"single_copy_peers"`
+	// Oversubscribed says the rank's host had more of the run's ranks
+	// than cores (Mesh.Oversubscribed).
+	Oversubscribed bool     `json:"oversubscribed"`
+	Results        []Result `json:"results"`
 }
 
 // Timing is what OSU reports of one call: average, least and greatest

@@ -133,7 +133,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
-	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks: faster here), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
+	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a host with more ranks than cores: faster here), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -759,9 +759,13 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			// SingleCopyWays of the 2*SharedPairs ordered pairs (reader,
 			// sender) copied messages too large for a ring straight out of
 			// the sender's memory.
-			SingleCopyWays int   `json:"single_copy_ways"`
+			SingleCopyWays int `json:"single_copy_ways"`
+			// Oversubscribed: some host had more of the run's ranks
+			// than cores (its ranks yielded their cores between looks,
+			// and under --single-copy ring copied no message once).
+			Oversubscribed bool  `json:"oversubscribed"`
 			Results        []row `json:"results"`
-		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2, SingleCopyWays: singleCopyWays(reports)}
+		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2, SingleCopyWays: singleCopyWays(reports), Oversubscribed: oversubscribed(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
 		}
@@ -772,7 +776,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports)))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), oversubscribed(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -816,9 +820,21 @@ func singleCopyWays(reports []realrun.Report) int {
 	return n
 }
 
+// oversubscribed reports whether some rank's host had more of the run's
+// ranks than cores.
+func oversubscribed(reports []realrun.Report) bool {
+	for _, r := range reports {
+		if r.Oversubscribed {
+			return true
+		}
+	}
+	return false
+}
+
 // singleCopies says how shared-memory pairs moved large messages under
-// --single-copy limit: ways of the 2*shared directions copied them once.
-func singleCopies(limit string, shared, ways int) string {
+// --single-copy limit: ways of the 2*shared directions copied them once;
+// over, some host had more ranks than cores.
+func singleCopies(limit string, shared, ways int, over bool) string {
 	which := "messages too large for a ring"
 	if limit != "ring" {
 		which = "messages above " + limit
@@ -828,6 +844,8 @@ func singleCopies(limit string, shared, ways int) string {
 		return ""
 	case limit == "off":
 		return "; every message through the rings (--single-copy off)"
+	case limit == "ring" && ways == 0 && over:
+		return "; every message through the rings (more ranks than cores on a host: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
 	case ways == 2*shared:
 		return "; " + which + " copied once, straight between the ranks' memories"
 	case ways == 0:
