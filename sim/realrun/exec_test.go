@@ -82,12 +82,12 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 			t.Fatalf("rank %d reads the memory of %d peers, want %d over %v", rank, m.SingleCopyPeers(), want, via)
 		}
 		// The rank's goroutine serves the channels, unless the test says
-		// not to; TCP ones only up to 8, only on Linux, and only when the
-		// cores suffice for the ranks. It yields its core between looks
+		// not to; TCP ones only up to 8 and only on Linux. It yields its
+		// core between looks
 		// when the ranks (all in this process, on this machine) outnumber
 		// the cores.
 		served := size - 1
-		if via == realrun.SharedMemoryGoroutines || via == realrun.TCPGoroutines || via == realrun.TCP && (size-1 > 8 || runtime.GOOS != "linux" || size > runtime.NumCPU()) {
+		if via == realrun.SharedMemoryGoroutines || via == realrun.TCPGoroutines || via == realrun.TCP && (size-1 > 8 || runtime.GOOS != "linux") {
 			served = 0
 		}
 		if got := m.ServedPeers(); got != served {

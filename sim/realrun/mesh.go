@@ -244,7 +244,7 @@ waiting:
 				m.pollPeer(peer, sc)
 				continue
 			}
-			if tc, ok := serveTCP(c); ok && tcpPeers <= maxServedTCP && !m.yield {
+			if tc, ok := serveTCP(c); ok && tcpPeers <= maxServedTCP {
 				m.pollPeer(peer, tc)
 				continue
 			}

@@ -8,8 +8,7 @@ import (
 )
 
 // A rank serves its shared-memory channels, and up to maxServedTCP TCP
-// connections when the machine has a core for each of its ranks, from its
-// own goroutine, as an MPI library's progress loop
+// connections, from its own goroutine, as an MPI library's progress loop
 // serves its transports: while it waits for an event, it copies what it
 // has queued for each peer into that peer's ring or socket and what each
 // peer has written out of its own, as far as each allows, without ever
@@ -24,9 +23,15 @@ import (
 // channel's futex words (or the socket's readiness) and wake the rank when
 // the peer writes, or frees room the rank waits for; they never read or
 // write. Other TCP peers keep a reader and a writer goroutine each (see
-// Mesh.read and Mesh.write): with fewer cores than ranks, looking at a
-// socket is a system call each time, and four ranks on two cores that did
-// so ran 16 MiB TCP collectives 5-35% slower than with the goroutines.
+// Mesh.read and Mesh.write). With fewer cores than ranks the TCP ones kept
+// theirs too until 0b75af6: four ranks on two cores that polled their
+// sockets had run 16 MiB collectives 5-35% slower. Once a socket's reads
+// and writes stopped handing the processor over (rawIO) and allocating,
+// and timed calls stopped overlapping other ranks' checks (Bench), polling
+// was faster: the 1 MiB allreduce, bcast and alltoall of the comparison
+// with Open MPI 1.26-1.7x, the 16 MiB bcast and alltoall 1.1x, the 16 MiB
+// allreduce 7% slower (medians of 5 alternated runs of each, `collsim
+// real --np 4 --transport tcp -c C -a ompi -s S --iterations 10`).
 
 // polling is a Mesh's state for the channels its goroutine serves.
 type polling struct {
