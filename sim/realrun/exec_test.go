@@ -83,9 +83,8 @@ func runLocal(t *testing.T, size int, via realrun.Transport, fn func(r *realrun.
 		}
 		// The rank's goroutine serves the channels, unless the test says
 		// not to; TCP ones only up to 8 and only on Linux. It yields its
-		// core between looks
-		// when the ranks (all in this process, on this machine) outnumber
-		// the cores.
+		// core between looks when the ranks (all in this process, on this
+		// machine) outnumber the cores.
 		served := size - 1
 		if via == realrun.SharedMemoryGoroutines || via == realrun.TCPGoroutines || via == realrun.TCP && (size-1 > 8 || runtime.GOOS != "linux") {
 			served = 0
