@@ -184,6 +184,18 @@ func (in *Interp) Arrived(src, tag int32, msg uint32) (recv int32, matched bool)
 	return 0, false
 }
 
+// Accepting returns the posted receive that a message from rank src with
+// tag would match now, as Arrived would, without matching it: a driver
+// that can land a message straight in its receive's buffer asks before the
+// message's data is read, then calls Arrived.
+func (in *Interp) Accepting(src, tag int32) (recv int32, ok bool) {
+	pos, ok := in.posted.findFor(src, tag)
+	if !ok {
+		return 0, false
+	}
+	return int32(in.posted.items[pos].val), true
+}
+
 // Pending describes the ops that have not completed and the messages that
 // arrived but were not received, for reports of runs that stall. describe
 // names an unexpected message by its ID.
