@@ -79,7 +79,9 @@ type arrival struct {
 
 // NewRank returns rank m.rank's executor over m.
 func NewRank(m *Mesh) *Rank {
-	return &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}}
+	r := &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}}
+	m.landing = r.landing
+	return r
 }
 
 // Fail ends whatever the rank waits for with err: the rendezvous uses it
@@ -356,6 +358,10 @@ func (r *Rank) handle(e event) error {
 // arrive matches a data frame of the current call with a posted receive,
 // or keeps it until one is posted.
 func (r *Rank) arrive(e event) error {
+	if e.landed { // matched at its header, its elements in place
+		r.complete(e.op)
+		return nil
+	}
 	switch withData := e.h.kind&flagElements != 0 || e.h.kind == kindGet; {
 	case r.data != nil && !withData:
 		return fmt.Errorf("rank %d: rank %d sent a message without data in a run that checks data: the ranks run different jobs", r.mesh.rank, e.from)
@@ -367,6 +373,42 @@ func (r *Rank) arrive(e event) error {
 		return r.deliver(recv, id)
 	}
 	return nil
+}
+
+// landing is asked by the mesh, when a data frame's header has come from
+// rank from and before its elements are read, where they may go: straight
+// into the region of the posted receive that the message matches, when
+// that receive takes them as they are (one run of elements, no reduction,
+// room for them, no lent region or waiting write in the way). The receive
+// is then matched at once and completes when the last element is read
+// (Rank.arrive); otherwise dst is nil and the frame comes as any other.
+//
+// This spares the copy through a pool buffer: a 512 KiB message through
+// shared memory was copied into the ring, out into a buffer, then into its
+// region, where Open MPI's vader copies it once; over TCP the kernel's
+// copy now lands in the region. Matching at the header is what MPI
+// libraries do (Open MPI's ob1 matches a fragment's match header as it
+// comes). Elements land before the receive completes, which no schedule
+// can see: none reads or writes a pending receive's region (checked for
+// every algorithm by sim's interpreter tests), as MPI forbids.
+func (r *Rank) landing(from int32, h header) (dst []uint64, recv int32) {
+	if r.in == nil || r.data == nil || h.epoch != r.epoch {
+		return nil, 0
+	}
+	idx, ok := r.in.Accepting(from, h.tag)
+	if !ok {
+		return nil, 0
+	}
+	op, n := r.in.Op(idx), h.payload/8
+	reg := op.Data
+	if op.Reduce || reg.Runs() != 1 || h.bytes > op.Bytes || n > reg.Count || r.checkRegion(idx, op, reg) != nil || r.writeWaits(reg) {
+		return nil, 0
+	}
+	if got, _ := r.in.Arrived(from, h.tag, 0); got != idx {
+		panic(fmt.Sprintf("realrun: receive %d accepted a message from rank %d, but it matched receive %d", idx, from, got))
+	}
+	r.unlendSelf(reg)
+	return r.data[reg.Buf][reg.Off : reg.Off+n], idx
 }
 
 // keep files an arrived message under a free ID.

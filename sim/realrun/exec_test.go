@@ -617,3 +617,76 @@ func TestSmallFramesFillTheStream(t *testing.T) {
 		})
 	}
 }
+
+// TestReceivesLandInTheirRegions: rank 1 posts three receives of n
+// elements, then tells rank 0 to send. The plain receive's message is read
+// straight into its region; the reducing one's and the vector's go through
+// a pool buffer, as they must. Over the channels the rank's goroutine
+// serves (TCP, and shared memory without single copies); the expected
+// buffers are worked out here.
+func TestReceivesLandInTheirRegions(t *testing.T) {
+	const n = 100_000 // 800 KB: read in several pieces
+	whole := func(buf uint8) sim.Region { return sim.Region{Buf: buf, Count: n} }
+	vec := sim.Region{Buf: 2, Off: 3, Count: n, Block: 10, Stride: 20}
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpRecv, Peer: 1, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 0, Count: 1}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 0, Bytes: 8 * n, Data: whole(1), After: []int32{0}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 1, Bytes: 8 * n, Data: whole(1), After: []int32{0}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 2, Bytes: 8 * n, Data: whole(1), After: []int32{0}},
+		},
+		{
+			{Kind: sim.OpRecv, Peer: 0, Tag: 0, Bytes: 8 * n, Data: whole(0)},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 1, Bytes: 8 * n, Data: whole(1), Reduce: true},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 2, Bytes: 8 * n, Data: vec},
+			{Kind: sim.OpSend, Peer: 0, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 3, Count: 1}},
+		},
+	}
+	s := sim.FromPrograms("landing", progs, 8)
+	sent := func(i int) uint64 { return 3*uint64(i) + 1 }
+	fill := func(rank int) [][]uint64 {
+		b := [][]uint64{make([]uint64, n), make([]uint64, n), make([]uint64, 2*n+3), make([]uint64, 1)}
+		for i := range n {
+			b[1][i] = sent(i)
+			if rank == 1 {
+				b[1][i] = 1000 + uint64(i)
+			}
+		}
+		return b
+	}
+	for _, via := range []realrun.Transport{realrun.TCP, realrun.SharedMemoryRings} {
+		t.Run(via.String(), func(t *testing.T) {
+			errs := runLocal(t, 2, via, func(r *realrun.Rank, rank int) error {
+				const calls = 3
+				for call := range calls {
+					data := fill(rank)
+					if err := r.Execute(s, data); err != nil {
+						return err
+					}
+					if err := r.Barrier(); err != nil { // no frame of the next call comes before its receives
+						return err
+					}
+					if rank == 0 {
+						continue
+					}
+					for i := range n {
+						at := vec.Off + int64(i)/vec.Block*vec.Stride + int64(i)%vec.Block
+						if data[0][i] != sent(i) || data[1][i] != 1000+uint64(i)+sent(i) || data[2][at] != sent(i) {
+							return fmt.Errorf("call %d, element %d: plain %d, reduced %d, vector %d; want %d, %d, %d",
+								call, i, data[0][i], data[1][i], data[2][at], sent(i), 1000+uint64(i)+sent(i), sent(i))
+						}
+					}
+				}
+				if landed, pooled := r.Landed(); rank == 1 && (landed != calls || pooled != 2*calls) {
+					return fmt.Errorf("rank 1 read %d frames into their regions and %d into pool buffers; want %d and %d", landed, pooled, calls, 2*calls)
+				}
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

@@ -23,3 +23,8 @@ func (m *Mesh) ServedPeers() int { return len(m.polled) }
 // SharedMemoryRings is SharedMemory with every message through the rings,
 // none as a single copy, so that tests keep reaching that path.
 const SharedMemoryRings = SharedMemory | ringsOnly
+
+// Landed reports how many data frames with elements the rank's goroutine
+// read straight into their receive's region, and how many into pool
+// buffers.
+func (r *Rank) Landed() (landed, pooled int) { return r.mesh.landed, r.mesh.pooled }

@@ -68,7 +68,10 @@ type event struct {
 	h       header
 	payload []uint64 // data frames with elements
 	desc    getDesc  // get frames: where the elements are
-	op      int32    // evSent: the send's program index
+	op      int32    // evSent: the send's program index; landed: the receive's
+	// landed: a data frame whose elements were read straight into the
+	// region of receive op, matched when its header came (Rank.landing).
+	landed bool
 	epoch   uint32   // evSent: the epoch the send belongs to
 	err     error
 }

@@ -56,6 +56,13 @@ type polling struct {
 	// region a send lent waits for it, and a failure ends the stream.
 	own     []event
 	ownHead int
+	// landing, when set, is asked at each data frame's header where its
+	// elements may go instead of a pool buffer: the region of the receive
+	// it matches (Rank.landing), or nil.
+	landing func(from int32, h header) (dst []uint64, recv int32)
+	// landed and pooled count the data frames with elements read straight
+	// into their receive's region and into pool buffers, for tests.
+	landed, pooled int
 }
 
 // postOwn queues an event of the rank's own goroutine.
@@ -379,6 +386,13 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 			case h.kind == kindAbort:
 				p.body = make([]byte, h.payload)
 			case h.kind&flagElements != 0:
+				if dst, recv := m.landingFor(p.peer, h); dst != nil {
+					p.in.landed, p.in.op = true, recv
+					p.body = bytesOf(dst)
+					m.landed++
+					break
+				}
+				m.pooled++
 				p.in.payload = m.pool.get(int(h.payload / 8))
 				p.body = bytesOf(p.in.payload)
 			case h.kind == kindGet:
@@ -416,6 +430,23 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 		}
 	}
 	return moved
+}
+
+// landingFor returns the region a data frame from peer, whose header h
+// has just been read, is to be read into, and the receive that takes it;
+// nil when the frame goes to a pool buffer. A frame of the peer's that
+// came before it and waits in the rank's queue may match the same receive,
+// so then nothing lands: receives match a peer's messages in order.
+func (m *Mesh) landingFor(peer int, h header) ([]uint64, int32) {
+	if m.landing == nil || h.kind != kindData|flagElements || h.payload%8 != 0 {
+		return nil, 0
+	}
+	for _, e := range m.own[m.ownHead:] {
+		if e.kind == evFrame && int(e.from) == peer {
+			return nil, 0
+		}
+	}
+	return m.landing(int32(peer), h)
 }
 
 // readDone ends p's incoming stream with err.
