@@ -72,8 +72,8 @@ type event struct {
 	// landed: a data frame whose elements were read straight into the
 	// region of receive op, matched when its header came (Rank.landing).
 	landed bool
-	epoch   uint32   // evSent: the epoch the send belongs to
-	err     error
+	epoch  uint32 // evSent: the epoch the send belongs to
+	err    error
 }
 
 // outItem is one queued frame.
