@@ -69,11 +69,11 @@ type event struct {
 	payload []uint64 // data frames with elements
 	desc    getDesc  // get frames: where the elements are
 	op      int32    // evSent: the send's program index; landed: the receive's
+	epoch   uint32   // evSent: the epoch the send belongs to
+	err     error
 	// landed: a data frame whose elements were read straight into the
 	// region of receive op, matched when its header came (Rank.landing).
 	landed bool
-	epoch  uint32 // evSent: the epoch the send belongs to
-	err    error
 }
 
 // outItem is one queued frame.
