@@ -377,38 +377,41 @@ func (r *Rank) arrive(e event) error {
 
 // landing is asked by the mesh, when a data frame's header has come from
 // rank from and before its elements are read, where they may go: straight
-// into the region of the posted receive that the message matches, when
-// that receive takes them as they are (one run of elements, no reduction,
-// room for them, no lent region or waiting write in the way). The receive
-// is then matched at once and completes when the last element is read
-// (Rank.arrive); otherwise dst is nil and the frame comes as any other.
+// into the region of the posted receive that the message matches (or, if
+// that receive reduces, a piece at a time through a scratch buffer into
+// it), when the receive takes them as they are (one run of elements, room
+// for them, no lent region or waiting write in the way). The receive is
+// then matched at once and completes when the last element is read
+// (Rank.arrive); otherwise the spot is empty and the frame comes as any
+// other.
 //
 // This spares the copy through a pool buffer: a 512 KiB message through
 // shared memory was copied into the ring, out into a buffer, then into its
 // region, where Open MPI's vader copies it once; over TCP the kernel's
-// copy now lands in the region. Matching at the header is what MPI
+// copy now lands in the region; a reducing receive reduces pieces that
+// are still in the core's cache. Matching at the header is what MPI
 // libraries do (Open MPI's ob1 matches a fragment's match header as it
 // comes). Elements land before the receive completes, which no schedule
 // can see: none reads or writes a pending receive's region (checked for
 // every algorithm by sim's interpreter tests), as MPI forbids.
-func (r *Rank) landing(from int32, h header) (dst []uint64, recv int32) {
+func (r *Rank) landing(from int32, h header) landingSpot {
 	if r.in == nil || r.data == nil || h.epoch != r.epoch {
-		return nil, 0
+		return landingSpot{}
 	}
 	idx, ok := r.in.Accepting(from, h.tag)
 	if !ok {
-		return nil, 0
+		return landingSpot{}
 	}
 	op, n := r.in.Op(idx), h.payload/8
 	reg := op.Data
-	if op.Reduce || reg.Runs() != 1 || h.bytes > op.Bytes || n > reg.Count || r.checkRegion(idx, op, reg) != nil || r.writeWaits(reg) {
-		return nil, 0
+	if reg.Runs() != 1 || h.bytes > op.Bytes || n > reg.Count || r.checkRegion(idx, op, reg) != nil || r.writeWaits(reg) {
+		return landingSpot{}
 	}
 	if got, _ := r.in.Arrived(from, h.tag, 0); got != idx {
 		panic(fmt.Sprintf("realrun: receive %d accepted a message from rank %d, but it matched receive %d", idx, from, got))
 	}
 	r.unlendSelf(reg)
-	return r.data[reg.Buf][reg.Off : reg.Off+n], idx
+	return landingSpot{dst: r.data[reg.Buf][reg.Off : reg.Off+n], recv: idx, reduces: op.Reduce, op: r.reduce}
 }
 
 // keep files an arrived message under a free ID.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/collsim/collsim/sim"
 )
 
 // A rank serves its shared-memory channels, and up to maxServedTCP TCP
@@ -58,8 +60,8 @@ type polling struct {
 	ownHead int
 	// landing, when set, is asked at each data frame's header where its
 	// elements may go instead of a pool buffer: the region of the receive
-	// it matches (Rank.landing), or nil.
-	landing func(from int32, h header) (dst []uint64, recv int32)
+	// it matches (Rank.landing), or none.
+	landing func(from int32, h header) landingSpot
 	// landed and pooled count the data frames with elements read straight
 	// into their receive's region and into pool buffers, for tests.
 	landed, pooled int
@@ -117,6 +119,14 @@ type polledPeer struct {
 	in    event
 	body  []byte // where the payload goes (elements, an abort's reason); nil: filler
 	left  int64  // payload bytes still to read
+	// into, for a frame that lands in a receive that reduces: the region
+	// its elements reduce into, a piece of reduceBytes at a time read
+	// into body (the peer's scratch) and reduced with op; after is how
+	// many of the frame's bytes come after body's piece.
+	into    []uint64
+	op      sim.ReduceOp
+	scratch []uint64
+	after   int64
 
 	// The frames being written, the first one partly.
 	wdone bool // the stream failed
@@ -386,9 +396,12 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 			case h.kind == kindAbort:
 				p.body = make([]byte, h.payload)
 			case h.kind&flagElements != 0:
-				if dst, recv := m.landingFor(p.peer, h); dst != nil {
-					p.in.landed, p.in.op = true, recv
-					p.body = bytesOf(dst)
+				if spot := m.landingFor(p.peer, h); spot.dst != nil {
+					p.in.landed, p.in.op = true, spot.recv
+					p.body = bytesOf(spot.dst)
+					if spot.reduces {
+						p.startReducing(spot)
+					}
 					m.landed++
 					break
 				}
@@ -404,7 +417,7 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 		if p.left > 0 {
 			dst := m.discard[:min(int64(len(m.discard)), p.left)]
 			if p.body != nil {
-				dst = p.body[int64(len(p.body))-p.left:]
+				dst = p.body[int64(len(p.body))-(p.left-p.after):]
 			}
 			n, err := p.conn.readSome(dst)
 			if err != nil {
@@ -415,12 +428,16 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 				return moved
 			}
 			moved = true
-			if p.left -= int64(n); p.left > 0 {
+			p.left -= int64(n)
+			if p.into != nil && p.left == p.after {
+				p.reducePiece()
+			}
+			if p.left > 0 {
 				continue
 			}
 		}
 		e, body := p.in, p.body
-		p.hgot, p.in, p.body = 0, event{}, nil
+		p.hgot, p.in, p.body, p.into, p.after = 0, event{}, nil, nil, 0
 		if e.h.kind == kindAbort {
 			m.readDone(p, &PeerLostError{Rank: m.rank, Peer: p.peer, GaveUp: string(body)})
 			return true
@@ -432,21 +449,62 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 	return moved
 }
 
-// landingFor returns the region a data frame from peer, whose header h
-// has just been read, is to be read into, and the receive that takes it;
-// nil when the frame goes to a pool buffer. A frame of the peer's that
-// came before it and waits in the rank's queue may match the same receive,
-// so then nothing lands: receives match a peer's messages in order.
-func (m *Mesh) landingFor(peer int, h header) ([]uint64, int32) {
+// landingSpot is where a data frame's elements land: dst, the region of
+// receive recv, reduced into with op if reduces; nil dst: a pool buffer.
+type landingSpot struct {
+	dst     []uint64
+	recv    int32
+	reduces bool
+	op      sim.ReduceOp
+}
+
+// landingFor returns where a data frame from peer, whose header h has just
+// been read, is to be read. A frame of the peer's that came before it and
+// waits in the rank's queue unmatched may match the same receive, so then
+// nothing lands: receives match a peer's messages in order.
+func (m *Mesh) landingFor(peer int, h header) landingSpot {
 	if m.landing == nil || h.kind != kindData|flagElements || h.payload%8 != 0 {
-		return nil, 0
+		return landingSpot{}
 	}
 	for _, e := range m.own[m.ownHead:] {
-		if e.kind == evFrame && int(e.from) == peer {
-			return nil, 0
+		if e.kind == evFrame && !e.landed && int(e.from) == peer {
+			return landingSpot{}
 		}
 	}
 	return m.landing(int32(peer), h)
+}
+
+// reduceBytes is the piece of a reducing frame read at a time, then
+// reduced: small enough to stay in the core's cache, where a whole
+// message read into a buffer first went out to memory and came back.
+const reduceBytes = 64 << 10
+
+// startReducing makes p read the frame's elements into its scratch a
+// piece at a time and reduce each into spot's region (reducePiece).
+func (p *polledPeer) startReducing(spot landingSpot) {
+	if p.scratch == nil {
+		p.scratch = make([]uint64, reduceBytes/8)
+	}
+	p.into, p.op = spot.dst, spot.op
+	p.nextPiece(int64(len(spot.dst)))
+}
+
+// nextPiece points p.body at the piece of the next of the elements still
+// to read, left of them.
+func (p *polledPeer) nextPiece(left int64) {
+	k := min(left, int64(len(p.scratch)))
+	p.body, p.after = bytesOf(p.scratch[:k]), 8*(left-k)
+}
+
+// reducePiece reduces the piece just read into its place in p.into and
+// points p.body at the next piece, if any.
+func (p *polledPeer) reducePiece() {
+	done := len(p.into) - int(p.left/8) // elements read
+	k := len(p.body) / 8
+	p.op.Apply(p.into[done-k:done], p.scratch[:k])
+	if p.left > 0 {
+		p.nextPiece(p.left / 8)
+	}
 }
 
 // readDone ends p's incoming stream with err.
