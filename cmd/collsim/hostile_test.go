@@ -375,6 +375,14 @@ var hostileCases = []hostile{
 	// named a flag real does not have; and a zero timeout gave up at once.
 	{args: []string{"real", "--np", "2", "-s", "1001"}, code: 2, want: `1001B is not a whole number of 8-byte words.*use a multiple of 8`, limit: fast},
 	{args: []string{"real", "--np", "2", "--timeout", "0s"}, code: 2, want: `--timeout must be more than 0`, limit: fast},
+	// Ping-pong sizes move whole words too (3 B ran, labelled 3B, and
+	// moved a word); the emulated cluster's flags without --netns, and
+	// the collectives' flags with --prtt, were silently ignored.
+	{args: []string{"real", "--np", "2", "--pingpong", "3,5"}, code: 2, want: `--pingpong: size 3B is not a whole number of 8-byte words`, limit: fast},
+	{args: []string{"real", "--np", "2", "--hosts", "2"}, code: 2, want: `--hosts does not apply: .*--netns`, limit: fast},
+	{args: []string{"real", "--np", "2", "--link-bandwidth", "1Gbps"}, code: 2, want: `--link-bandwidth does not apply`, limit: fast},
+	{args: []string{"validate", "--real", "--np", "2", "--hosts", "2"}, code: 2, want: `--hosts does not apply`, limit: fast},
+	{args: []string{"real", "--np", "2", "--prtt", "8", "--pingpong", "8"}, code: 2, want: `--pingpong does not apply: --prtt`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "lots"}, code: 2, want: `--single-copy "lots": want ring`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "-4KiB"}, code: 2, want: `--single-copy "-4KiB"`, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "32GiB"}, code: 2, want: `--sizes: 32GiB.*16GiB`, limit: fast},

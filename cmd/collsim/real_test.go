@@ -65,10 +65,11 @@ type realRun struct {
 	// SharedPairs of the Pairs of ranks talked through shared memory.
 	SharedPairs int `json:"shared_pairs"`
 	Pairs       int `json:"pairs"`
-	// SingleCopyWays of the 2*SharedPairs directions copied large
-	// messages straight out of the sender's memory.
-	SingleCopyWays int `json:"single_copy_ways"`
-	// Oversubscribed: a host had more ranks than cores.
+	// In SingleCopyWays of the 2*SharedPairs directions, large messages
+	// go straight out of the sender's memory; SingleCopies did.
+	SingleCopyWays int   `json:"single_copy_ways"`
+	SingleCopies   int64 `json:"single_copies"`
+	// Oversubscribed: a machine had more ranks than cores for them.
 	Oversubscribed bool `json:"oversubscribed"`
 }
 
@@ -167,6 +168,9 @@ func TestRealSingleCopy(t *testing.T) {
 				}
 				t.Fatalf("%d of %d directions copied once, want all", run.SingleCopyWays, 2*run.SharedPairs)
 			}
+			if run.SingleCopies == 0 {
+				t.Fatal("no message was copied once")
+			}
 			if want := buildable(t, n, 8388616); len(run.Results) != want || want < 40 {
 				t.Fatalf("%d calls ran, want %d", len(run.Results), want)
 			}
@@ -182,16 +186,23 @@ func TestRealSingleCopy(t *testing.T) {
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint("default/np=", n), func(t *testing.T) {
 			run := realOutput(t, "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
-			over := n > runtime.NumCPU()
-			want := 2 * run.SharedPairs
-			if over {
-				want = 0
+			if pairs := n * (n - 1) / 2; run.SharedPairs != pairs {
+				skipIfShmFull(t)
+				t.Fatalf("%d of %d pairs used shared memory, want all", run.SharedPairs, pairs)
 			}
-			if run.Oversubscribed != over || run.SingleCopyWays != want {
-				t.Errorf("%d ranks on %d cores: oversubscribed %t, %d directions copied once; want %t and %d", n, runtime.NumCPU(), run.Oversubscribed, run.SingleCopyWays, over, want)
+			// One ring allreduce: each rank sends 2(n-1) pieces of about
+			// 8 MiB/n, all above a ring's 1 MiB.
+			over := n > runtime.NumCPU()
+			ways, copies := n*(n-1), int64(2*n*(n-1))
+			if over {
+				ways, copies = 0, 0
+			}
+			if run.Oversubscribed != over || run.SingleCopyWays != ways || run.SingleCopies != copies {
+				t.Errorf("%d ranks on %d cores: oversubscribed %t, single copies in %d directions, %d messages copied once; want %t, %d, %d",
+					n, runtime.NumCPU(), run.Oversubscribed, run.SingleCopyWays, run.SingleCopies, over, ways, copies)
 			}
 			stdout, stderr, code := collsim(t, "real", "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
-			if wantSaid := map[bool]string{true: "every message through the rings (more ranks than cores on a host", false: "copied once, straight between"}[over]; code != 0 || !strings.Contains(stdout, wantSaid) {
+			if wantSaid := map[bool]string{true: "every message through the rings (more ranks than cores on a machine", false: fmt.Sprintf("go straight between the ranks' memories, copied once (%d copied so)", copies)}[over]; code != 0 || !strings.Contains(stdout, wantSaid) {
 				t.Errorf("collsim real: exit %d, output does not say %q:\n%s%s", code, wantSaid, stdout, stderr)
 			}
 		})
@@ -715,7 +726,7 @@ func TestValidateBadInput(t *testing.T) {
 	}{
 		{[]string{"validate", "--np", "2"}, "give --real"},
 		{[]string{"validate", "--real", "--np", "1"}, "at least 2"},
-		{[]string{"validate", "--real", "--np", "4", "--hosts", "2"}, "one rank per host"},
+		{[]string{"validate", "--real", "--np", "4", "--netns", "--hosts", "2"}, "one rank per host"},
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
 		{[]string{"validate", "--real", "--np", "2", "-c", "allreduce", "-a", "nope"}, "nope"},
 	} {

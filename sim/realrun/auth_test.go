@@ -192,7 +192,7 @@ func helloFor(job uint64, rank, size uint32) []byte {
 	b := make([]byte, 40)
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], 0x48525343)
-	le.PutUint32(b[4:], 5) // the protocol
+	le.PutUint32(b[4:], 6) // the protocol
 	le.PutUint64(b[8:], job)
 	le.PutUint32(b[16:], rank)
 	le.PutUint32(b[20:], size)

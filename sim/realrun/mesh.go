@@ -31,6 +31,9 @@ type Mesh struct {
 	// sameMachine says which peers run on this machine (whatever their
 	// channel, and in whatever network namespace).
 	sameMachine []bool
+	// machineCPUs is the union of the CPU sets of the peers on this
+	// machine (see machineCores).
+	machineCPUs cpuSet
 	out         []*outQueue
 
 	mu     sync.Mutex

@@ -26,7 +26,7 @@ import (
 // the peer writes, or frees room the rank waits for; they never read or
 // write. Other TCP peers keep a reader and a writer goroutine each (see
 // Mesh.read and Mesh.write). With fewer cores than ranks the TCP ones kept
-// theirs too until 0b75af6: four ranks on two cores that polled their
+// theirs too until 2a2c5b3: four ranks on two cores that polled their
 // sockets had run 16 MiB collectives 5-35% slower. Once a socket's reads
 // and writes stopped handing the processor over (rawIO) and allocating,
 // and timed calls stopped overlapping other ranks' checks (Bench), polling

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"net"
 	"runtime"
 )
@@ -50,12 +51,14 @@ func (t Transport) shares() bool { return t&^(goroutinePerPeer|ringsOnly) != TCP
 // After the handshake, the two ends of a new connection choose its channel
 // (see shm_linux.go). The dialing side offers:
 //
-//	want byte | host [16]byte | machine [16]byte
+//	want byte | host [16]byte | machine [16]byte | cpus [128]byte
 //
 // where want is 1 if it may use shared memory, host names this boot of its
-// host and its network namespace, and machine this boot alone (zeros when
-// it cannot tell). The accepting side answers 0 (TCP, another machine), 2
-// (TCP, the same machine), or 1 followed by the token and the 35-byte name
+// host and its network namespace, machine this boot alone (zeros when it
+// cannot tell), and cpus the CPUs it may run on (a bit each, CPU 0 the
+// lowest bit of the first byte; zeros when it cannot tell). The accepting
+// side answers 0 (TCP, another machine), 2 (TCP, the same machine), or 1,
+// then its own cpus; after a 1 come the token and the 35-byte name
 // of a channel file it created in /dev/shm, then its process ID and the
 // address of its mapping of the file (8 bytes each); the dialing side maps
 // it, checks the token, removes the name and answers
@@ -71,10 +74,10 @@ func (t Transport) shares() bool { return t&^(goroutinePerPeer|ringsOnly) != TCP
 // fall back to TCP whenever one of them cannot map the file: different
 // hosts, a /dev/shm that is not shared or full, another system than Linux.
 // Both ends learn whether they run on one machine (emulated hosts in
-// network namespaces share its cores), which decides whether a rank may
-// poll without yielding (see serveChannels).
+// network namespaces share its cores) and on which of its CPUs, which
+// decides whether a rank may poll without yielding (see serveChannels).
 const (
-	offerBytes   = 1 + 16 + 16
+	offerBytes   = 1 + 16 + 16 + cpuSetBytes
 	segNameBytes = len("collsim-0123456789-0123456789abcdef") // see segmentName
 )
 
@@ -95,28 +98,34 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	if id, ok := machineID(); ok {
 		copy(offer[17:], id[:])
 	}
+	own := ownCPUs()
+	copy(offer[33:], own[:])
 	if _, err := c.Write(offer[:]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
-	var answer [1 + tokenBytes + segNameBytes + 16]byte
-	if _, err := io.ReadFull(c, answer[:1]); err != nil {
+	var head [1 + cpuSetBytes]byte
+	if _, err := io.ReadFull(c, head[:]); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
-	if answer[0] != answerShared {
-		m.sameMachine[peer] = answer[0] == answerSameMachine
+	m.sameMachine[peer] = head[0] == answerShared || head[0] == answerSameMachine
+	if m.sameMachine[peer] {
+		m.machineCPUs.add(head[1:])
+	}
+	if head[0] != answerShared {
 		return c, nil
 	}
-	m.sameMachine[peer] = true
-	if _, err := io.ReadFull(c, answer[1:]); err != nil {
+	var rest [tokenBytes + segNameBytes + 16]byte
+	answer := rest[:]
+	if _, err := io.ReadFull(c, answer); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
 	var token [tokenBytes]byte
-	copy(token[:], answer[1:])
-	seg, err := openSegment(shmDir, string(answer[1+tokenBytes:1+tokenBytes+segNameBytes]), token, ringBytes(m.size))
+	copy(token[:], answer)
+	seg, err := openSegment(shmDir, string(answer[tokenBytes:tokenBytes+segNameBytes]), token, ringBytes(m.size))
 	var reply [2 + 16]byte
 	if err == nil {
 		reply[0] = 1
-		m.probeReads(peer, answer[1+tokenBytes+segNameBytes:], token[:], &reply[1])
+		m.probeReads(peer, answer[tokenBytes+segNameBytes:], token[:], &reply[1])
 		seg.describe(reply[2:])
 	}
 	var reads [1]byte
@@ -149,9 +158,13 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 		seg, _ = createSegment(shmDir, ringBytes(m.size)) // cannot: TCP
 	}
 	id, ok := machineID()
-	m.sameMachine[peer] = ok && string(offer[17:]) == string(id[:])
+	m.sameMachine[peer] = ok && string(offer[17:33]) == string(id[:])
+	if m.sameMachine[peer] {
+		m.machineCPUs.add(offer[33:])
+	}
+	own := ownCPUs()
 	if seg == nil {
-		no := []byte{answerTCP}
+		no := append([]byte{answerTCP}, own[:]...)
 		if m.sameMachine[peer] {
 			no[0] = answerSameMachine
 		}
@@ -161,7 +174,7 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 		return c, nil
 	}
 	defer seg.unlink()
-	answer := append(append([]byte{answerShared}, seg.token[:]...), seg.base...)
+	answer := append(append(append([]byte{answerShared}, own[:]...), seg.token[:]...), seg.base...)
 	answer = append(answer, make([]byte, 16)...)
 	seg.describe(answer[len(answer)-16:])
 	var reply [2 + 16]byte
@@ -214,7 +227,7 @@ func (m *Mesh) serveChannels() bool {
 			local++
 		}
 	}
-	m.yield = local+1 > runtime.NumCPU()
+	m.yield = local+1 > m.machineCores()
 	if !m.yield {
 		for _, c := range m.conns {
 			if sc, ok := c.(*sharedConn); ok {
@@ -235,4 +248,43 @@ func (m *Mesh) SharedPeers() int {
 		}
 	}
 	return n
+}
+
+// cpuSetBytes holds a bit for each of 1,024 CPUs: the CPUs a rank may run
+// on, as sched_getaffinity gives them.
+const cpuSetBytes = 128
+
+// cpuSet is a set of CPUs, CPU i at bit i%8 of byte i/8.
+type cpuSet [cpuSetBytes]byte
+
+// add puts the CPUs of the set b (cpuSetBytes long) into s.
+func (s *cpuSet) add(b []byte) {
+	for i := range s {
+		s[i] |= b[i]
+	}
+}
+
+// count is how many CPUs s holds.
+func (s *cpuSet) count() int {
+	n := 0
+	for _, b := range s {
+		n += bits.OnesCount8(b)
+	}
+	return n
+}
+
+// machineCores is how many cores the rank and the peers on its machine
+// may run on between them: the union of their CPU sets, which every rank
+// of the machine computes alike (each hears every other's). Ranks pinned
+// one to a core (mpirun --bind-to core, srun --cpu-bind=cores) each see a
+// single CPU of their own, and have a core each. Where a CPU set is not
+// known, the CPUs this process may run on.
+func (m *Mesh) machineCores() int {
+	s := m.machineCPUs
+	own := ownCPUs()
+	s.add(own[:])
+	if n := s.count(); n > 0 && own.count() > 0 {
+		return n
+	}
+	return runtime.NumCPU()
 }

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // A shared-memory channel between two ranks on one host, in the manner of
@@ -902,4 +904,20 @@ func hashID(s string) [16]byte {
 	sum := sha256.Sum256([]byte(s))
 	copy(id[:], sum[:])
 	return id
+}
+
+// ownCPUs is the set of CPUs this process may run on (empty if unknown,
+// or if the machine has more CPUs than a cpuSet holds).
+func ownCPUs() cpuSet {
+	var set unix.CPUSet
+	var s cpuSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return s
+	}
+	for cpu := range 8 * cpuSetBytes {
+		if set.IsSet(cpu) {
+			s[cpu/8] |= 1 << (cpu % 8)
+		}
+	}
+	return s
 }

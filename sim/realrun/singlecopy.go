@@ -68,6 +68,9 @@ type singleCopy struct {
 	// singleCopyAbove is the largest message that goes through the rings.
 	singleCopyAbove int64
 
+	// copies counts the messages this rank copied out of peers' memory.
+	copies int64
+
 	getMu    sync.Mutex
 	gets     []pendingGet // by token
 	freeGets []uint64
@@ -104,15 +107,17 @@ func (m *Mesh) SetSingleCopyAbove(bytes int64) {
 	m.singleCopyAbove = bytes
 }
 
-// Oversubscribed reports whether the rank's host has more of the run's
-// ranks than cores: the rank yields its core between looks at its
-// channels, and by default copies no message once (SetSingleCopyAbove).
+// Oversubscribed reports whether the rank's machine has more of the run's
+// ranks than the cores they may run on between them (machineCores): the
+// rank yields its core between looks at its channels, and by default
+// copies no message once (SetSingleCopyAbove).
 func (m *Mesh) Oversubscribed() bool { return m.yield }
 
-// SingleCopyPeers is how many peers the rank copies messages straight out
-// of (process_vm_readv): those that may let it, unless no message is to be
-// copied once. The ranks of a host decide alike, so what this rank reads
-// is what its peers send as single copies.
+// SingleCopyPeers is how many peers the rank would copy large messages
+// straight out of (process_vm_readv): those that let it, unless no message
+// is to be copied once. The ranks of a machine decide alike (see
+// machineCores), so what this rank would read is what its peers would
+// send as single copies; SingleCopies counts what it did read.
 func (m *Mesh) SingleCopyPeers() int {
 	if m.singleCopyAbove == SingleCopyOff {
 		return 0
@@ -193,8 +198,13 @@ func (m *Mesh) fetch(peer int, d getDesc, dst []uint64) error {
 	if err := readRemote(pid, uintptr(d[0]), bytesOf(dst)); err != nil {
 		return fmt.Errorf("rank %d: reading a %d-byte message out of rank %d's memory (process %d): %w", m.rank, 8*len(dst), peer, pid, err)
 	}
+	m.copies++
 	return nil
 }
+
+// SingleCopies is how many messages the rank has copied straight out of
+// its peers' memory.
+func (m *Mesh) SingleCopies() int64 { return m.copies }
 
 // got tells peer its get frame d has been read.
 func (m *Mesh) got(peer int, epoch uint32, d getDesc) error {

@@ -76,11 +76,13 @@ type Report struct {
 	// SharedPeers is how many peers the rank reached through shared
 	// memory; the others, over TCP.
 	SharedPeers int `json:"shared_peers"`
-	// SingleCopyPeers is how many of them it copied large messages
-	// straight out of (see singlecopy.go).
-	SingleCopyPeers int `json:"single_copy_peers"`
-	// Oversubscribed says the rank's host had more of the run's ranks
-	// than cores (Mesh.Oversubscribed).
+	// SingleCopyPeers is how many of them it would copy large messages
+	// straight out of (Mesh.SingleCopyPeers), and SingleCopies how many
+	// messages it did.
+	SingleCopyPeers int   `json:"single_copy_peers"`
+	SingleCopies    int64 `json:"single_copies"`
+	// Oversubscribed says the rank's machine had more of the run's ranks
+	// than the cores they may run on (Mesh.Oversubscribed).
 	Oversubscribed bool     `json:"oversubscribed"`
 	Results        []Result `json:"results"`
 }

@@ -32,7 +32,7 @@ import (
 const (
 	frameMagic  = 0x31525343 // "CSR1"
 	helloMagic  = 0x48525343 // "CSRH"
-	protocol    = 5
+	protocol    = 6
 	headerBytes = 32
 	helloBytes  = 24 + nonceBytes
 	proofBytes  = sha256.Size

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,15 @@ func (l *Launcher) AddFlags(f *pflag.FlagSet) {
 	l.Netns.flags(f)
 }
 
+// CheckFlags refuses the emulated cluster's flags without --netns, which
+// would otherwise be ignored.
+func (l *Launcher) CheckFlags(f *pflag.FlagSet) error {
+	if l.Netns.enabled {
+		return nil
+	}
+	return cmdutil.NotApplicable(f, "it describes the emulated cluster of --netns (add --netns, as root)", "hosts", "link-bandwidth")
+}
+
 // launcherOnly flags configure the launcher, not the ranks it starts.
 var launcherOnly = map[string]bool{"np": true, "json": true, "netns": true, "hosts": true, "link-bandwidth": true}
 
@@ -57,6 +67,19 @@ func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
 		}
 	})
 	return args
+}
+
+// exitText says how a rank's process ended: its exit status, or the
+// signal that killed it (sig, when not the launcher's own kill), with what
+// usually sends a SIGKILL.
+func exitText(ps *os.ProcessState, sig syscall.Signal) string {
+	switch {
+	case sig == syscall.SIGKILL:
+		return "was killed by SIGKILL, which the kernel's out-of-memory killer sends when memory runs out (see dmesg; smaller --sizes or fewer --np need less)"
+	case sig != 0:
+		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig)
+	}
+	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }
 
 // exitGrace is how long a rank's failed exit waits before it ends the run,
@@ -113,13 +136,16 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	errw := &lockedWriter{w: stderr}
 	procs := make([]*exec.Cmd, l.NP)
 	exited := make(chan int, l.NP)
-	defer func() { // whatever happened, no rank outlives the launcher
+	var killing atomic.Bool // the launcher kills the ranks: their signals are its own
+	defer func() {          // whatever happened, no rank outlives the launcher
+		killing.Store(true)
 		for _, p := range procs {
 			if p != nil && p.Process != nil {
 				p.Process.Kill()
 			}
 		}
 	}()
+	killedBy := make([]syscall.Signal, l.NP) // a signal not the launcher's, by rank
 	for r := range l.NP {
 		argv := wrap(r, append([]string{exe}, args...))
 		p := exec.Command(argv[0], argv[1:]...)
@@ -136,13 +162,17 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 		procs[r] = p
 		go func() {
 			p.Wait()
+			if ws, ok := p.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !killing.Load() {
+				killedBy[r] = ws.Signal() // read after exited
+			}
 			if c := p.ProcessState.ExitCode(); c != 0 {
 				// A rank that failed has told the rendezvous why before it
 				// exits, and its peers exit too when they lose it: give the
 				// rendezvous a moment to hear the cause before this exit,
 				// perhaps a consequence, ends the run.
+				why := exitText(p.ProcessState, killedBy[r])
 				time.AfterFunc(exitGrace, func() {
-					cancel(fmt.Errorf("rank %d exited with status %d before the run was over", r, c))
+					cancel(fmt.Errorf("rank %d %s before the run was over", r, why))
 				})
 			}
 			exited <- r
@@ -163,9 +193,10 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 		select {
 		case r := <-exited:
 			if c := procs[r].ProcessState.ExitCode(); c != 0 {
-				failed = append(failed, fmt.Sprintf("rank %d exited with status %d", r, c))
+				failed = append(failed, fmt.Sprintf("rank %d %s", r, exitText(procs[r].ProcessState, killedBy[r])))
 			}
 		case <-grace:
+			killing.Store(true)
 			for _, p := range procs {
 				p.Process.Kill()
 			}
@@ -183,6 +214,11 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	case sigCtx.Err() != nil:
 		return nil, errors.New("interrupted: every rank was stopped")
 	case serr != nil:
+		for r, sig := range killedBy {
+			if sig != 0 { // the rank could not say why: the signal does
+				serr = fmt.Errorf("%w; rank %d %s", serr, r, exitText(procs[r].ProcessState, sig))
+			}
+		}
 		return nil, fmt.Errorf("the run failed: %w", serr)
 	case len(failed) > 0:
 		return nil, errors.New(strings.Join(failed, "; "))

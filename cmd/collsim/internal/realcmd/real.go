@@ -91,7 +91,8 @@ per rank, real bytes between them (through shared memory between ranks on
 one host, as MPI libraries do, over TCP otherwise; --transport tcp keeps
 every pair on TCP), real reductions, and every rank's result checked after
 every iteration. Each call is timed as the OSU micro-benchmarks time it
-(warm-up iterations, then timed ones with a barrier before each); the table
+(warm-up iterations, then timed ones with a barrier before and after each,
+the check after the second); the table
 gives the average over ranks of each rank's average time, and the least and
 greatest of them.
 
@@ -133,7 +134,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
-	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a host with more ranks than cores: faster here), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
+	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on: faster there), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -149,7 +150,15 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	_, child := os.LookupEnv("COLLSIM_RANK")
+	if !child {
+		if err := o.CheckFlags(cmd.Flags()); err != nil {
+			return err
+		}
+	}
 	if !child && o.prtt != "" {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "collective", "algo", "sizes"); err != nil {
+			return err
+		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
 	if !child && o.NP > 0 && found && size > 1 {
@@ -353,7 +362,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				if err != nil && bytes%8 != 0 {
 					// Call's advice (--elem-size 1) is the simulator's:
 					// real runs move whole 64-bit words.
-					return nil, 0, cmdutil.Flagf("size %dB is not a whole number of 8-byte words, which real runs move (each element a 64-bit word, checked): use a multiple of 8", bytes)
+					return nil, 0, wholeWords("--sizes", bytes)
 				}
 				if err != nil {
 					return nil, 0, err
@@ -406,6 +415,11 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 	if err := carried("--pingpong", ss); err != nil {
 		return nil, err
 	}
+	for _, bytes := range ss {
+		if bytes%8 != 0 {
+			return nil, wholeWords("--pingpong", bytes)
+		}
+	}
 	if peer < 0 {
 		peer = ranks - 1
 	}
@@ -430,6 +444,11 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// wholeWords refuses size bytes of flag, not a multiple of 8.
+func wholeWords(flag string, bytes int64) error {
+	return cmdutil.Flagf("%s: size %dB is not a whole number of 8-byte words, which real runs move (each element a 64-bit word, checked): use a multiple of 8", flag, bytes)
 }
 
 // carried refuses sizes (of flag) larger than a real run's message.
@@ -756,16 +775,20 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			// memory, the others over TCP.
 			SharedPairs int `json:"shared_pairs"`
 			Pairs       int `json:"pairs"`
-			// SingleCopyWays of the 2*SharedPairs ordered pairs (reader,
-			// sender) copied messages too large for a ring straight out of
-			// the sender's memory.
-			SingleCopyWays int `json:"single_copy_ways"`
-			// Oversubscribed: some host had more of the run's ranks
-			// than cores (its ranks yielded their cores between looks,
-			// and under --single-copy ring copied no message once).
+			// In SingleCopyWays of the 2*SharedPairs ordered pairs
+			// (reader, sender), messages above the --single-copy limit
+			// went straight out of the sender's memory; SingleCopies
+			// messages did, over the run (warm-up included).
+			SingleCopyWays int   `json:"single_copy_ways"`
+			SingleCopies   int64 `json:"single_copies"`
+			// Oversubscribed: some machine had more of the run's ranks
+			// than the cores they may run on (its ranks yielded their
+			// cores between looks, and under --single-copy ring copied
+			// no message once).
 			Oversubscribed bool  `json:"oversubscribed"`
 			Results        []row `json:"results"`
-		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2, SingleCopyWays: singleCopyWays(reports), Oversubscribed: oversubscribed(reports)}
+		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2,
+			SingleCopyWays: singleCopyWays(reports), SingleCopies: singleCopyCount(reports), Oversubscribed: oversubscribed(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
 		}
@@ -776,7 +799,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), oversubscribed(reports)))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -810,8 +833,8 @@ func sharedPairs(reports []realrun.Report) int {
 	return n / 2
 }
 
-// singleCopyWays is how many ordered pairs of ranks (reader, sender)
-// copied large messages straight out of the sender's memory.
+// singleCopyWays is how many ordered pairs of ranks (reader, sender) sent
+// messages above the single-copy limit straight out of the sender's memory.
 func singleCopyWays(reports []realrun.Report) int {
 	n := 0
 	for _, r := range reports {
@@ -820,8 +843,18 @@ func singleCopyWays(reports []realrun.Report) int {
 	return n
 }
 
-// oversubscribed reports whether some rank's host had more of the run's
-// ranks than cores.
+// singleCopyCount is how many messages ranks copied straight out of their
+// peers' memory.
+func singleCopyCount(reports []realrun.Report) int64 {
+	var n int64
+	for _, r := range reports {
+		n += r.SingleCopies
+	}
+	return n
+}
+
+// oversubscribed reports whether some rank's machine had more of the run's
+// ranks than the cores they may run on.
 func oversubscribed(reports []realrun.Report) bool {
 	for _, r := range reports {
 		if r.Oversubscribed {
@@ -832,12 +865,17 @@ func oversubscribed(reports []realrun.Report) bool {
 }
 
 // singleCopies says how shared-memory pairs moved large messages under
-// --single-copy limit: ways of the 2*shared directions copied them once;
-// over, some host had more ranks than cores.
-func singleCopies(limit string, shared, ways int, over bool) string {
+// --single-copy limit: in ways of the 2*shared directions those messages
+// go straight out of the sender's memory, and copies of them did; over,
+// some machine had more ranks than cores.
+func singleCopies(limit string, shared, ways int, copies int64, over bool) string {
 	which := "messages too large for a ring"
 	if limit != "ring" {
 		which = "messages above " + limit
+	}
+	did := fmt.Sprintf("%d copied so", copies)
+	if copies == 0 {
+		did = "none this run: no message was that large"
 	}
 	switch {
 	case shared == 0:
@@ -845,13 +883,13 @@ func singleCopies(limit string, shared, ways int, over bool) string {
 	case limit == "off":
 		return "; every message through the rings (--single-copy off)"
 	case limit == "ring" && ways == 0 && over:
-		return "; every message through the rings (more ranks than cores on a host: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
-	case ways == 2*shared:
-		return "; " + which + " copied once, straight between the ranks' memories"
+		return "; every message through the rings (more ranks than cores on a machine: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
 	case ways == 0:
 		return "; every message through the rings (the ranks may not read each other's memory)"
+	case ways == 2*shared:
+		return fmt.Sprintf("; %s go straight between the ranks' memories, copied once (%s)", which, did)
 	}
-	return fmt.Sprintf("; %s copied once in %d of the %d directions, through the rings in the others", which, ways, 2*shared)
+	return fmt.Sprintf("; %s go straight between the ranks' memories in %d of the %d directions, through the rings in the others (%s)", which, ways, 2*shared, did)
 }
 
 // channels says how the pairs of ranks talked.

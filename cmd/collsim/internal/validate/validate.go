@@ -88,6 +88,9 @@ any error is larger than that fraction.`,
       -a ring,recursive_doubling,rabenseifner -s 1MiB..64MiB --plot . --max-error 0.15`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.CheckFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			if !(o.maxSpread >= 0 && o.maxSpread < math.Inf(1)) {
 				return cmdutil.Flagf("--max-fit-spread %v: a fraction of beta, 0 or more", o.maxSpread)
 			}
