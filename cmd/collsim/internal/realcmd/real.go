@@ -139,7 +139,7 @@ Three ways to start the ranks:
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
 	f.StringVar(&o.timeline, "timeline", "", "write every op of each call's last iteration, on every rank, to this file as a Chrome trace (open it in Perfetto or chrome://tracing)")
-	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, stall@R or garbage@R makes rank R fail that way before its third call")
+	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, killed@R (SIGKILL), stall@R or garbage@R makes rank R fail that way before its third call")
 	f.MarkHidden("inject-fault")
 	return cmd
 }
@@ -739,6 +739,9 @@ func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
 		case "crash":
 			fmt.Fprintf(os.Stderr, "rank %d: crashing (injected fault)\n", rank)
 			os.Exit(7)
+		case "killed": // as the kernel's out-of-memory killer ends a process
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
 		case "stall":
 			fmt.Fprintf(os.Stderr, "rank %d: stalling (injected fault)\n", rank)
 			select {}
