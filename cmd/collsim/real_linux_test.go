@@ -17,8 +17,8 @@ import (
 // does: each pinned to a core of its own, both to one core, and one pinned
 // while the other may run anywhere. The ranks count the cores they may run
 // on between them, so they are oversubscribed only on one core, and agree:
-// single copies (one ring allreduce of 8 MiB: 2 pieces each way, above a
-// ring's 1 MiB) in both directions or in neither.
+// under --single-copy ring, single copies (one ring allreduce of 8 MiB: 2
+// pieces each way, above a ring's 1 MiB) in both directions or in neither.
 func TestRealPinnedRanks(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs to pin ranks apart")
@@ -57,7 +57,7 @@ func TestRealPinnedRanks(t *testing.T) {
 			cmds := make([]*exec.Cmd, 2)
 			outs := make([]*bytes.Buffer, 2)
 			for r := range cmds {
-				c := asRank(r, 2, "--rendezvous", addr, "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0", "--json", "--timeout", "20s")
+				c := asRank(r, 2, "--rendezvous", addr, "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0", "--json", "--timeout", "20s", "--single-copy", "ring")
 				c.Args = append([]string{taskset, "-c", tc.pins[r]}, c.Args...)
 				c.Path = taskset
 				c.Env = append(c.Env, "COLLSIM_SECRET="+testSecret)

@@ -181,11 +181,11 @@ func TestRealSingleCopy(t *testing.T) {
 			}
 		})
 	}
-	// The default, --single-copy ring: single copies of messages too
-	// large for a ring, unless the ranks outnumber the cores.
+	// --single-copy ring: single copies of messages too large for a ring,
+	// unless the ranks outnumber the cores.
 	for _, n := range []int{2, 4} {
-		t.Run(fmt.Sprint("default/np=", n), func(t *testing.T) {
-			run := realOutput(t, "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+		t.Run(fmt.Sprint("ring/np=", n), func(t *testing.T) {
+			run := realOutput(t, "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0", "--single-copy", "ring")
 			if pairs := n * (n - 1) / 2; run.SharedPairs != pairs {
 				skipIfShmFull(t)
 				t.Fatalf("%d of %d pairs used shared memory, want all", run.SharedPairs, pairs)
@@ -201,12 +201,23 @@ func TestRealSingleCopy(t *testing.T) {
 				t.Errorf("%d ranks on %d cores: oversubscribed %t, single copies in %d directions, %d messages copied once; want %t, %d, %d",
 					n, runtime.NumCPU(), run.Oversubscribed, run.SingleCopyWays, run.SingleCopies, over, ways, copies)
 			}
-			stdout, stderr, code := collsim(t, "real", "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+			stdout, stderr, code := collsim(t, "real", "--np", fmt.Sprint(n), "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0", "--single-copy", "ring")
 			if wantSaid := map[bool]string{true: "every message through the rings (more ranks than cores on a machine", false: fmt.Sprintf("go straight between the ranks' memories, copied once (%d copied so)", copies)}[over]; code != 0 || !strings.Contains(stdout, wantSaid) {
 				t.Errorf("collsim real: exit %d, output does not say %q:\n%s%s", code, wantSaid, stdout, stderr)
 			}
 		})
 	}
+	// The default copies no message once.
+	t.Run("default", func(t *testing.T) {
+		run := realOutput(t, "--np", "2", "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
+		if run.SharedPairs != 1 {
+			skipIfShmFull(t)
+			t.Fatalf("the ranks did not share memory")
+		}
+		if run.SingleCopyWays != 0 || run.SingleCopies != 0 {
+			t.Errorf("by default, single copies in %d directions, %d messages copied once; want none", run.SingleCopyWays, run.SingleCopies)
+		}
+	})
 }
 
 // procsWith lists the processes whose command line contains marker.

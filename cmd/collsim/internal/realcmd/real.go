@@ -134,7 +134,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
-	f.StringVar(&o.singleCopy, "single-copy", "ring", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on: faster there), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none)`)
+	f.StringVar(&o.singleCopy, "single-copy", "off", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none: faster here, where a message through the rings lands straight in its receive's region), a size such as 4KiB (those above it), or "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -884,7 +884,7 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool) strin
 	case shared == 0:
 		return ""
 	case limit == "off":
-		return "; every message through the rings (--single-copy off)"
+		return "; every message through the rings (--single-copy off, the default; --single-copy 4KiB copies as Open MPI's vader does)"
 	case limit == "ring" && ways == 0 && over:
 		return "; every message through the rings (more ranks than cores on a machine: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
 	case ways == 0:
