@@ -1082,7 +1082,7 @@ func childEnv() []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "COLLSIM_RANK", "COLLSIM_SIZE", "COLLSIM_RENDEZVOUS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS":
+		case "COLLSIM_RANK", "COLLSIM_SIZE", "COLLSIM_RENDEZVOUS", "COLLSIM_CPU", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS":
 			continue
 		}
 		env = append(env, kv)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -90,5 +91,39 @@ func TestRealPinnedRanks(t *testing.T) {
 					tc.pins[0], tc.pins[1], run.Oversubscribed, run.SingleCopyWays, run.SingleCopies, tc.over, ways, copies)
 			}
 		})
+	}
+}
+
+// TestRealBindsRanks: collsim real --np binds each rank to a CPU of its
+// own when there are enough, as mpirun binds to cores, and not with
+// --bind-to none or with more ranks than CPUs.
+func TestRealBindsRanks(t *testing.T) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Skip(err)
+	}
+	var cpus []string
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpus = append(cpus, fmt.Sprint(c))
+		}
+	}
+	if len(cpus) < 2 {
+		t.Skip("needs 2 CPUs to bind ranks apart")
+	}
+	all := realrun.CPUList()
+	for _, tc := range []struct {
+		np   int
+		bind string
+		want []string
+	}{
+		{2, "core", cpus[:2]},
+		{2, "none", []string{all, all}},
+		{len(cpus) + 1, "core", slices.Repeat([]string{all}, len(cpus)+1)},
+	} {
+		run := realOutput(t, "--np", fmt.Sprint(tc.np), "-s", "8", "--iterations", "1", "--bind-to", tc.bind)
+		if !slices.Equal(run.CPUs, tc.want) {
+			t.Errorf("--np %d --bind-to %s: the ranks ran on CPUs %q, want %q", tc.np, tc.bind, run.CPUs, tc.want)
+		}
 	}
 }

@@ -71,6 +71,8 @@ type realRun struct {
 	SingleCopies   int64 `json:"single_copies"`
 	// Oversubscribed: a machine had more ranks than cores for them.
 	Oversubscribed bool `json:"oversubscribed"`
+	// CPUs each rank may run on.
+	CPUs []string `json:"cpus"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.

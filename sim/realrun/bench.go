@@ -234,7 +234,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
 		return sc.Finish(nil, err, o.Timeout)
 	}
-	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), SingleCopyPeers: mesh.SingleCopyPeers(), SingleCopies: mesh.SingleCopies(), Oversubscribed: mesh.Oversubscribed(), Results: results}, nil, o.Timeout)
+	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), SingleCopyPeers: mesh.SingleCopyPeers(), SingleCopies: mesh.SingleCopies(), Oversubscribed: mesh.Oversubscribed(), CPUs: CPUList(), Results: results}, nil, o.Timeout)
 }
 
 // routeTo returns the local IP address this host uses to reach addr.

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"net"
 	"runtime"
+	"strconv"
 )
 
 // Transport says how the ranks of a run that share a host talk.
@@ -288,3 +289,36 @@ func (m *Mesh) machineCores() int {
 	}
 	return runtime.NumCPU()
 }
+
+// CPUList names the CPUs this process may run on, as Linux lists them
+// ("0-3,8"); "" where unknown.
+func CPUList() string {
+	own := ownCPUs()
+	return own.String()
+}
+
+// String lists s's CPUs as Linux does ("0-3,8").
+func (s *cpuSet) String() string {
+	own := s
+	var b []byte
+	for c := 0; c < 8*cpuSetBytes; c++ {
+		if !own.has(c) || c > 0 && own.has(c-1) {
+			continue
+		}
+		end := c
+		for end+1 < 8*cpuSetBytes && own.has(end+1) {
+			end++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(c), 10)
+		if end > c {
+			b = append(append(b, '-'), strconv.Itoa(end)...)
+		}
+	}
+	return string(b)
+}
+
+// has reports whether s holds CPU c.
+func (s *cpuSet) has(c int) bool { return s[c/8]&(1<<(c%8)) != 0 }

@@ -83,8 +83,10 @@ type Report struct {
 	SingleCopies    int64 `json:"single_copies"`
 	// Oversubscribed says the rank's machine had more of the run's ranks
 	// than the cores they may run on (Mesh.Oversubscribed).
-	Oversubscribed bool     `json:"oversubscribed"`
-	Results        []Result `json:"results"`
+	Oversubscribed bool `json:"oversubscribed"`
+	// CPUs are the CPUs the rank may run on, as a list ("0", "0-3,8").
+	CPUs    string   `json:"cpus"`
+	Results []Result `json:"results"`
 }
 
 // Timing is what OSU reports of one call: average, least and greatest

@@ -150,6 +150,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	_, child := os.LookupEnv("COLLSIM_RANK")
+	if cpu := os.Getenv("COLLSIM_CPU"); child && cpu != "" {
+		if err := bindToCPU(cpu); err != nil {
+			return err
+		}
+	}
 	if !child {
 		if err := o.CheckFlags(cmd.Flags()); err != nil {
 			return err
@@ -773,7 +778,9 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			Collective string   `json:"collective"`
 			Ranks      int      `json:"ranks"`
 			Hosts      []string `json:"hosts"`
-			Transport  string   `json:"transport"`
+			// CPUs each rank may run on (one each when bound).
+			CPUs      []string `json:"cpus"`
+			Transport string   `json:"transport"`
 			// SharedPairs of the Pairs of ranks talked through shared
 			// memory, the others over TCP.
 			SharedPairs int `json:"shared_pairs"`
@@ -794,6 +801,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			SingleCopyWays: singleCopyWays(reports), SingleCopies: singleCopyCount(reports), Oversubscribed: oversubscribed(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
+			out.CPUs = append(out.CPUs, r.CPUs)
 		}
 		for _, s := range sums {
 			alg := bandwidth(s.Bytes, s.Avg)
