@@ -86,7 +86,7 @@ func mpich33Classic(c Collective, p Params) (string, Params, string, error) {
 	case Barrier: // barrier.c, MPIR_Barrier_intra_auto
 		return "dissemination", p, "dissemination", nil
 	}
-	return "", p, "", fmt.Errorf("the mpich selector does not cover %s", c)
+	return "", p, "", &NotTranscribed{Library: "MPICH 3.3", Collective: c}
 }
 
 // mpich33Pick is MPICH 3.3.2's classic choice for c on a sub-communicator
@@ -203,7 +203,7 @@ func mpich4Flat(c Collective, p Params) (string, Params, string, error) {
 	case Barrier:
 		return "dissemination", p, "k_dissemination with k=2: dissemination", nil
 	}
-	return "", p, "", fmt.Errorf("the mpich4 selector does not cover %s", c)
+	return "", p, "", &NotTranscribed{Library: "MPICH 4", Collective: c}
 }
 
 // mpich4Pick is MPICH 4.3.2's MPIR-level choice for c on a

@@ -179,7 +179,7 @@ func ompi40Decide(c Collective, p Params) (ompi40Step, error) {
 		}
 		return ompi40Step{"at most 10 ranks or 300 B per rank or more", 1, 0}, nil
 	}
-	return ompi40Step{}, fmt.Errorf("Open MPI 4.0's fixed rules for %s are not transcribed; name an algorithm instead", c)
+	return ompi40Step{}, &NotTranscribed{Library: "Open MPI 4.0", Collective: c}
 }
 
 // ompi40Tuned is what Open MPI 4.0.7's coll/tuned runs for c and p: the

@@ -191,7 +191,7 @@ type ompiPick struct {
 func ompiTuned(c Collective, p Params) (alg int, pick ompiPick, err error) {
 	t, ok := ompiTables[c]
 	if !ok {
-		return 0, pick, fmt.Errorf("Open MPI's fixed rules for %s are not transcribed; name an algorithm instead", c)
+		return 0, pick, &NotTranscribed{Library: "Open MPI", Collective: c}
 	}
 	bytes, _ := OmpiMessageBytes(c, p)
 	alg = t.choose(p.Ranks, bytes)

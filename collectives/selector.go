@@ -83,6 +83,17 @@ func Select(name string, c Collective, p Params) (Selection, error) {
 	return Selection{Algorithm: a, Params: ch.params, Rule: ch.rule}, nil
 }
 
+// NotTranscribed is Select's error for a collective whose decision rules
+// collsim has not transcribed from the library (Open MPI's gather, say).
+type NotTranscribed struct {
+	Library    string // as it names itself ("Open MPI 4.0")
+	Collective Collective
+}
+
+func (e *NotTranscribed) Error() string {
+	return fmt.Sprintf("%s's fixed rules for %s are not transcribed; name an algorithm instead", e.Library, e.Collective)
+}
+
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // unsegmented sets p's segment to the whole vector: the libraries' trees

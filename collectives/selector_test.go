@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -374,6 +375,12 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	if _, err := Select("ompi", Scatter, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "not transcribed") {
 		t.Errorf("scatter: %v", err)
+	}
+	// Callers that run a list of collectives skip the ones a library's
+	// rules do not cover: the error says which.
+	var nt *NotTranscribed
+	if _, err := Select("ompi", Gather, Params{Ranks: 4, Count: 1}); !errors.As(err, &nt) || nt.Collective != Gather {
+		t.Errorf("gather: %v, want a NotTranscribed for gather", err)
 	}
 	if _, err := Select("intel", Allreduce, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "ompi, ompi40, ompi5, mpich, mpich4") {
 		t.Errorf("unknown selector: %v", err)

@@ -123,10 +123,11 @@ func TestRealEveryAlgorithm(t *testing.T) {
 }
 
 // buildable is how many calls collsim real -c all -a all makes on n ranks
-// at these sizes: one per algorithm that supports them.
+// at these sizes: one per algorithm that supports them and size of the
+// call (sizes that make the same call, as a barrier's do, count once).
 func buildable(t *testing.T, n int, sizes ...int64) int {
 	t.Helper()
-	want := 0
+	calls := map[string]bool{}
 	for _, a := range collectives.All() {
 		for _, size := range sizes {
 			p, err := lib.Call(a.Collective, n, size, 8, 0)
@@ -135,11 +136,11 @@ func buildable(t *testing.T, n int, sizes ...int64) int {
 			}
 			p.NodeSize, p.GroupSize = n, n
 			if _, err := a.Build(p); err == nil {
-				want++
+				calls[fmt.Sprint(a.ID(), " ", p.SizeBytes(a.Collective))] = true
 			}
 		}
 	}
-	return want
+	return len(calls)
 }
 
 // TestRealSingleCopy runs every algorithm for real through shared memory
@@ -850,5 +851,20 @@ func TestRealLibrariesAndLaunchers(t *testing.T) {
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
 	if _, errs, code := collsim(t, "real", "--np", "2"); code != 2 || !strings.Contains(errs, "--np 2 under a launcher that started 2 processes") {
 		t.Errorf("--np under mpirun -np 2: exit %d %q", code, errs)
+	}
+}
+
+// TestRealListsWithSelectors: -c all -a ompi runs every collective whose
+// Open MPI rules are transcribed and says which it skipped (it failed on
+// gather); sizes that make the same call run once (a barrier's four rows
+// were identical).
+func TestRealListsWithSelectors(t *testing.T) {
+	stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", "ompi", "-s", "8", "--iterations", "1")
+	if code != 0 || !strings.Contains(stderr, "note: skipped: Open MPI's fixed rules for gather are not transcribed") || strings.Contains(stdout, "ompi: gather/") || !strings.Contains(stdout, "ompi: allreduce/") {
+		t.Errorf("-c all -a ompi: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	run := realOutput(t, "--np", "2", "-c", "barrier", "-a", "linear", "-s", "8,16,1KiB", "--iterations", "1")
+	if len(run.Results) != 1 {
+		t.Errorf("a barrier at 3 sizes gave %d rows, want 1", len(run.Results))
 	}
 }

@@ -64,6 +64,9 @@ type options struct {
 	prttN        int
 	prttOut      string
 	prttDelays   string // the second PRTT launch's d per size
+	// skipped says which collectives of a list a library selector's
+	// rules do not cover, and buildJobs left out.
+	skipped []string
 }
 
 // New returns the real command.
@@ -180,6 +183,9 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
 		}
+		for _, s := range o.skipped {
+			fmt.Fprintf(streams.Err, "note: skipped: %s\n", strings.TrimSuffix(s, "; name an algorithm instead"))
+		}
 		o.Timeout = realrun.SetupTimeout(o.timeout)
 		reports, err := o.Launch(ChildArgs(cmd, "real"), streams.Err)
 		if err != nil {
@@ -198,6 +204,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	jobs, hash, err := buildJobs(o, rank, size)
 	if err != nil {
 		return err
+	}
+	if !child && rank == 0 { // under srun or mpirun: rank 0 speaks
+		for _, s := range o.skipped {
+			fmt.Fprintf(streams.Err, "note: skipped: %s\n", strings.TrimSuffix(s, "; name an algorithm instead"))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -378,6 +389,13 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					// The library's own choice at this size, and the
 					// parameters it gives it (segments, parts).
 					sel, err := collectives.Select(entry.selector, c, p)
+					var nt *collectives.NotTranscribed
+					if errors.As(err, &nt) && len(colls) > 1 {
+						if !slices.Contains(o.skipped, nt.Error()) {
+							o.skipped = append(o.skipped, nt.Error())
+						}
+						continue // a list runs what the library's rules cover
+					}
 					if err != nil {
 						return nil, 0, &cmdutil.FlagError{Err: err}
 					}
@@ -392,6 +410,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					return nil, 0, &cmdutil.FlagError{Err: err}
 				}
 				j := realrun.Job{Name: cmp.Or(name, a.ID()), Bytes: p.SizeBytes(c), Schedule: s}
+				if slices.ContainsFunc(jobs, func(k realrun.Job) bool { return k.Name == j.Name && k.Bytes == j.Bytes }) {
+					continue // sizes that make the same call (a barrier's, a block of 0 elements) run once
+				}
 				if o.verify {
 					j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
 					j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
