@@ -44,7 +44,7 @@ type Launcher struct {
 // --link-bandwidth) on f.
 func (l *Launcher) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&l.NP, "np", 0, "start this many local rank processes (without it, ranks come from srun or mpirun)")
-	f.StringVar(&l.BindTo, "bind-to", "core", `with --np: "core" binds each rank to a CPU of its own when the CPUs this process may use are enough, as mpirun binds to cores by default (two ranks left to the scheduler were at times put on one CPU, and ran 16 MiB allreduces 3x slower); "none" does not`)
+	f.StringVar(&l.BindTo, "bind-to", "core", `with --np: "core" binds each rank to a CPU of its own when the CPUs this process may use are enough, as mpirun binds to cores by default (two ranks left to the scheduler were at times runnable on one CPU, where polling ranks take turns); "none" does not`)
 	l.Netns.flags(f)
 }
 
