@@ -31,10 +31,10 @@ type Mesh struct {
 	// sameMachine says which peers run on this machine (whatever their
 	// channel, and in whatever network namespace).
 	sameMachine []bool
-	// machineCPUs is the union of the CPU sets of the peers on this
-	// machine (see machineCores).
-	machineCPUs cpuSet
-	out         []*outQueue
+	// peerCPUs holds the CPU set of each peer on this machine, set by the
+	// goroutine that connects to it, as sameMachine is (see machineCores).
+	peerCPUs []cpuSet
+	out      []*outQueue
 
 	mu     sync.Mutex
 	events []event
@@ -159,7 +159,7 @@ func Connect(ctx context.Context, rank, size int, job uint64, secret Secret, ln 
 	if err := listenerError(ln); err != nil {
 		return nil, fmt.Errorf("rank %d: %w", rank, err)
 	}
-	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size), sameMachine: make([]bool, size),
+	m := &Mesh{rank: rank, size: size, job: job, secret: secret, transport: transport, conns: make([]net.Conn, size), out: make([]*outQueue, size), sameMachine: make([]bool, size), peerCPUs: make([]cpuSet, size),
 		singleCopy: singleCopy{readsMe: make([]bool, size), readable: make([]int, size)},
 		signal:     make(chan struct{}, 1), bye: make([]bool, size), causes: make([]error, size)}
 	want := size - 1 - rank

@@ -110,7 +110,7 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	}
 	m.sameMachine[peer] = head[0] == answerShared || head[0] == answerSameMachine
 	if m.sameMachine[peer] {
-		m.machineCPUs.add(head[1:])
+		copy(m.peerCPUs[peer][:], head[1:])
 	}
 	if head[0] != answerShared {
 		return c, nil
@@ -161,7 +161,7 @@ func (m *Mesh) answerShared(c net.Conn, peer int) (net.Conn, error) {
 	id, ok := machineID()
 	m.sameMachine[peer] = ok && string(offer[17:33]) == string(id[:])
 	if m.sameMachine[peer] {
-		m.machineCPUs.add(offer[33:])
+		copy(m.peerCPUs[peer][:], offer[33:])
 	}
 	own := ownCPUs()
 	if seg == nil {
@@ -281,9 +281,13 @@ func (s *cpuSet) count() int {
 // single CPU of their own, and have a core each. Where a CPU set is not
 // known, the CPUs this process may run on.
 func (m *Mesh) machineCores() int {
-	s := m.machineCPUs
 	own := ownCPUs()
-	s.add(own[:])
+	s := own
+	for peer, same := range m.sameMachine {
+		if same {
+			s.add(m.peerCPUs[peer][:])
+		}
+	}
 	if n := s.count(); n > 0 && own.count() > 0 {
 		return n
 	}
