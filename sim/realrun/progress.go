@@ -459,15 +459,16 @@ type landingSpot struct {
 }
 
 // landingFor returns where a data frame from peer, whose header h has just
-// been read, is to be read. A frame of the peer's that came before it and
-// waits in the rank's queue unmatched may match the same receive, so then
-// nothing lands: receives match a peer's messages in order.
+// been read, is to be read. A message of the peer's that came before it
+// and waits in the rank's queue unmatched may match the same receive, so
+// then nothing lands: receives match a peer's messages in order (the
+// peer's barrier frames match nothing).
 func (m *Mesh) landingFor(peer int, h header) landingSpot {
 	if m.landing == nil || h.kind != kindData|flagElements || h.payload%8 != 0 {
 		return landingSpot{}
 	}
 	for _, e := range m.own[m.ownHead:] {
-		if e.kind == evFrame && !e.landed && int(e.from) == peer {
+		if e.kind == evFrame && !e.landed && int(e.from) == peer && (e.h.kind&^flagElements == kindData || e.h.kind == kindGet) {
 			return landingSpot{}
 		}
 	}
