@@ -40,18 +40,25 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 	var order []key // channels in the order they were first used: deterministic
 	msgs := make([][]flight, p)
 	// open holds each rank's posted receives of one run of elements that
-	// do not reduce and have no message yet: a real run may land a
-	// message's elements in such a receive's region as they arrive, before
-	// the receive completes (Rank.landing in sim/realrun), so no op may
-	// read or write that region meanwhile, as MPI forbids touching a
-	// pending receive's buffer.
+	// have no message yet: a real run may land a message's elements in
+	// such a receive's region as they arrive (or reduce them into it piece
+	// by piece), before the receive completes (Rank.landing in
+	// sim/realrun), so no op may read or write that region meanwhile, as
+	// MPI forbids touching a pending receive's buffer; but two reducing
+	// receives into one region may be pending at once, since the
+	// reductions (a wrapping sum, a maximum) give the same result in any
+	// order, piece by piece.
 	type openRecv struct {
-		idx int32
-		reg sim.Region
+		idx    int32
+		reg    sim.Region
+		reduce bool
 	}
 	open := make([][]openRecv, p)
 	touchesOpen := func(r, idx int32, op *sim.Op) error {
 		for _, o := range open[r] {
+			if o.reduce && op.Kind == sim.OpRecv && op.Reduce {
+				continue
+			}
 			for _, reg := range []sim.Region{op.Data, op.Src} {
 				if reg.Count > 0 && reg.Buf == o.reg.Buf && elementsMeet(o.reg, reg) {
 					return fmt.Errorf("rank %d op %d (%v) touches region %+v of receive %d, which is pending", r, idx, op, o.reg, o.idx)
@@ -104,8 +111,8 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 					if err := apply(r, idx, m); err != nil {
 						return err
 					}
-				} else if !op.Reduce && op.Data.Runs() == 1 && op.Data.Count > 0 {
-					open[r] = append(open[r], openRecv{idx, op.Data})
+				} else if op.Data.Runs() == 1 && op.Data.Count > 0 {
+					open[r] = append(open[r], openRecv{idx, op.Data, op.Reduce})
 				}
 			}
 		}

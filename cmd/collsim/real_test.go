@@ -247,7 +247,7 @@ func TestRealFaults(t *testing.T) {
 		{"crash@1", []string{"rank 1", "exited or crashed"}},
 		// Killed without a word, as the out-of-memory killer kills: the
 		// launcher names the signal.
-		{"killed@1", []string{"rank 1 was killed by SIGKILL, which the kernel's out-of-memory killer sends"}},
+		{"killed@1", []string{"rank 1 was killed by SIGKILL: by kill -9, or by the kernel's out-of-memory killer"}},
 		// Whichever rank notices first reports it (under load, not always
 		// the same one); it must blame rank 2 and no other.
 		{"stall@2", []string{`the run failed: rank [013]: [^\n]*no word from rank 2 for 2s: it stalled`}},

@@ -691,3 +691,116 @@ func TestReceivesLandInTheirRegions(t *testing.T) {
 		})
 	}
 }
+
+// landingVias are the channels of the landing tests: two the rank's own
+// goroutine serves, where frames land, and one with a reader goroutine per
+// peer, where none do.
+var landingVias = []realrun.Transport{realrun.TCP, realrun.SharedMemoryRings, realrun.TCPGoroutines}
+
+// TestLandingCapturesSelfSends: on rank 1 a send to itself, not yet
+// received, still views its region (buffer 0) when a message from rank 0
+// lands in that region; the self-send must carry what the region held
+// before (rank 1's own values), not the landed ones. Rank 0's 2.4 MB send
+// is lent from its buffer meanwhile. Values worked out here.
+func TestLandingCapturesSelfSends(t *testing.T) {
+	const n = 300_000 // 2.4 MB: beyond a ring, lent
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpRecv, Peer: 1, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 3, Count: 1}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}, After: []int32{0}},
+			{Kind: sim.OpRecv, Peer: 1, Tag: 2, Bytes: 8 * n, Data: sim.Region{Buf: 1, Count: n}},
+		},
+		{
+			{Kind: sim.OpSend, Peer: 1, Tag: 4, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}},
+			{Kind: sim.OpSend, Peer: 0, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 3, Count: 1}},
+			{Kind: sim.OpSend, Peer: 0, Tag: 2, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}},
+			{Kind: sim.OpRecv, Peer: 1, Tag: 4, Bytes: 8 * n, Data: sim.Region{Buf: 2, Count: n}, After: []int32{1}},
+		},
+	}
+	s := sim.FromPrograms("overlap", progs, 8)
+	for _, via := range landingVias {
+		t.Run(via.String(), func(t *testing.T) {
+			errs := runLocal(t, 2, via, func(r *realrun.Rank, rank int) error {
+				for call := range 10 {
+					d := [][]uint64{make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, 1)}
+					for i := range n {
+						d[0][i] = uint64(1_000_000*(rank+1) + i)
+					}
+					if err := r.Execute(s, d); err != nil {
+						return fmt.Errorf("call %d: %w", call, err)
+					}
+					if err := r.Barrier(); err != nil {
+						return err
+					}
+					for i := range n {
+						if rank == 1 && (d[0][i] != uint64(1_000_000+i) || d[2][i] != uint64(2_000_000+i)) {
+							return fmt.Errorf("call %d rank 1 elem %d: buf0 %d (want %d) buf2 %d (want %d)", call, i, d[0][i], 1_000_000+i, d[2][i], 2_000_000+i)
+						}
+						if rank == 0 && d[1][i] != uint64(2_000_000+i) {
+							return fmt.Errorf("call %d rank 0 elem %d: buf1 %d want %d", call, i, d[1][i], 2_000_000+i)
+						}
+					}
+				}
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestLandingKeepsToItsCall: rank 2's two any-source reducing receives of
+// one call must not take a faster peer's message of the next call (calls
+// back to back, no barrier between them): the message's header says its
+// call, and only the current call's messages land.
+func TestLandingKeepsToItsCall(t *testing.T) {
+	const n = 2000
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpSend, Peer: 1, Tag: 7, Bytes: 8, Data: sim.Region{Buf: 1, Count: 1}},
+			{Kind: sim.OpSend, Peer: 2, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}},
+		},
+		{
+			{Kind: sim.OpRecv, Peer: 0, Tag: 7, Bytes: 8, Data: sim.Region{Buf: 1, Count: 1}},
+			{Kind: sim.OpSend, Peer: 2, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}, After: []int32{0}},
+		},
+		{
+			{Kind: sim.OpRecv, Peer: sim.AnySource, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}, Reduce: true},
+			{Kind: sim.OpRecv, Peer: sim.AnySource, Tag: 1, Bytes: 8 * n, Data: sim.Region{Buf: 0, Count: n}, Reduce: true},
+		},
+	}
+	s := sim.FromPrograms("anysource", progs, 8)
+	for _, via := range landingVias {
+		t.Run(via.String(), func(t *testing.T) {
+			errs := runLocal(t, 3, via, func(r *realrun.Rank, rank int) error {
+				for call := range 20 {
+					d := [][]uint64{make([]uint64, n), make([]uint64, 1)}
+					for i := range n {
+						d[0][i] = uint64(1000*call + 100*rank)
+					}
+					if err := r.Execute(s, d); err != nil {
+						return fmt.Errorf("call %d: %w", call, err)
+					}
+					if rank == 2 {
+						want := uint64(1000*call+200) + uint64(1000*call) + uint64(1000*call+100)
+						for i := range n {
+							if d[0][i] != want {
+								return fmt.Errorf("call %d elem %d = %d, want %d", call, i, d[0][i], want)
+							}
+						}
+					}
+				}
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

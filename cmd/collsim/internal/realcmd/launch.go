@@ -82,7 +82,7 @@ func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
 func exitText(ps *os.ProcessState, sig syscall.Signal) string {
 	switch {
 	case sig == syscall.SIGKILL:
-		return "was killed by SIGKILL, which the kernel's out-of-memory killer sends when memory runs out (see dmesg; smaller --sizes or fewer --np need less)"
+		return "was killed by SIGKILL: by kill -9, or by the kernel's out-of-memory killer when memory runs out (dmesg says; smaller --sizes or fewer --np need less)"
 	case sig != 0:
 		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig)
 	}

@@ -137,7 +137,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
-	f.StringVar(&o.singleCopy, "single-copy", "off", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none: faster here, where a message through the rings lands straight in its receive's region), a size such as 4KiB (those above it), or "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on)`)
+	f.StringVar(&o.singleCopy, "single-copy", "off", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none: faster here, where a message through the rings lands straight in its receive's region when the receive is posted first), a size such as 4KiB (those above it), or "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on)`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -168,6 +168,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 			return err
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
+	}
+	if !child && o.NP == 0 {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "it binds the ranks that --np starts; under srun or mpirun, their own binding options do (srun --cpu-bind, mpirun --bind-to)", "bind-to"); err != nil {
+			return err
+		}
 	}
 	if !child && o.NP > 0 && found && size > 1 {
 		// mpirun -np 2 collsim real --np 2 would run two separate jobs of
@@ -420,6 +425,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				jobs = append(jobs, j)
 			}
 		}
+	}
+	if len(jobs) == 0 && len(o.skipped) > 0 {
+		return nil, 0, cmdutil.Flagf("nothing to run: %s", strings.Join(o.skipped, "; "))
 	}
 	if len(jobs) == 0 {
 		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %d ranks", size)
