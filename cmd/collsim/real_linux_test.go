@@ -34,16 +34,7 @@ func TestRealPinnedRanks(t *testing.T) {
 	if err := realrun.SingleCopyAvailable(); err != nil {
 		t.Skipf("needs single copies between processes: %v", err)
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Skip(err)
-	}
-	var cpus []string
-	for c := 0; c < 1024 && len(cpus) < 2; c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, fmt.Sprint(c))
-		}
-	}
+	cpus := affinity(t)
 	all := cpus[0] + "," + cpus[1]
 	for _, tc := range []struct {
 		pins [2]string
@@ -98,16 +89,7 @@ func TestRealPinnedRanks(t *testing.T) {
 // own when there are enough, as mpirun binds to cores, and not with
 // --bind-to none or with more ranks than CPUs.
 func TestRealBindsRanks(t *testing.T) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Skip(err)
-	}
-	var cpus []string
-	for c := range 1024 {
-		if set.IsSet(c) {
-			cpus = append(cpus, fmt.Sprint(c))
-		}
-	}
+	cpus := affinity(t)
 	if len(cpus) < 2 {
 		t.Skip("needs 2 CPUs to bind ranks apart")
 	}
@@ -126,4 +108,20 @@ func TestRealBindsRanks(t *testing.T) {
 			t.Errorf("--np %d --bind-to %s: the ranks ran on CPUs %q, want %q", tc.np, tc.bind, run.CPUs, tc.want)
 		}
 	}
+}
+
+// affinity lists the CPUs this process may run on, read with
+// sched_getaffinity here rather than through the code under test.
+func affinity(t *testing.T) []string {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Skip(err)
+	}
+	var cpus []string
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpus = append(cpus, fmt.Sprint(c))
+		}
+	}
+	return cpus
 }

@@ -115,8 +115,7 @@ func (m *Mesh) offerShared(c net.Conn, peer int) (net.Conn, error) {
 	if head[0] != answerShared {
 		return c, nil
 	}
-	var rest [tokenBytes + segNameBytes + 16]byte
-	answer := rest[:]
+	answer := make([]byte, tokenBytes+segNameBytes+16)
 	if _, err := io.ReadFull(c, answer); err != nil {
 		return nil, fmt.Errorf("rank %d: choosing a channel with rank %d: %w", m.rank, peer, err)
 	}
@@ -301,16 +300,28 @@ func CPUList() string {
 	return own.String()
 }
 
+// CPUs lists the CPUs this process may run on, lowest first (none where
+// unknown).
+func CPUs() []int {
+	own := ownCPUs()
+	var cpus []int
+	for c := range 8 * cpuSetBytes {
+		if own.has(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
 // String lists s's CPUs as Linux does ("0-3,8").
 func (s *cpuSet) String() string {
-	own := s
 	var b []byte
 	for c := 0; c < 8*cpuSetBytes; c++ {
-		if !own.has(c) || c > 0 && own.has(c-1) {
+		if !s.has(c) || c > 0 && s.has(c-1) {
 			continue
 		}
 		end := c
-		for end+1 < 8*cpuSetBytes && own.has(end+1) {
+		for end+1 < 8*cpuSetBytes && s.has(end+1) {
 			end++
 		}
 		if len(b) > 0 {

@@ -6,26 +6,19 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/collsim/collsim/sim/realrun"
 )
 
 // coresFor returns the CPUs to bind ranks 0..ranks-1 to, one each, from
 // those this process may run on; nil when there are fewer of them than
 // ranks (mpirun does not bind an oversubscribed node either).
 func coresFor(ranks int) []int {
-	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
-		return nil
-	}
-	var cpus []int
-	for c := 0; c < 1024 && len(cpus) < ranks; c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
+	cpus := realrun.CPUs()
 	if len(cpus) < ranks {
 		return nil
 	}
-	return cpus
+	return cpus[:ranks]
 }
 
 // bindToCPU binds every thread of this process to CPU cpu (the launcher's

@@ -188,9 +188,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
 		}
-		for _, s := range o.skipped {
-			fmt.Fprintf(streams.Err, "note: skipped: %s\n", strings.TrimSuffix(s, "; name an algorithm instead"))
-		}
+		noteSkipped(streams.Err, o.skipped)
 		o.Timeout = realrun.SetupTimeout(o.timeout)
 		reports, err := o.Launch(ChildArgs(cmd, "real"), streams.Err)
 		if err != nil {
@@ -211,9 +209,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	if !child && rank == 0 { // under srun or mpirun: rank 0 speaks
-		for _, s := range o.skipped {
-			fmt.Fprintf(streams.Err, "note: skipped: %s\n", strings.TrimSuffix(s, "; name an algorithm instead"))
-		}
+		noteSkipped(streams.Err, o.skipped)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -396,8 +392,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					sel, err := collectives.Select(entry.selector, c, p)
 					var nt *collectives.NotTranscribed
 					if errors.As(err, &nt) && len(colls) > 1 {
-						if !slices.Contains(o.skipped, nt.Error()) {
-							o.skipped = append(o.skipped, nt.Error())
+						why := fmt.Sprintf("%s's fixed rules for %s are not transcribed", nt.Library, nt.Collective)
+						if !slices.Contains(o.skipped, why) {
+							o.skipped = append(o.skipped, why)
 						}
 						continue // a list runs what the library's rules cover
 					}
@@ -478,6 +475,13 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// noteSkipped tells w which collectives of a list were left out, and why.
+func noteSkipped(w io.Writer, skipped []string) {
+	for _, why := range skipped {
+		fmt.Fprintf(w, "note: skipped: %s\n", why)
+	}
 }
 
 // wholeWords refuses size bytes of flag, not a multiple of 8.
