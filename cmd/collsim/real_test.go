@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,17 @@ type realRun struct {
 	Oversubscribed bool `json:"oversubscribed"`
 	// CPUs each rank may run on.
 	CPUs []string `json:"cpus"`
+	// SingleCopyProbes: what each rank measured before the run under
+	// --single-copy auto, or null.
+	SingleCopyProbes []*probeTimes `json:"single_copy_probes"`
+}
+
+// probeTimes is what a rank's single-copy probe measured: the medians of
+// its exchanges each way, and which it chose.
+type probeTimes struct {
+	Rings  int64 `json:"rings_ns"`
+	Single int64 `json:"single_ns"`
+	Chose  bool  `json:"single_copies"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.
@@ -210,15 +222,40 @@ func TestRealSingleCopy(t *testing.T) {
 			}
 		})
 	}
-	// The default copies no message once.
+	// The default, auto: each rank times both ways before the run and
+	// copies messages too large for a ring once if that was faster.
 	t.Run("default", func(t *testing.T) {
 		run := realOutput(t, "--np", "2", "-a", "ring", "-s", "8388616", "--iterations", "1", "--warmup", "0")
 		if run.SharedPairs != 1 {
 			skipIfShmFull(t)
 			t.Fatalf("the ranks did not share memory")
 		}
-		if run.SingleCopyWays != 0 || run.SingleCopies != 0 {
-			t.Errorf("by default, single copies in %d directions, %d messages copied once; want none", run.SingleCopyWays, run.SingleCopies)
+		if len(run.SingleCopyProbes) != 2 {
+			t.Fatalf("%d ranks' probes reported, want 2", len(run.SingleCopyProbes))
+		}
+		chose := 0
+		for rank, p := range run.SingleCopyProbes {
+			switch {
+			case p == nil:
+				t.Fatalf("rank %d did not probe", rank)
+			case p.Rings <= 0 || p.Single <= 0:
+				t.Errorf("rank %d: probe times %d and %d ns, want both above 0", rank, p.Rings, p.Single)
+			case p.Chose != (p.Single < p.Rings):
+				t.Errorf("rank %d: rings %d ns, copied once %d ns: chose single copies %t, want the faster", rank, p.Rings, p.Single, p.Chose)
+			}
+			if p.Chose {
+				chose++
+			}
+		}
+		// A ring allreduce on 2 ranks: each rank sends 2 pieces of about
+		// 4 MiB, above a ring's 1 MiB; the probe's copies are not counted.
+		if run.SingleCopyWays != chose || run.SingleCopies != int64(2*chose) {
+			t.Errorf("%d ranks chose single copies: single copies in %d directions, %d messages copied once; want %d, %d",
+				chose, run.SingleCopyWays, run.SingleCopies, chose, 2*chose)
+		}
+		// Over TCP no probe.
+		if run := realOutput(t, "--np", "2", "--transport", "tcp", "-a", "ring", "-s", "64", "--iterations", "1", "--warmup", "0"); slices.ContainsFunc(run.SingleCopyProbes, func(p *probeTimes) bool { return p != nil }) {
+			t.Errorf("over TCP the ranks probed: %v", run.SingleCopyProbes)
 		}
 	})
 }

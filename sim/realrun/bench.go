@@ -143,8 +143,11 @@ type RankOptions struct {
 	Secret Secret
 	// Transport says whether ranks on one host use shared memory.
 	Transport Transport
-	// SingleCopyAbove, when not 0, is the message size in bytes above
-	// which a rank sends data as single copies (see Mesh.SetSingleCopyAbove).
+	// SingleCopyAbove, when more than 0, is the message size in bytes
+	// above which a rank sends data as single copies (see
+	// Mesh.SetSingleCopyAbove); 0 those too large for a ring;
+	// SingleCopyAuto those too large for a ring if a probe before the jobs
+	// finds that faster (probeSingleCopy).
 	SingleCopyAbove    int64
 	Jobs               []Job
 	Warmup, Iterations int
@@ -204,7 +207,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 		sc.Finish(nil, err, o.Timeout)
 		return err
 	}
-	if o.SingleCopyAbove != 0 {
+	if o.SingleCopyAbove > 0 {
 		mesh.SetSingleCopyAbove(o.SingleCopyAbove)
 	}
 	rank := NewRank(mesh)
@@ -222,7 +225,14 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if o.Hook != nil {
 		hook = func(call int) { o.Hook(call, mesh) }
 	}
-	results, err := Bench(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, hook)
+	var probe *Probe
+	if o.SingleCopyAbove == SingleCopyAuto && o.Transport.shares() {
+		probe, err = probeSingleCopy(rank, o.Jobs)
+	}
+	var results []Result
+	if err == nil {
+		results, err = Bench(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, hook)
+	}
 	if err != nil {
 		// Tell the rendezvous first: peers that see this rank's
 		// connections close would otherwise report that instead of the
@@ -234,7 +244,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	if err := mesh.Close(time.Now().Add(o.Timeout)); err != nil {
 		return sc.Finish(nil, err, o.Timeout)
 	}
-	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), SingleCopyPeers: mesh.SingleCopyPeers(), SingleCopies: mesh.SingleCopies(), Oversubscribed: mesh.Oversubscribed(), CPUs: CPUList(), Results: results}, nil, o.Timeout)
+	return sc.Finish(&Report{Rank: o.Rank, Host: host, SharedPeers: mesh.SharedPeers(), SingleCopyPeers: mesh.SingleCopyPeers(), SingleCopies: mesh.SingleCopies(), Oversubscribed: mesh.Oversubscribed(), SingleCopyProbe: probe, CPUs: CPUList(), Results: results}, nil, o.Timeout)
 }
 
 // routeTo returns the local IP address this host uses to reach addr.

@@ -28,3 +28,9 @@ const SharedMemoryRings = SharedMemory | ringsOnly
 // read straight into their receive's region, and how many into pool
 // buffers.
 func (r *Rank) Landed() (landed, pooled int) { return r.mesh.landed, r.mesh.pooled }
+
+// ProbeSingleCopy runs the rank's single-copy probe (probeSingleCopy).
+func (r *Rank) ProbeSingleCopy(jobs []Job) (*Probe, error) { return probeSingleCopy(r, jobs) }
+
+// Mesh is the rank's mesh.
+func (r *Rank) Mesh() *Mesh { return r.mesh }

@@ -250,6 +250,12 @@ func (m *Mesh) SharedPeers() int {
 	return n
 }
 
+// sharesWith reports whether the rank reaches peer through shared memory.
+func (m *Mesh) sharesWith(peer int) bool {
+	_, ok := m.conns[peer].(*sharedConn)
+	return ok
+}
+
 // cpuSetBytes holds a bit for each of 1,024 CPUs: the CPUs a rank may run
 // on, as sched_getaffinity gives them.
 const cpuSetBytes = 128

@@ -68,8 +68,9 @@ type singleCopy struct {
 	// singleCopyAbove is the largest message that goes through the rings.
 	singleCopyAbove int64
 
-	// copies counts the messages this rank copied out of peers' memory.
-	copies int64
+	// copies counts the messages this rank copied out of peers' memory,
+	// probeCopies those of them its probe copied (probeSingleCopy).
+	copies, probeCopies int64
 
 	getMu    sync.Mutex
 	gets     []pendingGet // by token
@@ -113,18 +114,18 @@ func (m *Mesh) SetSingleCopyAbove(bytes int64) {
 // copies no message once (SetSingleCopyAbove).
 func (m *Mesh) Oversubscribed() bool { return m.yield }
 
-// SingleCopyPeers is how many peers the rank would copy large messages
-// straight out of (process_vm_readv): those that let it, unless no message
-// is to be copied once. The ranks of a machine decide alike (see
-// machineCores), so what this rank would read is what its peers would
-// send as single copies; SingleCopies counts what it did read.
+// SingleCopyPeers is how many peers the rank sends large messages to as
+// single copies, for them to read out of its memory (process_vm_readv):
+// those that may, unless it copies no message once. Ranks decide apart
+// under SingleCopyAuto, so this is the sender's count; SingleCopies counts
+// what the rank read.
 func (m *Mesh) SingleCopyPeers() int {
 	if m.singleCopyAbove == SingleCopyOff {
 		return 0
 	}
 	n := 0
-	for _, pid := range m.readable {
-		if pid != 0 {
+	for _, reads := range m.readsMe {
+		if reads {
 			n++
 		}
 	}
@@ -203,8 +204,8 @@ func (m *Mesh) fetch(peer int, d getDesc, dst []uint64) error {
 }
 
 // SingleCopies is how many messages the rank has copied straight out of
-// its peers' memory.
-func (m *Mesh) SingleCopies() int64 { return m.copies }
+// its peers' memory, those of its probe (probeSingleCopy) not counted.
+func (m *Mesh) SingleCopies() int64 { return m.copies - m.probeCopies }
 
 // got tells peer its get frame d has been read.
 func (m *Mesh) got(peer int, epoch uint32, d getDesc) error {

@@ -84,6 +84,9 @@ type Report struct {
 	// Oversubscribed says the rank's machine had more of the run's ranks
 	// than the cores they may run on (Mesh.Oversubscribed).
 	Oversubscribed bool `json:"oversubscribed"`
+	// SingleCopyProbe is what the rank measured before its jobs under
+	// SingleCopyAuto, if it probed.
+	SingleCopyProbe *Probe `json:"single_copy_probe,omitempty"`
 	// CPUs are the CPUs the rank may run on, as a list ("0", "0-3,8").
 	CPUs    string   `json:"cpus"`
 	Results []Result `json:"results"`

@@ -137,7 +137,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.secretFile, "secret-file", "", "a file only you can read (chmod 600) holding the job's secret in hex, the same for every rank (cluster runs; default $COLLSIM_SECRET, or a secret rank 0 makes and passes on through --rendezvous-file)")
 	f.StringVar(&o.bind, "bind", "", "IP address this rank listens on for its peers (default: the one that reaches the rendezvous)")
 	f.StringVar(&o.transport, "transport", "shm", `how ranks on one host talk: "shm" (shared memory, as MPI libraries do; TCP between hosts) or "tcp" (every pair over TCP, as Open MPI's --mca btl tcp,self)`)
-	f.StringVar(&o.singleCopy, "single-copy", "off", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none: faster here, where a message through the rings lands straight in its receive's region when the receive is posted first), a size such as 4KiB (those above it), or "ring" (those too large for a ring, 1 MiB in jobs of up to 33 ranks, and none on a machine with more ranks than the cores they may run on)`)
+	f.StringVar(&o.singleCopy, "single-copy", "auto", `which messages with data ranks that share memory copy once, straight out of the sender's memory (process_vm_readv), as Open MPI's shared-memory transport does above 4KiB: "auto" (each rank times 2 MiB exchanges both ways before the run and copies those too large for a ring, 1 MiB in jobs of up to 33 ranks, once if that was faster: which is faster depends on the machine), "ring" (those, without timing), a size such as 4KiB (those above it), or "off" (none, as Open MPI's --mca btl_vader_single_copy_mechanism none); "auto" and "ring" copy none on a machine with more ranks than the cores they may run on`)
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
@@ -308,9 +308,12 @@ func parseTransport(s string) (realrun.Transport, error) {
 }
 
 // parseSingleCopy reads --single-copy: the message size above which ranks
-// copy once (0: those too large for a ring).
+// copy once (0: those too large for a ring; realrun.SingleCopyAuto: those,
+// if a probe finds that faster).
 func parseSingleCopy(s string) (int64, error) {
 	switch s {
+	case "auto":
+		return realrun.SingleCopyAuto, nil
 	case "ring":
 		return 0, nil
 	case "off":
@@ -318,7 +321,7 @@ func parseSingleCopy(s string) (int64, error) {
 	}
 	n, err := configs.ParseSize(s)
 	if err != nil || n < 0 {
-		return 0, cmdutil.Flagf("--single-copy %q: want ring (messages too large for a ring), off, or a size such as 4KiB (messages above it)", s)
+		return 0, cmdutil.Flagf("--single-copy %q: want auto (the faster way, timed before the run), ring (messages too large for a ring), off, or a size such as 4KiB (messages above it)", s)
 	}
 	// Messages carry whole 8-byte elements: above 0 bytes is above 1.
 	return max(n, 1), nil
@@ -828,13 +831,17 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			// than the cores they may run on (its ranks yielded their
 			// cores between looks, and under --single-copy ring copied
 			// no message once).
-			Oversubscribed bool  `json:"oversubscribed"`
-			Results        []row `json:"results"`
+			Oversubscribed bool `json:"oversubscribed"`
+			// SingleCopyProbes are what each rank measured before the
+			// run under --single-copy auto (null: it did not probe).
+			SingleCopyProbes []*realrun.Probe `json:"single_copy_probes"`
+			Results          []row            `json:"results"`
 		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2,
 			SingleCopyWays: singleCopyWays(reports), SingleCopies: singleCopyCount(reports), Oversubscribed: oversubscribed(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
 			out.CPUs = append(out.CPUs, r.CPUs)
+			out.SingleCopyProbes = append(out.SingleCopyProbes, r.SingleCopyProbe)
 		}
 		for _, s := range sums {
 			alg := bandwidth(s.Bytes, s.Avg)
@@ -843,7 +850,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports)))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -911,29 +918,63 @@ func oversubscribed(reports []realrun.Report) bool {
 // singleCopies says how shared-memory pairs moved large messages under
 // --single-copy limit: in ways of the 2*shared directions those messages
 // go straight out of the sender's memory, and copies of them did; over,
-// some machine had more ranks than cores.
-func singleCopies(limit string, shared, ways int, copies int64, over bool) string {
+// some machine had more ranks than cores; probe is what the ranks' probes
+// measured under auto.
+func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string) string {
 	which := "messages too large for a ring"
-	if limit != "ring" {
+	if limit != "ring" && limit != "auto" {
 		which = "messages above " + limit
 	}
 	did := fmt.Sprintf("%d copied so", copies)
 	if copies == 0 {
 		did = "none this run: no message was that large"
 	}
+	rings := limit == "ring" || limit == "auto"
 	switch {
 	case shared == 0:
 		return ""
 	case limit == "off":
-		return "; every message through the rings (--single-copy off, the default; --single-copy 4KiB copies as Open MPI's vader does)"
-	case limit == "ring" && ways == 0 && over:
+		return "; every message through the rings (--single-copy off; --single-copy 4KiB copies as Open MPI's vader does)"
+	case ways == 0 && rings && over:
 		return "; every message through the rings (more ranks than cores on a machine: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
+	case ways == 0 && probe != "":
+		return "; every message through the rings, the faster way: " + probe
 	case ways == 0:
 		return "; every message through the rings (the ranks may not read each other's memory)"
 	case ways == 2*shared:
-		return fmt.Sprintf("; %s go straight between the ranks' memories, copied once (%s)", which, did)
+		return fmt.Sprintf("; %s go straight between the ranks' memories, copied once (%s)%s", which, did, prefixed(", the faster way: ", probe))
 	}
-	return fmt.Sprintf("; %s go straight between the ranks' memories in %d of the %d directions, through the rings in the others (%s)", which, ways, 2*shared, did)
+	return fmt.Sprintf("; %s go straight between the ranks' memories in %d of the %d directions, through the rings in the others (%s)%s", which, ways, 2*shared, did, prefixed(": ", probe))
+}
+
+// prefixed is s after prefix, or nothing if s is empty.
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// probed says what the ranks' single-copy probes measured: the range of
+// their medians each way, or "" if none probed.
+func probed(reports []realrun.Report) string {
+	var rings, single []time.Duration
+	for _, r := range reports {
+		if p := r.SingleCopyProbe; p != nil {
+			rings, single = append(rings, p.Rings), append(single, p.Single)
+		}
+	}
+	if len(rings) == 0 {
+		return ""
+	}
+	span := func(ds []time.Duration) string {
+		lo, hi := slices.Min(ds), slices.Max(ds)
+		if lo == hi {
+			return cmdutil.Seconds(lo.Seconds())
+		}
+		return cmdutil.Seconds(lo.Seconds()) + "-" + cmdutil.Seconds(hi.Seconds())
+	}
+	return fmt.Sprintf("the ranks' 2 MiB exchanges before the run took %s through the rings, %s copied once (--single-copy auto)", span(rings), span(single))
 }
 
 // channels says how the pairs of ranks talked.

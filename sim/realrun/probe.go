@@ -1,0 +1,135 @@
+package realrun
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// Choosing single copies by measuring them. Whether a large message is
+// faster through the rings or copied once depends on the machine, and on
+// a virtual machine it changed from one day to the next: the rings copy
+// each cache line twice and hand it from one core's cache to the other's
+// twice (the writer takes the line the reader last held, the reader takes
+// it back), a single copy once. Where the cores share a cache cheaply the
+// rings won (16 MiB bcasts on 2 ranks: 1.47-1.69 ms through the rings,
+// 4.22-4.78 ms copied once); on another host of the same kind, where
+// vader's 8-byte one-way latency was 0.36 us instead of 0.13, the rings
+// lost by 3x (16 MiB allreduce: 14.7 ms against 4.8 ms, Open MPI 5.4 ms).
+// Open MPI copies once whatever the machine; collsim, to be as fast as the
+// machine allows, measures both ways before the run when asked to choose
+// (SingleCopyAuto, the default of collsim real).
+
+// SingleCopyAuto, given as RankOptions.SingleCopyAbove, makes every rank
+// time both ways of moving large messages before its jobs (probeSingleCopy)
+// and send those too large for a ring as single copies if that was
+// faster.
+const SingleCopyAuto = -1
+
+const (
+	// probeBytes is each rank's message in the probe: more than a ring
+	// holds (1 MiB at most), so that it is a single copy when those are on.
+	probeBytes = 2 << 20
+	// probeRounds is how many timed exchanges the probe makes each way,
+	// alternated, after one untimed exchange each way.
+	probeRounds = 4
+)
+
+// Probe is what a rank measured of the two ways before its jobs: the
+// median of its exchanges through the rings and copied once.
+type Probe struct {
+	Rings  time.Duration `json:"rings_ns"`
+	Single time.Duration `json:"single_ns"`
+	// Chose says the rank sends messages too large for a ring as single
+	// copies for the rest of the run.
+	Chose bool `json:"single_copies"`
+}
+
+// probeSingleCopy is the probe every rank of a run under SingleCopyAuto
+// makes, all or none (it has barriers): each rank sends probeBytes to the
+// next rank and receives as many from the one before, over the pairs that
+// share memory only (both sides of a pair know it), alternately through
+// the rings and copied once, and keeps the faster way for its own sends.
+// The ranks decide apart, each by its own exchanges, which is safe (a
+// receiver takes both ways) and right where pairs differ. A rank that
+// sends nothing in the probe (its next rank is on another host), whose
+// next rank may not read its memory, or whose machine has more ranks than
+// cores keeps the rings. It returns what the rank measured, or nil if it
+// sent nothing (or no job has data: sends without data never copy once).
+func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
+	m := r.mesh
+	m.SetSingleCopyAbove(SingleCopyOff)
+	if m.size < 2 || !slices.ContainsFunc(jobs, func(j Job) bool { return j.Data != nil }) {
+		return nil, nil
+	}
+	next, prev := (m.rank+1)%m.size, (m.rank+m.size-1)%m.size
+	words := int64(probeBytes / 8)
+	var prog sim.Program
+	if m.sharesWith(prev) {
+		prog = append(prog, sim.Op{Kind: sim.OpRecv, Peer: int32(prev), Bytes: probeBytes, Data: sim.Region{Buf: 1, Count: words}})
+	}
+	if m.sharesWith(next) {
+		prog = append(prog, sim.Op{Kind: sim.OpSend, Peer: int32(next), Bytes: probeBytes, Data: sim.Region{Buf: 0, Count: words}})
+	}
+	// Only this rank's program is run here; the others' are their own.
+	progs := make([]sim.Program, m.size)
+	progs[m.rank] = prog
+	word := func(rank int, i int64) uint64 { return uint64(rank)<<32 | uint64(i) }
+	send := make([]uint64, words)
+	for i := range send {
+		send[i] = word(m.rank, int64(i))
+	}
+	job := Job{
+		Name:     "single-copy probe",
+		Bytes:    probeBytes,
+		Schedule: sim.FromPrograms("single-copy-probe", progs, 1),
+		Data:     func() ([][]uint64, error) { return [][]uint64{send, make([]uint64, words)}, nil },
+		Verify: func(bufs [][]uint64) error {
+			if !m.sharesWith(prev) {
+				return nil
+			}
+			for i, w := range bufs[1] {
+				if want := word(prev, int64(i)); w != want {
+					return fmt.Errorf("word %d from rank %d is %#x, not %#x", i, prev, w, want)
+				}
+			}
+			return nil
+		},
+	}
+	// Iteration i (call i) copies once when i is odd.
+	single := func(call int) bool { return call%2 == 1 }
+	res, err := Bench(r, []Job{job}, 2, 2*probeRounds, false, func(call int) {
+		m.SetSingleCopyAbove(SingleCopyOff)
+		if single(call) {
+			m.SetSingleCopyAbove(0)
+		}
+	})
+	m.SetSingleCopyAbove(SingleCopyOff)
+	if err != nil || !m.sharesWith(next) {
+		return nil, err
+	}
+	var rings, copied []time.Duration
+	for i, d := range res[0].Times {
+		if single(2 + i) {
+			copied = append(copied, d)
+		} else {
+			rings = append(rings, d)
+		}
+	}
+	p := &Probe{Rings: median(rings), Single: median(copied)}
+	p.Chose = p.Single < p.Rings && m.readsMe[next] && !m.yield
+	if p.Chose {
+		m.SetSingleCopyAbove(0)
+	}
+	m.probeCopies = m.copies
+	return p, nil
+}
+
+// median is the middle of ds (the mean of the middle two), sorting ds.
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	n := len(ds)
+	return (ds[(n-1)/2] + ds[n/2]) / 2
+}
