@@ -91,7 +91,7 @@ func (r *Rank) Fail(err error) { r.mesh.post(event{kind: evError, from: -1, err:
 // Execute runs this rank's program of s to completion. data, when not nil,
 // holds the rank's buffers: sends carry real elements and reducing
 // receives apply s.ReduceOp, so the caller can check the result.
-func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
+func (r *Rank) Execute(s sim.Schedule, data [][]uint64) (err error) {
 	if s.Ranks != r.mesh.size {
 		return fmt.Errorf("schedule %q has %d ranks but the run has %d", s.Name, s.Ranks, r.mesh.size)
 	}
@@ -105,7 +105,12 @@ func (r *Rank) Execute(s sim.Schedule, data [][]uint64) error {
 	}
 	r.in, r.data, r.reduce = in, data, s.ReduceOp
 	r.lent, r.deferred, r.selfLent = r.lent[:0], r.deferred[:0], r.selfLent[:0]
-	defer func() { r.in, r.data = nil, nil }()
+	defer func() {
+		if err != nil {
+			r.mesh.abandonLandings()
+		}
+		r.in, r.data = nil, nil
+	}()
 	early := r.early
 	r.early = nil
 	for _, e := range early {
@@ -404,7 +409,9 @@ func (r *Rank) landing(from int32, h header) landingSpot {
 	}
 	op, n := r.in.Op(idx), h.payload/8
 	reg := op.Data
-	if reg.Runs() != 1 || h.bytes > op.Bytes || n > reg.Count || r.checkRegion(idx, op, reg) != nil || r.writeWaits(reg) {
+	// An empty message has nothing to land (and an empty region may be a
+	// nil buffer's, which would read as "not landing").
+	if n == 0 || reg.Runs() != 1 || h.bytes > op.Bytes || n > reg.Count || r.checkRegion(idx, op, reg) != nil || r.writeWaits(reg) {
 		return landingSpot{}
 	}
 	if got, _ := r.in.Arrived(from, h.tag, 0); got != idx {

@@ -127,6 +127,9 @@ type polledPeer struct {
 	op      sim.ReduceOp
 	scratch []uint64
 	after   int64
+	// abandoned: the rest of the frame is read and dropped, its call
+	// having failed while it landed (Mesh.abandonLandings).
+	abandoned bool
 
 	// The frames being written, the first one partly.
 	wdone bool // the stream failed
@@ -436,8 +439,11 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 				continue
 			}
 		}
-		e, body := p.in, p.body
-		p.hgot, p.in, p.body, p.into, p.after = 0, event{}, nil, nil, 0
+		e, body, abandoned := p.in, p.body, p.abandoned
+		p.hgot, p.in, p.body, p.into, p.after, p.abandoned = 0, event{}, nil, nil, 0, false
+		if abandoned {
+			continue
+		}
 		if e.h.kind == kindAbort {
 			m.readDone(p, &PeerLostError{Rank: m.rank, Peer: p.peer, GaveUp: string(body)})
 			return true
@@ -473,6 +479,17 @@ func (m *Mesh) landingFor(peer int, h header) landingSpot {
 		}
 	}
 	return m.landing(int32(peer), h)
+}
+
+// abandonLandings makes the frames being read straight into a failed
+// call's regions read their rest into nothing: the caller has its buffers
+// back once the call returns, and nothing may write there after it.
+func (m *Mesh) abandonLandings() {
+	for _, p := range m.polled {
+		if p.in.landed && p.left > 0 {
+			p.body, p.into, p.after, p.abandoned = nil, nil, 0, true
+		}
+	}
 }
 
 // reduceBytes is the piece of a reducing frame read at a time, then
