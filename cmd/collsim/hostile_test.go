@@ -389,6 +389,7 @@ var hostileCases = []hostile{
 	{args: []string{"real", "--bind-to", "none"}, code: 2, want: `--bind-to does not apply: .*srun --cpu-bind`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "lots"}, code: 2, want: `--single-copy "lots": want auto .*ring`, limit: fast},
 	{args: []string{"real", "--np", "2", "--single-copy", "-4KiB"}, code: 2, want: `--single-copy "-4KiB"`, limit: fast},
+	{args: []string{"real", "--np", "2", "--transport", "tcp", "--single-copy", "4KiB"}, code: 2, want: `--single-copy does not apply: .*--transport tcp`, limit: fast},
 	{args: []string{"real", "--np", "2", "-s", "32GiB"}, code: 2, want: `--sizes: 32GiB.*16GiB`, limit: fast},
 	{args: []string{"real", "--np", "2", "--pingpong", "8..17GiB"}, code: 2, want: `--pingpong: 17GiB.*16GiB`, limit: fast},
 	{args: []string{"model", "-m", "gpu-cluster", "-n", "16", "-s", "64GiB"}, code: 0, limit: fast},

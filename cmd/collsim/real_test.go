@@ -904,4 +904,25 @@ func TestRealListsWithSelectors(t *testing.T) {
 	if len(run.Results) != 1 {
 		t.Errorf("a barrier at 3 sizes gave %d rows, want 1", len(run.Results))
 	}
+	// On 3 ranks each rank's alltoall data splits into 3 blocks of whole
+	// 8-byte words: 8 and 16 bytes send nothing, 40 bytes sends 24, the
+	// call that 24 bytes makes; each says so on stderr, as collsim run
+	// does, and alone 16 bytes is refused.
+	stdout, stderr, code = collsim(t, "real", "--np", "3", "-c", "alltoall", "-a", "pairwise", "-s", "8,16,24,40", "--iterations", "1", "--warmup", "0")
+	for _, want := range []string{
+		"note: skipped: alltoall of 8B on 3 ranks: nothing would be sent (a multiple of 24B moves everything)",
+		"note: skipped: alltoall of 16B on 3 ranks: nothing would be sent",
+		"note: alltoall splits each rank's 40B evenly over 3 ranks in whole 8-byte elements: 1 elements to each, 24B in all",
+		"note: skipped: alltoall/pairwise of 40B on 3 ranks: the same call as the 24B it rounds to, run once",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("alltoall of 8, 16, 24 and 40 bytes on 3 ranks: stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if rows := strings.Count(stdout, "alltoall/pairwise"); code != 0 || rows != 1 || !strings.Contains(stdout, "alltoall/pairwise  24B") {
+		t.Errorf("alltoall of 8, 16, 24 and 40 bytes on 3 ranks: exit %d, %d rows, want one, of 24B:\n%s%s", code, rows, stdout, stderr)
+	}
+	if _, stderr, code := collsim(t, "real", "--np", "3", "-c", "alltoall", "-s", "16"); code != 2 || !strings.Contains(stderr, "--sizes 16B: nothing would be sent") {
+		t.Errorf("alltoall of 16 bytes on 3 ranks: exit %d, want 2 and a refusal:\n%s", code, stderr)
+	}
 }

@@ -64,9 +64,25 @@ type options struct {
 	prttN        int
 	prttOut      string
 	prttDelays   string // the second PRTT launch's d per size
-	// skipped says which collectives of a list a library selector's
-	// rules do not cover, and buildJobs left out.
-	skipped []string
+	// skipped says which calls of a list buildJobs left out (collectives
+	// a library selector's rules do not cover, sizes that send nothing or
+	// make a call already made), and notes what else it did to them
+	// (sizes an alltoall rounds down).
+	skipped, notes []string
+}
+
+// skip notes, once, that buildJobs left a call out, and why.
+func (o *options) skip(why string) {
+	if !slices.Contains(o.skipped, why) {
+		o.skipped = append(o.skipped, why)
+	}
+}
+
+// note notes, once, what buildJobs did to a call.
+func (o *options) note(what string) {
+	if !slices.Contains(o.notes, what) {
+		o.notes = append(o.notes, what)
+	}
 }
 
 // New returns the real command.
@@ -169,6 +185,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
+	if !child && o.transport == realrun.TCP.String() {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "it chooses how ranks that share memory move large messages, and with --transport tcp none do", "single-copy"); err != nil {
+			return err
+		}
+	}
 	if !child && o.NP == 0 {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it binds the ranks that --np starts; under srun or mpirun, their own binding options do (srun --cpu-bind, mpirun --bind-to)", "bind-to"); err != nil {
 			return err
@@ -188,7 +209,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
 			return err
 		}
-		noteSkipped(streams.Err, o.skipped)
+		printNotes(streams.Err, o)
 		o.Timeout = realrun.SetupTimeout(o.timeout)
 		reports, err := o.Launch(ChildArgs(cmd, "real"), streams.Err)
 		if err != nil {
@@ -209,7 +230,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	if !child && rank == 0 { // under srun or mpirun: rank 0 speaks
-		noteSkipped(streams.Err, o.skipped)
+		printNotes(streams.Err, o)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -387,6 +408,18 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				if err != nil {
 					return nil, 0, err
 				}
+				// An alltoall's size splits over the ranks in whole
+				// elements, as in collsim run; in a list, a size that
+				// sends nothing is left out.
+				switch note, err := collsim.Shortfall(c, p, bytes); {
+				case err != nil && (many || len(sizes) > 1):
+					o.skip(fmt.Sprintf("%s of %dB on %d ranks: nothing would be sent (a multiple of %dB moves everything)", c, bytes, size, 8*size))
+					continue
+				case err != nil:
+					return nil, 0, cmdutil.Flagf("--sizes %dB: nothing would be sent: %s splits each rank's data evenly over %d ranks in whole 8-byte elements; a multiple of %dB moves everything", bytes, c, size, 8*size)
+				case note != "":
+					o.note(note)
+				}
 				p.NodeSize, p.GroupSize = nodeSize, groupSize
 				a, name := entry.algo, ""
 				if entry.selector != "" {
@@ -395,10 +428,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					sel, err := collectives.Select(entry.selector, c, p)
 					var nt *collectives.NotTranscribed
 					if errors.As(err, &nt) && len(colls) > 1 {
-						why := fmt.Sprintf("%s's fixed rules for %s are not transcribed", nt.Library, nt.Collective)
-						if !slices.Contains(o.skipped, why) {
-							o.skipped = append(o.skipped, why)
-						}
+						o.skip(fmt.Sprintf("%s's fixed rules for %s are not transcribed", nt.Library, nt.Collective))
 						continue // a list runs what the library's rules cover
 					}
 					if err != nil {
@@ -416,7 +446,12 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				}
 				j := realrun.Job{Name: cmp.Or(name, a.ID()), Bytes: p.SizeBytes(c), Schedule: s}
 				if slices.ContainsFunc(jobs, func(k realrun.Job) bool { return k.Name == j.Name && k.Bytes == j.Bytes }) {
-					continue // sizes that make the same call (a barrier's, a block of 0 elements) run once
+					// Sizes that make the same call (a barrier's, blocks
+					// that round to the same elements) run once.
+					if j.Bytes != bytes {
+						o.skip(fmt.Sprintf("%s of %dB on %d ranks: the same call as the %dB it rounds to, run once", j.Name, bytes, size, j.Bytes))
+					}
+					continue
 				}
 				if o.verify {
 					j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
@@ -480,9 +515,13 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 	return jobs, nil
 }
 
-// noteSkipped tells w which collectives of a list were left out, and why.
-func noteSkipped(w io.Writer, skipped []string) {
-	for _, why := range skipped {
+// printNotes tells w what buildJobs did to the calls asked for, and
+// which it left out and why.
+func printNotes(w io.Writer, o *options) {
+	for _, what := range o.notes {
+		fmt.Fprintf(w, "note: %s\n", what)
+	}
+	for _, why := range o.skipped {
 		fmt.Fprintf(w, "note: skipped: %s\n", why)
 	}
 }
