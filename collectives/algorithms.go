@@ -369,6 +369,32 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 	return true
 }
 
+// twoProcsAlltoall is Open MPI's alltoall for two ranks
+// (ompi_coll_base_alltoall_intra_two_procs, what its fixed rules pick for
+// any size on 2 ranks): one MPI_Sendrecv with the other rank, then the
+// rank's own block copied locally (a message to itself, as collsim models
+// local copies). Pairwise on 2 ranks moves the same, the copy first.
+type twoProcsAlltoall struct {
+	r    int
+	c    int64 // elements per pair
+	done bool
+}
+
+func (s *twoProcsAlltoall) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	other := s.r ^ 1
+	block := func(buf uint8, owner int) sim.Region {
+		return sim.Region{Buf: buf, Off: int64(owner) * s.c, Count: s.c}
+	}
+	end := b.exchange(other, other, 0, block(0, other), block(1, other), false)
+	var cp copier
+	cp.copy(b, s.r, block(0, s.r), block(1, s.r), end[:]...)
+	s.done = true
+	return true
+}
+
 // linearAlltoall posts every receive, then every send, at once, sending to
 // r+1, r+2, ... in turn (Open MPI's basic linear): no step waits for
 // another, and the sends are concurrent (sim.Op.Concurrent): they share

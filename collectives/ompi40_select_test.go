@@ -167,10 +167,10 @@ func TestOmpi40Reduce(t *testing.T) {
 // coll_tuned_component.c's defaults, 200 and 3000 B).
 func TestOmpi40Others(t *testing.T) {
 	runSelCases(t, []selCase{
-		// Alltoall, bytes per pair: 2 ranks two_procs (pairwise on 2);
+		// Alltoall, bytes per pair: 2 ranks two_procs;
 		// < 200 B on more than 12 ranks modified Bruck; < 3000 B linear;
 		// else pairwise.
-		{lib: "ompi40", c: Alltoall, ranks: 2, elem: 1, count: 100, want: "pairwise", rule: "two_proc is one exchange"},
+		{lib: "ompi40", c: Alltoall, ranks: 2, elem: 1, count: 100, want: "two_procs", rule: "2 ranks: algorithm 5, two_proc"},
 		{lib: "ompi40", c: Alltoall, ranks: 13, elem: 1, count: 199, want: "bruck", rule: "approximate"},
 		{lib: "ompi40", c: Alltoall, ranks: 12, elem: 1, count: 199, want: "linear"},
 		{lib: "ompi40", c: Alltoall, ranks: 13, elem: 1, count: 200, want: "linear"},

@@ -66,7 +66,7 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 	Alltoall: {1: {"linear", "linear", ""}, 2: {"pairwise", "pairwise", ""},
 		3: {"modified_bruck", "bruck", "collsim runs Bruck's rounds with packing as local copies"},
 		4: {"linear_sync", "linear_sync", "collsim keeps 8 exchanges in flight; Open MPI keeps --mca coll_tuned_alltoall_algorithm_max_requests (the rules file's column; 0, its default, posts them all)"},
-		5: {"two_proc", "", ""}},
+		5: {"two_proc", "two_procs", ""}},
 	Barrier: {1: {"linear", "linear", ""}, 2: {"double_ring", "", ""}, 3: {"recursive_doubling", "recursive_doubling", ""},
 		4: {"bruck", "dissemination", ""}, 5: {"two_proc", "", ""}, 6: {"tree", "tree", ""}},
 	// Gather and scatter: coll_tuned_gather_decision.c and
@@ -336,11 +336,11 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 			return fall("ring", p, "two_proc is one exchange between the two ranks, which the ring on 2 ranks is (coll_base_allgather.c, ompi_coll_base_allgather_intra_two_procs)")
 		}
 	case Alltoall:
-		switch alg {
-		case 4:
+		switch {
+		case alg == 5 && ranks == 1:
+			return fall("pairwise", p, "on 1 rank Open MPI's coll/self module runs the call, not its tuned rules: one local copy of the block (coll_self_alltoall.c), which pairwise on 1 rank is")
+		case alg == 4:
 			return fall("linear", p, "max_requests 0 (coll_tuned_alltoall_max_requests' default) lets Open MPI's linear_sync post all p-1 exchanges at once: the linear alltoall (coll_base_alltoall.c, ompi_coll_base_alltoall_intra_linear_sync)")
-		case 5:
-			return fall("pairwise", p, "two_proc is one exchange between the two ranks, which pairwise on 2 ranks is (coll_base_alltoall.c, ompi_coll_base_alltoall_intra_two_procs)")
 		}
 	case Barrier:
 		if alg == 5 {

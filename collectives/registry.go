@@ -300,6 +300,16 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd}
 			}},
+		{Collective: Alltoall, Name: "two_procs",
+			Summary: "Open MPI's alltoall for two ranks, which its fixed rules pick at every size there: one exchange of blocks with the other rank, then the rank's own block copied locally. The same messages as pairwise on 2 ranks, whose copy comes first. Runs on 2 ranks only.",
+			Cost:    "a + cb, c the block per pair (the local copy costs no network)",
+			newRank: func(p Params, r int) stepper { return &twoProcsAlltoall{r: r, c: p.Count} },
+			needs: func(p Params) error {
+				if p.Ranks != 2 {
+					return &Unsupported{Reason: fmt.Sprintf("two_procs runs on 2 ranks, not %d; use pairwise or linear", p.Ranks)}
+				}
+				return nil
+			}},
 		{Collective: Alltoall, Name: "linear",
 			Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
 			Cost:    "a + (p-1)cb, c the block per pair",

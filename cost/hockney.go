@@ -126,6 +126,7 @@ var formulas = map[string]formula{
 	"allgather/ring":                   ringAllgather,
 	"reduce_scatter/ring":              ringReduceScatter,
 	"alltoall/pairwise":                pairwiseAlltoall,
+	"alltoall/two_procs":               pairwiseAlltoall, // pairwise's messages on 2 ranks, the copy after
 	"alltoall/linear":                  linearAlltoall,
 	"barrier/dissemination":            dissemination,
 	"barrier/tree":                     barrierTree,

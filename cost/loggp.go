@@ -23,6 +23,7 @@ var logGPForms = map[string]logGPForm{
 	"allgather/ring":                   logGPRingAllgather,
 	"reduce_scatter/ring":              logGPRingReduceScatter,
 	"alltoall/pairwise":                logGPPairwise,
+	"alltoall/two_procs":               logGPPairwise,
 	"allreduce/recursive_doubling":     logGPRecursiveDoubling,
 	"barrier/dissemination":            logGPDissemination,
 	"bcast/binomial":                   logGPBinomialBcast,

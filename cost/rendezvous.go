@@ -136,7 +136,7 @@ func init() {
 	}
 	for _, id := range []string{"allreduce/recursive_doubling", "allreduce/reduce_bcast", "bcast/binomial", "reduce/binomial",
 		"bcast/binary", "bcast/knomial", "reduce/in_order_binary", "bcast/linear", "reduce/linear", "allreduce/linear",
-		"allreduce/allgather_reduce", "alltoall/linear_sync", "alltoall/linear", "alltoall/pairwise", "alltoall/group_aligned"} {
+		"allreduce/allgather_reduce", "alltoall/linear_sync", "alltoall/linear", "alltoall/pairwise", "alltoall/two_procs", "alltoall/group_aligned"} {
 		msgSizes[id] = whole
 	}
 	for _, id := range []string{"barrier/dissemination", "barrier/tree", "barrier/recursive_doubling", "barrier/linear"} {
