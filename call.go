@@ -55,8 +55,12 @@ func Shortfall(c collectives.Collective, p collectives.Params, asked int64) (not
 		return "", nil
 	}
 	per := p.ElemSize * int64(p.Ranks)
-	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %d elements to each, %s in all (%s is not sent; a multiple of %s moves everything)",
-		configs.FormatBytes(asked), p.Ranks, p.ElemSize, p.Count, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
+	each := fmt.Sprintf("%d elements", p.Count)
+	if p.Count == 1 {
+		each = "1 element"
+	}
+	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %s to each, %s in all (%s is not sent; a multiple of %s moves everything)",
+		configs.FormatBytes(asked), p.Ranks, p.ElemSize, each, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
 	if p.Count == 0 {
 		return "", optionf("--size: nothing would be sent: %s", note)
 	}

@@ -370,8 +370,9 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 }
 
 // twoProcsAlltoall is Open MPI's alltoall for two ranks
-// (ompi_coll_base_alltoall_intra_two_procs, what its fixed rules pick for
-// any size on 2 ranks): one MPI_Sendrecv with the other rank, then the
+// (ompi_coll_base_alltoall_intra_two_procs, which its fixed rules pick on
+// 2 ranks: 4.0's at every size, 4.1's at some): one MPI_Sendrecv with the
+// other rank, then the
 // rank's own block copied locally (a message to itself, as collsim models
 // local copies). Pairwise on 2 ranks moves the same, the copy first.
 type twoProcsAlltoall struct {

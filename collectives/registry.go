@@ -301,7 +301,7 @@ func init() {
 				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd}
 			}},
 		{Collective: Alltoall, Name: "two_procs",
-			Summary: "Open MPI's alltoall for two ranks, which its fixed rules pick at every size there: one exchange of blocks with the other rank, then the rank's own block copied locally. The same messages as pairwise on 2 ranks, whose copy comes first. Runs on 2 ranks only.",
+			Summary: "Open MPI's alltoall for two ranks, which its fixed rules pick on 2 ranks (Open MPI 4.0's at every size, 4.1's and 5.0's at some): one exchange of blocks with the other rank, then the rank's own block copied locally. The same messages as pairwise on 2 ranks, whose copy comes first. Runs on 2 ranks only.",
 			Cost:    "a + cb, c the block per pair (the local copy costs no network)",
 			newRank: func(p Params, r int) stepper { return &twoProcsAlltoall{r: r, c: p.Count} },
 			needs: func(p Params) error {

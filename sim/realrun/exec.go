@@ -20,15 +20,20 @@ type Rank struct {
 	// Trace, when set, is told when each op starts and completes.
 	Trace func(OpEvent)
 
-	epoch    uint32
-	early    []event            // data frames of later epochs
-	barriers map[[2]uint32]bool // (epoch, round) barrier frames arrived
-	msgs     []arrival          // arrived messages by ID
-	freeMsg  []uint32           // free IDs in msgs
-	data     [][]uint64         // the current call's buffers (nil: no data)
-	reduce   sim.ReduceOp       // the current call's reduction
-	in       *sim.Interp        // the current call's interpreter
-	interp   *sim.Interp        // the interpreter, reset for each call
+	epoch uint32
+	// probeCalls are the first calls, the single-copy probe's
+	// (probeSingleCopy); probing: the probe runs. Reports number calls
+	// after them.
+	probeCalls uint32
+	probing    bool
+	early      []event            // data frames of later epochs
+	barriers   map[[2]uint32]bool // (epoch, round) barrier frames arrived
+	msgs       []arrival          // arrived messages by ID
+	freeMsg    []uint32           // free IDs in msgs
+	data       [][]uint64         // the current call's buffers (nil: no data)
+	reduce     sim.ReduceOp       // the current call's reduction
+	in         *sim.Interp        // the current call's interpreter
+	interp     *sim.Interp        // the interpreter, reset for each call
 
 	// Single copies straight out of the rank's buffers (singlecopy.go): a
 	// send of a contiguous region lends it to the receiver, which copies it
@@ -330,6 +335,15 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 	return err
 }
 
+// call names call epoch for a report: counted after the single-copy
+// probe's calls, which are named as such.
+func (r *Rank) call(epoch uint32) string {
+	if r.probing || epoch <= r.probeCalls && epoch > 0 {
+		return fmt.Sprintf("the single-copy probe's call %d", epoch)
+	}
+	return fmt.Sprintf("call %d", epoch-r.probeCalls)
+}
+
 // handle takes one event of the mesh.
 func (r *Rank) handle(e event) error {
 	switch e.kind {
@@ -337,7 +351,7 @@ func (r *Rank) handle(e event) error {
 		return e.err
 	case evSent:
 		if r.in == nil || e.epoch != r.epoch {
-			return fmt.Errorf("rank %d: a send of call %d completed during call %d", r.mesh.rank, e.epoch, r.epoch)
+			return fmt.Errorf("rank %d: a send of %s completed during %s", r.mesh.rank, r.call(e.epoch), r.call(r.epoch))
 		}
 		r.complete(e.op)
 		return r.returned(e.op)
@@ -355,7 +369,7 @@ func (r *Rank) handle(e event) error {
 		r.early = append(r.early, e)
 		return nil
 	case e.h.epoch < r.epoch:
-		return fmt.Errorf("rank %d: a message from rank %d of finished call %d arrived during call %d: the ranks' programs disagree", r.mesh.rank, e.from, e.h.epoch, r.epoch)
+		return fmt.Errorf("rank %d: a message from rank %d of finished %s arrived during %s: the ranks' programs disagree", r.mesh.rank, e.from, r.call(e.h.epoch), r.call(r.epoch))
 	}
 	return r.arrive(e)
 }
@@ -614,9 +628,9 @@ func (r *Rank) Barrier() error {
 			e, ok := r.mesh.next(deadline)
 			if !ok {
 				if round == 0 {
-					return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d for %v: it stalled", me, r.epoch, (me-k+p)%p, wait)
+					return fmt.Errorf("rank %d: barrier after %s: no word from rank %d for %v: it stalled", me, r.call(r.epoch), (me-k+p)%p, wait)
 				}
-				return fmt.Errorf("rank %d: barrier after call %d: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.epoch, (me-k+p)%p, round, wait)
+				return fmt.Errorf("rank %d: barrier after %s: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.call(r.epoch), (me-k+p)%p, round, wait)
 			}
 			if err := r.handle(e); err != nil {
 				return err

@@ -54,10 +54,13 @@ type Probe struct {
 // the rings and copied once, and keeps the faster way for its own sends.
 // The ranks decide apart, each by its own exchanges, which is safe (a
 // receiver takes both ways) and right where pairs differ. A rank that
-// sends nothing in the probe (its next rank is on another host), whose
-// next rank may not read its memory, or whose machine has more ranks than
-// cores keeps the rings. It returns what the rank measured, or nil if it
-// sent nothing (or no job has data: sends without data never copy once).
+// sends nothing in the probe (its next rank is on another host) or whose
+// next rank may not read its memory keeps the rings. On a machine with
+// more ranks than cores, where single copies are off (SetSingleCopyAbove),
+// its ranks exchange nothing: both sides of a pair that shares memory are
+// on that machine and know it alike. It returns what the rank measured,
+// or nil if it sent nothing (or no job has data: sends without data never
+// copy once).
 func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	m := r.mesh
 	m.SetSingleCopyAbove(SingleCopyOff)
@@ -65,12 +68,13 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 		return nil, nil
 	}
 	next, prev := (m.rank+1)%m.size, (m.rank+m.size-1)%m.size
+	exchanges := func(peer int) bool { return m.sharesWith(peer) && !m.yield }
 	words := int64(probeBytes / 8)
 	var prog sim.Program
-	if m.sharesWith(prev) {
+	if exchanges(prev) {
 		prog = append(prog, sim.Op{Kind: sim.OpRecv, Peer: int32(prev), Bytes: probeBytes, Data: sim.Region{Buf: 1, Count: words}})
 	}
-	if m.sharesWith(next) {
+	if exchanges(next) {
 		prog = append(prog, sim.Op{Kind: sim.OpSend, Peer: int32(next), Bytes: probeBytes, Data: sim.Region{Buf: 0, Count: words}})
 	}
 	// Only this rank's program is run here; the others' are their own.
@@ -87,7 +91,7 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 		Schedule: sim.FromPrograms("single-copy-probe", progs, 1),
 		Data:     func() ([][]uint64, error) { return [][]uint64{send, make([]uint64, words)}, nil },
 		Verify: func(bufs [][]uint64) error {
-			if !m.sharesWith(prev) {
+			if !exchanges(prev) {
 				return nil
 			}
 			for i, w := range bufs[1] {
@@ -100,14 +104,17 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	}
 	// Iteration i (call i) copies once when i is odd.
 	single := func(call int) bool { return call%2 == 1 }
+	r.probing = true
 	res, err := Bench(r, []Job{job}, 2, 2*probeRounds, false, func(call int) {
 		m.SetSingleCopyAbove(SingleCopyOff)
 		if single(call) {
 			m.SetSingleCopyAbove(0)
 		}
 	})
+	r.probing, r.probeCalls = false, r.epoch
 	m.SetSingleCopyAbove(SingleCopyOff)
-	if err != nil || !m.sharesWith(next) {
+	m.probeCopies = m.copies
+	if err != nil || !exchanges(next) {
 		return nil, err
 	}
 	var rings, copied []time.Duration
@@ -119,11 +126,9 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 		}
 	}
 	p := &Probe{Rings: median(rings), Single: median(copied)}
-	p.Chose = p.Single < p.Rings && m.readsMe[next] && !m.yield
-	if p.Chose {
+	if p.Chose = p.Single < p.Rings && m.readsMe[next]; p.Chose {
 		m.SetSingleCopyAbove(0)
 	}
-	m.probeCopies = m.copies
 	return p, nil
 }
 

@@ -411,14 +411,13 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				// An alltoall's size splits over the ranks in whole
 				// elements, as in collsim run; in a list, a size that
 				// sends nothing is left out.
-				switch note, err := collsim.Shortfall(c, p, bytes); {
+				rounding, err := collsim.Shortfall(c, p, bytes)
+				switch {
 				case err != nil && (many || len(sizes) > 1):
 					o.skip(fmt.Sprintf("%s of %dB on %d ranks: nothing would be sent (a multiple of %dB moves everything)", c, bytes, size, 8*size))
 					continue
 				case err != nil:
 					return nil, 0, cmdutil.Flagf("--sizes %dB: nothing would be sent: %s splits each rank's data evenly over %d ranks in whole 8-byte elements; a multiple of %dB moves everything", bytes, c, size, 8*size)
-				case note != "":
-					o.note(note)
 				}
 				p.NodeSize, p.GroupSize = nodeSize, groupSize
 				a, name := entry.algo, ""
@@ -453,6 +452,9 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					}
 					continue
 				}
+				if rounding != "" {
+					o.note(rounding)
+				}
 				if o.verify {
 					j.Data = func() ([][]uint64, error) { return a.RankData(p, o.seed, rank) }
 					j.Verify = func(b [][]uint64) error { return a.VerifyRank(p, o.seed, rank, b) }
@@ -467,7 +469,10 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if len(jobs) == 0 {
 		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %d ranks", size)
 	}
-	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d|%s|%d", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.pingpong, o.peer)
+	// The transport and --single-copy too: under auto the ranks that share
+	// memory probe before the jobs, and ranks that disagree would pair the
+	// probe's calls with another rank's jobs.
+	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d|%s|%d|%s|%s", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.pingpong, o.peer, o.transport, o.singleCopy)
 	return jobs, realrun.JobHash(buildID(), spec), nil
 }
 
@@ -889,7 +894,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports)))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -958,8 +963,8 @@ func oversubscribed(reports []realrun.Report) bool {
 // --single-copy limit: in ways of the 2*shared directions those messages
 // go straight out of the sender's memory, and copies of them did; over,
 // some machine had more ranks than cores; probe is what the ranks' probes
-// measured under auto.
-func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string) string {
+// measured under auto; verify, the calls carry data.
+func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string, verify bool) string {
 	which := "messages too large for a ring"
 	if limit != "ring" && limit != "auto" {
 		which = "messages above " + limit
@@ -974,6 +979,8 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool, probe
 		return ""
 	case limit == "off":
 		return "; every message through the rings (--single-copy off; --single-copy 4KiB copies as Open MPI's vader does)"
+	case !verify:
+		return "; every message through the rings (the calls carry no data under --verify=false, and only data is copied once)"
 	case ways == 0 && rings && over:
 		return "; every message through the rings (more ranks than cores on a machine: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
 	case ways == 0 && probe != "":
