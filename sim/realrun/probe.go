@@ -22,45 +22,65 @@ import (
 // machine allows, measures both ways before the run when asked to choose
 // (SingleCopyAuto, the default of collsim real).
 
+// The same holds below a ring's size, where a message the ring holds
+// leaves at once: in the fast spell 32-128 KiB bcasts on 2 ranks took
+// 3-5x as long copied once from 16 KiB up as through the rings, in the
+// slow one 1 MiB alltoalls 121 us copied once from 64 KiB up against 257
+// us (256 KiB bcasts 43 us against 107 us). So the probe times a message
+// below the ring's size too.
+
 // SingleCopyAuto, given as RankOptions.SingleCopyAbove, makes every rank
-// time both ways of moving large messages before its jobs (probeSingleCopy)
-// and send those too large for a ring as single copies if that was
-// faster.
+// time both ways of moving messages before its jobs (probeSingleCopy) and
+// send those above midProbeAbove as single copies if that was faster at
+// midProbeBytes, or else those too large for a ring if that was faster
+// at probeBytes.
 const SingleCopyAuto = -1
 
 const (
-	// probeBytes is each rank's message in the probe: more than a ring
-	// holds (1 MiB at most), so that it is a single copy when those are on.
+	// probeBytes is each rank's large message in the probe: more than a
+	// ring holds (1 MiB at most), so that it is a single copy when those
+	// are on.
 	probeBytes = 2 << 20
-	// probeRounds is how many timed exchanges the probe makes each way,
-	// alternated, after one untimed exchange each way.
+	// midProbeBytes is the probe's message below a ring's size, copied
+	// once above midProbeAbove.
+	midProbeBytes = 128 << 10
+	midProbeAbove = 64 << 10
+	// probeRounds is how many timed exchanges the probe makes each way at
+	// each size, alternated, after one untimed exchange each way.
 	probeRounds = 4
 )
 
 // Probe is what a rank measured of the two ways before its jobs: the
-// median of its exchanges through the rings and copied once.
+// median of its exchanges through the rings and copied once, of
+// probeBytes and of midProbeBytes.
 type Probe struct {
-	Rings  time.Duration `json:"rings_ns"`
-	Single time.Duration `json:"single_ns"`
-	// Chose says the rank sends messages too large for a ring as single
-	// copies for the rest of the run.
-	Chose bool `json:"single_copies"`
+	Rings     time.Duration `json:"rings_ns"`
+	Single    time.Duration `json:"single_ns"`
+	MidRings  time.Duration `json:"mid_rings_ns"`
+	MidSingle time.Duration `json:"mid_single_ns"`
+	// Above is the size in bytes above which the rank sends messages as
+	// single copies for the rest of the run (SingleCopyOff: none); Chose
+	// says it sends some so.
+	Above int64 `json:"single_copies_above"`
+	Chose bool  `json:"single_copies"`
 }
 
 // probeSingleCopy is the probe every rank of a run under SingleCopyAuto
-// makes, all or none (it has barriers): each rank sends probeBytes to the
-// next rank and receives as many from the one before, over the pairs that
-// share memory only (both sides of a pair know it), alternately through
-// the rings and copied once, and keeps the faster way for its own sends.
-// The ranks decide apart, each by its own exchanges, which is safe (a
-// receiver takes both ways) and right where pairs differ. A rank that
-// sends nothing in the probe (its next rank is on another host) or whose
-// next rank may not read its memory keeps the rings. On a machine with
-// more ranks than cores, where single copies are off (SetSingleCopyAbove),
-// its ranks exchange nothing: both sides of a pair that shares memory are
-// on that machine and know it alike. It returns what the rank measured,
-// or nil if it sent nothing (or no job has data: sends without data never
-// copy once).
+// makes, all or none (it has barriers): each rank sends probeBytes, then
+// midProbeBytes, to the next rank and receives as many from the one
+// before, over the pairs that share memory only (both sides of a pair
+// know it), alternately through the rings and copied once, and keeps the
+// faster way for its own sends: single copies above midProbeAbove if they
+// won at midProbeBytes, else above a ring's size if they won at
+// probeBytes, else none. The ranks decide apart, each by its own
+// exchanges, which is safe (a receiver takes both ways) and right where
+// pairs differ. A rank that sends nothing in the probe (its next rank is
+// on another host) or whose next rank may not read its memory keeps the
+// rings. On a machine with more ranks than cores, where single copies are
+// off (SetSingleCopyAbove), its ranks exchange nothing: both sides of a
+// pair that shares memory are on that machine and know it alike. It
+// returns what the rank measured, or nil if it sent nothing (or no job has
+// data: sends without data never copy once).
 func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	m := r.mesh
 	m.SetSingleCopyAbove(SingleCopyOff)
@@ -69,46 +89,52 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	}
 	next, prev := (m.rank+1)%m.size, (m.rank+m.size-1)%m.size
 	exchanges := func(peer int) bool { return m.sharesWith(peer) && !m.yield }
-	words := int64(probeBytes / 8)
-	var prog sim.Program
-	if exchanges(prev) {
-		prog = append(prog, sim.Op{Kind: sim.OpRecv, Peer: int32(prev), Bytes: probeBytes, Data: sim.Region{Buf: 1, Count: words}})
-	}
-	if exchanges(next) {
-		prog = append(prog, sim.Op{Kind: sim.OpSend, Peer: int32(next), Bytes: probeBytes, Data: sim.Region{Buf: 0, Count: words}})
-	}
-	// Only this rank's program is run here; the others' are their own.
-	progs := make([]sim.Program, m.size)
-	progs[m.rank] = prog
 	word := func(rank int, i int64) uint64 { return uint64(rank)<<32 | uint64(i) }
-	send := make([]uint64, words)
-	for i := range send {
-		send[i] = word(m.rank, int64(i))
-	}
-	job := Job{
-		Name:     "single-copy probe",
-		Bytes:    probeBytes,
-		Schedule: sim.FromPrograms("single-copy-probe", progs, 1),
-		Data:     func() ([][]uint64, error) { return [][]uint64{send, make([]uint64, words)}, nil },
-		Verify: func(bufs [][]uint64) error {
-			if !exchanges(prev) {
-				return nil
-			}
-			for i, w := range bufs[1] {
-				if want := word(prev, int64(i)); w != want {
-					return fmt.Errorf("word %d from rank %d is %#x, not %#x", i, prev, w, want)
+	exchange := func(bytes int64) Job {
+		words := bytes / 8
+		var prog sim.Program
+		if exchanges(prev) {
+			prog = append(prog, sim.Op{Kind: sim.OpRecv, Peer: int32(prev), Bytes: bytes, Data: sim.Region{Buf: 1, Count: words}})
+		}
+		if exchanges(next) {
+			prog = append(prog, sim.Op{Kind: sim.OpSend, Peer: int32(next), Bytes: bytes, Data: sim.Region{Buf: 0, Count: words}})
+		}
+		// Only this rank's program is run here; the others' are their own.
+		progs := make([]sim.Program, m.size)
+		progs[m.rank] = prog
+		send := make([]uint64, words)
+		for i := range send {
+			send[i] = word(m.rank, int64(i))
+		}
+		return Job{
+			Name:     fmt.Sprintf("single-copy probe of %d bytes", bytes),
+			Bytes:    bytes,
+			Schedule: sim.FromPrograms("single-copy-probe", progs, 1),
+			Data:     func() ([][]uint64, error) { return [][]uint64{send, make([]uint64, words)}, nil },
+			Verify: func(bufs [][]uint64) error {
+				if !exchanges(prev) {
+					return nil
 				}
-			}
-			return nil
-		},
+				for i, w := range bufs[1] {
+					if want := word(prev, int64(i)); w != want {
+						return fmt.Errorf("word %d from rank %d is %#x, not %#x", i, prev, w, want)
+					}
+				}
+				return nil
+			},
+		}
 	}
-	// Iteration i (call i) copies once when i is odd.
+	// Each job makes 2+2*probeRounds calls, an even number: call i copies
+	// once when i is odd, above a ring's size in the first job and above
+	// midProbeAbove in the second.
+	const calls = 2 + 2*probeRounds
 	single := func(call int) bool { return call%2 == 1 }
+	above := [2]int64{0, midProbeAbove}
 	r.probing = true
-	res, err := Bench(r, []Job{job}, 2, 2*probeRounds, false, func(call int) {
+	res, err := Bench(r, []Job{exchange(probeBytes), exchange(midProbeBytes)}, 2, 2*probeRounds, false, func(call int) {
 		m.SetSingleCopyAbove(SingleCopyOff)
 		if single(call) {
-			m.SetSingleCopyAbove(0)
+			m.SetSingleCopyAbove(above[call/calls])
 		}
 	})
 	r.probing, r.probeCalls = false, r.epoch
@@ -117,18 +143,30 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	if err != nil || !exchanges(next) {
 		return nil, err
 	}
-	var rings, copied []time.Duration
-	for i, d := range res[0].Times {
-		if single(2 + i) {
-			copied = append(copied, d)
-		} else {
-			rings = append(rings, d)
+	medians := func(times []time.Duration) (rings, copied time.Duration) {
+		var rs, cs []time.Duration
+		for i, d := range times {
+			if single(2 + i) {
+				cs = append(cs, d)
+			} else {
+				rs = append(rs, d)
+			}
 		}
+		return median(rs), median(cs)
 	}
-	p := &Probe{Rings: median(rings), Single: median(copied)}
-	if p.Chose = p.Single < p.Rings && m.readsMe[next]; p.Chose {
+	p := &Probe{Above: SingleCopyOff}
+	p.Rings, p.Single = medians(res[0].Times)
+	p.MidRings, p.MidSingle = medians(res[1].Times)
+	switch {
+	case !m.readsMe[next]:
+	case p.MidSingle < p.MidRings:
+		p.Above = midProbeAbove
+	case p.Single < p.Rings:
 		m.SetSingleCopyAbove(0)
+		p.Above = m.singleCopyAbove
 	}
+	p.Chose = p.Above != SingleCopyOff
+	m.SetSingleCopyAbove(p.Above)
 	return p, nil
 }
 

@@ -71,8 +71,9 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 	if probes[0] == nil || probes[1] != nil || probes[2] != nil {
 		t.Fatalf("probes %+v, %+v, %+v: want rank 0's only (the only rank whose next rank shares its memory)", probes[0], probes[1], probes[2])
 	}
-	// One untimed and 4 timed exchanges copied once.
-	if ms[1].copies != 1+probeRounds || ms[1].SingleCopies() != 0 {
-		t.Errorf("rank 1 copied %d messages once in the probe and counts %d as the run's; want %d and 0", ms[1].copies, ms[1].SingleCopies(), 1+probeRounds)
+	// At each of the two sizes, one untimed and 4 timed exchanges copied
+	// once.
+	if want := int64(2 * (1 + probeRounds)); ms[1].copies != want || ms[1].SingleCopies() != 0 {
+		t.Errorf("rank 1 copied %d messages once in the probe and counts %d as the run's; want %d and 0", ms[1].copies, ms[1].SingleCopies(), want)
 	}
 }

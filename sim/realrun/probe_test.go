@@ -9,18 +9,20 @@ import (
 	"github.com/collsim/collsim/sim/realrun"
 )
 
-// TestProbeSingleCopy: under SingleCopyAuto each rank times 2 MiB
-// exchanges with its neighbours both ways (the probe checks every
-// exchange's data) and sends messages too large for a ring as single
-// copies exactly when copying once was faster for it; the probe's own
+// TestProbeSingleCopy: under SingleCopyAuto each rank times 2 MiB and
+// 128 KiB exchanges with its neighbours both ways (the probe checks every
+// exchange's data) and sends messages as single copies above 64 KiB
+// exactly when copying once was faster for it at 128 KiB, else above a
+// ring's size when it was faster at 2 MiB, else none; the probe's own
 // copies are not counted. A later 2 MiB shift then copies once into
-// exactly the ranks whose previous rank chose so. Over rings only (the
-// ranks may not read each other's memory) no rank chooses single copies;
-// ranks that share memory with neither neighbour (TCP), or that outnumber
-// the cores, or have no data, exchange nothing and report no probe.
+// exactly the ranks whose previous rank chose either, and a 128 KiB shift
+// into those whose previous rank chose 64 KiB. Over rings only (the ranks
+// may not read each other's memory) no rank chooses single copies; ranks
+// that share memory with neither neighbour (TCP), or that outnumber the
+// cores, or have no data, exchange nothing and report no probe.
 func TestProbeSingleCopy(t *testing.T) {
-	const words = 2 << 20 / 8
-	shift := func(size int) realrun.Job {
+	const big, mid = 2 << 20 / 8, 128 << 10 / 8 // elements
+	shift := func(size int, words int64) realrun.Job {
 		progs := make([]sim.Program, size)
 		for r := range progs {
 			progs[r] = sim.Program{
@@ -38,13 +40,13 @@ func TestProbeSingleCopy(t *testing.T) {
 	}{{realrun.SharedMemory, 2}, {realrun.SharedMemory, 3}, {realrun.SharedMemoryRings, 2}, {realrun.TCP, 2}} {
 		t.Run(fmt.Sprintf("%v/np=%d", tc.via, tc.size), func(t *testing.T) {
 			probes := make([]*realrun.Probe, tc.size)
-			copies := make([]int64, tc.size)
+			copies := make([][2]int64, tc.size) // after the 2 MiB shift, after the 128 KiB one
 			yields := make([]bool, tc.size)
 			errs := runLocal(t, tc.size, tc.via, func(r *realrun.Rank, rank int) error {
 				if p, err := r.ProbeSingleCopy([]realrun.Job{{Name: "no data"}}); p != nil || err != nil {
 					return fmt.Errorf("rank %d probed without data: %+v, %v", rank, p, err)
 				}
-				p, err := r.ProbeSingleCopy([]realrun.Job{shift(tc.size)})
+				p, err := r.ProbeSingleCopy([]realrun.Job{shift(tc.size, big)})
 				if err != nil {
 					return err
 				}
@@ -57,10 +59,12 @@ func TestProbeSingleCopy(t *testing.T) {
 				if chose, peers := p != nil && p.Chose, m.SingleCopyPeers(); chose != (peers > 0) {
 					return fmt.Errorf("rank %d: chose single copies %t, but sends them to %d peers", rank, chose, peers)
 				}
-				if _, err := realrun.Bench(r, []realrun.Job{shift(tc.size)}, 0, 1, false, nil); err != nil {
-					return err
+				for i, words := range []int64{big, mid} {
+					if _, err := realrun.Bench(r, []realrun.Job{shift(tc.size, words)}, 0, 1, false, nil); err != nil {
+						return err
+					}
+					copies[rank][i] = m.SingleCopies()
 				}
-				copies[rank] = m.SingleCopies()
 				return nil
 			})
 			for _, err := range errs {
@@ -73,18 +77,44 @@ func TestProbeSingleCopy(t *testing.T) {
 					t.Fatalf("rank %d (%d ranks on %d cores): probe %+v, want one: %t", rank, tc.size, runtime.NumCPU(), p, probed)
 				}
 				if p == nil {
-					if copies[rank] != 0 {
-						t.Errorf("rank %d probed nothing, yet copied %d messages once", rank, copies[rank])
+					if copies[rank] != [2]int64{} {
+						t.Errorf("rank %d probed nothing, yet copied messages once: %v", rank, copies[rank])
 					}
 					continue
 				}
-				want := p.Single < p.Rings && tc.via != realrun.SharedMemoryRings
-				if p.Rings <= 0 || p.Single <= 0 || p.Chose != want {
-					t.Errorf("rank %d: rings %v, copied once %v: chose single copies %t, want %t", rank, p.Rings, p.Single, p.Chose, want)
+				if p.Rings <= 0 || p.Single <= 0 || p.MidRings <= 0 || p.MidSingle <= 0 {
+					t.Errorf("rank %d: probe times %+v, want all above 0", rank, p)
+				}
+				chosen := "none"
+				switch {
+				case p.Above == 64<<10:
+					chosen = "mid"
+				case p.Above > 64<<10 && p.Above <= 1<<20:
+					chosen = "ring"
+				case p.Above != realrun.SingleCopyOff:
+					t.Errorf("rank %d: single copies above %d bytes: neither 64 KiB nor a ring's size", rank, p.Above)
+				}
+				want := "none"
+				switch {
+				case tc.via == realrun.SharedMemoryRings:
+				case p.MidSingle < p.MidRings:
+					want = "mid"
+				case p.Single < p.Rings:
+					want = "ring"
+				}
+				if chosen != want || p.Chose != (want != "none") {
+					t.Errorf("rank %d: 2 MiB %v through the rings, %v copied once; 128 KiB %v, %v: chose %s (%t), want %s", rank, p.Rings, p.Single, p.MidRings, p.MidSingle, chosen, p.Chose, want)
 				}
 				prev := probes[(rank+tc.size-1)%tc.size]
-				if wantCopies := map[bool]int64{true: 1}[prev != nil && prev.Chose]; copies[rank] != wantCopies {
-					t.Errorf("rank %d copied %d messages once in the shift, want %d (its previous rank chose single copies: %+v)", rank, copies[rank], wantCopies, prev)
+				var wantCopies [2]int64
+				if prev != nil && prev.Chose {
+					wantCopies = [2]int64{1, 1}
+				}
+				if prev != nil && prev.Above == 64<<10 {
+					wantCopies[1] = 2
+				}
+				if copies[rank] != wantCopies {
+					t.Errorf("rank %d copied %v messages once after the 2 MiB and the 128 KiB shifts, want %v (its previous rank's probe: %+v)", rank, copies[rank], wantCopies, prev)
 				}
 			}
 		})

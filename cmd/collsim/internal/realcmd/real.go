@@ -894,7 +894,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, chosenLimits(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -963,10 +963,14 @@ func oversubscribed(reports []realrun.Report) bool {
 // --single-copy limit: in ways of the 2*shared directions those messages
 // go straight out of the sender's memory, and copies of them did; over,
 // some machine had more ranks than cores; probe is what the ranks' probes
-// measured under auto; verify, the calls carry data.
-func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string, verify bool) string {
+// measured under auto, and chosen which messages they chose to copy once;
+// verify, the calls carry data.
+func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string, verify bool, chosen string) string {
 	which := "messages too large for a ring"
-	if limit != "ring" && limit != "auto" {
+	switch {
+	case limit == "auto" && chosen != "":
+		which = chosen
+	case limit != "ring" && limit != "auto":
 		which = "messages above " + limit
 	}
 	did := fmt.Sprintf("%d copied so", copies)
@@ -1002,12 +1006,13 @@ func prefixed(prefix, s string) string {
 }
 
 // probed says what the ranks' single-copy probes measured: the range of
-// their medians each way, or "" if none probed.
+// their medians each way at each size, or "" if none probed.
 func probed(reports []realrun.Report) string {
-	var rings, single []time.Duration
+	var rings, single, midRings, midSingle []time.Duration
 	for _, r := range reports {
 		if p := r.SingleCopyProbe; p != nil {
 			rings, single = append(rings, p.Rings), append(single, p.Single)
+			midRings, midSingle = append(midRings, p.MidRings), append(midSingle, p.MidSingle)
 		}
 	}
 	if len(rings) == 0 {
@@ -1020,7 +1025,32 @@ func probed(reports []realrun.Report) string {
 		}
 		return cmdutil.Seconds(lo.Seconds()) + "-" + cmdutil.Seconds(hi.Seconds())
 	}
-	return fmt.Sprintf("the ranks' 2 MiB exchanges before the run took %s through the rings, %s copied once (--single-copy auto)", span(rings), span(single))
+	return fmt.Sprintf("the ranks' exchanges before the run took, through the rings and copied once, %s and %s at 2 MiB, %s and %s at 128 KiB (--single-copy auto)",
+		span(rings), span(single), span(midRings), span(midSingle))
+}
+
+// chosenLimits says which messages the ranks' probes chose to copy once,
+// or "" if none chose any.
+func chosenLimits(reports []realrun.Report) string {
+	var above []int64
+	for _, r := range reports {
+		if p := r.SingleCopyProbe; p != nil && p.Chose && !slices.Contains(above, p.Above) {
+			above = append(above, p.Above)
+		}
+	}
+	slices.Sort(above)
+	var says []string
+	for _, a := range above {
+		if a >= 1<<19 { // a ring's size less a header: 64 KiB to 1 MiB
+			says = append(says, "messages too large for a ring")
+		} else {
+			says = append(says, "messages above "+configs.FormatBytes(a))
+		}
+	}
+	if len(says) > 1 {
+		return strings.Join(says, " or ") + ", as each rank chose,"
+	}
+	return strings.Join(says, "")
 }
 
 // channels says how the pairs of ranks talked.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/realrun"
 )
 
 // TestRankFromEnv: each launcher's variables, their precedence, and what
@@ -77,5 +78,36 @@ func TestBetaTextWithoutSpread(t *testing.T) {
 	}
 	if got, want := BetaText(cost.HockneyFit{Model: cost.Hockney{Beta: 3.5e-10}, BetaErr: 1e-11}), "3.5e-10 s/B ± 1e-11"; got != want {
 		t.Errorf("BetaText: %q, want %q", got, want)
+	}
+}
+
+// TestChannelsLineSaysWhatTheProbesChose: the channels line under
+// --single-copy auto names the messages the ranks chose to copy once, by
+// each rank's probe: above 64 KiB, those too large for a ring, both (ranks
+// that chose differently), or none.
+func TestChannelsLineSaysWhatTheProbesChose(t *testing.T) {
+	probe := func(above int64) *realrun.Probe {
+		return &realrun.Probe{Rings: 2, Single: 1, MidRings: 2, MidSingle: 1, Above: above, Chose: above != realrun.SingleCopyOff}
+	}
+	ring := int64(1<<20 - 32)
+	for _, tc := range []struct {
+		above []int64
+		ways  int
+		want  string
+	}{
+		{[]int64{64 << 10, 64 << 10}, 2, "; messages above 64KiB go straight between the ranks' memories, copied once (4 copied so), the faster way: "},
+		{[]int64{ring, ring}, 2, "; messages too large for a ring go straight between the ranks' memories, copied once"},
+		{[]int64{ring, 64 << 10}, 2, "; messages above 64KiB or messages too large for a ring, as each rank chose, go straight"},
+		{[]int64{realrun.SingleCopyOff, 64 << 10}, 1, "in 1 of the 2 directions, through the rings in the others (4 copied so): the ranks' exchanges"},
+		{[]int64{realrun.SingleCopyOff, realrun.SingleCopyOff}, 0, "; every message through the rings, the faster way: the ranks' exchanges before the run took"},
+	} {
+		var reports []realrun.Report
+		for _, a := range tc.above {
+			reports = append(reports, realrun.Report{SingleCopyProbe: probe(a)})
+		}
+		got := singleCopies("auto", 1, tc.ways, 4, false, probed(reports), true, chosenLimits(reports))
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("probes choosing above %v: %q, want it to contain %q", tc.above, got, tc.want)
+		}
 	}
 }
