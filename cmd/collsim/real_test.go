@@ -81,9 +81,11 @@ type realRun struct {
 // probeTimes is what a rank's single-copy probe measured: the medians of
 // its exchanges each way, and which it chose.
 type probeTimes struct {
-	Rings  int64 `json:"rings_ns"`
-	Single int64 `json:"single_ns"`
-	Chose  bool  `json:"single_copies"`
+	Rings     int64 `json:"rings_ns"`
+	Single    int64 `json:"single_ns"`
+	MidRings  int64 `json:"mid_rings_ns"`
+	MidSingle int64 `json:"mid_single_ns"`
+	Chose     bool  `json:"single_copies"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.
@@ -241,10 +243,10 @@ func TestRealSingleCopy(t *testing.T) {
 				continue
 			case p == nil:
 				t.Fatalf("rank %d did not probe", rank)
-			case p.Rings <= 0 || p.Single <= 0:
-				t.Errorf("rank %d: probe times %d and %d ns, want both above 0", rank, p.Rings, p.Single)
-			case p.Chose != (p.Single < p.Rings):
-				t.Errorf("rank %d: rings %d ns, copied once %d ns: chose single copies %t, want the faster", rank, p.Rings, p.Single, p.Chose)
+			case p.Rings <= 0 || p.Single <= 0 || p.MidRings <= 0 || p.MidSingle <= 0:
+				t.Errorf("rank %d: probe times %+v, want all above 0", rank, p)
+			case p.Chose != (p.Single < p.Rings || p.MidSingle < p.MidRings):
+				t.Errorf("rank %d: %+v: chose single copies %t, want them where they were faster", rank, p, p.Chose)
 			}
 			if p.Chose {
 				chose++
