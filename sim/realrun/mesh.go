@@ -914,6 +914,17 @@ func (p *bufPool) put(b []uint64) {
 // loopback TCP or shared memory: one goroutine per rank, for tests and for
 // runs that do not need separate processes.
 func ConnectLocal(ctx context.Context, size int, job uint64, transport Transport) ([]*Mesh, error) {
+	via := make([]Transport, size)
+	for r := range via {
+		via[r] = transport
+	}
+	return connectLocal(ctx, job, via)
+}
+
+// connectLocal is ConnectLocal with each rank's own transport: rank r
+// shares memory only with ranks whose transport and its own both share.
+func connectLocal(ctx context.Context, job uint64, via []Transport) ([]*Mesh, error) {
+	size := len(via)
 	lns := make([]net.Listener, size)
 	addrs := make([]string, size)
 	defer func() {
@@ -938,7 +949,7 @@ func ConnectLocal(ctx context.Context, size int, job uint64, transport Transport
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {
-		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, secret, lns[r], addrs, transport) })
+		wg.Go(func() { meshes[r], errs[r] = Connect(ctx, r, size, job, secret, lns[r], addrs, via[r]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -2,7 +2,6 @@ package realrun
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -17,34 +16,11 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 	if err := SharedMemoryAvailable(); err != nil {
 		t.Skipf("needs shared memory between processes: %v", err)
 	}
-	via := []Transport{SharedMemory, SharedMemory, TCP}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	lns := make([]net.Listener, len(via))
-	addrs := make([]string, len(via))
-	for r := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		lns[r], addrs[r] = ln, ln.Addr().String()
-	}
-	secret, err := NewSecret()
+	ms, err := connectLocal(ctx, 7, []Transport{SharedMemory, SharedMemory, TCP})
 	if err != nil {
 		t.Fatal(err)
-	}
-	ms := make([]*Mesh, len(via))
-	errs := make([]error, len(via))
-	var wg sync.WaitGroup
-	for r := range via {
-		wg.Go(func() { ms[r], errs[r] = Connect(ctx, r, len(via), 7, secret, lns[r], addrs, via[r]) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	defer func() {
 		for _, m := range ms {
@@ -58,7 +34,9 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 		m.yield = false // a core each
 	}
 	jobs := []Job{{Name: "with data", Data: func() ([][]uint64, error) { return nil, nil }}}
-	probes := make([]*Probe, len(via))
+	probes := make([]*Probe, len(ms))
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
 	for r, m := range ms {
 		wg.Go(func() { probes[r], errs[r] = probeSingleCopy(NewRank(m), jobs) })
 	}
