@@ -31,10 +31,16 @@ import (
 
 // SingleCopyAuto, given as RankOptions.SingleCopyAbove, makes every rank
 // time both ways of moving messages before its jobs (probeSingleCopy) and
-// send those above midProbeAbove as single copies if that was faster at
+// send those above SingleCopyMidAbove as single copies if that was faster at
 // midProbeBytes, or else those too large for a ring if that was faster
 // at probeBytes.
 const SingleCopyAuto = -1
+
+// SingleCopyMidAbove is the size above which a rank copies messages once
+// when its probe found single copies faster below a ring's size: a
+// Probe's Above is this, a ring's size less a frame header, or
+// SingleCopyOff.
+const SingleCopyMidAbove = 64 << 10
 
 const (
 	// probeBytes is each rank's large message in the probe: more than a
@@ -42,9 +48,8 @@ const (
 	// are on.
 	probeBytes = 2 << 20
 	// midProbeBytes is the probe's message below a ring's size, copied
-	// once above midProbeAbove.
+	// once above SingleCopyMidAbove.
 	midProbeBytes = 128 << 10
-	midProbeAbove = 64 << 10
 	// probeRounds is how many timed exchanges the probe makes each way at
 	// each size, alternated, after one untimed exchange each way.
 	probeRounds = 4
@@ -70,7 +75,7 @@ type Probe struct {
 // midProbeBytes, to the next rank and receives as many from the one
 // before, over the pairs that share memory only (both sides of a pair
 // know it), alternately through the rings and copied once, and keeps the
-// faster way for its own sends: single copies above midProbeAbove if they
+// faster way for its own sends: single copies above SingleCopyMidAbove if they
 // won at midProbeBytes, else above a ring's size if they won at
 // probeBytes, else none. The ranks decide apart, each by its own
 // exchanges, which is safe (a receiver takes both ways) and right where
@@ -126,10 +131,10 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	}
 	// Each job makes 2+2*probeRounds calls, an even number: call i copies
 	// once when i is odd, above a ring's size in the first job and above
-	// midProbeAbove in the second.
+	// SingleCopyMidAbove in the second.
 	const calls = 2 + 2*probeRounds
 	single := func(call int) bool { return call%2 == 1 }
-	above := [2]int64{0, midProbeAbove}
+	above := [2]int64{0, SingleCopyMidAbove}
 	r.probing = true
 	res, err := Bench(r, []Job{exchange(probeBytes), exchange(midProbeBytes)}, 2, 2*probeRounds, false, func(call int) {
 		m.SetSingleCopyAbove(SingleCopyOff)
@@ -160,7 +165,7 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	switch {
 	case !m.readsMe[next]:
 	case p.MidSingle < p.MidRings:
-		p.Above = midProbeAbove
+		p.Above = SingleCopyMidAbove
 	case p.Single < p.Rings:
 		m.SetSingleCopyAbove(0)
 		p.Above = m.singleCopyAbove

@@ -87,7 +87,7 @@ func TestProbeSingleCopy(t *testing.T) {
 				}
 				chosen := "none"
 				switch {
-				case p.Above == 64<<10:
+				case p.Above == realrun.SingleCopyMidAbove:
 					chosen = "mid"
 				case p.Above > 64<<10 && p.Above <= 1<<20:
 					chosen = "ring"
@@ -110,7 +110,7 @@ func TestProbeSingleCopy(t *testing.T) {
 				if prev != nil && prev.Chose {
 					wantCopies = [2]int64{1, 1}
 				}
-				if prev != nil && prev.Above == 64<<10 {
+				if prev != nil && prev.Above == realrun.SingleCopyMidAbove {
 					wantCopies[1] = 2
 				}
 				if copies[rank] != wantCopies {

@@ -242,8 +242,8 @@ func (m *Mesh) serveChannels() bool {
 // memory.
 func (m *Mesh) SharedPeers() int {
 	n := 0
-	for _, c := range m.conns {
-		if _, ok := c.(*sharedConn); ok {
+	for peer := range m.conns {
+		if m.sharesWith(peer) {
 			n++
 		}
 	}

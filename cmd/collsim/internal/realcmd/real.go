@@ -1041,10 +1041,10 @@ func chosenLimits(reports []realrun.Report) string {
 	slices.Sort(above)
 	var says []string
 	for _, a := range above {
-		if a >= 1<<19 { // a ring's size less a header: 64 KiB to 1 MiB
-			says = append(says, "messages too large for a ring")
-		} else {
+		if a == realrun.SingleCopyMidAbove {
 			says = append(says, "messages above "+configs.FormatBytes(a))
+		} else {
+			says = append(says, "messages too large for a ring")
 		}
 	}
 	if len(says) > 1 {
