@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // strided reports whether r is a vector of several blocks.
 func (r Region) strided() bool { return r.Block > 0 && r.Block < r.Count }
@@ -68,7 +71,9 @@ func (r Region) invalid() string {
 func (r Region) Gather(dst, buf []uint64) []uint64 {
 	for i, n := int64(0), r.Runs(); i < n; i++ {
 		off, k := r.Run(i)
-		dst = append(dst, buf[off:off+k]...)
+		at := len(dst)
+		dst = slices.Grow(dst, int(k))[:at+int(k)]
+		CopyWords(dst[at:], buf[off:off+k])
 	}
 	return dst
 }
@@ -83,7 +88,7 @@ func (r Region) Scatter(buf, src []uint64, apply func(dst, src []uint64)) {
 		if apply != nil {
 			apply(buf[off:off+k], src[:k])
 		} else {
-			copy(buf[off:off+k], src[:k])
+			CopyWords(buf[off:off+k], src[:k])
 		}
 		src = src[k:]
 	}

@@ -122,7 +122,7 @@ func reuse(kept, fresh [][]uint64) [][]uint64 {
 		}
 	}
 	for i := range fresh {
-		copy(kept[i], fresh[i])
+		sim.CopyWords(kept[i], fresh[i]) // leaves them in the cache, as a fill loop does
 	}
 	return kept
 }
