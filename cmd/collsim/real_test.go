@@ -913,9 +913,24 @@ func TestRealListsWithSelectors(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "note: skipped: Open MPI's fixed rules for gather are not transcribed") || strings.Contains(stdout, "ompi: gather/") || !strings.Contains(stdout, "ompi: allreduce/") {
 		t.Errorf("-c all -a ompi: exit %d:\n%s%s", code, stdout, stderr)
 	}
-	run := realOutput(t, "--np", "2", "-c", "barrier", "-a", "linear", "-s", "8,16,1KiB", "--iterations", "1")
-	if len(run.Results) != 1 {
-		t.Errorf("a barrier at 3 sizes gave %d rows, want 1", len(run.Results))
+	// A barrier has no size: at three sizes it runs once, and says
+	// nothing of rounding.
+	stdout, stderr, code = collsim(t, "real", "--np", "2", "-c", "barrier", "-a", "linear", "-s", "8,16,1KiB", "--iterations", "1")
+	if rows := strings.Count(stdout, "barrier/linear"); code != 0 || rows != 1 || strings.Contains(stderr, "note") {
+		t.Errorf("a barrier at 3 sizes: exit %d, %d rows, want 1 and no notes:\n%s%s", code, rows, stdout, stderr)
+	}
+	if strings.Contains(stdout, "channels: shared memory") && !strings.Contains(stdout, "through the rings (no call moves data") {
+		t.Errorf("a barrier through shared memory: the channels line does not say no call moves data (and nothing was probed):\n%s", stdout)
+	}
+	// An algorithm of a list that cannot run on these ranks is left out
+	// with a note; alone, it is an error of ranks that do not fit (exit
+	// 1, as in collsim run).
+	stdout, stderr, code = collsim(t, "real", "--np", "3", "-c", "alltoall", "-a", "two_procs,pairwise", "-s", "48", "--iterations", "1")
+	if code != 0 || !strings.Contains(stderr, "note: skipped: alltoall/two_procs on 3 ranks: two_procs runs on 2 ranks, not 3") || strings.Contains(stdout, "two_procs") || !strings.Contains(stdout, "alltoall/pairwise") {
+		t.Errorf("two_procs and pairwise on 3 ranks: exit %d, want pairwise alone and a note:\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := collsim(t, "real", "--np", "3", "-c", "alltoall", "-a", "two_procs", "-s", "48"); code != 1 || !strings.Contains(stderr, "two_procs runs on 2 ranks, not 3") {
+		t.Errorf("two_procs alone on 3 ranks: exit %d, want 1 and why:\n%s", code, stderr)
 	}
 	// On 3 ranks each rank's alltoall data splits into 3 blocks of whole
 	// 8-byte words: 8 and 16 bytes send nothing, 40 bytes sends 24, the

@@ -15,8 +15,10 @@ import (
 // Job is one call a real run times: a schedule, and optionally the rank's
 // data to run it with and the check of its result.
 type Job struct {
-	Name  string
-	Bytes int64 // the call's size, for reports
+	Name string
+	// Bytes is the call's size, for reports; 0 (a barrier's) also tells
+	// the single-copy probe the call moves no data.
+	Bytes int64
 	// Schedule is the program every rank runs; the rank runs its own part.
 	Schedule sim.Schedule
 	// Data returns this rank's freshly filled buffers before each

@@ -85,11 +85,11 @@ type Probe struct {
 // off (SetSingleCopyAbove), its ranks exchange nothing: both sides of a
 // pair that shares memory are on that machine and know it alike. It
 // returns what the rank measured, or nil if it sent nothing (or no job has
-// data: sends without data never copy once).
+// data: sends without data never copy once, and barriers send nothing).
 func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 	m := r.mesh
 	m.SetSingleCopyAbove(SingleCopyOff)
-	if m.size < 2 || !slices.ContainsFunc(jobs, func(j Job) bool { return j.Data != nil }) {
+	if m.size < 2 || !slices.ContainsFunc(jobs, func(j Job) bool { return j.Data != nil && j.Bytes > 0 }) {
 		return nil, nil
 	}
 	next, prev := (m.rank+1)%m.size, (m.rank+m.size-1)%m.size
@@ -159,20 +159,37 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 		}
 		return median(rs), median(cs)
 	}
-	p := &Probe{Above: SingleCopyOff}
+	p := &Probe{}
 	p.Rings, p.Single = medians(res[0].Times)
 	p.MidRings, p.MidSingle = medians(res[1].Times)
+	if probeMeasuredForTest != nil {
+		probeMeasuredForTest(m.rank, p)
+	}
+	p.choose(m.readsMe[next], m.ringAbove())
+	m.SetSingleCopyAbove(p.Above)
+	return p, nil
+}
+
+// probeMeasuredForTest, when set (by tests), may change what a rank's
+// probe measured before it chooses: a probe's choice is otherwise the
+// machine's.
+var probeMeasuredForTest func(rank int, p *Probe)
+
+// choose sets p's choice from its medians: single copies above
+// SingleCopyMidAbove if they were faster at midProbeBytes, else above
+// ringAbove (the largest message a ring takes) if they were faster at
+// probeBytes, else none; none too when the next rank may not read this
+// one's memory (readsNext false). A tie keeps the rings.
+func (p *Probe) choose(readsNext bool, ringAbove int64) {
+	p.Above = SingleCopyOff
 	switch {
-	case !m.readsMe[next]:
+	case !readsNext:
 	case p.MidSingle < p.MidRings:
 		p.Above = SingleCopyMidAbove
 	case p.Single < p.Rings:
-		m.SetSingleCopyAbove(0)
-		p.Above = m.singleCopyAbove
+		p.Above = ringAbove
 	}
 	p.Chose = p.Above != SingleCopyOff
-	m.SetSingleCopyAbove(p.Above)
-	return p, nil
 }
 
 // median is the middle of ds (the mean of the middle two), sorting ds.

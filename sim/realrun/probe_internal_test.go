@@ -33,7 +33,7 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 	for _, m := range ms {
 		m.yield = false // a core each
 	}
-	jobs := []Job{{Name: "with data", Data: func() ([][]uint64, error) { return nil, nil }}}
+	jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
 	probes := make([]*Probe, len(ms))
 	errs := make([]error, len(ms))
 	var wg sync.WaitGroup
@@ -53,5 +53,117 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 	// once.
 	if want := int64(2 * (1 + probeRounds)); ms[1].copies != want || ms[1].SingleCopies() != 0 {
 		t.Errorf("rank 1 copied %d messages once in the probe and counts %d as the run's; want %d and 0", ms[1].copies, ms[1].SingleCopies(), want)
+	}
+}
+
+// TestProbeChooses: the probe's choice from its medians, each branch by
+// hand: single copies from 64 KiB when they won at 128 KiB (whatever 2 MiB
+// gave), else from a ring's size when they won at 2 MiB, else none; a tie
+// keeps the rings, and a next rank that may not read this one's memory
+// gets none.
+func TestProbeChooses(t *testing.T) {
+	const ringAbove = 1<<20 - 64
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	for _, c := range []struct {
+		name                               string
+		rings, single, midRings, midSingle time.Duration
+		readsNext                          bool
+		above                              int64
+	}{
+		{"single faster at both", us(200), us(150), us(10), us(8), true, SingleCopyMidAbove},
+		{"single faster at 128 KiB only", us(150), us(200), us(10), us(8), true, SingleCopyMidAbove},
+		{"single faster at 2 MiB only", us(200), us(150), us(8), us(10), true, ringAbove},
+		{"rings faster at both", us(150), us(200), us(8), us(10), true, SingleCopyOff},
+		{"ties", us(150), us(150), us(8), us(8), true, SingleCopyOff},
+		{"tie at 128 KiB, single faster at 2 MiB", us(200), us(150), us(8), us(8), true, ringAbove},
+		{"next rank may not read", us(200), us(150), us(10), us(8), false, SingleCopyOff},
+	} {
+		p := Probe{Rings: c.rings, Single: c.single, MidRings: c.midRings, MidSingle: c.midSingle}
+		p.choose(c.readsNext, ringAbove)
+		if p.Above != c.above || p.Chose != (c.above != SingleCopyOff) {
+			t.Errorf("%s: chose above %d (%t), want %d", c.name, p.Above, p.Chose, c.above)
+		}
+	}
+}
+
+// TestProbeAppliesItsChoice: what a probe chose is what the rank then
+// does, whatever the machine measured: with the probe's medians set by
+// hand, rank 0 sends 128 KiB and 2 MiB messages to rank 1 as single copies
+// exactly where the choice says, and rank 1, whose next rank is rank 0,
+// chooses and applies its own.
+func TestProbeAppliesItsChoice(t *testing.T) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	defer func() { probeMeasuredForTest = nil }()
+	for _, c := range []struct {
+		name          string
+		measured      Probe
+		mid, large    bool // 128 KiB and 2 MiB messages copied once
+		wantAboveMid  bool // the choice is SingleCopyMidAbove
+		wantAboveRing bool // the choice is a ring's size
+	}{
+		{"single copies won at 128 KiB", Probe{Rings: us(200), Single: us(300), MidRings: us(10), MidSingle: us(5)}, true, true, true, false},
+		{"single copies won at 2 MiB only", Probe{Rings: us(300), Single: us(200), MidRings: us(5), MidSingle: us(10)}, false, true, false, true},
+		{"the rings won", Probe{Rings: us(200), Single: us(300), MidRings: us(5), MidSingle: us(10)}, false, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			probeMeasuredForTest = func(_ int, p *Probe) {
+				p.Rings, p.Single, p.MidRings, p.MidSingle = c.measured.Rings, c.measured.Single, c.measured.MidRings, c.measured.MidSingle
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, m := range ms {
+					m.Abort(nil)
+				}
+			}()
+			if !ms[0].sharesWith(1) || !ms[0].readsMe[1] || !ms[1].readsMe[0] {
+				t.Skip("ranks 0 and 1 do not share memory, or may not read each other's")
+			}
+			for _, m := range ms {
+				m.yield = false // a core each
+			}
+			jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
+			probes := make([]*Probe, len(ms))
+			errs := make([]error, len(ms))
+			var wg sync.WaitGroup
+			for r, m := range ms {
+				wg.Go(func() { probes[r], errs[r] = probeSingleCopy(NewRank(m), jobs) })
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if probes[r] == nil {
+					t.Fatalf("rank %d did not probe", r)
+				}
+			}
+			for r, m := range ms {
+				peer := 1 - r
+				p := probes[r]
+				if got := p.Above == SingleCopyMidAbove; got != c.wantAboveMid {
+					t.Errorf("rank %d chose above %d: want 64 KiB %t", r, p.Above, c.wantAboveMid)
+				}
+				if got := p.Above == m.ringAbove(); got != c.wantAboveRing {
+					t.Errorf("rank %d chose above %d: want a ring's size (%d) %t", r, p.Above, m.ringAbove(), c.wantAboveRing)
+				}
+				if got := m.sendsAsGet(peer, midProbeBytes/8); got != c.mid {
+					t.Errorf("rank %d sends 128 KiB as a single copy: %t, want %t", r, got, c.mid)
+				}
+				if got := m.sendsAsGet(peer, probeBytes/8); got != c.large {
+					t.Errorf("rank %d sends 2 MiB as a single copy: %t, want %t", r, got, c.large)
+				}
+				if got := m.sendsAsGet(peer, 32<<10/8); got {
+					t.Errorf("rank %d sends 32 KiB as a single copy", r)
+				}
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ func TestProbeSingleCopy(t *testing.T) {
 				{Kind: sim.OpSend, Peer: int32((r + 1) % size), Bytes: 8 * words, Data: sim.Region{Count: words}},
 			}
 		}
-		return realrun.Job{Name: "shift", Schedule: sim.FromPrograms("shift", progs, 1), Data: func() ([][]uint64, error) {
+		return realrun.Job{Name: "shift", Bytes: 8 * words, Schedule: sim.FromPrograms("shift", progs, 1), Data: func() ([][]uint64, error) {
 			return [][]uint64{make([]uint64, words), make([]uint64, words)}, nil
 		}}
 	}
@@ -43,8 +43,12 @@ func TestProbeSingleCopy(t *testing.T) {
 			copies := make([][2]int64, tc.size) // after the 2 MiB shift, after the 128 KiB one
 			yields := make([]bool, tc.size)
 			errs := runLocal(t, tc.size, tc.via, func(r *realrun.Rank, rank int) error {
-				if p, err := r.ProbeSingleCopy([]realrun.Job{{Name: "no data"}}); p != nil || err != nil {
+				if p, err := r.ProbeSingleCopy([]realrun.Job{{Name: "no data", Bytes: 8 * big}}); p != nil || err != nil {
 					return fmt.Errorf("rank %d probed without data: %+v, %v", rank, p, err)
+				}
+				barrier := realrun.Job{Name: "barrier", Data: func() ([][]uint64, error) { return nil, nil }}
+				if p, err := r.ProbeSingleCopy([]realrun.Job{barrier}); p != nil || err != nil {
+					return fmt.Errorf("rank %d probed before a call of no bytes: %+v, %v", rank, p, err)
 				}
 				p, err := r.ProbeSingleCopy([]realrun.Job{shift(tc.size, big)})
 				if err != nil {

@@ -100,13 +100,16 @@ const SingleCopyOff = math.MaxInt64
 // once, were 1.2x faster with them (bcasts 1.2-1.5x slower).
 func (m *Mesh) SetSingleCopyAbove(bytes int64) {
 	if bytes == 0 {
-		bytes = int64(ringBytes(m.size)) - headerBytes
+		bytes = m.ringAbove()
 		if m.yield {
 			bytes = SingleCopyOff
 		}
 	}
 	m.singleCopyAbove = bytes
 }
+
+// ringAbove is the largest message with data a ring of this job takes.
+func (m *Mesh) ringAbove() int64 { return int64(ringBytes(m.size)) - headerBytes }
 
 // Oversubscribed reports whether the rank's machine has more of the run's
 // ranks than the cores they may run on between them (machineCores): the

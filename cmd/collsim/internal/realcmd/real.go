@@ -436,18 +436,24 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					a, p, name = sel.Algorithm, sel.Params, entry.selector+": "+sel.Algorithm.ID()
 				}
 				s, err := a.Build(p)
-				if err != nil {
-					var u *collectives.Unsupported
-					if errors.As(err, &u) && many {
-						continue // a list runs what can run at this size
-					}
+				var u *collectives.Unsupported
+				switch {
+				case errors.As(err, &u) && many:
+					// A list runs what can run here, and says what it left out.
+					o.skip(fmt.Sprintf("%s on %d ranks: %v", a.ID(), size, u))
+					continue
+				case errors.As(err, &u):
+					// Ranks that do not fit: an error (exit 1), as in collsim run.
+					return nil, 0, err
+				case err != nil:
 					return nil, 0, &cmdutil.FlagError{Err: err}
 				}
 				j := realrun.Job{Name: cmp.Or(name, a.ID()), Bytes: p.SizeBytes(c), Schedule: s}
 				if slices.ContainsFunc(jobs, func(k realrun.Job) bool { return k.Name == j.Name && k.Bytes == j.Bytes }) {
 					// Sizes that make the same call (a barrier's, blocks
-					// that round to the same elements) run once.
-					if j.Bytes != bytes {
+					// that round to the same elements) run once; only a
+					// rounded size says so (a barrier has no size).
+					if rounding != "" {
 						o.skip(fmt.Sprintf("%s of %dB on %d ranks: the same call as the %dB it rounds to, run once", j.Name, bytes, size, j.Bytes))
 					}
 					continue
@@ -894,7 +900,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		return cmdutil.JSON(w, out)
 	}
 	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
-	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, chosenLimits(reports)))
+	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
@@ -964,8 +970,8 @@ func oversubscribed(reports []realrun.Report) bool {
 // go straight out of the sender's memory, and copies of them did; over,
 // some machine had more ranks than cores; probe is what the ranks' probes
 // measured under auto, and chosen which messages they chose to copy once;
-// verify, the calls carry data.
-func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string, verify bool, chosen string) string {
+// verify, the calls carry data; moves, some call moves some.
+func singleCopies(limit string, shared, ways int, copies int64, over bool, probe string, verify, moves bool, chosen string) string {
 	which := "messages too large for a ring"
 	switch {
 	case limit == "auto" && chosen != "":
@@ -985,6 +991,8 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool, probe
 		return "; every message through the rings (--single-copy off; --single-copy 4KiB copies as Open MPI's vader does)"
 	case !verify:
 		return "; every message through the rings (the calls carry no data under --verify=false, and only data is copied once)"
+	case ways == 0 && !moves:
+		return "; every message through the rings (no call moves data: nothing to copy once)"
 	case ways == 0 && rings && over:
 		return "; every message through the rings (more ranks than cores on a machine: faster there than single copies; --single-copy 1MiB copies those above 1 MiB once)"
 	case ways == 0 && probe != "":
@@ -995,6 +1003,12 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool, probe
 		return fmt.Sprintf("; %s go straight between the ranks' memories, copied once (%s)%s", which, did, prefixed(", the faster way: ", probe))
 	}
 	return fmt.Sprintf("; %s go straight between the ranks' memories in %d of the %d directions, through the rings in the others (%s)%s", which, ways, 2*shared, did, prefixed(": ", probe))
+}
+
+// movesData reports whether some call of sums moves data (a barrier's
+// size is 0).
+func movesData(sums []realrun.Summary) bool {
+	return slices.ContainsFunc(sums, func(s realrun.Summary) bool { return s.Bytes > 0 })
 }
 
 // prefixed is s after prefix, or nothing if s is empty.

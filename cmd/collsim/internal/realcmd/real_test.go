@@ -108,7 +108,7 @@ func TestChannelsLineSaysWhatTheProbesChose(t *testing.T) {
 		for _, a := range tc.above {
 			reports = append(reports, realrun.Report{SingleCopyProbe: probe(a)})
 		}
-		got := singleCopies("auto", 1, tc.ways, 4, false, probed(reports), true, chosenLimits(reports))
+		got := singleCopies("auto", 1, tc.ways, 4, false, probed(reports), true, true, chosenLimits(reports))
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("probes choosing above %v: %q, want it to contain %q", tc.above, got, tc.want)
 		}
