@@ -59,12 +59,20 @@ func Shortfall(c collectives.Collective, p collectives.Params, asked int64) (not
 	if p.Count == 1 {
 		each = "1 element"
 	}
-	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %d ranks in whole %d-byte elements: %s to each, %s in all (%s is not sent; a multiple of %s moves everything)",
-		configs.FormatBytes(asked), p.Ranks, p.ElemSize, each, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
+	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %s in whole %d-byte elements: %s to each, %s in all (%s is not sent; a multiple of %s moves everything)",
+		configs.FormatBytes(asked), RankCount(p.Ranks), p.ElemSize, each, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
 	if p.Count == 0 {
 		return "", optionf("--size: nothing would be sent: %s", note)
 	}
 	return note, nil
+}
+
+// RankCount says n ranks in words: "1 rank", "4 ranks".
+func RankCount(n int) string {
+	if n == 1 {
+		return "1 rank"
+	}
+	return fmt.Sprintf("%d ranks", n)
 }
 
 // ChooseAlgorithm resolves an algorithm name, or a library selector

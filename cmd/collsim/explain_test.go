@@ -63,3 +63,17 @@ func TestExplainPictures(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainTwoRankAlgorithm: without --ranks, an algorithm that cannot
+// run on the default 4 ranks (two_procs runs on 2 only) is shown on the
+// fewest it runs on; asked for 4, it is refused as ranks that do not fit
+// (exit 1).
+func TestExplainTwoRankAlgorithm(t *testing.T) {
+	stdout, stderr, code := collsim(t, "explain", "-c", "alltoall", "-a", "two_procs")
+	if code != 0 || !strings.HasPrefix(stdout, "alltoall/two_procs on 2 ranks") {
+		t.Errorf("explain two_procs without --ranks: exit %d, want it on 2 ranks:\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := collsim(t, "explain", "-c", "alltoall", "-a", "two_procs", "-n", "4"); code != 1 || !strings.Contains(stderr, "two_procs runs on 2 ranks, not 4") {
+		t.Errorf("explain two_procs -n 4: exit %d, want 1 and why:\n%s", code, stderr)
+	}
+}

@@ -958,3 +958,22 @@ func TestRealListsWithSelectors(t *testing.T) {
 		t.Errorf("alltoall of 16 bytes on 3 ranks: exit %d, want 2 and a refusal:\n%s", code, stderr)
 	}
 }
+
+// TestRealTCPTakesTheDefaultSingleCopy: --single-copy auto, the default,
+// given with --transport tcp has nothing to choose and is accepted, as a
+// script that always passes it expects; a limit is refused there
+// (hostile_test.go).
+func TestRealTCPTakesTheDefaultSingleCopy(t *testing.T) {
+	stdout, stderr, code := collsim(t, "real", "--np", "2", "--transport", "tcp", "--single-copy", "auto", "-c", "bcast", "-a", "binomial", "-s", "8", "--iterations", "1")
+	if code != 0 || !strings.Contains(stdout, "TCP between every pair of ranks (--transport tcp)") {
+		t.Errorf("--transport tcp --single-copy auto: exit %d, want a TCP run:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestRealOneRankSaysRank: one rank is "1 rank" in notes and the header.
+func TestRealOneRankSaysRank(t *testing.T) {
+	stdout, stderr, code := collsim(t, "real", "--np", "1", "-c", "alltoall", "-s", "8,7", "--iterations", "1")
+	if code != 0 || !strings.Contains(stderr, "alltoall of 7B on 1 rank: nothing would be sent") || !strings.HasPrefix(stdout, "real alltoall on 1 rank (") {
+		t.Errorf("alltoall of 8 and 7 bytes on 1 rank: exit %d:\n%s%s", code, stdout, stderr)
+	}
+}

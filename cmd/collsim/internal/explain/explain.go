@@ -3,6 +3,7 @@
 package explain
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -42,6 +43,21 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				return err
 			}
 			a, chosenBy, params, err := q.Resolve(m)
+			if err == nil && !cmd.Flags().Changed("ranks") {
+				// Without --ranks, an algorithm that cannot run on 4
+				// (two_procs) is shown on the fewest ranks it runs on.
+				var u *collectives.Unsupported
+				_, err := a.Build(params)
+				for n := 2; n <= maxRanks && errors.As(err, &u); n++ {
+					try := q
+					try.Ranks = n
+					if a2, by, p2, err2 := try.Resolve(m); err2 == nil {
+						if _, err = a2.Build(p2); err == nil {
+							a, chosenBy, params = a2, by, p2
+						}
+					}
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -59,7 +75,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or a library's choice: "+strings.Join(collectives.Selectors, ", "))
-	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16)")
+	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16; unset, the fewest an algorithm that cannot run on 4 runs on)")
 	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")
 	f.Int64Var(&q.ElemSize, "elem-size", collsim.DefaultElemSize, cmdutil.ElemSizeUsage)
 	f.IntVar(&q.Root, "root", 0, "root rank of rooted collectives")

@@ -185,7 +185,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
 	}
-	if !child && o.transport == realrun.TCP.String() {
+	if !child && o.transport == realrun.TCP.String() && o.singleCopy != "auto" { // auto, the default, has nothing to choose
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it chooses how ranks that share memory move large messages, and with --transport tcp none do", "single-copy"); err != nil {
 			return err
 		}
@@ -414,10 +414,10 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				rounding, err := collsim.Shortfall(c, p, bytes)
 				switch {
 				case err != nil && (many || len(sizes) > 1):
-					o.skip(fmt.Sprintf("%s of %dB on %d ranks: nothing would be sent (a multiple of %dB moves everything)", c, bytes, size, 8*size))
+					o.skip(fmt.Sprintf("%s of %dB on %s: nothing would be sent (a multiple of %dB moves everything)", c, bytes, collsim.RankCount(size), 8*size))
 					continue
 				case err != nil:
-					return nil, 0, cmdutil.Flagf("--sizes %dB: nothing would be sent: %s splits each rank's data evenly over %d ranks in whole 8-byte elements; a multiple of %dB moves everything", bytes, c, size, 8*size)
+					return nil, 0, cmdutil.Flagf("--sizes %dB: nothing would be sent: %s splits each rank's data evenly over %s in whole 8-byte elements; a multiple of %dB moves everything", bytes, c, collsim.RankCount(size), 8*size)
 				}
 				p.NodeSize, p.GroupSize = nodeSize, groupSize
 				a, name := entry.algo, ""
@@ -440,7 +440,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 				switch {
 				case errors.As(err, &u) && many:
 					// A list runs what can run here, and says what it left out.
-					o.skip(fmt.Sprintf("%s on %d ranks: %v", a.ID(), size, u))
+					o.skip(fmt.Sprintf("%s on %s: %v", a.ID(), collsim.RankCount(size), u))
 					continue
 				case errors.As(err, &u):
 					// Ranks that do not fit: an error (exit 1), as in collsim run.
@@ -454,7 +454,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 					// that round to the same elements) run once; only a
 					// rounded size says so (a barrier has no size).
 					if rounding != "" {
-						o.skip(fmt.Sprintf("%s of %dB on %d ranks: the same call as the %dB it rounds to, run once", j.Name, bytes, size, j.Bytes))
+						o.skip(fmt.Sprintf("%s of %dB on %s: the same call as the %dB it rounds to, run once", j.Name, bytes, collsim.RankCount(size), j.Bytes))
 					}
 					continue
 				}
@@ -473,7 +473,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		return nil, 0, cmdutil.Flagf("nothing to run: %s", strings.Join(o.skipped, "; "))
 	}
 	if len(jobs) == 0 {
-		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %d ranks", size)
+		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %s", collsim.RankCount(size))
 	}
 	// The transport and --single-copy too: under auto the ranks that share
 	// memory probe before the jobs, and ranks that disagree would pair the
@@ -899,7 +899,7 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 		return cmdutil.JSON(w, out)
 	}
-	fmt.Fprintf(w, "real %s on %d ranks (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, size, o.iterations, o.warmup)
+	fmt.Fprintf(w, "real %s on %s (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), o.iterations, o.warmup)
 	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {
@@ -978,6 +978,9 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool, probe
 		which = chosen
 	case limit != "ring" && limit != "auto":
 		which = "messages above " + limit
+		if n, err := configs.ParseSize(limit); err == nil && n < 8 {
+			which = "all messages with data" // of whole 8-byte elements
+		}
 	}
 	did := fmt.Sprintf("%d copied so", copies)
 	if copies == 0 {
@@ -1087,6 +1090,9 @@ func channels(transport string, shared, pairs int) string {
 // busFactor is the bus bandwidth factor of the collective a job (named
 // "collective/algorithm") runs.
 func busFactor(job string, ranks int) float64 {
+	if _, chosen, ok := strings.Cut(job, ": "); ok {
+		job = chosen // a library's choice: "ompi: alltoall/linear"
+	}
 	c, _, _ := strings.Cut(job, "/")
 	return collectives.BusFactor(collectives.Collective(c), ranks)
 }

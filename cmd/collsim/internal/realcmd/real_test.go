@@ -114,3 +114,23 @@ func TestChannelsLineSaysWhatTheProbesChose(t *testing.T) {
 		}
 	}
 }
+
+// TestBusFactorOfALibrarysChoice: a row of -a ompi is named after the
+// library ("ompi: alltoall/linear") and gets its collective's bus
+// bandwidth factor as a named algorithm's row does: nccl-tests' (n-1)/n
+// for an alltoall on 4 ranks, 2(n-1)/n for an allreduce.
+func TestBusFactorOfALibrarysChoice(t *testing.T) {
+	for _, c := range []struct {
+		job  string
+		want float64
+	}{
+		{"alltoall/pairwise", 0.75},
+		{"ompi: alltoall/linear", 0.75},
+		{"mpich: allreduce/recursive_doubling", 1.5},
+		{"allreduce/ring", 1.5},
+	} {
+		if got := busFactor(c.job, 4); got != c.want {
+			t.Errorf("%s on 4 ranks: bus factor %g, want %g", c.job, got, c.want)
+		}
+	}
+}
