@@ -81,6 +81,14 @@ func TestOmpiTablePicks(t *testing.T) {
 		// < 512 B modified Bruck; 128 <= size < 256: 2048 <= b < 262144 linear.
 		{lib: "ompi", c: Alltoall, ranks: 40, elem: 8, count: 10, want: "bruck"},
 		{lib: "ompi", c: Alltoall, ranks: 200, elem: 8, count: 2048, want: "linear"},
+		// size <= 3 (bytes per pair): 16 to 64 two_proc, to 256 pairwise,
+		// to 4096 two_proc, ..., 262144 to 1048576 two_proc, then pairwise:
+		// the sizes the README names.
+		{lib: "ompi", c: Alltoall, ranks: 2, elem: 8, count: 4, want: "two_procs"},
+		{lib: "ompi", c: Alltoall, ranks: 2, elem: 8, count: 8, want: "pairwise"},
+		{lib: "ompi", c: Alltoall, ranks: 2, elem: 8, count: 64, want: "two_procs"},
+		{lib: "ompi", c: Alltoall, ranks: 2, elem: 8, count: 64 << 10, want: "two_procs"},
+		{lib: "ompi", c: Alltoall, ranks: 2, elem: 8, count: 128 << 10, want: "pairwise"},
 		// barrier_intra_dec_fixed: 4 <= size < 8 linear; 256 <= size < 512 tree.
 		{lib: "ompi", c: Barrier, ranks: 6, want: "linear"},
 		{lib: "ompi", c: Barrier, ranks: 300, want: "tree"},
