@@ -882,32 +882,58 @@ func (m *Mesh) allBye() bool {
 }
 
 // bufPool recycles element buffers by length: a run moves the same message
-// sizes over and over.
+// sizes over and over. Small lengths, which small messages take one of
+// per message, are kept in an array rather than the map: a map lookup on
+// each get and put was a tenth of an 8-byte ping-pong's samples.
 type bufPool struct {
-	mu   sync.Mutex
-	free map[int][][]uint64
+	mu    sync.Mutex
+	small [poolSmall + 1][][]uint64 // by length
+	free  map[int][][]uint64        // longer ones
 }
+
+// poolSmall is the longest buffer, in elements, bufPool keeps by index.
+const poolSmall = 64
+
+// poolKeep is how many buffers of one length bufPool keeps.
+const poolKeep = 8
 
 func (p *bufPool) get(n int) []uint64 {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if l := p.free[n]; len(l) > 0 {
-		b := l[len(l)-1]
-		p.free[n] = l[:len(l)-1]
+	var l [][]uint64
+	if n <= poolSmall {
+		l = p.small[n]
+	} else {
+		l = p.free[n]
+	}
+	if k := len(l); k > 0 {
+		b := l[k-1]
+		if n <= poolSmall {
+			p.small[n] = l[:k-1]
+		} else {
+			p.free[n] = l[:k-1]
+		}
+		p.mu.Unlock()
 		return b
 	}
+	p.mu.Unlock()
 	return make([]uint64, n)
 }
 
 func (p *bufPool) put(b []uint64) {
+	n := len(b)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.free == nil {
-		p.free = map[int][][]uint64{}
+	switch {
+	case n <= poolSmall:
+		if len(p.small[n]) < poolKeep {
+			p.small[n] = append(p.small[n], b)
+		}
+	case len(p.free[n]) < poolKeep:
+		if p.free == nil {
+			p.free = map[int][][]uint64{}
+		}
+		p.free[n] = append(p.free[n], b)
 	}
-	if len(p.free[len(b)]) < 8 {
-		p.free[len(b)] = append(p.free[len(b)], b)
-	}
+	p.mu.Unlock()
 }
 
 // ConnectLocal builds the meshes of size ranks in this process, over
