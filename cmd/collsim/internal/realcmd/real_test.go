@@ -134,3 +134,19 @@ func TestBusFactorOfALibrarysChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSysctlsCapBuffers: an emulated host's TCP buffers are capped at
+// half its link's 20 ms queue (at 200 Mb/s: 25 MB/s x 20 ms = 500 kB, so
+// 250 kB), and left to the kernel where that half would be 4 MiB or more
+// (at 100 Gb/s the queue holds 250 MB).
+func TestHostSysctlsCapBuffers(t *testing.T) {
+	got := strings.Join(hostSysctls(200e6), "; ")
+	for _, want := range []string{"net.ipv4.tcp_congestion_control=reno", "net.ipv4.tcp_rmem=4096 131072 250000", "net.ipv4.tcp_wmem=4096 16384 250000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("200 Mb/s: %q lacks %q", got, want)
+		}
+	}
+	if got := strings.Join(hostSysctls(100e9), "; "); strings.Contains(got, "tcp_rmem") || strings.Contains(got, "tcp_wmem") {
+		t.Errorf("100 Gb/s: %q caps the buffers", got)
+	}
+}
