@@ -30,6 +30,21 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 	if !ms[0].sharesWith(1) || ms[1].sharesWith(2) || !ms[0].readsMe[1] {
 		t.Skip("ranks 0 and 1 do not share memory, or rank 1 may not read rank 0's")
 	}
+	probes := probeEvery(t, ms)
+	if probes[0] == nil || probes[1] != nil || probes[2] != nil {
+		t.Fatalf("probes %+v, %+v, %+v: want rank 0's only (the only rank whose next rank shares its memory)", probes[0], probes[1], probes[2])
+	}
+	// At each of the two sizes, one untimed and 4 timed exchanges copied
+	// once.
+	if want := int64(2 * (1 + probeRounds)); ms[1].copies != want || ms[1].SingleCopies() != 0 {
+		t.Errorf("rank 1 copied %d messages once in the probe and counts %d as the run's; want %d and 0", ms[1].copies, ms[1].SingleCopies(), want)
+	}
+}
+
+// probeEvery runs the probe on every rank of ms, each rank with a core of
+// its own and a job of 1 MiB with data, and returns what each measured.
+func probeEvery(t *testing.T, ms []*Mesh) []*Probe {
+	t.Helper()
 	for _, m := range ms {
 		m.yield = false // a core each
 	}
@@ -46,14 +61,7 @@ func TestProbeCountsNoCopiesOfItsOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if probes[0] == nil || probes[1] != nil || probes[2] != nil {
-		t.Fatalf("probes %+v, %+v, %+v: want rank 0's only (the only rank whose next rank shares its memory)", probes[0], probes[1], probes[2])
-	}
-	// At each of the two sizes, one untimed and 4 timed exchanges copied
-	// once.
-	if want := int64(2 * (1 + probeRounds)); ms[1].copies != want || ms[1].SingleCopies() != 0 {
-		t.Errorf("rank 1 copied %d messages once in the probe and counts %d as the run's; want %d and 0", ms[1].copies, ms[1].SingleCopies(), want)
-	}
+	return probes
 }
 
 // TestProbeChooses: the probe's choice from its medians, each branch by
@@ -126,22 +134,9 @@ func TestProbeAppliesItsChoice(t *testing.T) {
 			if !ms[0].sharesWith(1) || !ms[0].readsMe[1] || !ms[1].readsMe[0] {
 				t.Skip("ranks 0 and 1 do not share memory, or may not read each other's")
 			}
-			for _, m := range ms {
-				m.yield = false // a core each
-			}
-			jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
-			probes := make([]*Probe, len(ms))
-			errs := make([]error, len(ms))
-			var wg sync.WaitGroup
-			for r, m := range ms {
-				wg.Go(func() { probes[r], errs[r] = probeSingleCopy(NewRank(m), jobs) })
-			}
-			wg.Wait()
-			for r, err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if probes[r] == nil {
+			probes := probeEvery(t, ms)
+			for r, p := range probes {
+				if p == nil {
 					t.Fatalf("rank %d did not probe", r)
 				}
 			}
