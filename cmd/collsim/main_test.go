@@ -381,6 +381,18 @@ func TestCPUProfile(t *testing.T) {
 			t.Fatalf("%v: profile %d bytes, %v; want a gzip stream", args, len(data), err)
 		}
 	}
+	// A real run's launcher and each of its ranks write their own: one file
+	// written by all three was not a profile.
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	if _, stderr, code := collsim(t, "--cpuprofile", path, "real", "--np", "2", "-c", "bcast", "-s", "8", "--iterations", "2"); code != 0 {
+		t.Fatalf("real run: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{path, path + ".rank0", path + ".rank1"} {
+		data, err := os.ReadFile(name)
+		if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+			t.Errorf("%s: %d bytes, %v; want a gzip stream", filepath.Base(name), len(data), err)
+		}
+	}
 	if _, stderr, code := collsim(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "run"); code == 0 || !strings.Contains(stderr, "no such file") {
 		t.Fatalf("an unwritable profile: exit %d, %q", code, stderr)
 	}

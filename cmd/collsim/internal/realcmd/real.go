@@ -318,6 +318,19 @@ func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err er
 	return 0, 0, false, nil
 }
 
+// RankProfile is where this process writes the CPU profile asked for as
+// path: path itself, unless the process is one rank of a job of several
+// (started by collsim real --np, srun, mpirun), which all get the same
+// flag; then path.rank<N>, so that the ranks do not write over each
+// other's profiles in one file.
+func RankProfile(path string, getenv func(string) string) string {
+	rank, size, found, err := rankFromEnv(getenv)
+	if !found || err != nil || size < 2 {
+		return path
+	}
+	return fmt.Sprintf("%s.rank%d", path, rank)
+}
+
 // parseTransport reads --transport.
 func parseTransport(s string) (realrun.Transport, error) {
 	for _, t := range []realrun.Transport{realrun.SharedMemory, realrun.TCP} {

@@ -42,6 +42,25 @@ func TestRankFromEnv(t *testing.T) {
 	}
 }
 
+// TestRankProfile: a rank of a job of several writes path.rank<N>; a
+// process alone, or one whose launcher's variables are wrong, path.
+func TestRankProfile(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, "p"},
+		{map[string]string{"COLLSIM_RANK": "1", "COLLSIM_SIZE": "2"}, "p.rank1"},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "4"}, "p.rank0"},
+		{map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, "p"},
+		{map[string]string{"PMI_RANK": "x", "PMI_SIZE": "2"}, "p"},
+	} {
+		if got := RankProfile("p", func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
 // TestRankProcs: each rank its share of the host's cores, at least one.
 func TestRankProcs(t *testing.T) {
 	for _, c := range []struct{ cpus, ranks, want int }{{2, 2, 1}, {2, 8, 1}, {8, 2, 4}, {16, 3, 5}, {1, 1, 1}} {

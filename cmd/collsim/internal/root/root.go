@@ -51,7 +51,7 @@ with their closed-form costs.`,
 			if profile == "" {
 				return nil
 			}
-			f, err := os.Create(profile)
+			f, err := os.Create(realcmd.RankProfile(profile, os.Getenv))
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ with their closed-form costs.`,
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo)")
+	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo); each rank of a real run writes its own, this name with .rank<N> appended")
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
