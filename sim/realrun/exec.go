@@ -319,9 +319,16 @@ func (r *Rank) send(idx int32, op *sim.Op) error {
 		if int(op.Peer) == r.mesh.rank && src.Runs() == 1 {
 			return r.sendToSelf(idx, op)
 		}
-		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 		h.kind |= flagElements
-		h.payload = 8 * int64(len(payload))
+		h.payload = 8 * src.Count
+		if p := r.mesh.served(int(op.Peer)); p != nil && h.payload <= wholeBytes && !r.mesh.sendsAsGet(p.peer, src.Count) {
+			written, err := r.mesh.sendGathered(p, h, src, r.data[src.Buf], idx)
+			if written {
+				r.complete(idx)
+			}
+			return err
+		}
+		payload = src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
 	}
 	if int(op.Peer) == r.mesh.rank {
 		self := op.Peer // op is not to be read once it completes

@@ -42,8 +42,8 @@ type polling struct {
 	asleep      atomic.Bool   // the rank's goroutine sleeps: the watchers watch
 	quit        chan struct{}
 	quitOnce    sync.Once
-	discard     []byte // where filler payloads are read to
-	whole       []byte // a small frame laid out in one piece (wholeFrame)
+	discard     []byte   // where filler payloads are read to
+	whole       []uint64 // a small frame laid out in one piece (wholeFrame, sendGathered)
 	// yield: the machine has fewer cores than ranks, so the rank gives its
 	// core up between looks, and sleeps only after yieldPoll idle.
 	yield bool
@@ -95,7 +95,9 @@ const yieldPoll = 20 * time.Millisecond
 // Linux (served_tcp_linux.go).
 type servedConn interface {
 	// readSome and writeSome move what they can at once, perhaps nothing;
-	// readSome returns io.EOF at the peer's end.
+	// readSome returns io.EOF at the peer's end. They and writeWhole are
+	// called by the rank's goroutine alone, which alone closes the
+	// channel too.
 	readSome(p []byte) (int, error)
 	writeSome(p []byte) (int, error)
 	// writeWhole writes all of p or, if it cannot at once, nothing.
@@ -358,10 +360,7 @@ const wholeBytes = 4 << 10
 // the mesh's one buffer for it: the piece is written at once, and what
 // the write leaves goes on from the frame's own pieces.
 func (m *Mesh) wholeFrame(p *polledPeer, body []byte, payload int64) []byte {
-	if m.whole == nil {
-		m.whole = make([]byte, headerBytes+wholeBytes)
-	}
-	f := m.whole[:headerBytes+payload]
+	f := m.wholeBuffer()[:headerBytes+payload]
 	copy(f, p.whdr[:])
 	if body != nil {
 		copy(f[headerBytes:], body)
@@ -369,6 +368,44 @@ func (m *Mesh) wholeFrame(p *polledPeer, body []byte, payload int64) []byte {
 		clear(f[headerBytes:])
 	}
 	return f
+}
+
+// wholeBuffer is the mesh's buffer for a small frame in one piece, as
+// bytes.
+func (m *Mesh) wholeBuffer() []byte {
+	if m.whole == nil {
+		m.whole = make([]uint64, (headerBytes+wholeBytes)/8)
+	}
+	return bytesOf(m.whole)
+}
+
+// sendGathered sends a data frame of src's elements of buf (at most
+// wholeBytes of them) to p, whose queue is empty, as send would, but
+// gathers them straight behind the header in the mesh's frame buffer and
+// writes that: no pool buffer between, whose taking and giving back cost
+// an 8-byte ping-pong two locks a message on each side. What the channel
+// does not take at once is queued from a pool buffer as send's frames are.
+func (m *Mesh) sendGathered(p *polledPeer, h header, src sim.Region, buf []uint64, op int32) (bool, error) {
+	if p.wdone || len(p.out) > 0 {
+		payload := src.Gather(m.pool.get(int(src.Count))[:0], buf)
+		return m.sendPolled(p, outItem{h: h, payload: payload, op: op})
+	}
+	frame := m.wholeBuffer()[:headerBytes+h.payload]
+	h.put(frame)
+	src.Gather(m.whole[headerBytes/8:headerBytes/8], buf)
+	n, err := p.conn.writeSome(frame)
+	if err == nil && n == len(frame) {
+		return true, nil
+	}
+	// The rest goes as writeSome's queued frames do, from where the write
+	// stopped (a failure is found again there, and posted).
+	payload := m.pool.get(int(src.Count))
+	copy(bytesOf(payload), frame[headerBytes:])
+	h.put(p.whdr[:])
+	p.out = append(p.out, outItem{h: h, payload: payload, op: op})
+	p.wsent = int64(n)
+	m.writeSome(p)
+	return false, nil
 }
 
 // readSome reads p's incoming frames as far as the peer has written them,
