@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +161,50 @@ func TestProbeAppliesItsChoice(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeFailsWhenAPeerGivesUp: a rank whose peer gives up in the middle
+// of the probe gets an error naming that peer, with single copies left
+// off, rather than a choice made from half a probe. (Which error depends
+// on whether the rank reads the peer's reason before its write fails; in
+// a real run the rendezvous reports the reason either way.)
+func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, m := range ms {
+			m.Abort(nil)
+		}
+	}()
+	if !ms[0].sharesWith(1) {
+		t.Skip("the two ranks do not share memory")
+	}
+	ms[0].yield = false
+	jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
+	done := make(chan error, 1)
+	var probe *Probe
+	go func() {
+		r := NewRank(ms[0])
+		r.Timeout = 10 * time.Second
+		var err error
+		probe, err = probeSingleCopy(r, jobs)
+		done <- err
+	}()
+	ms[1].Abort(errors.New("rank 1 ran out of patience"))
+	err = <-done
+	var lost *PeerLostError
+	if !errors.As(err, &lost) || lost.Peer != 1 || lost.Rank != 0 {
+		t.Fatalf("probe error %v; want rank 0's loss of rank 1", err)
+	}
+	if probe != nil || ms[0].singleCopyAbove != SingleCopyOff {
+		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probe, ms[0].singleCopyAbove)
 	}
 }
