@@ -85,7 +85,7 @@ type arrival struct {
 // NewRank returns rank m.rank's executor over m.
 func NewRank(m *Mesh) *Rank {
 	r := &Rank{mesh: m, Timeout: time.Minute, barriers: map[[2]uint32]bool{}}
-	m.landing = r.landing
+	m.landing, m.completeLanded = r.landing, r.complete
 	return r
 }
 
@@ -354,6 +354,8 @@ func (r *Rank) call(epoch uint32) string {
 // handle takes one event of the mesh.
 func (r *Rank) handle(e event) error {
 	switch e.kind {
+	case evCompleted:
+		return nil
 	case evError:
 		return e.err
 	case evSent:

@@ -681,6 +681,11 @@ func TestReceivesLandInTheirRegions(t *testing.T) {
 				if landed, pooled := r.Landed(); rank == 1 && (landed != 2*calls || pooled != calls) {
 					return fmt.Errorf("rank 1 read %d frames into their regions and %d into pool buffers; want %d and %d", landed, pooled, 2*calls, calls)
 				}
+				// Each call's two landed frames come first, with nothing
+				// queued before them, so both complete as they are read.
+				if in := r.CompletedInPlace(); rank == 1 && in != 2*calls {
+					return fmt.Errorf("rank 1 completed %d receives as their frames were read; want %d", in, 2*calls)
+				}
 				return nil
 			})
 			for _, err := range errs {

@@ -29,6 +29,10 @@ const SharedMemoryRings = SharedMemory | ringsOnly
 // buffers.
 func (r *Rank) Landed() (landed, pooled int) { return r.mesh.landed, r.mesh.pooled }
 
+// CompletedInPlace is how many landed frames completed their receive as
+// soon as they were read, without an event.
+func (r *Rank) CompletedInPlace() int { return r.mesh.inPlace }
+
 // ProbeSingleCopy runs the rank's single-copy probe (probeSingleCopy).
 func (r *Rank) ProbeSingleCopy(jobs []Job) (*Probe, error) { return probeSingleCopy(r, jobs) }
 

@@ -63,6 +63,10 @@ const (
 	evFrame eventKind = iota + 1 // a frame arrived
 	evSent                       // a queued send has been written to its socket
 	evError                      // a connection failed; err says how
+	// evCompleted: while the rank polled, receives completed where their
+	// elements landed (polling.completeLanded); there is nothing more to
+	// handle, but more ops may be ready.
+	evCompleted
 )
 
 type event struct {
@@ -474,6 +478,10 @@ func (w *waitLimit) deadline(now time.Time) time.Time {
 
 func (m *Mesh) nextBy(limit waitLimit) (event, bool) {
 	for {
+		if m.completed {
+			m.completed = false
+			return event{kind: evCompleted}, true
+		}
 		if e, ok := m.popOwn(); ok {
 			return e, true
 		}
