@@ -86,6 +86,9 @@ type probeTimes struct {
 	MidRings  int64 `json:"mid_rings_ns"`
 	MidSingle int64 `json:"mid_single_ns"`
 	Chose     bool  `json:"single_copies"`
+	// Above: the size above which the rank copies once; absent when it
+	// copies none.
+	Above *int64 `json:"single_copies_above"`
 }
 
 // realOutput runs collsim real --json with args and decodes its output.
@@ -247,6 +250,11 @@ func TestRealSingleCopy(t *testing.T) {
 				t.Errorf("rank %d: probe times %+v, want all above 0", rank, p)
 			case p.Chose != (p.Single < p.Rings || p.MidSingle < p.MidRings):
 				t.Errorf("rank %d: %+v: chose single copies %t, want them where they were faster", rank, p, p.Chose)
+			case p.Chose != (p.Above != nil):
+				t.Errorf("rank %d: %+v: single_copies_above given %t, want it only with single copies", rank, p, p.Above != nil)
+			case p.Above != nil && *p.Above != 64<<10 && (*p.Above <= 64<<10 || *p.Above > 1<<20):
+				// 64 KiB, or a ring's size (1 MiB for 2 ranks) less a header.
+				t.Errorf("rank %d: single copies above %d bytes: neither 64 KiB nor a ring's size", rank, *p.Above)
 			}
 			if p.Chose {
 				chose++

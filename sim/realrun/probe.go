@@ -1,6 +1,7 @@
 package realrun
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -65,9 +66,43 @@ type Probe struct {
 	MidSingle time.Duration `json:"mid_single_ns"`
 	// Above is the size in bytes above which the rank sends messages as
 	// single copies for the rest of the run (SingleCopyOff: none); Chose
-	// says it sends some so.
+	// says it sends some so. In JSON it is left out when there are none.
 	Above int64 `json:"single_copies_above"`
 	Chose bool  `json:"single_copies"`
+}
+
+// MarshalJSON writes p with single_copies_above only when the rank copies
+// some messages once: SingleCopyOff, the largest int64, read as a size
+// by whoever takes the JSON, would be a threshold of 8 EiB.
+func (p Probe) MarshalJSON() ([]byte, error) {
+	type fields Probe // without this method
+	out := struct {
+		fields
+		Above *int64 `json:"single_copies_above,omitempty"` // shadows fields.Above
+	}{fields: fields(p)}
+	if p.Above != SingleCopyOff {
+		out.Above = &p.Above
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: no single_copies_above is
+// SingleCopyOff (ranks report their probes to rank 0 in JSON).
+func (p *Probe) UnmarshalJSON(b []byte) error {
+	type fields Probe // without this method
+	var in struct {
+		fields
+		Above *int64 `json:"single_copies_above"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*p = Probe(in.fields)
+	p.Above = SingleCopyOff
+	if in.Above != nil {
+		p.Above = *in.Above
+	}
+	return nil
 }
 
 // probeSingleCopy is the probe every rank of a run under SingleCopyAuto

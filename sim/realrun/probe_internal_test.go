@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -206,5 +207,33 @@ func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	}
 	if probe != nil || ms[0].singleCopyAbove != SingleCopyOff {
 		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probe, ms[0].singleCopyAbove)
+	}
+}
+
+// TestProbeJSON: a probe that chose single copies gives the size above
+// which it copies once; one that chose none leaves the size out rather
+// than writing SingleCopyOff (9223372036854775807). Either reads back as
+// it was (ranks report to rank 0 in JSON).
+func TestProbeJSON(t *testing.T) {
+	for _, c := range []struct {
+		p    Probe
+		want string
+	}{
+		{Probe{Rings: 1, Single: 2, MidRings: 3, MidSingle: 4, Above: SingleCopyOff},
+			`{"rings_ns":1,"single_ns":2,"mid_rings_ns":3,"mid_single_ns":4,"single_copies":false}`},
+		{Probe{Rings: 5, Single: 4, MidRings: 3, MidSingle: 2, Above: 65536, Chose: true},
+			`{"rings_ns":5,"single_ns":4,"mid_rings_ns":3,"mid_single_ns":2,"single_copies":true,"single_copies_above":65536}`},
+	} {
+		got, err := json.Marshal(&c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%+v as JSON:\n got %s\nwant %s", c.p, got, c.want)
+		}
+		var back Probe
+		if err := json.Unmarshal(got, &back); err != nil || back != c.p {
+			t.Errorf("%s read back as %+v (%v), want %+v", got, back, err, c.p)
+		}
 	}
 }
