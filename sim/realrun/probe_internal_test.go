@@ -167,9 +167,9 @@ func TestProbeAppliesItsChoice(t *testing.T) {
 
 // TestProbeFailsWhenAPeerGivesUp: a rank whose peer gives up in the middle
 // of the probe gets an error naming that peer, with single copies left
-// off, rather than a choice made from half a probe. (Which error depends
-// on whether the rank reads the peer's reason before its write fails; in
-// a real run the rendezvous reports the reason either way.)
+// off, rather than a choice made from half a probe. The error is the
+// peer's reason, whether the rank reads it before or after a write to
+// the peer fails (TestWriteFailureReportsThePeersReason).
 func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	if err := SharedMemoryAvailable(); err != nil {
 		t.Skipf("needs shared memory between processes: %v", err)
@@ -202,8 +202,8 @@ func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	ms[1].Abort(errors.New("rank 1 ran out of patience"))
 	err = <-done
 	var lost *PeerLostError
-	if !errors.As(err, &lost) || lost.Peer != 1 || lost.Rank != 0 {
-		t.Fatalf("probe error %v; want rank 0's loss of rank 1", err)
+	if !errors.As(err, &lost) || lost.Peer != 1 || lost.Rank != 0 || lost.GaveUp != "rank 1 ran out of patience" {
+		t.Fatalf("probe error %v; want rank 0's loss of rank 1, with rank 1's reason", err)
 	}
 	if probe != nil || ms[0].singleCopyAbove != SingleCopyOff {
 		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probe, ms[0].singleCopyAbove)

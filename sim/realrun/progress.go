@@ -144,6 +144,11 @@ type polledPeer struct {
 
 	// The frames being written, the first one partly.
 	wdone bool // the stream failed
+	// wfail is the write failure not yet reported: serve reports it
+	// after the read side's next look, so that a peer that gave up, and
+	// wrote why before it closed, is reported by its reason (which then
+	// reads first, as the cause of both) rather than as a crash.
+	wfail error
 	out   []outItem
 	whdr  [headerBytes]byte
 	wsent int64 // bytes of out[0]'s frame written, its header's included
@@ -273,7 +278,11 @@ func (m *Mesh) endWatches() {
 // takes at once; it reports whether the whole frame is written, in which
 // case no evSent is posted.
 func (m *Mesh) sendPolled(p *polledPeer, it outItem) (bool, error) {
-	if p.wdone {
+	switch {
+	case p.wfail != nil: // serve reports it at the next look
+		m.recycle(&it)
+		return false, nil
+	case p.wdone:
 		return false, m.sendFailed(p.peer, errPeerClosedShared)
 	}
 	op := it.op
@@ -287,7 +296,7 @@ func (m *Mesh) sendPolled(p *polledPeer, it outItem) (bool, error) {
 	}
 	m.writeSome(p)
 	if len(p.out) == 0 {
-		return !p.wdone, nil // a failure is posted
+		return !p.wdone, nil // a failure is serve's to report
 	}
 	p.out[0].op = op
 	return false, nil
@@ -298,6 +307,10 @@ func (m *Mesh) sendPolled(p *polledPeer, it outItem) (bool, error) {
 func (m *Mesh) serve(p *polledPeer) bool {
 	w := m.writeSome(p)
 	r := m.readSome(p)
+	if p.wfail != nil {
+		m.writeFailed(p.peer, p.wfail)
+		p.wfail = nil
+	}
 	return w || r
 }
 
@@ -326,8 +339,7 @@ func (m *Mesh) writeSome(p *polledPeer) bool {
 			n, err = p.conn.writeSome(chunk)
 		}
 		if err != nil {
-			p.wdone = true
-			m.writeFailed(p.peer, err)
+			p.wdone, p.wfail = true, err
 			for i := range p.out {
 				m.recycle(&p.out[i])
 			}

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/collsim/collsim/sim"
 	"pgregory.net/rapid"
 )
 
@@ -575,5 +576,53 @@ func TestFilesOfRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(path(other)); err != nil {
 		t.Errorf("the file of a process not given was removed: %v", err)
+	}
+}
+
+// TestWriteFailureReportsThePeersReason: rank 1 gives up, writing its
+// reason into the ring before it closes; rank 0, which has not read it yet,
+// then sends to rank 1, and the write fails at once (the peer is gone).
+// The error rank 0 gets is rank 1's reason, not a crash.
+func TestWriteFailureReportsThePeersReason(t *testing.T) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, m := range ms {
+			m.Abort(nil)
+		}
+	}()
+	p := ms[0].served(1)
+	if p == nil {
+		t.Skip("the two ranks do not share memory")
+	}
+	conn, ok := p.conn.(*sharedConn)
+	if !ok {
+		t.Fatalf("rank 0 serves rank 1 through a %T, not a shared-memory channel", p.conn)
+	}
+	const reason = "rank 1 ran out of patience"
+	ms[1].Abort(errors.New(reason))
+	for !conn.gone.Load() { // rank 0's next write fails
+		if ctx.Err() != nil {
+			t.Fatal("rank 0 never saw rank 1's end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	prog := sim.Program{
+		{Kind: sim.OpSend, Peer: 1, Bytes: 8, Data: sim.Region{Buf: 0, Count: 1}},
+		{Kind: sim.OpRecv, Peer: 1, Bytes: 8, Data: sim.Region{Buf: 1, Count: 1}},
+	}
+	r := NewRank(ms[0])
+	r.Timeout = 10 * time.Second
+	err = r.Execute(sim.FromPrograms("after the end", []sim.Program{prog, nil}, 2), [][]uint64{{7}, {0}})
+	var lost *PeerLostError
+	if !errors.As(err, &lost) || lost.Peer != 1 || lost.GaveUp != reason {
+		t.Fatalf("rank 0's error: %v; want rank 1's reason, %q", err, reason)
 	}
 }
