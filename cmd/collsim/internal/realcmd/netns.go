@@ -167,6 +167,9 @@ func (c *cluster) build(hosts int) error {
 	return nil
 }
 
+// leastReceiveBuffer is the least value the kernel takes for tcp_rmem.
+const leastReceiveBuffer = 4096
+
 // hostSysctls are the settings of an emulated host's TCP whose link is
 // shaped to rateBits per second with a queue of 20 ms.
 func hostSysctls(rateBits int64) []string {
@@ -185,11 +188,16 @@ func hostSysctls(rateBits int64) []string {
 	// then a step stalled: Rabenseifner ran 17-23% over the model at one
 	// size in 2 validate runs of 3, every other point within 12%. Capped,
 	// 1-3 segments a host.
+	// The kernel refuses a receive buffer below a page (4096 B: Linux
+	// 6.18 says "Invalid argument" to any tcp_rmem value below it), which
+	// is more than half the queue below about 3.3 Mb/s: there the receive
+	// side stays at 4096 B and the send side alone keeps to the cap.
 	queueBytes := rateBits / 8 / 50 // 20 ms
 	if bufs := queueBytes / 2; bufs < maxCappedBuffer {
+		rbuf := max(bufs, leastReceiveBuffer)
 		sysctls = append(sysctls,
-			fmt.Sprintf("net.ipv4.tcp_rmem=4096 %d %d", min(131072, bufs), bufs),
-			fmt.Sprintf("net.ipv4.tcp_wmem=4096 %d %d", min(16384, bufs), bufs))
+			fmt.Sprintf("net.ipv4.tcp_rmem=%d %d %d", leastReceiveBuffer, min(131072, rbuf), rbuf),
+			fmt.Sprintf("net.ipv4.tcp_wmem=%d %d %d", min(4096, bufs), min(16384, bufs), bufs))
 	}
 	return sysctls
 }

@@ -2,6 +2,8 @@ package realcmd
 
 import (
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -167,5 +169,38 @@ func TestHostSysctlsCapBuffers(t *testing.T) {
 	}
 	if got := strings.Join(hostSysctls(100e9), "; "); strings.Contains(got, "tcp_rmem") || strings.Contains(got, "tcp_wmem") {
 		t.Errorf("100 Gb/s: %q caps the buffers", got)
+	}
+	// 1 Mb/s: a 20 ms queue of 2,500 B, half of it 1,250 B; the receive
+	// buffer cannot go below a page.
+	got = strings.Join(hostSysctls(1e6), "; ")
+	for _, want := range []string{"net.ipv4.tcp_rmem=4096 4096 4096", "net.ipv4.tcp_wmem=1250 1250 1250"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("1 Mb/s: %q lacks %q", got, want)
+		}
+	}
+}
+
+// TestHostSysctlsTheKernelTakes sets each emulated host's TCP settings in
+// a network namespace of its own, at link rates from the least --netns
+// takes up: the kernel refuses some values (a tcp_rmem below a page), and
+// a refused setting fails the cluster's setup.
+func TestHostSysctlsTheKernelTakes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to set TCP settings in a new network namespace")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare (util-linux) to make a network namespace")
+	}
+	if _, err := exec.LookPath("sysctl"); err != nil {
+		t.Skip("needs sysctl (procps) to set TCP settings")
+	}
+	for _, rate := range []int64{1e6, 2e6, 3e6, 3.3e6, 10e6, 200e6, 2e9} {
+		args := []string{"-n", "sysctl", "-q"}
+		for _, kv := range hostSysctls(rate) {
+			args = append(args, "-w", kv)
+		}
+		if out, err := exec.Command("unshare", args...).CombinedOutput(); err != nil {
+			t.Errorf("%d b/s: unshare %s: %v\n%s", rate, strings.Join(args, " "), err, out)
+		}
 	}
 }
