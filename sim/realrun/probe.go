@@ -176,6 +176,9 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 		if single(call) {
 			m.SetSingleCopyAbove(above[call/calls])
 		}
+		if probeCallForTest != nil {
+			probeCallForTest(m, call)
+		}
 	})
 	r.probing, r.probeCalls = false, r.epoch
 	m.SetSingleCopyAbove(SingleCopyOff)
@@ -209,6 +212,10 @@ func probeSingleCopy(r *Rank, jobs []Job) (*Probe, error) {
 // probe measured before it chooses: a probe's choice is otherwise the
 // machine's.
 var probeMeasuredForTest func(rank int, p *Probe)
+
+// probeCallForTest, when set (by tests), is called before each of the
+// probe's calls, once the call's way of copying is set.
+var probeCallForTest func(m *Mesh, call int)
 
 // choose sets p's choice from its medians: single copies above
 // SingleCopyMidAbove if they were faster at midProbeBytes, else above

@@ -165,11 +165,12 @@ func TestProbeAppliesItsChoice(t *testing.T) {
 	}
 }
 
-// TestProbeFailsWhenAPeerGivesUp: a rank whose peer gives up in the middle
-// of the probe gets an error naming that peer, with single copies left
-// off, rather than a choice made from half a probe. The error is the
-// peer's reason, whether the rank reads it before or after a write to
-// the peer fails (TestWriteFailureReportsThePeersReason).
+// TestProbeFailsWhenAPeerGivesUp: rank 1 gives up in the middle of the
+// probe, once rank 0 has turned single copies on for its call 1; rank 0
+// gets an error with rank 1's reason, whether it reads the reason before
+// or after a write to rank 1 fails (TestWriteFailureReportsThePeersReason),
+// and single copies off, rather than a choice made from half a probe or
+// the way of its last call.
 func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	if err := SharedMemoryAvailable(); err != nil {
 		t.Skipf("needs shared memory between processes: %v", err)
@@ -188,25 +189,56 @@ func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	if !ms[0].sharesWith(1) {
 		t.Skip("the two ranks do not share memory")
 	}
-	ms[0].yield = false
-	jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
-	done := make(chan error, 1)
-	var probe *Probe
-	go func() {
-		r := NewRank(ms[0])
-		r.Timeout = 10 * time.Second
-		var err error
-		probe, err = probeSingleCopy(r, jobs)
-		done <- err
-	}()
-	ms[1].Abort(errors.New("rank 1 ran out of patience"))
-	err = <-done
-	var lost *PeerLostError
-	if !errors.As(err, &lost) || lost.Peer != 1 || lost.Rank != 0 || lost.GaveUp != "rank 1 ran out of patience" {
-		t.Fatalf("probe error %v; want rank 0's loss of rank 1, with rank 1's reason", err)
+	const reason = "rank 1 ran out of patience"
+	rank0AtCall1 := make(chan int64, 1) // rank 0's single-copy size for call 1
+	probeCallForTest = func(m *Mesh, call int) {
+		switch {
+		case call != 1:
+		case m.rank == 0:
+			rank0AtCall1 <- m.singleCopyAbove
+		case m.rank == 1:
+			select {
+			case <-ctx.Done():
+			case above := <-rank0AtCall1:
+				rank0AtCall1 <- above
+			}
+			m.Abort(errors.New(reason))
+		}
 	}
-	if probe != nil || ms[0].singleCopyAbove != SingleCopyOff {
-		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probe, ms[0].singleCopyAbove)
+	defer func() { probeCallForTest = nil }()
+	for _, m := range ms {
+		m.yield = false // as on a machine with a core for each rank
+	}
+	jobs := []Job{{Name: "with data", Bytes: 1 << 20, Data: func() ([][]uint64, error) { return nil, nil }}}
+	probes, errs := make([]*Probe, 2), make([]error, 2)
+	var wg sync.WaitGroup
+	for rank, m := range ms {
+		wg.Go(func() {
+			r := NewRank(m)
+			r.Timeout = 10 * time.Second
+			if rank == 1 {
+				// Once it has given up, it waits for nothing: its next
+				// barrier fails when this runs out.
+				r.Timeout = 2 * time.Second
+			}
+			probes[rank], errs[rank] = probeSingleCopy(r, jobs)
+		})
+	}
+	wg.Wait()
+	select {
+	case above := <-rank0AtCall1:
+		if above == SingleCopyOff {
+			t.Fatal("rank 0 had single copies off in the probe's call 1: the test does not test their reset")
+		}
+	default:
+		t.Fatalf("rank 0 never reached the probe's call 1: %v", errs[0])
+	}
+	var lost *PeerLostError
+	if !errors.As(errs[0], &lost) || lost.Peer != 1 || lost.Rank != 0 || lost.GaveUp != reason {
+		t.Fatalf("probe error %v; want rank 0's loss of rank 1, with rank 1's reason", errs[0])
+	}
+	if probes[0] != nil || ms[0].singleCopyAbove != SingleCopyOff {
+		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probes[0], ms[0].singleCopyAbove)
 	}
 }
 
