@@ -66,12 +66,18 @@ func TestExplainPictures(t *testing.T) {
 
 // TestExplainTwoRankAlgorithm: without --ranks, an algorithm that cannot
 // run on the default 4 ranks (two_procs runs on 2 only) is shown on the
-// fewest it runs on; asked for 4, it is refused as ranks that do not fit
+// fewest it runs on, saying why, whether the reason is the rank count's
+// or another flag's; asked for 4, it is refused as ranks that do not fit
 // (exit 1).
 func TestExplainTwoRankAlgorithm(t *testing.T) {
 	stdout, stderr, code := collsim(t, "explain", "-c", "alltoall", "-a", "two_procs")
-	if code != 0 || !strings.HasPrefix(stdout, "alltoall/two_procs on 2 ranks") {
-		t.Errorf("explain two_procs without --ranks: exit %d, want it on 2 ranks:\n%s%s", code, stdout, stderr)
+	if code != 0 || !strings.HasPrefix(stdout, "alltoall/two_procs on 2 ranks") || !strings.Contains(stderr, "two_procs runs on 2 ranks, not 4; use pairwise or linear; shown on 2 ranks instead") {
+		t.Errorf("explain two_procs without --ranks: exit %d, want it on 2 ranks, and why:\n%s%s", code, stdout, stderr)
+	}
+	// Nodes of 3 ranks: 4 ranks are not whole nodes, 3 are.
+	stdout, stderr, code = collsim(t, "explain", "-c", "alltoall", "-a", "two_level", "--node-size", "3")
+	if code != 0 || !strings.HasPrefix(stdout, "alltoall/two_level on 3 ranks") || !strings.Contains(stderr, "4 ranks, size 3") || !strings.Contains(stderr, "shown on 3 ranks instead") {
+		t.Errorf("explain two_level --node-size 3 without --ranks: exit %d, want it on 3 ranks, and why not 4:\n%s%s", code, stdout, stderr)
 	}
 	if _, stderr, code := collsim(t, "explain", "-c", "alltoall", "-a", "two_procs", "-n", "4"); code != 1 || !strings.Contains(stderr, "two_procs runs on 2 ranks, not 4") {
 		t.Errorf("explain two_procs -n 4: exit %d, want 1 and why:\n%s", code, stderr)

@@ -43,23 +43,19 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				return err
 			}
 			a, chosenBy, params, err := q.Resolve(m)
-			if err == nil && !cmd.Flags().Changed("ranks") {
-				// Without --ranks, an algorithm that cannot run on 4
-				// (two_procs) is shown on the fewest ranks it runs on.
-				var u *collectives.Unsupported
-				_, err := a.Build(params)
-				for n := 2; n <= maxRanks && errors.As(err, &u); n++ {
-					try := q
-					try.Ranks = n
-					if a2, by, p2, err2 := try.Resolve(m); err2 == nil {
-						if _, err = a2.Build(p2); err == nil {
-							a, chosenBy, params = a2, by, p2
-						}
-					}
-				}
-			}
 			if err != nil {
 				return err
+			}
+			var u *collectives.Unsupported
+			if _, err := a.Build(params); errors.As(err, &u) && !cmd.Flags().Changed("ranks") {
+				// Without --ranks, an algorithm that cannot run on 4
+				// (two_procs) is shown on the fewest ranks it runs on,
+				// saying so and why: the reason may be another flag's
+				// (--node-size 3 on 4 ranks), which the user should see.
+				if a2, by, p2, ok := fewestRanks(q, m); ok {
+					fmt.Fprintf(streams.Err, "collsim: %v; shown on %d ranks instead (give --ranks to choose)\n", err, p2.Ranks)
+					a, chosenBy, params = a2, by, p2
+				}
 			}
 			if htmlFile != "" && !strings.HasSuffix(htmlFile, ".html") {
 				return cmdutil.Flagf("--html %s: give a .html file", htmlFile)
@@ -137,6 +133,21 @@ type Step struct {
 	Block   int64  `json:"block,omitempty"`
 	Stride  int64  `json:"stride,omitempty"`
 	Summary string `json:"text"`
+}
+
+// fewestRanks resolves q on the fewest ranks, from 2 to maxRanks, whose
+// schedule builds.
+func fewestRanks(q cmdutil.Request, m *configs.Machine) (collectives.Algorithm, string, collectives.Params, bool) {
+	for n := 2; n <= maxRanks; n++ {
+		try := q
+		try.Ranks = n
+		if a, by, p, err := try.Resolve(m); err == nil {
+			if _, err := a.Build(p); err == nil {
+				return a, by, p, true
+			}
+		}
+	}
+	return collectives.Algorithm{}, "", collectives.Params{}, false
 }
 
 func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, chosenBy string, params collectives.Params, asJSON bool) error {
