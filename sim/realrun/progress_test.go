@@ -2,8 +2,11 @@ package realrun
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
+
+	"github.com/collsim/collsim/sim"
 )
 
 // cutConn is a channel that takes everything but once: the write that
@@ -74,6 +77,46 @@ func TestFramesCutAnywhere(t *testing.T) {
 				}
 				p := &polledPeer{peer: 1, conn: conn, out: out}
 				for range 8 {
+					m.writeSome(p)
+				}
+				if len(p.out) != 0 || !bytes.Equal(conn.got, want) {
+					t.Fatalf("%d frames left; wrote %d bytes, want %d (first difference at %d)", len(p.out), len(conn.got), len(want), firstDiff(conn.got, want))
+				}
+			})
+		}
+	}
+}
+
+// TestGatheredFramesCutAnywhere: a small send gathered straight into its
+// frame (Mesh.sendGathered) reaches the stream byte for byte however the
+// channel cuts its first write, at every offset, the header's bytes
+// included (a TCP socket may take part of a header; a ring takes at least
+// a line), with the peer's header buffer holding an older frame's header.
+func TestGatheredFramesCutAnywhere(t *testing.T) {
+	for _, n := range []int64{0, 1, 3, wholeBytes / 8} {
+		// The region: every other element of buf, from element 1.
+		buf := make([]uint64, 2*n+2)
+		for i := range buf {
+			buf[i] = 0x0101010101010101 * uint64(i%251+1)
+		}
+		src := sim.Region{Buf: 0, Off: 1, Count: n, Block: 1, Stride: 2}
+		h := header{kind: kindData | flagElements, epoch: 3, tag: 7, bytes: 8 * n, payload: 8 * n}
+		want := make([]byte, headerBytes, headerBytes+8*n)
+		h.put(want)
+		for i := range n {
+			want = binary.LittleEndian.AppendUint64(want, buf[1+2*i])
+		}
+		for cut := range len(want) + 1 {
+			t.Run(fmt.Sprintf("%d elements/cut at %d", n, cut), func(t *testing.T) {
+				conn := &cutConn{at: cut}
+				m := &Mesh{}
+				p := &polledPeer{peer: 1, conn: conn}
+				(&header{kind: kindBarrier, epoch: 99, tag: 99}).put(p.whdr[:]) // an older frame's
+				written, err := m.sendGathered(p, h, src, buf, -1)
+				if err != nil || written != (cut == len(want)) {
+					t.Fatalf("sendGathered: written %t, %v; want written %t", written, err, cut == len(want))
+				}
+				for range 4 {
 					m.writeSome(p)
 				}
 				if len(p.out) != 0 || !bytes.Equal(conn.got, want) {
