@@ -172,23 +172,7 @@ func TestProbeAppliesItsChoice(t *testing.T) {
 // and single copies off, rather than a choice made from half a probe or
 // the way of its last call.
 func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
-	if err := SharedMemoryAvailable(); err != nil {
-		t.Skipf("needs shared memory between processes: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, m := range ms {
-			m.Abort(nil)
-		}
-	}()
-	if !ms[0].sharesWith(1) {
-		t.Skip("the two ranks do not share memory")
-	}
+	ctx, ms := sharedMeshes(t)
 	const reason = "rank 1 ran out of patience"
 	rank0AtCall1 := make(chan int64, 1) // rank 0's single-copy size for call 1
 	probeCallForTest = func(m *Mesh, call int) {
@@ -240,6 +224,30 @@ func TestProbeFailsWhenAPeerGivesUp(t *testing.T) {
 	if probes[0] != nil || ms[0].singleCopyAbove != SingleCopyOff {
 		t.Errorf("after a failed probe: probe %+v, single copies above %d; want none and off", probes[0], ms[0].singleCopyAbove)
 	}
+}
+
+// sharedMeshes connects two ranks in this process through shared memory
+// and aborts them when the test ends; it skips where they cannot share
+// memory. ctx bounds the test.
+func sharedMeshes(t *testing.T) (ctx context.Context, ms []*Mesh) {
+	if err := SharedMemoryAvailable(); err != nil {
+		t.Skipf("needs shared memory between processes: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, m := range ms {
+			m.Abort(nil)
+		}
+	})
+	if !ms[0].sharesWith(1) {
+		t.Skip("the two ranks do not share memory")
+	}
+	return ctx, ms
 }
 
 // TestProbeJSON: a probe that chose single copies gives the size above

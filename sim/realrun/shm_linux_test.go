@@ -584,23 +584,10 @@ func TestFilesOfRemoved(t *testing.T) {
 // then sends to rank 1, and the write fails at once (the peer is gone).
 // The error rank 0 gets is rank 1's reason, not a crash.
 func TestWriteFailureReportsThePeersReason(t *testing.T) {
-	if err := SharedMemoryAvailable(); err != nil {
-		t.Skipf("needs shared memory between processes: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ms, err := connectLocal(ctx, 8, []Transport{SharedMemory, SharedMemory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, m := range ms {
-			m.Abort(nil)
-		}
-	}()
+	ctx, ms := sharedMeshes(t)
 	p := ms[0].served(1)
 	if p == nil {
-		t.Skip("the two ranks do not share memory")
+		t.Fatal("rank 0 shares memory with rank 1 but does not serve the channel")
 	}
 	conn, ok := p.conn.(*sharedConn)
 	if !ok {
@@ -620,7 +607,7 @@ func TestWriteFailureReportsThePeersReason(t *testing.T) {
 	}
 	r := NewRank(ms[0])
 	r.Timeout = 10 * time.Second
-	err = r.Execute(sim.FromPrograms("after the end", []sim.Program{prog, nil}, 2), [][]uint64{{7}, {0}})
+	err := r.Execute(sim.FromPrograms("after the end", []sim.Program{prog, nil}, 2), [][]uint64{{7}, {0}})
 	var lost *PeerLostError
 	if !errors.As(err, &lost) || lost.Peer != 1 || lost.GaveUp != reason {
 		t.Fatalf("rank 0's error: %v; want rank 1's reason, %q", err, reason)
