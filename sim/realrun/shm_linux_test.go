@@ -468,6 +468,46 @@ func TestStaleRecordsIgnored(t *testing.T) {
 		lap(t, a, b, small()...)
 		nothingMore(t, b)
 	})
+	t.Run("payload that looks like the next word, zeroAhead kept out", func(t *testing.T) {
+		// As above, but when the record before the last is put, the
+		// writer's last look at the reader is old (3,968: conservative,
+		// as a look is), so zeroAhead finds the line after it (8,064, the
+		// forged word's) not yet free and leaves it: put must then look.
+		a, b := sharedPair(t, t.TempDir(), ring)
+		defer a.Close()
+		defer b.Close()
+		lap(t, a, b, full(withWord(recordWord(8064, 40)))...)
+		msgs := small()
+		lap(t, a, b, msgs[:61]...)
+		a.seenRead = 3968
+		lap(t, a, b, msgs[61:]...)
+		nothingMore(t, b)
+	})
+	t.Run("payload that looks like the word after a two-line record", func(t *testing.T) {
+		// put reads the word after a record only when zeroAhead did not
+		// leave it 0, which it knows only for one-line records: after 25 records
+		// of 100 bytes (two lines each) from 4,032, the reader looks next
+		// at 7,232, offset 3,136 of the ring, byte 56 of the first lap's
+		// last record, where that record forged the word expected there.
+		a, b := sharedPair(t, t.TempDir(), ring)
+		defer a.Close()
+		defer b.Close()
+		last := bytes.Repeat([]byte{4}, 952)
+		binary.LittleEndian.PutUint64(last[56:], recordWord(7232, 40))
+		lap(t, a, b, full(last)...)
+		for i := range 25 {
+			lap(t, a, b, bytes.Repeat([]byte{byte(i + 10)}, 100))
+			// The reader shows how far it read, and the writer looks, so
+			// that zeroAhead finds the next line free, as a writer whose
+			// reader keeps up does.
+			b.show()
+			a.room(ring)
+		}
+		if got := atomic.LoadUint64(a.out.written); got != 7232 {
+			t.Fatalf("at %d, want 7232", got)
+		}
+		nothingMore(t, b)
+	})
 	wrap := uint64(1<<(64-recordLenBits)-1) * recordAlign // the first line whose tag is 1 again
 	for _, word := range []uint64{0, 40, recordWord(wrap, 40)} {
 		t.Run(fmt.Sprintf("word %#x where the tag wraps", word), func(t *testing.T) {
