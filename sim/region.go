@@ -29,9 +29,18 @@ func (r Region) Run(i int64) (off, n int64) {
 // Span returns the lowest element r touches and one past its highest
 // (Off, Off when r is empty). Only for regions that are not invalid.
 func (r Region) Span() (lo, hi int64) {
-	if r.Count == 0 {
-		return r.Off, r.Off
+	if !r.strided() {
+		// Contiguous (or empty: Off, Off), the common case, inlined and
+		// without Runs' division: a real run checks a region this way
+		// before every message it sends or lands, and the call took
+		// 10-15 ns of each.
+		return r.Off, r.Off + r.Count
 	}
+	return r.vectorSpan()
+}
+
+// vectorSpan is Span of a vector.
+func (r Region) vectorSpan() (lo, hi int64) {
 	last := r.Runs() - 1
 	lastOff, lastN := r.Run(last)
 	firstOff, firstN := r.Run(0)
