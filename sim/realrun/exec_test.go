@@ -697,6 +697,86 @@ func TestReceivesLandInTheirRegions(t *testing.T) {
 	}
 }
 
+// TestSmallFramesLandFromTheRing: through shared memory, a small data
+// frame whose receive is posted lands from where it lies in the ring
+// (Mesh.landWhole), plain and reducing, and one whose region is a vector
+// goes the usual way, through a pool buffer. Rank 1 posts its four
+// receives and then tells rank 0 to send; rank 0's frames come in program
+// order, the vector's last, so that nothing unmatched waits before the
+// others. The expected buffers and counts are worked out here.
+func TestSmallFramesLandFromTheRing(t *testing.T) {
+	vec := sim.Region{Buf: 1, Off: 1, Count: 6, Block: 2, Stride: 3} // elements 1,2, 4,5, 7,8
+	progs := []sim.Program{
+		{
+			{Kind: sim.OpRecv, Peer: 1, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 0, Count: 1}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 0, Bytes: 40, Data: sim.Region{Buf: 1, Count: 5}, After: []int32{0}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 1, Bytes: 24, Data: sim.Region{Buf: 1, Off: 5, Count: 3}, After: []int32{0}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 4, Bytes: 1024, Data: sim.Region{Buf: 1, Off: 8, Count: 128}, After: []int32{0}},
+			{Kind: sim.OpSend, Peer: 1, Tag: 2, Bytes: 48, Data: sim.Region{Buf: 1, Off: 136, Count: 6}, After: []int32{0}},
+		},
+		{
+			{Kind: sim.OpRecv, Peer: 0, Tag: 0, Bytes: 40, Data: sim.Region{Buf: 0, Count: 5}},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 1, Bytes: 24, Data: sim.Region{Buf: 0, Off: 5, Count: 3}, Reduce: true},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 4, Bytes: 1024, Data: sim.Region{Buf: 0, Off: 8, Count: 128}},
+			{Kind: sim.OpRecv, Peer: 0, Tag: 2, Bytes: 48, Data: vec},
+			{Kind: sim.OpSend, Peer: 0, Tag: 9, Bytes: 8, Data: sim.Region{Buf: 2, Count: 1}},
+		},
+	}
+	s := sim.FromPrograms("small frames", progs, 8)
+	sent := func(i int) uint64 { return 3*uint64(i) + 1 } // rank 0's buffer 1
+	errs := runLocal(t, 2, realrun.SharedMemoryRings, func(r *realrun.Rank, rank int) error {
+		const calls = 3
+		for call := range calls {
+			data := [][]uint64{make([]uint64, 136), make([]uint64, 142), make([]uint64, 1)}
+			for i := range data[1] {
+				data[1][i] = sent(i)
+			}
+			if rank == 1 {
+				for i := range data[0] {
+					data[0][i] = 1000 + uint64(i)
+				}
+				clear(data[1])
+			}
+			if err := r.Execute(s, data); err != nil {
+				return err
+			}
+			if err := r.Barrier(); err != nil { // no frame of the next call comes before its receives
+				return err
+			}
+			if rank == 0 {
+				continue
+			}
+			for i, got := range data[0] {
+				want := sent(i) // plain: elements 0-4 and 8-135
+				if i >= 5 && i < 8 {
+					want += 1000 + uint64(i) // reduced (summed) into what was there
+				}
+				if got != want {
+					return fmt.Errorf("call %d: buffer 0 element %d is %d, want %d", call, i, got, want)
+				}
+			}
+			wantVec := []uint64{0, sent(136), sent(137), 0, sent(138), sent(139), 0, sent(140), sent(141), 0, 0}
+			if got := data[1][:len(wantVec)]; !slices.Equal(got, wantVec) {
+				return fmt.Errorf("call %d: the vector's buffer is %v, want %v", call, got, wantVec)
+			}
+		}
+		if rank == 1 {
+			if landed, pooled := r.Landed(); landed != 3*calls || pooled != calls {
+				return fmt.Errorf("rank 1 read %d frames into their regions and %d into pool buffers; want %d and %d", landed, pooled, 3*calls, calls)
+			}
+			if got := r.LandedFromRing(); got != 3*calls {
+				return fmt.Errorf("rank 1 read %d landed frames where they lay in the ring; want all %d", got, 3*calls)
+			}
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // landingVias are the channels of the landing tests: two the rank's own
 // goroutine serves, where frames land, and one with a reader goroutine per
 // peer, where none do.

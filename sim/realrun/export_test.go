@@ -29,6 +29,10 @@ const SharedMemoryRings = SharedMemory | ringsOnly
 // buffers.
 func (r *Rank) Landed() (landed, pooled int) { return r.mesh.landed, r.mesh.pooled }
 
+// LandedFromRing is how many landed frames the rank read where they lay
+// in a shared-memory ring (Mesh.landWhole).
+func (r *Rank) LandedFromRing() int { return r.mesh.fromRing }
+
 // CompletedInPlace is how many landed frames completed their receive as
 // soon as they were read, without an event.
 func (r *Rank) CompletedInPlace() int { return r.mesh.inPlace }

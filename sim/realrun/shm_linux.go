@@ -614,14 +614,53 @@ func (c *sharedConn) take(p []byte) (int, error) {
 		copy(p[done+k:done+n], r.data)
 		done += n
 		if c.recOff += n; c.recOff == c.recLen {
-			c.taken += recordSpan(c.recLen)
+			c.consumeRecord(c.recLen)
 			c.recLen = 0
-			if c.taken-c.shown >= c.showEvery() {
-				c.show()
-			}
 		}
 	}
 	return done, nil
+}
+
+// nextRecord is readSome for a reader that can use the next record where
+// it lies in the ring: when this side is at a record's start and that
+// record is published and does not wrap around the ring's end, it returns
+// the record's bytes, which stay the reader's until consumeRecord (the
+// writer reuses the room only once this side shows it has read past it).
+// When nothing new is published it does what readSome does then (shows
+// how far it has read; io.EOF once the peer has ended), and returns no
+// bytes. Otherwise (in the middle of a record, a record that wraps, a
+// closed or broken channel) it returns bytePath: readSome reads on. Only
+// the owner calls it (see readSome).
+func (c *sharedConn) nextRecord() (rec []byte, bytePath bool, err error) {
+	r := &c.in
+	if c.broken || c.recLen != 0 || c.closed.Load() {
+		return nil, true, nil
+	}
+	gone := c.gone.Load() // before looking, as readSome
+	at := c.taken & r.mask
+	word := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.data[at])))
+	n := int(word & (1<<recordLenBits - 1))
+	if word != recordWord(c.taken, n) {
+		c.show()
+		if gone {
+			return nil, false, io.EOF
+		}
+		return nil, false, nil
+	}
+	start := int(at) + wordBytes
+	if n == 0 || n > maxRecord(len(r.data)) || start+n > len(r.data) {
+		return nil, true, nil // take reports a malformed record
+	}
+	return r.data[start : start+n], false, nil
+}
+
+// consumeRecord finishes the record of n bytes wholeRecord returned, as
+// take finishes one.
+func (c *sharedConn) consumeRecord(n int) {
+	c.taken += recordSpan(n)
+	if c.taken-c.shown >= c.showEvery() {
+		c.show()
+	}
 }
 
 // maxRecord is the most bytes one record of a ring of size bytes holds:

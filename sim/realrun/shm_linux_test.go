@@ -541,6 +541,69 @@ func TestStaleRecordsIgnored(t *testing.T) {
 	})
 }
 
+// TestNextRecord: the reader's look at the next record where it lies
+// (sharedConn.nextRecord), against what take would do there.
+func TestNextRecord(t *testing.T) {
+	const ring = 4096
+	a, b := sharedPair(t, t.TempDir(), ring)
+	defer a.Close()
+	defer b.Close()
+	look := func(t *testing.T, wantRec []byte, wantBytePath bool, wantErr error) {
+		t.Helper()
+		rec, bytePath, err := b.nextRecord()
+		if !bytes.Equal(rec, wantRec) || (rec == nil) != (wantRec == nil) || bytePath != wantBytePath || err != wantErr {
+			t.Fatalf("nextRecord: % x, byte path %t, %v; want % x, %t, %v", rec, bytePath, err, wantRec, wantBytePath, wantErr)
+		}
+	}
+	// Nothing yet: nothing, and the read position shown.
+	look(t, nil, false, nil)
+	msg := []byte("forty bytes of frame, header and payload")
+	if n := a.put(msg); n != len(msg) {
+		t.Fatalf("put %d bytes, want %d", n, len(msg))
+	}
+	look(t, msg, false, nil)
+	b.consumeRecord(len(msg))
+	if got := atomic.LoadUint64(b.in.read); got != 0 {
+		t.Fatalf("a small record consumed showed %d at once; want it shown at the next look that finds nothing", got)
+	}
+	look(t, nil, false, nil)
+	if got, want := atomic.LoadUint64(b.in.read), recordSpan(len(msg)); got != want {
+		t.Fatalf("after a look that found nothing the reader shows %d, want %d", got, want)
+	}
+	// In the middle of a record: the byte path.
+	a.put(msg)
+	buf := make([]byte, len(msg))
+	if n, err := b.take(buf[:10]); n != 10 || err != nil {
+		t.Fatalf("take of 10 bytes: %d, %v", n, err)
+	}
+	look(t, nil, true, nil)
+	if n, err := b.take(buf[10:]); n != len(msg)-10 || err != nil || !bytes.Equal(buf, msg) {
+		t.Fatalf("take of the rest: %d, %v, % x", n, err, buf)
+	}
+	// A record that wraps around the ring's end: the byte path, and take
+	// reads it whole. The writer's position moves to 64 bytes before the
+	// end (empty records' room, as if read).
+	pos := uint64(2*ring - 64)
+	atomic.StoreUint64(a.out.written, pos)
+	atomic.StoreUint64(a.out.read, pos)
+	a.seenRead, b.taken, b.shown = pos, pos, pos
+	long := bytes.Repeat([]byte{7}, 100)
+	if n := a.put(long); n != len(long) {
+		t.Fatalf("put %d bytes, want %d", n, len(long))
+	}
+	look(t, nil, true, nil)
+	got := make([]byte, len(long))
+	if n, err := b.take(got); n != len(long) || err != nil || !bytes.Equal(got, long) {
+		t.Fatalf("take of the wrapped record: %d, %v", n, err)
+	}
+	// The peer gone: what it wrote first, then the end.
+	a.put(msg)
+	b.gone.Store(true)
+	look(t, msg, false, nil)
+	b.consumeRecord(len(msg))
+	look(t, nil, false, io.EOF)
+}
+
 // TestSleeperLooksAgainSoon: a side that goes to sleep looks again within
 // storeDrain though nobody wakes it, so that a writer's position that was
 // still in its store buffer when the side last looked (and whose writer

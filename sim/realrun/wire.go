@@ -143,6 +143,15 @@ func bytesOf(e []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&e[0])), 8*len(e))
 }
 
+// wordsOf views b, which starts 8-byte aligned and holds whole elements,
+// as elements (bytesOf's inverse).
+func wordsOf(b []byte) []uint64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+}
+
 // littleEndian reports whether this host stores integers little-endian, as
 // the wire carries them.
 func littleEndian() bool {
