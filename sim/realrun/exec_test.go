@@ -661,10 +661,7 @@ func TestReceivesLandInTheirRegions(t *testing.T) {
 				const calls = 3
 				for call := range calls {
 					data := fill(rank)
-					if err := r.Execute(s, data); err != nil {
-						return err
-					}
-					if err := r.Barrier(); err != nil { // no frame of the next call comes before its receives
+					if err := callThenBarrier(r, s, data); err != nil {
 						return err
 					}
 					if rank == 0 {
@@ -695,6 +692,15 @@ func TestReceivesLandInTheirRegions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callThenBarrier runs s on r with data, then a barrier: no frame of the
+// rank's next call comes before that call's receives are posted.
+func callThenBarrier(r *realrun.Rank, s sim.Schedule, data [][]uint64) error {
+	if err := r.Execute(s, data); err != nil {
+		return err
+	}
+	return r.Barrier()
 }
 
 // TestSmallFramesLandFromTheRing: through shared memory, a small data
@@ -737,10 +743,7 @@ func TestSmallFramesLandFromTheRing(t *testing.T) {
 				}
 				clear(data[1])
 			}
-			if err := r.Execute(s, data); err != nil {
-				return err
-			}
-			if err := r.Barrier(); err != nil { // no frame of the next call comes before its receives
+			if err := callThenBarrier(r, s, data); err != nil {
 				return err
 			}
 			if rank == 0 {
