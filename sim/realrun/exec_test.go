@@ -770,6 +770,11 @@ func TestSmallFramesLandFromTheRing(t *testing.T) {
 			if got := r.LandedFromRing(); got != 3*calls {
 				return fmt.Errorf("rank 1 read %d landed frames where they lay in the ring; want all %d", got, 3*calls)
 			}
+			// Nothing of rank 1's own is queued before them: each completes
+			// its receive as it is read.
+			if got := r.CompletedInPlace(); got != 3*calls {
+				return fmt.Errorf("rank 1 completed %d receives as their frames were read; want %d", got, 3*calls)
+			}
 		}
 		return nil
 	})

@@ -456,8 +456,17 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 				return true
 			case rec == nil && !bytePath:
 				return moved // nothing new
-			case rec != nil && m.landWhole(p, rec):
-				moved = true // a whole frame, landed: on to what follows one
+			case rec != nil:
+				if h, recv, ok := m.landWhole(p, rec); ok {
+					moved = true
+					if m.completeFirst(recv) {
+						return true
+					}
+					if m.arrived(p.peer, event{kind: evFrame, from: int32(p.peer), h: h, landed: true, op: recv}, true) {
+						p.rdone = true
+					}
+					continue
+				}
 			}
 		}
 		if p.hgot < headerBytes {
@@ -532,18 +541,7 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 			m.readDone(p, &PeerLostError{Rank: m.rank, Peer: p.peer, GaveUp: string(body)})
 			return true
 		}
-		// Landed with nothing of the rank's own before it: the receive
-		// was matched at the header, so completing it now is what the
-		// rank would do with the event (Rank.arrive), only sooner. (With
-		// events before it, it waits its turn behind them.) The rank then
-		// starts what the receive made ready before this channel is read
-		// again: looking for the next frame reads the line the writer
-		// last zeroed, from the writer's core, and an 8-byte one-way
-		// ping-pong waited for that read (10-25 ns more).
-		if e.landed && m.completeLanded != nil && m.ownHead == len(m.own) {
-			m.completeLanded(e.op)
-			m.completed = true
-			m.inPlace++
+		if e.landed && m.completeFirst(e.op) {
 			return true
 		}
 		if m.arrived(p.peer, e, true) {
@@ -553,28 +551,47 @@ func (m *Mesh) readSome(p *polledPeer) bool {
 	return moved
 }
 
+// completeFirst completes receive recv, whose frame has landed, when
+// nothing of the rank's own is queued before it, and reports whether it
+// did: the receive was matched at the header, so completing it now is
+// what the rank would do with the frame's event (Rank.arrive), only
+// sooner. (With events before it, the event waits its turn behind them.)
+// readSome then returns, so that the rank starts what the receive made
+// ready before this channel is read again: looking for the next frame
+// reads the line the writer last zeroed, from the writer's core, and an
+// 8-byte one-way ping-pong waited for that read (10-25 ns more).
+func (m *Mesh) completeFirst(recv int32) bool {
+	if m.completeLanded == nil || m.ownHead != len(m.own) {
+		return false
+	}
+	m.completeLanded(recv)
+	m.completed = true
+	m.inPlace++
+	return true
+}
+
 // landWhole reads p's next frame from rec, the record holding it where it
 // lies in the ring, when it is a data frame whose elements land in a
 // posted receive and rec holds it whole (a small message through shared
 // memory): its elements go from
 // the ring straight into the receive's region (or reduce into it), with
 // no copy of the header into p.hdr and no reads of the record in two
-// pieces (an 8-byte one-way ping-pong took 15-20 ns less). It then leaves
-// p as readSome's payload loop leaves a whole frame, and reports true.
-// Any other frame it leaves to that loop untouched: landingFor matches a
-// receive only when it returns a spot, and a malformed header is the
-// loop's to report.
-func (m *Mesh) landWhole(p *polledPeer, rec []byte) bool {
+// pieces (an 8-byte one-way ping-pong took 15-20 ns less). It then
+// returns the frame's header and the receive it landed in. Any other
+// frame it leaves to readSome's byte path untouched: landingFor matches a
+// receive only when it returns a spot, and a malformed header is the byte
+// path's to report.
+func (m *Mesh) landWhole(p *polledPeer, rec []byte) (h header, recv int32, ok bool) {
 	if len(rec) < headerBytes {
-		return false
+		return h, 0, false
 	}
 	h, err := parseHeader(rec[:headerBytes], p.peer)
 	if err != nil || h.kind != kindData|flagElements || h.payload != int64(len(rec)-headerBytes) {
-		return false
+		return h, 0, false
 	}
 	spot := m.landingFor(p.peer, h)
 	if spot.dst == nil {
-		return false
+		return h, 0, false
 	}
 	if elems := wordsOf(rec[headerBytes:]); spot.reduces {
 		spot.op.Apply(spot.dst, elems)
@@ -584,9 +601,7 @@ func (m *Mesh) landWhole(p *polledPeer, rec []byte) bool {
 	p.records.consumeRecord(len(rec))
 	m.landed++
 	m.fromRing++
-	p.in = event{kind: evFrame, from: int32(p.peer), h: h, landed: true, op: spot.recv}
-	p.hgot, p.left = headerBytes, 0
-	return true
+	return h, spot.recv, true
 }
 
 // landingSpot is where a data frame's elements land: dst, the region of
