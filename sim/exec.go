@@ -507,8 +507,8 @@ func (x *executor) fail(err error) {
 func (x *executor) refill(r int32) {
 	rk := &x.ranks[r]
 	for !rk.ended && rk.waiting < x.lookahead && x.err == nil {
-		ops := rk.src.Next(x.scratch[:0])
-		x.scratch = ops[:0]
+		var ops []Op
+		ops, x.scratch = nextOps(rk.src, x.scratch)
 		if len(ops) == 0 {
 			if fs, ok := rk.src.(FailingSource); ok && fs.Err() != nil {
 				x.fail(fs.Err())

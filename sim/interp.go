@@ -263,8 +263,8 @@ func (in *Interp) makeReady(idx int32) {
 // source: until it has nothing ready).
 func (in *Interp) refill() {
 	for !in.ended && in.waiting < in.lookahead && in.err == nil {
-		ops := in.src.Next(in.scratch[:0])
-		in.scratch = ops[:0]
+		var ops []Op
+		ops, in.scratch = nextOps(in.src, in.scratch)
 		if len(ops) == 0 {
 			if fs, ok := in.src.(FailingSource); ok && fs.Err() != nil {
 				in.err = fs.Err()
