@@ -573,12 +573,12 @@ func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n
 	if len(t) < 2 || t[0] != 'l' {
 		return 0, false
 	}
-	i := wordEnd(t, 1)
+	i, number := readLabel(t)
 	if i == len(t) {
 		return 0, false
 	}
 	if t[i] == ':' {
-		n := p.quickOp(t[:i], t[i+1:], whole, index, op)
+		n := p.quickOp(t[:i], number, t[i+1:], whole, index, op)
 		if n == 0 {
 			return 0, false
 		}
@@ -586,21 +586,23 @@ func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n
 	}
 	// A dependency: the first word is not send, recv or calc, which do
 	// not begin with 'l'.
-	rest, ok := bytes.CutPrefix(t[i:], []byte(" requires "))
+	rest := t[i:]
 	start := false
-	if !ok {
-		if rest, ok = bytes.CutPrefix(t[i:], []byte(" irequires ")); !ok {
-			return 0, false
-		}
-		start = true
+	switch {
+	case len(rest) >= 10 && string(rest[:10]) == " requires ":
+		rest = rest[10:]
+	case len(rest) >= 11 && string(rest[:11]) == " irequires ":
+		rest, start = rest[11:], true
+	default:
+		return 0, false
 	}
-	j := wordEnd(rest, 0)
+	j, numberB := readLabel(rest)
 	end := lineEnd(rest, j, whole)
 	if j == 0 || end == 0 {
 		return 0, false
 	}
-	ai, okA := p.lookup(t[:i])
-	bi, okB := p.lookup(rest[:j])
+	ai, okA := p.lookupLabel(t[:i], number)
+	bi, okB := p.lookupLabel(rest[:j], numberB)
 	if !okA || !okB || ai == bi {
 		return 0, false
 	}
@@ -608,36 +610,35 @@ func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n
 	return len(t) - len(rest) + end, false
 }
 
-// quickOp is quickLine for an op labelled label, whose text after the
-// colon is t: it returns the length of what it read of t (0 if it did not
-// read the op), and the op in op.
-func (p *goalParser) quickOp(label, t []byte, whole bool, index int, op *parsedOp) int {
-	if !validLabel(label) {
+// quickOp is quickLine for an op labelled label (number: labelNumber's,
+// or -1), whose text after the colon is t: it returns the length of what
+// it read of t (0 if it did not read the op), and the op in op.
+func (p *goalParser) quickOp(label []byte, number int, t []byte, whole bool, index int, op *parsedOp) int {
+	if number < 0 && !validLabel(label) || len(t) < 6 {
 		return 0
 	}
-	if _, dup := p.lookup(label); dup {
+	if _, dup := p.lookupLabel(label, number); dup {
 		return 0
 	}
 	var kind OpKind
-	var dir string
-	switch {
-	case bytes.HasPrefix(t, []byte(" send ")):
-		kind, dir = OpSend, " to "
-	case bytes.HasPrefix(t, []byte(" recv ")):
-		kind, dir = OpRecv, " from "
-	case bytes.HasPrefix(t, []byte(" calc ")):
-		d, n := leadingNumber(t[6:])
-		end := lineEnd(t, 6+n, whole)
+	at := 6 // where what is left of t begins
+	switch word := string(t[:6]); {
+	case word == " send ":
+		kind = OpSend
+	case word == " recv ":
+		kind = OpRecv
+	case word == " calc ":
+		d, n := leadingNumber(t[at:])
+		end := lineEnd(t, at+n, whole)
 		if n == 0 || d > math.MaxInt64/1000 || end == 0 {
 			return 0
 		}
 		*op = parsedOp{kind: OpCalc, value: d}
-		p.define(label, int32(index))
+		p.defineLabel(label, number, int32(index))
 		return end
 	default:
 		return 0
 	}
-	at := 6 // where what is left of t begins
 	size, n := leadingNumber(t[at:])
 	at += n
 	// At most 18 digits: below 2^62, the largest size.
@@ -645,18 +646,22 @@ func (p *goalParser) quickOp(label, t []byte, whole bool, index int, op *parsedO
 		return 0
 	}
 	at++
-	if !bytes.HasPrefix(t[at:], []byte(dir)) {
+	switch rest := t[at:]; {
+	case kind == OpSend && len(rest) >= 4 && string(rest[:4]) == " to ":
+		at += 4
+	case kind == OpRecv && len(rest) >= 6 && string(rest[:6]) == " from ":
+		at += 6
+	default:
 		return 0
 	}
-	at += len(dir)
 	peer, n := leadingNumber(t[at:])
 	if n == 0 || peer > int64(p.g.Ranks-1) {
 		return 0
 	}
 	at += n
 	tag := int64(0)
-	if bytes.HasPrefix(t[at:], []byte(" tag ")) {
-		if tag, n = leadingNumber(t[at+5:]); n == 0 || tag > math.MaxInt32 {
+	if rest := t[at:]; len(rest) >= 5 && string(rest[:5]) == " tag " {
+		if tag, n = leadingNumber(rest[5:]); n == 0 || tag > math.MaxInt32 {
 			return 0
 		}
 		at += 5 + n
@@ -666,7 +671,7 @@ func (p *goalParser) quickOp(label, t []byte, whole bool, index int, op *parsedO
 		return 0
 	}
 	*op = parsedOp{kind: kind, value: size, peer: int32(peer), tag: int32(tag)}
-	p.define(label, int32(index))
+	p.defineLabel(label, number, int32(index))
 	return end
 }
 
@@ -728,22 +733,46 @@ func validLabel(label []byte) bool {
 
 // labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros).
 func labelNumber(label []byte) (int, bool) {
-	if len(label) < 2 || len(label) > 9 || label[0] != 'l' || label[1] == '0' && len(label) > 2 {
+	if len(label) < 2 || label[0] != 'l' {
 		return 0, false
 	}
-	n := 0
-	for _, c := range label[1:] {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n < 1<<24
+	end, number := readLabel(label)
+	return number, end == len(label) && number >= 0
 }
 
+// readLabel returns where the word t begins ends (as wordEnd) and, when
+// that word is a label l<i> (i < 2^24, no leading zeros: at most 8
+// digits), i, else -1: for the usual l<i>, in the one pass that finds its
+// end.
+func readLabel(t []byte) (end, number int) {
+	if len(t) == 0 || t[0] != 'l' {
+		return wordEnd(t, 0), -1
+	}
+	i := 1
+	for i < len(t) && i <= 8 && t[i]-'0' <= 9 {
+		number = number*10 + int(t[i]-'0')
+		i++
+	}
+	if i > 1 && (i == len(t) || byteClass[t[i]]&endsWord != 0) && (t[1] != '0' || i == 2) && number < 1<<24 {
+		return i, number
+	}
+	return wordEnd(t, i), -1
+}
+
+// lookup returns the index of the op labelled label, if one is.
 func (p *goalParser) lookup(label []byte) (int32, bool) {
-	if n, ok := labelNumber(label); ok && n < len(p.numbered) && p.numbered[n] > 0 {
-		return p.numbered[n] - 1, true
+	number, ok := labelNumber(label)
+	if !ok {
+		number = -1
+	}
+	return p.lookupLabel(label, number)
+}
+
+// lookupLabel is lookup for a label whose labelNumber is number (-1 for
+// none).
+func (p *goalParser) lookupLabel(label []byte, number int) (int32, bool) {
+	if number >= 0 && number < len(p.numbered) && p.numbered[number] > 0 {
+		return p.numbered[number] - 1, true
 	}
 	i, ok := p.labels[string(label)]
 	return i, ok
@@ -754,11 +783,21 @@ func (p *goalParser) lookup(label []byte) (int32, bool) {
 // Schedgen write count the ops), any other to the map: memory follows the
 // text, not the numbers in it ("l16777215" alone costs no 64 MB slice).
 func (p *goalParser) define(label []byte, index int32) {
-	if n, ok := labelNumber(label); ok && n <= 2*int(index)+1024 {
-		if n >= len(p.numbered) {
-			p.numbered = append(p.numbered, make([]int32, n+1-len(p.numbered))...)
+	number, ok := labelNumber(label)
+	if !ok {
+		number = -1
+	}
+	p.defineLabel(label, number, index)
+}
+
+// defineLabel is define for a label whose labelNumber is number (-1 for
+// none).
+func (p *goalParser) defineLabel(label []byte, number int, index int32) {
+	if number >= 0 && number <= 2*int(index)+1024 {
+		if number >= len(p.numbered) {
+			p.numbered = append(p.numbered, make([]int32, number+1-len(p.numbered))...)
 		}
-		p.numbered[n] = index + 1
+		p.numbered[number] = index + 1
 		return
 	}
 	p.labels[string(label)] = index
