@@ -94,6 +94,17 @@ func (l *opLayout) slot(id uint32) uint32 {
 	return (r-in)*l.n + i<<l.shift + in
 }
 
+// rankSlots returns where rank r's ops are stored: its op i in slot
+// base + i*stride (first is its first op's id), so that a walk over a
+// rank's program needs no division by its length, as slot does.
+func (l *opLayout) rankSlots(r int, first uint32) (base, stride uint32) {
+	if !l.blocked(r) {
+		return first, 1
+	}
+	in := uint32(r) & (1<<l.shift - 1)
+	return (uint32(r)-in)*l.n + in, 1 << l.shift
+}
+
 // id returns the id of the op stored in slot: slot's inverse.
 func (l *opLayout) id(slot uint32) uint32 {
 	if slot >= l.cutID {

@@ -144,11 +144,15 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 		bc, ic := blocked.dependencyCounts(), byID.dependencyCounts()
 		seen := make([]bool, ops)
 		for r := range ranks {
+			base, stride := blocked.lay.rankSlots(r, blocked.first[r])
 			for i := range blocked.first[r+1] - blocked.first[r] {
 				id := blocked.idOf(r, i)
 				s := blocked.lay.slot(id)
 				if byID.lay.slot(id) != id || blocked.lay.id(s) != id {
 					t.Fatalf("op %d: slot %d, and back to id %d; by id, slot %d", id, s, blocked.lay.id(s), byID.lay.slot(id))
+				}
+				if base+i*stride != s {
+					t.Fatalf("op %d of rank %d: slot %d, but the rank's slots say %d + %d*%d", i, r, s, base, i, stride)
 				}
 				a, b := blocked.op(s), byID.op(id)
 				if a.peer != b.peer || a.tag != b.tag || a.val != b.val || a.nUsers != b.nUsers || a.nSUsers != b.nSUsers || a.nAfter != b.nAfter || a.nStart != b.nStart {

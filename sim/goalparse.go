@@ -622,12 +622,12 @@ func (p *goalParser) quickOp(label []byte, number int, t []byte, whole bool, ind
 	}
 	var kind OpKind
 	at := 6 // where what is left of t begins
-	switch word := string(t[:6]); {
-	case word == " send ":
+	switch {
+	case string(t[:6]) == " send ":
 		kind = OpSend
-	case word == " recv ":
+	case string(t[:6]) == " recv ":
 		kind = OpRecv
-	case word == " calc ":
+	case string(t[:6]) == " calc ":
 		d, n := leadingNumber(t[at:])
 		end := lineEnd(t, at+n, whole)
 		if n == 0 || d > math.MaxInt64/1000 || end == 0 {
@@ -773,6 +773,9 @@ func (p *goalParser) lookup(label []byte) (int32, bool) {
 func (p *goalParser) lookupLabel(label []byte, number int) (int32, bool) {
 	if number >= 0 && number < len(p.numbered) && p.numbered[number] > 0 {
 		return p.numbered[number] - 1, true
+	}
+	if len(p.labels) == 0 {
+		return 0, false
 	}
 	i, ok := p.labels[string(label)]
 	return i, ok
@@ -983,6 +986,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 		g.lay.unblock(r, &g.ops, g.first)
 	}
 	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
+	base, stride := g.lay.rankSlots(r, first)
 	zero := uint32(0) // ops without dependencies
 	for k, i := range order {
 		after, start := deps(i)
@@ -997,7 +1001,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			for _, d := range list {
 				dk := newIndex[d]
 				g.deps.add(dk)
-				u := g.opOf(first + uint32(dk))
+				u := g.op(base + uint32(dk)*stride)
 				users := &u.nUsers
 				if kind == 1 {
 					users = &u.nSUsers
@@ -1013,7 +1017,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 			g.zeros.add(first + uint32(k))
 			zero++
 		}
-		*g.opOf(first + uint32(k)) = o
+		*g.op(base + uint32(k)*stride) = o
 	}
 	g.first = append(g.first, first+uint32(n))
 	g.ready = append(g.ready, g.ready[r]+zero)
@@ -1118,8 +1122,9 @@ func (g *GOAL) layout() error {
 func (g *GOAL) fillUsers(starts bool) {
 	end := g.deps.len()
 	for r := g.Ranks - 1; r >= 0; r-- {
+		base, stride := g.lay.rankSlots(r, g.first[r])
 		for k := g.first[r+1] - g.first[r]; k > 0; k-- {
-			u := g.slotOf(r, k-1)
+			u := base + (k-1)*stride
 			o := g.op(u)
 			na, ns := uint32(o.nAfter), uint32(o.nStart)
 			begin := end - na - ns
@@ -1128,7 +1133,7 @@ func (g *GOAL) fillUsers(starts bool) {
 				lo, hi = begin+na, end
 			}
 			for i := hi; i > lo; i-- {
-				d := g.op(g.slotOf(r, uint32(*g.deps.at(i - 1))))
+				d := g.op(base + uint32(*g.deps.at(i - 1))*stride)
 				if d.nUsers+d.nSUsers == 1 {
 					d.user = u
 					continue
