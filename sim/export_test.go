@@ -33,6 +33,15 @@ func SetBlockRanks(on bool) (restore func()) {
 	return func() { blockRanks = before }
 }
 
+// SetFinishInOrder lets the GOAL parser store a rank whose dependencies
+// are written in order in one pass (on), or sort every rank's (off), and
+// returns a function that restores the setting.
+func SetFinishInOrder(on bool) (restore func()) {
+	before := finishInOrder
+	finishInOrder = on
+	return func() { finishInOrder = before }
+}
+
 // SetArenaFrom sets the sizes from which a GOAL run's tables of messages
 // and ready ops, its queues and their indexes move to the run's arena, and
 // returns a function that restores them.

@@ -131,13 +131,31 @@ func TestParseGOALErrors(t *testing.T) {
 }
 
 // An op may wait for at most 65535 others, and at most 65535 may wait for
-// one op: the counts are 16-bit.
+// one op: the counts are 16-bit. Checked with the hub written first and
+// last (the dependencies forward or back), and with ranks whose
+// dependencies are in order stored in one pass or sorted.
 func TestParseGOALDependencyLimits(t *testing.T) {
+	for _, hubLast := range []bool{false, true} {
+		for _, inOrder := range []bool{true, false} {
+			restore := sim.SetFinishInOrder(inOrder)
+			dependencyLimits(t, hubLast)
+			restore()
+		}
+	}
+}
+
+func dependencyLimits(t *testing.T, hubLast bool) {
 	fan := func(n int, in bool) string {
 		var b strings.Builder
-		b.WriteString("num_ranks 1\nrank 0 {\nhub: calc 1\n")
+		b.WriteString("num_ranks 1\nrank 0 {\n")
+		if !hubLast {
+			b.WriteString("hub: calc 1\n")
+		}
 		for i := range n {
 			fmt.Fprintf(&b, "l%d: calc 1\n", i)
+		}
+		if hubLast {
+			b.WriteString("hub: calc 1\n")
 		}
 		for i := range n {
 			if in {
@@ -151,12 +169,12 @@ func TestParseGOALDependencyLimits(t *testing.T) {
 	}
 	for _, in := range []bool{true, false} {
 		if _, err := sim.ParseGOAL(strings.NewReader(fan(65535, in)), "f.goal"); err != nil {
-			t.Fatalf("65535 dependencies (in %v): %v", in, err)
+			t.Fatalf("65535 dependencies (in %v, hub last %v): %v", in, hubLast, err)
 		}
 		_, err := sim.ParseGOAL(strings.NewReader(fan(65536, in)), "f.goal")
 		want := map[bool]string{true: "more than 65535 dependencies on one op", false: "more than 65535 ops depend on this one"}[in]
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("65536 dependencies (in %v): got %v, want %q", in, err, want)
+			t.Fatalf("65536 dependencies (in %v, hub last %v): got %v, want %q", in, hubLast, err, want)
 		}
 	}
 }

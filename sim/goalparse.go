@@ -919,6 +919,127 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if uint64(g.deps.len())+uint64(len(p.edges)) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", uint32(math.MaxUint32-1))}
 	}
+	zero := uint32(0) // ops without dependencies
+	var err error
+	if finishInOrder && edgesInOrder(p.edges) {
+		zero, err = p.storeInOrder(r, ops)
+	} else {
+		zero, err = p.sortAndStore(r, ops)
+	}
+	if err != nil {
+		return err
+	}
+	g.first = append(g.first, first+uint32(n))
+	g.ready = append(g.ready, g.ready[r]+zero)
+	return nil
+}
+
+// finishInOrder is whether finishRank takes storeInOrder's way when it
+// can (tests compare the two ways).
+var finishInOrder = true
+
+// edgesInOrder reports whether every edge points back, to an op written
+// before its own, and the edges come by op, an op's requires before its
+// irequires: the order collsim and Schedgen write them in, where
+// storeInOrder needs no sort.
+func edgesInOrder(edges []goalEdge) bool {
+	last := int32(0) // the last edge's op and kind, as 2*op + start
+	for _, e := range edges {
+		key := 2*e.op + b2i(e.start)
+		if key < last || e.dep > e.op {
+			return false
+		}
+		last = key
+	}
+	return true
+}
+
+// storeInOrder stores rank r's ops (see finishRank) when edgesInOrder:
+// the ops keep their order, and each op's edges follow the previous op's,
+// so one pass over the ops and their edges drops the repeats (as
+// sortAndStore does) and stores them. It returns the number of ops
+// without dependencies.
+func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
+	g := p.g
+	first := g.first[r]
+	base, stride := p.place(r, len(ops))
+	seen := resize(&p.seen, len(ops)) // 1 + the last key (2*op + start) that listed each op
+	edges := p.edges
+	zero := uint32(0)
+	for k := range ops {
+		m := 0
+		for m < len(edges) && edges[m].op == int32(k) {
+			m++
+		}
+		// After then StartAfter: requires come first (edgesInOrder), and an
+		// irequires of a required op adds nothing.
+		list, nAfter := p.list[:0], 0
+		after := int32(2*k) + 1 // seen's mark for op k's requires
+		for _, e := range edges[:m] {
+			switch d := e.dep; {
+			case !e.start && seen[d] != after:
+				seen[d] = after
+				list = append(list, d)
+				nAfter++
+			case e.start && seen[d] != after && seen[d] != after+1:
+				seen[d] = after + 1
+				list = append(list, d)
+			}
+		}
+		edges, p.list = edges[m:], list
+		if len(list) > math.MaxUint16 {
+			return 0, &GOALError{File: p.file, Line: p.defined[k], Msg: "more than 65535 dependencies on one op"}
+		}
+		o := goalOp{nAfter: uint16(nAfter), nStart: uint16(len(list) - nAfter)}
+		if err := p.pack(&o, &ops[k], first+uint32(k), p.defined[k]); err != nil {
+			return 0, err
+		}
+		for j, d := range list {
+			g.deps.add(d)
+			u := g.op(base + uint32(d)*stride)
+			users := &u.nUsers
+			if j >= nAfter {
+				users = &u.nSUsers
+				g.hasStarts = true
+			}
+			if *users == math.MaxUint16 {
+				return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
+			}
+			*users++
+		}
+		if len(list) == 0 {
+			g.zeros.add(first + uint32(k))
+			zero++
+		}
+		*g.op(base + uint32(k)*stride) = o
+	}
+	return zero, nil
+}
+
+// place starts storing rank r, of n ops: where its dependencies begin,
+// and where its ops go (opLayout; rank 0 sets the blocks' op count, and a
+// rank that differs ends the blocks). It returns the rank's slots
+// (rankSlots).
+func (p *goalParser) place(r, n int) (base, stride uint32) {
+	g := p.g
+	first := g.first[r]
+	g.depFirst = append(g.depFirst, g.deps.len())
+	switch {
+	case r == 0:
+		g.lay = planLayout(g.Ranks, uint32(n))
+	case g.lay.blocked(r) && uint32(n) != g.lay.n:
+		g.lay.unblock(r, &g.ops, g.first)
+	}
+	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
+	return g.lay.rankSlots(r, first)
+}
+
+// sortAndStore stores rank r's ops (see finishRank) in any order of its
+// edges, and returns the number of ops without dependencies.
+func (p *goalParser) sortAndStore(r int, ops []parsedOp) (uint32, error) {
+	g := p.g
+	n := len(ops)
+	first := g.first[r]
 	// Each op's dependencies, After then StartAfter, each in the order
 	// written: a counting sort of the edges by op and kind.
 	end := resize(&p.count, 2*n+1)
@@ -965,7 +1086,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	order := resize(&p.order, n)
 	if forward {
 		if err := p.topoOrder(r, order, deps); err != nil {
-			return err
+			return 0, err
 		}
 	} else {
 		for i := range order {
@@ -976,26 +1097,16 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	for k, i := range order {
 		newIndex[i] = int32(k)
 	}
-	g.depFirst = append(g.depFirst, g.deps.len())
-	// Where the rank's ops go (opLayout): rank 0 sets the blocks' op
-	// count, and a rank that differs ends the blocks.
-	switch {
-	case r == 0:
-		g.lay = planLayout(g.Ranks, uint32(n))
-	case g.lay.blocked(r) && uint32(n) != g.lay.n:
-		g.lay.unblock(r, &g.ops, g.first)
-	}
-	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
-	base, stride := g.lay.rankSlots(r, first)
-	zero := uint32(0) // ops without dependencies
+	base, stride := p.place(r, n)
+	zero := uint32(0)
 	for k, i := range order {
 		after, start := deps(i)
 		if len(after)+len(start) > math.MaxUint16 {
-			return &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
+			return 0, &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
 		o := goalOp{nAfter: uint16(len(after)), nStart: uint16(len(start))}
 		if err := p.pack(&o, &ops[i], first+uint32(k), p.defined[i]); err != nil {
-			return err
+			return 0, err
 		}
 		for kind, list := range [2][]int32{after, start} {
 			for _, d := range list {
@@ -1008,7 +1119,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 					g.hasStarts = true
 				}
 				if *users == math.MaxUint16 {
-					return &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
+					return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
 				}
 				*users++
 			}
@@ -1019,9 +1130,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 		}
 		*g.op(base + uint32(k)*stride) = o
 	}
-	g.first = append(g.first, first+uint32(n))
-	g.ready = append(g.ready, g.ready[r]+zero)
-	return nil
+	return zero, nil
 }
 
 // resize returns (*buf)[:n] zeroed, growing *buf if needed.

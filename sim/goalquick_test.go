@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,4 +212,102 @@ func FuzzQuickStatements(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text []byte) {
 		parseBothWays(t, text)
 	})
+}
+
+// TestStoreInOrderAsSorted: finishRank's one pass for edges written in
+// order (storeInOrder) stores what its counting sort does (sortAndStore),
+// op for op, or fails with the same error, on ranks whose dependencies
+// come after each op or all at the end in any order, forward or back,
+// repeated, and irequires of required ops.
+func TestStoreInOrderAsSorted(t *testing.T) {
+	defer func(on bool) { finishInOrder = on }(finishInOrder)
+	inOrder := 0 // ranks the one pass took, to know it was tried
+	rapid.Check(t, func(t *rapid.T) {
+		ranks := rapid.IntRange(1, 5).Draw(t, "ranks")
+		var b strings.Builder
+		fmt.Fprintf(&b, "num_ranks %d\n", ranks)
+		for r := range ranks {
+			fmt.Fprintf(&b, "rank %d {\n", r)
+			n := rapid.IntRange(0, 12).Draw(t, "ops")
+			// The ops' true order: an op may wait only for ops before it
+			// there, so that no cycle forms, wherever they are written.
+			rank := seq(n)
+			if rapid.Bool().Draw(t, "reordered") {
+				rank = rapid.Permutation(rank).Draw(t, "order")
+			}
+			atEnd := rapid.Bool().Draw(t, "dependencies at the end")
+			requiresFirst := rapid.Bool().Draw(t, "requires first") // as collsim writes them
+			var late []string
+			for i := range n {
+				fmt.Fprintf(&b, "l%d: calc %d\n", i, i)
+				var before []int
+				for j := range n {
+					if rank[j] < rank[i] {
+						before = append(before, j)
+					}
+				}
+				if len(before) == 0 {
+					continue
+				}
+				var lines []string
+				for range rapid.IntRange(0, 4).Draw(t, "deps") {
+					kind := rapid.SampledFrom([]string{"requires", "irequires"}).Draw(t, "kind")
+					lines = append(lines, fmt.Sprintf("l%d %s l%d\n", i, kind, rapid.SampledFrom(before).Draw(t, "dep")))
+				}
+				if requiresFirst {
+					slices.SortStableFunc(lines, func(a, b string) int {
+						return int(b2i(strings.Contains(a, "irequires")) - b2i(strings.Contains(b, "irequires")))
+					})
+				}
+				if atEnd {
+					late = append(late, lines...)
+				} else {
+					b.WriteString(strings.Join(lines, ""))
+				}
+			}
+			for _, k := range rapid.Permutation(seq(len(late))).Draw(t, "late order") {
+				b.WriteString(late[k])
+			}
+			b.WriteString("}\n")
+		}
+		text := b.String()
+		finishInOrder = true
+		one, oneErr := ParseGOAL(strings.NewReader(text), "x.goal")
+		finishInOrder = false
+		sorted, sortedErr := ParseGOAL(strings.NewReader(text), "x.goal")
+		switch {
+		case oneErr != nil || sortedErr != nil:
+			if oneErr == nil || sortedErr == nil || oneErr.Error() != sortedErr.Error() {
+				t.Fatalf("in order: %v; sorted: %v\n%s", oneErr, sortedErr, text)
+			}
+		case !reflect.DeepEqual(one, sorted):
+			t.Fatalf("the one pass stores another schedule than the sort\n%s", text)
+		}
+		for _, line := range strings.Split(text, "rank ")[1:] {
+			var edges []goalEdge
+			for _, l := range strings.Split(line, "\n") {
+				var a, d int
+				if _, err := fmt.Sscanf(l, "l%d requires l%d", &a, &d); err == nil {
+					edges = append(edges, goalEdge{op: int32(a), dep: int32(d)})
+				} else if _, err := fmt.Sscanf(l, "l%d irequires l%d", &a, &d); err == nil {
+					edges = append(edges, goalEdge{op: int32(a), dep: int32(d), start: true})
+				}
+			}
+			if len(edges) > 0 && edgesInOrder(edges) {
+				inOrder++
+			}
+		}
+	})
+	if inOrder == 0 {
+		t.Fatal("no rank had its edges in order: the one pass was never compared")
+	}
+}
+
+// seq returns 0 .. n-1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
