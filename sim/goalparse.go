@@ -1225,34 +1225,67 @@ func (g *GOAL) layout() error {
 }
 
 // fillUsers lists every op as a user of its dependencies (of its
-// StartAfter list when starts, else of its After list), walking the
-// programs backwards so that each list, filled from its end, comes out in
-// program order.
+// StartAfter list when starts, else of its After list), walking the ops
+// backwards in the order they are stored (opLayout) so that each list,
+// filled from its end, comes out in program order: a rank's ops are
+// stored in program order, and an op's users are of its own rank. Ranks
+// in blocks are walked op row by op row, the ranks of the row side by
+// side, each rank's dependencies read from where its later ops' began;
+// the walk reads the tables about in order, where a walk rank by rank
+// read each op of a block's rank from another page.
 func (g *GOAL) fillUsers(starts bool) {
-	end := g.deps.len()
-	for r := g.Ranks - 1; r >= 0; r-- {
-		base, stride := g.lay.rankSlots(r, g.first[r])
-		for k := g.first[r+1] - g.first[r]; k > 0; k-- {
-			u := base + (k-1)*stride
-			o := g.op(u)
-			na, ns := uint32(o.nAfter), uint32(o.nStart)
-			begin := end - na - ns
-			lo, hi := begin, begin+na
-			if starts {
-				lo, hi = begin+na, end
-			}
-			for i := hi; i > lo; i-- {
-				d := g.op(base + uint32(*g.deps.at(i - 1))*stride)
-				if d.nUsers+d.nSUsers == 1 {
-					d.user = u
-					continue
-				}
-				d.user--
-				g.users[d.user] = u
-			}
-			end = begin
+	for r := g.Ranks - 1; r >= int(g.lay.cutRank); r-- {
+		first, n := g.first[r], g.first[r+1]-g.first[r]
+		end := g.depEnd(r)
+		for k := n; k > 0; k-- {
+			end = g.fillUsersOf(first+k-1, end, first, 1, starts)
 		}
 	}
+	ranks := uint32(1) << g.lay.shift // of a block
+	ends := make([]uint32, ranks)     // by rank of the block: where its next op's dependencies end
+	for b := int(g.lay.cutRank) - int(ranks); b >= 0; b -= int(ranks) {
+		for k := range ranks {
+			ends[k] = g.depEnd(b + int(k))
+		}
+		base := g.first[b] // the block's first slot (its first op's id)
+		for i := int(g.lay.n) - 1; i >= 0; i-- {
+			row := base + uint32(i)*ranks // op i of the block's ranks
+			for k := int(ranks) - 1; k >= 0; k-- {
+				ends[k] = g.fillUsersOf(row+uint32(k), ends[k], base+uint32(k), ranks, starts)
+			}
+		}
+	}
+}
+
+// depEnd returns where rank r's dependencies end in deps.
+func (g *GOAL) depEnd(r int) uint32 {
+	if r+1 < len(g.depFirst) {
+		return g.depFirst[r+1]
+	}
+	return g.deps.len()
+}
+
+// fillUsersOf lists the op in slot u as a user of its dependencies (see
+// fillUsers), whose list ends at end in deps; its rank's op i is in slot
+// base + i*stride. It returns where the list begins.
+func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool) uint32 {
+	o := g.op(u)
+	na, ns := uint32(o.nAfter), uint32(o.nStart)
+	begin := end - na - ns
+	lo, hi := begin, begin+na
+	if starts {
+		lo, hi = begin+na, end
+	}
+	for i := hi; i > lo; i-- {
+		d := g.op(base + uint32(*g.deps.at(i - 1))*stride)
+		if d.nUsers+d.nSUsers == 1 {
+			d.user = u
+			continue
+		}
+		d.user--
+		g.users[d.user] = u
+	}
+	return begin
 }
 
 // topoOrder is Kahn's algorithm taking the lowest written index first; a
