@@ -111,6 +111,9 @@ func TestAllocRefusesPointers(t *testing.T) {
 		}](a, 4)
 	})
 	refuses("unsafe.Pointer", func() { Alloc[unsafe.Pointer](a, 4) })
+	// A refusal is not remembered as a pass (passes are remembered).
+	refuses("*int again", func() { Alloc[*int](a, 4) })
+	refuses("string again", func() { Alloc[string](a, 4) })
 	// Pointer-free kinds pass.
 	_ = Alloc[struct {
 		x [3]float64
