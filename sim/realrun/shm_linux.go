@@ -150,7 +150,9 @@ func newRing(mem []byte, off, size int) ring {
 	return ring{
 		written: (*uint64)(word(0)), read: (*uint64)(word(64)),
 		readerSleeps: (*uint32)(word(128)), writerSleeps: (*uint32)(word(192)),
-		data: mem[off+ringCtrl : off+ringCtrl+size], mask: uint64(size - 1),
+		// Capped at the ring's end, so that a slice of data that ran past
+		// it panics rather than reading the next ring's control words.
+		data: mem[off+ringCtrl : off+ringCtrl+size : off+ringCtrl+size], mask: uint64(size - 1),
 	}
 }
 
@@ -654,7 +656,7 @@ func (c *sharedConn) nextRecord() (rec []byte, bytePath bool, err error) {
 	return r.data[start : start+n], false, nil
 }
 
-// consumeRecord finishes the record of n bytes wholeRecord returned, as
+// consumeRecord finishes the record of n bytes nextRecord returned, as
 // take finishes one.
 func (c *sharedConn) consumeRecord(n int) {
 	c.taken += recordSpan(n)

@@ -596,6 +596,25 @@ func TestNextRecord(t *testing.T) {
 	if n, err := b.take(got); n != len(long) || err != nil || !bytes.Equal(got, long) {
 		t.Fatalf("take of the wrapped record: %d, %v", n, err)
 	}
+	// A record whose word fits before the ring's end and whose bytes
+	// then run 4 bytes past it: the byte path too.
+	pos = uint64(3*ring - 64)
+	atomic.StoreUint64(a.out.written, pos)
+	atomic.StoreUint64(a.out.read, pos)
+	a.seenRead, b.taken, b.shown = pos, pos, pos
+	sixty := bytes.Repeat([]byte{9}, 60)
+	if n := a.put(sixty); n != len(sixty) {
+		t.Fatalf("put %d bytes, want %d", n, len(sixty))
+	}
+	look(t, nil, true, nil)
+	if n, err := b.take(got[:60]); n != 60 || err != nil || !bytes.Equal(got[:60], sixty) {
+		t.Fatalf("take of the record that ends past the ring: %d, %v", n, err)
+	}
+	// A word left from the lap before at the reader's position, of a
+	// record of 40 bytes: not this lap's, so nothing new.
+	at := b.taken & b.in.mask
+	binary.LittleEndian.PutUint64(b.in.data[at:], recordWord(b.taken-ring, 40))
+	look(t, nil, false, nil)
 	// The peer gone: what it wrote first, then the end.
 	a.put(msg)
 	b.gone.Store(true)
