@@ -580,36 +580,28 @@ func TestNextRecord(t *testing.T) {
 	if n, err := b.take(buf[10:]); n != len(msg)-10 || err != nil || !bytes.Equal(buf, msg) {
 		t.Fatalf("take of the rest: %d, %v, % x", n, err, buf)
 	}
-	// A record that wraps around the ring's end: the byte path, and take
-	// reads it whole. The writer's position moves to 64 bytes before the
-	// end (empty records' room, as if read).
-	pos := uint64(2*ring - 64)
-	atomic.StoreUint64(a.out.written, pos)
-	atomic.StoreUint64(a.out.read, pos)
-	a.seenRead, b.taken, b.shown = pos, pos, pos
-	long := bytes.Repeat([]byte{7}, 100)
-	if n := a.put(long); n != len(long) {
-		t.Fatalf("put %d bytes, want %d", n, len(long))
+	// wrapsAt moves the writer's position to pos (empty records' room, as
+	// if read) and puts rec there: a record that does not fit before the
+	// ring's end goes the byte path, and take reads it whole.
+	wrapsAt := func(t *testing.T, pos uint64, rec []byte) {
+		t.Helper()
+		atomic.StoreUint64(a.out.written, pos)
+		atomic.StoreUint64(a.out.read, pos)
+		a.seenRead, b.taken, b.shown = pos, pos, pos
+		if n := a.put(rec); n != len(rec) {
+			t.Fatalf("put %d bytes, want %d", n, len(rec))
+		}
+		look(t, nil, true, nil)
+		got := make([]byte, len(rec))
+		if n, err := b.take(got); n != len(rec) || err != nil || !bytes.Equal(got, rec) {
+			t.Fatalf("take of a record of %d bytes put at %d: %d, %v", len(rec), pos, n, err)
+		}
 	}
-	look(t, nil, true, nil)
-	got := make([]byte, len(long))
-	if n, err := b.take(got); n != len(long) || err != nil || !bytes.Equal(got, long) {
-		t.Fatalf("take of the wrapped record: %d, %v", n, err)
-	}
-	// A record whose word fits before the ring's end and whose bytes
-	// then run 4 bytes past it: the byte path too.
-	pos = uint64(3*ring - 64)
-	atomic.StoreUint64(a.out.written, pos)
-	atomic.StoreUint64(a.out.read, pos)
-	a.seenRead, b.taken, b.shown = pos, pos, pos
-	sixty := bytes.Repeat([]byte{9}, 60)
-	if n := a.put(sixty); n != len(sixty) {
-		t.Fatalf("put %d bytes, want %d", n, len(sixty))
-	}
-	look(t, nil, true, nil)
-	if n, err := b.take(got[:60]); n != 60 || err != nil || !bytes.Equal(got[:60], sixty) {
-		t.Fatalf("take of the record that ends past the ring: %d, %v", n, err)
-	}
+	// A record that wraps around the ring's end, 64 bytes before it.
+	wrapsAt(t, 2*ring-64, bytes.Repeat([]byte{7}, 100))
+	// One whose word fits before the end and whose bytes then run 4
+	// bytes past it.
+	wrapsAt(t, 3*ring-64, bytes.Repeat([]byte{9}, 60))
 	// A word left from the lap before at the reader's position, of a
 	// record of 40 bytes: not this lap's, so nothing new.
 	at := b.taken & b.in.mask
