@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -134,4 +135,44 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// scribblingRecords hands out one record, and overwrites it when it is
+// consumed, as the ring's writer may then reuse its room.
+type scribblingRecords struct{ rec []byte }
+
+func (s *scribblingRecords) nextRecord() ([]byte, bool, error) { return s.rec, false, nil }
+
+func (s *scribblingRecords) consumeRecord(n int) {
+	for i := range s.rec[:n] {
+		s.rec[i] = 0xee
+	}
+}
+
+// TestLandWholeReadsBeforeReleasing: a frame landed where it lies in the
+// ring is read, copied or reduced into its receive's region, before the
+// record goes back to the writer; landing after consumeRecord would land
+// the writer's next bytes (here 0xee).
+func TestLandWholeReadsBeforeReleasing(t *testing.T) {
+	elems := []uint64{3, 5, 7}
+	for _, reduces := range []bool{false, true} {
+		h := header{kind: kindData | flagElements, tag: 4, bytes: 24, payload: 24}
+		rec := make([]byte, headerBytes+24)
+		h.put(rec)
+		copy(rec[headerBytes:], bytesOf(elems))
+		dst := []uint64{10, 20, 30}
+		m := &Mesh{}
+		m.landing = func(int32, header) landingSpot {
+			return landingSpot{dst: dst, recv: 2, reduces: reduces, op: sim.ReduceSum}
+		}
+		p := &polledPeer{peer: 1, records: &scribblingRecords{rec: rec}}
+		_, recv, ok := m.landWhole(p, rec)
+		want := []uint64{3, 5, 7}
+		if reduces {
+			want = []uint64{13, 25, 37}
+		}
+		if !ok || recv != 2 || !slices.Equal(dst, want) {
+			t.Errorf("reduces %t: landed %t in receive %d: %v, want true, 2, %v", reduces, ok, recv, dst, want)
+		}
+	}
 }
