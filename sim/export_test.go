@@ -42,6 +42,14 @@ func SetFinishInOrder(on bool) (restore func()) {
 	return func() { finishInOrder = before }
 }
 
+// SetMaxRankOps sets the most ops one rank may have, and returns a
+// function that restores it.
+func SetMaxRankOps(n int) (restore func()) {
+	before := maxRankOps
+	maxRankOps = n
+	return func() { maxRankOps = before }
+}
+
 // SetArenaFrom sets the sizes from which a GOAL run's tables of messages
 // and ready ops, its queues and their indexes move to the run's arena, and
 // returns a function that restores them.

@@ -144,6 +144,22 @@ func TestParseGOALDependencyLimits(t *testing.T) {
 	}
 }
 
+// A rank may have at most 2^30-1 ops (its edges are keyed in 32 bits):
+// past the limit, lowered here to 3, the parse stops with an error naming
+// the rank, in either way of storing it.
+func TestParseGOALRankOpsLimit(t *testing.T) {
+	defer sim.SetMaxRankOps(3)()
+	for _, inOrder := range []bool{true, false} {
+		restore := sim.SetFinishInOrder(inOrder)
+		src := "num_ranks 2\nrank 0 {\nl0: calc 1\nl1: calc 1\nl2: calc 1\nl1 requires l0\n}\nrank 1 {\nl0: calc 1\nl1: calc 1\nl2: calc 1\nl3: calc 1\nl3 requires l2\n}\n"
+		_, err := sim.ParseGOAL(strings.NewReader(src), "x.goal")
+		restore()
+		if err == nil || !strings.Contains(err.Error(), "x.goal:14: rank 1 has 4 ops, more than the 3 one rank may have") {
+			t.Errorf("in order %t: %v, want the limit's error at rank 1's closing brace", inOrder, err)
+		}
+	}
+}
+
 func dependencyLimits(t *testing.T, hubLast bool) {
 	fan := func(n int, in bool) string {
 		var b strings.Builder

@@ -919,6 +919,9 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if uint64(g.deps.len())+uint64(len(p.edges)) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", uint32(math.MaxUint32-1))}
 	}
+	if n > maxRankOps {
+		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("rank %d has %d ops, more than the %d one rank may have", r, n, maxRankOps)}
+	}
 	zero := uint32(0) // ops without dependencies
 	var err error
 	if finishInOrder && edgesInOrder(p.edges) {
@@ -933,6 +936,10 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	g.ready = append(g.ready, g.ready[r]+zero)
 	return nil
 }
+
+// maxRankOps is the most ops one rank may have: the parser keys a rank's
+// edges by 2*op + kind in an int32 (tests lower it).
+var maxRankOps = 1<<30 - 1
 
 // finishInOrder is whether finishRank takes storeInOrder's way when it
 // can (tests compare the two ways).
