@@ -103,9 +103,6 @@ func (g *GOAL) value(o *goalOp) int64 {
 // their slots: ready lists, users, counts, messages.
 func (g *GOAL) op(slot uint32) *goalOp { return g.ops.at(slot) }
 
-// opOf returns op id.
-func (g *GOAL) opOf(id uint32) *goalOp { return g.ops.at(g.lay.slot(id)) }
-
 // cpuNIC returns the CPU and NIC the op in slot runs on.
 func (g *GOAL) cpuNIC(slot uint32) (uint16, uint16) {
 	if int(slot) >= len(g.place) {

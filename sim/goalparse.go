@@ -610,9 +610,9 @@ func (p *goalParser) quickLine(t []byte, whole bool, index int, op *parsedOp) (n
 	return len(t) - len(rest) + end, false
 }
 
-// quickOp is quickLine for an op labelled label (number: labelNumber's,
-// or -1), whose text after the colon is t: it returns the length of what
-// it read of t (0 if it did not read the op), and the op in op.
+// quickOp is quickLine for an op labelled label (number: labelNumber's),
+// whose text after the colon is t: it returns the length of what it read
+// of t (0 if it did not read the op), and the op in op.
 func (p *goalParser) quickOp(label []byte, number int, t []byte, whole bool, index int, op *parsedOp) int {
 	if number < 0 && !validLabel(label) || len(t) < 6 {
 		return 0
@@ -731,13 +731,13 @@ func validLabel(label []byte) bool {
 	return len(label) > 0
 }
 
-// labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros).
-func labelNumber(label []byte) (int, bool) {
-	if len(label) < 2 || label[0] != 'l' {
-		return 0, false
+// labelNumber returns i for a label "l<i>" (i < 2^24, no leading zeros),
+// else -1.
+func labelNumber(label []byte) int {
+	if end, number := readLabel(label); end == len(label) {
+		return number
 	}
-	end, number := readLabel(label)
-	return number, end == len(label) && number >= 0
+	return -1
 }
 
 // readLabel returns where the word t begins ends (as wordEnd) and, when
@@ -761,11 +761,7 @@ func readLabel(t []byte) (end, number int) {
 
 // lookup returns the index of the op labelled label, if one is.
 func (p *goalParser) lookup(label []byte) (int32, bool) {
-	number, ok := labelNumber(label)
-	if !ok {
-		number = -1
-	}
-	return p.lookupLabel(label, number)
+	return p.lookupLabel(label, labelNumber(label))
 }
 
 // lookupLabel is lookup for a label whose labelNumber is number (-1 for
@@ -786,11 +782,7 @@ func (p *goalParser) lookupLabel(label []byte, number int) (int32, bool) {
 // Schedgen write count the ops), any other to the map: memory follows the
 // text, not the numbers in it ("l16777215" alone costs no 64 MB slice).
 func (p *goalParser) define(label []byte, index int32) {
-	number, ok := labelNumber(label)
-	if !ok {
-		number = -1
-	}
-	p.defineLabel(label, number, index)
+	p.defineLabel(label, labelNumber(label), index)
 }
 
 // defineLabel is define for a label whose labelNumber is number (-1 for
@@ -1001,6 +993,8 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 		if err := p.pack(&o, &ops[k], first+uint32(k), p.defined[k]); err != nil {
 			return 0, err
 		}
+		// (Written out here and in sortAndStore: as a call, the ring's parse
+		// took 0.58 s instead of 0.52 s.)
 		for j, d := range list {
 			g.deps.add(d)
 			u := g.op(base + uint32(d)*stride)
