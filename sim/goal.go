@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/collsim/collsim/sim/hugepage"
@@ -10,8 +12,10 @@ import (
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: 24 bytes per op, 4 for its place in its rank's program, 4 per
-// dependency, and 4 per user of ops that more than one op waits for.
+// compactly: 24 bytes per op and 4 per user of ops that more than one op
+// waits for. Dependency lists are not kept: an op's users say the same, and
+// Schedule, which hands out the lists, makes them from the users when first
+// asked.
 //
 // Ops are numbered (their id) rank by rank, in program order, as they are
 // read: the text streams into the tables, which are never reordered. The
@@ -21,12 +25,8 @@ import (
 type GOAL struct {
 	Ranks      int
 	CPUs, NICs int
-	// Rank r's ops, in program order, are ids first[r] .. first[r+1]-1,
-	// and their dependency lists (rank-local indices, After then
-	// StartAfter) follow one another in deps from depFirst[r].
-	first    []uint32
-	deps     chunked[int32]
-	depFirst []uint32
+	// Rank r's ops, in program order, are ids first[r] .. first[r+1]-1.
+	first []uint32
 	// Rank r's ops without dependencies are zeros[ready[r]] ..
 	// zeros[ready[r+1]-1].
 	ready     []uint32
@@ -34,6 +34,8 @@ type GOAL struct {
 	ops       chunked[goalOp] // by slot (lay)
 	lay       opLayout        // where each op is stored
 	users     []uint32        // the users (slots) of ops with more than one
+	usersRoom *hugepage.Arena // holds users once it is large (growUsers)
+	nDeps     uint64          // dependencies, each counted once
 	big       []int64         // values too large for an op's val
 	place     []uint32        // cpu<<16 | nic by id while parsing, then by slot; nil while every op runs on CPU 0 and NIC 0
 	hasStarts bool            // some op irequires another
@@ -43,6 +45,12 @@ type GOAL struct {
 	maxSendLine, maxCalcLine int
 	maxCalc                  int64
 	file                     string
+	// The dependency lists Schedule hands out, made from the users once
+	// (scheduleDeps): rank r's ops' lists (rank-local indices, After then
+	// StartAfter) follow one another in deps from depFirst[r].
+	depsOnce sync.Once
+	deps     chunked[int32]
+	depFirst []uint32
 }
 
 // Largest returns the largest send (bytes) and the longest calc (ns) and
@@ -163,9 +171,50 @@ func (g *GOAL) Schedule(name string) Schedule {
 		CPUs:      g.CPUs,
 		NICs:      g.NICs,
 		Rank: func(r int) Source {
+			g.depsOnce.Do(g.scheduleDeps)
 			return &goalSource{g: g, r: r, n: g.first[r+1] - g.first[r], dep: g.depFirst[r]}
 		},
 	}
+}
+
+// scheduleDeps makes the dependency lists Schedule hands out from the
+// users lists. An op's users are ops of its own rank, each listed once, so
+// walking a rank's ops in program order and appending each to the lists of
+// its users gives every op its dependencies, each once, in program order,
+// After then StartAfter (the order they were written in may differ: it
+// changes nothing in a run).
+func (g *GOAL) scheduleDeps() {
+	g.depFirst = make([]uint32, g.Ranks+1)
+	var next []uint32 // by op of the rank: where its next dependency goes, After then StartAfter
+	for r := range g.Ranks {
+		first, n := g.first[r], g.first[r+1]-g.first[r]
+		base, stride := g.lay.rankSlots(r, first)
+		at := g.deps.len()
+		g.depFirst[r] = at
+		next = slices.Grow(next[:0], int(2*n))[:2*n]
+		for k := range n {
+			o := g.op(base + k*stride)
+			next[2*k], next[2*k+1] = at, at+uint32(o.nAfter)
+			at += uint32(o.nAfter) + uint32(o.nStart)
+		}
+		g.deps.extend(at)
+		for d := range n {
+			o := g.op(base + d*stride)
+			for j, u := range g.usersOf(o) {
+				w := &next[2*((u-base)/stride)+b2u(j >= int(o.nUsers))]
+				*g.deps.at(*w) = int32(d)
+				*w++
+			}
+		}
+	}
+	g.depFirst[g.Ranks] = g.deps.len()
+}
+
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // HasStartDependencies reports whether some op irequires another.

@@ -192,6 +192,81 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 	})
 }
 
+// Each op's users are the ops of its rank that name it, read here from
+// the text, not from the parser's tables: those that require it, then
+// those that irequire it (an irequires of an op also required adds
+// nothing), each once and in program order; and the lists of ops with
+// more than one lie side by side in users, in the order the ops are
+// stored, from its start to its end. Ranks in blocks or by id, the users
+// table moved to reserved room at any length or never.
+func TestUsersListWhatWasWritten(t *testing.T) {
+	defer func(blocks bool, from int) { blockRanks, usersRoomFrom = blocks, from }(blockRanks, usersRoomFrom)
+	rapid.Check(t, func(t *rapid.T) {
+		ranks := rapid.IntRange(1, 600).Draw(t, "ranks")
+		n := rapid.IntRange(0, 5).Draw(t, "n")
+		odd, oddN := -1, 0
+		if rapid.Bool().Draw(t, "a rank differs") {
+			odd = rapid.IntRange(0, ranks-1).Draw(t, "odd rank")
+			oddN = rapid.IntRange(0, 6).Draw(t, "its ops")
+		}
+		text := layoutGOAL(t, ranks, n, odd, oddN)
+		blockRanks = rapid.Bool().Draw(t, "blocks")
+		usersRoomFrom = rapid.SampledFrom([]int{0, 1, 5, 1 << 20}).Draw(t, "room from")
+		g, err := ParseGOAL(strings.NewReader(text), "u.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		type edge struct{ r, op, dep int }
+		requires, irequires := map[edge]bool{}, map[edge]bool{}
+		r := -1
+		for _, line := range strings.Split(text, "\n") {
+			var a, d int
+			if _, err := fmt.Sscanf(line, "rank %d {", &r); err == nil {
+				continue
+			}
+			if _, err := fmt.Sscanf(line, "o%d requires o%d", &a, &d); err == nil {
+				requires[edge{r, a, d}] = true
+			} else if _, err := fmt.Sscanf(line, "o%d irequires o%d", &a, &d); err == nil {
+				irequires[edge{r, a, d}] = true
+			}
+		}
+		for r := range ranks {
+			n := int(g.first[r+1] - g.first[r])
+			for d := range n {
+				var after, start []int32
+				for k := range n {
+					switch e := (edge{r, k, d}); {
+					case requires[e]:
+						after = append(after, int32(k))
+					case irequires[e]:
+						start = append(start, int32(k))
+					}
+				}
+				o := g.op(g.slotOf(r, uint32(d)))
+				var got []int32
+				for _, u := range g.usersOf(o) {
+					got = append(got, g.index(int32(r), u))
+				}
+				if want := append(after, start...); !slices.Equal(got, want) || int(o.nUsers) != len(after) {
+					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, o.nUsers, want, len(after))
+				}
+			}
+		}
+		at := uint32(0)
+		for slot := range uint32(g.Ops()) {
+			if o := g.op(slot); o.nUsers+o.nSUsers > 1 {
+				if o.user != at {
+					t.Fatalf("slot %d's users begin at %d, want %d", slot, o.user, at)
+				}
+				at += uint32(o.nUsers + o.nSUsers)
+			}
+		}
+		if at != uint32(len(g.users)) {
+			t.Fatalf("users holds %d, the lists %d", len(g.users), at)
+		}
+	})
+}
+
 // chunked's extend and truncate keep it a slice: checked against one.
 func TestChunkedExtendAndTruncate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/collsim/collsim/sim/hugepage"
@@ -49,6 +50,15 @@ type goalParser struct {
 	ops      []parsedOp // the current rank's ops, as read
 	// Scratch for finishRank, reused from rank to rank.
 	count, list, order, newIndex []int32
+	// The ranks stored since their users were last listed (fillUsers):
+	// from unitRank on, rank unitRank+i's dependencies (rank-local
+	// indices, each op's After then StartAfter) begin at unitDeps[unitAt[i]];
+	// unitStarts is whether some op among them irequires another.
+	unitRank   int
+	unitDeps   []int32
+	unitAt     []uint32
+	unitStarts bool
+	ends       []uint32 // fillUsers's scratch
 }
 
 // goalEdge is one "op requires dep" (or irequires, when start) as read.
@@ -73,9 +83,7 @@ func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
-	if err := p.g.layout(); err != nil {
-		return nil, &GOALError{File: file, Line: p.line, Msg: err.Error()}
-	}
+	p.g.layout()
 	return p.g, nil
 }
 
@@ -908,7 +916,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if uint64(first)+uint64(n) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d ops", uint32(math.MaxUint32-1))}
 	}
-	if uint64(g.deps.len())+uint64(len(p.edges)) >= math.MaxUint32 {
+	if g.nDeps+uint64(len(p.edges)) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", uint32(math.MaxUint32-1))}
 	}
 	if n > maxRankOps {
@@ -924,8 +932,14 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if err != nil {
 		return err
 	}
+	g.nDeps += uint64(uint32(len(p.unitDeps)) - p.unitAt[len(p.unitAt)-1])
 	g.first = append(g.first, first+uint32(n))
 	g.ready = append(g.ready, g.ready[r]+zero)
+	// Users are listed a block of ranks at a time, once the block is read,
+	// or a rank at a time where ranks are stored by id.
+	if !g.lay.blocked(r) || (r+1)&(1<<g.lay.shift-1) == 0 {
+		return p.fillUsers(r + 1)
+	}
 	return nil
 }
 
@@ -995,13 +1009,13 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 		}
 		// (Written out here and in sortAndStore: as a call, the ring's parse
 		// took 0.58 s instead of 0.52 s.)
+		p.unitDeps = append(p.unitDeps, list...)
 		for j, d := range list {
-			g.deps.add(d)
 			u := g.op(base + uint32(d)*stride)
 			users := &u.nUsers
 			if j >= nAfter {
 				users = &u.nSUsers
-				g.hasStarts = true
+				p.unitStarts = true
 			}
 			if *users == math.MaxUint16 {
 				return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
@@ -1019,18 +1033,19 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 
 // place starts storing rank r, of n ops: where its dependencies begin,
 // and where its ops go (opLayout; rank 0 sets the blocks' op count, and a
-// rank that differs ends the blocks). It returns the rank's slots
-// (rankSlots).
+// rank that differs ends the blocks: the ranks of its block read so far
+// then list their users with it, as ranks stored by id). It returns the
+// rank's slots (rankSlots).
 func (p *goalParser) place(r, n int) (base, stride uint32) {
 	g := p.g
 	first := g.first[r]
-	g.depFirst = append(g.depFirst, g.deps.len())
 	switch {
 	case r == 0:
 		g.lay = planLayout(g.Ranks, uint32(n))
 	case g.lay.blocked(r) && uint32(n) != g.lay.n:
 		g.lay.unblock(r, &g.ops, g.first)
 	}
+	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps)))
 	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
 	return g.lay.rankSlots(r, first)
 }
@@ -1112,12 +1127,12 @@ func (p *goalParser) sortAndStore(r int, ops []parsedOp) (uint32, error) {
 		for kind, list := range [2][]int32{after, start} {
 			for _, d := range list {
 				dk := newIndex[d]
-				g.deps.add(dk)
+				p.unitDeps = append(p.unitDeps, dk)
 				u := g.op(base + uint32(dk)*stride)
 				users := &u.nUsers
 				if kind == 1 {
 					users = &u.nSUsers
-					g.hasStarts = true
+					p.unitStarts = true
 				}
 				if *users == math.MaxUint16 {
 					return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
@@ -1184,92 +1199,124 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 	return nil
 }
 
-// layout lists every op's users, once every rank is read.
-func (g *GOAL) layout() error {
-	n := g.ops.len()
-	// Users: each op's list ends where the next op's begins, in the order
-	// the ops are stored (opLayout), so that ops read together have their
-	// lists together; user points past its end and moves back as the list
-	// is filled from its end.
-	total := uint64(0)
-	for slot := range n {
-		o := g.ops.at(slot)
+// layout turns the tables a run reads by op from ids to slots (the same
+// when no rank is in a block), once every rank is read.
+func (g *GOAL) layout() {
+	if g.lay.cutID == 0 {
+		return
+	}
+	for i := range g.zeros.len() {
+		z := g.zeros.at(i)
+		*z = g.lay.slot(*z)
+	}
+	if g.place != nil {
+		place := make([]uint32, len(g.place))
+		for id, p := range g.place {
+			place[g.lay.slot(uint32(id))] = p
+		}
+		g.place = place
+	}
+}
+
+// fillUsers lists the users of the ops of the ranks stored since the last
+// call, up to rank end-1: a whole block of ranks, or ranks stored by id
+// (the rank just read, and when it ended the blocks, those of its block
+// read before it). Their dependencies are in unitDeps, which it empties.
+//
+// Each op's users list ends where the next op's begins, in the order the
+// ops are stored (opLayout), so that ops read together have their lists
+// together: the units come in that order, and lists are placed slot by
+// slot, user pointing past each list's end and moving back as the list is
+// filled from its end (the StartAfter users first, so that they come
+// last). The fill walks the unit's ops backwards in the order they are
+// stored, so that each list comes out in program order: a rank's ops are
+// stored in program order, and an op's users are of its own rank. In a
+// block, it walks op row by op row, the ranks of the row side by side,
+// each rank's dependencies read from where its later ops' began.
+//
+// Listing users as the text is read, from dependencies a block at a time,
+// spares the whole schedule's dependency lists: the 1,048,576-rank
+// dissemination barrier's 328 MB, touched once and read once more.
+func (p *goalParser) fillUsers(end int) error {
+	g := p.g
+	lo, hi := g.first[p.unitRank], g.first[end] // a block's slots are its ids
+	total := uint64(len(g.users))
+	for slot := lo; slot < hi; slot++ {
+		o := g.op(slot)
 		if c := uint64(o.nUsers) + uint64(o.nSUsers); c > 1 {
 			total += c
 			if total > math.MaxUint32 {
-				return fmt.Errorf("more than %d dependencies on ops with several users", uint32(math.MaxUint32))
+				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies on ops with several users", uint32(math.MaxUint32))}
 			}
 			o.user = uint32(total)
 		}
 	}
-	g.users = hugepage.Make[uint32](int(total))
-	// The tables a run reads by op, from ids to slots (the same when no
-	// rank is in a block).
-	if g.lay.cutID > 0 {
-		for i := range g.zeros.len() {
-			z := g.zeros.at(i)
-			*z = g.lay.slot(*z)
-		}
-		if g.place != nil {
-			place := make([]uint32, len(g.place))
-			for id, p := range g.place {
-				place[g.lay.slot(uint32(id))] = p
-			}
-			g.place = place
-		}
+	g.growUsers(int(total))
+	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's end
+	if p.unitStarts {
+		p.fillUnit(end, true)
+		g.hasStarts = true
 	}
-	if g.hasStarts {
-		g.fillUsers(true)
-	}
-	g.fillUsers(false)
+	p.fillUnit(end, false)
+	p.unitRank, p.unitDeps, p.unitAt, p.unitStarts = end, p.unitDeps[:0], p.unitAt[:0], false
 	return nil
 }
 
-// fillUsers lists every op as a user of its dependencies (of its
-// StartAfter list when starts, else of its After list), walking the ops
-// backwards in the order they are stored (opLayout) so that each list,
-// filled from its end, comes out in program order: a rank's ops are
-// stored in program order, and an op's users are of its own rank. Ranks
-// in blocks are walked op row by op row, the ranks of the row side by
-// side, each rank's dependencies read from where its later ops' began;
-// the walk reads the tables about in order, where a walk rank by rank
-// read each op of a block's rank from another page.
-func (g *GOAL) fillUsers(starts bool) {
-	for r := g.Ranks - 1; r >= int(g.lay.cutRank); r-- {
-		first, n := g.first[r], g.first[r+1]-g.first[r]
-		end := g.depEnd(r)
-		for k := n; k > 0; k-- {
-			end = g.fillUsersOf(first+k-1, end, first, 1, starts)
-		}
-	}
-	ranks := uint32(1) << g.lay.shift // of a block
-	ends := make([]uint32, ranks)     // by rank of the block: where its next op's dependencies end
-	for b := int(g.lay.cutRank) - int(ranks); b >= 0; b -= int(ranks) {
-		for k := range ranks {
-			ends[k] = g.depEnd(b + int(k))
-		}
-		base := g.first[b] // the block's first slot (its first op's id)
-		for i := int(g.lay.n) - 1; i >= 0; i-- {
-			row := base + uint32(i)*ranks // op i of the block's ranks
-			for k := int(ranks) - 1; k >= 0; k-- {
-				ends[k] = g.fillUsersOf(row+uint32(k), ends[k], base+uint32(k), ranks, starts)
+// fillUnit lists the ops of ranks unitRank .. end-1 as users of their
+// dependencies (of their StartAfter lists when starts, else of their After
+// lists); see fillUsers.
+func (p *goalParser) fillUnit(end int, starts bool) {
+	g := p.g
+	deps, at := p.unitDeps, p.unitAt
+	if !g.lay.blocked(p.unitRank) {
+		for r := end - 1; r >= p.unitRank; r-- {
+			first, n := g.first[r], g.first[r+1]-g.first[r]
+			e := at[r-p.unitRank+1]
+			for k := n; k > 0; k-- {
+				e = g.fillUsersOf(first+k-1, e, first, 1, starts, deps)
 			}
+		}
+		return
+	}
+	ranks := uint32(end - p.unitRank) // a block's
+	ends := slices.Grow(p.ends[:0], int(ranks))[:ranks]
+	p.ends = ends
+	copy(ends, at[1:])
+	base := g.first[p.unitRank] // the block's first slot (its first op's id)
+	for i := int(g.lay.n) - 1; i >= 0; i-- {
+		row := base + uint32(i)*ranks // op i of the block's ranks
+		for k := int(ranks) - 1; k >= 0; k-- {
+			ends[k] = g.fillUsersOf(row+uint32(k), ends[k], base+uint32(k), ranks, starts, deps)
 		}
 	}
 }
 
-// depEnd returns where rank r's dependencies end in deps.
-func (g *GOAL) depEnd(r int) uint32 {
-	if r+1 < len(g.depFirst) {
-		return g.depFirst[r+1]
+// growUsers makes users n long, the new entries to be filled. Once large,
+// users moves to room reserved for the most a schedule may have, so that
+// it never moves again: growing it by copies touched it up to twice over.
+func (g *GOAL) growUsers(n int) {
+	if n > cap(g.users) && n >= usersRoomFrom && g.usersRoom == nil {
+		g.usersRoom = hugepage.NewArena()
+		if room := hugepage.Reserve[uint32](g.usersRoom, maxUsers); room != nil {
+			g.users = append(room, g.users...)
+		}
 	}
-	return g.deps.len()
+	if n > cap(g.users) {
+		g.users = hugepage.Grow(g.users, n-len(g.users))
+	}
+	g.users = g.users[:n]
 }
+
+// usersRoomFrom is the length from which users moves to reserved room
+// (a variable for tests), and maxUsers the room: o.user is a uint32.
+var usersRoomFrom = 1 << 20
+
+const maxUsers = min(math.MaxUint32, math.MaxInt)
 
 // fillUsersOf lists the op in slot u as a user of its dependencies (see
 // fillUsers), whose list ends at end in deps; its rank's op i is in slot
 // base + i*stride. It returns where the list begins.
-func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool) uint32 {
+func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool, deps []int32) uint32 {
 	o := g.op(u)
 	na, ns := uint32(o.nAfter), uint32(o.nStart)
 	begin := end - na - ns
@@ -1277,8 +1324,8 @@ func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool) uint32 {
 	if starts {
 		lo, hi = begin+na, end
 	}
-	for i := hi; i > lo; i-- {
-		d := g.op(base + uint32(*g.deps.at(i - 1))*stride)
+	for _, dep := range slices.Backward(deps[lo:hi]) {
+		d := g.op(base + uint32(dep)*stride)
 		if d.nUsers+d.nSUsers == 1 {
 			d.user = u
 			continue

@@ -174,9 +174,11 @@ func Alloc[T any](a *Arena, n int) []T {
 // mapping of its own, whose pages take memory only once touched: room for
 // a table's worst case that costs its actual use. It returns nil (room for
 // nothing: the caller grows the table as usual) when a is nil, where
-// mapping fails (a limit on address space; under vm.overcommit_memory=2
-// the room counts against the machine's commit limit), elsewhere than
-// Linux, and under the race detector.
+// mapping fails (under vm.overcommit_memory=2 the room counts against the
+// machine's commit limit), when the room would take more than a quarter
+// of the process's limit on address space (ulimit -v; the room counts
+// there, and the rest of the process needs it more), elsewhere than Linux,
+// and under the race detector.
 func Reserve[T any](a *Arena, n int) []T {
 	var zero T
 	size := unsafe.Sizeof(zero)
@@ -187,7 +189,7 @@ func Reserve[T any](a *Arena, n int) []T {
 	if raceEnabled {
 		return nil
 	}
-	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) {
+	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) || uint64(n)*uint64(size) > addressLimit()/4 {
 		return nil
 	}
 	p := a.alloc(uintptr(n)*size, unsafe.Alignof(zero), true)

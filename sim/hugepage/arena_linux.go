@@ -1,6 +1,7 @@
 package hugepage
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -58,6 +59,16 @@ func protect(p unsafe.Pointer, n uintptr, off bool) {
 		prot = unix.PROT_NONE
 	}
 	_ = unix.Mprotect(unsafe.Slice((*byte)(p), n), prot)
+}
+
+// addressLimit returns the process's limit on address space (RLIMIT_AS),
+// the largest uint64 when there is none.
+func addressLimit() uint64 {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_AS, &l) != nil || l.Cur == unix.RLIM_INFINITY {
+		return math.MaxUint64
+	}
+	return l.Cur
 }
 
 func unmap(p unsafe.Pointer, n uintptr) {

@@ -3,6 +3,7 @@ package hugepage
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
 	"pgregory.net/rapid"
 )
 
@@ -268,5 +270,40 @@ func TestTableAfterFreeFaults(t *testing.T) {
 			}()
 			sink = s[n-1]
 		}()
+	}
+}
+
+// Under a limit on address space, Reserve leaves three quarters of it to
+// the rest of the process: room for more than a quarter is nil, though the
+// kernel would map it, and room for less is given. (In a process of its
+// own: the limit cannot be lifted again.)
+func TestReserveLeavesAddressSpace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector Reserve gives no room")
+	}
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		t.Skip("a 32-bit address space")
+	}
+	const limit = uint64(16 << 30)
+	if os.Getenv("HUGEPAGE_RESERVE_CHILD") == "1" {
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
+			t.Skip("cannot set RLIMIT_AS:", err)
+		}
+		a := NewArena()
+		defer a.Free()
+		quarter := limit / 4
+		if room := Reserve[byte](a, int(quarter+Size)); room != nil {
+			t.Fatalf("room for %d bytes under a limit of %d", cap(room), limit)
+		}
+		if room := Reserve[byte](a, int(quarter-Size)); uint64(cap(room)) != quarter-Size {
+			t.Fatalf("room for %d bytes under a limit of %d, want %d", cap(room), limit, quarter-Size)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReserveLeavesAddressSpace$", "-test.v")
+	cmd.Env = append(os.Environ(), "HUGEPAGE_RESERVE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -11,4 +11,6 @@ func mapAligned(uintptr, bool, bool) (unsafe.Pointer, uintptr) { return nil, 0 }
 
 func unmap(unsafe.Pointer, uintptr) {}
 
+func addressLimit() uint64 { return 0 }
+
 func protect(unsafe.Pointer, uintptr, bool) {}
