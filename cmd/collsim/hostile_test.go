@@ -218,6 +218,8 @@ var hostileCases = []hostile{
 	{args: []string{"topo", "extra"}, code: 2, want: `extra`},
 	{args: []string{"explain", "extra"}, code: 2, want: `extra`},
 	{args: []string{"run", "--cpuprofile"}, code: 2, want: `cpuprofile`},
+	{args: []string{"run", "--huge-pages", "maybe"}, code: 2, want: `"maybe" is not a huge page policy: auto, on or off`},
+	{args: []string{"--huge-pages", "", "run"}, code: 2, want: `auto, on or off`},
 
 	// ---- collsim run: flag values (usage, 2).
 	// §4: "--placement diagonal exits 1 while --network nosuch exits 2".

@@ -40,7 +40,7 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 		p = unsafe.Add(p, head)
 	}
 	switch {
-	case thpOff:
+	case !advising.Load():
 		// As Go's runtime marks its heap when GODEBUG has disablethp=1,
 		// for machines whose setting is "always".
 		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_NOHUGEPAGE)

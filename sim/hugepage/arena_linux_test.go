@@ -27,9 +27,7 @@ func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
 	}
-	if thpOff {
-		t.Skip("GODEBUG has disablethp=1")
-	}
+	adviseWhile(t, true)
 	a := NewArena()
 	first := Alloc[uint32](a, 100)
 	var chunk [][]byte

@@ -12,7 +12,64 @@
 // make.
 package hugepage
 
-import "unsafe"
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Policy says whether large tables ask for huge pages.
+type Policy int
+
+const (
+	// Auto asks for huge pages, except where GODEBUG has disablethp=1
+	// (as Go's runtime reads it) and on a virtual machine whose balloon
+	// device reports free memory to its host (Linux's free page
+	// reporting, which Firecracker and QEMU's virtio-balloon offer). The
+	// guest reports free memory in blocks of a huge page's size, and a
+	// huge page is made of such a block: its first touch waits for the
+	// host to supply all of it again, where small pages come first from
+	// memory freed recently, which the host still backs. There, tables in
+	// huge pages cost more to touch than they save in TLB misses unless
+	// the huge pages were freed moments before (README, "Huge pages").
+	Auto Policy = iota
+	// On always asks for huge pages.
+	On
+	// Off never asks for them, and marks arenas' mappings not to be given
+	// any (for machines whose transparent huge pages are "always").
+	Off
+)
+
+// ParsePolicy reads a policy's name: auto, on or off.
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "auto":
+		return Auto, nil
+	case "on":
+		return On, nil
+	case "off":
+		return Off, nil
+	}
+	return Auto, fmt.Errorf("%q is not a huge page policy: auto, on or off", s)
+}
+
+// advising is whether tables ask for huge pages now (SetPolicy).
+var advising atomic.Bool
+
+func init() { SetPolicy(Auto) }
+
+// SetPolicy decides whether the tables made from now on ask for huge
+// pages; tables made before keep what they asked for.
+func SetPolicy(p Policy) {
+	switch p {
+	case On:
+		advising.Store(true)
+	case Off:
+		advising.Store(false)
+	default:
+		advising.Store(autoAdvises())
+	}
+}
 
 // Size is the huge page size asked for: 2 MiB, x86-64's and arm64's
 // usual one.

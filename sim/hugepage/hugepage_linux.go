@@ -2,6 +2,7 @@ package hugepage
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -14,7 +15,7 @@ import (
 // off, or none is free) the memory is the same, in small pages, and an
 // error changes nothing, so none is returned.
 func advise(p unsafe.Pointer, size uintptr) {
-	if thpOff {
+	if !advising.Load() {
 		return
 	}
 	start := uintptr(p) &^ (Size - 1)
@@ -26,9 +27,34 @@ func advise(p unsafe.Pointer, size uintptr) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_HUGEPAGE)
 }
 
-// thpOff is whether GODEBUG's disablethp asks Go not to use huge pages for
-// its heap (for machines whose setting is "always"): the tables respect it.
-var thpOff = disablesTHP(os.Getenv("GODEBUG"))
+// autoAdvises is Auto's choice (see Auto): no huge pages where GODEBUG
+// turns them off for Go's heap, or where a balloon reports free pages.
+func autoAdvises() bool {
+	return !disablesTHP(os.Getenv("GODEBUG")) && !reportsFreePages("/sys/bus/virtio/devices")
+}
+
+// reportsFreePages reports whether one of the virtio devices under dir
+// (sysfs's /sys/bus/virtio/devices) is a memory balloon (device ID 5)
+// that negotiated free page reporting (feature bit 5,
+// VIRTIO_BALLOON_F_REPORTING; features lists bits from 0, one character
+// each). Anything unreadable counts as no.
+func reportsFreePages(dir string) bool {
+	devices, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, d := range devices {
+		id, err := os.ReadFile(filepath.Join(dir, d.Name(), "device"))
+		if err != nil || strings.TrimSpace(string(id)) != "0x0005" {
+			continue
+		}
+		features, err := os.ReadFile(filepath.Join(dir, d.Name(), "features"))
+		if err == nil && len(features) > 5 && features[5] == '1' {
+			return true
+		}
+	}
+	return false
+}
 
 // disablesTHP reports whether a GODEBUG value turns disablethp on as Go's
 // runtime reads it: the last setting of the key wins, any whole number but

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,9 +20,7 @@ func TestMakeAsksForHugePages(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
 	}
-	if thpOff {
-		t.Skip("GODEBUG has disablethp=1")
-	}
+	adviseWhile(t, true)
 	s := Make[byte](8 * Size)
 	addr := uintptr(unsafe.Pointer(&s[4*Size]))
 	flags, err := vmFlags(addr)
@@ -101,5 +100,113 @@ func BenchmarkFirstTouch(b *testing.B) {
 				syscall.Munmap(m)
 			}
 		})
+	}
+}
+
+// adviseWhile sets whether tables ask for huge pages for the rest of t,
+// whatever the machine's policy chose.
+func adviseWhile(t *testing.T, on bool) {
+	before := advising.Load()
+	advising.Store(on)
+	t.Cleanup(func() { advising.Store(before) })
+}
+
+// Auto finds free page reporting from sysfs: a balloon (device 0x0005)
+// whose features string has bit 5 set; another device with that bit, a
+// balloon without it, or nothing readable, is none.
+func TestReportsFreePages(t *testing.T) {
+	bits := func(set ...int) string {
+		b := []byte(strings.Repeat("0", 64))
+		for _, i := range set {
+			b[i] = '1'
+		}
+		return string(b) + "\n"
+	}
+	for _, c := range []struct {
+		name    string
+		devices map[string][2]string // name: device ID, features
+		want    bool
+	}{
+		{"none", nil, false},
+		{"balloon reporting", map[string][2]string{"virtio0": {"0x0005\n", bits(1, 2, 5)}}, true},
+		{"balloon without reporting", map[string][2]string{"virtio0": {"0x0005\n", bits(1, 2)}}, false},
+		{"block device with bit 5", map[string][2]string{"virtio0": {"0x0002\n", bits(5)}}, false},
+		{"balloon among others", map[string][2]string{"virtio0": {"0x0002\n", bits(5)}, "virtio3": {"0x0005\n", bits(5)}}, true},
+		{"balloon without features", map[string][2]string{"virtio0": {"0x0005\n", ""}}, false},
+	} {
+		dir := t.TempDir()
+		for name, d := range c.devices {
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name, "device"), []byte(d[0]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if d[1] != "" {
+				if err := os.WriteFile(filepath.Join(dir, name, "features"), []byte(d[1]), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := reportsFreePages(dir); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if reportsFreePages(filepath.Join(t.TempDir(), "missing")) {
+		t.Error("a missing directory reports free pages")
+	}
+}
+
+// SetPolicy(On) makes a large table ask for huge pages and Off not;
+// under Off, an arena's own mappings are marked to get none (VmFlags
+// "nh"), for machines that give them unasked.
+func TestPolicyDecidesTheAdvice(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("this kernel has no transparent huge pages:", err)
+	}
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
+	adviseWhile(t, advising.Load())
+	for _, c := range []struct {
+		p            Policy
+		table, arena string // a flag wanted
+		tableNot     string
+	}{
+		{On, "hg", "hg", "nh"},
+		{Off, "", "nh", "hg"},
+	} {
+		SetPolicy(c.p)
+		s := Make[byte](8 * Size)
+		flags, err := vmFlags(uintptr(unsafe.Pointer(&s[4*Size])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.table != "" && !strings.Contains(" "+flags+" ", " "+c.table+" ") || strings.Contains(" "+flags+" ", " "+c.tableNot+" ") {
+			t.Errorf("policy %d: a table's mapping has VmFlags %q", c.p, flags)
+		}
+		a := NewArena()
+		big := Alloc[byte](a, 3*Size)
+		flags, err = vmFlags(uintptr(unsafe.Pointer(&big[0])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(" "+flags+" ", " "+c.arena+" ") {
+			t.Errorf("policy %d: an arena's mapping has VmFlags %q, without %s", c.p, flags, c.arena)
+		}
+		a.Free()
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for s, want := range map[string]Policy{"auto": Auto, "on": On, "off": Off} {
+		if got, err := ParsePolicy(s); err != nil || got != want {
+			t.Errorf("ParsePolicy(%q) = %v, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "yes", "On", "always"} {
+		if _, err := ParsePolicy(s); err == nil || !strings.Contains(err.Error(), "auto, on or off") {
+			t.Errorf("ParsePolicy(%q): %v", s, err)
+		}
 	}
 }

@@ -30,13 +30,14 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/tune"
 	"github.com/collsim/collsim/cmd/collsim/internal/validate"
 	"github.com/collsim/collsim/cmd/collsim/internal/workload"
+	"github.com/collsim/collsim/sim/hugepage"
 	"github.com/collsim/collsim/sim/workers"
 )
 
 // New returns the root command. stop, called once the command has run,
 // ends what the root's flags started (a CPU profile).
 func New(streams *cmdutil.IO) (*cobra.Command, func()) {
-	var profile string
+	var profile, hugePages string
 	end := func() {}
 	cmd := &cobra.Command{
 		Use:   "collsim",
@@ -48,6 +49,11 @@ with their closed-form costs.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
+			policy, err := hugepage.ParsePolicy(hugePages)
+			if err != nil {
+				return cmdutil.Flagf("--huge-pages: %v", err)
+			}
+			hugepage.SetPolicy(policy)
 			if profile == "" {
 				return nil
 			}
@@ -66,6 +72,7 @@ with their closed-form costs.`,
 			return nil
 		},
 	}
+	cmd.PersistentFlags().StringVar(&hugePages, "huge-pages", "auto", "whether large tables ask the kernel for huge pages: on, off, or auto (on, but off where GODEBUG has disablethp=1 and on virtual machines whose balloon reports free memory to the host, where a first touch of huge pages costs more than it saves)")
 	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo); each rank of a real run writes its own, this name with .rank<N> appended")
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
