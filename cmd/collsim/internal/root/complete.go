@@ -16,7 +16,7 @@ import (
 // command shares by name (collsim completion bash|zsh|fish|powershell):
 // machines (built-in names, else YAML files), algorithms (of the -c given
 // on the line, with the libraries' choices), collectives, network models,
-// routings, placements and --verify.
+// routings, placements, --verify and --huge-pages.
 func completeValues(cmd *cobra.Command) {
 	fixed := func(vals ...string) cobra.CompletionFunc {
 		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -41,6 +41,7 @@ func completeValues(cmd *cobra.Command) {
 		"routing":     fixed("minimal", "valiant", "ugal", "ecmp"),
 		"placement":   fixed(topology.Placements...),
 		"verify":      fixed("auto", "on", "off"),
+		"huge-pages":  fixed("auto", "on", "off"),
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
