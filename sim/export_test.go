@@ -61,3 +61,11 @@ func SetArenaFrom(tables, items, slots int) (restore func()) {
 
 // BlockedRanks returns how many of g's ranks are stored in blocks.
 func (g *GOAL) BlockedRanks() int { return int(g.lay.cutRank) }
+
+// SetMaxDeps sets the most dependencies a schedule may have, and returns
+// a function that restores the limit.
+func SetMaxDeps(n uint64) (restore func()) {
+	before := maxDeps
+	maxDeps = n
+	return func() { maxDeps = before }
+}

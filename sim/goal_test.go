@@ -160,6 +160,31 @@ func TestParseGOALRankOpsLimit(t *testing.T) {
 	}
 }
 
+// A schedule's dependencies are counted once each, a repeat or an
+// irequires of a required op not counted: the limit is reached at the
+// closing brace of the rank that passes it, whichever way it is stored.
+func TestParseGOALTotalDependencyLimit(t *testing.T) {
+	defer sim.SetMaxDeps(4)()
+	rank := func(r int, deps string) string {
+		return fmt.Sprintf("rank %d {\nl0: calc 1\nl1: calc 1\nl2: calc 1\n%s}\n", r, deps)
+	}
+	two := "l1 requires l0\nl1 requires l0\nl2 requires l1\nl2 irequires l1\n" // 2, written 4 times
+	for _, inOrder := range []bool{true, false} {
+		restore := sim.SetFinishInOrder(inOrder)
+		fits := "num_ranks 2\n" + rank(0, two) + rank(1, two)
+		_, errFits := sim.ParseGOAL(strings.NewReader(fits), "x.goal")
+		over := "num_ranks 3\n" + rank(0, two) + rank(1, two) + rank(2, "l2 requires l0\n")
+		_, errOver := sim.ParseGOAL(strings.NewReader(over), "x.goal")
+		restore()
+		if errFits != nil {
+			t.Errorf("in order %t: 4 dependencies: %v", inOrder, errFits)
+		}
+		if errOver == nil || !strings.Contains(errOver.Error(), "x.goal:25: more than 4 dependencies") {
+			t.Errorf("in order %t: 5 dependencies: %v, want the limit's error at rank 2's closing brace", inOrder, errOver)
+		}
+	}
+}
+
 func dependencyLimits(t *testing.T, hubLast bool) {
 	fan := func(n int, in bool) string {
 		var b strings.Builder

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -197,8 +198,9 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 // those that irequire it (an irequires of an op also required adds
 // nothing), each once and in program order; and the lists of ops with
 // more than one lie side by side in users, in the order the ops are
-// stored, from its start to its end. Ranks in blocks or by id, the users
-// table moved to reserved room at any length or never.
+// stored, from its start to its end. Schedule's dependency lists, made
+// from the users, are each op's, in program order. Ranks in blocks or by
+// id, the users table moved to reserved room at any length or never.
 func TestUsersListWhatWasWritten(t *testing.T) {
 	defer func(blocks bool, from int) { blockRanks, usersRoomFrom = blocks, from }(blockRanks, usersRoomFrom)
 	rapid.Check(t, func(t *rapid.T) {
@@ -251,6 +253,30 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, o.nUsers, want, len(after))
 				}
 			}
+		}
+		// Schedule's dependency lists, made from the users: each op's, in
+		// program order.
+		starts := false
+		progs := Materialize(g.Schedule("u"))
+		for r, prog := range progs {
+			for k, op := range prog {
+				var after, start []int32
+				for d := range len(prog) {
+					switch e := (edge{r, k, d}); {
+					case requires[e]:
+						after = append(after, int32(d))
+					case irequires[e]:
+						start = append(start, int32(d))
+					}
+				}
+				starts = starts || len(start) > 0
+				if !slices.Equal(op.After, after) || !slices.Equal(op.StartAfter, start) {
+					t.Fatalf("rank %d op %d: Schedule lists %v and %v; want %v and %v", r, k, op.After, op.StartAfter, after, start)
+				}
+			}
+		}
+		if g.HasStartDependencies() != starts {
+			t.Fatalf("HasStartDependencies %v, want %v", g.HasStartDependencies(), starts)
 		}
 		at := uint32(0)
 		for slot := range uint32(g.Ops()) {
@@ -389,5 +415,58 @@ func TestLayoutMemoryFollowsTheInput(t *testing.T) {
 	}
 	if kept > 2*g.Ops() {
 		t.Errorf("the table keeps room for %d ops, holding %d", kept, g.Ops())
+	}
+}
+
+// Ranks' sources may be asked for from several goroutines at once (a
+// sweep's workers sharing a schedule): the dependency lists they read are
+// made once, and every rank reads its own (run it with -race too).
+func TestScheduleFromGoroutines(t *testing.T) {
+	var b strings.Builder
+	ranks := 300
+	fmt.Fprintf(&b, "num_ranks %d\n", ranks)
+	for r := range ranks {
+		fmt.Fprintf(&b, "rank %d {\n", r)
+		for i := range 6 {
+			fmt.Fprintf(&b, "o%d: calc %d\n", i, r+i)
+			for d := range i {
+				if (r+i+d)%3 == 0 {
+					fmt.Fprintf(&b, "o%d requires o%d\n", i, d)
+				}
+			}
+		}
+		b.WriteString("}\n")
+	}
+	parse := func() *GOAL {
+		g, err := ParseGOAL(strings.NewReader(b.String()), "g.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	want := Materialize(parse().Schedule("g"))
+	s := parse().Schedule("g")
+	got := make([]Program, ranks)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for r := w; r < ranks; r += 8 {
+				src := s.Rank(r)
+				for ops := src.Next(nil); len(ops) > 0; ops = src.Next(nil) {
+					got[r] = append(got[r], ops...)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for r := range ranks {
+		if len(got[r]) != len(want[r]) {
+			t.Fatalf("rank %d: %d ops, want %d", r, len(got[r]), len(want[r]))
+		}
+		for i := range want[r] {
+			if !slices.Equal(got[r][i].After, want[r][i].After) {
+				t.Fatalf("rank %d op %d: After %v, want %v", r, i, got[r][i].After, want[r][i].After)
+			}
+		}
 	}
 }

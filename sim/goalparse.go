@@ -916,9 +916,6 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if uint64(first)+uint64(n) >= math.MaxUint32 {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d ops", uint32(math.MaxUint32-1))}
 	}
-	if g.nDeps+uint64(len(p.edges)) >= math.MaxUint32 {
-		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", uint32(math.MaxUint32-1))}
-	}
 	if n > maxRankOps {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("rank %d has %d ops, more than the %d one rank may have", r, n, maxRankOps)}
 	}
@@ -932,16 +929,24 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if err != nil {
 		return err
 	}
-	g.nDeps += uint64(uint32(len(p.unitDeps)) - p.unitAt[len(p.unitAt)-1])
+	// Counted once each (a repeat, or an irequires of a required op, is
+	// not one), before their users are listed.
+	if g.nDeps += uint64(len(p.unitDeps)) - uint64(p.unitAt[len(p.unitAt)-1]); g.nDeps > maxDeps {
+		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", maxDeps)}
+	}
 	g.first = append(g.first, first+uint32(n))
 	g.ready = append(g.ready, g.ready[r]+zero)
 	// Users are listed a block of ranks at a time, once the block is read,
 	// or a rank at a time where ranks are stored by id.
 	if !g.lay.blocked(r) || (r+1)&(1<<g.lay.shift-1) == 0 {
-		return p.fillUsers(r + 1)
+		p.fillUsers(r + 1)
 	}
 	return nil
 }
+
+// maxDeps is the most dependencies a schedule may have: a users list's
+// end is a uint32 (tests lower it).
+var maxDeps uint64 = math.MaxUint32 - 1
 
 // maxRankOps is the most ops one rank may have: the parser keys a rank's
 // edges by 2*op + kind in an int32 (tests lower it).
@@ -1239,18 +1244,17 @@ func (g *GOAL) layout() {
 // Listing users as the text is read, from dependencies a block at a time,
 // spares the whole schedule's dependency lists: the 1,048,576-rank
 // dissemination barrier's 328 MB, touched once and read once more.
-func (p *goalParser) fillUsers(end int) error {
+func (p *goalParser) fillUsers(end int) {
 	g := p.g
 	lo, hi := g.first[p.unitRank], g.first[end] // a block's slots are its ids
-	total := uint64(len(g.users))
+	// Each entry of users is a dependency, so total stays within maxDeps
+	// (finishRank) and a uint32.
+	total := uint32(len(g.users))
 	for slot := lo; slot < hi; slot++ {
 		o := g.op(slot)
-		if c := uint64(o.nUsers) + uint64(o.nSUsers); c > 1 {
+		if c := uint32(o.nUsers) + uint32(o.nSUsers); c > 1 {
 			total += c
-			if total > math.MaxUint32 {
-				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies on ops with several users", uint32(math.MaxUint32))}
-			}
-			o.user = uint32(total)
+			o.user = total
 		}
 	}
 	g.growUsers(int(total))
@@ -1261,7 +1265,6 @@ func (p *goalParser) fillUsers(end int) error {
 	}
 	p.fillUnit(end, false)
 	p.unitRank, p.unitDeps, p.unitAt, p.unitStarts = end, p.unitDeps[:0], p.unitAt[:0], false
-	return nil
 }
 
 // fillUnit lists the ops of ranks unitRank .. end-1 as users of their

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -31,10 +32,16 @@ type Arena struct {
 // that the cleanup that unmaps them when Free was never called does not
 // keep the arena reachable.
 type mappings struct {
-	spans  []span // tables with a mapping of their own
-	chunks []span // the chunks small tables are cut from, oldest first
-	rest   []byte // the unused end of the newest chunk
+	spans    []span  // tables with a mapping of their own
+	chunks   []span  // the chunks small tables are cut from, oldest first
+	rest     []byte  // the unused end of the newest chunk
+	reserved uintptr // the room of the spans that Reserve made (reservedBytes)
 }
+
+// reservedBytes is the room every live arena's reservations hold
+// together, which Reserve keeps within a quarter of the limit on address
+// space.
+var reservedBytes atomic.Uint64
 
 type span struct {
 	p unsafe.Pointer
@@ -100,6 +107,8 @@ func (m *mappings) unmap() {
 	for _, s := range m.spans {
 		unmap(s.p, s.n)
 	}
+	reservedBytes.Add(-uint64(m.reserved))
+	m.reserved = 0
 	pool.Lock()
 	for i, c := range m.chunks {
 		used := c.n
@@ -175,10 +184,11 @@ func Alloc[T any](a *Arena, n int) []T {
 // a table's worst case that costs its actual use. It returns nil (room for
 // nothing: the caller grows the table as usual) when a is nil, where
 // mapping fails (under vm.overcommit_memory=2 the room counts against the
-// machine's commit limit), when the room would take more than a quarter
-// of the process's limit on address space (ulimit -v; the room counts
-// there, and the rest of the process needs it more), elsewhere than Linux,
-// and under the race detector.
+// machine's commit limit), when the room, with what the live arenas'
+// reservations already hold, would take more than a quarter of the
+// process's limit on address space (ulimit -v; room counts there, and the
+// rest of the process needs it more), elsewhere than Linux, and under the
+// race detector.
 func Reserve[T any](a *Arena, n int) []T {
 	var zero T
 	size := unsafe.Sizeof(zero)
@@ -189,14 +199,34 @@ func Reserve[T any](a *Arena, n int) []T {
 	if raceEnabled {
 		return nil
 	}
-	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) || uint64(n)*uint64(size) > addressLimit()/4 {
+	if uint64(n) > uint64(^uintptr(0)/2)/uint64(size) {
 		return nil
 	}
-	p := a.alloc(uintptr(n)*size, unsafe.Alignof(zero), true)
+	room := uintptr(n) * size
+	if !holdRoom(room, addressLimit()/4) {
+		return nil
+	}
+	p := a.alloc(room, unsafe.Alignof(zero), true)
 	if p == nil {
+		reservedBytes.Add(-uint64(room))
 		return nil
 	}
+	a.m.reserved += room
 	return unsafe.Slice((*T)(p), n)[:0]
+}
+
+// holdRoom counts room in reservedBytes if that stays within most, and
+// reports whether it did.
+func holdRoom(room uintptr, most uint64) bool {
+	for {
+		held := reservedBytes.Load()
+		if held+uint64(room) > most || held+uint64(room) < held {
+			return false
+		}
+		if reservedBytes.CompareAndSwap(held, held+uint64(room)) {
+			return true
+		}
+	}
 }
 
 // alloc returns size zero bytes aligned to align from a (nil when mapping

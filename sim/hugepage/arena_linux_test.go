@@ -272,9 +272,11 @@ func TestTableAfterFreeFaults(t *testing.T) {
 }
 
 // Under a limit on address space, Reserve leaves three quarters of it to
-// the rest of the process: room for more than a quarter is nil, though the
-// kernel would map it, and room for less is given. (In a process of its
-// own: the limit cannot be lifted again.)
+// the rest of the process, counting every live reservation: room for more
+// than a quarter is nil, though the kernel would map it, room for exactly
+// a quarter is given, and then room for more is nil until that arena is
+// freed. (In a process of its own, under a limit of 16 GiB or the hard
+// limit if lower: a limit cannot be lifted again.)
 func TestReserveLeavesAddressSpace(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector Reserve gives no room")
@@ -282,26 +284,44 @@ func TestReserveLeavesAddressSpace(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) < 8 {
 		t.Skip("a 32-bit address space")
 	}
-	const limit = uint64(16 << 30)
 	if os.Getenv("HUGEPAGE_RESERVE_CHILD") == "1" {
-		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
+		var l unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_AS, &l); err != nil {
+			t.Skip("cannot read RLIMIT_AS:", err)
+		}
+		limit := min(uint64(16<<30), l.Max)
+		if limit < 4<<30 {
+			t.Skipf("the hard limit on address space, %d bytes, leaves no room to test", l.Max)
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: l.Max}); err != nil {
 			t.Skip("cannot set RLIMIT_AS:", err)
 		}
-		a := NewArena()
-		defer a.Free()
 		quarter := limit / 4
-		if room := Reserve[byte](a, int(quarter+Size)); room != nil {
+		a := NewArena()
+		if room := Reserve[byte](a, int(quarter+1)); room != nil {
 			t.Fatalf("room for %d bytes under a limit of %d", cap(room), limit)
 		}
-		if room := Reserve[byte](a, int(quarter-Size)); uint64(cap(room)) != quarter-Size {
-			t.Fatalf("room for %d bytes under a limit of %d, want %d", cap(room), limit, quarter-Size)
+		if room := Reserve[byte](a, int(quarter)); uint64(cap(room)) != quarter {
+			t.Fatalf("room for %d bytes under a limit of %d, want %d", cap(room), limit, quarter)
 		}
+		b := NewArena()
+		if room := Reserve[byte](b, Size); room != nil {
+			t.Fatalf("room for %d more bytes while a quarter of the limit is reserved", cap(room))
+		}
+		a.Free()
+		if room := Reserve[byte](b, int(quarter)); uint64(cap(room)) != quarter {
+			t.Fatalf("room for %d bytes once the first arena is freed, want %d", cap(room), quarter)
+		}
+		b.Free()
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReserveLeavesAddressSpace$", "-test.v")
 	cmd.Env = append(os.Environ(), "HUGEPAGE_RESERVE_CHILD=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS") {
+	switch {
+	case err == nil && strings.Contains(string(out), "--- SKIP"):
+		t.Skipf("in the child process:\n%s", out)
+	case err != nil || !strings.Contains(string(out), "--- PASS"):
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
