@@ -70,6 +70,20 @@ func layoutGOAL(t *rapid.T, ranks, n, odd, oddN int) string {
 	return b.String()
 }
 
+// drawLayoutGOAL draws a schedule for layoutGOAL: up to most ranks of n
+// ops each, but maybe one rank, odd, of oddN (odd is -1 when none
+// differs).
+func drawLayoutGOAL(t *rapid.T, most int) (text string, ranks, n, odd, oddN int) {
+	ranks = rapid.IntRange(1, most).Draw(t, "ranks")
+	n = rapid.IntRange(0, 5).Draw(t, "n")
+	odd = -1
+	if rapid.Bool().Draw(t, "a rank differs") {
+		odd = rapid.IntRange(0, ranks-1).Draw(t, "odd rank")
+		oddN = rapid.IntRange(0, 6).Draw(t, "its ops")
+	}
+	return layoutGOAL(t, ranks, n, odd, oddN), ranks, n, odd, oddN
+}
+
 // Stored in blocks or by id, a schedule reads the same: every op, its
 // dependency counts, users, CPU and NIC, and the ops without dependencies,
 // by id (a slot maps back to its id). In blocks, op i of consecutive
@@ -80,14 +94,7 @@ func layoutGOAL(t *rapid.T, ranks, n, odd, oddN int) string {
 func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 	defer func(before bool) { blockRanks = before }(blockRanks)
 	rapid.Check(t, func(t *rapid.T) {
-		ranks := rapid.IntRange(1, 700).Draw(t, "ranks")
-		n := rapid.IntRange(0, 5).Draw(t, "n")
-		odd, oddN := -1, 0
-		if rapid.Bool().Draw(t, "a rank differs") {
-			odd = rapid.IntRange(0, ranks-1).Draw(t, "odd rank")
-			oddN = rapid.IntRange(0, 6).Draw(t, "its ops")
-		}
-		text := layoutGOAL(t, ranks, n, odd, oddN)
+		text, ranks, n, odd, oddN := drawLayoutGOAL(t, 700)
 		blockRanks = true
 		blocked, err := ParseGOAL(strings.NewReader(text), "b.goal")
 		if err != nil {
@@ -204,14 +211,7 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 func TestUsersListWhatWasWritten(t *testing.T) {
 	defer func(blocks bool, from int) { blockRanks, usersRoomFrom = blocks, from }(blockRanks, usersRoomFrom)
 	rapid.Check(t, func(t *rapid.T) {
-		ranks := rapid.IntRange(1, 600).Draw(t, "ranks")
-		n := rapid.IntRange(0, 5).Draw(t, "n")
-		odd, oddN := -1, 0
-		if rapid.Bool().Draw(t, "a rank differs") {
-			odd = rapid.IntRange(0, ranks-1).Draw(t, "odd rank")
-			oddN = rapid.IntRange(0, 6).Draw(t, "its ops")
-		}
-		text := layoutGOAL(t, ranks, n, odd, oddN)
+		text, ranks, _, _, _ := drawLayoutGOAL(t, 600)
 		blockRanks = rapid.Bool().Draw(t, "blocks")
 		usersRoomFrom = rapid.SampledFrom([]int{0, 1, 5, 1 << 20}).Draw(t, "room from")
 		g, err := ParseGOAL(strings.NewReader(text), "u.goal")
