@@ -58,7 +58,7 @@ type goalParser struct {
 	unitDeps   []int32
 	unitAt     []uint32
 	unitStarts bool
-	ends       []uint32 // fillUsers's scratch
+	ends       []uint32 // fillUnit's scratch: by rank of a block, where its next op's dependencies end
 }
 
 // goalEdge is one "op requires dep" (or irequires, when start) as read.
@@ -1258,7 +1258,7 @@ func (p *goalParser) fillUsers(end int) {
 		}
 	}
 	g.growUsers(int(total))
-	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's end
+	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's dependencies end
 	if p.unitStarts {
 		p.fillUnit(end, true)
 		g.hasStarts = true
