@@ -148,6 +148,8 @@ func newChunk(n uintptr) unsafe.Pointer {
 	pool.Unlock()
 	if c.p != nil {
 		protect(c.p, c.n, false)
+		// The policy may have changed since the chunk was mapped.
+		adviseMapping(c.p, c.n, n == chunkBytes)
 		clear(unsafe.Slice((*byte)(c.p), c.used))
 		return c.p
 	}

@@ -39,15 +39,25 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 		}
 		p = unsafe.Add(p, head)
 	}
+	adviseMapping(p, n, huge)
+	return p, n
+}
+
+// adviseMapping gives the n bytes mapped at p the advice the policy asks
+// for now: huge pages where huge and asked for, none at all where the
+// policy is off (as Go's runtime marks its heap when GODEBUG has
+// disablethp=1, for machines whose setting is "always"). Other mappings
+// keep what they have: the kernel's default, or, for a small chunk back
+// from the pool, no huge pages, which a chunk smaller than one cannot
+// have anyway.
+func adviseMapping(p unsafe.Pointer, n uintptr, huge bool) {
+	b := unsafe.Slice((*byte)(p), n)
 	switch {
 	case !advising.Load():
-		// As Go's runtime marks its heap when GODEBUG has disablethp=1,
-		// for machines whose setting is "always".
-		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_NOHUGEPAGE)
+		_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
 	case huge && n >= Size:
-		_ = unix.Madvise(unsafe.Slice((*byte)(p), n), unix.MADV_HUGEPAGE)
+		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
-	return p, n
 }
 
 // protect makes a pooled chunk unreachable (no access) or gives it back

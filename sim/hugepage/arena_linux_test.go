@@ -191,6 +191,38 @@ func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
 	}
 }
 
+// A chunk back from the pool takes the policy in force when it is handed
+// out, not the one it was mapped under.
+func TestPooledChunkTakesThePolicy(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("this kernel has no transparent huge pages:", err)
+	}
+	adviseWhile(t, false)
+	chunk := func() (*Arena, *byte) {
+		a := NewArena()
+		_ = Alloc[byte](a, 100)               // the first chunk
+		return a, &Alloc[byte](a, 900<<10)[0] // a chunk of chunkBytes
+	}
+	a, p := chunk()
+	a.Free()
+	advising.Store(true)
+	b, q := chunk()
+	defer b.Free()
+	if p != q {
+		t.Skipf("the second arena's chunk is at %p, not the pooled one at %p (another test took it)", q, p)
+	}
+	flags, err := vmFlags(uintptr(unsafe.Pointer(q)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Fatalf("a pooled chunk handed out with huge pages on has VmFlags %q", flags)
+	}
+}
+
 // The pool gives each arena chunks of the size it asks for, whatever the
 // order they were freed in.
 func TestPoolGivesChunksOfTheirSize(t *testing.T) {

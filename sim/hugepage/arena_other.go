@@ -14,3 +14,5 @@ func unmap(unsafe.Pointer, uintptr) {}
 func addressLimit() uint64 { return 0 }
 
 func protect(unsafe.Pointer, uintptr, bool) {}
+
+func adviseMapping(unsafe.Pointer, uintptr, bool) {}
