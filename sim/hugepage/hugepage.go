@@ -4,12 +4,15 @@
 // Touching fresh memory costs a page fault per 4 KiB page, and on the
 // virtual machines collsim is measured on a fault costs over ten
 // microseconds: 128 MiB took 380-452 ms to touch for the first time, and
-// 9-88 ms when backed by 2 MiB pages (BenchmarkFirstTouch). Linux backs
+// 9-88 ms when backed by 2 MiB pages (BenchmarkFirstTouch, which frees
+// and maps again in a loop: huge pages freed moments before). Linux backs
 // anonymous memory with huge pages where the process asks for them
 // (madvise(MADV_HUGEPAGE)) whenever transparent huge pages are set to
 // "madvise" (the default of many distributions) or "always"; Go's heap does
-// not ask. Make asks for the tables it makes; elsewhere than Linux it is
-// make.
+// not ask. Make asks for the tables it makes, as the Policy says (by
+// default not on virtual machines whose balloon reports free pages, where
+// huge pages the host took back cost more to touch than small ones);
+// elsewhere than Linux it is make.
 package hugepage
 
 import (
