@@ -101,6 +101,10 @@ func (a *Arena) Free() {
 		return
 	}
 	a.m.unmap()
+	// Until unmap has returned: were this call a's last use, the collector
+	// could run its cleanup, the same unmap, at once (a fault in a test
+	// that freed arenas while another goroutine ran the collector).
+	runtime.KeepAlive(a)
 }
 
 func (m *mappings) unmap() {

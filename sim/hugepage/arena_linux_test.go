@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -207,6 +209,10 @@ func TestPooledChunkTakesThePolicy(t *testing.T) {
 		return a, &Alloc[byte](a, 900<<10)[0] // a chunk of chunkBytes
 	}
 	a, p := chunk()
+	// (It may itself come from the pool, advised under another policy.)
+	if flags, err := vmFlags(uintptr(unsafe.Pointer(p))); err != nil || !strings.Contains(" "+flags+" ", " nh ") {
+		t.Fatalf("a chunk handed out with huge pages off has VmFlags %q (%v), without nh", flags, err)
+	}
 	a.Free()
 	advising.Store(true)
 	b, q := chunk()
@@ -356,4 +362,62 @@ func TestReserveLeavesAddressSpace(t *testing.T) {
 	case err != nil || !strings.Contains(string(out), "--- PASS"):
 		t.Fatalf("%v\n%s", err, out)
 	}
+}
+
+// An arena freed while the collector runs, and freed twice: its cleanup
+// never unmaps what Free is unmapping (a fault when Free was the arena's
+// last use), and the room its reservations held is given back once.
+func TestFreeWhileCollecting(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector arenas hand out Go memory")
+	}
+	before := reservedBytes.Load()
+	var stop atomic.Bool
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for !stop.Load() {
+			runtime.GC()
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			for range 600 {
+				reserveAndFree(g == 1)
+			}
+		})
+	}
+	wg.Wait()
+	stop.Store(true)
+	<-collected
+	a := NewArena()
+	_ = Reserve[byte](a, 1<<20)
+	a.Free()
+	a.Free()
+	runtime.GC()
+	if got := reservedBytes.Load(); got != before {
+		t.Fatalf("%d bytes of room held after every arena was freed, %d before", got, before)
+	}
+}
+
+// reserveAndFree reserves room in a fresh arena, maybe touches it, and
+// frees the arena, whose last use is Free.
+//
+//go:noinline
+func reserveAndFree(touch bool) {
+	a := NewArena()
+	var rooms [][]byte
+	for range 20 {
+		rooms = append(rooms, Reserve[byte](a, 1<<20))
+	}
+	if touch {
+		for _, r := range rooms {
+			r = r[:cap(r)]
+			for i := 0; i < len(r); i += 64 << 10 {
+				r[i] = 1
+			}
+		}
+	}
+	a.Free()
 }

@@ -59,6 +59,10 @@ func ParsePolicy(s string) (Policy, error) {
 // advising is whether tables ask for huge pages now (SetPolicy).
 var advising atomic.Bool
 
+// Advising reports whether the tables made from now on ask for huge pages
+// (the policy as decided on this machine).
+func Advising() bool { return advising.Load() }
+
 func init() { SetPolicy(Auto) }
 
 // SetPolicy decides whether the tables made from now on ask for huge

@@ -30,8 +30,12 @@ func advise(p unsafe.Pointer, size uintptr) {
 // autoAdvises is Auto's choice (see Auto): no huge pages where GODEBUG
 // turns them off for Go's heap, or where a balloon reports free pages.
 func autoAdvises() bool {
-	return !disablesTHP(os.Getenv("GODEBUG")) && !reportsFreePages("/sys/bus/virtio/devices")
+	return !disablesTHP(os.Getenv("GODEBUG")) && !reportsFreePages(virtioDevices)
 }
+
+// virtioDevices is where sysfs lists virtio devices (tests point it at
+// trees of their own).
+var virtioDevices = "/sys/bus/virtio/devices"
 
 // reportsFreePages reports whether one of the virtio devices under dir
 // (sysfs's /sys/bus/virtio/devices) is a memory balloon (device ID 5)

@@ -206,6 +206,39 @@ func TestPolicyDecidesTheAdvice(t *testing.T) {
 	}
 }
 
+// Auto asks for huge pages unless a balloon reports free pages (or
+// GODEBUG turns them off); On and Off decide whatever Auto would.
+func TestAutoFollowsTheMachine(t *testing.T) {
+	adviseWhile(t, advising.Load())
+	t.Setenv("GODEBUG", "")
+	defer func(dir string) { virtioDevices = dir }(virtioDevices)
+	for _, balloon := range []bool{false, true} {
+		dir := t.TempDir()
+		if balloon {
+			if err := os.Mkdir(filepath.Join(dir, "virtio0"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range map[string]string{"device": "0x0005\n", "features": "0110010000000000000000000000000010000000\n"} {
+				if err := os.WriteFile(filepath.Join(dir, "virtio0", name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		virtioDevices = dir
+		for p, want := range map[Policy]bool{Auto: !balloon, On: true, Off: false} {
+			SetPolicy(p)
+			if Advising() != want {
+				t.Errorf("balloon %v, policy %d: advising %v, want %v", balloon, p, Advising(), want)
+			}
+		}
+	}
+	virtioDevices = t.TempDir()
+	t.Setenv("GODEBUG", "madvdontneed=1,disablethp=1")
+	if SetPolicy(Auto); Advising() {
+		t.Error("Auto advises with GODEBUG disablethp=1")
+	}
+}
+
 func TestParsePolicy(t *testing.T) {
 	for s, want := range map[string]Policy{"auto": Auto, "on": On, "off": Off} {
 		if got, err := ParsePolicy(s); err != nil || got != want {

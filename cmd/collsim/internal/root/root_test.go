@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/sim/hugepage"
 	"github.com/collsim/collsim/sim/workers"
 )
 
@@ -61,5 +62,26 @@ func TestPanicBecomesAnInternalError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --huge-pages decides the policy before the command runs: on and off
+// outright, whatever the machine.
+func TestHugePagesFlagSetsThePolicy(t *testing.T) {
+	defer hugepage.SetPolicy(hugepage.Auto)
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{{"on", true}, {"off", false}, {"on", true}} {
+		var stdout, stderr bytes.Buffer
+		cmd, stop := New(&cmdutil.IO{Out: &stdout, Err: &stderr})
+		var during bool
+		cmd.AddCommand(&cobra.Command{Use: "look", RunE: func(*cobra.Command, []string) error { during = hugepage.Advising(); return nil }})
+		if code := execute(cmd, stop, []string{"--huge-pages", c.value, "look"}, &stderr); code != 0 {
+			t.Fatalf("--huge-pages %s: exit %d: %s", c.value, code, stderr.String())
+		}
+		if during != c.want {
+			t.Errorf("--huge-pages %s: tables ask for huge pages: %v", c.value, during)
+		}
 	}
 }
