@@ -17,18 +17,26 @@ import (
 	"pgregory.net/rapid"
 )
 
-// An arena's first chunk, small, asks for no huge pages; its later chunks
-// and tables with a mapping of their own start on a huge page boundary
-// and ask for them (VmFlags "hg" in /proc/self/smaps), so that the kernel
-// can back them with huge pages from the first touch. Free unmaps what it
-// does not keep for the next arenas.
-func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
+// needArenaAdvice skips t where arenas' advice cannot be seen: under the
+// race detector (arenas hand out Go memory) and without transparent huge
+// pages.
+func needArenaAdvice(t *testing.T) {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("under the race detector arenas hand out Go memory")
 	}
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("this kernel has no transparent huge pages:", err)
 	}
+}
+
+// An arena's first chunk, small, asks for no huge pages; its later chunks
+// and tables with a mapping of their own start on a huge page boundary
+// and ask for them (VmFlags "hg" in /proc/self/smaps), so that the kernel
+// can back them with huge pages from the first touch. Free unmaps what it
+// does not keep for the next arenas.
+func TestArenaChunksAreAdvisedAndFreed(t *testing.T) {
+	needArenaAdvice(t)
 	adviseWhile(t, true)
 	a := NewArena()
 	first := Alloc[uint32](a, 100)
@@ -196,12 +204,7 @@ func TestFreedChunkServesTheNextArenaCleared(t *testing.T) {
 // A chunk back from the pool takes the policy in force when it is handed
 // out, not the one it was mapped under.
 func TestPooledChunkTakesThePolicy(t *testing.T) {
-	if raceEnabled {
-		t.Skip("under the race detector arenas hand out Go memory")
-	}
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
-		t.Skip("this kernel has no transparent huge pages:", err)
-	}
+	needArenaAdvice(t)
 	adviseWhile(t, false)
 	chunk := func() (*Arena, *byte) {
 		a := NewArena()

@@ -163,12 +163,7 @@ func TestReportsFreePages(t *testing.T) {
 // fresh memory of the test's own: a table of Go's heap may lie on memory
 // an earlier table advised, which keeps the advice.)
 func TestPolicyDecidesTheAdvice(t *testing.T) {
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
-		t.Skip("this kernel has no transparent huge pages:", err)
-	}
-	if raceEnabled {
-		t.Skip("under the race detector arenas hand out Go memory")
-	}
+	needArenaAdvice(t)
 	adviseWhile(t, advising.Load())
 	has := func(flags, flag string) bool { return strings.Contains(" "+flags+" ", " "+flag+" ") }
 	for _, c := range []struct {
