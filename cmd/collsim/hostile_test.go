@@ -220,6 +220,8 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--cpuprofile"}, code: 2, want: `cpuprofile`},
 	{args: []string{"run", "--huge-pages", "maybe"}, code: 2, want: `"maybe" is not a huge page policy: auto, on or off`},
 	{args: []string{"--huge-pages", "", "run"}, code: 2, want: `auto, on or off`},
+	{args: []string{"--huge-pages", "bad"}, code: 2, want: `"bad" is not a huge page policy`},
+	{args: []string{"--cpuprofile", "/dev/null/no-dir/cpu.pprof"}, code: 1, want: `no such|directory`},
 
 	// ---- collsim run: flag values (usage, 2).
 	// §4: "--placement diagonal exits 1 while --network nosuch exits 2".

@@ -72,6 +72,10 @@ with their closed-form costs.`,
 			return nil
 		},
 	}
+	// Bare, collsim prints its help; running it (not cobra's fallback) makes
+	// the root's flags checked first, so that a bad value is an error there
+	// too.
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	cmd.PersistentFlags().StringVar(&hugePages, "huge-pages", "auto", "whether large tables ask the kernel for huge pages: on, off, or auto (on, but off where GODEBUG has disablethp=1 and on virtual machines whose balloon reports free memory to the host, where a first touch of huge pages costs more than it saves)")
 	cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`, or as cmd/collsim/default.pgo); each rank of a real run writes its own, this name with .rank<N> appended")
 	cmd.SetOut(streams.Out)
