@@ -424,3 +424,62 @@ func reserveAndFree(touch bool) {
 	}
 	a.Free()
 }
+
+// Room counted but not mapped (the kernel refused the mapping, here for
+// want of address space under a limit set just above what the process
+// has) is given back: Reserve returns nil, and the room held is as before.
+// (In a process of its own, as above.)
+func TestReserveGivesBackRoomItCouldNotMap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector Reserve gives no room")
+	}
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		t.Skip("a 32-bit address space")
+	}
+	if os.Getenv("HUGEPAGE_UNMAPPED_CHILD") == "1" {
+		status, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Skip(err)
+		}
+		var vmSize uint64 // KiB
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+				fmt.Sscan(v, &vmSize)
+			}
+		}
+		var l unix.Rlimit
+		if vmSize == 0 || unix.Getrlimit(unix.RLIMIT_AS, &l) != nil {
+			t.Skip("cannot read the process's size or its limit")
+		}
+		limit := vmSize<<10 + 64<<20 // 64 MiB above what the process has mapped
+		if limit > l.Max {
+			t.Skipf("the hard limit on address space, %d bytes, is below %d", l.Max, limit)
+		}
+		before := reservedBytes.Load()
+		a := NewArena()
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: l.Max}); err != nil {
+			t.Skip("cannot set RLIMIT_AS:", err)
+		}
+		room := Reserve[byte](a, int(limit/4)) // within the count's quarter, beyond the 64 MiB left
+		held := reservedBytes.Load()
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &l); err != nil {
+			t.Fatal(err)
+		}
+		if room != nil {
+			t.Fatalf("room for %d bytes with 64 MiB of address space left", cap(room))
+		}
+		if held != before {
+			t.Fatalf("%d bytes of room held after a mapping failed, %d before", held, before)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReserveGivesBackRoomItCouldNotMap$", "-test.v")
+	cmd.Env = append(os.Environ(), "HUGEPAGE_UNMAPPED_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err == nil && strings.Contains(string(out), "--- SKIP"):
+		t.Skipf("in the child process:\n%s", out)
+	case err != nil || !strings.Contains(string(out), "--- PASS"):
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
