@@ -319,13 +319,8 @@ func TestTableAfterFreeFaults(t *testing.T) {
 // freed. (In a process of its own, under a limit of 16 GiB or the hard
 // limit if lower: a limit cannot be lifted again.)
 func TestReserveLeavesAddressSpace(t *testing.T) {
-	if raceEnabled {
-		t.Skip("under the race detector Reserve gives no room")
-	}
-	if unsafe.Sizeof(uintptr(0)) < 8 {
-		t.Skip("a 32-bit address space")
-	}
-	if os.Getenv("HUGEPAGE_RESERVE_CHILD") == "1" {
+	needRoomToReserve(t)
+	if inChild(t, "HUGEPAGE_RESERVE_CHILD") {
 		var l unix.Rlimit
 		if err := unix.Getrlimit(unix.RLIMIT_AS, &l); err != nil {
 			t.Skip("cannot read RLIMIT_AS:", err)
@@ -354,16 +349,6 @@ func TestReserveLeavesAddressSpace(t *testing.T) {
 			t.Fatalf("room for %d bytes once the first arena is freed, want %d", cap(room), quarter)
 		}
 		b.Free()
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReserveLeavesAddressSpace$", "-test.v")
-	cmd.Env = append(os.Environ(), "HUGEPAGE_RESERVE_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	switch {
-	case err == nil && strings.Contains(string(out), "--- SKIP"):
-		t.Skipf("in the child process:\n%s", out)
-	case err != nil || !strings.Contains(string(out), "--- PASS"):
-		t.Fatalf("%v\n%s", err, out)
 	}
 }
 
@@ -430,13 +415,8 @@ func reserveAndFree(touch bool) {
 // has) is given back: Reserve returns nil, and the room held is as before.
 // (In a process of its own, as above.)
 func TestReserveGivesBackRoomItCouldNotMap(t *testing.T) {
-	if raceEnabled {
-		t.Skip("under the race detector Reserve gives no room")
-	}
-	if unsafe.Sizeof(uintptr(0)) < 8 {
-		t.Skip("a 32-bit address space")
-	}
-	if os.Getenv("HUGEPAGE_UNMAPPED_CHILD") == "1" {
+	needRoomToReserve(t)
+	if inChild(t, "HUGEPAGE_UNMAPPED_CHILD") {
 		status, err := os.ReadFile("/proc/self/status")
 		if err != nil {
 			t.Skip(err)
@@ -471,15 +451,37 @@ func TestReserveGivesBackRoomItCouldNotMap(t *testing.T) {
 		if held != before {
 			t.Fatalf("%d bytes of room held after a mapping failed, %d before", held, before)
 		}
-		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReserveGivesBackRoomItCouldNotMap$", "-test.v")
-	cmd.Env = append(os.Environ(), "HUGEPAGE_UNMAPPED_CHILD=1")
+}
+
+// inChild reports whether this process is the child that runs t's body
+// (env is set in it). In the parent it runs t again in a process of its
+// own, with env set, and passes on its outcome: a skip there skips t.
+func inChild(t *testing.T, env string) bool {
+	t.Helper()
+	if os.Getenv(env) == "1" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env+"=1")
 	out, err := cmd.CombinedOutput()
 	switch {
 	case err == nil && strings.Contains(string(out), "--- SKIP"):
 		t.Skipf("in the child process:\n%s", out)
 	case err != nil || !strings.Contains(string(out), "--- PASS"):
 		t.Fatalf("%v\n%s", err, out)
+	}
+	return false
+}
+
+// needRoomToReserve skips t where Reserve's room cannot be tested: under
+// the race detector, which gives none, and in a 32-bit address space.
+func needRoomToReserve(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("under the race detector Reserve gives no room")
+	}
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		t.Skip("a 32-bit address space")
 	}
 }
