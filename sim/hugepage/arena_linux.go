@@ -46,16 +46,19 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 // adviseMapping gives the n bytes mapped at p the advice the policy asks
 // for now: huge pages where huge and asked for, none at all where the
 // policy is off (as Go's runtime marks its heap when GODEBUG has
-// disablethp=1, for machines whose setting is "always"). Other mappings
-// keep what they have: the kernel's default, or, for a small chunk back
-// from the pool, no huge pages, which a chunk smaller than one cannot
-// have anyway.
+// disablethp=1, for machines whose setting is "always"). A mapping smaller
+// than a huge page can hold none, and is left as it is (so that a small
+// run never makes Auto measure); other mappings not huge keep the
+// kernel's default.
 func adviseMapping(p unsafe.Pointer, n uintptr, huge bool) {
+	if n < Size {
+		return
+	}
 	b := unsafe.Slice((*byte)(p), n)
 	switch {
-	case !advising.Load():
+	case !Advising():
 		_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
-	case huge && n >= Size:
+	case huge:
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
 }

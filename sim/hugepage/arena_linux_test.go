@@ -217,7 +217,7 @@ func TestPooledChunkTakesThePolicy(t *testing.T) {
 		t.Fatalf("a chunk handed out with huge pages off has VmFlags %q (%v), without nh", flags, err)
 	}
 	a.Free()
-	advising.Store(true)
+	SetPolicy(On)
 	b, q := chunk()
 	defer b.Free()
 	if p != q {

@@ -1,22 +1,25 @@
 // Package hugepage makes large tables that the kernel may back with
 // transparent huge pages.
 //
-// Touching fresh memory costs a page fault per 4 KiB page, and on the
-// virtual machines collsim is measured on a fault costs over ten
-// microseconds: 128 MiB took 380-452 ms to touch for the first time, and
-// 9-88 ms when backed by 2 MiB pages (BenchmarkFirstTouch, which frees
-// and maps again in a loop: huge pages freed moments before). Linux backs
-// anonymous memory with huge pages where the process asks for them
+// Touching fresh memory costs a page fault per 4 KiB page, and a fault's
+// cost depends on the machine far more than the rest of a run does: on
+// the virtual machines collsim is measured on, 128 MiB took 380-452 ms to
+// touch for the first time in small pages and 9-88 ms in 2 MiB pages
+// freed moments before (BenchmarkFirstTouch); on one day huge pages the
+// host had taken back cost more than small ones, on another (a different
+// hypervisor) a small page's fault cost 11.7 µs and a fresh huge page
+// 0.13-3.3 ms, a quarter of its 512 small pages. Linux backs anonymous
+// memory with huge pages where the process asks for them
 // (madvise(MADV_HUGEPAGE)) whenever transparent huge pages are set to
 // "madvise" (the default of many distributions) or "always"; Go's heap does
 // not ask. Make asks for the tables it makes, as the Policy says (by
-// default not on virtual machines whose balloon reports free pages, where
-// huge pages the host took back cost more to touch than small ones);
+// default where a measurement says huge pages are cheaper to touch);
 // elsewhere than Linux it is make.
 package hugepage
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -25,16 +28,16 @@ import (
 type Policy int
 
 const (
-	// Auto asks for huge pages, except where GODEBUG has disablethp=1
-	// (as Go's runtime reads it) and on a virtual machine whose balloon
-	// device reports free memory to its host (Linux's free page
-	// reporting, which Firecracker and QEMU's virtio-balloon offer). The
-	// guest reports free memory in blocks of a huge page's size, and a
-	// huge page is made of such a block: its first touch waits for the
-	// host to supply all of it again, where small pages come first from
-	// memory freed recently, which the host still backs. There, tables in
-	// huge pages cost more to touch than they save in TLB misses unless
-	// the huge pages were freed moments before (README, "Huge pages").
+	// Auto asks for huge pages where touching fresh memory costs less in
+	// them than in small pages: the first time a table is large enough to
+	// ask, it maps 2 MiB of each kind, writes a byte in every 4 KiB page,
+	// and compares the times (a few milliseconds at most, once per
+	// process; see touchCosts). It never asks where GODEBUG has
+	// disablethp=1 (as Go's runtime reads it) or where transparent huge
+	// pages are "never" or absent. The measurement, not a rule, decides,
+	// since which kind is cheaper differs between machines and between
+	// days of the same virtual machine (README, "Huge pages"). It changes
+	// speed only, never a result.
 	Auto Policy = iota
 	// On always asks for huge pages.
 	On
@@ -56,26 +59,35 @@ func ParsePolicy(s string) (Policy, error) {
 	return Auto, fmt.Errorf("%q is not a huge page policy: auto, on or off", s)
 }
 
-// advising is whether tables ask for huge pages now (SetPolicy).
-var advising atomic.Bool
+// policy is the Policy in force (SetPolicy).
+var policy atomic.Int32
 
 // Advising reports whether the tables made from now on ask for huge pages
-// (the policy as decided on this machine).
-func Advising() bool { return advising.Load() }
+// (the policy as decided on this machine; under Auto, the first call
+// measures).
+func Advising() bool {
+	switch Policy(policy.Load()) {
+	case On:
+		return true
+	case Off:
+		return false
+	}
+	return autoDecision()
+}
 
-func init() { SetPolicy(Auto) }
+// autoDecision is Auto's choice, made once per process (tests replace it).
+var autoDecision = sync.OnceValue(autoAdvises)
 
 // SetPolicy decides whether the tables made from now on ask for huge
-// pages; tables made before keep what they asked for.
+// pages; tables made before keep what they asked for. Auto is the policy
+// until it is called.
 func SetPolicy(p Policy) {
 	switch p {
-	case On:
-		advising.Store(true)
-	case Off:
-		advising.Store(false)
+	case On, Off:
 	default:
-		advising.Store(autoAdvises())
+		p = Auto
 	}
+	policy.Store(int32(p))
 }
 
 // Size is the huge page size asked for: 2 MiB, x86-64's and arm64's

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -103,58 +105,117 @@ func BenchmarkFirstTouch(b *testing.B) {
 	}
 }
 
-// adviseWhile sets whether tables ask for huge pages for the rest of t,
-// whatever the machine's policy chose.
+// adviseWhile sets whether tables ask for huge pages for the rest of t
+// (policy On or Off), whatever the machine's policy chose.
 func adviseWhile(t *testing.T, on bool) {
-	before := advising.Load()
-	advising.Store(on)
-	t.Cleanup(func() { advising.Store(before) })
+	before := policy.Load()
+	SetPolicy(map[bool]Policy{true: On, false: Off}[on])
+	t.Cleanup(func() { policy.Store(before) })
 }
 
-// Auto finds free page reporting from sysfs: a balloon (device 0x0005)
-// whose features string has bit 5 set; another device with that bit, a
-// balloon without it, or nothing readable, is none.
-func TestReportsFreePages(t *testing.T) {
-	bits := func(set ...int) string {
-		b := []byte(strings.Repeat("0", 64))
-		for _, i := range set {
-			b[i] = '1'
-		}
-		return string(b) + "\n"
-	}
-	for _, c := range []struct {
-		name    string
-		devices map[string][2]string // name: device ID, features
-		want    bool
-	}{
-		{"none", nil, false},
-		{"balloon reporting", map[string][2]string{"virtio0": {"0x0005\n", bits(1, 2, 5)}}, true},
-		{"balloon without reporting", map[string][2]string{"virtio0": {"0x0005\n", bits(1, 2)}}, false},
-		{"block device with bit 5", map[string][2]string{"virtio0": {"0x0002\n", bits(5)}}, false},
-		{"balloon among others", map[string][2]string{"virtio0": {"0x0002\n", bits(5)}, "virtio3": {"0x0005\n", bits(5)}}, true},
-		{"balloon without features", map[string][2]string{"virtio0": {"0x0005\n", ""}}, false},
+// thpOffered reads the setting in force, the one in brackets: "always"
+// and "madvise" give huge pages on advice, "never" and anything
+// unreadable do not.
+func TestTHPOffered(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]bool{
+		"[always] madvise never\n": true,
+		"always [madvise] never\n": true,
+		"always madvise [never]\n": false,
+		"":                         false,
 	} {
-		dir := t.TempDir()
-		for name, d := range c.devices {
-			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, name, "device"), []byte(d[0]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if d[1] != "" {
-				if err := os.WriteFile(filepath.Join(dir, name, "features"), []byte(d[1]), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+		file := filepath.Join(dir, "enabled")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if got := reportsFreePages(dir); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		if got := thpOffered(file); got != want {
+			t.Errorf("enabled %q: %v, want %v", text, got, want)
 		}
 	}
-	if reportsFreePages(filepath.Join(t.TempDir(), "missing")) {
-		t.Error("a missing directory reports free pages")
+	if thpOffered(filepath.Join(dir, "missing")) {
+		t.Error("a missing file offers huge pages")
 	}
+}
+
+// Auto asks for huge pages where the measurement finds them cheaper to
+// touch, and measures only where they may be given: not with GODEBUG
+// disablethp=1, nor where the kernel's setting is "never".
+func TestAutoMeasures(t *testing.T) {
+	t.Setenv("GODEBUG", "")
+	defer func(file string, measure func() (time.Duration, time.Duration, bool)) {
+		thpEnabled, measureTouch = file, measure
+	}(thpEnabled, measureTouch)
+	dir := t.TempDir()
+	offered, never := filepath.Join(dir, "offered"), filepath.Join(dir, "never")
+	for file, text := range map[string]string{offered: "always [madvise] never\n", never: "always madvise [never]\n"} {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name        string
+		godebug     string
+		thp         string
+		small, huge time.Duration
+		ok          bool
+		want        bool
+		measured    bool
+	}{
+		{"huge pages cheaper", "", offered, 4 * ms, 1 * ms, true, true, true},
+		{"small pages cheaper", "", offered, 1 * ms, 4 * ms, true, false, true},
+		{"as costly", "", offered, 2 * ms, 2 * ms, true, false, true},
+		{"no memory to measure", "", offered, 4 * ms, 1 * ms, false, false, true},
+		{"never", "", never, 4 * ms, 1 * ms, true, false, false},
+		{"no setting", "", filepath.Join(dir, "missing"), 4 * ms, 1 * ms, true, false, false},
+		{"disablethp", "gctrace=1,disablethp=1", offered, 4 * ms, 1 * ms, true, false, false},
+	} {
+		t.Setenv("GODEBUG", c.godebug)
+		thpEnabled = c.thp
+		measured := false
+		measureTouch = func() (time.Duration, time.Duration, bool) {
+			measured = true
+			return c.small, c.huge, c.ok
+		}
+		if got := autoAdvises(); got != c.want || measured != c.measured {
+			t.Errorf("%s: advises %v, measured %v; want %v, %v", c.name, got, measured, c.want, c.measured)
+		}
+	}
+}
+
+// The policy decides what Advising says: On and Off whatever the
+// machine, Auto what its measurement found, measured once however often
+// it is asked.
+func TestPolicyDecidesAdvising(t *testing.T) {
+	defer func(before int32, decision func() bool) { policy.Store(before); autoDecision = decision }(policy.Load(), autoDecision)
+	for _, cheaper := range []bool{false, true} {
+		calls := 0
+		autoDecision = sync.OnceValue(func() bool { calls++; return cheaper })
+		for p, want := range map[Policy]bool{On: true, Off: false, Auto: cheaper} {
+			SetPolicy(p)
+			if Advising() != want || Advising() != want {
+				t.Errorf("huge pages cheaper %v, policy %d: advising %v, want %v", cheaper, p, Advising(), want)
+			}
+		}
+		if calls != 1 {
+			t.Errorf("Auto measured %d times, want once", calls)
+		}
+	}
+	if SetPolicy(Policy(7)); Policy(policy.Load()) != Auto {
+		t.Errorf("an unknown policy sets %d, want Auto", policy.Load())
+	}
+}
+
+// The measurement runs on this machine and gives both costs.
+func TestTouchCostsRuns(t *testing.T) {
+	small, huge, ok := touchCosts()
+	if !ok {
+		t.Skip("no memory could be mapped to measure")
+	}
+	if small <= 0 || huge <= 0 {
+		t.Fatalf("small pages %v, huge pages %v", small, huge)
+	}
+	t.Logf("2 MiB touched in small pages: %v; as a huge page: %v", small, huge)
 }
 
 // SetPolicy(On) makes a large table ask for huge pages and Off not;
@@ -164,7 +225,7 @@ func TestReportsFreePages(t *testing.T) {
 // an earlier table advised, which keeps the advice.)
 func TestPolicyDecidesTheAdvice(t *testing.T) {
 	needArenaAdvice(t)
-	adviseWhile(t, advising.Load())
+	adviseWhile(t, Advising())
 	has := func(flags, flag string) bool { return strings.Contains(" "+flags+" ", " "+flag+" ") }
 	for _, c := range []struct {
 		p     Policy
@@ -198,39 +259,6 @@ func TestPolicyDecidesTheAdvice(t *testing.T) {
 			t.Errorf("policy %d: an arena's mapping has VmFlags %q, without %s", c.p, flags, c.arena)
 		}
 		a.Free()
-	}
-}
-
-// Auto asks for huge pages unless a balloon reports free pages (or
-// GODEBUG turns them off); On and Off decide whatever Auto would.
-func TestAutoFollowsTheMachine(t *testing.T) {
-	adviseWhile(t, advising.Load())
-	t.Setenv("GODEBUG", "")
-	defer func(dir string) { virtioDevices = dir }(virtioDevices)
-	for _, balloon := range []bool{false, true} {
-		dir := t.TempDir()
-		if balloon {
-			if err := os.Mkdir(filepath.Join(dir, "virtio0"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for name, text := range map[string]string{"device": "0x0005\n", "features": "0110010000000000000000000000000010000000\n"} {
-				if err := os.WriteFile(filepath.Join(dir, "virtio0", name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		virtioDevices = dir
-		for p, want := range map[Policy]bool{Auto: !balloon, On: true, Off: false} {
-			SetPolicy(p)
-			if Advising() != want {
-				t.Errorf("balloon %v, policy %d: advising %v, want %v", balloon, p, Advising(), want)
-			}
-		}
-	}
-	virtioDevices = t.TempDir()
-	t.Setenv("GODEBUG", "madvdontneed=1,disablethp=1")
-	if SetPolicy(Auto); Advising() {
-		t.Error("Auto advises with GODEBUG disablethp=1")
 	}
 }
 
