@@ -12,8 +12,9 @@ import (
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: 24 bytes per op and 4 per user of ops that more than one op
-// waits for. Dependency lists are not kept: an op's users say the same, and
+// compactly: 20 bytes per op and 4 per user of ops that more than one op
+// waits for. Dependency lists, and their lengths, are not kept: an op's
+// users say the same; a run counts what each op waits for from them, and
 // Schedule, which hands out the lists, makes them from the users when first
 // asked.
 //
@@ -48,9 +49,11 @@ type GOAL struct {
 	// The dependency lists Schedule hands out, made from the users once
 	// (scheduleDeps): rank r's ops' lists (rank-local indices, After then
 	// StartAfter) follow one another in deps from depFirst[r].
-	depsOnce sync.Once
-	deps     chunked[int32]
-	depFirst []uint32
+	// depCounts is, by id, each op's After count | its StartAfter count<<16.
+	depsOnce  sync.Once
+	deps      chunked[int32]
+	depFirst  []uint32
+	depCounts chunked[uint32]
 }
 
 // Largest returns the largest send (bytes) and the longest calc (ns) and
@@ -66,7 +69,9 @@ func (g *GOAL) Largest() (send int64, sendAt string, calc int64, calcAt string) 
 	return g.maxSend, at(g.maxSendLine), g.maxCalc, at(g.maxCalcLine)
 }
 
-// goalOp is one op: 24 bytes, since a schedule holds millions.
+// goalOp is one op: 20 bytes, since a schedule holds millions. What it
+// waits for is not kept: its users lists say it (dependencyCounts,
+// scheduleDeps), and a run needs only the count, made once per run.
 type goalOp struct {
 	peer int32
 	tag  int32
@@ -75,7 +80,6 @@ type goalOp struct {
 	val             uint32
 	user            uint32 // the only user when there is one, else the first position in GOAL.users
 	nUsers, nSUsers uint16 // ops that require it, and that irequire it
-	nAfter, nStart  uint16 // ops it requires, and irequires
 }
 
 const (
@@ -85,7 +89,7 @@ const (
 )
 
 // The op must stay small: the schedule holds one per op.
-const _ = 24 - unsafe.Sizeof(goalOp{})
+const _ = 20 - unsafe.Sizeof(goalOp{})
 
 func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
 
@@ -148,15 +152,40 @@ func (g *GOAL) index(r int32, slot uint32) int32 { return int32(g.lay.id(slot) -
 // dependencyCounts returns, by slot, how many ops each op waits for.
 func (g *GOAL) dependencyCounts() []uint16 {
 	n := hugepage.Make[uint16](g.Ops())
-	g.fillDependencyCounts(n, 0, len(n))
+	g.fillDependencyCounts(n, 0, g.Ranks)
 	return n
 }
 
-// fillDependencyCounts sets n[slot] for slots from lo to hi-1.
+// fillDependencyCounts counts in n, zero there, the dependencies of the
+// ops of ranks lo to hi-1: an op's users are of its own rank, and each
+// lists it once per dependency. (Parse checked that no op has more than
+// 65535.) Ranks in a block are walked op row by op row, in the order
+// their ops are stored.
 func (g *GOAL) fillDependencyCounts(n []uint16, lo, hi int) {
-	for slot := lo; slot < hi; slot++ {
-		o := g.op(uint32(slot))
-		n[slot] = o.nAfter + o.nStart
+	count := func(slot uint32) {
+		for _, u := range g.usersOf(g.op(slot)) {
+			n[u]++
+		}
+	}
+	for r := lo; r < hi; {
+		if !g.lay.blocked(r) {
+			for slot := g.first[r]; slot < g.first[r+1]; slot++ { // by id
+				count(slot)
+			}
+			r++
+			continue
+		}
+		size := 1 << g.lay.shift
+		start := r &^ (size - 1) // r's block's first rank
+		end := min(start+size, hi)
+		base := g.first[start] // its first slot
+		for i := range g.lay.n {
+			row := base + i<<g.lay.shift // op i of the block's ranks
+			for k := r - start; k < end-start; k++ {
+				count(row + uint32(k))
+			}
+		}
+		r = end
 	}
 }
 
@@ -185,29 +214,41 @@ func (g *GOAL) Schedule(name string) Schedule {
 // changes nothing in a run).
 func (g *GOAL) scheduleDeps() {
 	g.depFirst = make([]uint32, g.Ranks+1)
-	var next []uint32 // by op of the rank: where its next dependency goes, After then StartAfter
+	var next []uint32 // by op of the rank: its After then StartAfter count, then where its next dependency goes
 	for r := range g.Ranks {
 		first, n := g.first[r], g.first[r+1]-g.first[r]
 		base, stride := g.lay.rankSlots(r, first)
 		at := g.deps.len()
 		g.depFirst[r] = at
 		next = slices.Grow(next[:0], int(2*n))[:2*n]
+		clear(next)
+		g.eachUser(base, stride, n, func(u, kind uint32, _ uint32) { next[2*u+kind]++ })
 		for k := range n {
-			o := g.op(base + k*stride)
-			next[2*k], next[2*k+1] = at, at+uint32(o.nAfter)
-			at += uint32(o.nAfter) + uint32(o.nStart)
+			na, ns := next[2*k], next[2*k+1]
+			g.depCounts.add(na | ns<<16)
+			next[2*k], next[2*k+1] = at, at+na
+			at += na + ns
 		}
 		g.deps.extend(at)
-		for d := range n {
-			o := g.op(base + d*stride)
-			for j, u := range g.usersOf(o) {
-				w := &next[2*((u-base)/stride)+b2u(j >= int(o.nUsers))]
-				*g.deps.at(*w) = int32(d)
-				*w++
-			}
-		}
+		g.eachUser(base, stride, n, func(u, kind uint32, d uint32) {
+			w := &next[2*u+kind]
+			*g.deps.at(*w) = int32(d)
+			*w++
+		})
 	}
 	g.depFirst[g.Ranks] = g.deps.len()
+}
+
+// eachUser calls f for each user of the n ops of a rank stored from base
+// by stride, the ops in program order: with the user's and the op's
+// program indices, and kind 1 when the user irequires the op, else 0.
+func (g *GOAL) eachUser(base, stride, n uint32, f func(u, kind, d uint32)) {
+	for d := range n {
+		o := g.op(base + d*stride)
+		for j, u := range g.usersOf(o) {
+			f((u-base)/stride, b2u(j >= int(o.nUsers)), d)
+		}
+	}
 }
 
 func b2u(b bool) uint32 {
@@ -356,18 +397,17 @@ func (s *goalSource) Next(ops []Op) []Op {
 	// handed out may be kept (Materialize keeps them).
 	var deps []int32
 	for k := s.next; k < stop; k++ {
-		o := s.g.op(s.g.slotOf(s.r, k))
-		for range uint32(o.nAfter) + uint32(o.nStart) {
+		c := *s.g.depCounts.at(s.g.idOf(s.r, k))
+		for range c&math.MaxUint16 + c>>16 {
 			deps = append(deps, *s.g.deps.at(s.dep))
 			s.dep++
 		}
 	}
 	at := 0
 	for ; s.next < stop; s.next++ {
-		slot := s.g.slotOf(s.r, s.next)
-		o := s.g.op(slot)
-		op := s.g.expand(slot)
-		na, ns := int(o.nAfter), int(o.nStart)
+		c := *s.g.depCounts.at(s.g.idOf(s.r, s.next))
+		op := s.g.expand(s.g.slotOf(s.r, s.next))
+		na, ns := int(c&math.MaxUint16), int(c>>16)
 		op.After, op.StartAfter = deps[at:at+na:at+na], deps[at+na:at+na+ns:at+na+ns]
 		at += na + ns
 		ops = append(ops, op)

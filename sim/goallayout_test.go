@@ -163,7 +163,7 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 					t.Fatalf("op %d of rank %d: slot %d, but the rank's slots say %d + %d*%d", i, r, s, base, i, stride)
 				}
 				a, b := blocked.op(s), byID.op(id)
-				if a.peer != b.peer || a.tag != b.tag || a.val != b.val || a.nUsers != b.nUsers || a.nSUsers != b.nSUsers || a.nAfter != b.nAfter || a.nStart != b.nStart {
+				if a.peer != b.peer || a.tag != b.tag || a.val != b.val || a.nUsers != b.nUsers || a.nSUsers != b.nSUsers {
 					t.Fatalf("op %d: %+v in blocks, %+v by id", id, *a, *b)
 				}
 				var users []uint32 // as ids
@@ -258,6 +258,7 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 		// program order.
 		starts := false
 		progs := Materialize(g.Schedule("u"))
+		wantCounts := make([]uint16, g.Ops()) // by slot: what each op waits for
 		for r, prog := range progs {
 			for k, op := range prog {
 				var after, start []int32
@@ -270,6 +271,7 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 					}
 				}
 				starts = starts || len(start) > 0
+				wantCounts[g.slotOf(r, uint32(k))] = uint16(len(after) + len(start))
 				if !slices.Equal(op.After, after) || !slices.Equal(op.StartAfter, start) {
 					t.Fatalf("rank %d op %d: Schedule lists %v and %v; want %v and %v", r, k, op.After, op.StartAfter, after, start)
 				}
@@ -277,6 +279,32 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 		}
 		if g.HasStartDependencies() != starts {
 			t.Fatalf("HasStartDependencies %v, want %v", g.HasStartDependencies(), starts)
+		}
+		// A run's counts of what each op waits for, made from the users: at
+		// once, and by a parallel run's partitions of ranks, whose bounds
+		// may cut a block.
+		firstDiff := func(got []uint16) int {
+			for slot := range got {
+				if got[slot] != wantCounts[slot] {
+					return slot
+				}
+			}
+			return -1
+		}
+		if got := g.dependencyCounts(); firstDiff(got) >= 0 {
+			slot := firstDiff(got)
+			t.Fatalf("slot %d waits for %d ops, want %d", slot, got[slot], wantCounts[slot])
+		}
+		bounds := []int{0}
+		for bounds[len(bounds)-1] < ranks {
+			bounds = append(bounds, rapid.IntRange(bounds[len(bounds)-1]+1, ranks).Draw(t, "bound"))
+		}
+		split := make([]uint16, g.Ops())
+		for i := range len(bounds) - 1 {
+			g.fillDependencyCounts(split, bounds[i], bounds[i+1])
+		}
+		if slot := firstDiff(split); slot >= 0 {
+			t.Fatalf("counted by ranks %v, slot %d waits for %d ops, want %d", bounds, slot, split[slot], wantCounts[slot])
 		}
 		at := uint32(0)
 		for slot := range uint32(g.Ops()) {

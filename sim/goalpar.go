@@ -190,9 +190,9 @@ func (pr *parallelRun) work(k int, base *goalRun, seed uint64) bool {
 	x.p.remote = func(at Time, m *message) { pr.send(x, at, *m) }
 	pr.parts[k] = x
 	parts := len(pr.parts)
-	// Each partition sets its share of the tables by op and by rank.
-	n := len(x.pending)
-	x.g.fillDependencyCounts(x.pending, n*k/parts, n*(k+1)/parts)
+	// Each partition sets its share of the tables by op and by rank: its
+	// ranks' entries.
+	x.g.fillDependencyCounts(x.pending, int(x.lo), int(x.hi))
 	x.clearRanks()
 	for r := x.lo; r < x.hi; r++ {
 		pr.last[r].at = -1

@@ -54,9 +54,12 @@ type goalParser struct {
 	// from unitRank on, rank unitRank+i's dependencies (rank-local
 	// indices, each op's After then StartAfter) begin at unitDeps[unitAt[i]];
 	// unitStarts is whether some op among them irequires another.
+	// unitCounts holds, by id from unitRank's first, each op's After count
+	// | its StartAfter count<<16.
 	unitRank   int
 	unitDeps   []int32
 	unitAt     []uint32
+	unitCounts []uint32
 	unitStarts bool
 	ends       []uint32 // fillUnit's scratch: by rank of a block, where its next op's dependencies end
 }
@@ -1008,7 +1011,8 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 		if len(list) > math.MaxUint16 {
 			return 0, &GOALError{File: p.file, Line: p.defined[k], Msg: "more than 65535 dependencies on one op"}
 		}
-		o := goalOp{nAfter: uint16(nAfter), nStart: uint16(len(list) - nAfter)}
+		var o goalOp
+		p.unitCounts = append(p.unitCounts, uint32(nAfter)|uint32(len(list)-nAfter)<<16)
 		if err := p.pack(&o, &ops[k], first+uint32(k), p.defined[k]); err != nil {
 			return 0, err
 		}
@@ -1127,7 +1131,8 @@ func (p *goalParser) sortAndStore(r int, ops []parsedOp) (uint32, error) {
 		if len(after)+len(start) > math.MaxUint16 {
 			return 0, &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
-		o := goalOp{nAfter: uint16(len(after)), nStart: uint16(len(start))}
+		var o goalOp
+		p.unitCounts = append(p.unitCounts, uint32(len(after))|uint32(len(start))<<16)
 		if err := p.pack(&o, &ops[i], first+uint32(k), p.defined[i]); err != nil {
 			return 0, err
 		}
@@ -1264,7 +1269,7 @@ func (p *goalParser) fillUsers(end int) {
 		g.hasStarts = true
 	}
 	p.fillUnit(end, false)
-	p.unitRank, p.unitDeps, p.unitAt, p.unitStarts = end, p.unitDeps[:0], p.unitAt[:0], false
+	p.unitRank, p.unitDeps, p.unitAt, p.unitCounts, p.unitStarts = end, p.unitDeps[:0], p.unitAt[:0], p.unitCounts[:0], false
 }
 
 // fillUnit lists the ops of ranks unitRank .. end-1 as users of their
@@ -1272,13 +1277,15 @@ func (p *goalParser) fillUsers(end int) {
 // lists); see fillUsers.
 func (p *goalParser) fillUnit(end int, starts bool) {
 	g := p.g
-	deps, at := p.unitDeps, p.unitAt
+	deps, at, counts := p.unitDeps, p.unitAt, p.unitCounts
+	unit := g.first[p.unitRank] // the unit's first id
 	if !g.lay.blocked(p.unitRank) {
 		for r := end - 1; r >= p.unitRank; r-- {
 			first, n := g.first[r], g.first[r+1]-g.first[r]
 			e := at[r-p.unitRank+1]
 			for k := n; k > 0; k-- {
-				e = g.fillUsersOf(first+k-1, e, first, 1, starts, deps)
+				id := first + k - 1
+				e = g.fillUsersOf(id, e, first, 1, starts, deps, counts[id-unit])
 			}
 		}
 		return
@@ -1287,11 +1294,13 @@ func (p *goalParser) fillUnit(end int, starts bool) {
 	ends := slices.Grow(p.ends[:0], int(ranks))[:ranks]
 	p.ends = ends
 	copy(ends, at[1:])
-	base := g.first[p.unitRank] // the block's first slot (its first op's id)
-	for i := int(g.lay.n) - 1; i >= 0; i-- {
-		row := base + uint32(i)*ranks // op i of the block's ranks
+	// unit is also the block's first slot; its rank k's op i has id
+	// unit + k*n + i.
+	n := g.lay.n
+	for i := int(n) - 1; i >= 0; i-- {
+		row := unit + uint32(i)*ranks // op i of the block's ranks
 		for k := int(ranks) - 1; k >= 0; k-- {
-			ends[k] = g.fillUsersOf(row+uint32(k), ends[k], base+uint32(k), ranks, starts, deps)
+			ends[k] = g.fillUsersOf(row+uint32(k), ends[k], unit+uint32(k), ranks, starts, deps, counts[uint32(k)*n+uint32(i)])
 		}
 	}
 }
@@ -1319,11 +1328,11 @@ var usersRoomFrom = 1 << 20
 const maxUsers = min(math.MaxUint32, math.MaxInt)
 
 // fillUsersOf lists the op in slot u as a user of its dependencies (see
-// fillUsers), whose list ends at end in deps; its rank's op i is in slot
-// base + i*stride. It returns where the list begins.
-func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool, deps []int32) uint32 {
-	o := g.op(u)
-	na, ns := uint32(o.nAfter), uint32(o.nStart)
+// fillUsers), whose list ends at end in deps, with counts their number
+// (After | StartAfter<<16); its rank's op i is in slot base + i*stride.
+// It returns where the list begins.
+func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool, deps []int32, counts uint32) uint32 {
+	na, ns := counts&math.MaxUint16, counts>>16
 	begin := end - na - ns
 	lo, hi := begin, begin+na
 	if starts {
