@@ -21,16 +21,44 @@ const (
 // a million for a linear alltoall on 1,024 ranks.)
 type matchQueue struct {
 	items []matchItem
-	head  int // items before head are all dead
-	live  int
+	head  int32 // items before head are all dead
+	live  int32
+	// more holds what only some queues need: made when the queue first
+	// holds a wildcard or grows past indexAt, and kept. (In the queue
+	// itself they made it 112 bytes, two a rank: 235 MB of a
+	// 1,048,576-rank run whose queues never hold more than one entry.)
+	more *matchMore
+	// arena, when not nil, holds the entries and the index (a run's
+	// tables, freed with it); else they are on Go's heap.
+	arena *hugepage.Arena
+}
+
+// matchMore is a matchQueue's wildcard list and index.
+type matchMore struct {
 	wild  []int32 // positions of live entries with a wildcard, oldest first
 	index keyTable
 	// indexed: the index is in use (the queue grew past indexAt live
 	// entries since it was last empty or rebuilt short).
 	indexed bool
-	// arena, when not nil, holds the entries and the index (a run's
-	// tables, freed with it); else they are on Go's heap.
-	arena *hugepage.Arena
+}
+
+// extra returns q.more, made if need be.
+func (q *matchQueue) extra() *matchMore {
+	if q.more == nil {
+		q.more = new(matchMore)
+	}
+	return q.more
+}
+
+// indexed reports whether q's index is in use.
+func (q *matchQueue) indexed() bool { return q.more != nil && q.more.indexed }
+
+// wild returns the positions of q's live entries with a wildcard.
+func (q *matchQueue) wild() []int32 {
+	if q.more == nil {
+		return nil
+	}
+	return q.more.wild
 }
 
 type matchItem struct {
@@ -69,10 +97,11 @@ func (q *matchQueue) push(src, tag int32, val uint32) {
 	q.items = append(q.items, matchItem{src: src, tag: tag, val: val})
 	q.live++
 	if src == AnySource || tag == AnyTag {
-		q.wild = append(q.wild, pos)
+		m := q.extra()
+		m.wild = append(m.wild, pos)
 		return
 	}
-	if q.indexed {
+	if q.indexed() {
 		q.link(pos)
 	} else if q.live > indexAt {
 		q.rebuild()
@@ -84,12 +113,13 @@ func (q *matchQueue) link(pos int32) {
 	it := &q.items[pos]
 	it.next = -1
 	k := matchKey(it.src, it.tag)
-	if r, ok := q.index.get(k, q.items); ok {
+	index := &q.more.index
+	if r, ok := index.get(k, q.items); ok {
 		q.items[r.last].next = pos
-		q.index.set(k, keyRange{r.first, pos}, q.items, q.arena)
+		index.set(k, keyRange{r.first, pos}, q.items, q.arena)
 		return
 	}
-	q.index.set(k, keyRange{pos, pos}, q.items, q.arena)
+	index.set(k, keyRange{pos, pos}, q.items, q.arena)
 }
 
 // takeFor removes and returns the oldest entry that accepts a message from
@@ -105,8 +135,8 @@ func (q *matchQueue) takeFor(src, tag int32) (uint32, bool) {
 // findFor returns the position of the oldest entry that accepts a message
 // from src with tag, without removing it.
 func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
-	if !q.indexed {
-		for i := q.head; i < len(q.items); i++ {
+	if !q.indexed() {
+		for i := int(q.head); i < len(q.items); i++ {
 			if it := &q.items[i]; !it.dead && it.accepts(src, tag) {
 				return int32(i), true
 			}
@@ -114,10 +144,10 @@ func (q *matchQueue) findFor(src, tag int32) (int32, bool) {
 		return 0, false
 	}
 	best := int32(-1)
-	if r, ok := q.index.get(matchKey(src, tag), q.items); ok {
+	if r, ok := q.more.index.get(matchKey(src, tag), q.items); ok {
 		best = r.first
 	}
-	for _, pos := range q.wild {
+	for _, pos := range q.more.wild {
 		if best >= 0 && pos > best {
 			break
 		}
@@ -136,14 +166,14 @@ func (q *matchQueue) takeMatching(src, tag int32) (uint32, bool) {
 	if q.live == 0 {
 		return 0, false
 	}
-	if q.indexed && src != AnySource && tag != AnyTag {
-		if r, ok := q.index.get(matchKey(src, tag), q.items); ok {
+	if q.indexed() && src != AnySource && tag != AnyTag {
+		if r, ok := q.more.index.get(matchKey(src, tag), q.items); ok {
 			return q.remove(r.first), true
 		}
 		return 0, false
 	}
 	probe := matchItem{src: src, tag: tag}
-	for i := q.head; i < len(q.items); i++ {
+	for i := int(q.head); i < len(q.items); i++ {
 		if it := &q.items[i]; !it.dead && probe.accepts(it.src, it.tag) {
 			return q.remove(int32(i)), true
 		}
@@ -159,28 +189,26 @@ func (q *matchQueue) remove(pos int32) uint32 {
 	if q.live == 1 {
 		// The last live entry: the queue empties, as below, at once. (A
 		// rank that posts one receive at a time meets this every time.)
-		q.items, q.head, q.live, q.wild, q.indexed = q.items[:0], 0, 0, q.wild[:0], false
+		q.reset()
 		return val
 	}
 	it.dead = true
 	q.live--
 	if it.src == AnySource || it.tag == AnyTag {
-		for i, p := range q.wild {
+		m := q.more
+		for i, p := range m.wild {
 			if p == pos {
-				q.wild = append(q.wild[:i], q.wild[i+1:]...)
+				m.wild = append(m.wild[:i], m.wild[i+1:]...)
 				break
 			}
 		}
-	} else if q.indexed {
+	} else if q.indexed() {
 		q.unlink(pos)
 	}
-	for q.head < len(q.items) && q.items[q.head].dead {
+	for int(q.head) < len(q.items) && q.items[q.head].dead {
 		q.head++
 	}
-	switch {
-	case q.live == 0:
-		q.items, q.head, q.indexed = q.items[:0], 0, false
-	case len(q.items)-q.head > 2*q.live+64:
+	if len(q.items)-int(q.head) > 2*int(q.live)+64 {
 		q.rebuild()
 	}
 	return val
@@ -188,7 +216,10 @@ func (q *matchQueue) remove(pos int32) uint32 {
 
 // reset empties the queue, keeping its memory.
 func (q *matchQueue) reset() {
-	q.items, q.head, q.live, q.wild, q.indexed = q.items[:0], 0, 0, q.wild[:0], false
+	q.items, q.head, q.live = q.items[:0], 0, 0
+	if m := q.more; m != nil {
+		m.wild, m.indexed = m.wild[:0], false
+	}
 }
 
 // rebuild drops dead entries and rebuilds the positions (and the index if
@@ -200,16 +231,21 @@ func (q *matchQueue) rebuild() {
 			live = append(live, it)
 		}
 	}
-	q.items, q.head, q.wild = live, 0, q.wild[:0]
-	q.indexed = q.live > indexAt
-	if q.indexed {
-		q.index.reset(q.live, q.arena)
+	q.items, q.head = live, 0
+	m := q.more
+	if m == nil && q.live <= indexAt {
+		return // no wildcard (it would have made more), and no index
+	}
+	m = q.extra()
+	m.wild, m.indexed = m.wild[:0], q.live > indexAt
+	if m.indexed {
+		m.index.reset(int(q.live), q.arena)
 	}
 	for i, it := range q.items {
 		switch {
 		case it.src == AnySource || it.tag == AnyTag:
-			q.wild = append(q.wild, int32(i))
-		case q.indexed:
+			m.wild = append(m.wild, int32(i))
+		case m.indexed:
 			q.link(int32(i))
 		}
 	}
@@ -220,13 +256,14 @@ func (q *matchQueue) rebuild() {
 func (q *matchQueue) unlink(pos int32) {
 	it := &q.items[pos]
 	k := matchKey(it.src, it.tag)
-	r, _ := q.index.get(k, q.items)
+	index := &q.more.index
+	r, _ := index.get(k, q.items)
 	if r.first == pos {
 		if it.next < 0 {
-			q.index.del(k, q.items)
+			index.del(k, q.items)
 			return
 		}
-		q.index.set(k, keyRange{it.next, r.last}, q.items, q.arena)
+		index.set(k, keyRange{it.next, r.last}, q.items, q.arena)
 		return
 	}
 	prev := r.first
@@ -235,13 +272,13 @@ func (q *matchQueue) unlink(pos int32) {
 	}
 	q.items[prev].next = it.next
 	if r.last == pos {
-		q.index.set(k, keyRange{r.first, prev}, q.items, q.arena)
+		index.set(k, keyRange{r.first, prev}, q.items, q.arena)
 	}
 }
 
 // each calls f for every live entry, oldest first.
 func (q *matchQueue) each(f func(*matchItem)) {
-	for i := q.head; i < len(q.items); i++ {
+	for i := int(q.head); i < len(q.items); i++ {
 		if !q.items[i].dead {
 			f(&q.items[i])
 		}

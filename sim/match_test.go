@@ -65,7 +65,7 @@ func TestMatchQueueAgainstReference(t *testing.T) {
 					ref = append(ref[:want], ref[want+1:]...)
 				}
 			}
-			if q.live != len(ref) {
+			if int(q.live) != len(ref) {
 				t.Fatalf("live %d, reference %d", q.live, len(ref))
 			}
 		}
@@ -103,7 +103,7 @@ func TestMatchQueueRemoveFromMiddle(t *testing.T) {
 	for i := range 2 * indexAt {
 		q.push(1, 7, uint32(i))
 	}
-	if !q.indexed {
+	if !q.indexed() {
 		t.Fatal("no index")
 	}
 	for _, pos := range []int32{5, 2*indexAt - 1, 6} { // a middle one, the newest, the next
