@@ -46,15 +46,19 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 // adviseMapping gives the n bytes mapped at p the advice the policy asks
 // for now: huge pages where huge and asked for, none at all where the
 // policy is off (as Go's runtime marks its heap when GODEBUG has
-// disablethp=1, for machines whose setting is "always"). A mapping smaller
-// than a huge page can hold none, and is left as it is (so that a small
-// run never makes Auto measure); other mappings not huge keep the
-// kernel's default.
+// disablethp=1, for machines whose setting is "always": the kernel may
+// merge even a small mapping with its neighbours into one that holds
+// huge pages); other mappings keep the kernel's default. A mapping
+// smaller than a huge page never makes Auto measure (a small run makes
+// only such): it is marked only where no huge pages are sure without.
 func adviseMapping(p unsafe.Pointer, n uintptr, huge bool) {
+	b := unsafe.Slice((*byte)(p), n)
 	if n < Size {
+		if pol := Policy(policy.Load()); pol == Off || pol == Auto && ruledOut() {
+			_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
+		}
 		return
 	}
-	b := unsafe.Slice((*byte)(p), n)
 	switch {
 	case !Advising():
 		_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)

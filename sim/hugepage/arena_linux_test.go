@@ -485,3 +485,32 @@ func needRoomToReserve(t *testing.T) {
 		t.Skip("a 32-bit address space")
 	}
 }
+
+// Only a mapping that can hold a huge page makes Auto measure: a small
+// run's arena, whose mappings are smaller, never does; and a mapping of
+// exactly a huge page is advised.
+func TestSmallMappingsDoNotMeasure(t *testing.T) {
+	needArenaAdvice(t)
+	defer func(before int32, decision func() bool) { policy.Store(before); autoDecision = decision }(policy.Load(), autoDecision)
+	calls := 0
+	autoDecision = func() bool { calls++; return true }
+	SetPolicy(Auto)
+	a := NewArena()
+	defer a.Free()
+	_ = Alloc[byte](a, 100)      // the first chunk
+	_ = Alloc[byte](a, ownBytes) // a mapping of its own, below a huge page
+	if calls != 0 {
+		t.Fatalf("mappings below a huge page asked Auto %d times", calls)
+	}
+	exact := Alloc[byte](a, Size)
+	if calls == 0 {
+		t.Fatal("a mapping of a huge page did not ask Auto")
+	}
+	flags, err := vmFlags(uintptr(unsafe.Pointer(&exact[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Fatalf("a mapping of %d bytes with huge pages advised has VmFlags %q", Size, flags)
+	}
+}

@@ -29,10 +29,11 @@ type Policy int
 
 const (
 	// Auto asks for huge pages where touching fresh memory costs less in
-	// them than in small pages: the first time a table is large enough to
-	// ask, it maps 2 MiB of each kind, writes a byte in every 4 KiB page,
-	// and compares the times (a few milliseconds at most, once per
-	// process; see touchCosts). It never asks where GODEBUG has
+	// them than in small pages: the first time a table or an arena's
+	// mapping is large enough to ask, it maps 2 MiB of each kind, writes a
+	// byte in every page, and compares the times (a few milliseconds, once
+	// per process; longer where the kernel must compact memory to find a
+	// huge page, which the tables would wait for too; see touchCosts). It never asks where GODEBUG has
 	// disablethp=1 (as Go's runtime reads it) or where transparent huge
 	// pages are "never" or absent. The measurement, not a rule, decides,
 	// since which kind is cheaper differs between machines and between

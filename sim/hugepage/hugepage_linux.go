@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -28,16 +29,26 @@ func advise(p unsafe.Pointer, size uintptr) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_HUGEPAGE)
 }
 
-// autoAdvises is Auto's choice (see Auto): no huge pages where GODEBUG
-// turns them off for Go's heap or the kernel gives none, else the kind of
-// page that costs less to touch.
+// autoAdvises is Auto's choice (see Auto): no huge pages where they are
+// ruled out, else the kind of page that costs less to touch.
 func autoAdvises() bool {
-	if disablesTHP(os.Getenv("GODEBUG")) || !thpOffered(thpEnabled) {
+	if hugePagesRuledOut() {
 		return false
 	}
 	small, huge, ok := measureTouch()
 	return ok && huge < small
 }
+
+// hugePagesRuledOut reports whether Auto asks for no huge pages without
+// measuring: GODEBUG turns them off for Go's heap, or the kernel gives
+// none.
+func hugePagesRuledOut() bool {
+	return disablesTHP(os.Getenv("GODEBUG")) || !thpOffered(thpEnabled)
+}
+
+// ruledOut is hugePagesRuledOut as it was the first time asked, for
+// mappings too small to make Auto measure.
+var ruledOut = sync.OnceValue(hugePagesRuledOut)
 
 // measureTouch is touchCosts (tests replace it).
 var measureTouch = touchCosts
@@ -58,47 +69,61 @@ func thpOffered(file string) bool {
 	return strings.Contains(s, "[always]") || strings.Contains(s, "[madvise]")
 }
 
-// smallSample is how many 4 KiB pages touchCosts touches per sample of
-// small pages: enough to time (64 faults take 20 µs on a fast machine and
-// 0.75 ms on the slowest seen), few enough to cost little.
+// smallSample is how many pages touchCosts touches per sample of small
+// pages (fewer where a huge page holds fewer): enough to time (64 faults
+// took 20 µs on a fast machine and 0.75 ms on the slowest seen), few
+// enough to cost little.
 const smallSample = 64
 
 // touchCosts measures what touching fresh memory costs per huge page's
-// worth: 2 MiB in small pages (the faster of two samples of smallSample
-// pages, scaled) and 2 MiB asked as a huge page, a byte written in every
-// 4 KiB page, as a table's first use does. Where the kernel gives no huge
-// page there, its 512 small pages are timed instead, so the comparison
-// holds either way. ok is false when memory cannot be mapped.
+// worth: 2 MiB in small pages (samples of smallSample pages, scaled) and
+// 2 MiB asked as a huge page, a byte written in every page, as a table's
+// first use does; each the faster of two samples, so that one preempted
+// sample decides neither way. Where the kernel gives no huge page there,
+// its small pages are timed instead, so the comparison holds either way.
+// ok is false when memory cannot be mapped.
 func touchCosts() (small, huge time.Duration, ok bool) {
 	page := uintptr(unix.Getpagesize())
-	small = time.Duration(math.MaxInt64)
+	pages := min(smallSample, Size/page)
+	small, huge = time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	for range 2 {
-		t, ok := timeTouch(smallSample*page, page, unix.MADV_NOHUGEPAGE)
-		if !ok {
+		s, okS := timeTouch(pages*page, page, unix.MADV_NOHUGEPAGE)
+		h, okH := timeTouch(Size, page, unix.MADV_HUGEPAGE)
+		if !okS || !okH {
 			return 0, 0, false
 		}
-		small = min(small, t*time.Duration(Size/(smallSample*page)))
+		small = min(small, s*time.Duration(Size/(pages*page)))
+		huge = min(huge, h)
 	}
-	huge, ok = timeTouch(Size, page, unix.MADV_HUGEPAGE)
-	return small, huge, ok
+	return small, huge, true
 }
 
-// timeTouch maps n bytes of fresh memory on a huge page boundary, gives
-// them advice, and times writing a byte every page bytes.
-func timeTouch(n, page uintptr, advice int) (time.Duration, bool) {
-	m, err := unix.Mmap(-1, 0, int(n+Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
+// timeTouch maps n bytes of fresh memory (mapFresh), gives them advice,
+// and times writing a byte every page bytes (tests replace it).
+var timeTouch = func(n, page uintptr, advice int) (time.Duration, bool) {
+	b, unmap := mapFresh(n)
+	if b == nil {
 		return 0, false
 	}
-	defer unix.Munmap(m)
-	head, _ := trim(uintptr(unsafe.Pointer(&m[0])), Size)
-	b := m[head : head+n]
+	defer unmap()
 	_ = unix.Madvise(b, advice)
 	start := time.Now()
 	for i := uintptr(0); i < n; i += page {
 		b[i] = 1
 	}
 	return time.Since(start), true
+}
+
+// mapFresh maps n bytes of fresh memory starting on a huge page boundary
+// (so that a 2 MiB sample can be one huge page), and returns them with
+// the function that unmaps them; nil when mapping fails.
+func mapFresh(n uintptr) ([]byte, func()) {
+	m, err := unix.Mmap(-1, 0, int(n+Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil
+	}
+	head, _ := trim(uintptr(unsafe.Pointer(&m[0])), Size)
+	return m[head : head+n], func() { _ = unix.Munmap(m) }
 }
 
 // disablesTHP reports whether a GODEBUG value turns disablethp on as Go's

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -272,5 +274,89 @@ func TestParsePolicy(t *testing.T) {
 		if _, err := ParsePolicy(s); err == nil || !strings.Contains(err.Error(), "auto, on or off") {
 			t.Errorf("ParsePolicy(%q): %v", s, err)
 		}
+	}
+}
+
+// touchCosts compares like with like: each side the faster of two
+// samples, small pages in samples of smallSample pages scaled to 2 MiB,
+// without huge pages, and 2 MiB asked as a huge page.
+func TestTouchCostsSamples(t *testing.T) {
+	defer func(f func(uintptr, uintptr, int) (time.Duration, bool)) { timeTouch = f }(timeTouch)
+	page := uintptr(unix.Getpagesize())
+	if Size/page < smallSample {
+		t.Skipf("%d-byte pages: a huge page holds fewer than %d", page, smallSample)
+	}
+	type call struct {
+		n      uintptr
+		advice int
+	}
+	var calls []call
+	ms := time.Millisecond
+	times := map[int][]time.Duration{unix.MADV_NOHUGEPAGE: {2 * ms, 1 * ms}, unix.MADV_HUGEPAGE: {1 * ms, 3 * ms}}
+	timeTouch = func(n, p uintptr, advice int) (time.Duration, bool) {
+		if p != page {
+			t.Errorf("touched every %d bytes, want every page (%d)", p, page)
+		}
+		calls = append(calls, call{n, advice})
+		d := times[advice][0]
+		times[advice] = times[advice][1:]
+		return d, true
+	}
+	small, huge, ok := touchCosts()
+	scale := time.Duration(Size / (smallSample * page))
+	if !ok || small != 1*ms*scale || huge != 1*ms {
+		t.Errorf("small pages %v, huge page %v, %v; want %v, 1ms", small, huge, ok, 1*ms*scale)
+	}
+	sample := call{smallSample * page, unix.MADV_NOHUGEPAGE}
+	if want := []call{sample, {Size, unix.MADV_HUGEPAGE}, sample, {Size, unix.MADV_HUGEPAGE}}; !slices.Equal(calls, want) {
+		t.Errorf("samples %v, want %v", calls, want)
+	}
+}
+
+// A sample starts on a huge page boundary, so that 2 MiB of it can be
+// one huge page.
+func TestMapFreshIsAligned(t *testing.T) {
+	for range 4 {
+		b, unmap := mapFresh(Size)
+		if b == nil {
+			t.Skip("no memory could be mapped")
+		}
+		at := uintptr(unsafe.Pointer(&b[0]))
+		unmap()
+		if at%Size != 0 || len(b) != Size {
+			t.Fatalf("%d bytes at %#x, want %d on a %d boundary", len(b), at, Size, Size)
+		}
+	}
+}
+
+// Auto measures once per process, however many goroutines ask at once.
+// (In a process of its own: the measurement is the process's.)
+func TestAutoMeasuresOnce(t *testing.T) {
+	if !inChild(t, "HUGEPAGE_MEASURE_ONCE_CHILD") {
+		return
+	}
+	os.Setenv("GODEBUG", "")
+	thpEnabled = filepath.Join(t.TempDir(), "enabled")
+	if err := os.WriteFile(thpEnabled, []byte("always [madvise] never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	measureTouch = func() (time.Duration, time.Duration, bool) {
+		calls.Add(1)
+		time.Sleep(10 * time.Millisecond) // so that the others ask meanwhile
+		return 2 * time.Millisecond, time.Millisecond, true
+	}
+	SetPolicy(Auto)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if !Advising() {
+				t.Error("Auto does not advise where huge pages measured cheaper")
+			}
+		})
+	}
+	wg.Wait()
+	if Advising(); calls.Load() != 1 {
+		t.Fatalf("measured %d times, want once", calls.Load())
 	}
 }
