@@ -5,10 +5,10 @@
 // cost depends on the machine far more than the rest of a run does: on
 // the virtual machines collsim is measured on, 128 MiB took 380-452 ms to
 // touch for the first time in small pages and 9-88 ms in 2 MiB pages
-// freed moments before (BenchmarkFirstTouch); on one day huge pages the
-// host had taken back cost more than small ones, on another (a different
-// hypervisor) a small page's fault cost 11.7 µs and a fresh huge page
-// 0.13-3.3 ms, a quarter of its 512 small pages. Linux backs anonymous
+// freed moments before (BenchmarkFirstTouch); on one such machine huge
+// pages the host had taken back cost more than small ones, on another,
+// hours later, a small page's fault cost 10-12 µs and a fresh huge page
+// 0.1-3.3 ms, at most about half what its 512 small pages cost. Linux backs anonymous
 // memory with huge pages where the process asks for them
 // (madvise(MADV_HUGEPAGE)) whenever transparent huge pages are set to
 // "madvise" (the default of many distributions) or "always"; Go's heap does
