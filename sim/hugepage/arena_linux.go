@@ -50,11 +50,12 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 // merge even a small mapping with its neighbours into one that holds
 // huge pages); other mappings keep the kernel's default. A mapping
 // smaller than a huge page never makes Auto measure (a small run makes
-// only such): it is marked only where no huge pages are sure without.
+// only such): it is marked where no huge pages are known without
+// measuring, or Auto has measured and said no.
 func adviseMapping(p unsafe.Pointer, n uintptr, huge bool) {
 	b := unsafe.Slice((*byte)(p), n)
 	if n < Size {
-		if pol := Policy(policy.Load()); pol == Off || pol == Auto && ruledOut() {
+		if pol := Policy(policy.Load()); pol == Off || pol == Auto && (ruledOut() || autoSaidNo.Load()) {
 			_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
 		}
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -512,5 +513,40 @@ func TestSmallMappingsDoNotMeasure(t *testing.T) {
 	}
 	if !strings.Contains(" "+flags+" ", " hg ") {
 		t.Fatalf("a mapping of %d bytes with huge pages advised has VmFlags %q", Size, flags)
+	}
+}
+
+// Under Auto a small mapping is marked to get no huge pages once the
+// measurement has said no, and left as it is before. (In a process of
+// its own: the measurement is the process's.)
+func TestSmallMappingsFollowAMeasuredNo(t *testing.T) {
+	needArenaAdvice(t)
+	if !inChild(t, "HUGEPAGE_MEASURED_NO_CHILD") {
+		return
+	}
+	os.Setenv("GODEBUG", "")
+	thpEnabled = filepath.Join(t.TempDir(), "enabled")
+	if err := os.WriteFile(thpEnabled, []byte("always [madvise] never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	measureTouch = func() (time.Duration, time.Duration, bool) { return time.Millisecond, 2 * time.Millisecond, true }
+	SetPolicy(Auto)
+	nh := func() bool {
+		a := NewArena() // not freed: each arena's first chunk is a new mapping
+		p := &Alloc[byte](a, 100)[0]
+		flags, err := vmFlags(uintptr(unsafe.Pointer(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(" "+flags+" ", " nh ")
+	}
+	if nh() {
+		t.Fatal("a small mapping marked before Auto measured")
+	}
+	if Advising() {
+		t.Fatal("Auto advises where small pages measured cheaper")
+	}
+	if !nh() {
+		t.Fatal("a small mapping not marked after Auto measured no")
 	}
 }

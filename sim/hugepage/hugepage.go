@@ -76,8 +76,17 @@ func Advising() bool {
 	return autoDecision()
 }
 
-// autoDecision is Auto's choice, made once per process (tests replace it).
-var autoDecision = sync.OnceValue(autoAdvises)
+// autoDecision is Auto's choice, made once per process (tests replace
+// it); autoSaidNo records a choice of no, for mappings too small to ask
+// (adviseMapping).
+var (
+	autoDecision = sync.OnceValue(func() bool {
+		yes := autoAdvises()
+		autoSaidNo.Store(!yes)
+		return yes
+	})
+	autoSaidNo atomic.Bool
+)
 
 // SetPolicy decides whether the tables made from now on ask for huge
 // pages; tables made before keep what they asked for. Auto is the policy
