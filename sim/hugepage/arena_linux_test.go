@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -524,11 +523,7 @@ func TestSmallMappingsFollowAMeasuredNo(t *testing.T) {
 	if !inChild(t, "HUGEPAGE_MEASURED_NO_CHILD") {
 		return
 	}
-	os.Setenv("GODEBUG", "")
-	thpEnabled = filepath.Join(t.TempDir(), "enabled")
-	if err := os.WriteFile(thpEnabled, []byte("always [madvise] never\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	inMeasuringProcess(t)
 	measureTouch = func() (time.Duration, time.Duration, bool) { return time.Millisecond, 2 * time.Millisecond, true }
 	SetPolicy(Auto)
 	nh := func() bool {

@@ -335,11 +335,7 @@ func TestAutoMeasuresOnce(t *testing.T) {
 	if !inChild(t, "HUGEPAGE_MEASURE_ONCE_CHILD") {
 		return
 	}
-	os.Setenv("GODEBUG", "")
-	thpEnabled = filepath.Join(t.TempDir(), "enabled")
-	if err := os.WriteFile(thpEnabled, []byte("always [madvise] never\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	inMeasuringProcess(t)
 	var calls atomic.Int32
 	measureTouch = func() (time.Duration, time.Duration, bool) {
 		calls.Add(1)
@@ -358,5 +354,16 @@ func TestAutoMeasuresOnce(t *testing.T) {
 	wg.Wait()
 	if Advising(); calls.Load() != 1 {
 		t.Fatalf("measured %d times, want once", calls.Load())
+	}
+}
+
+// inMeasuringProcess sets up a test's own process (inChild) so that Auto
+// would measure there: no GODEBUG, and huge pages given on advice.
+func inMeasuringProcess(t *testing.T) {
+	t.Helper()
+	os.Setenv("GODEBUG", "")
+	thpEnabled = filepath.Join(t.TempDir(), "enabled")
+	if err := os.WriteFile(thpEnabled, []byte("always [madvise] never\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
