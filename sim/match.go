@@ -53,14 +53,6 @@ func (q *matchQueue) extra() *matchMore {
 // indexed reports whether q's index is in use.
 func (q *matchQueue) indexed() bool { return q.more != nil && q.more.indexed }
 
-// wild returns the positions of q's live entries with a wildcard.
-func (q *matchQueue) wild() []int32 {
-	if q.more == nil {
-		return nil
-	}
-	return q.more.wild
-}
-
 type matchItem struct {
 	src, tag int32
 	val      uint32 // a slot index or a message ID

@@ -15,6 +15,16 @@ const canReserve = true
 // is touched. It returns the start and the length mapped, or nil when
 // mapping fails.
 func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
+	p, n := mapOnBoundary(size, reserve)
+	if p != nil {
+		adviseMapping(p, n, huge)
+	}
+	return p, n
+}
+
+// mapOnBoundary is mapAligned without the advice (which Auto's
+// measurement must not ask for).
+func mapOnBoundary(size uintptr, reserve bool) (unsafe.Pointer, uintptr) {
 	page := uintptr(unix.Getpagesize())
 	n := (size + page - 1) &^ (page - 1)
 	extra := uintptr(0)
@@ -39,7 +49,6 @@ func mapAligned(size uintptr, reserve, huge bool) (unsafe.Pointer, uintptr) {
 		}
 		p = unsafe.Add(p, head)
 	}
-	adviseMapping(p, n, huge)
 	return p, n
 }
 

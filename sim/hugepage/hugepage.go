@@ -8,8 +8,8 @@
 // freed moments before (BenchmarkFirstTouch); on one such machine huge
 // pages the host had taken back cost more than small ones, on another,
 // hours later, a small page's fault cost 10-12 µs and a fresh huge page
-// 0.1-3.3 ms, at most about half what its 512 small pages cost. Linux backs anonymous
-// memory with huge pages where the process asks for them
+// 0.1-3.3 ms, at most about half what its 512 small pages cost. Linux
+// backs anonymous memory with huge pages where the process asks for them
 // (madvise(MADV_HUGEPAGE)) whenever transparent huge pages are set to
 // "madvise" (the default of many distributions) or "always"; Go's heap does
 // not ask. Make asks for the tables it makes, as the Policy says (by
@@ -33,9 +33,9 @@ const (
 	// mapping is large enough to ask, it maps 2 MiB of each kind, writes a
 	// byte in every page, and compares the times (a few milliseconds, once
 	// per process; longer where the kernel must compact memory to find a
-	// huge page, which the tables would wait for too; see touchCosts). It never asks where GODEBUG has
-	// disablethp=1 (as Go's runtime reads it) or where transparent huge
-	// pages are "never" or absent. The measurement, not a rule, decides,
+	// huge page, which the tables would wait for too; see touchCosts). It
+	// never asks where GODEBUG has disablethp=1 (as Go's runtime reads it)
+	// or where transparent huge pages are "never" or absent. The measurement, not a rule, decides,
 	// since which kind is cheaper differs between machines and between
 	// days of the same virtual machine (README, "Huge pages"). It changes
 	// speed only, never a result.

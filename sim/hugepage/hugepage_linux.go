@@ -85,6 +85,9 @@ const smallSample = 64
 func touchCosts() (small, huge time.Duration, ok bool) {
 	page := uintptr(unix.Getpagesize())
 	pages := min(smallSample, Size/page)
+	if pages == 0 { // a page larger than a huge page: nothing to compare
+		return 0, 0, false
+	}
 	small, huge = time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	for range 2 {
 		s, okS := timeTouch(pages*page, page, unix.MADV_NOHUGEPAGE)
@@ -114,16 +117,15 @@ var timeTouch = func(n, page uintptr, advice int) (time.Duration, bool) {
 	return time.Since(start), true
 }
 
-// mapFresh maps n bytes of fresh memory starting on a huge page boundary
-// (so that a 2 MiB sample can be one huge page), and returns them with
-// the function that unmaps them; nil when mapping fails.
+// mapFresh maps n bytes of fresh memory, starting on a huge page boundary
+// when n spans one (so that a 2 MiB sample can be one huge page), and
+// returns them with the function that unmaps them; nil when mapping fails.
 func mapFresh(n uintptr) ([]byte, func()) {
-	m, err := unix.Mmap(-1, 0, int(n+Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
+	p, mapped := mapOnBoundary(n, false)
+	if p == nil {
 		return nil, nil
 	}
-	head, _ := trim(uintptr(unsafe.Pointer(&m[0])), Size)
-	return m[head : head+n], func() { _ = unix.Munmap(m) }
+	return unsafe.Slice((*byte)(p), n), func() { unmap(p, mapped) }
 }
 
 // disablesTHP reports whether a GODEBUG value turns disablethp on as Go's
