@@ -105,6 +105,15 @@ func (l *opLayout) rankSlots(r int, first uint32) (base, stride uint32) {
 	return (uint32(r)-in)*l.n + in, 1 << l.shift
 }
 
+// step returns how far apart the op stored in slot and the next op of its
+// rank's program are stored.
+func (l *opLayout) step(slot uint32) uint32 {
+	if slot < l.cutID {
+		return 1 << l.shift
+	}
+	return 1
+}
+
 // id returns the id of the op stored in slot: slot's inverse.
 func (l *opLayout) id(slot uint32) uint32 {
 	if slot >= l.cutID {

@@ -167,11 +167,12 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 					t.Fatalf("op %d: %+v in blocks, %+v by id", id, *a, *b)
 				}
 				var users []uint32 // as ids
-				for _, u := range blocked.usersOf(a) {
+				var buf [maxRunUsers]uint32
+				for _, u := range blocked.usersOf(s, a, &buf) {
 					users = append(users, blocked.lay.id(u))
 				}
-				if !slices.Equal(users, byID.usersOf(b)) {
-					t.Fatalf("op %d's users: %v in blocks, %v by id", id, users, byID.usersOf(b))
+				if byIDUsers := byID.usersOf(id, b, &buf); !slices.Equal(users, byIDUsers) {
+					t.Fatalf("op %d's users: %v in blocks, %v by id", id, users, byIDUsers)
 				}
 				if bc[s] != ic[id] {
 					t.Fatalf("op %d waits for %d in blocks, %d by id", id, bc[s], ic[id])
@@ -209,11 +210,14 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 // from the users, are each op's, in program order. Ranks in blocks or by
 // id, the users table moved to reserved room at any length or never.
 func TestUsersListWhatWasWritten(t *testing.T) {
-	defer func(blocks bool, from int) { blockRanks, usersRoomFrom = blocks, from }(blockRanks, usersRoomFrom)
+	defer func(blocks bool, from int, most uint16) {
+		blockRanks, usersRoomFrom, runUsersMost = blocks, from, most
+	}(blockRanks, usersRoomFrom, runUsersMost)
 	rapid.Check(t, func(t *rapid.T) {
 		text, ranks, _, _, _ := drawLayoutGOAL(t, 600)
 		blockRanks = rapid.Bool().Draw(t, "blocks")
 		usersRoomFrom = rapid.SampledFrom([]int{0, 1, 5, 1 << 20}).Draw(t, "room from")
+		runUsersMost = uint16(rapid.IntRange(1, maxRunUsers).Draw(t, "most users in a run"))
 		g, err := ParseGOAL(strings.NewReader(text), "u.goal")
 		if err != nil {
 			t.Fatal(err)
@@ -244,13 +248,23 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 						start = append(start, int32(k))
 					}
 				}
-				o := g.op(g.slotOf(r, uint32(d)))
+				slot := g.slotOf(r, uint32(d))
+				o := g.op(slot)
 				var got []int32
-				for _, u := range g.usersOf(o) {
+				var buf [maxRunUsers]uint32
+				for _, u := range g.usersOf(slot, o, &buf) {
 					got = append(got, g.index(int32(r), u))
 				}
 				if want := append(after, start...); !slices.Equal(got, want) || int(o.nUsers) != len(after) {
 					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, o.nUsers, want, len(after))
+				}
+				// A run: one user, or users that require it, one after
+				// another, few enough (the generator writes no forward
+				// dependencies, so the program order is the written one).
+				run := len(after)+len(start) == 1 || len(start) == 0 && len(after) > 0 &&
+					len(after) <= int(runUsersMost) && int(after[len(after)-1]-after[0]) == len(after)-1
+				if got := o.val&valRun != 0; got != run {
+					t.Fatalf("rank %d op %d (users %v, %v irequiring it): a run %v, want %v", r, d, after, start, got, run)
 				}
 			}
 		}
@@ -308,7 +322,7 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 		}
 		at := uint32(0)
 		for slot := range uint32(g.Ops()) {
-			if o := g.op(slot); o.nUsers+o.nSUsers > 1 {
+			if o := g.op(slot); o.nUsers+o.nSUsers > 1 && o.val&valRun == 0 {
 				if o.user != at {
 					t.Fatalf("slot %d's users begin at %d, want %d", slot, o.user, at)
 				}

@@ -53,7 +53,8 @@ type goalParser struct {
 	// The ranks stored since their users were last listed (fillUsers):
 	// from unitRank on, rank unitRank+i's dependencies (rank-local
 	// indices, each op's After then StartAfter) begin at unitDeps[unitAt[i]];
-	// unitStarts is whether some op among them irequires another.
+	// unitStarts is whether some op among them irequires another, and
+	// unitLists whether some op among them has users not in a run.
 	// unitCounts holds, by id from unitRank's first, each op's After count
 	// | its StartAfter count<<16.
 	unitRank   int
@@ -61,6 +62,7 @@ type goalParser struct {
 	unitAt     []uint32
 	unitCounts []uint32
 	unitStarts bool
+	unitLists  bool
 	ends       []uint32 // fillUnit's scratch: by rank of a block, where its next op's dependencies end
 }
 
@@ -1022,16 +1024,9 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 			// (One append per dependency: appending the list, most often of
 			// one or two, called memmove for each op, 2% of a run.)
 			p.unitDeps = append(p.unitDeps, d)
-			u := g.op(base + uint32(d)*stride)
-			users := &u.nUsers
-			if j >= nAfter {
-				users = &u.nSUsers
-				p.unitStarts = true
-			}
-			if *users == math.MaxUint16 {
+			if !p.addUser(g.op(base+uint32(d)*stride), uint32(k-int(d)), j >= nAfter) {
 				return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
 			}
-			*users++
 		}
 		if len(list) == 0 {
 			g.zeros.add(first + uint32(k))
@@ -1040,6 +1035,32 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 		*g.op(base + uint32(k)*stride) = o
 	}
 	return zero, nil
+}
+
+// addUser counts the op next ops after u in their rank's program as a
+// user of u: one that irequires it when start, else requires it; false
+// if u has 65535 users of that kind already. Ops are stored in program
+// order, so u's users come in that order: they are a run (usersOf) while
+// there is one, or each requires u and follows the last, up to
+// runUsersMost of them. (A user that requires u after one that irequires
+// it cannot follow it: an op both requiring and irequiring u only
+// requires it.)
+func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
+	users := &u.nUsers
+	if start {
+		users = &u.nSUsers
+		p.unitStarts = true
+	}
+	switch {
+	case u.nUsers|u.nSUsers == 0:
+		u.val |= valRun
+		u.user = next
+	case start || u.val&valRun == 0 || u.user+uint32(u.nUsers) != next || u.nUsers >= runUsersMost:
+		u.val &^= valRun
+		p.unitLists = true
+	}
+	*users++
+	return *users != 0 // else it had 65535
 }
 
 // place starts storing rank r, of n ops: where its dependencies begin,
@@ -1152,16 +1173,9 @@ func (p *goalParser) sortAndStore(r int, ops []parsedOp) (uint32, error) {
 			for _, d := range list {
 				dk := newIndex[d]
 				p.unitDeps = append(p.unitDeps, dk)
-				u := g.op(base + uint32(dk)*stride)
-				users := &u.nUsers
-				if kind == 1 {
-					users = &u.nSUsers
-					p.unitStarts = true
-				}
-				if *users == math.MaxUint16 {
+				if !p.addUser(g.op(base+uint32(dk)*stride), uint32(int32(k)-dk), kind == 1) {
 					return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
 				}
-				*users++
 			}
 		}
 		if len(after)+len(start) == 0 {
@@ -1202,11 +1216,11 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 		g.maxCalc, g.maxCalcLine = op.value, line
 	}
 	o.val = uint32(op.kind) << valKindShift
-	if op.value < valBig {
+	if op.value <= valMask {
 		o.val |= uint32(op.value)
 	} else {
-		if len(g.big) == valBig {
-			return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d sizes of %d or more", valBig, valBig)}
+		if len(g.big) > valMask {
+			return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d sizes above %d", valMask+1, valMask)}
 		}
 		o.val |= valBig | uint32(len(g.big))
 		g.big = append(g.big, op.value)
@@ -1266,22 +1280,25 @@ func (p *goalParser) fillUsers(end int) {
 	lo, hi := g.first[p.unitRank], g.first[end] // a block's slots are its ids
 	// Each entry of users is a dependency, so total stays within maxDeps
 	// (finishRank) and a uint32.
-	total := uint32(len(g.users))
-	for slot := lo; slot < hi; slot++ {
-		o := g.op(slot)
-		if c := uint32(o.nUsers) + uint32(o.nSUsers); c > 1 {
-			total += c
-			o.user = total
+	if p.unitLists {
+		total := uint32(len(g.users))
+		for slot := lo; slot < hi; slot++ {
+			o := g.op(slot)
+			if c := uint32(o.nUsers) + uint32(o.nSUsers); c > 1 && o.val&valRun == 0 {
+				total += c
+				o.user = total
+			}
 		}
+		g.growUsers(int(total))
+		p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's dependencies end
+		if p.unitStarts {
+			p.fillUnit(end, true)
+		}
+		p.fillUnit(end, false)
 	}
-	g.growUsers(int(total))
-	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's dependencies end
-	if p.unitStarts {
-		p.fillUnit(end, true)
-		g.hasStarts = true
-	}
-	p.fillUnit(end, false)
-	p.unitRank, p.unitDeps, p.unitAt, p.unitCounts, p.unitStarts = end, p.unitDeps[:0], p.unitAt[:0], p.unitCounts[:0], false
+	g.hasStarts = g.hasStarts || p.unitStarts
+	p.unitRank, p.unitDeps, p.unitAt, p.unitCounts = end, p.unitDeps[:0], p.unitAt[:0], p.unitCounts[:0]
+	p.unitStarts, p.unitLists = false, false
 }
 
 // fillUnit lists the ops of ranks unitRank .. end-1 as users of their
@@ -1352,8 +1369,7 @@ func (g *GOAL) fillUsersOf(u, end, base, stride uint32, starts bool, deps []int3
 	}
 	for _, dep := range slices.Backward(deps[lo:hi]) {
 		d := g.op(base + uint32(dep)*stride)
-		if d.nUsers+d.nSUsers == 1 {
-			d.user = u
+		if d.val&valRun != 0 {
 			continue
 		}
 		d.user--

@@ -363,7 +363,8 @@ func (x *goalRun) release(r int32, users []uint32) {
 // releaseStarts makes ready the ops that irequire op id, and refills.
 func (x *goalRun) releaseStarts(r int32, id uint32) {
 	o := x.g.op(id)
-	x.release(r, x.g.usersOf(o)[o.nUsers:])
+	var buf [maxRunUsers]uint32
+	x.release(r, x.g.usersOf(id, o, &buf)[o.nUsers:])
 	x.work = append(x.work, pack(workRefill, r, 0))
 }
 
@@ -420,7 +421,8 @@ func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
 		return
 	}
 	rk := &x.ranks[r]
-	if o.nUsers > 0 && !rk.floors.holdUsers(x.pending, x.g.usersOf(o)[:o.nUsers], at) {
+	var buf [maxRunUsers]uint32
+	if o.nUsers > 0 && !rk.floors.holdUsers(x.pending, x.g.usersOf(id, o, &buf)[:o.nUsers], at) {
 		x.eng.At(at, x.id, pack(evDone, r, int32(id)))
 		return
 	}
@@ -435,7 +437,8 @@ func (x *goalRun) finishOp(r int32, id uint32) {
 	rk.open--
 	x.ops++
 	o := x.g.op(id)
-	x.release(r, x.g.usersOf(o)[:o.nUsers])
+	var buf [maxRunUsers]uint32
+	x.release(r, x.g.usersOf(id, o, &buf)[:o.nUsers])
 	if rk.finished {
 		return
 	}
