@@ -387,12 +387,31 @@ func TestCPUProfile(t *testing.T) {
 	if _, stderr, code := collsim(t, "--cpuprofile", path, "real", "--np", "2", "-c", "bcast", "-s", "8", "--iterations", "2"); code != 0 {
 		t.Fatalf("real run: exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{path, path + ".rank0", path + ".rank1"} {
-		data, err := os.ReadFile(name)
-		if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-			t.Errorf("%s: %d bytes, %v; want a gzip stream", filepath.Base(name), len(data), err)
+	profiles := func(path string) {
+		t.Helper()
+		for _, name := range []string{path, path + ".rank0", path + ".rank1"} {
+			data, err := os.ReadFile(name)
+			if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				t.Errorf("%s: %d bytes, %v; want a gzip stream", filepath.Base(name), len(data), err)
+			}
 		}
 	}
+	profiles(path)
+	// validate --real writes its ranks' arguments itself, and passes the
+	// root's flags on (--huge-pages the same way): before, its ranks wrote
+	// no profile.
+	path = filepath.Join(t.TempDir(), "cpu.pprof")
+	for attempt := 1; ; attempt++ {
+		_, stderr, code := collsim(t, "--cpuprofile", path, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,1MiB..4MiB", "--iterations", "1", "--max-fit-spread", "1e9")
+		if loadedFit(t, code, stderr, attempt) {
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("validate --real: exit %d: %s", code, stderr)
+		}
+		break
+	}
+	profiles(path)
 	if _, stderr, code := collsim(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "run"); code == 0 || !strings.Contains(stderr, "no such file") {
 		t.Fatalf("an unwritable profile: exit %d, %q", code, stderr)
 	}

@@ -76,6 +76,21 @@ func ChildArgs(cmd *cobra.Command, verb string, skip ...string) []string {
 	return args
 }
 
+// RootArgs are the root's flags the user set (--huge-pages,
+// --cpuprofile), as a launcher that writes its ranks' arguments itself
+// passes them on: ChildArgs has them among cmd's own.
+func RootArgs(cmd *cobra.Command) []string {
+	var args []string
+	// (Visit would see none: the inherited set is made afresh, and knows
+	// which flags were set only by their Changed.)
+	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
+}
+
 // exitText says how a rank's process ended: its exit status, or the
 // signal that killed it (sig, when not the launcher's own kill), with what
 // usually sends a SIGKILL.

@@ -45,6 +45,7 @@ type options struct {
 	ranks      string
 	networks   string
 	points     bool
+	rootArgs   []string // the root's flags the user set, for the ranks (RootArgs)
 }
 
 // New returns the validate command.
@@ -97,6 +98,7 @@ any error is larger than that fraction.`,
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
 			}
+			o.rootArgs = realcmd.RootArgs(cmd)
 			return run(streams, o)
 		},
 	}
@@ -120,6 +122,12 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
 	return cmd
+}
+
+// realArgs are collsim real's verb and flags for what o asks.
+func (o *options) realArgs() []string {
+	return []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
+		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
 }
 
 // point is one algorithm at one size, measured and predicted.
@@ -161,13 +169,13 @@ func run(streams *cmdutil.IO, o *options) error {
 	if _, err := cmdutil.Collectives(o.collective); err != nil {
 		return err
 	}
-	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
-		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
+	args := o.realArgs()
 	if err := realcmd.Check(args, o.NP); err != nil {
 		return err
 	}
 	o.Launcher.Timeout = o.timeout
-	reports, err := o.Launch(args, streams.Err)
+	// The root's flags go before the verb, as the user gave them.
+	reports, err := o.Launch(append(slices.Clip(o.rootArgs), args...), streams.Err)
 	if err != nil {
 		return err
 	}
