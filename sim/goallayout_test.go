@@ -406,6 +406,38 @@ func TestLayoutBlocksAreWhole(t *testing.T) {
 	}
 }
 
+// The room made ahead for a block's dependencies follows the text too: a
+// first rank with a dependency written 200,000 times, then ranks without
+// any, made room for 256 times as many (205 MB).
+func TestUnitRoomFollowsTheInput(t *testing.T) {
+	defer func(before bool) { blockRanks = before }(blockRanks)
+	var b strings.Builder
+	b.WriteString("num_ranks 256\nrank 0 {\nl0: calc 1\nl1: calc 1\n")
+	for range 200000 {
+		b.WriteString("l1 requires l0\n")
+	}
+	b.WriteString("}\n")
+	for r := 1; r < 256; r++ {
+		fmt.Fprintf(&b, "rank %d {\nl0: calc 1\nl1: calc 1\n}\n", r)
+	}
+	text := b.String()
+	allocated := func(blocks bool) uint64 {
+		blockRanks = blocks
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := ParseGOAL(strings.NewReader(text), "d.goal"); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	byID, blocked := allocated(false), allocated(true)
+	t.Logf("%d KB of text: allocated %d KB by id, %d KB in blocks", len(text)>>10, byID>>10, blocked>>10)
+	if blocked > byID+1<<20 {
+		t.Errorf("parsing in blocks allocated %d KB, by id %d KB", blocked>>10, byID>>10)
+	}
+}
+
 // A schedule whose rank 0 has many ops and whose other ranks have few
 // makes no more room than a block of 2^20 ops ahead of what it reads, and
 // keeps none of it: parsing it in blocks allocates at most twice that more

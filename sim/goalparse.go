@@ -1063,6 +1063,10 @@ func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
 	return *users != 0 // else it had 65535
 }
 
+// unitDepsPerOp bounds the dependencies an op of a unit of ranks is
+// given room for ahead (place): the collectives' ops have one or two.
+const unitDepsPerOp = 4
+
 // place starts storing rank r, of n ops: where its dependencies begin,
 // and where its ops go (opLayout; rank 0 sets the blocks' op count, and a
 // rank that differs ends the blocks: the ranks of its block read so far
@@ -1081,14 +1085,19 @@ func (p *goalParser) place(r, n int) (base, stride uint32) {
 		// Room for the whole unit at once, as if its ranks were all like
 		// this one: grown by append, the first block's scratch (the ring
 		// at 1,024 ranks: 9 MB) allocated 55 MB on the way, each move
-		// into fresh memory, and its page faults took 13% of the run.
+		// into fresh memory, and its page faults took 13% of the run. Its
+		// dependencies at most unitDepsPerOp an op, so that a first rank
+		// of many dependencies (or one written many times) followed by
+		// light ranks makes room for what the text holds, not 256 times
+		// that.
 		ranks := 1
 		if g.lay.blocked(r) {
 			ranks <<= g.lay.shift
 		}
 		p.unitCounts = hugepage.Grow(p.unitCounts, ranks*n)
-		p.unitDeps = hugepage.Grow(p.unitDeps, ranks*len(p.edges))
+		p.unitDeps = hugepage.Grow(p.unitDeps, min(ranks*len(p.edges), ranks*n*unitDepsPerOp))
 	}
+	p.unitDeps = hugepage.Grow(p.unitDeps, len(p.edges)) // this rank's, doubling when short
 	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps)))
 	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
 	return g.lay.rankSlots(r, first)
