@@ -42,6 +42,14 @@ func SetFinishInOrder(on bool) (restore func()) {
 	return func() { finishInOrder = before }
 }
 
+// SetMaxBig sets how many sizes and durations a schedule may keep beside
+// its ops, and returns a function that restores it.
+func SetMaxBig(n int) (restore func()) {
+	before := maxBig
+	maxBig = n
+	return func() { maxBig = before }
+}
+
 // SetMaxRankOps sets the most ops one rank may have, and returns a
 // function that restores it.
 func SetMaxRankOps(n int) (restore func()) {

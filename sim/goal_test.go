@@ -160,6 +160,44 @@ func TestParseGOALRankOpsLimit(t *testing.T) {
 	}
 }
 
+// Sizes and durations from 2^28 on are kept beside the ops, as many as an
+// op's val can index: past the limit, lowered here to 2, the parse stops
+// at the op that passes it. Below 2^28 they take no room there, and those
+// kept beside read back whole.
+func TestParseGOALBigValueLimit(t *testing.T) {
+	defer sim.SetMaxBig(2)()
+	ops := func(values ...int64) string {
+		var b strings.Builder
+		b.WriteString("num_ranks 1\nrank 0 {\n")
+		for i, v := range values {
+			fmt.Fprintf(&b, "l%d: calc %d\n", i, v)
+		}
+		for i := 1; i < len(values); i++ { // one after the other
+			fmt.Fprintf(&b, "l%d requires l%d\n", i, i-1)
+		}
+		return b.String() + "}\n"
+	}
+	const big = 1 << 28
+	g, err := sim.ParseGOAL(strings.NewReader(ops(big-1, big-1, big-1, big+5, big-1, 1<<40)), "x.goal")
+	if err != nil {
+		t.Fatalf("two values of 2^28 or more: %v", err)
+	}
+	if _, _, calc, at := g.Largest(); calc != 1<<40 || at != "x.goal:8" {
+		t.Errorf("largest calc %d at %q, want 2^40 at x.goal:8", calc, at)
+	}
+	res, err := g.RunLogGOPS(sim.LogGOPS{}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sim.Time(3*(big-1)+big+5+big-1+1<<40) * sim.Nanosecond; res.Makespan != want {
+		t.Errorf("the calcs take %v, want %v", res.Makespan, want)
+	}
+	_, err = sim.ParseGOAL(strings.NewReader(ops(big, 1, big+1, big+2)), "x.goal")
+	if err == nil || !strings.Contains(err.Error(), "x.goal:6: more than 2 sizes or durations of 268435456 or more") {
+		t.Errorf("three values of 2^28 or more: %v, want the limit's error at the third", err)
+	}
+}
+
 // A schedule's dependencies are counted once each, a repeat or an
 // irequires of a required op not counted: the limit is reached at the
 // closing brace of the rank that passes it, whichever way it is stored.

@@ -1063,6 +1063,10 @@ func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
 	return *users != 0 // else it had 65535
 }
 
+// maxBig is how many sizes and durations too large for an op's val a
+// schedule may have: as many as its low bits can index (tests lower it).
+var maxBig = valMask + 1
+
 // unitDepsPerOp bounds the dependencies an op of a unit of ranks is
 // given room for ahead (place): the collectives' ops have one or two.
 const unitDepsPerOp = 4
@@ -1228,8 +1232,8 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 	if op.value <= valMask {
 		o.val |= uint32(op.value)
 	} else {
-		if len(g.big) > valMask {
-			return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d sizes above %d", valMask+1, valMask)}
+		if len(g.big) >= maxBig {
+			return &GOALError{File: p.file, Line: line, Msg: fmt.Sprintf("more than %d sizes or durations of %d or more", maxBig, valMask+1)}
 		}
 		o.val |= valBig | uint32(len(g.big))
 		g.big = append(g.big, op.value)
