@@ -460,6 +460,13 @@ func TestRealBadClusterInput(t *testing.T) {
 	for _, other := range [][]string{{"-s", "16"}, {"-s", "8", "--single-copy", "ring"}, {"-s", "8", "--transport", "tcp"}} {
 		t.Run("different jobs "+strings.Join(other, " "), func(t *testing.T) { differentJobs(t, other) })
 	}
+	// The same job spelled otherwise runs: a size, a range of one size,
+	// the collective given or left to its default, the transport too.
+	for _, other := range [][]string{{"-s", "1024", "-a", "ring"}, {"-s", "1KiB..1KiB", "-c", "allreduce", "-a", "ring"}, {"-s", "1KiB", "--transport", "shm", "-a", "ring"}} {
+		t.Run("same job "+strings.Join(other, " "), func(t *testing.T) {
+			sameJob(t, []string{"-s", "1KiB", "-a", "ring"}, other)
+		})
+	}
 	t.Run("port in use", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -536,6 +543,28 @@ func differentJobs(t *testing.T, other []string) {
 	}
 	r0.Process.Kill()
 	r0.Wait()
+}
+
+// sameJob starts rank 0 of a 2-rank job with args0 and rank 1 with
+// args1, which should spell the same job, and requires both to finish.
+func sameJob(t *testing.T, args0, args1 []string) {
+	addr := freePort(t)
+	var out [2]bytes.Buffer
+	ranks := make([]*exec.Cmd, 2)
+	for r, args := range [][]string{args0, args1} {
+		ranks[r] = asRank(r, 2, append([]string{"--rendezvous", addr, "--timeout", "20s", "--iterations", "2"}, args...)...)
+		ranks[r].Env = append(ranks[r].Env, "COLLSIM_SECRET="+testSecret)
+		ranks[r].Stdout, ranks[r].Stderr = &out[r], &out[r]
+		if err := ranks[r].Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer ranks[r].Process.Kill()
+	}
+	for r, p := range ranks {
+		if err := p.Wait(); err != nil {
+			t.Errorf("rank %d (%v): %v\n%s", r, [][]string{args0, args1}[r], err, out[r].String())
+		}
+	}
 }
 
 // exitCode is the exit status of a finished command's error.

@@ -370,10 +370,12 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if o.timeout <= 0 {
 		return nil, 0, cmdutil.Flagf("--timeout must be more than 0, not %v: it is how long a rank waits without progress before it gives up", o.timeout)
 	}
-	if _, err := parseTransport(o.transport); err != nil {
+	transport, err := parseTransport(o.transport)
+	if err != nil {
 		return nil, 0, err
 	}
-	if _, err := parseSingleCopy(o.singleCopy); err != nil {
+	singleCopy, err := parseSingleCopy(o.singleCopy)
+	if err != nil {
 		return nil, 0, err
 	}
 	if o.prtt != "" {
@@ -488,10 +490,15 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if len(jobs) == 0 {
 		return nil, 0, cmdutil.Flagf("none of the algorithms asked for can run on %s", collsim.RankCount(size))
 	}
-	// The transport and --single-copy too: under auto the ranks that share
-	// memory probe before the jobs, and ranks that disagree would pair the
-	// probe's calls with another rank's jobs.
-	spec := fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d|%d|%d|%s|%d|%s|%s", o.collective, o.algos, o.sizes, o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.pingpong, o.peer, o.transport, o.singleCopy)
+	// The calls themselves, in order, rather than the flags as typed: ranks
+	// started with -s 64KiB and -s 65536, or -c all and the list it means,
+	// run the same job. The transport and --single-copy too: under auto
+	// the ranks that share memory probe before the jobs, and ranks that
+	// disagree would pair the probe's calls with another rank's jobs.
+	spec := fmt.Sprintf("%d|%d|%t|%d|%d|%d|%d|%v|%v", o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.peer, transport, singleCopy)
+	for _, j := range jobs {
+		spec += fmt.Sprintf("|%s:%d", j.Name, j.Bytes)
+	}
 	return jobs, realrun.JobHash(buildID(), spec), nil
 }
 
