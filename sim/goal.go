@@ -12,11 +12,11 @@ import (
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: 20 bytes per op and 4 per user of ops that more than one op
-// waits for. Dependency lists, and their lengths, are not kept: an op's
-// users say the same; a run counts what each op waits for from them, and
-// Schedule, which hands out the lists, makes them from the users when first
-// asked.
+// compactly: 20 bytes per op and 4 per user of ops whose users are listed
+// (not those whose users are a run: usersOf). Dependency lists, and their
+// lengths, are not kept: an op's users say the same; a run counts what
+// each op waits for from them, and Schedule, which hands out the lists,
+// makes them from the users when first asked.
 //
 // Ops are numbered (their id) rank by rank, in program order, as they are
 // read: the text streams into the tables, which are never reordered. The

@@ -35,10 +35,11 @@ const (
 	// per process; longer where the kernel must compact memory to find a
 	// huge page, which the tables would wait for too; see touchCosts). It
 	// never asks where GODEBUG has disablethp=1 (as Go's runtime reads it)
-	// or where transparent huge pages are "never" or absent. The measurement, not a rule, decides,
-	// since which kind is cheaper differs between machines and between
-	// days of the same virtual machine (README, "Huge pages"). It changes
-	// speed only, never a result.
+	// or where transparent huge pages are "never" or absent. The
+	// measurement, not a rule, decides, since which kind is cheaper
+	// differs between machines and between days of the same virtual
+	// machine (README, "Huge pages"). It changes speed only, never a
+	// result.
 	Auto Policy = iota
 	// On always asks for huge pages.
 	On
