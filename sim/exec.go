@@ -508,7 +508,7 @@ func (x *executor) refill(r int32) {
 	rk := &x.ranks[r]
 	for !rk.ended && rk.waiting < x.lookahead && x.err == nil {
 		var ops []Op
-		ops, x.scratch = nextOps(rk.src, x.scratch)
+		ops, x.scratch = nextOps(rk.src, x.scratch, x.lookahead-rk.waiting)
 		if len(ops) == 0 {
 			if fs, ok := rk.src.(FailingSource); ok && fs.Err() != nil {
 				x.fail(fs.Err())

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -305,5 +306,67 @@ func TestTrace(t *testing.T) {
 	last := events[len(events)-1]
 	if !last.Completed || last.Rank != 0 || last.Index != 1 || last.At != 20 {
 		t.Fatalf("last event %+v, want rank 0 op 1 completing at 20ps", last)
+	}
+}
+
+// lookaheadPrograms is a schedule whose rank 0 waits in its second op,
+// for a receive that completes at 1000ps, and sends, unrelated, in its
+// third: read in MPI's program order (Lookahead 1), the third op has not
+// run while the second waits.
+func lookaheadPrograms() []Program {
+	return []Program{
+		{recv(1, 0, 8), send(1, 1, 8, 0), send(1, 2, 8)},
+		{{Kind: OpCalc, Dur: 1000}, send(0, 0, 8, 0), recv(0, 1, 8), recv(0, 2, 8)},
+	}
+}
+
+// A program replayed with Lookahead L holds at most L read ops that wait
+// for dependencies: programs are read in chunks, and a chunk must end
+// where the bound is reached (it ran on to 64 ops).
+func TestLookaheadBoundsReadingPrograms(t *testing.T) {
+	for _, c := range []struct {
+		look  int
+		early bool // whether rank 0's third op starts before the receive completes
+	}{{0, false}, {1, false}, {2, true}, {100, true}} {
+		var start Time = -1
+		_, err := Execute(New(1), FromPrograms("look", lookaheadPrograms(), c.look), Config{
+			Network: FixedLatency(10),
+			Trace: func(e TraceEvent) {
+				if e.Rank == 0 && e.Index == 2 && !e.Completed {
+					start = e.At
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The receive completes at 1000 (the calc) + 10 (the latency).
+		if early := start < 1010; start < 0 || early != c.early {
+			t.Errorf("lookahead %d: rank 0's third op started at %v, want before 1010ps: %v", c.look, start, c.early)
+		}
+	}
+}
+
+// The real runs' interpreter holds the same bound.
+func TestInterpLookaheadBoundsReadingPrograms(t *testing.T) {
+	for _, c := range []struct {
+		look  int
+		ready []int32 // what rank 0 may start before its receive completes
+	}{{1, []int32{0}}, {2, []int32{0, 2}}, {100, []int32{0, 2}}} {
+		in, err := NewInterp(FromPrograms("look", lookaheadPrograms(), c.look), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ready []int32
+		for {
+			idx, _, ok := in.Start()
+			if !ok {
+				break
+			}
+			ready = append(ready, idx)
+		}
+		if !slices.Equal(ready, c.ready) {
+			t.Errorf("lookahead %d: rank 0 started %v before its receive completed, want %v", c.look, ready, c.ready)
+		}
 	}
 }

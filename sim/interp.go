@@ -264,7 +264,7 @@ func (in *Interp) makeReady(idx int32) {
 func (in *Interp) refill() {
 	for !in.ended && in.waiting < in.lookahead && in.err == nil {
 		var ops []Op
-		ops, in.scratch = nextOps(in.src, in.scratch)
+		ops, in.scratch = nextOps(in.src, in.scratch, in.lookahead-in.waiting)
 		if len(ops) == 0 {
 			if fs, ok := in.src.(FailingSource); ok && fs.Err() != nil {
 				in.err = fs.Err()

@@ -209,6 +209,9 @@ type Schedule struct {
 	// default (0, meaning 1) is MPI program order: code after an unmet wait
 	// has not run yet. Schedules read whole from files use a large value so
 	// that every ready op issues as soon as it is ready (GOAL semantics).
+	// The bound is exact for materialized programs (FromPrograms); a
+	// Source that hands out several ops at once (a collective's step) is
+	// read a whole hand-out at a time.
 	Lookahead int
 	// Buffers returns the element count of each of rank r's data buffers,
 	// for data mode. Nil means the schedule moves no data.
@@ -261,13 +264,16 @@ type programSource struct {
 // Next hands out the program in chunks, so that replaying a large program
 // costs no more memory than streaming it.
 func (p *programSource) Next(ops []Op) []Op {
-	return append(ops, p.view()...)
+	return append(ops, p.view(programChunk)...)
 }
 
-// view is Next without the copy: the program's own next ops, for readers
-// that only read them (nextOps).
-func (p *programSource) view() []Op {
-	end := min(p.next+64, len(p.ops))
+// programChunk is the most ops a program hands out at once.
+const programChunk = 64
+
+// view is Next without the copy, of at most n ops: the program's own next
+// ops, for readers that only read them (nextOps).
+func (p *programSource) view(n int) []Op {
+	end := min(p.next+min(n, programChunk), len(p.ops))
 	v := p.ops[p.next:end:end]
 	p.next = end
 	return v
@@ -277,10 +283,15 @@ func (p *programSource) view() []Op {
 // and the scratch slice to pass next time: a program's own ops where src
 // is one (a real run's interpreter read each of a ping-pong's chunks of
 // 64 ops in 0.12 us with the copy, 0.02-0.03 us without), else what
-// src.Next appended to scratch.
-func nextOps(src Source, scratch []Op) (ops, next []Op) {
+// src.Next appended to scratch. room is how many more ops may wait for
+// dependencies before the reader reaches the schedule's Lookahead: a
+// program hands out no more than that, since any op read may wait, so the
+// bound holds exactly (with Lookahead 1, an op after one that waits is
+// not read, nor run, until that one's dependencies are met, as MPI's
+// program order has it).
+func nextOps(src Source, scratch []Op, room int32) (ops, next []Op) {
 	if p, ok := src.(*programSource); ok {
-		return p.view(), scratch
+		return p.view(int(room)), scratch
 	}
 	ops = src.Next(scratch[:0])
 	return ops, ops[:0]
