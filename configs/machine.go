@@ -127,6 +127,7 @@ type hostYAML struct {
 	ReduceBandwidth string    `yaml:"reduce_bandwidth"`
 	EagerLimit      string    `yaml:"eager_limit"`
 	Local           *linkYAML `yaml:"local"`
+	LocalDuplex     string    `yaml:"local_duplex"`
 }
 
 // schemaTypes maps the schema's type names, as yaml.v3 reports them, to the
@@ -161,7 +162,10 @@ type Machine struct {
 	Host         sim.HostParams
 	Gap          sim.Time
 	Local        topology.LinkSpec // between ranks on one host
-	Placement    string
+	// LocalHalfDuplex: each rank's shared-memory channel sends or takes
+	// in, not both at once (host.local_duplex: half).
+	LocalHalfDuplex bool
+	Placement       string
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
@@ -237,7 +241,7 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 // Analytic returns the analytic network model of the machine for ranks
 // placed by place.
 func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
-	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local})
+	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalHalfDuplex: m.LocalHalfDuplex})
 }
 
 // Flow returns the flow network model (max-min fair sharing) of the
@@ -250,7 +254,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 // A bandwidth the flow model cannot hold is traced to the input that set
 // it.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalHalfDuplex: m.LocalHalfDuplex, Links: load, Routing: m.Routing, Jitter: m.Jitter})
 	var re *network.BandwidthRangeError
 	if errors.As(err, &re) {
 		if in, ok := m.bandwidthInput(re.Bandwidth); ok {
@@ -754,6 +758,13 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		v.fail(with(hk, "local"), "missing: with %d ranks per host, give the shared-memory channel between them, e.g. local: {bandwidth: 20GB/s, latency: 300ns}", m.RanksPerHost)
 	default:
 		m.Local = topology.LinkSpec{Bandwidth: 1e12} // unused: one rank per host
+	}
+	switch f.Host.LocalDuplex {
+	case "", "full":
+	case "half":
+		m.LocalHalfDuplex = true
+	default:
+		v.fail(with(hk, "local_duplex"), "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default) or half (one or the other: a transport whose rank copies in what it sends and out what it receives)", f.Host.LocalDuplex)
 	}
 	if f.Noise != nil {
 		v.noise(m, f.Noise)

@@ -109,6 +109,8 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:3: placement: unknown placement \"scattered\"; valid: block, round_robin, random"}},
 		{"local needed", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 4\n",
 			[]string{"bad.yaml:3: host.local: missing: with 4 ranks per host"}},
+		{"local duplex", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: simplex\n",
+			[]string{`bad.yaml:6: host.local_duplex: "simplex" is not a duplex; use full`}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
 		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
@@ -422,5 +424,38 @@ func TestFlowRangeNamesTheEdge(t *testing.T) {
 	_, err = m.Flow(place)
 	if err == nil || !strings.Contains(err.Error(), "it comes from network.graph.edges s0 h1 1000TB/s 1us (g.yaml:7)") {
 		t.Errorf("%v", err)
+	}
+}
+
+// host.local_duplex reaches both network models: an exchange between the
+// two ranks of one host takes twice a one-way message's time on a
+// half-duplex channel (10000 B at 10 GB/s: 1µs, no latency), the same on
+// a full-duplex one.
+func TestLocalDuplexConfig(t *testing.T) {
+	for _, c := range []struct {
+		duplex string
+		want   sim.Time
+	}{{"", sim.Microsecond}, {"local_duplex: full\n", sim.Microsecond}, {"local_duplex: half\n", 2 * sim.Microsecond}} {
+		m, err := Parse("x.yaml", []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  "+c.duplex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exchange := sim.FromPrograms("exchange", []sim.Program{
+			{{Kind: sim.OpSend, Peer: 1, Bytes: 10000}, {Kind: sim.OpRecv, Peer: 1, Bytes: 10000}},
+			{{Kind: sim.OpSend, Peer: 0, Bytes: 10000}, {Kind: sim.OpRecv, Peer: 0, Bytes: 10000}},
+		}, 2)
+		for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
+			net, err := factory([]int32{0, 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Execute(sim.New(1), exchange, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: math.MaxInt64}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Makespan != c.want {
+				t.Errorf("%q, %s: the exchange took %v, want %v", c.duplex, model, res.Makespan, c.want)
+			}
+		}
 	}
 }

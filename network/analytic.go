@@ -20,6 +20,12 @@ type AnalyticConfig struct {
 	// placed on its host (a port of its own, below): such messages never
 	// touch the network.
 	Local topology.LinkSpec
+	// LocalHalfDuplex makes each rank's channel send or take in one
+	// message at a time, not both at once: a shared-memory transport that
+	// copies in and out through shared buffers spends the rank's own core
+	// on the data it sends and on the data it receives, so an exchange
+	// between two ranks takes twice a one-way message's time.
+	LocalHalfDuplex bool
 }
 
 // Analytic returns a factory for the analytic model: LogGP without
@@ -33,7 +39,8 @@ type AnalyticConfig struct {
 // the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
 // show contention; the flow model does. Between ranks on one host, each
 // rank's shared-memory channel (cfg.Local) works as a NIC of its own, with
-// no gap; the flow model hands such messages to this one.
+// no gap, full duplex unless cfg.LocalHalfDuplex; the flow model hands such
+// messages to this one.
 //
 // Rendezvous control messages take their route's latency and no port time.
 // A request leaves no earlier than the data its port (NIC or channel) last
@@ -77,7 +84,8 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		m := &analytic{
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
 			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), localPs: localPs, hosts: int32(t.Hosts()),
-			txFree: make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
+			halfDuplex: cfg.LocalHalfDuplex,
+			txFree:     make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
 			txLast: make([]sim.Time, ports), rxQueue: make([][]intake, ports),
 			free: -1,
 		}
@@ -98,6 +106,9 @@ type analytic struct {
 	localLat  sim.Time
 	localPs   float64
 	hosts     int32
+	// halfDuplex: a rank's channel sends and takes in on one timeline
+	// (rxFreeOf).
+	halfDuplex bool
 	// By port: each host's NIC, then each rank's shared-memory channel
 	// to the ranks on its host (port hosts+r for rank r), which works as
 	// a NIC does, without the gap: ranks on a host send and take in at
@@ -211,14 +222,26 @@ func (m *analytic) Handle(arg uint64) {
 			}
 			return
 		}
-		start := max(now, m.rxFree[f.dst])
-		m.rxFree[f.dst] = start.Plus(m.portGap(f.dst)).Plus(f.ser)
+		free := m.rxFreeOf(f.dst)
+		start := max(now, *free)
+		*free = start.Plus(m.portGap(f.dst)).Plus(f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
 		m.rxQueue[f.dst] = append(q, intake{src: f.src, at: start.Plus(f.ser)})
 		m.eng.At(start.Plus(f.ser), m.id, evDelivered<<62|uint64(f.id))
 	}
+}
+
+// rxFreeOf is when port's receiving side is free: its sending side's
+// time on a half-duplex channel, which takes in only when it is not
+// sending and sends only when it is not taking in (in the order the
+// model books them).
+func (m *analytic) rxFreeOf(port int32) *sim.Time {
+	if m.halfDuplex && port >= m.hosts {
+		return &m.txFree[port]
+	}
+	return &m.rxFree[port]
 }
 
 // portGap is the gap g of a port: a NIC's; none for a rank's channel.

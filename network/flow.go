@@ -18,6 +18,9 @@ type FlowConfig struct {
 	// Local is the shared-memory channel each rank sends through to ranks
 	// placed on its host, priced by the analytic model's ports.
 	Local topology.LinkSpec
+	// LocalHalfDuplex is AnalyticConfig's: each rank's channel sends or
+	// takes in, one message at a time.
+	LocalHalfDuplex bool
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
 	// Routing is RouteMinimal (or ""), RouteValiant or RouteUGAL.
@@ -213,7 +216,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 		capUnits[i] = u
 	}
-	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local})
+	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local, LocalHalfDuplex: cfg.LocalHalfDuplex})
 	if err != nil {
 		return nil, err
 	}
