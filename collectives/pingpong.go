@@ -64,6 +64,79 @@ func PingPongData(a, b int, bytes int64, seed uint64, rank int) (bufs [][]uint64
 	return nil, func([][]uint64) error { return nil }
 }
 
+// Exchange is the bidirectional counterpart of PingPong, as a schedule of
+// ranks ranks: ranks a and b each send bytes to the other and receive
+// bytes from it at once, rounds times in a row, each round once the last
+// one's send and receive are done; every other rank idles. With reduce
+// each receive adds what arrives into its buffer (wrapping sums, as the
+// collectives' reducing receives do). Its time divided by rounds, against
+// a ping-pong's one-way time, says whether a rank sends and takes in at
+// once (full duplex: the same time) or one after the other (twice it);
+// the reducing exchange's extra time is the reduction as the transport
+// does it. In data mode (ExchangeData) each sends its buffer 0 and
+// receives into its buffer 1.
+func Exchange(ranks, a, b int, bytes int64, rounds int, reduce bool) (sim.Schedule, error) {
+	switch {
+	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
+		return sim.Schedule{}, fmt.Errorf("exchange between ranks %d and %d of %d: need two different ranks", a, b, ranks)
+	case bytes < 0 || rounds < 1:
+		return sim.Schedule{}, fmt.Errorf("exchange of %d bytes, %d rounds: need a size >= 0 and at least one round", bytes, rounds)
+	}
+	progs := make([]sim.Program, ranks)
+	words := bytes / 8
+	for _, pair := range [][2]int{{a, b}, {b, a}} {
+		me, peer := pair[0], pair[1]
+		var prog sim.Program
+		for i := range rounds {
+			var after []int32
+			if i > 0 {
+				after = []int32{int32(2*i - 2), int32(2*i - 1)}
+			}
+			prog = append(prog,
+				sim.Op{Kind: sim.OpSend, Peer: int32(peer), Tag: int32(i), Bytes: bytes, Data: sim.Region{Buf: 0, Count: words}, After: after},
+				sim.Op{Kind: sim.OpRecv, Peer: int32(peer), Tag: int32(i), Bytes: bytes, Reduce: reduce, Data: sim.Region{Buf: 1, Count: words}, After: after})
+		}
+		progs[me] = prog
+	}
+	name := "exchange"
+	if reduce {
+		name = "exchange-reduce"
+	}
+	s := sim.FromPrograms(fmt.Sprintf("%s/%d-%d", name, a, b), progs, 2)
+	s.ReduceOp = sim.ReduceSum
+	return s, nil
+}
+
+// ExchangeData is rank's buffers for a data-mode exchange of Exchange(
+// ranks, a, b, bytes, rounds, reduce): a and b hold seeded words in buffer
+// 0 and receive into buffer 1, zeroed; verify checks, after the run, that
+// buffer 1 holds what the other sent, times rounds where it was added in
+// every round.
+func ExchangeData(a, b int, bytes int64, rounds int, reduce bool, seed uint64, rank int) (bufs [][]uint64, verify func([][]uint64) error) {
+	if rank != a && rank != b {
+		return nil, func([][]uint64) error { return nil }
+	}
+	peer := a + b - rank
+	words := bytes / 8
+	in := input{seed: seed}
+	mine := make([]uint64, words)
+	for i := range mine {
+		mine[i] = in.at(rank, int64(i))
+	}
+	times := uint64(1)
+	if reduce {
+		times = uint64(rounds)
+	}
+	return [][]uint64{mine, make([]uint64, words)}, func(b [][]uint64) error {
+		for i, got := range b[1] {
+			if want := times * in.at(peer, int64(i)); got != want {
+				return fmt.Errorf("exchange of %d bytes: word %d at rank %d is %#x, want %#x (rank %d's word, times %d)", bytes, i, rank, got, want, peer, times)
+			}
+		}
+		return nil
+	}
+}
+
 // dependOnLast makes op wait for the last op of prog, if any.
 func dependOnLast(op sim.Op, prog sim.Program) sim.Op {
 	if n := len(prog); n > 0 {

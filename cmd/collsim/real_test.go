@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -681,6 +682,9 @@ func TestRealNetns(t *testing.T) {
 		if len(v.Points) != 1 || math.Abs(v.Points[0].SimError) > 0.2 {
 			problems = append(problems, fmt.Sprintf("simulated ring 4MiB on 4 shaped hosts: %+v", v.Points))
 		}
+		if v.Channel != nil {
+			t.Errorf("emulated hosts have a NIC each, but the exchanges of one host were fitted: %+v", *v.Channel)
+		}
 		if len(problems) == 0 {
 			break
 		}
@@ -717,8 +721,14 @@ type validatePoint struct {
 
 type validateOut struct {
 	Alpha, Beta float64
-	Points      []validatePoint
-	Notes       []string
+	Channel     *struct {
+		Ratio float64 `json:"exchange_to_one_way"`
+		Half  bool    `json:"half_duplex"`
+		Gamma float64 `json:"reduce_s_per_byte"`
+		Sizes []int64 `json:"sizes"`
+	}
+	Points []validatePoint
+	Notes  []string
 }
 
 func validateJSON(t *testing.T, args ...string) validateOut {
@@ -759,6 +769,11 @@ func TestValidateReal(t *testing.T) {
 	}
 	if !(out.Alpha >= 0 && out.Beta > 0) { // alpha 0: the small sizes took no longer than their bytes
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
+	}
+	// The ranks share this host: the exchanges, at the default sizes,
+	// fit its channel (plain and reducing ones, their data checked).
+	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || c.Half != (c.Ratio >= 1.5) || !slices.Equal(c.Sizes, []int64{4 << 20, 16 << 20}) {
+		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, half duplex from 1.5, sizes 4 and 16 MiB", c)
 	}
 	if len(out.Points) != 6 {
 		t.Fatalf("%d points, want 3 algorithms x 2 sizes", len(out.Points))
@@ -832,6 +847,9 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "1"}, "at least 2"},
 		{[]string{"validate", "--real", "--np", "4", "--netns", "--hosts", "2"}, "one rank per host"},
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
+		{[]string{"validate", "--real", "--np", "2", "--exchange", "12"}, "--exchange: size 12B is not a whole number of 8-byte words"},
+		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
+		{[]string{"real", "--np", "2", "--prtt", "8", "--exchange", "8"}, "--exchange"},
 		{[]string{"validate", "--real", "--np", "2", "-c", "allreduce", "-a", "nope"}, "nope"},
 	} {
 		_, stderr, code := collsim(t, tc.args...)

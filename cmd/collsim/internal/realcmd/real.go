@@ -43,6 +43,7 @@ type options struct {
 	algos        string
 	sizes        string
 	pingpong     string
+	exchange     string
 	peer         int
 	iterations   int
 	warmup       int
@@ -137,6 +138,7 @@ Three ways to start the ranks:
 	f.StringVarP(&o.sizes, "sizes", "s", "8,1KiB,64KiB,1MiB", `message sizes: a list "8,1KiB" or a doubling range "8..64MiB"`)
 	o.AddFlags(f)
 	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
+	f.StringVar(&o.exchange, "exchange", "", `also time an exchange between rank 0 and --pingpong-peer at these sizes ("4MiB,16MiB"): both send and receive at once, then again with the receives reducing; against the ping-pong, whether a rank sends and takes in at once, and what a reduction costs as the transport does it (validate --real fits its machine so on one host)`)
 	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and PRTT's) other rank (default: the last rank, on another host under block placement)")
 	f.StringVar(&o.prtt, "prtt", "", `instead of collectives, measure Netgauge's LogGP round trips PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,PRTT(1,0,s),s) between rank 0 and --pingpong-peer at these sizes ("1..1MiB"; needs --np) and fit L, o, g and G`)
 	f.IntVar(&o.prttN, "prtt-n", 10, "messages per PRTT burst (Netgauge's n)")
@@ -180,7 +182,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		}
 	}
 	if !child && o.prtt != "" {
-		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "collective", "algo", "sizes"); err != nil {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "collective", "algo", "sizes"); err != nil {
 			return err
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
@@ -407,6 +409,11 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	exchanges, err := exchangeJobs(o.exchange, o.peer, size, rank, o.verify, o.seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	jobs = append(jobs, exchanges...)
 	for _, c := range colls {
 		algos, err := algorithmsOf(c, o.algos)
 		if err != nil {
@@ -502,23 +509,32 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	return jobs, realrun.JobHash(buildID(), spec), nil
 }
 
+// pairSizes parses the sizes of flag, a benchmark between two ranks.
+func pairSizes(flag, sizes string) ([]int64, error) {
+	ss, err := cmdutil.Sizes(sizes)
+	if err != nil {
+		return nil, &cmdutil.FlagError{Err: fmt.Errorf("%s: %w", flag, err)}
+	}
+	if err := carried(flag, ss); err != nil {
+		return nil, err
+	}
+	for _, bytes := range ss {
+		if bytes%8 != 0 {
+			return nil, wholeWords(flag, bytes)
+		}
+	}
+	return ss, nil
+}
+
 // pingPongJobs are the ping-pongs of --pingpong: rank 0 with peer (-1:
 // the last rank) at each size.
 func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64) ([]realrun.Job, error) {
 	if sizes == "" {
 		return nil, nil
 	}
-	ss, err := cmdutil.Sizes(sizes)
+	ss, err := pairSizes("--pingpong", sizes)
 	if err != nil {
-		return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
-	}
-	if err := carried("--pingpong", ss); err != nil {
 		return nil, err
-	}
-	for _, bytes := range ss {
-		if bytes%8 != 0 {
-			return nil, wholeWords("--pingpong", bytes)
-		}
 	}
 	if peer < 0 {
 		peer = ranks - 1
@@ -542,6 +558,44 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 			}
 		}
 		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// exchangeJobs are the exchanges of --exchange: rank 0 with peer (-1: the
+// last rank) at each size, plain, then with reducing receives.
+func exchangeJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64) ([]realrun.Job, error) {
+	if sizes == "" {
+		return nil, nil
+	}
+	ss, err := pairSizes("--exchange", sizes)
+	if err != nil {
+		return nil, err
+	}
+	if peer < 0 {
+		peer = ranks - 1
+	}
+	var jobs []realrun.Job
+	for _, bytes := range ss {
+		for _, reduce := range []bool{false, true} {
+			rounds := PingPongRounds(bytes)
+			s, err := collectives.Exchange(ranks, 0, peer, bytes, rounds, reduce)
+			if err != nil {
+				return nil, &cmdutil.FlagError{Err: fmt.Errorf("--exchange: %w", err)}
+			}
+			j := realrun.Job{Name: s.Name, Bytes: bytes, Schedule: s}
+			if verify {
+				j.Data = func() ([][]uint64, error) {
+					bufs, _ := collectives.ExchangeData(0, peer, bytes, rounds, reduce, seed, rank)
+					return bufs, nil
+				}
+				j.Verify = func(b [][]uint64) error {
+					_, check := collectives.ExchangeData(0, peer, bytes, rounds, reduce, seed, rank)
+					return check(b)
+				}
+			}
+			jobs = append(jobs, j)
+		}
 	}
 	return jobs, nil
 }
@@ -578,6 +632,33 @@ func PingPongRounds(bytes int64) int { return int(min(100, max(1, (1<<20)/max(by
 // IsPingPong reports whether a summary is of a ping-pong call.
 func IsPingPong(s realrun.Summary) bool { return strings.HasPrefix(s.Name, "pingpong/") }
 
+// IsExchange reports whether a summary is of an exchange call, and
+// whether its receives reduce.
+func IsExchange(s realrun.Summary) (ok, reduces bool) {
+	switch {
+	case strings.HasPrefix(s.Name, "exchange/"):
+		return true, false
+	case strings.HasPrefix(s.Name, "exchange-reduce/"):
+		return true, true
+	}
+	return false, false
+}
+
+// IsPair reports whether a summary is of a benchmark between two ranks
+// (a ping-pong or an exchange), not of a collective.
+func IsPair(s realrun.Summary) bool {
+	ex, _ := IsExchange(s)
+	return ex || IsPingPong(s)
+}
+
+// perRound turns the times of an exchange call into the time of one
+// round: one message each way, at once.
+func perRound(s realrun.Summary) realrun.Summary {
+	n := time.Duration(PingPongRounds(s.Bytes))
+	s.Avg, s.Min, s.Max, s.Median = s.Avg/n, s.Min/n, s.Max/n, s.Median/n
+	return s
+}
+
 // OneWay turns the times of a ping-pong call into the one-way time of one
 // message, as osu_latency reports it.
 func OneWay(s realrun.Summary) realrun.Summary {
@@ -588,13 +669,17 @@ func OneWay(s realrun.Summary) realrun.Summary {
 
 // Summaries combines the ranks' reports call by call (realrun.Summarize),
 // except that ping-pongs are rank 0's own times, one way, as osu_latency
-// reports them: the other ranks idle or only answer.
+// reports them (the other ranks idle or only answer), and exchanges rank
+// 0's own times a round (the other ranks idle).
 func Summaries(reports []realrun.Report) []realrun.Summary {
 	sums := realrun.Summarize(reports)
 	first := realrun.Summarize(reports[:min(1, len(reports))])
 	for i, s := range sums {
 		if IsPingPong(s) {
 			sums[i] = OneWay(first[i])
+		}
+		if ex, _ := IsExchange(s); ex {
+			sums[i] = perRound(first[i])
 		}
 	}
 	return sums

@@ -33,6 +33,7 @@ type options struct {
 	algos      string
 	sizes      string
 	pingpong   string
+	exchange   string
 	transport  string
 	iterations int
 	warmup     int
@@ -113,6 +114,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
 	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
+	f.StringVar(&o.exchange, "exchange", "4MiB,16MiB", "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say whether a rank's channel is full or half duplex and what a reduction costs in the transport, for the fitted machine of ranks on one host")
 	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
@@ -126,8 +128,12 @@ any error is larger than that fraction.`,
 
 // realArgs are collsim real's verb and flags for what o asks.
 func (o *options) realArgs() []string {
-	return []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
 		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
+	if !o.Netns.Enabled() {
+		args = append(args, "--exchange", o.exchange)
+	}
+	return args
 }
 
 // point is one algorithm at one size, measured and predicted.
@@ -193,20 +199,35 @@ func run(streams *cmdutil.IO, o *options) error {
 		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %.0f%%): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
 			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, 100*o.maxSpread)
 	}
-	reduceBW := reductionBandwidth()
-	where := "loopback on this machine"
+	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta}
+	var yaml []byte
+	var channel *channelFit
+	reduceBW := 0.0 // the reduction kernel's, between emulated hosts
 	if o.Netns.Enabled() {
-		where = "an emulated cluster of network namespaces, links shaped to " + o.Netns.Bandwidth()
+		// Each emulated host has one rank and a NIC of its own, shaped
+		// the same way each way: one rank per host on a switch.
+		reduceBW = reductionBandwidth()
+		h.Gamma = 1 / reduceBW
+		yaml = cmdutil.CrossbarYAML("fitted", "collsim validate --real (ping-pong on an emulated cluster of network namespaces, links shaped to "+o.Netns.Bandwidth()+")",
+			o.NP, fit.Model.Alpha, 1/fit.Model.Beta, configs.FormatBandwidth(reduceBW), "none")
+	} else {
+		// The ranks share this host: what their channels do both ways at
+		// once, and what a reduction adds, are measured, not assumed.
+		ch, err := fitChannel(sums, h)
+		if err != nil {
+			return fmt.Errorf("fitting the channel: %w", err)
+		}
+		channel = &ch
+		h.Gamma = ch.ReduceSecondsPerByte
+		yaml = oneHostYAML(o.NP, h, ch)
 	}
-	yaml := cmdutil.CrossbarYAML("fitted", "collsim validate --real (ping-pong on "+where+")", o.NP, fit.Model.Alpha, 1/fit.Model.Beta, configs.FormatBandwidth(reduceBW), "none")
 	m, err := configs.Parse("fitted.yaml", yaml)
 	if err != nil {
 		return fmt.Errorf("the fitted machine does not load: %w", err)
 	}
-	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta, Gamma: 1 / reduceBW}
 	var points []point
 	for _, s := range sums {
-		if realcmd.IsPingPong(s) {
+		if realcmd.IsPair(s) {
 			continue
 		}
 		pt, err := predict(m, h, s, o.NP)
@@ -227,12 +248,17 @@ func run(streams *cmdutil.IO, o *options) error {
 		err = cmdutil.JSON(streams.Out, struct {
 			Alpha, AlphaErr, Beta, BetaErr float64
 			AlphaSizes                     int // sizes alpha is estimated from; with 1, AlphaErr is unknown, given as 0
-			ReduceBytesPerSecond           float64
-			Points                         []point
-			Notes                          []string
-		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, points, notes})
+			// ReduceBytesPerSecond is the reduction kernel's rate between
+			// emulated hosts (0 on one host: see Channel).
+			ReduceBytesPerSecond float64
+			// Channel is what the exchanges found on one host (null
+			// between emulated hosts).
+			Channel *channelFit
+			Points  []point
+			Notes   []string
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, points, notes})
 	} else {
-		err = table(streams, o, fit, reduceBW, points, notes)
+		err = table(streams, o, fit, reduceBW, channel, points, notes)
 	}
 	if err != nil {
 		return err
@@ -289,9 +315,12 @@ func reductionBandwidth() float64 {
 // caveats says where the model's assumptions do not hold for this run.
 func caveats(o *options, points []point) []string {
 	var notes []string
-	if !o.Netns.Enabled() {
-		notes = append(notes, fmt.Sprintf("all %d ranks share this machine's %d cores and its loopback; the model gives each rank a link of its own, so where many ranks send at once (ring, Rabenseifner) it can underestimate", o.NP, runtime.NumCPU()))
-	} else if runtime.NumCPU() < o.NP {
+	switch {
+	case !o.Netns.Enabled() && runtime.NumCPU() < o.NP:
+		notes = append(notes, fmt.Sprintf("the fitted machine puts the %d ranks on one host with a channel each, as measured between two of them; they also share this machine's %d cores, which it does not know: ranks that wait for a core make the model fast", o.NP, runtime.NumCPU()))
+	case !o.Netns.Enabled():
+		notes = append(notes, fmt.Sprintf("the fitted machine puts the %d ranks on one host with a channel each, as measured between two of them; they share the memory and its caches, which it does not know: sizes that fit in the caches move faster than the fit says", o.NP))
+	case runtime.NumCPU() < o.NP:
 		notes = append(notes, fmt.Sprintf("the %d emulated hosts share this machine's %d cores: where the shaped links are fast, the CPUs, not the links, can set the pace", o.NP, runtime.NumCPU()))
 	}
 	notes = append(notes, "the fit is of the ping-pong alone; message sizes far outside --pingpong's range are extrapolated")
@@ -305,12 +334,17 @@ func caveats(o *options, points []point) []string {
 	return notes
 }
 
-func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float64, points []point, notes []string) error {
+func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float64, channel *channelFit, points []point, notes []string) error {
 	w := streams.Out
 	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine\n", o.collective, o.NP)
-	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%; reduction %s (measured)\n\n",
+	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%",
 		o.pingpong, o.NP-1, realcmd.AlphaText(fit), fit.Model.Beta, fit.BetaErr,
-		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual, configs.FormatBandwidth(reduceBW))
+		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
+	if channel != nil {
+		fmt.Fprintf(w, "\n%s\n\n", channelText(*channel))
+	} else {
+		fmt.Fprintf(w, "; reduction %s (measured)\n\n", configs.FormatBandwidth(reduceBW))
+	}
 	rows := [][]string{{"algorithm", "size", "real median", "real min..max (rank avg)", "analytic", "error", "flow", "error", "closed form", "error"}}
 	for _, p := range points {
 		cf, cfErr := "-", "-"

@@ -1,0 +1,131 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+// halfDuplexRatio is the exchange-to-one-way time ratio from which a
+// rank's channel counts as half duplex: halfway between full duplex (an
+// exchange takes a one-way message's time, 1) and half (twice it, 2).
+const halfDuplexRatio = 1.5
+
+// channelFit is what the exchanges between two ranks of one host say of
+// the channel between them, beside the ping-pong's alpha and beta.
+type channelFit struct {
+	// Ratio is an exchange's time over a one-way message's of the same
+	// size (the ping-pong's fit), the median over the exchange's sizes.
+	Ratio float64 `json:"exchange_to_one_way"`
+	// HalfDuplex: Ratio is halfDuplexRatio or more; each rank's channel
+	// then sends or takes in, one at a time.
+	HalfDuplex bool `json:"half_duplex"`
+	// ReduceSecondsPerByte is a reducing exchange's time over a plain
+	// one's, per byte received, the median over sizes, and 0 where it is
+	// faster: the gamma of the reduction as the transport does it (a
+	// real run reduces a message's pieces as they land, in the core's
+	// cache, rather than after the whole has arrived).
+	ReduceSecondsPerByte float64 `json:"reduce_s_per_byte"`
+	// Sizes are the exchanges' sizes.
+	Sizes []int64 `json:"sizes"`
+}
+
+// fitChannel reads the exchanges among sums against the ping-pong's fit.
+func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
+	plain, reducing := map[int64]float64{}, map[int64]float64{}
+	var sizes []int64
+	for _, s := range sums {
+		ex, reduces := realcmd.IsExchange(s)
+		if !ex {
+			continue
+		}
+		if reduces {
+			reducing[s.Bytes] = s.Median.Seconds()
+		} else {
+			plain[s.Bytes] = s.Median.Seconds()
+			sizes = append(sizes, s.Bytes)
+		}
+	}
+	var ratios, gammas []float64
+	for _, b := range sizes {
+		r, ok := reducing[b]
+		if b == 0 || !ok {
+			continue
+		}
+		oneWay := h.Alpha + h.Beta*float64(b)
+		ratios = append(ratios, plain[b]/oneWay)
+		gammas = append(gammas, (r-plain[b])/float64(b))
+	}
+	if len(ratios) == 0 {
+		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, to fit the channel to; give --exchange sizes")
+	}
+	fit := channelFit{Ratio: median(ratios), ReduceSecondsPerByte: max(0, median(gammas)), Sizes: sizes}
+	fit.HalfDuplex = fit.Ratio >= halfDuplexRatio
+	return fit, nil
+}
+
+func median(v []float64) float64 {
+	v = slices.Sorted(slices.Values(v))
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// oneHostYAML is the fitted machine of ranks that share one host: each
+// rank's channel to the others has the ping-pong's alpha and beta and the
+// exchanges' duplex, and reductions cost what the reducing exchanges
+// added. Every message is eager, as in real runs.
+func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	duplex := "full"
+	if ch.HalfDuplex {
+		duplex = "half"
+	}
+	reduce := ""
+	if ch.ReduceSecondsPerByte > 0 {
+		reduce = fmt.Sprintf("  reduce_bandwidth: %sB/s\n", num(1/ch.ReduceSecondsPerByte))
+	}
+	return fmt.Appendf(nil, `# Written by collsim validate --real (ping-pong and exchanges on one host).
+name: "fitted"
+description: >-
+  %d ranks on one host, each with a channel of %s and %s to the others,
+  %s duplex (an exchange took %.2fx a one-way message).
+network:
+  crossbar:
+    hosts: 1
+    link: {bandwidth: %sB/s, latency: 0ns}
+host:
+  ranks_per_host: %d
+  local: {bandwidth: %sB/s, latency: %sns}
+  local_duplex: %s
+%s  eager_limit: none
+placement: block
+`, ranks, cmdutil.Seconds(h.Alpha), configs.FormatBandwidth(1/h.Beta), duplex, ch.Ratio,
+		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), duplex, reduce)
+}
+
+// channelText says what the exchanges found, for the table's header.
+func channelText(ch channelFit) string {
+	duplex := "full duplex: sends and takes in at once"
+	if ch.HalfDuplex {
+		duplex = "half duplex: sends or takes in, one at a time"
+	}
+	gamma := "no slower than plain ones: reductions cost nothing more"
+	if ch.ReduceSecondsPerByte > 0 {
+		gamma = fmt.Sprintf("%.3g s/B more (%s)", ch.ReduceSecondsPerByte, configs.FormatBandwidth(1/ch.ReduceSecondsPerByte))
+	}
+	var sizes []string
+	for _, b := range ch.Sizes {
+		sizes = append(sizes, configs.FormatBytes(b))
+	}
+	return fmt.Sprintf("exchanges (%v) took %.2fx a one-way message: each rank's channel is %s; reducing exchanges %s",
+		sizes, ch.Ratio, duplex, gamma)
+}

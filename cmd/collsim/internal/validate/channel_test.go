@@ -1,0 +1,121 @@
+package validate
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+func summary(name string, bytes int64, median time.Duration) realrun.Summary {
+	return realrun.Summary{Timing: realrun.Timing{Name: name, Bytes: bytes}, Median: median}
+}
+
+// The channel's fit, by hand: a one-way message of b bytes takes
+// 1µs + b ns (alpha 1µs, beta 1 ns/B).
+func TestFitChannel(t *testing.T) {
+	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9}
+	const mib = 1 << 20
+	oneWay := func(b int64) time.Duration { return time.Microsecond + time.Duration(b) }
+	sums := []realrun.Summary{
+		summary("pingpong/0-1", mib, oneWay(mib)), // ignored
+		summary("allreduce/ring", mib, time.Second),
+		// Ratios 2, 1.9 and 2.2: median 2, half duplex. The reducing
+		// ones add 0.5, 0.25 and 1 ns/B: median 0.5 ns/B.
+		summary("exchange/0-1", mib, 2*oneWay(mib)),
+		summary("exchange-reduce/0-1", mib, 2*oneWay(mib)+mib/2),
+		summary("exchange/0-1", 2*mib, oneWay(2*mib)*19/10),
+		summary("exchange-reduce/0-1", 2*mib, oneWay(2*mib)*19/10+2*mib/4),
+		summary("exchange/0-1", 4*mib, oneWay(4*mib)*22/10),
+		summary("exchange-reduce/0-1", 4*mib, oneWay(4*mib)*22/10+4*mib),
+	}
+	ch, err := fitChannel(sums, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(ch.Ratio-2) > 1e-9 || !ch.HalfDuplex || math.Abs(ch.ReduceSecondsPerByte-0.5e-9) > 1e-15 || len(ch.Sizes) != 3 {
+		t.Errorf("got %+v, want ratio 2, half duplex, 0.5 ns/B, 3 sizes", ch)
+	}
+	// An exchange as fast as a one-way message: full duplex; reducing
+	// exchanges faster than plain ones: reductions cost nothing.
+	full := []realrun.Summary{
+		summary("exchange/0-1", mib, oneWay(mib)*11/10),
+		summary("exchange-reduce/0-1", mib, oneWay(mib)),
+	}
+	if ch, err := fitChannel(full, h); err != nil || math.Abs(ch.Ratio-1.1) > 1e-6 || ch.HalfDuplex || ch.ReduceSecondsPerByte != 0 {
+		t.Errorf("full duplex: got %+v, %v", ch, err)
+	}
+	// Either side of the threshold, 1.5 (a one-way 1000 B takes 2µs).
+	for _, c := range []struct {
+		exchange time.Duration
+		half     bool
+	}{{2980 * time.Nanosecond, false}, {3020 * time.Nanosecond, true}} {
+		sums := []realrun.Summary{
+			summary("exchange/0-1", 1000, c.exchange),
+			summary("exchange-reduce/0-1", 1000, c.exchange),
+		}
+		if ch, err := fitChannel(sums, h); err != nil || ch.HalfDuplex != c.half {
+			t.Errorf("exchange of %v: got %+v, %v, want half duplex %v", c.exchange, ch, err, c.half)
+		}
+	}
+	if _, err := fitChannel(sums[:2], h); err == nil || !strings.Contains(err.Error(), "--exchange") {
+		t.Errorf("no exchanges: %v", err)
+	}
+}
+
+// The machine fitted on one host loads, and runs what was measured: an
+// exchange of b bytes between its two ranks takes alpha + b beta when
+// full duplex; when half, each channel takes in once it has sent, 2 b
+// beta (b beta is more than alpha, which the sending hides); a reducing
+// one b gamma more.
+func TestOneHostMachine(t *testing.T) {
+	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9, Gamma: 0.5e-9}
+	const b = 1 << 20
+	for _, half := range []bool{false, true} {
+		ch := channelFit{Ratio: 1, HalfDuplex: half, ReduceSecondsPerByte: h.Gamma}
+		m, err := configs.Parse("fitted.yaml", oneHostYAML(2, h, ch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.RanksPerHost != 2 || m.LocalHalfDuplex != half {
+			t.Fatalf("half %v: %d ranks per host, half duplex %v", half, m.RanksPerHost, m.LocalHalfDuplex)
+		}
+		for _, reduce := range []bool{false, true} {
+			s, err := collectives.Exchange(2, 0, 1, b, 1, reduce)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := h.Alpha + h.Beta*b
+			if half {
+				want = 2 * h.Beta * b
+			}
+			if reduce {
+				want += h.Gamma * b
+			}
+			for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
+				net, err := factory([]int32{0, 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: m.Host})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Makespan.Seconds(); math.Abs(got-want) > 1e-11 {
+					t.Errorf("half %v, reduce %v, %s: %gs, want %gs", half, reduce, model, got, want)
+				}
+			}
+		}
+	}
+	// No reduction cost measured: none in the machine.
+	m, err := configs.Parse("fitted.yaml", oneHostYAML(3, h, channelFit{Ratio: 2, HalfDuplex: true}))
+	if err != nil || m.Host.ReducePsPerByte != 0 || m.RanksPerHost != 3 {
+		t.Errorf("no gamma: %v, %v", m, err)
+	}
+}
