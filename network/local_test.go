@@ -66,20 +66,7 @@ func TestLocalChannelPerRank(t *testing.T) {
 	}
 	for model, build := range models {
 		for _, tc := range cases {
-			factory, err := build()
-			if err != nil {
-				t.Fatal(err)
-			}
-			eng := sim.New(1)
-			s := &injections{sink: sink{eng: eng, at: map[uint32]sim.Time{}}, left: map[uint32]sim.Time{}}
-			net, err := factory(eng, s, len(place))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tr := range tc.trs {
-				net.Inject(tr)
-			}
-			eng.Run()
+			s := runTransfers(t, build, len(place), tc.trs)
 			for i := range tc.trs {
 				id := uint32(i)
 				if s.at[id] != tc.arrive[i] {
@@ -91,6 +78,83 @@ func TestLocalChannelPerRank(t *testing.T) {
 				}
 				if left != tc.dataOut[i] {
 					t.Errorf("%s, %s: transfer %d's data left at %v, want %v", model, tc.name, i, left, tc.dataOut[i])
+				}
+			}
+		}
+	}
+}
+
+// runTransfers injects trs at time 0 into the network build makes for
+// ranks ranks, and runs it to the end.
+func runTransfers(t *testing.T, build func() (sim.NetworkFactory, error), ranks int, trs []sim.Transfer) *injections {
+	t.Helper()
+	factory, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := sim.New(1)
+	s := &injections{sink: sink{eng: eng, at: map[uint32]sim.Time{}}, left: map[uint32]sim.Time{}}
+	net, err := factory(eng, s, ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trs {
+		net.Inject(tr)
+	}
+	eng.Run()
+	return s
+}
+
+// A half-duplex channel sends or takes in, one message at a time: an
+// exchange between two ranks of one host takes a one-way message's time
+// twice, where a full-duplex channel moves both at once. Times by hand:
+// 10000 B at 10 GB/s is 1µs on the channel, whose latency is 100ns.
+func TestLocalHalfDuplex(t *testing.T) {
+	local := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-7}
+	cross, _ := topology.Crossbar(2, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
+	const bytes = 10000
+	us := func(v float64) sim.Time { return sim.FromSeconds(v * 1e-6) }
+	cases := []struct {
+		name       string
+		trs        []sim.Transfer
+		full, half []sim.Time
+	}{
+		{"one way", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}},
+			[]sim.Time{us(1.1)}, []sim.Time{us(1.1)}},
+		// Each channel sends [0, 1µs], then takes in [1µs, 2µs].
+		{"exchange", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 1, Dst: 0, Bytes: bytes}},
+			[]sim.Time{us(1.1), us(1.1)}, []sim.Time{us(2), us(2)}},
+		// Rank 0 sends to 1 and takes in from 2: its channel does one
+		// after the other; ranks 1 and 2 do one thing each.
+		{"in and out", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 0, Bytes: bytes}},
+			[]sim.Time{us(1.1), us(1.1)}, []sim.Time{us(1.1), us(2)}},
+		// Ranks on another host go through the NICs, which stay full
+		// duplex: two links of 1µs (host, switch, host) and 10µs on the
+		// wire.
+		{"between hosts", []sim.Transfer{{ID: 0, Src: 0, Dst: 3, Bytes: bytes}, {ID: 1, Src: 3, Dst: 0, Bytes: bytes}},
+			[]sim.Time{us(12), us(12)}, []sim.Time{us(12), us(12)}},
+	}
+	place := []int32{0, 0, 0, 1}
+	for _, half := range []bool{false, true} {
+		builders := map[string]func() (sim.NetworkFactory, error){
+			"analytic": func() (sim.NetworkFactory, error) {
+				return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalHalfDuplex: half})
+			},
+			"flow": func() (sim.NetworkFactory, error) {
+				return Flow(FlowConfig{Topology: cross, Placement: place, Local: local, LocalHalfDuplex: half})
+			},
+		}
+		for model, build := range builders {
+			for _, tc := range cases {
+				s := runTransfers(t, build, len(place), tc.trs)
+				want := tc.full
+				if half {
+					want = tc.half
+				}
+				for i, w := range want {
+					if got := s.at[uint32(i)]; got != w {
+						t.Errorf("%s, half duplex %v, %s: transfer %d delivered at %v, want %v", model, half, tc.name, i, got, w)
+					}
 				}
 			}
 		}

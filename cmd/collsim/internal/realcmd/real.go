@@ -509,35 +509,37 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	return jobs, realrun.JobHash(buildID(), spec), nil
 }
 
-// pairSizes parses the sizes of flag, a benchmark between two ranks.
-func pairSizes(flag, sizes string) ([]int64, error) {
+// pairSizes parses the sizes of flag, a benchmark between rank 0 and
+// peer (-1: the last of ranks), and returns them (none for "") and the
+// peer.
+func pairSizes(flag, sizes string, peer, ranks int) ([]int64, int, error) {
+	if sizes == "" {
+		return nil, peer, nil
+	}
 	ss, err := cmdutil.Sizes(sizes)
 	if err != nil {
-		return nil, &cmdutil.FlagError{Err: fmt.Errorf("%s: %w", flag, err)}
+		return nil, peer, &cmdutil.FlagError{Err: fmt.Errorf("%s: %w", flag, err)}
 	}
 	if err := carried(flag, ss); err != nil {
-		return nil, err
+		return nil, peer, err
 	}
 	for _, bytes := range ss {
 		if bytes%8 != 0 {
-			return nil, wholeWords(flag, bytes)
+			return nil, peer, wholeWords(flag, bytes)
 		}
 	}
-	return ss, nil
+	if peer < 0 {
+		peer = ranks - 1
+	}
+	return ss, peer, nil
 }
 
 // pingPongJobs are the ping-pongs of --pingpong: rank 0 with peer (-1:
 // the last rank) at each size.
 func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64) ([]realrun.Job, error) {
-	if sizes == "" {
-		return nil, nil
-	}
-	ss, err := pairSizes("--pingpong", sizes)
+	ss, peer, err := pairSizes("--pingpong", sizes, peer, ranks)
 	if err != nil {
 		return nil, err
-	}
-	if peer < 0 {
-		peer = ranks - 1
 	}
 	var jobs []realrun.Job
 	for _, bytes := range ss {
@@ -565,15 +567,9 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 // exchangeJobs are the exchanges of --exchange: rank 0 with peer (-1: the
 // last rank) at each size, plain, then with reducing receives.
 func exchangeJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64) ([]realrun.Job, error) {
-	if sizes == "" {
-		return nil, nil
-	}
-	ss, err := pairSizes("--exchange", sizes)
+	ss, peer, err := pairSizes("--exchange", sizes, peer, ranks)
 	if err != nil {
 		return nil, err
-	}
-	if peer < 0 {
-		peer = ranks - 1
 	}
 	var jobs []realrun.Job
 	for _, bytes := range ss {
