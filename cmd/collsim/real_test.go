@@ -848,6 +848,7 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "4", "--netns", "--hosts", "2"}, "one rank per host"},
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", "12"}, "--exchange: size 12B is not a whole number of 8-byte words"},
+		{[]string{"validate", "--real", "--np", "2", "--exchange", ""}, "--exchange: give sizes"},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
 		{[]string{"real", "--np", "2", "--prtt", "8", "--exchange", "8"}, "--exchange"},
 		{[]string{"validate", "--real", "--np", "2", "-c", "allreduce", "-a", "nope"}, "nope"},

@@ -139,7 +139,7 @@ Three ways to start the ranks:
 	o.AddFlags(f)
 	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
 	f.StringVar(&o.exchange, "exchange", "", `also time an exchange between rank 0 and --pingpong-peer at these sizes ("4MiB,16MiB"): both send and receive at once, then again with the receives reducing; against the ping-pong, whether a rank sends and takes in at once, and what a reduction costs as the transport does it (validate --real fits its machine so on one host)`)
-	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and PRTT's) other rank (default: the last rank, on another host under block placement)")
+	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and the exchange's and PRTT's) other rank (default: the last rank, on another host under block placement)")
 	f.StringVar(&o.prtt, "prtt", "", `instead of collectives, measure Netgauge's LogGP round trips PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,PRTT(1,0,s),s) between rank 0 and --pingpong-peer at these sizes ("1..1MiB"; needs --np) and fit L, o, g and G`)
 	f.IntVar(&o.prttN, "prtt-n", 10, "messages per PRTT burst (Netgauge's n)")
 	f.StringVar(&o.prttOut, "prtt-out", "", "write the PRTT series to this file in Netgauge's loggp format, for collsim calibrate --prtt")
@@ -666,7 +666,7 @@ func OneWay(s realrun.Summary) realrun.Summary {
 // Summaries combines the ranks' reports call by call (realrun.Summarize),
 // except that ping-pongs are rank 0's own times, one way, as osu_latency
 // reports them (the other ranks idle or only answer), and exchanges rank
-// 0's own times a round (the other ranks idle).
+// 0's own times a round (only the peer takes part).
 func Summaries(reports []realrun.Report) []realrun.Summary {
 	sums := realrun.Summarize(reports)
 	first := realrun.Summarize(reports[:min(1, len(reports))])

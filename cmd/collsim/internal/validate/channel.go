@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -32,7 +33,7 @@ type channelFit struct {
 	// real run reduces a message's pieces as they land, in the core's
 	// cache, rather than after the whole has arrived).
 	ReduceSecondsPerByte float64 `json:"reduce_s_per_byte"`
-	// Sizes are the exchanges' sizes.
+	// Sizes are the exchanges' sizes the fit used, ascending.
 	Sizes []int64 `json:"sizes"`
 }
 
@@ -53,19 +54,25 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 		}
 	}
 	var ratios, gammas []float64
-	for _, b := range sizes {
+	var fitted []int64
+	for _, b := range slices.Compact(slices.Sorted(slices.Values(sizes))) {
 		r, ok := reducing[b]
-		if b == 0 || !ok {
+		// The ping-pong's line must give the size a time to compare
+		// with (a fallback alpha can be negative).
+		oneWay := h.Alpha + h.Beta*float64(b)
+		if b == 0 || !ok || !(oneWay > 0) {
 			continue
 		}
-		oneWay := h.Alpha + h.Beta*float64(b)
-		ratios = append(ratios, plain[b]/oneWay)
-		gammas = append(gammas, (r-plain[b])/float64(b))
+		ratio, gamma := plain[b]/oneWay, (r-plain[b])/float64(b)
+		if math.IsInf(ratio, 0) || math.IsNaN(ratio) || math.IsNaN(gamma) {
+			continue
+		}
+		ratios, gammas, fitted = append(ratios, ratio), append(gammas, gamma), append(fitted, b)
 	}
 	if len(ratios) == 0 {
-		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, to fit the channel to; give --exchange sizes")
+		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")
 	}
-	fit := channelFit{Ratio: median(ratios), ReduceSecondsPerByte: max(0, median(gammas)), Sizes: sizes}
+	fit := channelFit{Ratio: median(ratios), ReduceSecondsPerByte: max(0, median(gammas)), Sizes: fitted}
 	fit.HalfDuplex = fit.Ratio >= halfDuplexRatio
 	return fit, nil
 }

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,33 @@ func TestFitChannel(t *testing.T) {
 		if ch, err := fitChannel(sums, h); err != nil || ch.HalfDuplex != c.half {
 			t.Errorf("exchange of %v: got %+v, %v, want half duplex %v", c.exchange, ch, err, c.half)
 		}
+	}
+	// Four sizes, the first not the median, one of them given twice, and
+	// a size 0 that says nothing: ratios 1, 1.2, 1.6 and 2.2 by size,
+	// median (1.2+1.6)/2 = 1.4, full duplex; gammas 0.1, 0.2, 0.3, 0.4
+	// ns/B, median 0.25.
+	var four []realrun.Summary
+	for i, c := range []struct {
+		mibs  int64
+		ratio float64
+	}{{4, 2.2}, {1, 1}, {2, 1.2}, {2, 1.2}, {8, 1.6}} {
+		b := c.mibs * mib
+		t := time.Duration(c.ratio * float64(oneWay(b)))
+		gammas := []float64{0.4, 0.1, 0.2, 0.2, 0.3}
+		four = append(four, summary("exchange/0-1", b, t), summary("exchange-reduce/0-1", b, t+time.Duration(gammas[i]*float64(b))))
+	}
+	four = append(four, summary("exchange/0-1", 0, time.Microsecond), summary("exchange-reduce/0-1", 0, 2*time.Microsecond))
+	if ch, err := fitChannel(four, h); err != nil || math.Abs(ch.Ratio-1.4) > 1e-6 || ch.HalfDuplex || math.Abs(ch.ReduceSecondsPerByte-0.25e-9) > 1e-14 ||
+		!slices.Equal(ch.Sizes, []int64{mib, 2 * mib, 4 * mib, 8 * mib}) {
+		t.Errorf("four sizes: got %+v, %v; want ratio 1.4, full duplex, 0.25 ns/B, sizes 1, 2, 4, 8 MiB", ch, err)
+	}
+	// A line that gives a size no positive one-way time (a negative
+	// alpha: 1000 B in -1µs) cannot judge that size: no Inf, no negative
+	// ratio.
+	neg := cost.Hockney{Alpha: -2e-6, Beta: 1e-9}
+	small := []realrun.Summary{summary("exchange/0-1", 1000, 3*time.Microsecond), summary("exchange-reduce/0-1", 1000, 4*time.Microsecond)}
+	if ch, err := fitChannel(small, neg); err == nil {
+		t.Errorf("a size the line gives a negative time was fitted: %+v", ch)
 	}
 	if _, err := fitChannel(sums[:2], h); err == nil || !strings.Contains(err.Error(), "--exchange") {
 		t.Errorf("no exchanges: %v", err)

@@ -74,9 +74,13 @@ times a ping-pong between rank 0 and the last rank at --pingpong sizes and
 fits alpha and beta to it (the median one-way times, as osu_latency gives
 them: beta from the large sizes' pairwise slopes, alpha from the small
 sizes; it refuses to predict when those slopes spread by more than
---max-fit-spread), times this host's reduction kernel for gamma, and runs every algorithm
-asked for, for real, with its data checked. It then writes the fitted machine
-(one rank per host on one switch), simulates every algorithm on it, prices it
+--max-fit-spread), and runs every algorithm asked for, for real, with its
+data checked. It then writes the fitted machine: between --netns hosts, one
+rank per host on one switch, gamma from this host's reduction kernel; on
+one host, every rank on it, each rank's channel full or half duplex as
+exchanges between rank 0 and the last rank at --exchange sizes show (half
+from 1.5x a one-way message), gamma what a reducing exchange adds per
+byte. It simulates every algorithm on that machine, prices it
 with its closed form, and reports each point: the real median time (of the
 slowest rank, over the timed iterations), the simulated and the closed-form
 times, and their relative errors.
@@ -171,6 +175,8 @@ func run(streams *cmdutil.IO, o *options) error {
 		return cmdutil.Flagf("--hosts %d with --np %d: validate models one rank per host; leave --hosts out", o.Netns.Hosts(), o.NP)
 	case o.maxError < 0:
 		return cmdutil.Flagf("--max-error must not be negative")
+	case !o.Netns.Enabled() && o.exchange == "":
+		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default is 4MiB,16MiB)")
 	}
 	if _, err := cmdutil.Collectives(o.collective); err != nil {
 		return err
@@ -323,7 +329,11 @@ func caveats(o *options, points []point) []string {
 	case runtime.NumCPU() < o.NP:
 		notes = append(notes, fmt.Sprintf("the %d emulated hosts share this machine's %d cores: where the shaped links are fast, the CPUs, not the links, can set the pace", o.NP, runtime.NumCPU()))
 	}
-	notes = append(notes, "the fit is of the ping-pong alone; message sizes far outside --pingpong's range are extrapolated")
+	if o.Netns.Enabled() {
+		notes = append(notes, "the fit is of the ping-pong alone; message sizes far outside --pingpong's range are extrapolated")
+	} else {
+		notes = append(notes, "the fit is of the ping-pong and of exchanges between two ranks; message sizes far outside their ranges are extrapolated")
+	}
 	worst := 0.0
 	for _, p := range points {
 		worst = max(worst, math.Abs(p.SimError))
