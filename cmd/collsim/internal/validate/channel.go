@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
@@ -133,6 +134,6 @@ func channelText(ch channelFit) string {
 	for _, b := range ch.Sizes {
 		sizes = append(sizes, configs.FormatBytes(b))
 	}
-	return fmt.Sprintf("exchanges (%v) took %.2fx a one-way message: each rank's channel is %s; reducing exchanges %s",
-		sizes, ch.Ratio, duplex, gamma)
+	return fmt.Sprintf("exchanges (%s) took %.2fx a one-way message: each rank's channel is %s; reducing exchanges %s",
+		strings.Join(sizes, ", "), ch.Ratio, duplex, gamma)
 }
