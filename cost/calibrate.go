@@ -210,14 +210,16 @@ func FitLogGP(m PRTT) (LogGPFit, error) {
 }
 
 func median(xs []float64, series string, size int64) (float64, error) {
-	m, ok := medianOf(xs)
+	m, ok := Median(xs)
 	if !ok {
 		return 0, fmt.Errorf("PRTT size %d: no %s measurements", size, series)
 	}
 	return m, nil
 }
 
-func medianOf(xs []float64) (float64, bool) {
+// Median is the median of xs (the mean of the middle two for an even
+// count), xs left as it is; false if xs is empty.
+func Median(xs []float64) (float64, bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
@@ -279,7 +281,7 @@ func FitHockneyRobust(samples []Sample) (HockneyFit, error) {
 			}
 		}
 	}
-	beta, _ := medianOf(slopes)
+	beta, _ := Median(slopes)
 	// Alpha from the sizes whose bytes take at most a tenth of their time
 	// at that beta (the latency dominates them), else the smallest size.
 	var icepts []float64
@@ -330,6 +332,6 @@ func mad(v []float64, m float64) float64 {
 	for i, x := range v {
 		d[i] = math.Abs(x - m)
 	}
-	m, _ = medianOf(d)
+	m, _ = Median(d)
 	return m
 }

@@ -95,9 +95,9 @@ func WriteNetgauge(w io.Writer, m PRTT, fit LogGP) error {
 	slices.Sort(sizes)
 	us := func(x float64) float64 { return x * 1e6 }
 	for _, s := range sizes {
-		one, _ := medianOf(m.One[s])
-		burst, _ := medianOf(m.Burst[s])
-		spaced, _ := medianOf(m.Spaced[s])
+		one, _ := Median(m.One[s])
+		burst, _ := Median(m.Burst[s])
+		spaced, _ := Median(m.Spaced[s])
 		if _, err := fmt.Fprintf(w, "%d %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.9f 0\n", s, m.N, us(one), us(burst), us(spaced),
 			us(fit.L), us(fit.O), us(fit.O), us(fit.Gap), us(fit.G)); err != nil {
 			return err

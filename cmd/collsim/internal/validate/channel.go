@@ -64,27 +64,20 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 		if b == 0 || !ok || !(oneWay > 0) {
 			continue
 		}
-		ratio, gamma := plain[b]/oneWay, (r-plain[b])/float64(b)
-		if math.IsInf(ratio, 0) || math.IsNaN(ratio) || math.IsNaN(gamma) {
+		ratio := plain[b] / oneWay
+		if math.IsInf(ratio, 0) { // a one-way time too small to divide by
 			continue
 		}
-		ratios, gammas, fitted = append(ratios, ratio), append(gammas, gamma), append(fitted, b)
+		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
 	}
 	if len(ratios) == 0 {
 		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")
 	}
-	fit := channelFit{Ratio: median(ratios), ReduceSecondsPerByte: max(0, median(gammas)), Sizes: fitted}
+	ratio, _ := cost.Median(ratios)
+	gamma, _ := cost.Median(gammas)
+	fit := channelFit{Ratio: ratio, ReduceSecondsPerByte: max(0, gamma), Sizes: fitted}
 	fit.HalfDuplex = fit.Ratio >= halfDuplexRatio
 	return fit, nil
-}
-
-func median(v []float64) float64 {
-	v = slices.Sorted(slices.Values(v))
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // oneHostYAML is the fitted machine of ranks that share one host: each
