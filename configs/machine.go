@@ -162,10 +162,11 @@ type Machine struct {
 	Host         sim.HostParams
 	Gap          sim.Time
 	Local        topology.LinkSpec // between ranks on one host
-	// LocalHalfDuplex: each rank's shared-memory channel sends or takes
-	// in, not both at once (host.local_duplex: half).
-	LocalHalfDuplex bool
-	Placement       string
+	// LocalDuplexShare is how much of a message's time on a rank's
+	// shared-memory channel the channel's other direction spends too
+	// (host.local_duplex): 0 full duplex, 1 half.
+	LocalDuplexShare float64
+	Placement        string
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
@@ -241,7 +242,7 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 // Analytic returns the analytic network model of the machine for ranks
 // placed by place.
 func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
-	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalHalfDuplex: m.LocalHalfDuplex})
+	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare})
 }
 
 // Flow returns the flow network model (max-min fair sharing) of the
@@ -254,7 +255,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 // A bandwidth the flow model cannot hold is traced to the input that set
 // it.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalHalfDuplex: m.LocalHalfDuplex, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, Links: load, Routing: m.Routing, Jitter: m.Jitter})
 	var re *network.BandwidthRangeError
 	if errors.As(err, &re) {
 		if in, ok := m.bandwidthInput(re.Bandwidth); ok {
@@ -675,6 +676,26 @@ func (v *validator) input(keys []string, value string, cost func(float64) float6
 	v.inputs = append(v.inputs, Input{Key: strings.Join(keys, "."), Value: value, Where: fmt.Sprintf("%s:%d", v.source, v.line(keys...)), Cost: cost})
 }
 
+// duplex reads host.local_duplex: full (share 0, the default), half
+// (share 1), or the share itself, a number from 0 to 1: how much of a
+// message's time on a rank's channel the channel's other direction spends
+// too, so that an exchange between two ranks of a host takes 1+share
+// times a one-way message (what validate --real measures).
+func (v *validator) duplex(s string, keys []string) float64 {
+	switch s {
+	case "", "full":
+		return 0
+	case "half":
+		return 1
+	}
+	share, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(share >= 0 && share <= 1) {
+		v.fail(keys, "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default), half (one or the other: a transport whose rank copies in what it sends and out what it receives) or a share between 0 and 1 (how much of a message's time the other direction spends too: an exchange takes 1+share times a one-way message)", s)
+		return 0
+	}
+	return share
+}
+
 func (v *validator) duration(s string, keys []string) sim.Time {
 	if s == "" {
 		return 0
@@ -759,13 +780,7 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	default:
 		m.Local = topology.LinkSpec{Bandwidth: 1e12} // unused: one rank per host
 	}
-	switch f.Host.LocalDuplex {
-	case "", "full":
-	case "half":
-		m.LocalHalfDuplex = true
-	default:
-		v.fail(with(hk, "local_duplex"), "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default) or half (one or the other: a transport whose rank copies in what it sends and out what it receives)", f.Host.LocalDuplex)
-	}
+	m.LocalDuplexShare = v.duplex(f.Host.LocalDuplex, with(hk, "local_duplex"))
 	if f.Noise != nil {
 		v.noise(m, f.Noise)
 	}

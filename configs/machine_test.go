@@ -111,6 +111,10 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:3: host.local: missing: with 4 ranks per host"}},
 		{"local duplex", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: simplex\n",
 			[]string{`bad.yaml:6: host.local_duplex: "simplex" is not a duplex; use full`}},
+		{"local duplex share above 1", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 1.5\n",
+			[]string{`bad.yaml:6: host.local_duplex: "1.5" is not a duplex`, "a share between 0 and 1"}},
+		{"local duplex share NaN", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: .nan\n",
+			[]string{`bad.yaml:6: host.local_duplex: ".nan" is not a duplex`}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
 		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
@@ -435,7 +439,11 @@ func TestLocalDuplexConfig(t *testing.T) {
 	for _, c := range []struct {
 		duplex string
 		want   sim.Time
-	}{{"", sim.Microsecond}, {"local_duplex: full\n", sim.Microsecond}, {"local_duplex: half\n", 2 * sim.Microsecond}} {
+	}{{"", sim.Microsecond}, {"local_duplex: full\n", sim.Microsecond}, {"local_duplex: half\n", 2 * sim.Microsecond},
+		// A share, as a number (1.25 µs: the receipt waits out a quarter
+		// of the send's time) and quoted; 0 and 1 are full and half.
+		{"local_duplex: 0.25\n", 1250 * sim.Nanosecond}, {"local_duplex: \"0.25\"\n", 1250 * sim.Nanosecond},
+		{"local_duplex: 0\n", sim.Microsecond}, {"local_duplex: 1\n", 2 * sim.Microsecond}} {
 		m, err := Parse("x.yaml", []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  "+c.duplex))
 		if err != nil {
 			t.Fatal(err)

@@ -20,12 +20,14 @@ type AnalyticConfig struct {
 	// placed on its host (a port of its own, below): such messages never
 	// touch the network.
 	Local topology.LinkSpec
-	// LocalHalfDuplex makes each rank's channel send or take in one
-	// message at a time, not both at once: a shared-memory transport that
-	// copies in and out through shared buffers spends the rank's own core
-	// on the data it sends and on the data it receives, so an exchange
-	// between two ranks takes twice a one-way message's time.
-	LocalHalfDuplex bool
+	// LocalDuplexShare, from 0 to 1, is how much of a message's time on a
+	// rank's channel the channel's other direction spends too: 0 (the
+	// default) is full duplex, sends and receipts at once; 1 is half
+	// duplex, one message at a time either way, as a shared-memory
+	// transport whose rank copies in what it sends and out what it
+	// receives spends its own core on both. An exchange between two ranks
+	// of a host takes 1+share times a one-way message's time.
+	LocalDuplexShare float64
 }
 
 // Analytic returns a factory for the analytic model: LogGP without
@@ -39,7 +41,7 @@ type AnalyticConfig struct {
 // the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
 // show contention; the flow model does. Between ranks on one host, each
 // rank's shared-memory channel (cfg.Local) works as a NIC of its own, with
-// no gap, full duplex unless cfg.LocalHalfDuplex; the flow model hands such
+// no gap, full duplex unless cfg.LocalDuplexShare; the flow model hands such
 // messages to this one.
 //
 // Rendezvous control messages take their route's latency and no port time.
@@ -61,6 +63,9 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 	}
 	if cfg.Gap < 0 {
 		return nil, fmt.Errorf("analytic network: gap must not be negative")
+	}
+	if !(cfg.LocalDuplexShare >= 0 && cfg.LocalDuplexShare <= 1) {
+		return nil, fmt.Errorf("analytic network: local duplex share %v is not between 0 (full duplex) and 1 (half)", cfg.LocalDuplexShare)
 	}
 	links := t.Links()
 	lat := make([]sim.Time, len(links))
@@ -84,8 +89,8 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		m := &analytic{
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
 			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), localPs: localPs, hosts: int32(t.Hosts()),
-			halfDuplex: cfg.LocalHalfDuplex,
-			txFree:     make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
+			duplexShare: cfg.LocalDuplexShare,
+			txFree:      make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
 			txLast: make([]sim.Time, ports), rxQueue: make([][]intake, ports),
 			free: -1,
 		}
@@ -106,9 +111,9 @@ type analytic struct {
 	localLat  sim.Time
 	localPs   float64
 	hosts     int32
-	// halfDuplex: a rank's channel sends and takes in on one timeline
-	// (rxFreeOf).
-	halfDuplex bool
+	// duplexShare: the share of a message's time on a rank's channel that
+	// the channel's other direction spends too (AnalyticConfig's).
+	duplexShare float64
 	// By port: each host's NIC, then each rank's shared-memory channel
 	// to the ranks on its host (port hosts+r for rank r), which works as
 	// a NIC does, without the gap: ranks on a host send and take in at
@@ -178,6 +183,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	start := max(now, m.txFree[src])
 	m.txFree[src] = start.Plus(m.portGap(src)).Plus(ser)
 	m.txLast[src] = start
+	m.share(&m.rxFree[src], src, start, ser)
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start.Plus(ser))
@@ -222,9 +228,9 @@ func (m *analytic) Handle(arg uint64) {
 			}
 			return
 		}
-		free := m.rxFreeOf(f.dst)
-		start := max(now, *free)
-		*free = start.Plus(m.portGap(f.dst)).Plus(f.ser)
+		start := max(now, m.rxFree[f.dst])
+		m.rxFree[f.dst] = start.Plus(m.portGap(f.dst)).Plus(f.ser)
+		m.share(&m.txFree[f.dst], f.dst, start, f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
@@ -233,15 +239,22 @@ func (m *analytic) Handle(arg uint64) {
 	}
 }
 
-// rxFreeOf is when port's receiving side is free: its sending side's
-// time on a half-duplex channel, which takes in only when it is not
-// sending and sends only when it is not taking in (in the order the
-// model books them).
-func (m *analytic) rxFreeOf(port int32) *sim.Time {
-	if m.halfDuplex && port >= m.hosts {
-		return &m.txFree[port]
+// share books, on the other direction of a rank's channel (port) whose
+// one direction started moving ser at start, the share of ser that the
+// channel's duplex gives it: the other direction is busy that much
+// longer, from start or from when it comes free. With the share 1 both
+// directions keep one timeline (they start equal and every booking adds
+// the same to both): half duplex, one message at a time. NICs are full
+// duplex.
+func (m *analytic) share(other *sim.Time, port int32, start, ser sim.Time) {
+	if m.duplexShare == 0 || port < m.hosts {
+		return
 	}
-	return &m.rxFree[port]
+	d := ser
+	if m.duplexShare < 1 {
+		d = sim.FromPicoseconds(float64(ser) * m.duplexShare)
+	}
+	*other = max(*other, start).Plus(d)
 }
 
 // portGap is the gap g of a port: a NIC's; none for a rank's channel.

@@ -18,9 +18,10 @@ type FlowConfig struct {
 	// Local is the shared-memory channel each rank sends through to ranks
 	// placed on its host, priced by the analytic model's ports.
 	Local topology.LinkSpec
-	// LocalHalfDuplex is AnalyticConfig's: each rank's channel sends or
-	// takes in, one message at a time.
-	LocalHalfDuplex bool
+	// LocalDuplexShare is AnalyticConfig's: how much of a message's time
+	// on a rank's channel its other direction spends too (0 full duplex,
+	// 1 half).
+	LocalDuplexShare float64
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
 	// Routing is RouteMinimal (or ""), RouteValiant or RouteUGAL.
@@ -216,7 +217,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 		capUnits[i] = u
 	}
-	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local, LocalHalfDuplex: cfg.LocalHalfDuplex})
+	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local, LocalDuplexShare: cfg.LocalDuplexShare})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package network
 
 import (
+	"math"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -88,6 +89,12 @@ func TestLocalChannelPerRank(t *testing.T) {
 // ranks ranks, and runs it to the end.
 func runTransfers(t *testing.T, build func() (sim.NetworkFactory, error), ranks int, trs []sim.Transfer) *injections {
 	t.Helper()
+	return runTransfersAt(t, build, ranks, trs, make([]sim.Time, len(trs)))
+}
+
+// runTransfersAt is runTransfers with trs[i] injected at at[i].
+func runTransfersAt(t *testing.T, build func() (sim.NetworkFactory, error), ranks int, trs []sim.Transfer, at []sim.Time) *injections {
+	t.Helper()
 	factory, err := build()
 	if err != nil {
 		t.Fatal(err)
@@ -98,65 +105,92 @@ func runTransfers(t *testing.T, build func() (sim.NetworkFactory, error), ranks 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range trs {
-		net.Inject(tr)
+	inj := eng.Register(injector{net, trs})
+	for i := range trs {
+		eng.At(at[i], inj, uint64(i))
 	}
 	eng.Run()
 	return s
 }
 
+// injector injects its transfers, one an event.
+type injector struct {
+	net sim.Network
+	trs []sim.Transfer
+}
+
+func (j injector) Handle(i uint64) { j.net.Inject(j.trs[i]) }
+
 // A half-duplex channel sends or takes in, one message at a time: an
 // exchange between two ranks of one host takes a one-way message's time
-// twice, where a full-duplex channel moves both at once. Times by hand:
+// twice, where a full-duplex channel moves both at once; a share between
+// them (0.5 here) makes each message keep its channel's other direction
+// busy for that share of its time, from when it starts. Times by hand:
 // 10000 B at 10 GB/s is 1µs on the channel, whose latency is 100ns.
-func TestLocalHalfDuplex(t *testing.T) {
+func TestLocalDuplexShare(t *testing.T) {
 	local := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-7}
 	cross, _ := topology.Crossbar(2, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
 	const bytes = 10000
 	us := func(v float64) sim.Time { return sim.FromSeconds(v * 1e-6) }
+	shares := []float64{0, 0.5, 1}
 	cases := []struct {
-		name       string
-		trs        []sim.Transfer
-		full, half []sim.Time
+		name string
+		trs  []sim.Transfer
+		want [3][]sim.Time // by share
 	}{
 		{"one way", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}},
-			[]sim.Time{us(1.1)}, []sim.Time{us(1.1)}},
-		// Each channel sends [0, 1µs], then takes in [1µs, 2µs].
+			[3][]sim.Time{{us(1.1)}, {us(1.1)}, {us(1.1)}}},
+		// Full: both messages at once. Half: each channel sends [0, 1µs],
+		// then takes in [1µs, 2µs]. A share of 0.5: each channel's
+		// receiving side is busy until 0.5µs with its own send, then
+		// takes in [0.5µs, 1.5µs].
 		{"exchange", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 1, Dst: 0, Bytes: bytes}},
-			[]sim.Time{us(1.1), us(1.1)}, []sim.Time{us(2), us(2)}},
-		// Rank 0 sends to 1 and takes in from 2: its channel does one
-		// after the other; ranks 1 and 2 do one thing each.
+			[3][]sim.Time{{us(1.1), us(1.1)}, {us(1.5), us(1.5)}, {us(2), us(2)}}},
+		// Rank 0 sends to 1 and takes in from 2: its channel's receipt
+		// waits for its send's share; ranks 1 and 2 do one thing each.
 		{"in and out", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 0, Bytes: bytes}},
-			[]sim.Time{us(1.1), us(1.1)}, []sim.Time{us(1.1), us(2)}},
-		// Ranks on another host go through the NICs, which stay full
-		// duplex: two links of 1µs (host, switch, host) and 10µs on the
-		// wire.
+			[3][]sim.Time{{us(1.1), us(1.1)}, {us(1.1), us(1.5)}, {us(1.1), us(2)}}},
 		{"between hosts", []sim.Transfer{{ID: 0, Src: 0, Dst: 3, Bytes: bytes}, {ID: 1, Src: 3, Dst: 0, Bytes: bytes}},
-			[]sim.Time{us(12), us(12)}, []sim.Time{us(12), us(12)}},
+			[3][]sim.Time{{us(12), us(12)}, {us(12), us(12)}, {us(12), us(12)}}},
 	}
 	place := []int32{0, 0, 0, 1}
-	for _, half := range []bool{false, true} {
+	for k, share := range shares {
 		builders := map[string]func() (sim.NetworkFactory, error){
 			"analytic": func() (sim.NetworkFactory, error) {
-				return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalHalfDuplex: half})
+				return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: share})
 			},
 			"flow": func() (sim.NetworkFactory, error) {
-				return Flow(FlowConfig{Topology: cross, Placement: place, Local: local, LocalHalfDuplex: half})
+				return Flow(FlowConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: share})
 			},
 		}
 		for model, build := range builders {
 			for _, tc := range cases {
 				s := runTransfers(t, build, len(place), tc.trs)
-				want := tc.full
-				if half {
-					want = tc.half
-				}
-				for i, w := range want {
+				for i, w := range tc.want[k] {
 					if got := s.at[uint32(i)]; got != w {
-						t.Errorf("%s, half duplex %v, %s: transfer %d delivered at %v, want %v", model, half, tc.name, i, got, w)
+						t.Errorf("%s, duplex share %v, %s: transfer %d delivered at %v, want %v", model, share, tc.name, i, got, w)
 					}
 				}
 			}
+		}
+	}
+	// A receipt keeps the sending side busy too: rank 1 takes in from 0
+	// [0.1µs, 1.1µs], and its send to 2, at 0.6µs, starts when its
+	// channel's sending side is free of the receipt's share: at 0.6µs
+	// (full), 0.6µs (0.5: busy until 0.1+0.5), 1.1µs (half); it reaches 2
+	// 1.1µs later.
+	for k, share := range shares {
+		s := runTransfersAt(t, func() (sim.NetworkFactory, error) {
+			return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: share})
+		}, len(place), []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 1, Dst: 2, Bytes: bytes}}, []sim.Time{0, us(0.6)})
+		want := []sim.Time{us(1.7), us(1.7), us(2.2)}[k]
+		if got := s.at[1]; got != want {
+			t.Errorf("duplex share %v: a send after a receipt delivered at %v, want %v", share, got, want)
+		}
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: bad}); err == nil {
+			t.Errorf("duplex share %v accepted", bad)
 		}
 	}
 }

@@ -723,7 +723,7 @@ type validateOut struct {
 	Alpha, Beta float64
 	Channel     *struct {
 		Ratio float64 `json:"exchange_to_one_way"`
-		Half  bool    `json:"half_duplex"`
+		Share float64 `json:"duplex_share"`
 		Gamma float64 `json:"reduce_s_per_byte"`
 		Sizes []int64 `json:"sizes"`
 	}
@@ -770,10 +770,11 @@ func TestValidateReal(t *testing.T) {
 	if !(out.Alpha >= 0 && out.Beta > 0) { // alpha 0: the small sizes took no longer than their bytes
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
 	}
-	// The ranks share this host: the exchanges, at the default sizes,
-	// fit its channel (plain and reducing ones, their data checked).
-	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || c.Half != (c.Ratio >= 1.5) || !slices.Equal(c.Sizes, []int64{4 << 20, 16 << 20}) {
-		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, half duplex from 1.5, sizes 4 and 16 MiB", c)
+	// The ranks share this host: the exchanges, at the default sizes
+	// (auto, for sizes below 64 MiB: 4 and 16 MiB), fit its channel
+	// (plain and reducing ones, their data checked).
+	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || !(c.Share >= 0 && c.Share <= 1) || !slices.Equal(c.Sizes, []int64{4 << 20, 16 << 20}) {
+		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, a duplex share from 0 to 1, sizes 4 and 16 MiB", c)
 	}
 	if len(out.Points) != 6 {
 		t.Fatalf("%d points, want 3 algorithms x 2 sizes", len(out.Points))
@@ -849,6 +850,8 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", "12"}, "--exchange: size 12B is not a whole number of 8-byte words"},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", ""}, "--exchange: give sizes"},
+		// --exchange's auto reads -s before real does.
+		{[]string{"validate", "--real", "--np", "2", "-s", "1MiB,2y"}, `-s: `},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
 		{[]string{"real", "--np", "2", "--prtt", "8", "--exchange", "8"}, "--exchange"},
 		{[]string{"validate", "--real", "--np", "2", "-c", "allreduce", "-a", "nope"}, "nope"},

@@ -14,10 +14,23 @@ import (
 	"github.com/collsim/collsim/sim/realrun"
 )
 
-// halfDuplexRatio is the exchange-to-one-way time ratio from which a
-// rank's channel counts as half duplex: halfway between full duplex (an
-// exchange takes a one-way message's time, 1) and half (twice it, 2).
-const halfDuplexRatio = 1.5
+// autoExchange is --exchange's default: exchangeSizes of the largest
+// -s size.
+const autoExchange = "auto"
+
+// exchangeSizes is --exchange's auto: 4 MiB, 16 MiB, and each 4x above
+// up to largest, the largest message a collective of that size sends (a
+// recursive doubling's on 2 ranks). A rank's channel moves data that fits
+// in the caches faster, and reduces it faster, than data that does not:
+// a fit on small exchanges alone makes the model fast for large
+// collectives (the README's one-host measurements).
+func exchangeSizes(largest int64) string {
+	sizes := []string{"4MiB", "16MiB"}
+	for b := int64(64 << 20); b <= largest && b <= realrun.MaxMessageBytes; b *= 4 {
+		sizes = append(sizes, configs.FormatBytes(b))
+	}
+	return strings.Join(sizes, ",")
+}
 
 // channelFit is what the exchanges between two ranks of one host say of
 // the channel between them, beside the ping-pong's alpha and beta.
@@ -25,9 +38,12 @@ type channelFit struct {
 	// Ratio is an exchange's time over a one-way message's of the same
 	// size (the ping-pong's fit), the median over the exchange's sizes.
 	Ratio float64 `json:"exchange_to_one_way"`
-	// HalfDuplex: Ratio is halfDuplexRatio or more; each rank's channel
-	// then sends or takes in, one at a time.
-	HalfDuplex bool `json:"half_duplex"`
+	// DuplexShare is what an exchange takes beyond a one-way message of
+	// the same size, over that message's time on the channel (beta
+	// times its size), the median over sizes, from 0 (full duplex: both
+	// ways at once) to 1 (half: one after the other): the fitted
+	// machine's host.local_duplex.
+	DuplexShare float64 `json:"duplex_share"`
 	// ReduceSecondsPerByte is a reducing exchange's time over a plain
 	// one's, per byte received, the median over sizes, and 0 where it is
 	// faster: the gamma of the reduction as the transport does it (a
@@ -54,7 +70,7 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 			sizes = append(sizes, s.Bytes)
 		}
 	}
-	var ratios, gammas []float64
+	var ratios, shares, gammas []float64
 	var fitted []int64
 	for _, b := range slices.Compact(slices.Sorted(slices.Values(sizes))) {
 		r, ok := reducing[b]
@@ -69,15 +85,15 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 			continue
 		}
 		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
+		shares = append(shares, (plain[b]-oneWay)/(h.Beta*float64(b)))
 	}
 	if len(ratios) == 0 {
 		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")
 	}
 	ratio, _ := cost.Median(ratios)
+	share, _ := cost.Median(shares)
 	gamma, _ := cost.Median(gammas)
-	fit := channelFit{Ratio: ratio, ReduceSecondsPerByte: max(0, gamma), Sizes: fitted}
-	fit.HalfDuplex = fit.Ratio >= halfDuplexRatio
-	return fit, nil
+	return channelFit{Ratio: ratio, DuplexShare: min(1, max(0, share)), ReduceSecondsPerByte: max(0, gamma), Sizes: fitted}, nil
 }
 
 // oneHostYAML is the fitted machine of ranks that share one host: each
@@ -86,10 +102,6 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 // added. Every message is eager, as in real runs.
 func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-	duplex := "full"
-	if ch.HalfDuplex {
-		duplex = "half"
-	}
 	reduce := ""
 	if ch.ReduceSecondsPerByte > 0 {
 		reduce = fmt.Sprintf("  reduce_bandwidth: %sB/s\n", num(1/ch.ReduceSecondsPerByte))
@@ -98,7 +110,7 @@ func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
 name: "fitted"
 description: >-
   %d ranks on one host, each with a channel of %s and %s to the others,
-  %s duplex (an exchange took %.2fx a one-way message).
+  duplex share %.3g (an exchange took %.2fx a one-way message).
 network:
   crossbar:
     hosts: 1
@@ -109,15 +121,20 @@ host:
   local_duplex: %s
 %s  eager_limit: none
 placement: block
-`, ranks, cmdutil.Seconds(h.Alpha), configs.FormatBandwidth(1/h.Beta), duplex, ch.Ratio,
-		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), duplex, reduce)
+`, ranks, cmdutil.Seconds(h.Alpha), configs.FormatBandwidth(1/h.Beta), ch.DuplexShare, ch.Ratio,
+		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), num(ch.DuplexShare), reduce)
 }
 
 // channelText says what the exchanges found, for the table's header.
 func channelText(ch channelFit) string {
-	duplex := "full duplex: sends and takes in at once"
-	if ch.HalfDuplex {
+	var duplex string
+	switch ch.DuplexShare {
+	case 0:
+		duplex = "full duplex: sends and takes in at once"
+	case 1:
 		duplex = "half duplex: sends or takes in, one at a time"
+	default:
+		duplex = fmt.Sprintf("partly duplex: a message keeps the other direction busy for %.0f%% of its time (share %.3g)", 100*ch.DuplexShare, ch.DuplexShare)
 	}
 	gamma := "no slower than plain ones: reductions cost nothing more"
 	if ch.ReduceSecondsPerByte > 0 {

@@ -27,8 +27,11 @@ func TestFitChannel(t *testing.T) {
 	sums := []realrun.Summary{
 		summary("pingpong/0-1", mib, oneWay(mib)), // ignored
 		summary("allreduce/ring", mib, time.Second),
-		// Ratios 2, 1.9 and 2.2: median 2, half duplex. The reducing
-		// ones add 0.5, 0.25 and 1 ns/B: median 0.5 ns/B.
+		// Ratios 2, 1.9 and 2.2: median 2. The duplex share is what an
+		// exchange adds to a one-way message over b beta: (r-1) (alpha +
+		// b beta) / (b beta), 1.00095, 0.90043 and 1.00029 by size, its
+		// median above 1: half duplex, 1. The reducing ones add 0.5, 0.25
+		// and 1 ns/B: median 0.5 ns/B.
 		summary("exchange/0-1", mib, 2*oneWay(mib)),
 		summary("exchange-reduce/0-1", mib, 2*oneWay(mib)+mib/2),
 		summary("exchange/0-1", 2*mib, oneWay(2*mib)*19/10),
@@ -40,35 +43,41 @@ func TestFitChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(ch.Ratio-2) > 1e-9 || !ch.HalfDuplex || math.Abs(ch.ReduceSecondsPerByte-0.5e-9) > 1e-15 || len(ch.Sizes) != 3 {
-		t.Errorf("got %+v, want ratio 2, half duplex, 0.5 ns/B, 3 sizes", ch)
+	if math.Abs(ch.Ratio-2) > 1e-9 || ch.DuplexShare != 1 || math.Abs(ch.ReduceSecondsPerByte-0.5e-9) > 1e-15 || len(ch.Sizes) != 3 {
+		t.Errorf("got %+v, want ratio 2, duplex share 1, 0.5 ns/B, 3 sizes", ch)
 	}
-	// An exchange as fast as a one-way message: full duplex; reducing
-	// exchanges faster than plain ones: reductions cost nothing.
+	// An exchange 1.1x a one-way message: a share of 0.1 (alpha + b
+	// beta) / (b beta); reducing exchanges faster than plain ones:
+	// reductions cost nothing.
 	full := []realrun.Summary{
 		summary("exchange/0-1", mib, oneWay(mib)*11/10),
 		summary("exchange-reduce/0-1", mib, oneWay(mib)),
 	}
-	if ch, err := fitChannel(full, h); err != nil || math.Abs(ch.Ratio-1.1) > 1e-6 || ch.HalfDuplex || ch.ReduceSecondsPerByte != 0 {
-		t.Errorf("full duplex: got %+v, %v", ch, err)
+	share := 0.1 * (1e-6 + mib*1e-9) / (mib * 1e-9)
+	if ch, err := fitChannel(full, h); err != nil || math.Abs(ch.Ratio-1.1) > 1e-6 || math.Abs(ch.DuplexShare-share) > 1e-6 || ch.ReduceSecondsPerByte != 0 {
+		t.Errorf("1.1x: got %+v, %v, want duplex share %v", ch, err, share)
 	}
-	// Either side of the threshold, 1.5 (a one-way 1000 B takes 2µs).
+	// A one-way 1000 B takes 2µs, 1µs of it on the channel: an exchange
+	// of 2.5µs is a share of 0.5; one faster than a one-way message is
+	// full duplex, 0; one of 4µs would be a share of 2, and is half
+	// duplex, 1.
 	for _, c := range []struct {
 		exchange time.Duration
-		half     bool
-	}{{2980 * time.Nanosecond, false}, {3020 * time.Nanosecond, true}} {
+		share    float64
+	}{{2500 * time.Nanosecond, 0.5}, {1900 * time.Nanosecond, 0}, {4000 * time.Nanosecond, 1}} {
 		sums := []realrun.Summary{
 			summary("exchange/0-1", 1000, c.exchange),
 			summary("exchange-reduce/0-1", 1000, c.exchange),
 		}
-		if ch, err := fitChannel(sums, h); err != nil || ch.HalfDuplex != c.half {
-			t.Errorf("exchange of %v: got %+v, %v, want half duplex %v", c.exchange, ch, err, c.half)
+		if ch, err := fitChannel(sums, h); err != nil || math.Abs(ch.DuplexShare-c.share) > 1e-9 {
+			t.Errorf("exchange of %v: got %+v, %v, want duplex share %v", c.exchange, ch, err, c.share)
 		}
 	}
 	// Four sizes, the first not the median, one of them given twice, and
 	// a size 0 that says nothing: ratios 1, 1.2, 1.6 and 2.2 by size,
-	// median (1.2+1.6)/2 = 1.4, full duplex; gammas 0.1, 0.2, 0.3, 0.4
-	// ns/B, median 0.25.
+	// median (1.2+1.6)/2 = 1.4; duplex shares (r-1) (alpha + b beta) /
+	// (b beta), median the mean of the 2 and 8 MiB ones; gammas 0.1,
+	// 0.2, 0.3, 0.4 ns/B, median 0.25.
 	var four []realrun.Summary
 	for i, c := range []struct {
 		mibs  int64
@@ -80,9 +89,13 @@ func TestFitChannel(t *testing.T) {
 		four = append(four, summary("exchange/0-1", b, t), summary("exchange-reduce/0-1", b, t+time.Duration(gammas[i]*float64(b))))
 	}
 	four = append(four, summary("exchange/0-1", 0, time.Microsecond), summary("exchange-reduce/0-1", 0, 2*time.Microsecond))
-	if ch, err := fitChannel(four, h); err != nil || math.Abs(ch.Ratio-1.4) > 1e-6 || ch.HalfDuplex || math.Abs(ch.ReduceSecondsPerByte-0.25e-9) > 1e-14 ||
+	shareOf := func(ratio float64, b int64) float64 {
+		return (ratio - 1) * (1e-6 + float64(b)*1e-9) / (float64(b) * 1e-9)
+	}
+	share = (shareOf(1.2, 2*mib) + shareOf(1.6, 8*mib)) / 2
+	if ch, err := fitChannel(four, h); err != nil || math.Abs(ch.Ratio-1.4) > 1e-6 || math.Abs(ch.DuplexShare-share) > 1e-6 || math.Abs(ch.ReduceSecondsPerByte-0.25e-9) > 1e-14 ||
 		!slices.Equal(ch.Sizes, []int64{mib, 2 * mib, 4 * mib, 8 * mib}) {
-		t.Errorf("four sizes: got %+v, %v; want ratio 1.4, full duplex, 0.25 ns/B, sizes 1, 2, 4, 8 MiB", ch, err)
+		t.Errorf("four sizes: got %+v, %v; want ratio 1.4, duplex share %v, 0.25 ns/B, sizes 1, 2, 4, 8 MiB", ch, err, share)
 	}
 	// A line that gives a size no positive one-way time (a negative
 	// alpha: 1000 B in -1µs) cannot judge that size: no Inf, no negative
@@ -99,30 +112,28 @@ func TestFitChannel(t *testing.T) {
 
 // The machine fitted on one host loads, and runs what was measured: an
 // exchange of b bytes between its two ranks takes alpha + b beta when
-// full duplex; when half, each channel takes in once it has sent, 2 b
-// beta (b beta is more than alpha, which the sending hides); a reducing
+// full duplex; with a duplex share s, each channel takes in once its
+// send's share is done, max(alpha, s b beta) + b beta (2 b beta when
+// half: b beta is more than alpha, which the sending hides); a reducing
 // one b gamma more.
 func TestOneHostMachine(t *testing.T) {
 	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9, Gamma: 0.5e-9}
 	const b = 1 << 20
-	for _, half := range []bool{false, true} {
-		ch := channelFit{Ratio: 1, HalfDuplex: half, ReduceSecondsPerByte: h.Gamma}
+	for _, share := range []float64{0, 0.3, 1} {
+		ch := channelFit{Ratio: 1 + share, DuplexShare: share, ReduceSecondsPerByte: h.Gamma}
 		m, err := configs.Parse("fitted.yaml", oneHostYAML(2, h, ch))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.RanksPerHost != 2 || m.LocalHalfDuplex != half {
-			t.Fatalf("half %v: %d ranks per host, half duplex %v", half, m.RanksPerHost, m.LocalHalfDuplex)
+		if m.RanksPerHost != 2 || m.LocalDuplexShare != share {
+			t.Fatalf("share %v: %d ranks per host, duplex share %v", share, m.RanksPerHost, m.LocalDuplexShare)
 		}
 		for _, reduce := range []bool{false, true} {
 			s, err := collectives.Exchange(2, 0, 1, b, 1, reduce)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := h.Alpha + h.Beta*b
-			if half {
-				want = 2 * h.Beta * b
-			}
+			want := max(h.Alpha, share*h.Beta*b) + h.Beta*b
 			if reduce {
 				want += h.Gamma * b
 			}
@@ -136,14 +147,55 @@ func TestOneHostMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := res.Makespan.Seconds(); math.Abs(got-want) > 1e-11 {
-					t.Errorf("half %v, reduce %v, %s: %gs, want %gs", half, reduce, model, got, want)
+					t.Errorf("share %v, reduce %v, %s: %gs, want %gs", share, reduce, model, got, want)
 				}
 			}
 		}
 	}
 	// No reduction cost measured: none in the machine.
-	m, err := configs.Parse("fitted.yaml", oneHostYAML(3, h, channelFit{Ratio: 2, HalfDuplex: true}))
+	m, err := configs.Parse("fitted.yaml", oneHostYAML(3, h, channelFit{Ratio: 2, DuplexShare: 1}))
 	if err != nil || m.Host.ReducePsPerByte != 0 || m.RanksPerHost != 3 {
 		t.Errorf("no gamma: %v, %v", m, err)
+	}
+}
+
+// --exchange's auto: 4 and 16 MiB always, and each 4x above up to the
+// largest -s size (the largest message of a collective of that size).
+func TestExchangeSizes(t *testing.T) {
+	for _, c := range []struct {
+		largest int64
+		want    string
+	}{
+		{8, "4MiB,16MiB"},
+		{1 << 20, "4MiB,16MiB"},
+		{64<<20 - 1, "4MiB,16MiB"},
+		{64 << 20, "4MiB,16MiB,64MiB"},
+		{100 << 20, "4MiB,16MiB,64MiB"},
+		{256 << 20, "4MiB,16MiB,64MiB,256MiB"},
+	} {
+		if got := exchangeSizes(c.largest); got != c.want {
+			t.Errorf("largest %d: %q, want %q", c.largest, got, c.want)
+		}
+	}
+}
+
+// The closed forms know no duplex share: where the channel has one, the
+// notes say so, with what it can cost; where it has none, they do not.
+func TestDuplexShareNote(t *testing.T) {
+	o := &options{}
+	o.NP = 2
+	mentions := func(notes []string) bool {
+		return slices.ContainsFunc(notes, func(n string) bool {
+			return strings.Contains(n, "closed forms take each rank's channel as full duplex")
+		})
+	}
+	notes := caveats(o, &channelFit{DuplexShare: 0.44}, nil)
+	if !mentions(notes) || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "up to 1.44x") }) {
+		t.Errorf("share 0.44: notes %q, want the closed forms' full duplex and up to 1.44x", notes)
+	}
+	for _, ch := range []*channelFit{nil, {DuplexShare: 0}} {
+		if notes := caveats(o, ch, nil); mentions(notes) {
+			t.Errorf("channel %+v: notes %q mention a duplex share", ch, notes)
+		}
 	}
 }

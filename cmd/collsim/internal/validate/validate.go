@@ -77,9 +77,10 @@ sizes; it refuses to predict when those slopes spread by more than
 --max-fit-spread), and runs every algorithm asked for, for real, with its
 data checked. It then writes the fitted machine: between --netns hosts, one
 rank per host on one switch, gamma from this host's reduction kernel; on
-one host, every rank on it, each rank's channel full or half duplex as
-exchanges between rank 0 and the last rank at --exchange sizes show (half
-from 1.5x a one-way message), gamma what a reducing exchange adds per
+one host, every rank on it, each rank's channel as duplex as exchanges
+between rank 0 and the last rank at --exchange sizes show (an exchange
+that takes 1+s times a one-way message gives the channel a duplex share
+of s: 0 full duplex, 1 half), gamma what a reducing exchange adds per
 byte. It simulates every algorithm on that machine, prices it
 with its closed form, and reports each point: the real median time (of the
 slowest rank, over the timed iterations), the simulated and the closed-form
@@ -118,7 +119,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
 	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
-	f.StringVar(&o.exchange, "exchange", "4MiB,16MiB", "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say whether a rank's channel is full or half duplex and what a reduction costs in the transport, for the fitted machine of ranks on one host")
+	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say how duplex a rank's channel is and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: 4 MiB, 16 MiB and each 4x above up to the largest -s size, the largest message a collective sends")
 	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
@@ -176,7 +177,14 @@ func run(streams *cmdutil.IO, o *options) error {
 	case o.maxError < 0:
 		return cmdutil.Flagf("--max-error must not be negative")
 	case !o.Netns.Enabled() && o.exchange == "":
-		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default is 4MiB,16MiB)")
+		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default, auto, is 4 MiB, 16 MiB and each 4x above up to the largest -s size)")
+	}
+	if o.exchange == autoExchange {
+		sizes, err := cmdutil.Sizes(o.sizes)
+		if err != nil {
+			return cmdutil.Flagf("-s: %v", err)
+		}
+		o.exchange = exchangeSizes(slices.Max(sizes))
 	}
 	if _, err := cmdutil.Collectives(o.collective); err != nil {
 		return err
@@ -242,7 +250,7 @@ func run(streams *cmdutil.IO, o *options) error {
 		}
 		points = append(points, pt)
 	}
-	notes := caveats(o, points)
+	notes := caveats(o, channel, points)
 	if o.plotDir != "" {
 		paths, err := plot(o, points)
 		if err != nil {
@@ -319,7 +327,7 @@ func reductionBandwidth() float64 {
 }
 
 // caveats says where the model's assumptions do not hold for this run.
-func caveats(o *options, points []point) []string {
+func caveats(o *options, channel *channelFit, points []point) []string {
 	var notes []string
 	switch {
 	case !o.Netns.Enabled() && runtime.NumCPU() < o.NP:
@@ -333,6 +341,9 @@ func caveats(o *options, points []point) []string {
 		notes = append(notes, "the fit is of the ping-pong alone; message sizes far outside --pingpong's range are extrapolated")
 	} else {
 		notes = append(notes, "the fit is of the ping-pong and of exchanges between two ranks; message sizes far outside their ranges are extrapolated")
+	}
+	if channel != nil && channel.DuplexShare > 0 {
+		notes = append(notes, fmt.Sprintf("the closed forms take each rank's channel as full duplex; with the duplex share of %.3g, an algorithm whose ranks send and receive at once (a ring, recursive doubling) takes up to %.3gx its closed form's bandwidth term, which the simulation shows", channel.DuplexShare, 1+channel.DuplexShare))
 	}
 	worst := 0.0
 	for _, p := range points {
