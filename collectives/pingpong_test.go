@@ -106,17 +106,27 @@ func TestExchangeTime(t *testing.T) {
 		if err := sim.Validate(sim.Materialize(s)); err != nil {
 			t.Fatal(err)
 		}
-		// Reducing 1000 B at 1 ps/B adds 1 ns a round.
-		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: bytes, ReducePsPerByte: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		round := 2*sim.Microsecond + sim.FromSeconds(bytes/1e9)
-		if reduce {
-			round += sim.Nanosecond
-		}
-		if want := rounds * round; res.Makespan != want {
-			t.Errorf("reduce %v: makespan %v, want %v", reduce, res.Makespan, want)
+		// Reducing 1000 B at 1 ps/B adds 1 ns a round. Eager, a round is
+		// the message's latency (two links of 1 µs) and its 1 µs on the
+		// NIC. Rendezvous, the request's latency, the reply's, then the
+		// data's and its 1 µs: 7 µs, which only sends and receives issued
+		// together make (a rank that waited for its send before posting
+		// its receive would never answer the other's request).
+		for _, eager := range []bool{true, false} {
+			limit, round := int64(bytes), 2*sim.Microsecond+sim.FromSeconds(bytes/1e9)
+			if !eager {
+				limit, round = bytes-1, 6*sim.Microsecond+sim.FromSeconds(bytes/1e9)
+			}
+			if reduce {
+				round += sim.Nanosecond
+			}
+			res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: limit, ReducePsPerByte: 1}})
+			if err != nil {
+				t.Fatalf("reduce %v, eager %v: %v", reduce, eager, err)
+			}
+			if want := rounds * round; res.Makespan != want {
+				t.Errorf("reduce %v, eager %v: makespan %v, want %v", reduce, eager, res.Makespan, want)
+			}
 		}
 	}
 	for _, bad := range [][3]int{{0, 0, 1}, {0, 3, 1}, {0, 1, 0}} {
