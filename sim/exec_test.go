@@ -320,19 +320,37 @@ func lookaheadPrograms() []Program {
 	}
 }
 
+// lookaheadPrograms2 is lookaheadPrograms where rank 0 reads two ops that
+// wait for nothing, then two that wait for its receive, then its fifth
+// op, which waits for nothing. A reader that hands out the ops of its
+// Lookahead and one more (room+1) reads the first three at once, then
+// the fourth and fifth with the room one waiting op leaves: with
+// Lookahead 2, the fifth then starts before the receive completes.
+func lookaheadPrograms2() []Program {
+	return []Program{
+		{recv(1, 0, 8), send(1, 1, 8), send(1, 2, 8, 0), send(1, 3, 8, 0), send(1, 4, 8)},
+		{{Kind: OpCalc, Dur: 1000}, send(0, 0, 8, 0), recv(0, 1, 8), recv(0, 2, 8), recv(0, 3, 8), recv(0, 4, 8)},
+	}
+}
+
 // A program replayed with Lookahead L holds at most L read ops that wait
 // for dependencies: programs are read in chunks, and a chunk must end
 // where the bound is reached (it ran on to 64 ops).
 func TestLookaheadBoundsReadingPrograms(t *testing.T) {
 	for _, c := range []struct {
+		progs []Program
 		look  int
-		early bool // whether rank 0's third op starts before the receive completes
-	}{{0, false}, {1, false}, {2, true}, {100, true}} {
+		op    int32 // rank 0's last op, which waits for nothing
+		early bool  // whether it starts before the receive completes
+	}{
+		{lookaheadPrograms(), 0, 2, false}, {lookaheadPrograms(), 1, 2, false}, {lookaheadPrograms(), 2, 2, true}, {lookaheadPrograms(), 100, 2, true},
+		{lookaheadPrograms2(), 1, 4, false}, {lookaheadPrograms2(), 2, 4, false}, {lookaheadPrograms2(), 3, 4, true},
+	} {
 		var start Time = -1
-		_, err := Execute(New(1), FromPrograms("look", lookaheadPrograms(), c.look), Config{
+		_, err := Execute(New(1), FromPrograms("look", c.progs, c.look), Config{
 			Network: FixedLatency(10),
 			Trace: func(e TraceEvent) {
-				if e.Rank == 0 && e.Index == 2 && !e.Completed {
+				if e.Rank == 0 && e.Index == c.op && !e.Completed {
 					start = e.At
 				}
 			},
@@ -342,7 +360,7 @@ func TestLookaheadBoundsReadingPrograms(t *testing.T) {
 		}
 		// The receive completes at 1000 (the calc) + 10 (the latency).
 		if early := start < 1010; start < 0 || early != c.early {
-			t.Errorf("lookahead %d: rank 0's third op started at %v, want before 1010ps: %v", c.look, start, c.early)
+			t.Errorf("%d ops, lookahead %d: rank 0's op %d started at %v, want before 1010ps: %v", len(c.progs[0]), c.look, c.op, start, c.early)
 		}
 	}
 }
@@ -350,10 +368,14 @@ func TestLookaheadBoundsReadingPrograms(t *testing.T) {
 // The real runs' interpreter holds the same bound.
 func TestInterpLookaheadBoundsReadingPrograms(t *testing.T) {
 	for _, c := range []struct {
+		progs []Program
 		look  int
 		ready []int32 // what rank 0 may start before its receive completes
-	}{{1, []int32{0}}, {2, []int32{0, 2}}, {100, []int32{0, 2}}} {
-		in, err := NewInterp(FromPrograms("look", lookaheadPrograms(), c.look), 0)
+	}{
+		{lookaheadPrograms(), 1, []int32{0}}, {lookaheadPrograms(), 2, []int32{0, 2}}, {lookaheadPrograms(), 100, []int32{0, 2}},
+		{lookaheadPrograms2(), 1, []int32{0, 1}}, {lookaheadPrograms2(), 2, []int32{0, 1}}, {lookaheadPrograms2(), 3, []int32{0, 1, 4}},
+	} {
+		in, err := NewInterp(FromPrograms("look", c.progs, c.look), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +388,7 @@ func TestInterpLookaheadBoundsReadingPrograms(t *testing.T) {
 			ready = append(ready, idx)
 		}
 		if !slices.Equal(ready, c.ready) {
-			t.Errorf("lookahead %d: rank 0 started %v before its receive completed, want %v", c.look, ready, c.ready)
+			t.Errorf("%d ops, lookahead %d: rank 0 started %v before its receive completed, want %v", len(c.progs[0]), c.look, ready, c.ready)
 		}
 	}
 }
