@@ -677,10 +677,12 @@ func (v *validator) input(keys []string, value string, cost func(float64) float6
 }
 
 // duplex reads host.local_duplex: full (share 0, the default), half
-// (share 1), or the share itself, a number from 0 to 1: how much of a
-// message's time on a rank's channel the channel's other direction spends
-// too, so that an exchange between two ranks of a host takes 1+share
-// times a one-way message (what validate --real measures).
+// (share 1), or the share itself, a decimal from 0 to 1 (0.25, .5, 1.0;
+// no sign, exponent, hex or underscores, which would read a typo as some
+// other share): how much of a message's time on a rank's channel the
+// channel's other direction spends too, so that an exchange of b bytes
+// between two ranks of a host takes (1+share) b/bandwidth, or latency +
+// b/bandwidth where that is more (what validate --real measures).
 func (v *validator) duplex(s string, keys []string) float64 {
 	switch s {
 	case "", "full":
@@ -689,11 +691,28 @@ func (v *validator) duplex(s string, keys []string) float64 {
 		return 1
 	}
 	share, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(share >= 0 && share <= 1) {
-		v.fail(keys, "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default), half (one or the other: a transport whose rank copies in what it sends and out what it receives) or a share between 0 and 1 (how much of a message's time the other direction spends too: an exchange takes 1+share times a one-way message)", s)
+	if !plainDecimal(s) || err != nil || share > 1 {
+		v.fail(keys, "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default), half (one or the other: a transport whose rank copies in what it sends and out what it receives) or a share between 0 and 1 such as 0.3 (how much of a message's time the other direction spends too: an exchange then takes 1.3 times a message's time on the channel)", s)
 		return 0
 	}
 	return share
+}
+
+// plainDecimal reports whether s is digits with at most one '.' among
+// them: 0, 1.0, .5.
+func plainDecimal(s string) bool {
+	digits, dots := 0, 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
 }
 
 func (v *validator) duration(s string, keys []string) sim.Time {

@@ -113,6 +113,14 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:6: host.local_duplex: "simplex" is not a duplex; use full`}},
 		{"local duplex share above 1", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 1.5\n",
 			[]string{`bad.yaml:6: host.local_duplex: "1.5" is not a duplex`, "a share between 0 and 1"}},
+		{"local duplex share negative", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: -0.5\n",
+			[]string{`bad.yaml:6: host.local_duplex: "-0.5" is not a duplex`}},
+		{"local duplex share hex", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 0x1p-2\n",
+			[]string{`bad.yaml:6: host.local_duplex: "0x1p-2" is not a duplex`}},
+		{"local duplex share exponent", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 1e-400\n",
+			[]string{`bad.yaml:6: host.local_duplex: "1e-400" is not a duplex`}},
+		{"local duplex share two dots", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 0.2.5\n",
+			[]string{`bad.yaml:6: host.local_duplex: "0.2.5" is not a duplex`}},
 		{"local duplex share NaN", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: .nan\n",
 			[]string{`bad.yaml:6: host.local_duplex: ".nan" is not a duplex`}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
@@ -443,7 +451,8 @@ func TestLocalDuplexConfig(t *testing.T) {
 		// A share, as a number (1.25 µs: the receipt waits out a quarter
 		// of the send's time) and quoted; 0 and 1 are full and half.
 		{"local_duplex: 0.25\n", 1250 * sim.Nanosecond}, {"local_duplex: \"0.25\"\n", 1250 * sim.Nanosecond},
-		{"local_duplex: 0\n", sim.Microsecond}, {"local_duplex: 1\n", 2 * sim.Microsecond}} {
+		{"local_duplex: 0\n", sim.Microsecond}, {"local_duplex: 1\n", 2 * sim.Microsecond},
+		{"local_duplex: .5\n", 1500 * sim.Nanosecond}, {"local_duplex: 1.0\n", 2 * sim.Microsecond}} {
 		m, err := Parse("x.yaml", []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  "+c.duplex))
 		if err != nil {
 			t.Fatal(err)

@@ -25,8 +25,9 @@ type AnalyticConfig struct {
 	// default) is full duplex, sends and receipts at once; 1 is half
 	// duplex, one message at a time either way, as a shared-memory
 	// transport whose rank copies in what it sends and out what it
-	// receives spends its own core on both. An exchange between two ranks
-	// of a host takes 1+share times a one-way message's time.
+	// receives spends its own core on both. An exchange of b bytes
+	// between two ranks of a host takes (1+share) b/bandwidth, or
+	// latency + b/bandwidth where that is more.
 	LocalDuplexShare float64
 }
 
@@ -183,7 +184,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	start := max(now, m.txFree[src])
 	m.txFree[src] = start.Plus(m.portGap(src)).Plus(ser)
 	m.txLast[src] = start
-	m.share(&m.rxFree[src], src, start, ser)
+	m.share(&m.rxFree[src], src, ser)
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start.Plus(ser))
@@ -230,7 +231,7 @@ func (m *analytic) Handle(arg uint64) {
 		}
 		start := max(now, m.rxFree[f.dst])
 		m.rxFree[f.dst] = start.Plus(m.portGap(f.dst)).Plus(f.ser)
-		m.share(&m.txFree[f.dst], f.dst, start, f.ser)
+		m.share(&m.txFree[f.dst], f.dst, f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
@@ -239,22 +240,21 @@ func (m *analytic) Handle(arg uint64) {
 	}
 }
 
-// share books, on the other direction of a rank's channel (port) whose
-// one direction started moving ser at start, the share of ser that the
-// channel's duplex gives it: the other direction is busy that much
-// longer, from start or from when it comes free. With the share 1 both
+// share books, on the other direction of a rank's channel (port) one of
+// whose directions has just booked a message of ser, the share of ser
+// that the channel's duplex gives it: the other direction has that much
+// more work, from now or from when it comes free. (Not from when the
+// message starts: a send queued behind others would push the other
+// direction's free time past all of them, and a receipt would wait for
+// every queued send however small the share.) With the share 1 both
 // directions keep one timeline (they start equal and every booking adds
 // the same to both): half duplex, one message at a time. NICs are full
 // duplex.
-func (m *analytic) share(other *sim.Time, port int32, start, ser sim.Time) {
+func (m *analytic) share(other *sim.Time, port int32, ser sim.Time) {
 	if m.duplexShare == 0 || port < m.hosts {
 		return
 	}
-	d := ser
-	if m.duplexShare < 1 {
-		d = sim.FromPicoseconds(float64(ser) * m.duplexShare)
-	}
-	*other = max(*other, start).Plus(d)
+	*other = max(*other, m.eng.Now()).Plus(sim.FromPicoseconds(float64(ser) * m.duplexShare))
 }
 
 // portGap is the gap g of a port: a NIC's; none for a rank's channel.

@@ -150,6 +150,12 @@ func TestLocalDuplexShare(t *testing.T) {
 		// waits for its send's share; ranks 1 and 2 do one thing each.
 		{"in and out", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 0, Bytes: bytes}},
 			[3][]sim.Time{{us(1.1), us(1.1)}, {us(1.1), us(1.5)}, {us(1.1), us(2)}}},
+		// Rank 0's two sends queue on its channel, [0, 1µs] and [1µs,
+		// 2µs]; each adds its share to the receiving side's work as it is
+		// booked, so the receipt from 2 starts at 2 x 0.5µs (not after the
+		// queued send's start, 1µs, plus its share).
+		{"queued sends, then a receipt", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 0, Dst: 2, Bytes: bytes}, {ID: 2, Src: 2, Dst: 0, Bytes: bytes}},
+			[3][]sim.Time{{us(1.1), us(2.1), us(1.1)}, {us(1.1), us(2.1), us(2)}, {us(1.1), us(2.1), us(3)}}},
 		{"between hosts", []sim.Transfer{{ID: 0, Src: 0, Dst: 3, Bytes: bytes}, {ID: 1, Src: 3, Dst: 0, Bytes: bytes}},
 			[3][]sim.Time{{us(12), us(12)}, {us(12), us(12)}, {us(12), us(12)}}},
 	}
@@ -187,6 +193,47 @@ func TestLocalDuplexShare(t *testing.T) {
 		if got := s.at[1]; got != want {
 			t.Errorf("duplex share %v: a send after a receipt delivered at %v, want %v", share, got, want)
 		}
+	}
+	// Two receipts queue on rank 1's channel, [0.1µs, 1.1µs] and [1.1µs,
+	// 2.1µs], each adding its share to the sending side's work when it
+	// arrives (0.1µs); rank 1's send to 0 at 0.4µs starts once that work
+	// is done: at 0.4µs (full), 0.1 + 2 x 0.5µs (0.5), 2.1µs (half). It
+	// reaches 0 0.1µs later, whose channel is free by then (its own send,
+	// [0, 1µs], left 0, 0.5 and 1µs of work), and is delivered 1µs after.
+	for k, share := range shares {
+		s := runTransfersAt(t, func() (sim.NetworkFactory, error) {
+			return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: share})
+		}, len(place), []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: bytes}, {ID: 1, Src: 2, Dst: 1, Bytes: bytes}, {ID: 2, Src: 1, Dst: 0, Bytes: bytes}}, []sim.Time{0, 0, us(0.4)})
+		want := []sim.Time{us(1.5), us(2.2), us(3.2)}[k]
+		if got := s.at[2]; got != want {
+			t.Errorf("duplex share %v: a send after two queued receipts delivered at %v, want %v", share, got, want)
+		}
+	}
+	// An alltoall of four ranks, every message at once: each channel
+	// queues three sends and takes in three. The last delivery grows
+	// with the share, and a tiny share costs next to nothing (booked from
+	// a queued send's start, the share 1e-9 made the receipts wait for
+	// every queued send, as half duplex does).
+	var all []sim.Transfer
+	for src := range 4 {
+		for k := 1; k < 4; k++ {
+			all = append(all, sim.Transfer{ID: uint32(len(all)), Src: int32(src), Dst: int32((src + k) % 4), Bytes: bytes})
+		}
+	}
+	fourLocal := []int32{0, 0, 0, 0}
+	last := func(share float64) sim.Time {
+		s := runTransfers(t, func() (sim.NetworkFactory, error) {
+			return Analytic(AnalyticConfig{Topology: cross, Placement: fourLocal, Local: local, LocalDuplexShare: share})
+		}, len(fourLocal), all)
+		var end sim.Time
+		for _, at := range s.at {
+			end = max(end, at)
+		}
+		return end
+	}
+	full, tiny, part, half := last(0), last(1e-9), last(0.3), last(1)
+	if !(full < part && part < half) || tiny-full > sim.Nanosecond {
+		t.Errorf("four-rank alltoall: the last delivery at %v (full), %v (share 1e-9), %v (0.3), %v (half); want growing with the share, 1e-9 within 1ns of full", full, tiny, part, half)
 	}
 	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
 		if _, err := Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalDuplexShare: bad}); err == nil {

@@ -38,11 +38,13 @@ type channelFit struct {
 	// Ratio is an exchange's time over a one-way message's of the same
 	// size (the ping-pong's fit), the median over the exchange's sizes.
 	Ratio float64 `json:"exchange_to_one_way"`
-	// DuplexShare is what an exchange takes beyond a one-way message of
-	// the same size, over that message's time on the channel (beta
-	// times its size), the median over sizes, from 0 (full duplex: both
-	// ways at once) to 1 (half: one after the other): the fitted
-	// machine's host.local_duplex.
+	// DuplexShare is what an exchange of b bytes takes beyond the
+	// message's time on the channel, b beta, over b beta, the median over
+	// sizes, from 0 (full duplex: both ways at once) to 1 (half: one
+	// after the other): the fitted machine's host.local_duplex, with
+	// which the machine's exchange of b bytes takes (1+share) b beta, or
+	// alpha + b beta where that is more, what was measured wherever the
+	// share's part is more than alpha.
 	DuplexShare float64 `json:"duplex_share"`
 	// ReduceSecondsPerByte is a reducing exchange's time over a plain
 	// one's, per byte received, the median over sizes, and 0 where it is
@@ -85,7 +87,7 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 			continue
 		}
 		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
-		shares = append(shares, (plain[b]-oneWay)/(h.Beta*float64(b)))
+		shares = append(shares, plain[b]/(h.Beta*float64(b))-1)
 	}
 	if len(ratios) == 0 {
 		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")
@@ -134,7 +136,7 @@ func channelText(ch channelFit) string {
 	case 1:
 		duplex = "half duplex: sends or takes in, one at a time"
 	default:
-		duplex = fmt.Sprintf("partly duplex: a message keeps the other direction busy for %.0f%% of its time (share %.3g)", 100*ch.DuplexShare, ch.DuplexShare)
+		duplex = fmt.Sprintf("partly duplex: a message keeps the other direction busy for a share %.3g of its time", ch.DuplexShare)
 	}
 	gamma := "no slower than plain ones: reductions cost nothing more"
 	if ch.ReduceSecondsPerByte > 0 {

@@ -28,10 +28,10 @@ func TestFitChannel(t *testing.T) {
 		summary("pingpong/0-1", mib, oneWay(mib)), // ignored
 		summary("allreduce/ring", mib, time.Second),
 		// Ratios 2, 1.9 and 2.2: median 2. The duplex share is what an
-		// exchange adds to a one-way message over b beta: (r-1) (alpha +
-		// b beta) / (b beta), 1.00095, 0.90043 and 1.00029 by size, its
-		// median above 1: half duplex, 1. The reducing ones add 0.5, 0.25
-		// and 1 ns/B: median 0.5 ns/B.
+		// exchange of b bytes takes beyond b beta, over b beta: 1.0019,
+		// 0.9009 and 1.2005 by size (2 x 1.049576 ms / 1.048576 ms - 1,
+		// ...), its median above 1: half duplex, 1. The reducing ones
+		// add 0.5, 0.25 and 1 ns/B: median 0.5 ns/B.
 		summary("exchange/0-1", mib, 2*oneWay(mib)),
 		summary("exchange-reduce/0-1", mib, 2*oneWay(mib)+mib/2),
 		summary("exchange/0-1", 2*mib, oneWay(2*mib)*19/10),
@@ -46,25 +46,23 @@ func TestFitChannel(t *testing.T) {
 	if math.Abs(ch.Ratio-2) > 1e-9 || ch.DuplexShare != 1 || math.Abs(ch.ReduceSecondsPerByte-0.5e-9) > 1e-15 || len(ch.Sizes) != 3 {
 		t.Errorf("got %+v, want ratio 2, duplex share 1, 0.5 ns/B, 3 sizes", ch)
 	}
-	// An exchange 1.1x a one-way message: a share of 0.1 (alpha + b
-	// beta) / (b beta); reducing exchanges faster than plain ones:
-	// reductions cost nothing.
+	// An exchange of 1 MiB in 1.1 x 1 MiB x 1 ns: a share of 0.1, and
+	// 1.1 x 1.048576 / 1.049576 = 1.098952 a one-way message; reducing
+	// exchanges faster than plain ones: reductions cost nothing.
 	full := []realrun.Summary{
-		summary("exchange/0-1", mib, oneWay(mib)*11/10),
+		summary("exchange/0-1", mib, mib*11/10),
 		summary("exchange-reduce/0-1", mib, oneWay(mib)),
 	}
-	share := 0.1 * (1e-6 + mib*1e-9) / (mib * 1e-9)
-	if ch, err := fitChannel(full, h); err != nil || math.Abs(ch.Ratio-1.1) > 1e-6 || math.Abs(ch.DuplexShare-share) > 1e-6 || ch.ReduceSecondsPerByte != 0 {
-		t.Errorf("1.1x: got %+v, %v, want duplex share %v", ch, err, share)
+	if ch, err := fitChannel(full, h); err != nil || math.Abs(ch.Ratio-1.098952) > 1e-6 || math.Abs(ch.DuplexShare-0.1) > 1e-6 || ch.ReduceSecondsPerByte != 0 {
+		t.Errorf("1.1 b beta: got %+v, %v, want ratio 1.098952, duplex share 0.1", ch, err)
 	}
-	// A one-way 1000 B takes 2µs, 1µs of it on the channel: an exchange
-	// of 2.5µs is a share of 0.5; one faster than a one-way message is
-	// full duplex, 0; one of 4µs would be a share of 2, and is half
-	// duplex, 1.
+	// 1000 B take 1µs on the channel: an exchange of 1.5µs is a share of
+	// 0.5; one faster than that is full duplex, 0; one of 4µs would be a
+	// share of 3, and is half duplex, 1.
 	for _, c := range []struct {
 		exchange time.Duration
 		share    float64
-	}{{2500 * time.Nanosecond, 0.5}, {1900 * time.Nanosecond, 0}, {4000 * time.Nanosecond, 1}} {
+	}{{1500 * time.Nanosecond, 0.5}, {900 * time.Nanosecond, 0}, {4000 * time.Nanosecond, 1}} {
 		sums := []realrun.Summary{
 			summary("exchange/0-1", 1000, c.exchange),
 			summary("exchange-reduce/0-1", 1000, c.exchange),
@@ -75,9 +73,10 @@ func TestFitChannel(t *testing.T) {
 	}
 	// Four sizes, the first not the median, one of them given twice, and
 	// a size 0 that says nothing: ratios 1, 1.2, 1.6 and 2.2 by size,
-	// median (1.2+1.6)/2 = 1.4; duplex shares (r-1) (alpha + b beta) /
-	// (b beta), median the mean of the 2 and 8 MiB ones; gammas 0.1,
-	// 0.2, 0.3, 0.4 ns/B, median 0.25.
+	// median (1.2+1.6)/2 = 1.4; duplex shares r (alpha + b beta) / (b
+	// beta) - 1 by size, 0.00095, 0.20057, 1.20029 and 0.60019, median
+	// (0.20057+0.60019)/2 = 0.40038; gammas 0.1, 0.2, 0.3, 0.4 ns/B,
+	// median 0.25.
 	var four []realrun.Summary
 	for i, c := range []struct {
 		mibs  int64
@@ -89,13 +88,9 @@ func TestFitChannel(t *testing.T) {
 		four = append(four, summary("exchange/0-1", b, t), summary("exchange-reduce/0-1", b, t+time.Duration(gammas[i]*float64(b))))
 	}
 	four = append(four, summary("exchange/0-1", 0, time.Microsecond), summary("exchange-reduce/0-1", 0, 2*time.Microsecond))
-	shareOf := func(ratio float64, b int64) float64 {
-		return (ratio - 1) * (1e-6 + float64(b)*1e-9) / (float64(b) * 1e-9)
-	}
-	share = (shareOf(1.2, 2*mib) + shareOf(1.6, 8*mib)) / 2
-	if ch, err := fitChannel(four, h); err != nil || math.Abs(ch.Ratio-1.4) > 1e-6 || math.Abs(ch.DuplexShare-share) > 1e-6 || math.Abs(ch.ReduceSecondsPerByte-0.25e-9) > 1e-14 ||
+	if ch, err := fitChannel(four, h); err != nil || math.Abs(ch.Ratio-1.4) > 1e-6 || math.Abs(ch.DuplexShare-0.40038) > 1e-5 || math.Abs(ch.ReduceSecondsPerByte-0.25e-9) > 1e-14 ||
 		!slices.Equal(ch.Sizes, []int64{mib, 2 * mib, 4 * mib, 8 * mib}) {
-		t.Errorf("four sizes: got %+v, %v; want ratio 1.4, duplex share %v, 0.25 ns/B, sizes 1, 2, 4, 8 MiB", ch, err, share)
+		t.Errorf("four sizes: got %+v, %v; want ratio 1.4, duplex share 0.40038, 0.25 ns/B, sizes 1, 2, 4, 8 MiB", ch, err)
 	}
 	// A line that gives a size no positive one-way time (a negative
 	// alpha: 1000 B in -1µs) cannot judge that size: no Inf, no negative
@@ -115,7 +110,9 @@ func TestFitChannel(t *testing.T) {
 // full duplex; with a duplex share s, each channel takes in once its
 // send's share is done, max(alpha, s b beta) + b beta (2 b beta when
 // half: b beta is more than alpha, which the sending hides); a reducing
-// one b gamma more.
+// one b gamma more. And fitted to its own exchanges, the machine gives
+// back its share (to within alpha / b beta, which a share below that
+// cannot show) and its gamma.
 func TestOneHostMachine(t *testing.T) {
 	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9, Gamma: 0.5e-9}
 	const b = 1 << 20
@@ -128,6 +125,7 @@ func TestOneHostMachine(t *testing.T) {
 		if m.RanksPerHost != 2 || m.LocalDuplexShare != share {
 			t.Fatalf("share %v: %d ranks per host, duplex share %v", share, m.RanksPerHost, m.LocalDuplexShare)
 		}
+		var own []realrun.Summary // the analytic model's exchanges, as measured
 		for _, reduce := range []bool{false, true} {
 			s, err := collectives.Exchange(2, 0, 1, b, 1, reduce)
 			if err != nil {
@@ -149,7 +147,15 @@ func TestOneHostMachine(t *testing.T) {
 				if got := res.Makespan.Seconds(); math.Abs(got-want) > 1e-11 {
 					t.Errorf("share %v, reduce %v, %s: %gs, want %gs", share, reduce, model, got, want)
 				}
+				if model == "analytic" {
+					name := map[bool]string{false: "exchange/0-1", true: "exchange-reduce/0-1"}[reduce]
+					own = append(own, summary(name, b, time.Duration(res.Makespan/sim.Nanosecond)))
+				}
 			}
+		}
+		again, err := fitChannel(own, h)
+		if err != nil || math.Abs(again.DuplexShare-share) > 1.001*h.Alpha/(h.Beta*b) || math.Abs(again.ReduceSecondsPerByte-h.Gamma) > 1e-15 {
+			t.Errorf("share %v: fitted to its own exchanges, %+v, %v", share, again, err)
 		}
 	}
 	// No reduction cost measured: none in the machine.
