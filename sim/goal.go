@@ -12,8 +12,8 @@ import (
 
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
-// compactly: 20 bytes per op and 4 per user of ops whose users are listed
-// (not those whose users are a run: usersOf). Dependency lists, and their
+// compactly: 16 bytes per op, and 4 per user and 8 more per op of ops
+// whose users are listed (not those whose users are a run: usersOf). Dependency lists, and their
 // lengths, are not kept: an op's users say the same; a run counts what
 // each op waits for from them, and Schedule, which hands out the lists,
 // makes them from the users when first asked.
@@ -69,7 +69,7 @@ func (g *GOAL) Largest() (send int64, sendAt string, calc int64, calcAt string) 
 	return g.maxSend, at(g.maxSendLine), g.maxCalc, at(g.maxCalcLine)
 }
 
-// goalOp is one op: 20 bytes, since a schedule holds millions. What it
+// goalOp is one op: 16 bytes, since a schedule holds millions. What it
 // waits for is not kept: its users lists say it (dependencyCounts,
 // scheduleDeps), and a run needs only the count, made once per run.
 type goalOp struct {
@@ -79,10 +79,14 @@ type goalOp struct {
 	// duration in nanoseconds; with valBig set, the low bits index big.
 	// valRun says the users are a run (usersOf).
 	val uint32
-	// user is, for a run, how many ops after o in its rank's program the
-	// first user comes, else the first position of o's users in GOAL.users.
-	user            uint32
-	nUsers, nSUsers uint16 // ops that require it, and that irequire it
+	// user says who waits for o. For a run (valRun): in its low 30 bits,
+	// how many ops after o in its rank's program the first user comes,
+	// and in its top two, how many users it has. Else the users are listed
+	// in GOAL.users from user on, after two words: at user-2 how many of
+	// them require o (the others irequire it), at user-1 where the list
+	// ends. (Until the parser lists them, user counts them: those that
+	// require o | those that irequire it << 16.)
+	user uint32
 }
 
 const (
@@ -90,6 +94,13 @@ const (
 	valBig       = 1 << 29
 	valRun       = 1 << 28
 	valMask      = valRun - 1
+)
+
+// A run's user holds its number of users in its top two bits: none, one
+// or two, all of which require the op. An op starts as a run of none.
+const (
+	runShift    = 30
+	runNextMask = 1<<runShift - 1
 )
 
 // maxRunUsers is the most users a run may have: the collectives' ops
@@ -100,29 +111,38 @@ const maxRunUsers = 2
 
 // runUsersMost is the most users the parser lets a run have: maxRunUsers,
 // lowered by tests.
-var runUsersMost uint16 = maxRunUsers
+var runUsersMost uint32 = maxRunUsers
 
 // The op must stay small: the schedule holds one per op.
-const _ = 20 - unsafe.Sizeof(goalOp{})
+const _ = 16 - unsafe.Sizeof(goalOp{})
 
 func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
 
 // usersOf returns the slots of the ops that wait for the completion of o,
-// stored in slot, then those that wait for its start. Where an op has one
-// user, or its users are ops that follow one another in its rank's
-// program, all requiring it, up to maxRunUsers of them (a run: nearly
-// every op of the collectives' schedules), they are not listed in
-// GOAL.users but spelled out in buf from where the first is: the ring at
-// 1,024 ranks keeps 33 MB less, and its parse lists no users.
+// stored in slot, then those that wait for its start (requirers says how
+// many wait for its completion). Where an op's users are ops that follow
+// one another in its rank's program, all requiring it, up to maxRunUsers
+// of them (a run: nearly every op of the collectives' schedules; an op
+// that some op irequires is listed), they are not listed in GOAL.users
+// but spelled out in buf from where the first is: the ring at 1,024 ranks
+// keeps 33 MB less, and its parse lists no users.
 func (g *GOAL) usersOf(slot uint32, o *goalOp, buf *[maxRunUsers]uint32) []uint32 {
-	n := uint32(o.nUsers) + uint32(o.nSUsers)
 	if o.val&valRun == 0 {
-		return g.users[o.user : o.user+n]
+		return g.users[o.user:g.users[o.user-1]]
 	}
 	step := g.lay.step(slot)
-	u := slot + o.user*step
+	u := slot + (o.user&runNextMask)*step
 	buf[0], buf[1] = u, u+step
-	return buf[:n]
+	return buf[:o.user>>runShift]
+}
+
+// requirers returns how many ops wait for the completion of o: the first
+// of usersOf's.
+func (g *GOAL) requirers(o *goalOp) uint32 {
+	if o.val&valRun == 0 {
+		return g.users[o.user-2]
+	}
+	return o.user >> runShift
 }
 
 // value returns o's size in bytes, or for a calc its duration in ns.
@@ -269,8 +289,9 @@ func (g *GOAL) eachUser(base, stride, n uint32, f func(u, kind, d uint32)) {
 	var buf [maxRunUsers]uint32
 	for d := range n {
 		o := g.op(base + d*stride)
+		after := g.requirers(o)
 		for j, u := range g.usersOf(base+d*stride, o, &buf) {
-			f((u-base)/stride, b2u(j >= int(o.nUsers)), d)
+			f((u-base)/stride, b2u(uint32(j) >= after), d)
 		}
 	}
 }
@@ -376,25 +397,28 @@ func (s *readySource) ReleaseHeld() {
 // CompletedAt implements ReactiveSource.
 func (s *readySource) CompletedAt(idx int32, at Time) bool {
 	slot := s.byIdx[idx]
-	o := s.g.op(slot)
 	var buf [maxRunUsers]uint32
-	return s.floors.holdUsers(s.pending, s.g.usersOf(slot, o, &buf)[:o.nUsers], at)
+	o := s.g.op(slot)
+	users, after := s.g.usersOf(slot, o, &buf), s.g.requirers(o)
+	return s.floors.holdUsers(s.pending, users[:after], at)
 }
 
 // Completed implements ReactiveSource.
 func (s *readySource) Completed(idx int32) {
 	slot := s.byIdx[idx]
-	o := s.g.op(slot)
 	var buf [maxRunUsers]uint32
-	s.release(s.g.usersOf(slot, o, &buf)[:o.nUsers])
+	o := s.g.op(slot)
+	users, after := s.g.usersOf(slot, o, &buf), s.g.requirers(o)
+	s.release(users[:after])
 }
 
 // Started implements ReactiveSource.
 func (s *readySource) Started(idx int32) {
 	slot := s.byIdx[idx]
-	o := s.g.op(slot)
 	var buf [maxRunUsers]uint32
-	s.release(s.g.usersOf(slot, o, &buf)[o.nUsers:])
+	o := s.g.op(slot)
+	users, after := s.g.usersOf(slot, o, &buf), s.g.requirers(o)
+	s.release(users[after:])
 }
 
 // Ended implements ReactiveSource.
@@ -404,7 +428,7 @@ func (s *readySource) Ended() bool { return len(s.byIdx) == s.n }
 func (s *readySource) Waiting() int { return s.n - len(s.byIdx) - (len(s.ready) - s.rhead) }
 
 // Needed implements ReactiveSource.
-func (s *readySource) Needed(idx int32) bool { return s.g.op(s.byIdx[idx]).nUsers > 0 }
+func (s *readySource) Needed(idx int32) bool { return s.g.requirers(s.g.op(s.byIdx[idx])) > 0 }
 
 // NeedsStarts implements ReactiveSource.
 func (s *readySource) NeedsStarts() bool { return s.g.hasStarts }

@@ -163,16 +163,17 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 					t.Fatalf("op %d of rank %d: slot %d, but the rank's slots say %d + %d*%d", i, r, s, base, i, stride)
 				}
 				a, b := blocked.op(s), byID.op(id)
-				if a.peer != b.peer || a.tag != b.tag || a.val != b.val || a.nUsers != b.nUsers || a.nSUsers != b.nSUsers {
+				if a.peer != b.peer || a.tag != b.tag || a.val != b.val {
 					t.Fatalf("op %d: %+v in blocks, %+v by id", id, *a, *b)
 				}
 				var users []uint32 // as ids
 				var buf [maxRunUsers]uint32
-				for _, u := range blocked.usersOf(s, a, &buf) {
+				blockedUsers, afterA := blocked.usersOf(s, a, &buf), blocked.requirers(a)
+				for _, u := range blockedUsers {
 					users = append(users, blocked.lay.id(u))
 				}
-				if byIDUsers := byID.usersOf(id, b, &buf); !slices.Equal(users, byIDUsers) {
-					t.Fatalf("op %d's users: %v in blocks, %v by id", id, users, byIDUsers)
+				if byIDUsers, afterB := byID.usersOf(id, b, &buf), byID.requirers(b); !slices.Equal(users, byIDUsers) || afterA != afterB {
+					t.Fatalf("op %d's users: %v (%d requiring it) in blocks, %v (%d) by id", id, users, afterA, byIDUsers, afterB)
 				}
 				if bc[s] != ic[id] {
 					t.Fatalf("op %d waits for %d in blocks, %d by id", id, bc[s], ic[id])
@@ -210,14 +211,14 @@ func TestLayoutStoresBlocksSideBySide(t *testing.T) {
 // from the users, are each op's, in program order. Ranks in blocks or by
 // id, the users table moved to reserved room at any length or never.
 func TestUsersListWhatWasWritten(t *testing.T) {
-	defer func(blocks bool, from int, most uint16) {
+	defer func(blocks bool, from int, most uint32) {
 		blockRanks, usersRoomFrom, runUsersMost = blocks, from, most
 	}(blockRanks, usersRoomFrom, runUsersMost)
 	rapid.Check(t, func(t *rapid.T) {
 		text, ranks, _, _, _ := drawLayoutGOAL(t, 600)
 		blockRanks = rapid.Bool().Draw(t, "blocks")
 		usersRoomFrom = rapid.SampledFrom([]int{0, 1, 5, 1 << 20}).Draw(t, "room from")
-		runUsersMost = uint16(rapid.IntRange(1, maxRunUsers).Draw(t, "most users in a run"))
+		runUsersMost = uint32(rapid.IntRange(1, maxRunUsers).Draw(t, "most users in a run"))
 		g, err := ParseGOAL(strings.NewReader(text), "u.goal")
 		if err != nil {
 			t.Fatal(err)
@@ -252,17 +253,18 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 				o := g.op(slot)
 				var got []int32
 				var buf [maxRunUsers]uint32
-				for _, u := range g.usersOf(slot, o, &buf) {
+				users, nAfter := g.usersOf(slot, o, &buf), g.requirers(o)
+				for _, u := range users {
 					got = append(got, g.index(int32(r), u))
 				}
-				if want := append(after, start...); !slices.Equal(got, want) || int(o.nUsers) != len(after) {
-					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, o.nUsers, want, len(after))
+				if want := append(after, start...); !slices.Equal(got, want) || int(nAfter) != len(after) {
+					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, nAfter, want, len(after))
 				}
-				// A run: one user, or users that require it, one after
-				// another, few enough (the generator writes no forward
+				// A run: users that require it, one after another, few
+				// enough, or none (the generator writes no forward
 				// dependencies, so the program order is the written one).
-				run := len(after)+len(start) == 1 || len(start) == 0 && len(after) > 0 &&
-					len(after) <= int(runUsersMost) && int(after[len(after)-1]-after[0]) == len(after)-1
+				run := len(start) == 0 && (len(after) == 0 ||
+					len(after) <= int(runUsersMost) && int(after[len(after)-1]-after[0]) == len(after)-1)
 				if got := o.val&valRun != 0; got != run {
 					t.Fatalf("rank %d op %d (users %v, %v irequiring it): a run %v, want %v", r, d, after, start, got, run)
 				}
@@ -320,13 +322,18 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 		if slot := firstDiff(split); slot >= 0 {
 			t.Fatalf("counted by ranks %v, slot %d waits for %d ops, want %d", bounds, slot, split[slot], wantCounts[slot])
 		}
+		// Each list, two words (how many of its users require the op,
+		// where it ends) and then the users, after the last.
 		at := uint32(0)
 		for slot := range uint32(g.Ops()) {
-			if o := g.op(slot); o.nUsers+o.nSUsers > 1 && o.val&valRun == 0 {
-				if o.user != at {
-					t.Fatalf("slot %d's users begin at %d, want %d", slot, o.user, at)
+			if o := g.op(slot); o.val&valRun == 0 {
+				if o.user != at+2 {
+					t.Fatalf("slot %d's users begin at %d, want %d", slot, o.user, at+2)
 				}
-				at += uint32(o.nUsers + o.nSUsers)
+				at += 2 + uint32(len(g.usersOf(slot, o, &[maxRunUsers]uint32{})))
+				if g.users[o.user-1] != at {
+					t.Fatalf("slot %d's list ends at %d, want %d", slot, g.users[o.user-1], at)
+				}
 			}
 		}
 		if at != uint32(len(g.users)) {

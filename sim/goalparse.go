@@ -63,7 +63,8 @@ type goalParser struct {
 	unitCounts []uint32
 	unitStarts bool
 	unitLists  bool
-	ends       []uint32 // fillUnit's scratch: by rank of a block, where its next op's dependencies end
+	ends       []uint32    // fillUnit's scratch: by rank of a block, where its next op's dependencies end
+	headers    [][3]uint32 // fillUsers' scratch: where each list's two words go in GOAL.users, and what they say
 }
 
 // goalEdge is one "op requires dep" (or irequires, when start) as read.
@@ -944,7 +945,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	// Users are listed a block of ranks at a time, once the block is read,
 	// or a rank at a time where ranks are stored by id.
 	if !g.lay.blocked(r) || (r+1)&(1<<g.lay.shift-1) == 0 {
-		p.fillUsers(r + 1)
+		return p.fillUsers(r + 1)
 	}
 	return nil
 }
@@ -1041,26 +1042,38 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 // user of u: one that irequires it when start, else requires it; false
 // if u has 65535 users of that kind already. Ops are stored in program
 // order, so u's users come in that order: they are a run (usersOf) while
-// there is one, or each requires u and follows the last, up to
-// runUsersMost of them. (A user that requires u after one that irequires
-// it cannot follow it: an op both requiring and irequiring u only
-// requires it.)
+// each requires u and follows the last, up to runUsersMost of them. Once
+// they are not a run, u.user counts them until
+// fillUsers lists them: those that require u | those that irequire it
+// << 16.
 func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
-	users := &u.nUsers
 	if start {
-		users = &u.nSUsers
 		p.unitStarts = true
 	}
-	switch {
-	case u.nUsers|u.nSUsers == 0:
-		u.val |= valRun
-		u.user = next
-	case start || u.val&valRun == 0 || u.user+uint32(u.nUsers) != next || u.nUsers >= runUsersMost:
+	if u.val&valRun != 0 {
+		n := u.user >> runShift
+		switch {
+		case !start && n == 0:
+			u.user = next | 1<<runShift
+			return true
+		case !start && n < runUsersMost && u.user&runNextMask+n == next:
+			u.user += 1 << runShift
+			return true
+		}
+		// No longer a run: count its users so far, which require it.
 		u.val &^= valRun
 		p.unitLists = true
+		u.user = n
 	}
-	*users++
-	return *users != 0 // else it had 65535
+	shift := uint32(0)
+	if start {
+		shift = 16
+	}
+	if u.user>>shift&math.MaxUint16 == math.MaxUint16 {
+		return false // it has 65535
+	}
+	u.user += 1 << shift
+	return true
 }
 
 // maxBig is how many sizes and durations too large for an op's val a
@@ -1228,7 +1241,7 @@ func (p *goalParser) pack(o *goalOp, op *parsedOp, pos uint32, line int) error {
 	case op.kind == OpCalc && op.value > g.maxCalc:
 		g.maxCalc, g.maxCalcLine = op.value, line
 	}
-	o.val = uint32(op.kind) << valKindShift
+	o.val = uint32(op.kind)<<valKindShift | valRun // no users yet: a run of none
 	if op.value <= valMask {
 		o.val |= uint32(op.value)
 	} else {
@@ -1288,21 +1301,36 @@ func (g *GOAL) layout() {
 // Listing users as the text is read, from dependencies a block at a time,
 // spares the whole schedule's dependency lists: the 1,048,576-rank
 // dissemination barrier's 328 MB, touched once and read once more.
-func (p *goalParser) fillUsers(end int) {
+func (p *goalParser) fillUsers(end int) error {
 	g := p.g
 	lo, hi := g.first[p.unitRank], g.first[end] // a block's slots are its ids
-	// Each entry of users is a dependency, so total stays within maxDeps
-	// (finishRank) and a uint32.
+	// Each entry of users is a dependency or one of the two words before
+	// an op's list (of two users or more, or one that irequires it):
+	// checked here against maxUsers.
 	if p.unitLists {
-		total := uint32(len(g.users))
+		total := uint64(len(g.users))
 		for slot := lo; slot < hi; slot++ {
 			o := g.op(slot)
-			if c := uint32(o.nUsers) + uint32(o.nSUsers); c > 1 && o.val&valRun == 0 {
-				total += c
-				o.user = total
+			if o.val&valRun != 0 {
+				continue
 			}
+			// How many users require the op, where its list ends, then
+			// room for the list: user is where the room ends, and
+			// fillUsersOf lists them back to where it begins.
+			c := o.user
+			at := total
+			total += 2 + uint64(c&math.MaxUint16+c>>16)
+			if total > maxUsers {
+				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d entries in the users lists (dependencies, and two for each op with users not in a run)", uint64(maxUsers))}
+			}
+			o.user = uint32(total)
+			p.headers = append(p.headers, [3]uint32{uint32(at), c & math.MaxUint16, o.user})
 		}
 		g.growUsers(int(total))
+		for _, h := range p.headers {
+			g.users[h[0]], g.users[h[0]+1] = h[1], h[2]
+		}
+		p.headers = p.headers[:0]
 		p.unitAt = append(p.unitAt, uint32(len(p.unitDeps))) // where the last rank's dependencies end
 		if p.unitStarts {
 			p.fillUnit(end, true)
@@ -1312,6 +1340,7 @@ func (p *goalParser) fillUsers(end int) {
 	g.hasStarts = g.hasStarts || p.unitStarts
 	p.unitRank, p.unitDeps, p.unitAt, p.unitCounts = end, p.unitDeps[:0], p.unitAt[:0], p.unitCounts[:0]
 	p.unitStarts, p.unitLists = false, false
+	return nil
 }
 
 // fillUnit lists the ops of ranks unitRank .. end-1 as users of their

@@ -362,9 +362,10 @@ func (x *goalRun) release(r int32, users []uint32) {
 
 // releaseStarts makes ready the ops that irequire op id, and refills.
 func (x *goalRun) releaseStarts(r int32, id uint32) {
-	o := x.g.op(id)
 	var buf [maxRunUsers]uint32
-	x.release(r, x.g.usersOf(id, o, &buf)[o.nUsers:])
+	o := x.g.op(id)
+	users, after := x.g.usersOf(id, o, &buf), x.g.requirers(o)
+	x.release(r, users[after:])
 	x.work = append(x.work, pack(workRefill, r, 0))
 }
 
@@ -422,7 +423,7 @@ func (x *goalRun) completeOpAt(r int32, id uint32, o *goalOp, at Time) {
 	}
 	rk := &x.ranks[r]
 	var buf [maxRunUsers]uint32
-	if o.nUsers > 0 && !rk.floors.holdUsers(x.pending, x.g.usersOf(id, o, &buf)[:o.nUsers], at) {
+	if after := x.g.requirers(o); after > 0 && !rk.floors.holdUsers(x.pending, x.g.usersOf(id, o, &buf)[:after], at) {
 		x.eng.At(at, x.id, pack(evDone, r, int32(id)))
 		return
 	}
@@ -436,9 +437,10 @@ func (x *goalRun) finishOp(r int32, id uint32) {
 	rk := &x.ranks[r]
 	rk.open--
 	x.ops++
-	o := x.g.op(id)
 	var buf [maxRunUsers]uint32
-	x.release(r, x.g.usersOf(id, o, &buf)[:o.nUsers])
+	o := x.g.op(id)
+	users, after := x.g.usersOf(id, o, &buf), x.g.requirers(o)
+	x.release(r, users[:after])
 	if rk.finished {
 		return
 	}
