@@ -96,11 +96,13 @@ const (
 	valMask      = valRun - 1
 )
 
-// A run's user holds its number of users in its top two bits: none, one
-// or two, all of which require the op. An op starts as a run of none.
+// A run's user holds in its top two bits its number of users, none, one
+// or two, all of which require the op, or runStart: one user, which
+// irequires it. An op starts as a run of none.
 const (
 	runShift    = 30
 	runNextMask = 1<<runShift - 1
+	runStart    = 3
 )
 
 // maxRunUsers is the most users a run may have: the collectives' ops
@@ -122,8 +124,8 @@ func (o *goalOp) kind() OpKind { return OpKind(o.val >> valKindShift) }
 // stored in slot, then those that wait for its start (requirers says how
 // many wait for its completion). Where an op's users are ops that follow
 // one another in its rank's program, all requiring it, up to maxRunUsers
-// of them (a run: nearly every op of the collectives' schedules; an op
-// that some op irequires is listed), they are not listed in GOAL.users
+// of them, or where its one user irequires it (a run: nearly every op of
+// the collectives' schedules), they are not listed in GOAL.users
 // but spelled out in buf from where the first is: the ring at 1,024 ranks
 // keeps 33 MB less, and its parse lists no users.
 func (g *GOAL) usersOf(slot uint32, o *goalOp, buf *[maxRunUsers]uint32) []uint32 {
@@ -133,7 +135,8 @@ func (g *GOAL) usersOf(slot uint32, o *goalOp, buf *[maxRunUsers]uint32) []uint3
 	step := g.lay.step(slot)
 	u := slot + (o.user&runNextMask)*step
 	buf[0], buf[1] = u, u+step
-	return buf[:o.user>>runShift]
+	n := o.user >> runShift
+	return buf[:"\x00\x01\x02\x01"[n]] // runStart, 3, has one
 }
 
 // requirers returns how many ops wait for the completion of o: the first
@@ -142,7 +145,10 @@ func (g *GOAL) requirers(o *goalOp) uint32 {
 	if o.val&valRun == 0 {
 		return g.users[o.user-2]
 	}
-	return o.user >> runShift
+	if n := o.user >> runShift; n != runStart {
+		return n
+	}
+	return 0
 }
 
 // value returns o's size in bytes, or for a calc its duration in ns.

@@ -260,11 +260,12 @@ func TestUsersListWhatWasWritten(t *testing.T) {
 				if want := append(after, start...); !slices.Equal(got, want) || int(nAfter) != len(after) {
 					t.Fatalf("rank %d op %d: users %v, %d of them requiring it; want %v, %d", r, d, got, nAfter, want, len(after))
 				}
-				// A run: users that require it, one after another, few
-				// enough, or none (the generator writes no forward
-				// dependencies, so the program order is the written one).
-				run := len(start) == 0 && (len(after) == 0 ||
-					len(after) <= int(runUsersMost) && int(after[len(after)-1]-after[0]) == len(after)-1)
+				// A run: no user or one, or users that require it, one
+				// after another, few enough (the generator writes no
+				// forward dependencies, so the program order is the
+				// written one).
+				run := len(after)+len(start) <= 1 || len(start) == 0 &&
+					len(after) <= int(runUsersMost) && int(after[len(after)-1]-after[0]) == len(after)-1
 				if got := o.val&valRun != 0; got != run {
 					t.Fatalf("rank %d op %d (users %v, %v irequiring it): a run %v, want %v", r, d, after, start, got, run)
 				}
@@ -549,5 +550,13 @@ func TestScheduleFromGoroutines(t *testing.T) {
 				t.Fatalf("rank %d op %d: After %v, want %v", r, i, got[r][i].After, want[r][i].After)
 			}
 		}
+	}
+}
+
+// A run's first user is fewer ops after it than a rank may have, which
+// must fit in the user word's bits below the run's count.
+func TestRunOffsetFits(t *testing.T) {
+	if maxRankOps > runNextMask {
+		t.Errorf("a rank may have %d ops, but a run's offset has %d bits", maxRankOps, runShift)
 	}
 }

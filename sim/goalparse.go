@@ -1042,8 +1042,10 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 // user of u: one that irequires it when start, else requires it; false
 // if u has 65535 users of that kind already. Ops are stored in program
 // order, so u's users come in that order: they are a run (usersOf) while
-// each requires u and follows the last, up to runUsersMost of them. Once
-// they are not a run, u.user counts them until
+// each requires u and follows the last, up to runUsersMost of them, or
+// while there is one, which irequires it. (A user that requires u after
+// one that irequires it cannot follow it: an op both requiring and
+// irequiring u only requires it.) Once they are not a run, u.user counts them until
 // fillUsers lists them: those that require u | those that irequire it
 // << 16.
 func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
@@ -1053,17 +1055,22 @@ func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
 	if u.val&valRun != 0 {
 		n := u.user >> runShift
 		switch {
-		case !start && n == 0:
+		case n == 0 && start:
+			u.user = next | runStart<<runShift
+			return true
+		case n == 0:
 			u.user = next | 1<<runShift
 			return true
 		case !start && n < runUsersMost && u.user&runNextMask+n == next:
 			u.user += 1 << runShift
 			return true
 		}
-		// No longer a run: count its users so far, which require it.
+		// No longer a run: count its users so far.
 		u.val &^= valRun
 		p.unitLists = true
-		u.user = n
+		if u.user = n; n == runStart {
+			u.user = 1 << 16
+		}
 	}
 	shift := uint32(0)
 	if start {
@@ -1305,8 +1312,8 @@ func (p *goalParser) fillUsers(end int) error {
 	g := p.g
 	lo, hi := g.first[p.unitRank], g.first[end] // a block's slots are its ids
 	// Each entry of users is a dependency or one of the two words before
-	// an op's list (of two users or more, or one that irequires it):
-	// checked here against maxUsers.
+	// the list of an op whose users are not a run: checked here against
+	// maxUsers.
 	if p.unitLists {
 		total := uint64(len(g.users))
 		for slot := lo; slot < hi; slot++ {
