@@ -70,6 +70,14 @@ func SetArenaFrom(tables, items, slots int) (restore func()) {
 // BlockedRanks returns how many of g's ranks are stored in blocks.
 func (g *GOAL) BlockedRanks() int { return int(g.lay.cutRank) }
 
+// SetMaxUsers sets the most entries a schedule's users lists may have,
+// and returns a function that restores the limit.
+func SetMaxUsers(n uint64) (restore func()) {
+	before := maxUsers
+	maxUsers = n
+	return func() { maxUsers = before }
+}
+
 // SetMaxDeps sets the most dependencies a schedule may have, and returns
 // a function that restores the limit.
 func SetMaxDeps(n uint64) (restore func()) {

@@ -198,6 +198,29 @@ func TestParseGOALBigValueLimit(t *testing.T) {
 	}
 }
 
+// An op whose users are not a run (here l0, required by l1 and l3) takes
+// two entries of the users lists and one per user: 4 a rank. With the
+// limit lowered to 7, one rank fits and two are refused, at the closing
+// brace of the second, whether the ranks are stored in blocks or not.
+func TestParseGOALUsersListLimit(t *testing.T) {
+	defer sim.SetMaxUsers(7)()
+	rank := func(r int) string {
+		return fmt.Sprintf("rank %d {\nl0: calc 1\nl1: calc 1\nl2: calc 1\nl3: calc 1\nl1 requires l0\nl3 requires l0\n}\n", r)
+	}
+	for _, blocks := range []bool{true, false} {
+		restore := sim.SetBlockRanks(blocks)
+		_, errFits := sim.ParseGOAL(strings.NewReader("num_ranks 1\n"+rank(0)), "x.goal")
+		_, errOver := sim.ParseGOAL(strings.NewReader("num_ranks 2\n"+rank(0)+rank(1)), "x.goal")
+		restore()
+		if errFits != nil {
+			t.Errorf("blocks %t: 4 entries: %v", blocks, errFits)
+		}
+		if errOver == nil || !strings.Contains(errOver.Error(), "x.goal:17: more than 7 entries in the users lists") {
+			t.Errorf("blocks %t: 8 entries: %v, want the limit's error at rank 1's closing brace", blocks, errOver)
+		}
+	}
+}
+
 // A schedule's dependencies are counted once each, a repeat or an
 // irequires of a required op not counted: the limit is reached at the
 // closing brace of the rank that passes it, whichever way it is stored.

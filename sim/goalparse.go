@@ -1328,7 +1328,7 @@ func (p *goalParser) fillUsers(end int) error {
 			at := total
 			total += 2 + uint64(c&math.MaxUint16+c>>16)
 			if total > maxUsers {
-				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d entries in the users lists (dependencies, and two for each op with users not in a run)", uint64(maxUsers))}
+				return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d entries in the users lists (dependencies, and two for each op with users not in a run)", maxUsers)}
 			}
 			o.user = uint32(total)
 			p.headers = append(p.headers, [3]uint32{uint32(at), c & math.MaxUint16, o.user})
@@ -1389,7 +1389,7 @@ func (p *goalParser) fillUnit(end int, starts bool) {
 func (g *GOAL) growUsers(n int) {
 	if n > cap(g.users) && n >= usersRoomFrom && g.usersRoom == nil {
 		g.usersRoom = hugepage.NewArena()
-		if room := hugepage.Reserve[uint32](g.usersRoom, maxUsers); room != nil {
+		if room := hugepage.Reserve[uint32](g.usersRoom, usersRoom); room != nil {
 			g.users = append(room, g.users...)
 		}
 	}
@@ -1400,10 +1400,13 @@ func (g *GOAL) growUsers(n int) {
 }
 
 // usersRoomFrom is the length from which users moves to reserved room
-// (a variable for tests), and maxUsers the room: o.user is a uint32.
+// (a variable for tests), and usersRoom the room: o.user is a uint32.
 var usersRoomFrom = 1 << 20
 
-const maxUsers = min(math.MaxUint32, math.MaxInt)
+const usersRoom = min(math.MaxUint32, math.MaxInt)
+
+// maxUsers is the most entries users may have: its room (tests lower it).
+var maxUsers uint64 = usersRoom
 
 // fillUsersOf lists the op in slot u as a user of its dependencies (see
 // fillUsers), whose list ends at end in deps, with counts their number
