@@ -80,10 +80,11 @@ rank per host on one switch, gamma from this host's reduction kernel; on
 one host, every rank on it, each rank's channel as duplex as exchanges
 between rank 0 and the last rank at --exchange sizes show (an exchange of
 b bytes that takes (1+s) b beta gives the channel a duplex share of s: 0
-full duplex, 1 half), gamma what a reducing exchange adds per byte. It simulates every algorithm on that machine, prices it
-with its closed form, and reports each point: the real median time (of the
-slowest rank, over the timed iterations), the simulated and the closed-form
-times, and their relative errors.
+full duplex, 1 half), gamma what a reducing exchange adds per byte. It
+simulates every algorithm on that machine, prices it with its closed form,
+and reports each point: the real median time (of the slowest rank, over the
+timed iterations), the simulated and the closed-form times, and their
+relative errors.
 
 --max-error turns the report into a check: collsim exits with status 3 if
 any error is larger than that fraction.`,
