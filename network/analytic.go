@@ -42,7 +42,8 @@ type AnalyticConfig struct {
 // the alpha-beta closed forms do (alpha = L, beta = 1/min b_i), and cannot
 // show contention; the flow model does. Between ranks on one host, each
 // rank's shared-memory channel (cfg.Local) works as a NIC of its own, with
-// no gap, full duplex unless cfg.LocalDuplexShare; the flow model hands such
+// no gap, full duplex unless cfg.LocalDuplexShare is above 0 (partly or
+// half duplex); the flow model hands such
 // messages to this one.
 //
 // Rendezvous control messages take their route's latency and no port time.
