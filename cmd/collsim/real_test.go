@@ -727,6 +727,10 @@ type validateOut struct {
 		Gamma float64 `json:"reduce_s_per_byte"`
 		Sizes []int64 `json:"sizes"`
 	}
+	Drift *struct {
+		BetaAfter  float64 `json:"beta_after"`
+		BetaChange float64 `json:"beta_change"`
+	}
 	Points []validatePoint
 	Notes  []string
 }
@@ -775,6 +779,11 @@ func TestValidateReal(t *testing.T) {
 	// (plain and reducing ones, their data checked).
 	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || !(c.Share >= 0 && c.Share <= 1) || !slices.Equal(c.Sizes, []int64{4 << 20, 16 << 20}) {
 		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, a duplex share from 0 to 1, sizes 4 and 16 MiB", c)
+	}
+	// The ping-pong timed again after the collectives (its fit can fail
+	// on a loaded machine, as the first's can: then there is no drift).
+	if d := out.Drift; d != nil && (!(d.BetaAfter > 0) || math.Abs(d.BetaChange-(d.BetaAfter/out.Beta-1)) > 1e-9) {
+		t.Errorf("drift %+v against beta %g", *d, out.Beta)
 	}
 	if len(out.Points) != 6 {
 		t.Fatalf("%d points, want 3 algorithms x 2 sizes", len(out.Points))
@@ -850,6 +859,8 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", "12"}, "--exchange: size 12B is not a whole number of 8-byte words"},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", ""}, "--exchange: give sizes"},
+		{[]string{"validate", "--real", "--np", "2", "--max-drift", "-0.1"}, "--max-drift -0.1: a fraction of beta"},
+		{[]string{"real", "--np", "2", "--prtt", "8", "--pairs-again"}, "--pairs-again"},
 		// --exchange's auto reads -s before real does.
 		{[]string{"validate", "--real", "--np", "2", "-s", "1MiB,2y"}, `-s: `},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},

@@ -44,6 +44,7 @@ type options struct {
 	sizes        string
 	pingpong     string
 	exchange     string
+	pairsAgain   bool
 	peer         int
 	iterations   int
 	warmup       int
@@ -139,6 +140,7 @@ Three ways to start the ranks:
 	o.AddFlags(f)
 	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
 	f.StringVar(&o.exchange, "exchange", "", `also time an exchange between rank 0 and --pingpong-peer at these sizes ("4MiB,16MiB"): both send and receive at once, then again with the receives reducing; against the ping-pong, whether a rank sends and takes in at once, and what a reduction costs as the transport does it (validate --real fits its machine so on one host)`)
+	f.BoolVar(&o.pairsAgain, "pairs-again", false, "time the --pingpong and --exchange calls again after the collectives, as well as before them (validate --real compares the two, to see whether the machine changed during the run)")
 	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and the exchange's and PRTT's) other rank (default: the last rank, on another host under block placement)")
 	f.StringVar(&o.prtt, "prtt", "", `instead of collectives, measure Netgauge's LogGP round trips PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,PRTT(1,0,s),s) between rank 0 and --pingpong-peer at these sizes ("1..1MiB"; needs --np) and fit L, o, g and G`)
 	f.IntVar(&o.prttN, "prtt-n", 10, "messages per PRTT burst (Netgauge's n)")
@@ -182,7 +184,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		}
 	}
 	if !child && o.prtt != "" {
-		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "collective", "algo", "sizes"); err != nil {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "pairs-again", "collective", "algo", "sizes"); err != nil {
 			return err
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
@@ -491,6 +493,19 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 			}
 		}
 	}
+	if o.pairsAgain {
+		// The same calls again, after the collectives: built anew, with
+		// data of their own.
+		again, err := pingPongJobs(o.pingpong, o.peer, size, rank, o.verify, o.seed)
+		if err != nil {
+			return nil, 0, err
+		}
+		exchanges, err := exchangeJobs(o.exchange, o.peer, size, rank, o.verify, o.seed)
+		if err != nil {
+			return nil, 0, err
+		}
+		jobs = append(append(jobs, again...), exchanges...)
+	}
 	if len(jobs) == 0 && len(o.skipped) > 0 {
 		return nil, 0, cmdutil.Flagf("nothing to run: %s", strings.Join(o.skipped, "; "))
 	}
@@ -700,15 +715,38 @@ func AlphaText(fit cost.HockneyFit) string {
 }
 
 // FitPingPong fits alpha and beta to the one-way median times of the
-// ping-pong calls among sums (as Summaries gives them).
+// ping-pong calls among sums (as Summaries gives them): the first of each
+// size (--pairs-again times them again after the collectives).
 func FitPingPong(sums []realrun.Summary) (cost.HockneyFit, error) {
 	var samples []cost.Sample
+	seen := map[int64]bool{}
 	for _, s := range sums {
-		if IsPingPong(s) {
+		if IsPingPong(s) && !seen[s.Bytes] {
+			seen[s.Bytes] = true
 			samples = append(samples, cost.Sample{Bytes: float64(s.Bytes), Seconds: s.Median.Seconds()})
 		}
 	}
 	return cost.FitHockneyRobust(samples)
+}
+
+// PairsAgain splits sums of a run with --pairs-again: the ping-pongs and
+// exchanges timed before the collectives, and those timed after them (the
+// last as many summaries); ok is false when sums do not have them twice.
+func PairsAgain(sums []realrun.Summary) (before, after []realrun.Summary, ok bool) {
+	k := 0
+	for k < len(sums) && IsPair(sums[k]) {
+		k++
+	}
+	if k == 0 || 2*k >= len(sums) {
+		return nil, nil, false
+	}
+	before, after = sums[:k], sums[len(sums)-k:]
+	for i := range before {
+		if before[i].Name != after[i].Name || before[i].Bytes != after[i].Bytes {
+			return nil, nil, false
+		}
+	}
+	return before, after, true
 }
 
 // algoEntry is one name of -a: an algorithm, or a library whose choice

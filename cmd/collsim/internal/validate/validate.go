@@ -40,6 +40,7 @@ type options struct {
 	timeout    time.Duration
 	maxError   float64
 	maxSpread  float64
+	maxDrift   float64
 	plotDir    string
 	json       bool
 	machine    string
@@ -75,7 +76,10 @@ fits alpha and beta to it (the median one-way times, as osu_latency gives
 them: beta from the large sizes' pairwise slopes, alpha from the small
 sizes; it refuses to predict when those slopes spread by more than
 --max-fit-spread), and runs every algorithm asked for, for real, with its
-data checked. It then writes the fitted machine: between --netns hosts, one
+data checked. It times the ping-pong (and the exchanges) again after the
+collectives: a note says when the machine changed during the run (beta
+moved by more than 10%, or the duplex share by more than 0.2), and
+--max-drift refuses such runs. It then writes the fitted machine: between --netns hosts, one
 rank per host on one switch, gamma from this host's reduction kernel; on
 one host, every rank on it, each rank's channel as duplex as exchanges
 between rank 0 and the last rank at --exchange sizes show (an exchange of
@@ -101,6 +105,9 @@ any error is larger than that fraction.`,
 			if !(o.maxSpread >= 0 && o.maxSpread < math.Inf(1)) {
 				return cmdutil.Flagf("--max-fit-spread %v: a fraction of beta, 0 or more", o.maxSpread)
 			}
+			if !(o.maxDrift >= 0 && o.maxDrift < math.Inf(1)) {
+				return cmdutil.Flagf("--max-drift %v: a fraction of beta, 0 or more (0 reports only)", o.maxDrift)
+			}
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
 			}
@@ -124,6 +131,7 @@ any error is larger than that fraction.`,
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
+	f.Float64Var(&o.maxDrift, "max-drift", 0, "with --real: refuse the run when the ping-pong's beta, timed again after the collectives, moved by more than this fraction (the machine changed during the run); 0 reports it only")
 	f.Float64Var(&o.maxSpread, "max-fit-spread", cost.MaxRelSpread, "with --real: refuse to predict when beta's robust spread over the large ping-pongs' pairwise slopes is above this fraction of beta (an unstable fit); 1e9 accepts any fit")
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
@@ -133,7 +141,7 @@ any error is larger than that fraction.`,
 
 // realArgs are collsim real's verb and flags for what o asks.
 func (o *options) realArgs() []string {
-	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--pairs-again", "--transport", o.transport,
 		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
 	if !o.Netns.Enabled() {
 		args = append(args, "--exchange", o.exchange)
@@ -200,7 +208,11 @@ func run(streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	sums := realcmd.Summaries(reports)
-	fit, err := realcmd.FitPingPong(sums)
+	pairs, after, _ := realcmd.PairsAgain(sums) // the fit is of the pairs before the collectives
+	if pairs == nil {
+		pairs = sums
+	}
+	fit, err := realcmd.FitPingPong(pairs)
 	if err != nil {
 		return fmt.Errorf("fitting the ping-pong: %w", err)
 	}
@@ -227,7 +239,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	} else {
 		// The ranks share this host: what their channels do both ways at
 		// once, and what a reduction adds, are measured, not assumed.
-		ch, err := fitChannel(sums, h)
+		ch, err := fitChannel(pairs, h)
 		if err != nil {
 			return fmt.Errorf("fitting the channel: %w", err)
 		}
@@ -238,6 +250,11 @@ func run(streams *cmdutil.IO, o *options) error {
 	m, err := configs.Parse("fitted.yaml", yaml)
 	if err != nil {
 		return fmt.Errorf("the fitted machine does not load: %w", err)
+	}
+	d := measureDrift(after, fit, channel)
+	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
+		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B before the collectives and %.3g after (%+.0f%%; allowed %.0f%%): run again on a quieter machine",
+			fit.Model.Beta, d.BetaAfter, 100*d.BetaChange, 100*o.maxDrift)
 	}
 	var points []point
 	for _, s := range sums {
@@ -251,6 +268,9 @@ func run(streams *cmdutil.IO, o *options) error {
 		points = append(points, pt)
 	}
 	notes := caveats(o, channel, points)
+	if note := driftNote(d, fit.Model.Beta, channel); note != "" {
+		notes = append(notes, note)
+	}
 	if o.plotDir != "" {
 		paths, err := plot(o, points)
 		if err != nil {
@@ -268,9 +288,12 @@ func run(streams *cmdutil.IO, o *options) error {
 			// Channel is what the exchanges found on one host (null
 			// between emulated hosts).
 			Channel *channelFit
-			Points  []point
-			Notes   []string
-		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, points, notes})
+			// Drift is what the pairs timed again after the
+			// collectives found (null when they did not fit).
+			Drift  *drift
+			Points []point
+			Notes  []string
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, d, points, notes})
 	} else {
 		err = table(streams, o, fit, reduceBW, channel, points, notes)
 	}

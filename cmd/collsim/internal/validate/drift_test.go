@@ -1,0 +1,84 @@
+package validate
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
+	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim/realrun"
+)
+
+// pingPongs are one-way ping-pong summaries of 8 B and 1-16 MiB on a line
+// of alpha 1µs and beta ns per byte.
+func pingPongs(beta float64) []realrun.Summary {
+	var out []realrun.Summary
+	for _, b := range []int64{8, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20} {
+		out = append(out, summary("pingpong/0-1", b, time.Microsecond+time.Duration(beta*float64(b))))
+	}
+	return out
+}
+
+// A run with --pairs-again: its pairs before the collectives, then the
+// same pairs again; anything else is not split.
+func TestPairsAgain(t *testing.T) {
+	pairs := pingPongs(1)
+	coll := summary("allreduce/ring", 1<<20, time.Millisecond)
+	sums := append(append(append([]realrun.Summary{}, pairs...), coll), pingPongs(1.3)...)
+	before, after, ok := realcmd.PairsAgain(sums)
+	if !ok || len(before) != len(pairs) || len(after) != len(pairs) || after[1].Median != pingPongs(1.3)[1].Median {
+		t.Errorf("split: %v, %d before, %d after", ok, len(before), len(after))
+	}
+	for name, bad := range map[string][]realrun.Summary{
+		"no pairs after":    append(append([]realrun.Summary{}, pairs...), coll),
+		"other sizes after": append(append(append([]realrun.Summary{}, pairs...), coll), pingPongs(1)[1:]...),
+		"no collective":     pairs,
+		"no pairs":          {coll},
+	} {
+		if _, _, ok := realcmd.PairsAgain(bad); ok {
+			t.Errorf("%s: split", name)
+		}
+	}
+}
+
+// The pairs timed again fit as those before: beta 1 ns/B before and 1.3
+// after is a change of +30%, which the notes name; 1.05 is not named.
+func TestDriftNote(t *testing.T) {
+	fit, err := realcmd.FitPingPong(pingPongs(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := measureDrift(pingPongs(1.3), fit, nil)
+	if d == nil || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
+		t.Fatalf("drift %+v, want beta 1.3 ns/B after, +30%%", d)
+	}
+	if note := driftNote(d, fit.Model.Beta, nil); !strings.Contains(note, "the machine changed during the run") || !strings.Contains(note, "(+30%)") {
+		t.Errorf("note %q", note)
+	}
+	if note := driftNote(measureDrift(pingPongs(1.05), fit, nil), fit.Model.Beta, nil); note != "" {
+		t.Errorf("+5%%: note %q", note)
+	}
+	// On one host the channel is fitted again too: exchanges of 2 b beta
+	// before (half duplex) and 1.1 b beta after (a share of 0.1).
+	exchanges := func(ratio, beta float64) []realrun.Summary {
+		var out []realrun.Summary
+		for _, b := range []int64{4 << 20, 16 << 20} {
+			e := time.Duration(ratio * beta * float64(b))
+			out = append(out, summary("exchange/0-1", b, e), summary("exchange-reduce/0-1", b, e))
+		}
+		return out
+	}
+	ch, err := fitChannel(exchanges(2, 1), cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = measureDrift(append(pingPongs(1), exchanges(1.1, 1)...), fit, &ch)
+	if d == nil || d.DuplexShareAfter == nil || math.Abs(*d.DuplexShareAfter-0.1) > 1e-3 {
+		t.Fatalf("drift %+v, want a duplex share of 0.1 after", d)
+	}
+	if note := driftNote(d, fit.Model.Beta, &ch); !strings.Contains(note, "duplex share 1.00 before, 0.10 after") {
+		t.Errorf("share from 1 to 0.1: note %q", note)
+	}
+}
