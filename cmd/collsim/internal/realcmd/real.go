@@ -407,15 +407,10 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 		groupSize = nodeSize
 	}
 	many := len(colls) > 1 || o.algos == "all" || strings.Contains(o.algos, ",")
-	jobs, err := pingPongJobs(o.pingpong, o.peer, size, rank, o.verify, o.seed)
+	jobs, err := pairJobs(o, size, rank)
 	if err != nil {
 		return nil, 0, err
 	}
-	exchanges, err := exchangeJobs(o.exchange, o.peer, size, rank, o.verify, o.seed)
-	if err != nil {
-		return nil, 0, err
-	}
-	jobs = append(jobs, exchanges...)
 	for _, c := range colls {
 		algos, err := algorithmsOf(c, o.algos)
 		if err != nil {
@@ -496,15 +491,11 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	if o.pairsAgain {
 		// The same calls again, after the collectives: built anew, with
 		// data of their own.
-		again, err := pingPongJobs(o.pingpong, o.peer, size, rank, o.verify, o.seed)
+		again, err := pairJobs(o, size, rank)
 		if err != nil {
 			return nil, 0, err
 		}
-		exchanges, err := exchangeJobs(o.exchange, o.peer, size, rank, o.verify, o.seed)
-		if err != nil {
-			return nil, 0, err
-		}
-		jobs = append(append(jobs, again...), exchanges...)
+		jobs = append(jobs, again...)
 	}
 	if len(jobs) == 0 && len(o.skipped) > 0 {
 		return nil, 0, cmdutil.Flagf("nothing to run: %s", strings.Join(o.skipped, "; "))
@@ -547,6 +538,20 @@ func pairSizes(flag, sizes string, peer, ranks int) ([]int64, int, error) {
 		peer = ranks - 1
 	}
 	return ss, peer, nil
+}
+
+// pairJobs are the ping-pongs of --pingpong, then the exchanges of
+// --exchange, for rank of a job of size ranks.
+func pairJobs(o *options, size, rank int) ([]realrun.Job, error) {
+	jobs, err := pingPongJobs(o.pingpong, o.peer, size, rank, o.verify, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	exchanges, err := exchangeJobs(o.exchange, o.peer, size, rank, o.verify, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	return append(jobs, exchanges...), nil
 }
 
 // pingPongJobs are the ping-pongs of --pingpong: rank 0 with peer (-1:
