@@ -151,6 +151,7 @@ type Result struct {
 	RoutesAlike  bool     `json:"routes_alike"`
 	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
 	SharedNICs   bool     `json:"shared_nics"`          // ranks on one host share its NIC to others, which the closed form gives each rank alone
+	LocalDuplex  bool     `json:"local_duplex"`         // ranks share a host whose channels are partly or half duplex (host.local_duplex), which the closed form takes as full duplex
 	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
@@ -326,6 +327,8 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
 			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
 			out.SharedNICs = sharesNICs(place)
+			_, shared := placedOn(place)
+			out.LocalDuplex = m.LocalDuplexShare > 0 && shared
 			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower
@@ -638,17 +641,23 @@ func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) e
 	return err
 }
 
-// sharesNICs reports whether ranks placed by place (rank to host) span
-// several hosts and some host holds more than one: its ranks' messages to
-// other hosts then take turns at its NIC, where the closed forms give each
-// rank a port of its own. (On the cori machine, 32 ranks a node, the
-// two-level alltoall of 1 MiB on two nodes took 16x its closed form.)
-func sharesNICs(place []int32) bool {
+// placedOn returns how many hosts ranks placed by place (rank to host)
+// are on, and whether two share one.
+func placedOn(place []int32) (hosts int, shared bool) {
 	count := map[int32]int{}
-	shared := false
 	for _, h := range place {
 		count[h]++
 		shared = shared || count[h] > 1
 	}
-	return shared && len(count) > 1
+	return len(count), shared
+}
+
+// sharesNICs reports whether ranks span several hosts and some host holds
+// more than one: its ranks' messages to other hosts then take turns at its
+// NIC, where the closed forms give each rank a port of its own. (On the
+// cori machine, 32 ranks a node, the two-level alltoall of 1 MiB on two
+// nodes took 16x its closed form.)
+func sharesNICs(place []int32) bool {
+	hosts, shared := placedOn(place)
+	return shared && hosts > 1
 }

@@ -606,6 +606,34 @@ func TestRunPoints(t *testing.T) {
 	}
 }
 
+// The closed forms take a host's channels as full duplex: on a machine
+// whose channels are half or partly duplex (host.local_duplex), a run
+// says its closed form is an estimate, and the ring's simulated time is
+// above it; full duplex, the form is exact and gives the time.
+func TestClosedFormLocalDuplex(t *testing.T) {
+	type point struct {
+		Time   float64  `json:"time_s"`
+		Model  *float64 `json:"model_s"`
+		Exact  bool     `json:"model_exact"`
+		Duplex bool     `json:"local_duplex"`
+	}
+	for _, duplex := range []string{"full", "0.3", "half"} {
+		file := filepath.Join(t.TempDir(), "m.yaml")
+		yaml := "network:\n  crossbar: {hosts: 1, link: {bandwidth: 10GB/s, latency: 0}}\nhost:\n  ranks_per_host: 4\n  local: {bandwidth: 10GB/s, latency: 100ns}\n  local_duplex: " + duplex + "\n"
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := collsim(t, "run", "-m", file, "-c", "allreduce", "-a", "ring", "-n", "4", "-s", "16MiB", "--verify", "off", "--json")
+		var p point
+		if code != 0 || json.Unmarshal([]byte(stdout), &p) != nil || p.Model == nil {
+			t.Fatalf("%s: exit %d: %s%s", duplex, code, stdout, stderr)
+		}
+		if full := duplex == "full"; p.Duplex == full || full && math.Abs(p.Time-*p.Model) > 1e-9**p.Model || !full && !(p.Time > *p.Model*1.1) {
+			t.Errorf("local_duplex %s: %+v (model %g s)", duplex, p, *p.Model)
+		}
+	}
+}
+
 // TestClosedFormOnSharedHosts: on the cori machine's nodes (32 ranks a
 // host, talking through shared memory), where the closed forms say they
 // are exact they give the analytic network's time, and the flow network

@@ -460,6 +460,8 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 			kind = "an estimate: it leaves out the hosts' overhead o and gap g, which this machine charges"
 		case r.SharedNICs:
 			kind = "an estimate: ranks on one host take turns at its NIC, and it gives each rank a port of its own"
+		case r.LocalDuplex:
+			kind = "an estimate: ranks on one host send and take in on partly or half duplex channels (host.local_duplex), and it takes them as full duplex"
 		case r.ModelExact:
 			kind = "exact here"
 		default:

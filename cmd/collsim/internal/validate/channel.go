@@ -135,6 +135,9 @@ func channelText(ch channelFit) string {
 		duplex = "full duplex: sends and takes in at once"
 	case 1:
 		duplex = "half duplex: sends or takes in, one at a time"
+		if ch.Ratio > 2 {
+			duplex += " (the exchanges took more than twice a one-way message; the model's share stops at 1)"
+		}
 	default:
 		duplex = fmt.Sprintf("partly duplex: a message keeps the other direction busy for a share %.3g of its time", ch.DuplexShare)
 	}

@@ -58,9 +58,14 @@ func driftNote(d *drift, beta float64, ch *channelFit) string {
 	if ch != nil && d.DuplexShareAfter != nil && math.Abs(*d.DuplexShareAfter-ch.DuplexShare) > driftNotedShare {
 		share = fmt.Sprintf("; the channel's duplex share %.2f before, %.2f after", ch.DuplexShare, *d.DuplexShareAfter)
 	}
-	if math.Abs(d.BetaChange) <= driftNotedBeta && share == "" {
+	betaMoved := math.Abs(d.BetaChange) > driftNotedBeta
+	if !betaMoved && share == "" {
 		return ""
 	}
-	return fmt.Sprintf("the machine changed during the run: the ping-pong's beta was %.3g s/B before the collectives and %.3g after (%+.0f%%)%s; the points measure that change as much as the model (run again on a quieter machine; --max-drift refuses such runs)",
-		beta, d.BetaAfter, 100*d.BetaChange, share)
+	refuse := ""
+	if betaMoved {
+		refuse = "; --max-drift refuses runs whose beta moves more than it allows"
+	}
+	return fmt.Sprintf("the machine changed during the run: the ping-pong's beta was %.3g s/B before the collectives and %.3g after (%+.0f%%)%s; the points measure that change as much as the model (run again on a quieter machine%s)",
+		beta, d.BetaAfter, 100*d.BetaChange, share, refuse)
 }

@@ -54,7 +54,7 @@ func TestDriftNote(t *testing.T) {
 	if d == nil || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
 		t.Fatalf("drift %+v, want beta 1.3 ns/B after, +30%%", d)
 	}
-	if note := driftNote(d, fit.Model.Beta, nil); !strings.Contains(note, "the machine changed during the run") || !strings.Contains(note, "(+30%)") {
+	if note := driftNote(d, fit.Model.Beta, nil); !strings.Contains(note, "the machine changed during the run") || !strings.Contains(note, "(+30%)") || !strings.Contains(note, "--max-drift") {
 		t.Errorf("note %q", note)
 	}
 	if note := driftNote(measureDrift(pingPongs(1.05), fit, nil), fit.Model.Beta, nil); note != "" {
@@ -78,7 +78,7 @@ func TestDriftNote(t *testing.T) {
 	if d == nil || d.DuplexShareAfter == nil || math.Abs(*d.DuplexShareAfter-0.1) > 1e-3 {
 		t.Fatalf("drift %+v, want a duplex share of 0.1 after", d)
 	}
-	if note := driftNote(d, fit.Model.Beta, &ch); !strings.Contains(note, "duplex share 1.00 before, 0.10 after") {
-		t.Errorf("share from 1 to 0.1: note %q", note)
+	if note := driftNote(d, fit.Model.Beta, &ch); !strings.Contains(note, "duplex share 1.00 before, 0.10 after") || strings.Contains(note, "--max-drift") {
+		t.Errorf("share from 1 to 0.1, beta steady: note %q, want the share named and no --max-drift, which checks beta", note)
 	}
 }

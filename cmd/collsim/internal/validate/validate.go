@@ -90,6 +90,12 @@ and reports each point: the real median time (of the slowest rank, over the
 timed iterations), the simulated and the closed-form times, and their
 relative errors.
 
+Its table's "real min..max (rank avg)" is the least and greatest of the
+ranks' average times, as OSU's benchmarks report them; the real median is
+of the slowest rank's time in each iteration, what a simulation's makespan
+predicts, and an iteration or two that a rank waited long in raise the
+averages, not the median: the median can lie below that range.
+
 --max-error turns the report into a check: collsim exits with status 3 if
 any error is larger than that fraction.`,
 		Example: `  collsim validate -m fattree-1024 -n 16..1024 -s 8..64MiB --network analytic,flow
@@ -126,7 +132,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
 	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
-	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say how duplex a rank's channel is and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: 4 MiB, 16 MiB and each 4x above up to the largest -s size, the largest message a collective sends")
+	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say how duplex a rank's channel is and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: always 4 MiB and 16 MiB, and each 4x above them up to the largest -s size, the largest message a collective sends")
 	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
