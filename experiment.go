@@ -326,8 +326,12 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
 			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
-			out.SharedNICs = sharesNICs(place)
-			_, shared := placedOn(place)
+			hosts, shared := placedOn(place)
+			// Ranks on several hosts, some sharing one, take turns at its
+			// NIC to other hosts, where the closed forms give each rank a
+			// port of its own (on the cori machine, 32 ranks a node, the
+			// two-level alltoall of 1 MiB on two nodes took 16x its form).
+			out.SharedNICs = shared && hosts > 1
 			out.LocalDuplex = m.LocalDuplexShare > 0 && shared
 			out.ModelKind = kind
 			if !pred.Exact {
@@ -650,14 +654,4 @@ func placedOn(place []int32) (hosts int, shared bool) {
 		shared = shared || count[h] > 1
 	}
 	return len(count), shared
-}
-
-// sharesNICs reports whether ranks span several hosts and some host holds
-// more than one: its ranks' messages to other hosts then take turns at its
-// NIC, where the closed forms give each rank a port of its own. (On the
-// cori machine, 32 ranks a node, the two-level alltoall of 1 MiB on two
-// nodes took 16x its closed form.)
-func sharesNICs(place []int32) bool {
-	hosts, shared := placedOn(place)
-	return shared && hosts > 1
 }

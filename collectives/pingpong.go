@@ -8,6 +8,18 @@ import (
 	"github.com/collsim/collsim/sim"
 )
 
+// checkPair refuses a benchmark (what) between ranks a and b of ranks
+// that are not two of them, of a negative size or of no rounds.
+func checkPair(what string, ranks, a, b int, bytes int64, rounds int) error {
+	switch {
+	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
+		return fmt.Errorf("%s between ranks %d and %d of %d: need two different ranks", what, a, b, ranks)
+	case bytes < 0 || rounds < 1:
+		return fmt.Errorf("%s of %d bytes, %d rounds: need a size >= 0 and at least one round", what, bytes, rounds)
+	}
+	return nil
+}
+
 // PingPong is the point-to-point benchmark osu_latency runs, as a schedule
 // of ranks ranks: rank a sends bytes to rank b, which sends them back,
 // rounds times in a row; every other rank idles. Its time divided by
@@ -15,11 +27,8 @@ import (
 // alpha-beta calibration fits (cost.FitHockney). In data mode the
 // messages carry the message's whole 8-byte words (PingPongData).
 func PingPong(ranks, a, b int, bytes int64, rounds int) (sim.Schedule, error) {
-	switch {
-	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
-		return sim.Schedule{}, fmt.Errorf("ping-pong between ranks %d and %d of %d: need two different ranks", a, b, ranks)
-	case bytes < 0 || rounds < 1:
-		return sim.Schedule{}, fmt.Errorf("ping-pong of %d bytes, %d rounds: need a size >= 0 and at least one round", bytes, rounds)
+	if err := checkPair("ping-pong", ranks, a, b, bytes, rounds); err != nil {
+		return sim.Schedule{}, err
 	}
 	progs := make([]sim.Program, ranks)
 	// In data mode (PingPongData) a's buffer 0 travels to b's buffer 0 and
@@ -76,11 +85,8 @@ func PingPongData(a, b int, bytes int64, seed uint64, rank int) (bufs [][]uint64
 // does it. In data mode (ExchangeData) each sends its buffer 0 and
 // receives into its buffer 1.
 func Exchange(ranks, a, b int, bytes int64, rounds int, reduce bool) (sim.Schedule, error) {
-	switch {
-	case a < 0 || b < 0 || a >= ranks || b >= ranks || a == b:
-		return sim.Schedule{}, fmt.Errorf("exchange between ranks %d and %d of %d: need two different ranks", a, b, ranks)
-	case bytes < 0 || rounds < 1:
-		return sim.Schedule{}, fmt.Errorf("exchange of %d bytes, %d rounds: need a size >= 0 and at least one round", bytes, rounds)
+	if err := checkPair("exchange", ranks, a, b, bytes, rounds); err != nil {
+		return sim.Schedule{}, err
 	}
 	progs := make([]sim.Program, ranks)
 	words := bytes / 8

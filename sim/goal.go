@@ -13,8 +13,8 @@ import (
 // GOAL is a schedule read from GOAL text (the format of LogGOPSim,
 // Schedgen and ATLAHS; see shared/reference/goal-and-loggops.md), held
 // compactly: 16 bytes per op, and 4 per user and 8 more per op of ops
-// whose users are listed (not those whose users are a run: usersOf). Dependency lists, and their
-// lengths, are not kept: an op's users say the same; a run counts what
+// whose users are listed (not those whose users are a run: usersOf).
+// Dependency lists, and their lengths, are not kept: an op's users say the same; a run counts what
 // each op waits for from them, and Schedule, which hands out the lists,
 // makes them from the users when first asked.
 //

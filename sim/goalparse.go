@@ -1045,9 +1045,9 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 // each requires u and follows the last, up to runUsersMost of them, or
 // while there is one, which irequires it. (A user that requires u after
 // one that irequires it cannot follow it: an op both requiring and
-// irequiring u only requires it.) Once they are not a run, u.user counts them until
-// fillUsers lists them: those that require u | those that irequire it
-// << 16.
+// irequiring u only requires it.) Once they are not a run, u.user counts
+// them until fillUsers lists them: those that require u | those that
+// irequire it << 16.
 func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
 	if start {
 		p.unitStarts = true

@@ -58,6 +58,9 @@ type channelFit struct {
 
 // fitChannel reads the exchanges among sums against the ping-pong's fit.
 func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
+	if !(h.Beta > 0) {
+		return channelFit{}, fmt.Errorf("the ping-pong's fit gives beta %g s/B: a channel's share of a message's time needs a positive one", h.Beta)
+	}
 	plain, reducing := map[int64]float64{}, map[int64]float64{}
 	var sizes []int64
 	for _, s := range sums {

@@ -100,6 +100,11 @@ func TestFitChannel(t *testing.T) {
 	if ch, err := fitChannel(small, neg); err == nil {
 		t.Errorf("a size the line gives a negative time was fitted: %+v", ch)
 	}
+	// A line that is not a line of time growing with size gives no share
+	// (it would divide by zero).
+	if ch, err := fitChannel(full, cost.Hockney{Alpha: 1e-6}); err == nil {
+		t.Errorf("beta 0 was fitted: %+v", ch)
+	}
 	if _, err := fitChannel(sums[:2], h); err == nil || !strings.Contains(err.Error(), "--exchange") {
 		t.Errorf("no exchanges: %v", err)
 	}

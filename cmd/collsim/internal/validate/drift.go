@@ -36,7 +36,7 @@ type drift struct {
 // hosts); nil when they do not fit.
 func measureDrift(after []realrun.Summary, fit cost.HockneyFit, ch *channelFit) *drift {
 	again, err := realcmd.FitPingPong(after)
-	if err != nil || !(again.Model.Beta > 0) {
+	if err != nil || !(again.Model.Beta > 0) || !(fit.Model.Beta > 0) {
 		return nil
 	}
 	d := &drift{BetaAfter: again.Model.Beta, BetaChange: again.Model.Beta/fit.Model.Beta - 1}

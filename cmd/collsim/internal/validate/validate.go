@@ -79,9 +79,9 @@ sizes; it refuses to predict when those slopes spread by more than
 data checked. It times the ping-pong (and the exchanges) again after the
 collectives: a note says when the machine changed during the run (beta
 moved by more than 10%, or the duplex share by more than 0.2), and
---max-drift refuses such runs. It then writes the fitted machine: between --netns hosts, one
-rank per host on one switch, gamma from this host's reduction kernel; on
-one host, every rank on it, each rank's channel as duplex as exchanges
+--max-drift refuses such runs. It then writes the fitted machine: between
+--netns hosts, one rank per host on one switch, gamma from this host's
+reduction kernel; on one host, every rank on it, each rank's channel as duplex as exchanges
 between rank 0 and the last rank at --exchange sizes show (an exchange of
 b bytes that takes (1+s) b beta gives the channel a duplex share of s: 0
 full duplex, 1 half), gamma what a reducing exchange adds per byte. It
@@ -191,7 +191,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	case o.maxError < 0:
 		return cmdutil.Flagf("--max-error must not be negative")
 	case !o.Netns.Enabled() && o.exchange == "":
-		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default, auto, is 4 MiB, 16 MiB and each 4x above up to the largest -s size)")
+		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default, auto, is always 4 MiB and 16 MiB, and each 4x above them up to the largest -s size)")
 	}
 	if o.exchange == autoExchange {
 		sizes, err := cmdutil.Sizes(o.sizes)
