@@ -56,13 +56,20 @@ type goalParser struct {
 	// unitStarts is whether some op among them irequires another, and
 	// unitLists whether some op among them has users not in a run.
 	// unitCounts holds, by id from unitRank's first, each op's After count
-	// | its StartAfter count<<16.
+	// | its StartAfter count<<16. They are recorded only once unitLists
+	// (recordDeps): fillUsers needs them to list users, and the
+	// collectives' ops nearly all have their users in a run.
 	unitRank   int
 	unitDeps   []int32
 	unitAt     []uint32
 	unitCounts []uint32
 	unitStarts bool
 	unitLists  bool
+	recording  bool        // whether unitDeps, unitAt and unitCounts are being recorded
+	wasRun     [][2]uint32 // the id and former user word of each op that stopped being a run while recording was off
+	runDeps    []int32     // recordRuns' scratch
+	runWords   []int32     // recordRuns' scratch
+	rankDeps   uint64      // the dependencies of the rank being stored
 	ends       []uint32    // fillUnit's scratch: by rank of a block, where its next op's dependencies end
 	headers    [][3]uint32 // fillUsers' scratch: where each list's two words go in GOAL.users, and what they say
 }
@@ -927,6 +934,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	}
 	zero := uint32(0) // ops without dependencies
 	var err error
+	p.rankDeps = 0
 	if finishInOrder && edgesInOrder(p.edges) {
 		zero, err = p.storeInOrder(r, ops)
 	} else {
@@ -937,7 +945,7 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	}
 	// Counted once each (a repeat, or an irequires of a required op, is
 	// not one), before their users are listed.
-	if g.nDeps += uint64(len(p.unitDeps)) - uint64(p.unitAt[len(p.unitAt)-1]); g.nDeps > maxDeps {
+	if g.nDeps += p.rankDeps; g.nDeps > maxDeps {
 		return &GOALError{File: p.file, Line: p.line, Msg: fmt.Sprintf("more than %d dependencies", maxDeps)}
 	}
 	g.first = append(g.first, first+uint32(n))
@@ -1015,19 +1023,27 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 			return 0, &GOALError{File: p.file, Line: p.defined[k], Msg: "more than 65535 dependencies on one op"}
 		}
 		var o goalOp
-		p.unitCounts = append(p.unitCounts, uint32(nAfter)|uint32(len(list)-nAfter)<<16)
+		if p.recording {
+			p.unitCounts = append(p.unitCounts, uint32(nAfter)|uint32(len(list)-nAfter)<<16)
+		}
 		if err := p.pack(&o, &ops[k], first+uint32(k), p.defined[k]); err != nil {
 			return 0, err
 		}
+		p.rankDeps += uint64(len(list))
 		// (Written out here and in sortAndStore: as a call, the ring's parse
 		// took 0.58 s instead of 0.52 s.)
 		for j, d := range list {
-			// (One append per dependency: appending the list, most often of
-			// one or two, called memmove for each op, 2% of a run.)
-			p.unitDeps = append(p.unitDeps, d)
-			if !p.addUser(g.op(base+uint32(d)*stride), uint32(k-int(d)), j >= nAfter) {
+			if p.recording {
+				// (One append per dependency: appending the list, most often
+				// of one or two, called memmove for each op, 2% of a run.)
+				p.unitDeps = append(p.unitDeps, d)
+			}
+			if !p.addUser(g.op(base+uint32(d)*stride), first+uint32(d), uint32(k-int(d)), j >= nAfter) {
 				return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
 			}
+		}
+		if p.unitLists && !p.recording {
+			p.recordDeps(r, k, len(ops), list[:nAfter], list[nAfter:], nil)
 		}
 		if len(list) == 0 {
 			g.zeros.add(first + uint32(k))
@@ -1038,17 +1054,18 @@ func (p *goalParser) storeInOrder(r int, ops []parsedOp) (uint32, error) {
 	return zero, nil
 }
 
-// addUser counts the op next ops after u in their rank's program as a
-// user of u: one that irequires it when start, else requires it; false
-// if u has 65535 users of that kind already. Ops are stored in program
-// order, so u's users come in that order: they are a run (usersOf) while
-// each requires u and follows the last, up to runUsersMost of them, or
-// while there is one, which irequires it. (A user that requires u after
-// one that irequires it cannot follow it: an op both requiring and
-// irequiring u only requires it.) Once they are not a run, u.user counts
-// them until fillUsers lists them: those that require u | those that
-// irequire it << 16.
-func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
+// addUser counts the op next ops after u (whose id is id) in their rank's
+// program as a user of u: one that irequires it when start, else requires
+// it; false if u has 65535 users of that kind already. Ops are stored in
+// program order, so u's users come in that order: they are a run
+// (usersOf) while each requires u and follows the last, up to
+// runUsersMost of them, or while there is one, which irequires it. (A
+// user that requires u after one that irequires it cannot follow it: an
+// op both requiring and irequiring u only requires it.) Once they are not
+// a run, u.user counts them until fillUsers lists them: those that
+// require u | those that irequire it << 16 (the run they were is kept in
+// wasRun while the unit's dependencies are not being recorded).
+func (p *goalParser) addUser(u *goalOp, id, next uint32, start bool) bool {
 	if start {
 		p.unitStarts = true
 	}
@@ -1068,6 +1085,9 @@ func (p *goalParser) addUser(u *goalOp, next uint32, start bool) bool {
 		// No longer a run: count its users so far.
 		u.val &^= valRun
 		p.unitLists = true
+		if !p.recording {
+			p.wasRun = append(p.wasRun, [2]uint32{id, u.user})
+		}
 		if u.user = n; n == runStart {
 			u.user = 1 << 16
 		}
@@ -1105,24 +1125,10 @@ func (p *goalParser) place(r, n int) (base, stride uint32) {
 	case g.lay.blocked(r) && uint32(n) != g.lay.n:
 		g.lay.unblock(r, &g.ops, g.first)
 	}
-	if r == p.unitRank {
-		// Room for the whole unit at once, as if its ranks were all like
-		// this one: grown by append, the first block's scratch (the ring
-		// at 1,024 ranks: 9 MB) allocated 55 MB on the way, each move
-		// into fresh memory, and its page faults took 13% of the run. Its
-		// dependencies at most unitDepsPerOp an op, so that a first rank
-		// of many dependencies (or one written many times) followed by
-		// light ranks makes room for what the text holds, not 256 times
-		// that.
-		ranks := 1
-		if g.lay.blocked(r) {
-			ranks <<= g.lay.shift
-		}
-		p.unitCounts = hugepage.Grow(p.unitCounts, ranks*n)
-		p.unitDeps = hugepage.Grow(p.unitDeps, min(ranks*len(p.edges), ranks*n*unitDepsPerOp))
+	if p.recording {
+		p.unitDeps = hugepage.Grow(p.unitDeps, len(p.edges)) // this rank's, doubling when short
+		p.unitAt = append(p.unitAt, uint32(len(p.unitDeps)))
 	}
-	p.unitDeps = hugepage.Grow(p.unitDeps, len(p.edges)) // this rank's, doubling when short
-	p.unitAt = append(p.unitAt, uint32(len(p.unitDeps)))
 	g.ops.extend(max(g.ops.len(), g.lay.extent(r, first, uint32(n))))
 	return g.lay.rankSlots(r, first)
 }
@@ -1198,18 +1204,26 @@ func (p *goalParser) sortAndStore(r int, ops []parsedOp) (uint32, error) {
 			return 0, &GOALError{File: p.file, Line: p.defined[i], Msg: "more than 65535 dependencies on one op"}
 		}
 		var o goalOp
-		p.unitCounts = append(p.unitCounts, uint32(len(after))|uint32(len(start))<<16)
+		if p.recording {
+			p.unitCounts = append(p.unitCounts, uint32(len(after))|uint32(len(start))<<16)
+		}
 		if err := p.pack(&o, &ops[i], first+uint32(k), p.defined[i]); err != nil {
 			return 0, err
 		}
+		p.rankDeps += uint64(len(after) + len(start))
 		for kind, list := range [2][]int32{after, start} {
 			for _, d := range list {
 				dk := newIndex[d]
-				p.unitDeps = append(p.unitDeps, dk)
-				if !p.addUser(g.op(base+uint32(dk)*stride), uint32(int32(k)-dk), kind == 1) {
+				if p.recording {
+					p.unitDeps = append(p.unitDeps, dk)
+				}
+				if !p.addUser(g.op(base+uint32(dk)*stride), first+uint32(dk), uint32(int32(k)-dk), kind == 1) {
 					return 0, &GOALError{File: p.file, Line: p.defined[d], Msg: "more than 65535 ops depend on this one"}
 				}
 			}
+		}
+		if p.unitLists && !p.recording {
+			p.recordDeps(r, k, n, after, start, newIndex)
 		}
 		if len(after)+len(start) == 0 {
 			g.zeros.add(first + uint32(k))
@@ -1346,8 +1360,110 @@ func (p *goalParser) fillUsers(end int) error {
 	}
 	g.hasStarts = g.hasStarts || p.unitStarts
 	p.unitRank, p.unitDeps, p.unitAt, p.unitCounts = end, p.unitDeps[:0], p.unitAt[:0], p.unitCounts[:0]
-	p.unitStarts, p.unitLists = false, false
+	p.unitStarts, p.unitLists, p.recording = false, false, false
 	return nil
+}
+
+// recordDeps starts recording the unit's dependencies, once the op at
+// position k of rank r (of n ops) made some op's users not a run: it
+// records those of the ops stored before it, from their users (a run
+// each, or, for an op that stopped being one while op k was stored, the
+// run it was), then op k's, after and start (stored positions, or
+// written positions when newIndex maps them). Recording only from then
+// spares a unit whose users are all runs its scratch, written and read by
+// nothing: the ring at 1,024 ranks, blocks of 256 ranks of 4,092 ops and
+// 8,184 dependencies each, 12.6 MB a block, peaked 11-12 MB lower.
+func (p *goalParser) recordDeps(r, k, n int, after, start, newIndex []int32) {
+	g := p.g
+	p.recording = true
+	// Room for the whole unit at once, as if its ranks were all like this
+	// one: grown by append, the first block's scratch (the ring at 1,024
+	// ranks: 9 MB) allocated 55 MB on the way, each move into fresh
+	// memory, and its page faults took 13% of the run. Its dependencies
+	// at most unitDepsPerOp an op, so that a rank of many dependencies
+	// (or one written many times) followed by light ranks makes room for
+	// what the text holds, not 256 times that.
+	ranks := 1
+	if g.lay.blocked(r) {
+		ranks <<= g.lay.shift
+	}
+	p.unitCounts = hugepage.Grow(p.unitCounts, ranks*n)
+	p.unitDeps = hugepage.Grow(p.unitDeps, min(ranks*len(p.edges), ranks*n*unitDepsPerOp))
+	for rr := p.unitRank; rr <= r; rr++ {
+		ops := k // rank r's stored before op k
+		if rr < r {
+			ops = int(g.first[rr+1] - g.first[rr])
+		}
+		p.unitAt = append(p.unitAt, uint32(len(p.unitDeps)))
+		p.recordRuns(rr, ops)
+	}
+	p.unitDeps = hugepage.Grow(p.unitDeps, len(p.edges)) // the rest of rank r's
+	p.unitCounts = append(p.unitCounts, uint32(len(after))|uint32(len(start))<<16)
+	for _, list := range [2][]int32{after, start} {
+		for _, d := range list {
+			if newIndex != nil {
+				d = newIndex[d]
+			}
+			p.unitDeps = append(p.unitDeps, d)
+		}
+	}
+	p.wasRun = p.wasRun[:0]
+}
+
+// recordRuns records (as recordDeps) the dependencies of the first n ops
+// of rank rr, whose users are each a run (or were, in wasRun): a counting
+// sort of the runs' users by op and kind, for each op its After then its
+// StartAfter dependencies. Users at n or later are not recorded.
+func (p *goalParser) recordRuns(rr, n int) {
+	g := p.g
+	first := g.first[rr]
+	base, stride := g.lay.rankSlots(rr, first)
+	words := resize(&p.runWords, n) // each op's users as a run
+	for d := range words {
+		words[d] = int32(g.op(base + uint32(d)*stride).user)
+	}
+	for _, w := range p.wasRun {
+		if d := w[0] - first; w[0] >= first && d < uint32(n) {
+			words[d] = int32(w[1])
+		}
+	}
+	// users returns op d's users' positions: from, and how many; start
+	// when its one user irequires it.
+	users := func(d int) (from, count uint32, start bool) {
+		word := uint32(words[d])
+		from, count = uint32(d)+word&runNextMask, word>>runShift
+		if count == runStart {
+			return from, 1, true
+		}
+		return from, count, false
+	}
+	end := resize(&p.runDeps, 2*n+1) // by op and kind (2*op + start), then where each ends
+	for d := range n {
+		from, count, start := users(d)
+		for u := from; u < from+count && u < uint32(n); u++ {
+			end[2*u+uint32(b2i(start))+1]++
+		}
+	}
+	for key := 1; key < len(end); key++ {
+		end[key] += end[key-1]
+	}
+	at := len(p.unitDeps)
+	p.unitDeps = hugepage.Grow(p.unitDeps, int(end[2*n]))[:at+int(end[2*n])]
+	for d := range n {
+		from, count, start := users(d)
+		for u := from; u < from+count && u < uint32(n); u++ {
+			key := 2*u + uint32(b2i(start))
+			p.unitDeps[at+int(end[key])] = int32(d)
+			end[key]++
+		}
+	}
+	// end[key] is now where key's dependencies end, and end[key-1] where
+	// they begin.
+	begin := int32(0)
+	for u := range n {
+		p.unitCounts = append(p.unitCounts, uint32(end[2*u]-begin)|uint32(end[2*u+1]-end[2*u])<<16)
+		begin = end[2*u+1]
+	}
 }
 
 // fillUnit lists the ops of ranks unitRank .. end-1 as users of their
