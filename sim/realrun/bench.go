@@ -34,79 +34,141 @@ type Job struct {
 // rank's checking overlaps another's call; every iteration's data is
 // checked after that barrier. With timeline, each result keeps the spans
 // of the ops of its last iteration. hook, when set, runs before each
-// iteration (fault injection).
+// iteration (fault injection). The results are in the order of jobs.
 func Bench(r *Rank, jobs []Job, warmup, iterations int, timeline bool, hook func(call int)) ([]Result, error) {
+	return BenchInOrder(r, jobs, warmup, iterations, timeline, false, hook)
+}
+
+// BenchInOrder is Bench, and with interleave it times the jobs in rounds
+// instead of one after the other: one iteration of every job, in order,
+// then the next (warmup rounds first). A machine whose speed changes
+// while the jobs run (another tenant, a host's frequency) then slows
+// every job alike, where in turn it slows some jobs and not others and
+// compares them across the change; each job keeps its buffers from one
+// round to the next, so the rounds hold every job's buffers at once.
+func BenchInOrder(r *Rank, jobs []Job, warmup, iterations int, timeline, interleave bool, hook func(call int)) ([]Result, error) {
 	if iterations < 1 || warmup < 0 {
 		return nil, fmt.Errorf("need at least 1 timed iteration and no negative warm-up, not %d and %d", iterations, warmup)
 	}
-	var out []Result
-	call := 0
-	gc := newGCGate()
-	for _, j := range jobs {
-		res := Result{Timing: Timing{Name: j.Name, Bytes: j.Bytes, Iterations: iterations, Verified: j.Data != nil}}
-		var sum time.Duration
-		var buffers [][]uint64 // the call's buffers, kept from one iteration to the next
-		gc.newJob()
-		for it := range warmup + iterations {
-			var data [][]uint64
-			if j.Data != nil {
-				var err error
-				if data, err = j.Data(); err != nil {
-					return out, fmt.Errorf("rank %d: %s: %w", r.mesh.rank, j.Name, err)
-				}
-				buffers = reuse(buffers, data)
-				data = buffers
-			}
-			if hook != nil {
-				hook(call)
-			}
-			call++
-			gc.before()
-			if err := r.Barrier(); err != nil {
-				return out, err
-			}
-			var spans spanRecorder
-			if timeline && it == warmup+iterations-1 {
-				r.Trace = spans.record
-			}
-			start := time.Now()
-			err := r.Execute(j.Schedule, data)
-			d := time.Since(start)
-			gc.after()
-			r.Trace = nil
-			if err != nil {
-				return out, fmt.Errorf("%s: %w", j.Name, err)
-			}
-			// Every rank out of the call before any checks its result and
-			// makes the next call's data, as the OSU benchmarks put a
-			// barrier after each timed call and validate after it: where
-			// ranks share cores, a rank that finished early would take a
-			// core from one still in its call (in a 1 MiB chain bcast on 4
-			// ranks and 2 cores, the last sender waited 0.5-0.8 ms for a
-			// core to see the last receiver's acknowledgement).
-			if err := r.Barrier(); err != nil {
-				return out, err
-			}
-			res.Timeline = spans.done
-			if j.Verify != nil && data != nil {
-				if err := j.Verify(data); err != nil {
-					return out, fmt.Errorf("%s: wrong result: %w", j.Name, err)
-				}
-			}
-			if it < warmup {
-				continue
-			}
-			sum += d
-			res.Times = append(res.Times, d)
-			if it == warmup || d < res.Min {
-				res.Min = d
-			}
-			res.Max = max(res.Max, d)
+	runs := make([]jobRun, len(jobs))
+	for k := range jobs {
+		runs[k] = jobRun{
+			job:  &jobs[k],
+			res:  Result{Timing: Timing{Name: jobs[k].Name, Bytes: jobs[k].Bytes, Iterations: iterations, Verified: jobs[k].Data != nil}},
+			gate: newGCGate(),
 		}
-		res.Avg = sum / time.Duration(iterations)
-		out = append(out, res)
+	}
+	b := bench{r: r, warmup: warmup, iterations: iterations, timeline: timeline, hook: hook}
+	var err error
+	if interleave {
+		for it := 0; it < warmup+iterations && err == nil; it++ {
+			for k := 0; k < len(runs) && err == nil; k++ {
+				err = b.iterate(&runs[k], it)
+			}
+		}
+	} else {
+		for k := 0; k < len(runs) && err == nil; k++ {
+			for it := 0; it < warmup+iterations && err == nil; it++ {
+				err = b.iterate(&runs[k], it)
+			}
+		}
+	}
+	var out []Result
+	for k := range runs {
+		if runs[k].done < iterations {
+			break // the results of the jobs timed whole, up to the failure
+		}
+		runs[k].res.Avg = runs[k].sum / time.Duration(iterations)
+		out = append(out, runs[k].res)
+	}
+	if err != nil {
+		return out, err
 	}
 	return out, r.Barrier()
+}
+
+// bench is what every iteration of a Bench shares.
+type bench struct {
+	r                  *Rank
+	warmup, iterations int
+	timeline           bool
+	hook               func(call int)
+	call               int // calls made, warm-up ones included
+}
+
+// jobRun is one job's state in a Bench: its result so far, its buffers,
+// kept from one iteration to the next, and its collector gate.
+type jobRun struct {
+	job     *Job
+	res     Result
+	sum     time.Duration
+	done    int // timed iterations done
+	buffers [][]uint64
+	gate    *gcGate
+}
+
+// iterate runs iteration it of j (warm-up while it < warmup).
+func (b *bench) iterate(j *jobRun, it int) error {
+	r := b.r
+	if it == 0 {
+		j.gate.newJob()
+	}
+	var data [][]uint64
+	if j.job.Data != nil {
+		var err error
+		if data, err = j.job.Data(); err != nil {
+			return fmt.Errorf("rank %d: %s: %w", r.mesh.rank, j.job.Name, err)
+		}
+		j.buffers = reuse(j.buffers, data)
+		data = j.buffers
+	}
+	if b.hook != nil {
+		b.hook(b.call)
+	}
+	b.call++
+	j.gate.before()
+	if err := r.Barrier(); err != nil {
+		return err
+	}
+	var spans spanRecorder
+	if b.timeline && it == b.warmup+b.iterations-1 {
+		r.Trace = spans.record
+	}
+	start := time.Now()
+	err := r.Execute(j.job.Schedule, data)
+	d := time.Since(start)
+	j.gate.after()
+	r.Trace = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.job.Name, err)
+	}
+	// Every rank out of the call before any checks its result and makes
+	// the next call's data, as the OSU benchmarks put a barrier after each
+	// timed call and validate after it: where ranks share cores, a rank
+	// that finished early would take a core from one still in its call
+	// (in a 1 MiB chain bcast on 4 ranks and 2 cores, the last sender
+	// waited 0.5-0.8 ms for a core to see the last receiver's
+	// acknowledgement).
+	if err := r.Barrier(); err != nil {
+		return err
+	}
+	j.res.Timeline = spans.done
+	if j.job.Verify != nil && data != nil {
+		if err := j.job.Verify(data); err != nil {
+			return fmt.Errorf("%s: wrong result: %w", j.job.Name, err)
+		}
+	}
+	if it < b.warmup {
+		return nil
+	}
+	j.sum += d
+	j.res.Times = append(j.res.Times, d)
+	if it == b.warmup || d < j.res.Min {
+		j.res.Min = d
+	}
+	j.res.Max = max(j.res.Max, d)
+	j.done++
+	return nil
 }
 
 // reuse copies fresh into kept and returns kept, when kept has fresh's
@@ -159,6 +221,8 @@ type RankOptions struct {
 	// Timeline keeps the op spans of each job's last iteration in the
 	// report.
 	Timeline bool
+	// Interleave times the jobs in rounds (BenchInOrder).
+	Interleave bool
 	// Hook, when set, runs before each iteration with the mesh (fault
 	// injection in tests).
 	Hook func(call int, m *Mesh)
@@ -233,7 +297,7 @@ func RunRank(ctx context.Context, o RankOptions) error {
 	}
 	var results []Result
 	if err == nil {
-		results, err = Bench(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, hook)
+		results, err = BenchInOrder(rank, o.Jobs, o.Warmup, o.Iterations, o.Timeline, o.Interleave, hook)
 	}
 	if err != nil {
 		// Tell the rendezvous first: peers that see this rank's

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/realrun"
 )
@@ -60,6 +61,73 @@ func TestNoCheckDuringAnotherRanksCall(t *testing.T) {
 	for rank, at := range checked {
 		if at.UnixNano() < callEnd {
 			t.Errorf("rank %d checked its data %v before rank 1's call ended", rank, time.Duration(callEnd-at.UnixNano()))
+		}
+	}
+}
+
+// TestBenchInterleave: with interleave, Bench runs one iteration of every
+// job, then the next (warm-up rounds first); without, each job's
+// iterations one after another. Written out by hand for two jobs, one
+// warm-up and two timed iterations: A B A B A B, against A A A B B B.
+// Each job keeps its own buffers between rounds: the jobs are allreduces
+// of different sizes with real data, each checked after every iteration,
+// and each result has its own name, size and two times, in job order.
+func TestBenchInterleave(t *testing.T) {
+	ring, err := collectives.Lookup(collectives.Allreduce, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, interleave := range []bool{true, false} {
+		want := "ABABAB"
+		if !interleave {
+			want = "AAABBB"
+		}
+		var mu sync.Mutex
+		order := make([]string, 2) // by rank: the jobs whose data was made, in order
+		results := make([][]realrun.Result, 2)
+		errs := runLocal(t, 2, realrun.TCP, func(r *realrun.Rank, rank int) error {
+			var jobs []realrun.Job
+			for k, count := range []int{1000, 3} { // A, B
+				p := collectives.Params{Ranks: 2, Count: int64(count), ElemSize: 8}
+				s, err := ring.Build(p)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, realrun.Job{
+					Name:     string(rune('A' + k)),
+					Bytes:    p.SizeBytes(collectives.Allreduce),
+					Schedule: s,
+					Data: func() ([][]uint64, error) {
+						mu.Lock()
+						order[rank] += string(rune('A' + k))
+						mu.Unlock()
+						return ring.RankData(p, 7, rank)
+					},
+					Verify: func(b [][]uint64) error { return ring.VerifyRank(p, 7, rank, b) },
+				})
+			}
+			res, err := realrun.BenchInOrder(r, jobs, 1, 2, false, interleave, nil)
+			results[rank] = res
+			return err
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("interleave %t: %v", interleave, err)
+			}
+		}
+		for rank := range 2 {
+			if order[rank] != want {
+				t.Errorf("interleave %t: rank %d made the jobs' data in the order %s, want %s", interleave, rank, order[rank], want)
+			}
+			res := results[rank]
+			if len(res) != 2 {
+				t.Fatalf("interleave %t: rank %d has %d results, want 2", interleave, rank, len(res))
+			}
+			for k, r := range res {
+				if wantName, wantBytes := string(rune('A'+k)), int64([]int{8000, 24}[k]); r.Name != wantName || r.Bytes != wantBytes || len(r.Times) != 2 || !r.Verified {
+					t.Errorf("interleave %t: rank %d's result %d is %s of %d B, %d times, verified %t; want %s of %d B, 2 times, verified", interleave, rank, k, r.Name, r.Bytes, len(r.Times), r.Verified, wantName, wantBytes)
+				}
+			}
 		}
 	}
 }

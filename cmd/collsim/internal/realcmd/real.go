@@ -45,6 +45,7 @@ type options struct {
 	pingpong     string
 	exchange     string
 	pairsAgain   bool
+	interleave   bool
 	peer         int
 	iterations   int
 	warmup       int
@@ -141,6 +142,7 @@ Three ways to start the ranks:
 	f.StringVar(&o.pingpong, "pingpong", "", `also time a ping-pong between rank 0 and --pingpong-peer at these sizes ("8..4MiB"), as osu_latency does, and fit alpha and beta to it`)
 	f.StringVar(&o.exchange, "exchange", "", `also time an exchange between rank 0 and --pingpong-peer at these sizes ("4MiB,16MiB"): both send and receive at once, then again with the receives reducing; against the ping-pong, whether a rank sends and takes in at once, and what a reduction costs as the transport does it (validate --real fits its machine so on one host)`)
 	f.BoolVar(&o.pairsAgain, "pairs-again", false, "time the --pingpong and --exchange calls again after the collectives, as well as before them (validate --real compares the two, to see whether the machine changed during the run)")
+	f.BoolVar(&o.interleave, "interleave", false, "time the calls in rounds, one iteration of each call and then the next, instead of each call's iterations one after another: a machine whose speed changes during the run then slows every call alike (each call keeps its buffers between rounds, so the rounds hold all of them at once)")
 	f.IntVar(&o.peer, "pingpong-peer", -1, "the ping-pong's (and the exchange's and PRTT's) other rank (default: the last rank, on another host under block placement)")
 	f.StringVar(&o.prtt, "prtt", "", `instead of collectives, measure Netgauge's LogGP round trips PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,PRTT(1,0,s),s) between rank 0 and --pingpong-peer at these sizes ("1..1MiB"; needs --np) and fit L, o, g and G`)
 	f.IntVar(&o.prttN, "prtt-n", 10, "messages per PRTT burst (Netgauge's n)")
@@ -269,7 +271,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	}
 	err = realrun.RunRank(ctx, realrun.RankOptions{
 		Rank: rank, Size: size, Rendezvous: addr, Bind: o.bind, Job: hash, Secret: secret, Jobs: jobs, Transport: transport, SingleCopyAbove: singleCopy,
-		Warmup: o.warmup, Iterations: o.iterations, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
+		Warmup: o.warmup, Iterations: o.iterations, Interleave: o.interleave, Timeout: o.timeout, Hook: faultHook(o.fault, rank), Timeline: o.timeline != "",
 	})
 	if serve == nil {
 		return err
@@ -508,7 +510,7 @@ func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
 	// run the same job. The transport and --single-copy too: under auto
 	// the ranks that share memory probe before the jobs, and ranks that
 	// disagree would pair the probe's calls with another rank's jobs.
-	spec := fmt.Sprintf("%d|%d|%t|%d|%d|%d|%d|%v|%v", o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.peer, transport, singleCopy)
+	spec := fmt.Sprintf("%d|%d|%t|%d|%d|%d|%d|%v|%v|%t", o.iterations, o.warmup, o.verify, o.seed, nodeSize, groupSize, o.peer, transport, singleCopy, o.interleave)
 	for _, j := range jobs {
 		spec += fmt.Sprintf("|%s:%d", j.Name, j.Bytes)
 	}
@@ -699,6 +701,30 @@ func Summaries(reports []realrun.Report) []realrun.Summary {
 		}
 	}
 	return sums
+}
+
+// SummariesOfIterations is Summaries over the timed iterations lo to
+// hi-1 of every call only: in a run with --interleave, the rounds lo to
+// hi-1, a stretch of the run's time.
+func SummariesOfIterations(reports []realrun.Report, lo, hi int) []realrun.Summary {
+	part := make([]realrun.Report, len(reports))
+	for i, rep := range reports {
+		part[i] = rep
+		part[i].Results = make([]realrun.Result, len(rep.Results))
+		for k, res := range rep.Results {
+			times := res.Times[min(lo, len(res.Times)):min(hi, len(res.Times))]
+			var sum time.Duration
+			for _, t := range times {
+				sum += t
+			}
+			res.Times, res.Iterations = times, len(times)
+			if len(times) > 0 {
+				res.Avg, res.Min, res.Max = sum/time.Duration(len(times)), slices.Min(times), slices.Max(times)
+			}
+			part[i].Results[k] = res
+		}
+	}
+	return Summaries(part)
 }
 
 // BetaText is a fit's beta with its error, or, when beta comes from the one

@@ -10,53 +10,94 @@ import (
 )
 
 // driftNoted is how far beta (as a fraction) or the duplex share may move
-// between the pairs timed before the collectives and those timed after
-// before the notes say that the machine changed during the run.
+// between the pairs timed before the collectives and those timed after (or
+// between the first and the second half of interleaved rounds) before the
+// notes say that the machine changed during the run.
 const (
 	driftNotedBeta  = 0.10
 	driftNotedShare = 0.20
 )
 
-// drift is what the ping-pongs and exchanges timed again after the
-// collectives say, against those timed before them, whose fit the model
-// uses: a machine that changed during the run (another load, a host's
-// slow spell) makes the points measure the change as much as the model.
+// drift is what the ping-pongs and exchanges timed at two times of the
+// run say: after the collectives against before them (--pairs-again), or
+// in the second half of the rounds against the first (--interleave). A
+// machine that changed during the run (another load, a host's slow spell)
+// makes the points measure the change as much as the model.
 type drift struct {
-	// BetaAfter is the ping-pong fit's beta after the collectives, and
-	// BetaChange its change: BetaAfter / beta before - 1.
+	// Between says when the two were timed: aroundCollectives or
+	// acrossRounds.
+	Between string `json:"between"`
+	// BetaBefore and BetaAfter are the ping-pong fit's beta at the first
+	// time and at the second, and BetaChange the change: BetaAfter /
+	// BetaBefore - 1.
+	BetaBefore float64 `json:"beta_before"`
 	BetaAfter  float64 `json:"beta_after"`
 	BetaChange float64 `json:"beta_change"`
-	// DuplexShareAfter is the channel's duplex share after the
-	// collectives, on one host (null between emulated hosts).
-	DuplexShareAfter *float64 `json:"duplex_share_after,omitempty"`
+	// DuplexShareBefore and DuplexShareAfter are the channel's duplex
+	// share at the two times, on one host (null between emulated hosts).
+	DuplexShareBefore *float64 `json:"duplex_share_before,omitempty"`
+	DuplexShareAfter  *float64 `json:"duplex_share_after,omitempty"`
 }
 
-// measureDrift fits the pairs timed after the collectives as the ones
-// before were fitted (fit, and ch on one host; nil between emulated
-// hosts); nil when they do not fit.
-func measureDrift(after []realrun.Summary, fit cost.HockneyFit, ch *channelFit) *drift {
+// When a drift's two sets of pairs were timed (drift.Between).
+const (
+	aroundCollectives = "before and after the collectives"
+	acrossRounds      = "in the first and the second half of the rounds"
+)
+
+// driftTimes names the two times of each kind of drift in a sentence.
+var driftTimes = map[string][2]string{
+	aroundCollectives: {"before the collectives", "after"},
+	acrossRounds:      {"in the first half of the rounds", "in the second"},
+}
+
+// measureDrift fits the pairs timed later (after) as those timed before
+// were fitted (fit, and ch on one host; nil between emulated hosts); nil
+// when they do not fit.
+func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, ch *channelFit) *drift {
 	again, err := realcmd.FitPingPong(after)
 	if err != nil || !(again.Model.Beta > 0) || !(fit.Model.Beta > 0) {
 		return nil
 	}
-	d := &drift{BetaAfter: again.Model.Beta, BetaChange: again.Model.Beta/fit.Model.Beta - 1}
+	d := &drift{Between: between, BetaBefore: fit.Model.Beta, BetaAfter: again.Model.Beta, BetaChange: again.Model.Beta/fit.Model.Beta - 1}
 	if ch != nil {
 		if c, err := fitChannel(after, cost.Hockney{Alpha: again.Model.Alpha, Beta: again.Model.Beta}); err == nil {
-			d.DuplexShareAfter = &c.DuplexShare
+			d.DuplexShareBefore, d.DuplexShareAfter = &ch.DuplexShare, &c.DuplexShare
 		}
 	}
 	return d
 }
 
+// measureRoundsDrift is measureDrift between the first and the second
+// half of the rounds of an interleaved run of iterations rounds (nil when
+// either half does not fit), on one host when oneHost.
+func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool) *drift {
+	first := realcmd.SummariesOfIterations(reports, 0, iterations/2)
+	fit, err := realcmd.FitPingPong(first)
+	if err != nil || !(fit.Model.Beta > 0) {
+		return nil
+	}
+	var ch *channelFit
+	if oneHost {
+		c, err := fitChannel(first, cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta})
+		if err != nil {
+			return nil
+		}
+		ch = &c
+	}
+	return measureDrift(acrossRounds, realcmd.SummariesOfIterations(reports, iterations/2, iterations), fit, ch)
+}
+
 // driftNote says, when the machine changed during the run by more than
 // driftNoted*, how; else "".
-func driftNote(d *drift, beta float64, ch *channelFit) string {
+func driftNote(d *drift) string {
 	if d == nil {
 		return ""
 	}
+	when := driftTimes[d.Between]
 	share := ""
-	if ch != nil && d.DuplexShareAfter != nil && math.Abs(*d.DuplexShareAfter-ch.DuplexShare) > driftNotedShare {
-		share = fmt.Sprintf("; the channel's duplex share %.2f before, %.2f after", ch.DuplexShare, *d.DuplexShareAfter)
+	if d.DuplexShareBefore != nil && d.DuplexShareAfter != nil && math.Abs(*d.DuplexShareAfter-*d.DuplexShareBefore) > driftNotedShare {
+		share = fmt.Sprintf("; the channel's duplex share %.2f %s, %.2f %s", *d.DuplexShareBefore, when[0], *d.DuplexShareAfter, when[1])
 	}
 	betaMoved := math.Abs(d.BetaChange) > driftNotedBeta
 	if !betaMoved && share == "" {
@@ -66,6 +107,6 @@ func driftNote(d *drift, beta float64, ch *channelFit) string {
 	if betaMoved {
 		refuse = "; --max-drift refuses runs whose beta moves more than it allows"
 	}
-	return fmt.Sprintf("the machine changed during the run: the ping-pong's beta was %.3g s/B before the collectives and %.3g after (%+.0f%%)%s; the points measure that change as much as the model (run again on a quieter machine%s)",
-		beta, d.BetaAfter, 100*d.BetaChange, share, refuse)
+	return fmt.Sprintf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%)%s; the points measure that change as much as the model (run again on a quieter machine%s)",
+		d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, share, refuse)
 }

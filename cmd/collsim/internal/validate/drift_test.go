@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,14 +51,14 @@ func TestDriftNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := measureDrift(pingPongs(1.3), fit, nil)
+	d := measureDrift(aroundCollectives, pingPongs(1.3), fit, nil)
 	if d == nil || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
 		t.Fatalf("drift %+v, want beta 1.3 ns/B after, +30%%", d)
 	}
-	if note := driftNote(d, fit.Model.Beta, nil); !strings.Contains(note, "the machine changed during the run") || !strings.Contains(note, "(+30%)") || !strings.Contains(note, "--max-drift") {
+	if note := driftNote(d); !strings.Contains(note, "the machine changed during the run: the ping-pong's beta was 1e-09 s/B before the collectives and 1.3e-09 after (+30%)") || !strings.Contains(note, "--max-drift") {
 		t.Errorf("note %q", note)
 	}
-	if note := driftNote(measureDrift(pingPongs(1.05), fit, nil), fit.Model.Beta, nil); note != "" {
+	if note := driftNote(measureDrift(aroundCollectives, pingPongs(1.05), fit, nil)); note != "" {
 		t.Errorf("+5%%: note %q", note)
 	}
 	// On one host the channel is fitted again too: exchanges of 2 b beta
@@ -74,11 +75,45 @@ func TestDriftNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = measureDrift(append(pingPongs(1), exchanges(1.1, 1)...), fit, &ch)
+	d = measureDrift(aroundCollectives, append(pingPongs(1), exchanges(1.1, 1)...), fit, &ch)
 	if d == nil || d.DuplexShareAfter == nil || math.Abs(*d.DuplexShareAfter-0.1) > 1e-3 {
 		t.Fatalf("drift %+v, want a duplex share of 0.1 after", d)
 	}
-	if note := driftNote(d, fit.Model.Beta, &ch); !strings.Contains(note, "duplex share 1.00 before, 0.10 after") || strings.Contains(note, "--max-drift") {
+	if note := driftNote(d); !strings.Contains(note, "duplex share 1.00 before the collectives, 0.10 after") || strings.Contains(note, "--max-drift") {
 		t.Errorf("share from 1 to 0.1, beta steady: note %q, want the share named and no --max-drift, which checks beta", note)
+	}
+}
+
+// Interleaved, the drift is between the halves of the rounds: a ping-pong
+// whose first 3 rounds take 1 ns/B and whose last 3 take 1.3 (with
+// alpha 1µs) moved by +30%, measured from the rounds' own times; the model
+// is fitted to all six. Rank 0's ping-pong times are those of
+// PingPongRounds(b) round trips.
+func TestRoundsDrift(t *testing.T) {
+	var results []realrun.Result
+	for _, b := range []int64{8, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20} {
+		trip := func(beta float64) time.Duration {
+			return time.Duration(2*realcmd.PingPongRounds(b)) * (time.Microsecond + time.Duration(beta*float64(b)))
+		}
+		res := realrun.Result{Timing: realrun.Timing{Name: "pingpong/0-1", Bytes: b, Iterations: 6}}
+		for it := range 6 {
+			res.Times = append(res.Times, trip([]float64{1, 1.3}[it/3]))
+		}
+		results = append(results, res)
+	}
+	reports := []realrun.Report{{Rank: 0, Results: results}, {Rank: 1, Results: results}}
+	d := measureRoundsDrift(reports, 6, false)
+	if d == nil || d.Between != acrossRounds || math.Abs(d.BetaBefore-1e-9) > 1e-15 || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
+		t.Fatalf("drift %+v, want beta 1 ns/B then 1.3 across the rounds, +30%%", d)
+	}
+	if note := driftNote(d); !strings.Contains(note, "1e-09 s/B in the first half of the rounds and 1.3e-09 in the second (+30%)") {
+		t.Errorf("note %q", note)
+	}
+	// The halves' fits are of their own rounds: none moved, no drift.
+	for i := range results {
+		results[i].Times = slices.Repeat(results[i].Times[:1], 6)
+	}
+	if d := measureRoundsDrift(reports, 6, false); d == nil || math.Abs(d.BetaChange) > 1e-9 || driftNote(d) != "" {
+		t.Errorf("steady rounds: drift %+v, note %q", d, driftNote(d))
 	}
 }

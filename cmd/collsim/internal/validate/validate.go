@@ -41,6 +41,7 @@ type options struct {
 	maxError   float64
 	maxSpread  float64
 	maxDrift   float64
+	interleave bool
 	plotDir    string
 	json       bool
 	machine    string
@@ -76,10 +77,15 @@ fits alpha and beta to it (the median one-way times, as osu_latency gives
 them: beta from the large sizes' pairwise slopes, alpha from the small
 sizes; it refuses to predict when those slopes spread by more than
 --max-fit-spread), and runs every algorithm asked for, for real, with its
-data checked. It times the ping-pong (and the exchanges) again after the
-collectives: a note says when the machine changed during the run (beta
-moved by more than 10%, or the duplex share by more than 0.2), and
---max-drift refuses such runs. It then writes the fitted machine: between
+data checked. It times all of them in rounds, one iteration of each call
+and then the next, so that a machine whose speed changes during the run
+slows the ping-pong and the collectives alike, and fits the first half of
+the rounds and the second apart: a note says when the machine changed
+during the run (beta moved by more than 10%, or the duplex share by more
+than 0.2), and --max-drift refuses such runs (--interleave=false times
+each call's iterations one after another, as the OSU benchmarks do, and
+the ping-pong and exchanges again after the collectives, against which
+the drift is measured). It then writes the fitted machine: between
 --netns hosts, one rank per host on one switch, gamma from this host's
 reduction kernel; on one host, every rank on it, each rank's channel as duplex as exchanges
 between rank 0 and the last rank at --exchange sizes show (an exchange of
@@ -137,7 +143,8 @@ any error is larger than that fraction.`,
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
 	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
-	f.Float64Var(&o.maxDrift, "max-drift", 0, "with --real: refuse the run when the ping-pong's beta, timed again after the collectives, moved by more than this fraction (the machine changed during the run); 0 reports it only")
+	f.BoolVar(&o.interleave, "interleave", true, "with --real: time the calls in rounds (collsim real --interleave), one iteration of every call and then the next, so that a machine whose speed changes during the run slows the pairs the model is fitted to and every collective alike; the drift notes compare the first half of the rounds with the second. --interleave=false times each call's iterations one after another, as the OSU benchmarks do, and the pairs again after the collectives")
+	f.Float64Var(&o.maxDrift, "max-drift", 0, "with --real: refuse the run when the ping-pong's beta moved by more than this fraction between the first and the second half of the rounds (with --interleave=false: between before and after the collectives), the machine having changed during the run; 0 reports it only")
 	f.Float64Var(&o.maxSpread, "max-fit-spread", cost.MaxRelSpread, "with --real: refuse to predict when beta's robust spread over the large ping-pongs' pairwise slopes is above this fraction of beta (an unstable fit); 1e9 accepts any fit")
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
@@ -147,10 +154,18 @@ any error is larger than that fraction.`,
 
 // realArgs are collsim real's verb and flags for what o asks.
 func (o *options) realArgs() []string {
-	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--pairs-again", "--transport", o.transport,
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
 		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
 	if !o.Netns.Enabled() {
 		args = append(args, "--exchange", o.exchange)
+	}
+	// Interleaved, the pairs are timed in every round, and the drift is
+	// between the rounds' halves; else they are timed again after the
+	// collectives.
+	if o.interleave {
+		args = append(args, "--interleave")
+	} else {
+		args = append(args, "--pairs-again")
 	}
 	return args
 }
@@ -257,10 +272,16 @@ func run(streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return fmt.Errorf("the fitted machine does not load: %w", err)
 	}
-	d := measureDrift(after, fit, channel)
+	var d *drift
+	if o.interleave {
+		d = measureRoundsDrift(reports, o.iterations, channel != nil)
+	} else {
+		d = measureDrift(aroundCollectives, after, fit, channel)
+	}
 	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
-		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B before the collectives and %.3g after (%+.0f%%; allowed %.0f%%): run again on a quieter machine",
-			fit.Model.Beta, d.BetaAfter, 100*d.BetaChange, 100*o.maxDrift)
+		when := driftTimes[d.Between]
+		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %.0f%%): run again on a quieter machine",
+			d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, 100*o.maxDrift)
 	}
 	var points []point
 	for _, s := range sums {
@@ -274,7 +295,7 @@ func run(streams *cmdutil.IO, o *options) error {
 		points = append(points, pt)
 	}
 	notes := caveats(o, channel, points)
-	if note := driftNote(d, fit.Model.Beta, channel); note != "" {
+	if note := driftNote(d); note != "" {
 		notes = append(notes, note)
 	}
 	if o.plotDir != "" {
@@ -294,8 +315,8 @@ func run(streams *cmdutil.IO, o *options) error {
 			// Channel is what the exchanges found on one host (null
 			// between emulated hosts).
 			Channel *channelFit
-			// Drift is what the pairs timed again after the
-			// collectives found (null when they did not fit).
+			// Drift is what the pairs timed at two times of the run
+			// found (null when they did not fit).
 			Drift  *drift
 			Points []point
 			Notes  []string
