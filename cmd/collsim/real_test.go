@@ -37,11 +37,12 @@ func TestMain(m *testing.M) {
 }
 
 type realResult struct {
-	Name     string `json:"name"`
-	Bytes    int64  `json:"bytes"`
-	Verified bool   `json:"verified"`
-	AvgNs    int64  `json:"avg_ns"`
-	MedianNs int64  `json:"median_ns"`
+	Name      string  `json:"name"`
+	Bytes     int64   `json:"bytes"`
+	Verified  bool    `json:"verified"`
+	AvgNs     int64   `json:"avg_ns"`
+	MedianNs  int64   `json:"median_ns"`
+	SlowestNs []int64 `json:"slowest_ns"`
 }
 
 // realJSON runs collsim real with --json and decodes its results.
@@ -63,6 +64,10 @@ func skipIfShmFull(t testing.TB) {
 // realRun is what collsim real --json says of a run.
 type realRun struct {
 	Results []realResult `json:"results"`
+	// Iterations timed after Warmup, in rounds when Interleaved.
+	Iterations  int  `json:"iterations"`
+	Warmup      int  `json:"warmup"`
+	Interleaved bool `json:"interleaved"`
 	// SharedPairs of the Pairs of ranks talked through shared memory.
 	SharedPairs int `json:"shared_pairs"`
 	Pairs       int `json:"pairs"`
@@ -874,6 +879,15 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "--exchange", ""}, "--exchange: give sizes"},
 		{[]string{"validate", "--real", "--np", "2", "--max-drift", "-0.1"}, "--max-drift -0.1: a fraction of beta"},
 		{[]string{"real", "--np", "2", "--prtt", "8", "--pairs-again"}, "--pairs-again"},
+		// Interleaved, every call is timed in every round: nothing after
+		// the collectives, and PRTT's round trips are not interleaved.
+		{[]string{"real", "--np", "2", "--interleave", "--pingpong", "8", "--pairs-again"}, "--pairs-again does not apply"},
+		{[]string{"real", "--np", "2", "--prtt", "8", "--interleave"}, "--interleave does not apply"},
+		// A drift check that one round cannot make, and real runs' flags
+		// without --real.
+		{[]string{"validate", "--real", "--np", "2", "--iterations", "1", "--max-drift", "0.1"}, "--max-drift with --iterations 1"},
+		{[]string{"validate", "--interleave=false"}, "--interleave does not apply"},
+		{[]string{"validate", "--max-drift", "0.1"}, "--max-drift does not apply"},
 		// --exchange's auto reads -s before real does.
 		{[]string{"validate", "--real", "--np", "2", "-s", "1MiB,2y"}, `-s: `},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
@@ -1058,5 +1072,26 @@ func TestRealOneRankSaysRank(t *testing.T) {
 	stdout, stderr, code := collsim(t, "real", "--np", "1", "-c", "alltoall", "-s", "8,7", "--iterations", "1")
 	if code != 0 || !strings.Contains(stderr, "alltoall of 7B on 1 rank: nothing would be sent") || !strings.HasPrefix(stdout, "real alltoall on 1 rank (") {
 		t.Errorf("alltoall of 8 and 7 bytes on 1 rank: exit %d:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestRealInterleaved: collsim real --interleave runs (its order is
+// TestBenchInterleave's), checks its data and says so in its JSON, whose
+// calls each have the slowest rank's time of every round, their median the
+// call's median (of 3, the middle one), ping-pongs one way as their median
+// is.
+func TestRealInterleaved(t *testing.T) {
+	run := realOutput(t, "--np", "2", "-a", "ring,recursive_doubling", "-s", "8,64KiB", "--pingpong", "8,64KiB", "--iterations", "3", "--warmup", "1", "--interleave")
+	if run.Iterations != 3 || run.Warmup != 1 || !run.Interleaved {
+		t.Errorf("iterations %d, warm-up %d, interleaved %t; want 3, 1, true", run.Iterations, run.Warmup, run.Interleaved)
+	}
+	if len(run.Results) != 6 {
+		t.Fatalf("%d results, want 2 ping-pongs and 2 algorithms x 2 sizes", len(run.Results))
+	}
+	for _, r := range run.Results {
+		sorted := slices.Sorted(slices.Values(r.SlowestNs))
+		if !r.Verified || len(sorted) != 3 || sorted[1] != r.MedianNs || sorted[0] <= 0 {
+			t.Errorf("%s of %d B: verified %t, slowest %v, median %d; want verified, 3 positive times, the middle one the median", r.Name, r.Bytes, r.Verified, r.SlowestNs, r.MedianNs)
+		}
 	}
 }

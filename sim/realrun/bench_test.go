@@ -1,6 +1,7 @@
 package realrun_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +130,19 @@ func TestBenchInterleave(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Summarize keeps the slowest rank's time of each iteration in the order
+// they ran, and their median: by hand, rank 0 took 3, 1 and 2 ms, rank 1
+// 1, 5 and 1 ms, so the slowest took 3, 5 and 2 ms, median 3 ms.
+func TestSummarizeSlowest(t *testing.T) {
+	ms := time.Millisecond
+	res := func(times ...time.Duration) []realrun.Result {
+		return []realrun.Result{{Timing: realrun.Timing{Name: "x", Iterations: 3}, Times: times}}
+	}
+	sums := realrun.Summarize([]realrun.Report{{Rank: 0, Results: res(3*ms, ms, 2*ms)}, {Rank: 1, Results: res(ms, 5*ms, ms)}})
+	if len(sums) != 1 || !slices.Equal(sums[0].Slowest, []time.Duration{3 * ms, 5 * ms, 2 * ms}) || sums[0].Median != 3*ms {
+		t.Errorf("summary %+v, want slowest 3, 5, 2 ms in that order and median 3 ms", sums)
 	}
 }

@@ -550,6 +550,9 @@ func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) er
 type Summary struct {
 	Timing
 	Median time.Duration `json:"median_ns"`
+	// Slowest is the slowest rank's time in each timed iteration, in the
+	// order they ran.
+	Slowest []time.Duration `json:"slowest_ns"`
 }
 
 // Summarize combines the ranks' reports call by call, in the order rank
@@ -578,6 +581,7 @@ func Summarize(reports []Report) []Summary {
 		}
 		s.Avg = sum / time.Duration(len(reports))
 		if len(slowest) > 0 {
+			s.Slowest = slices.Clone(slowest)
 			slices.Sort(slowest)
 			s.Median = (slowest[(len(slowest)-1)/2] + slowest[len(slowest)/2]) / 2
 		}

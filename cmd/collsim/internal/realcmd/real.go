@@ -186,10 +186,15 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 		}
 	}
 	if !child && o.prtt != "" {
-		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "pairs-again", "collective", "algo", "sizes"); err != nil {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "pairs-again", "interleave", "collective", "algo", "sizes"); err != nil {
 			return err
 		}
 		return runPRTT(cmd, streams.Out, streams.Err, o)
+	}
+	if !child && o.interleave {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "--interleave times every call in every round, so nothing is timed after the collectives", "pairs-again"); err != nil {
+			return err
+		}
 	}
 	if !child && o.transport == realrun.TCP.String() && o.singleCopy != "auto" { // auto, the default, has nothing to choose
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it chooses how ranks that share memory move large messages, and with --transport tcp none do", "single-copy"); err != nil {
@@ -672,17 +677,23 @@ func IsPair(s realrun.Summary) bool {
 // perRound turns the times of an exchange call into the time of one
 // round: one message each way, at once.
 func perRound(s realrun.Summary) realrun.Summary {
-	n := time.Duration(PingPongRounds(s.Bytes))
+	return divideTimes(s, time.Duration(PingPongRounds(s.Bytes)))
+}
+
+// divideTimes divides every time of s by n.
+func divideTimes(s realrun.Summary, n time.Duration) realrun.Summary {
 	s.Avg, s.Min, s.Max, s.Median = s.Avg/n, s.Min/n, s.Max/n, s.Median/n
+	s.Slowest = slices.Clone(s.Slowest)
+	for i := range s.Slowest {
+		s.Slowest[i] /= n
+	}
 	return s
 }
 
 // OneWay turns the times of a ping-pong call into the one-way time of one
 // message, as osu_latency reports it.
 func OneWay(s realrun.Summary) realrun.Summary {
-	n := time.Duration(2 * PingPongRounds(s.Bytes))
-	s.Avg, s.Min, s.Max, s.Median = s.Avg/n, s.Min/n, s.Max/n, s.Median/n
-	return s
+	return divideTimes(s, time.Duration(2*PingPongRounds(s.Bytes)))
 }
 
 // Summaries combines the ranks' reports call by call (realrun.Summarize),
@@ -1055,8 +1066,14 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			// SingleCopyProbes are what each rank measured before the
 			// run under --single-copy auto (null: it did not probe).
 			SingleCopyProbes []*realrun.Probe `json:"single_copy_probes"`
-			Results          []row            `json:"results"`
+			// Iterations timed after Warmup untimed ones, each call's one
+			// after another, or in rounds of every call when Interleaved.
+			Iterations  int   `json:"iterations"`
+			Warmup      int   `json:"warmup"`
+			Interleaved bool  `json:"interleaved"`
+			Results     []row `json:"results"`
 		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2,
+			Iterations: o.iterations, Warmup: o.warmup, Interleaved: o.interleave,
 			SingleCopyWays: singleCopyWays(reports), SingleCopies: singleCopyCount(reports), Oversubscribed: oversubscribed(reports)}
 		for _, r := range reports {
 			out.Hosts = append(out.Hosts, r.Host)
@@ -1069,7 +1086,11 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 		return cmdutil.JSON(w, out)
 	}
-	fmt.Fprintf(w, "real %s on %s (%d timed iterations after %d warm-up; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), o.iterations, o.warmup)
+	timed := fmt.Sprintf("%d timed iterations after %d warm-up", o.iterations, o.warmup)
+	if o.interleave {
+		timed = fmt.Sprintf("%d timed rounds of every call, one iteration each, after %d warm-up", o.iterations, o.warmup)
+	}
+	fmt.Fprintf(w, "real %s on %s (%s; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), timed)
 	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
 	for _, s := range sums {

@@ -70,9 +70,11 @@ func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, 
 
 // measureRoundsDrift is measureDrift between the first and the second
 // half of the rounds of an interleaved run of iterations rounds (nil when
-// either half does not fit), on one host when oneHost.
+// either half does not fit), on one host when oneHost. Of an odd number
+// of rounds, the middle one is in neither half.
 func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool) *drift {
-	first := realcmd.SummariesOfIterations(reports, 0, iterations/2)
+	half := iterations / 2
+	first := realcmd.SummariesOfIterations(reports, 0, half)
 	fit, err := realcmd.FitPingPong(first)
 	if err != nil || !(fit.Model.Beta > 0) {
 		return nil
@@ -85,7 +87,7 @@ func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool) 
 		}
 		ch = &c
 	}
-	return measureDrift(acrossRounds, realcmd.SummariesOfIterations(reports, iterations/2, iterations), fit, ch)
+	return measureDrift(acrossRounds, realcmd.SummariesOfIterations(reports, iterations-half, iterations), fit, ch)
 }
 
 // driftNote says, when the machine changed during the run by more than

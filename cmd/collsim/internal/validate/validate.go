@@ -120,6 +120,14 @@ any error is larger than that fraction.`,
 			if !(o.maxDrift >= 0 && o.maxDrift < math.Inf(1)) {
 				return cmdutil.Flagf("--max-drift %v: a fraction of beta, 0 or more (0 reports only)", o.maxDrift)
 			}
+			if o.maxDrift > 0 && o.interleave && o.iterations < 2 {
+				return cmdutil.Flagf("--max-drift with --iterations %d: the drift is between the first and the second half of the rounds, which takes 2 or more", o.iterations)
+			}
+			if !o.real {
+				if err := cmdutil.NotApplicable(cmd.Flags(), "they apply to real runs: give --real", "interleave", "max-drift", "max-fit-spread", "pingpong", "exchange", "iterations", "warmup", "timeout", "transport"); err != nil {
+					return err
+				}
+			}
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
 			}
@@ -141,7 +149,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say how duplex a rank's channel is and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: always 4 MiB and 16 MiB, and each 4x above them up to the largest -s size, the largest message a collective sends")
 	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
-	f.IntVar(&o.warmup, "warmup", 1, "untimed iterations before them")
+	f.IntVar(&o.warmup, "warmup", 3, "untimed iterations (rounds, interleaved) before them: after one warm-up round, the first timed rounds ran slower than the last on this project's machine, and the drift between the halves of 6 rounds was -10.6% on average in 5 runs, against -3.6% after three")
 	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up when a rank waits this long without progress")
 	f.BoolVar(&o.interleave, "interleave", true, "with --real: time the calls in rounds (collsim real --interleave), one iteration of every call and then the next, so that a machine whose speed changes during the run slows the pairs the model is fitted to and every collective alike; the drift notes compare the first half of the rounds with the second. --interleave=false times each call's iterations one after another, as the OSU benchmarks do, and the pairs again after the collectives")
 	f.Float64Var(&o.maxDrift, "max-drift", 0, "with --real: refuse the run when the ping-pong's beta moved by more than this fraction between the first and the second half of the rounds (with --interleave=false: between before and after the collectives), the machine having changed during the run; 0 reports it only")
@@ -278,6 +286,14 @@ func run(streams *cmdutil.IO, o *options) error {
 	} else {
 		d = measureDrift(aroundCollectives, after, fit, channel)
 	}
+	if d == nil && o.maxDrift > 0 {
+		// A check that cannot be made must not pass silently.
+		why := "the ping-pong timed again after the collectives did not fit"
+		if o.interleave {
+			why = fmt.Sprintf("the ping-pong of one half of the %d rounds did not fit", o.iterations)
+		}
+		return fmt.Errorf("--max-drift %g cannot be checked: %s; give more --iterations (each half of the rounds needs a ping-pong that fits) or leave --max-drift out", o.maxDrift, why)
+	}
 	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
 		when := driftTimes[d.Between]
 		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %.0f%%): run again on a quieter machine",
@@ -317,10 +333,12 @@ func run(streams *cmdutil.IO, o *options) error {
 			Channel *channelFit
 			// Drift is what the pairs timed at two times of the run
 			// found (null when they did not fit).
-			Drift  *drift
-			Points []point
-			Notes  []string
-		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, d, points, notes})
+			Drift *drift
+			// Interleaved: the calls were timed in rounds (--interleave).
+			Interleaved bool
+			Points      []point
+			Notes       []string
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, d, o.interleave, points, notes})
 	} else {
 		err = table(streams, o, fit, reduceBW, channel, points, notes)
 	}
@@ -407,7 +425,11 @@ func caveats(o *options, channel *channelFit, points []point) []string {
 
 func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float64, channel *channelFit, points []point, notes []string) error {
 	w := streams.Out
-	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine\n", o.collective, o.NP)
+	order := "each call's iterations one after another, the ping-pong again after the collectives"
+	if o.interleave {
+		order = fmt.Sprintf("%d rounds of every call after %d warm-up", o.iterations, o.warmup)
+	}
+	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine (timed in %s)\n", o.collective, o.NP, order)
 	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%",
 		o.pingpong, o.NP-1, realcmd.AlphaText(fit), fit.Model.Beta, fit.BetaErr,
 		configs.FormatBandwidth(1/fit.Model.Beta), 100*fit.MaxRelResidual)
