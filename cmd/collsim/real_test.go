@@ -888,6 +888,9 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "--iterations", "1", "--max-drift", "0.1"}, "--max-drift with --iterations 1"},
 		{[]string{"validate", "--interleave=false"}, "--interleave does not apply"},
 		{[]string{"validate", "--max-drift", "0.1"}, "--max-drift does not apply"},
+		{[]string{"validate", "--single-copy", "off"}, "--single-copy does not apply"},
+		// validate passes --single-copy on to real, which refuses it over TCP.
+		{[]string{"validate", "--real", "--np", "2", "--transport", "tcp", "--single-copy", "ring"}, "--single-copy does not apply"},
 		// --exchange's auto reads -s before real does.
 		{[]string{"validate", "--real", "--np", "2", "-s", "1MiB,2y"}, `-s: `},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
