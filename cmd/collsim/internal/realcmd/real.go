@@ -114,7 +114,8 @@ one host, as MPI libraries do, over TCP otherwise; --transport tcp keeps
 every pair on TCP), real reductions, and every rank's result checked after
 every iteration. Each call is timed as the OSU micro-benchmarks time it
 (warm-up iterations, then timed ones with a barrier before and after each,
-the check after the second); the table
+the check after the second; with --interleave, in rounds of one iteration
+of every call instead of each call's iterations in turn); the table
 gives the average over ranks of each rank's average time, and the least and
 greatest of them.
 
