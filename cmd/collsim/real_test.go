@@ -690,6 +690,9 @@ func TestRealNetns(t *testing.T) {
 		if v.Channel != nil {
 			t.Errorf("emulated hosts have a NIC each, but the exchanges of one host were fitted: %+v", *v.Channel)
 		}
+		if v.Interleaved {
+			t.Error("between emulated hosts the calls were interleaved; the default there is the OSU order")
+		}
 		if len(problems) == 0 {
 			break
 		}
@@ -738,8 +741,11 @@ type validateOut struct {
 		BetaAfter  float64 `json:"beta_after"`
 		BetaChange float64 `json:"beta_change"`
 	}
-	Points []validatePoint
-	Notes  []string
+	// Interleaved: the calls were timed in rounds (on one host, by
+	// default; in the OSU order with --netns).
+	Interleaved bool
+	Points      []validatePoint
+	Notes       []string
 }
 
 func validateJSON(t *testing.T, args ...string) validateOut {
@@ -777,6 +783,9 @@ func TestValidateReal(t *testing.T) {
 			t.Fatal(err)
 		}
 		break
+	}
+	if !out.Interleaved {
+		t.Error("on one host the calls were not interleaved, validate's default there")
 	}
 	if !(out.Alpha >= 0 && out.Beta > 0) { // alpha 0: the small sizes took no longer than their bytes
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
