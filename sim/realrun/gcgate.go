@@ -81,8 +81,3 @@ func (g *gcGate) after() {
 		g.known = true
 	}
 }
-
-// newJob is called before a job's first call: what the last job's calls
-// allocated says nothing of this one's, so before collects at its first
-// call whatever the heap.
-func (g *gcGate) newJob() { g.known = false }

@@ -57,22 +57,23 @@ func TestGCGateKeepsCyclesOutOfTimedCalls(t *testing.T) {
 	_, _ = data, timed
 }
 
-// TestGCGateNewJob: a gate collects at each job's first call, what the
-// last job allocated being no guide, and never with the collector off.
+// TestGCGateNewJob: a gate collects at each job's first call (each job
+// has a gate of its own, what other jobs allocated being no guide), and
+// never with the collector off.
 func TestGCGateNewJob(t *testing.T) {
 	g := newGCGate()
 	if !g.before() {
 		t.Error("a new gate did not collect at its first call")
 	}
 	g.after()
-	g.newJob()
+	g = newGCGate()
 	if !g.before() {
 		t.Error("the gate did not collect at a new job's first call")
 	}
 	g.after()
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
-	g.newJob()
+	g = newGCGate()
 	if g.before() {
 		t.Error("the gate collected with the collector off")
 	}

@@ -730,6 +730,7 @@ func SummariesOfIterations(reports []realrun.Report, lo, hi int) []realrun.Summa
 				sum += t
 			}
 			res.Times, res.Iterations = times, len(times)
+			res.Avg, res.Min, res.Max = 0, 0, 0
 			if len(times) > 0 {
 				res.Avg, res.Min, res.Max = sum/time.Duration(len(times)), slices.Min(times), slices.Max(times)
 			}

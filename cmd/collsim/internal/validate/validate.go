@@ -81,15 +81,15 @@ fits alpha and beta to it (the median one-way times, as osu_latency gives
 them: beta from the large sizes' pairwise slopes, alpha from the small
 sizes; it refuses to predict when those slopes spread by more than
 --max-fit-spread), and runs every algorithm asked for, for real, with its
-data checked. It times all of them in rounds, one iteration of each call
-and then the next, so that a machine whose speed changes during the run
-slows the ping-pong and the collectives alike, and fits the first half of
-the rounds and the second apart: a note says when the machine changed
-during the run (beta moved by more than 10%, or the duplex share by more
-than 0.2), and --max-drift refuses such runs (--interleave=false times
-each call's iterations one after another, as the OSU benchmarks do, and
-the ping-pong and exchanges again after the collectives, against which
-the drift is measured). It then writes the fitted machine: between
+data checked. On one host it times all of them in rounds, one iteration
+of each call and then the next, so that a machine whose speed changes
+during the run slows the ping-pong and the collectives alike, and fits the
+first half of the rounds and the second apart: a note says when the
+machine changed during the run (beta moved by more than 10%, or the duplex
+share by more than 0.2), and --max-drift refuses such runs. Between
+--netns hosts (or with --interleave=false) it times each call's
+iterations one after another, as the OSU benchmarks do, and the ping-pong
+again after the collectives, against which the drift is measured. It then writes the fitted machine: between
 --netns hosts, one rank per host on one switch, gamma from this host's
 reduction kernel; on one host, every rank on it, each rank's channel as duplex as exchanges
 between rank 0 and the last rank at --exchange sizes show (an exchange of
@@ -124,6 +124,13 @@ any error is larger than that fraction.`,
 			if !(o.maxDrift >= 0 && o.maxDrift < math.Inf(1)) {
 				return cmdutil.Flagf("--max-drift %v: a fraction of beta, 0 or more (0 reports only)", o.maxDrift)
 			}
+			if o.Netns.Enabled() && !cmd.Flags().Changed("interleave") {
+				// Between emulated hosts each call leaves the shaped links
+				// in a state the next one starts from: interleaved, the
+				// model was fast by up to 24% where the OSU order was within
+				// 6% but for one point (one run each on 8 hosts).
+				o.interleave = false
+			}
 			if o.maxDrift > 0 && o.interleave && o.iterations < 2 {
 				return cmdutil.Flagf("--max-drift with --iterations %d: the drift is between the first and the second half of the rounds, which takes 2 or more", o.iterations)
 			}
@@ -137,13 +144,6 @@ any error is larger than that fraction.`,
 			}
 			o.rootArgs = realcmd.RootArgs(cmd)
 			o.singleCopySet = cmd.Flags().Changed("single-copy")
-			if o.Netns.Enabled() && !cmd.Flags().Changed("interleave") {
-				// Between emulated hosts each call leaves the shaped links
-				// in a state the next one starts from: interleaved, the
-				// model was fast by up to 24% where the OSU order was within
-				// 6% but for one point (one run each on 8 hosts).
-				o.interleave = false
-			}
 			if o.transport == realrun.TCP.String() {
 				if err := cmdutil.NotApplicable(cmd.Flags(), "it chooses how ranks that share memory move large messages, and with --transport tcp none do", "single-copy"); err != nil {
 					return err
@@ -309,11 +309,11 @@ func run(streams *cmdutil.IO, o *options) error {
 	}
 	if d == nil && o.maxDrift > 0 {
 		// A check that cannot be made must not pass silently.
-		why := "the ping-pong timed again after the collectives did not fit"
+		why := "the ping-pong timed again after the collectives did not fit; run again on a quieter machine"
 		if o.interleave {
-			why = fmt.Sprintf("the ping-pong of one half of the %d rounds did not fit", o.iterations)
+			why = fmt.Sprintf("the ping-pong of one half of the %d rounds did not fit; give more --iterations", o.iterations)
 		}
-		return fmt.Errorf("--max-drift %g cannot be checked: %s; give more --iterations (each half of the rounds needs a ping-pong that fits) or leave --max-drift out", o.maxDrift, why)
+		return fmt.Errorf("--max-drift %g cannot be checked: %s, or leave --max-drift out", o.maxDrift, why)
 	}
 	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
 		when := driftTimes[d.Between]
