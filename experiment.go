@@ -152,6 +152,7 @@ type Result struct {
 	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
 	SharedNICs   bool     `json:"shared_nics"`          // ranks on one host share its NIC to others, which the closed form gives each rank alone
 	LocalDuplex  bool     `json:"local_duplex"`         // ranks share a host whose channels are partly or half duplex (host.local_duplex), which the closed form takes as full duplex
+	LocalBands   bool     `json:"local_bands"`          // ranks share a host whose channels are priced by message size (host.local_by_size), which the closed form prices at host.local's bandwidth
 	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
 	ModelLower   *float64 `json:"model_lower_s,omitempty"`
 	Events       uint64   `json:"events"`
@@ -333,6 +334,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 			// two-level alltoall of 1 MiB on two nodes took 16x its form).
 			out.SharedNICs = shared && hosts > 1
 			out.LocalDuplex = m.LocalDuplexShare > 0 && shared
+			out.LocalBands = len(m.LocalBands) > 0 && shared
 			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower

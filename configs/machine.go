@@ -128,6 +128,15 @@ type hostYAML struct {
 	EagerLimit      string    `yaml:"eager_limit"`
 	Local           *linkYAML `yaml:"local"`
 	LocalDuplex     string    `yaml:"local_duplex"`
+	// LocalBySize prices the channel by message size (network.LocalBand).
+	LocalBySize []localBandYAML `yaml:"local_by_size"`
+}
+
+// localBandYAML is an item of host.local_by_size.
+type localBandYAML struct {
+	From      string `yaml:"from"`
+	Bandwidth string `yaml:"bandwidth"`
+	Duplex    string `yaml:"duplex"`
 }
 
 // schemaTypes maps the schema's type names, as yaml.v3 reports them, to the
@@ -135,7 +144,7 @@ type hostYAML struct {
 var schemaTypes = map[string]reflect.Type{}
 
 func init() {
-	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}, faultsYAML{}, noiseYAML{}, jitterYAML{}, detoursYAML{}, stragglersYAML{}} {
+	for _, v := range []any{fileYAML{}, linkYAML{}, networkYAML{}, crossbarYAML{}, fatTreeYAML{}, dragonflyYAML{}, torusYAML{}, graphYAML{}, nodeYAML{}, hostYAML{}, localBandYAML{}, faultsYAML{}, noiseYAML{}, jitterYAML{}, detoursYAML{}, stragglersYAML{}} {
 		t := reflect.TypeOf(v)
 		schemaTypes["configs."+t.Name()] = t
 	}
@@ -166,7 +175,11 @@ type Machine struct {
 	// shared-memory channel the channel's other direction spends too
 	// (host.local_duplex): 0 full duplex, 1 half.
 	LocalDuplexShare float64
-	Placement        string
+	// LocalBands price the channel by message size
+	// (host.local_by_size): larger messages than a band's From move at
+	// its bandwidth and duplex share instead.
+	LocalBands []network.LocalBand
+	Placement  string
 	// DevicesPerNode is the node's device count on a multi-node machine,
 	// else 1.
 	DevicesPerNode int
@@ -242,7 +255,7 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 // Analytic returns the analytic network model of the machine for ranks
 // placed by place.
 func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
-	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare})
+	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands})
 }
 
 // Flow returns the flow network model (max-min fair sharing) of the
@@ -255,7 +268,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 // A bandwidth the flow model cannot hold is traced to the input that set
 // it.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands, Links: load, Routing: m.Routing, Jitter: m.Jitter})
 	var re *network.BandwidthRangeError
 	if errors.As(err, &re) {
 		if in, ok := m.bandwidthInput(re.Bandwidth); ok {
@@ -517,7 +530,14 @@ func (v *validator) present(keys ...string) bool {
 // find walks keys down the file's mappings: the line of the deepest key
 // found (the root's if none), and whether all were.
 func (v *validator) find(keys ...string) (line int, found bool) {
-	n, line := v.root, v.root.Line
+	_, line, found = v.yamlAt(keys...)
+	return line, found
+}
+
+// yamlAt is find that also returns the value of the deepest key found (the
+// root if none).
+func (v *validator) yamlAt(keys ...string) (n *yaml.Node, line int, found bool) {
+	n, line = v.root, v.root.Line
 	for _, k := range keys {
 		next := -1
 		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
@@ -527,11 +547,73 @@ func (v *validator) find(keys ...string) (line int, found bool) {
 			}
 		}
 		if next < 0 {
-			return line, false
+			return n, line, false
 		}
 		n, line = n.Content[next+1], n.Content[next].Line
 	}
-	return line, true
+	return n, line, true
+}
+
+// itemLine is the line of item i of the list at keys, or of its key in
+// the item's mapping when key is given and the item has it.
+func (v *validator) itemLine(keys []string, i int, key string) int {
+	n, line, found := v.yamlAt(keys...)
+	if !found || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+		return line
+	}
+	item := n.Content[i]
+	for j := 0; item.Kind == yaml.MappingNode && j+1 < len(item.Content); j += 2 {
+		if item.Content[j].Value == key {
+			return item.Content[j].Line
+		}
+	}
+	return item.Line
+}
+
+// localBands reads host.local_by_size: bands of message sizes, each from
+// a size up, priced at a bandwidth of their own and a duplex share (the
+// host's, share, where a band gives none), in increasing order of size.
+func (v *validator) localBands(items []localBandYAML, share float64, keys []string) []network.LocalBand {
+	var bands []network.LocalBand
+	for i, it := range items {
+		at := func(key string) (int, []string) {
+			return v.itemLine(keys, i, key), with(keys, fmt.Sprintf("%d", i), key)
+		}
+		band := network.LocalBand{DuplexShare: share}
+		switch b, err := ParseSize(it.From); {
+		case it.From == "":
+			line, k := at("from")
+			v.failAt(line, k, "missing: give the smallest message size the band prices, such as 512KiB (smaller messages take host.local's bandwidth, or an earlier band's)")
+		case err != nil:
+			line, k := at("from")
+			v.failAt(line, k, "%v", err)
+		case b <= 0:
+			line, k := at("from")
+			v.failAt(line, k, "%s: a band starts at 1 byte or more (messages below the first band take host.local's bandwidth)", it.From)
+		case len(bands) > 0 && b <= bands[len(bands)-1].From:
+			line, k := at("from")
+			v.failAt(line, k, "%s is not above the band before it (%s): list the bands in increasing order of size", it.From, FormatBytes(bands[len(bands)-1].From))
+		default:
+			band.From = b
+		}
+		if it.Bandwidth == "" {
+			line, k := at("bandwidth")
+			v.failAt(line, k, "missing; give the bandwidth of messages from %s up, such as 12GB/s", cmp.Or(it.From, "the band's size"))
+		} else if bw, err := ParseBandwidth(it.Bandwidth); err != nil {
+			line, k := at("bandwidth")
+			v.failAt(line, k, "%v", err)
+		} else {
+			band.Bandwidth = bw
+		}
+		if it.Duplex != "" {
+			line, k := at("duplex")
+			band.DuplexShare = v.duplexAt(it.Duplex, line, k)
+		}
+		if band.From > 0 {
+			bands = append(bands, band)
+		}
+	}
+	return bands
 }
 
 // shapes checks the file's values against t, the schema, before yaml.v3
@@ -684,6 +766,11 @@ func (v *validator) input(keys []string, value string, cost func(float64) float6
 // between two ranks of a host takes (1+share) b/bandwidth, or latency +
 // b/bandwidth where that is more (what validate --real measures).
 func (v *validator) duplex(s string, keys []string) float64 {
+	return v.duplexAt(s, v.line(keys...), keys)
+}
+
+// duplexAt is duplex for a value at line (a list item's).
+func (v *validator) duplexAt(s string, line int, keys []string) float64 {
 	switch s {
 	case "", "full":
 		return 0
@@ -692,7 +779,7 @@ func (v *validator) duplex(s string, keys []string) float64 {
 	}
 	share, err := strconv.ParseFloat(s, 64)
 	if !plainDecimal(s) || err != nil || share > 1 {
-		v.fail(keys, "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default), half (one or the other: a transport whose rank copies in what it sends and out what it receives) or a share between 0 and 1 such as 0.3 (how much of a message's time the other direction spends too: an exchange then takes 1.3 times a message's time on the channel)", s)
+		v.failAt(line, keys, "%q is not a duplex; use full (a rank's channel sends and takes in at once, the default), half (one or the other: a transport whose rank copies in what it sends and out what it receives) or a share between 0 and 1 such as 0.3 (how much of a message's time the other direction spends too: an exchange then takes 1.3 times a message's time on the channel)", s)
 		return 0
 	}
 	return share
@@ -800,6 +887,7 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		m.Local = topology.LinkSpec{Bandwidth: 1e12} // unused: one rank per host
 	}
 	m.LocalDuplexShare = v.duplex(f.Host.LocalDuplex, with(hk, "local_duplex"))
+	m.LocalBands = v.localBands(f.Host.LocalBySize, m.LocalDuplexShare, with(hk, "local_by_size"))
 	if f.Noise != nil {
 		v.noise(m, f.Noise)
 	}

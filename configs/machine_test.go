@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -123,6 +124,19 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:6: host.local_duplex: "0.2.5" is not a duplex`}},
 		{"local duplex share NaN", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: .nan\n",
 			[]string{`bad.yaml:6: host.local_duplex: ".nan" is not a duplex`}},
+		{"local band without from", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - {bandwidth: 12GB/s}\n",
+			[]string{"bad.yaml:7: host.local_by_size.0.from: missing: give the smallest message size"}},
+		{"local bands out of order", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - {from: 1MiB, bandwidth: 12GB/s}\n    - from: 512KiB\n      bandwidth: 14GB/s\n",
+			[]string{"bad.yaml:8: host.local_by_size.1.from: 512KiB is not above the band before it (1MiB): list the bands in increasing order"}},
+		{"local band from 0", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - {from: 0, bandwidth: 12GB/s}\n",
+			[]string{"bad.yaml:7: host.local_by_size.0.from: 0: a band starts at 1 byte or more"}},
+		{"local band bad values", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - from: 1MiB\n      bandwidth: fast\n    - from: 2MiB\n      duplex: simplex\n",
+			[]string{"bad.yaml:8: host.local_by_size.0.bandwidth: ", "bad.yaml:9: host.local_by_size.1.bandwidth: missing; give the bandwidth of messages from 2MiB up",
+				`bad.yaml:10: host.local_by_size.1.duplex: "simplex" is not a duplex`}},
+		{"local band unknown key", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - {from: 1MiB, bandwidth: 12GB/s, latency: 1us}\n",
+			[]string{"bad.yaml:7:", "latency", "from, bandwidth, duplex"}},
+		{"local bands not a list", "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    from: 1MiB\n",
+			[]string{"bad.yaml:7: host.local_by_size: want a list"}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
 		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
@@ -472,6 +486,45 @@ func TestLocalDuplexConfig(t *testing.T) {
 			}
 			if res.Makespan != c.want {
 				t.Errorf("%q, %s: the exchange took %v, want %v", c.duplex, model, res.Makespan, c.want)
+			}
+		}
+	}
+}
+
+// host.local_by_size reaches both network models: an exchange of b bytes
+// between the two ranks of one host takes the band of b's bandwidth and
+// duplex share, a band without a duplex the host's (0.5 here): 10000 B
+// below the bands at 10 GB/s, share 0.5: 1.5µs; 20000 B at 40 GB/s, half
+// duplex: 2 x 0.5µs; 1 MiB at 1 GB/s, the host's share: 1.5 x 1048.576µs.
+func TestLocalBandsConfig(t *testing.T) {
+	m, err := Parse("x.yaml", []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_duplex: 0.5\n"+
+		"  local_by_size:\n    - {from: 20000, bandwidth: 40GB/s, duplex: half}\n    - {from: 1MiB, bandwidth: 1GB/s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []network.LocalBand{{From: 20000, Bandwidth: 40e9, DuplexShare: 1}, {From: 1 << 20, Bandwidth: 1e9, DuplexShare: 0.5}}
+	if !slices.Equal(m.LocalBands, want) {
+		t.Errorf("bands %+v, want %+v", m.LocalBands, want)
+	}
+	for _, c := range []struct {
+		bytes int64
+		want  sim.Time
+	}{{10000, 1500 * sim.Nanosecond}, {20000, sim.Microsecond}, {1 << 20, sim.FromSeconds(1.5 * (1 << 20) / 1e9)}} {
+		exchange := sim.FromPrograms("exchange", []sim.Program{
+			{{Kind: sim.OpSend, Peer: 1, Bytes: c.bytes}, {Kind: sim.OpRecv, Peer: 1, Bytes: c.bytes}},
+			{{Kind: sim.OpSend, Peer: 0, Bytes: c.bytes}, {Kind: sim.OpRecv, Peer: 0, Bytes: c.bytes}},
+		}, 2)
+		for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
+			net, err := factory([]int32{0, 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Execute(sim.New(1), exchange, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: math.MaxInt64}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Makespan != c.want {
+				t.Errorf("%d bytes, %s: the exchange took %v, want %v", c.bytes, model, res.Makespan, c.want)
 			}
 		}
 	}

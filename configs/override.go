@@ -219,6 +219,9 @@ func schemaPath(keys []string) (reflect.Type, error) {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
+		if t.Kind() == reflect.Slice {
+			return nil, fmt.Errorf("%s is a list, set whole: give it as one YAML list (--set '%s=[...]'), not %s under it", strings.Join(keys[:i], "."), strings.Join(keys[:i], "."), k)
+		}
 		if t.Kind() != reflect.Struct || t == reflect.TypeFor[lineText]() {
 			return nil, fmt.Errorf("%s is a value, not a section: %s cannot go under it", strings.Join(keys[:i], "."), k)
 		}

@@ -90,6 +90,7 @@ func TestOverrides(t *testing.T) {
 		{"dragonfly-72", "link.bandwidth", "1Gbit/s", `machine dragonfly-72 has no setting ending with it`},
 		{"small", "host.overhead", "fast", `t:9: small with host.overhead=fast: host.overhead: "fast" does not start with a number`},
 		{"small", "network.crossbar.hosts.x", "1", `network.crossbar.hosts is a value, not a section`},
+		{"small", "host.local_by_size.0.bandwidth", "1GB/s", `host.local_by_size is a list, set whole: give it as one YAML list (--set 'host.local_by_size=[...]'), not 0 under it`},
 	} {
 		source, data, _ := Source(c.machine)
 		_, err := WithOverrides(source, data, []Override{{Path: c.path, Value: scalar(c.value), Where: "t:9"}})

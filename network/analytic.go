@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/topology"
@@ -29,6 +30,40 @@ type AnalyticConfig struct {
 	// between two ranks of a host takes (1+share) b/bandwidth, or
 	// latency + b/bandwidth where that is more.
 	LocalDuplexShare float64
+	// LocalBands, when given, price the channel by message size: a
+	// message of at least a band's From bytes (and less than the next
+	// band's) moves at the band's bandwidth, with its duplex share, in
+	// place of Local's bandwidth and LocalDuplexShare, which smaller
+	// messages keep; the latency is Local's for every size. A core's
+	// copies run faster where the data fits in its caches, so one line
+	// fitted over all sizes misprices some (SimGrid's SMPI corrects the
+	// same way, with bandwidth factors by message size).
+	LocalBands []LocalBand
+}
+
+// LocalBand is the channel between ranks on one host for messages of From
+// bytes or more (AnalyticConfig.LocalBands).
+type LocalBand struct {
+	From        int64
+	Bandwidth   float64 // bytes per second
+	DuplexShare float64 // as AnalyticConfig.LocalDuplexShare
+}
+
+// checkBands reports what is wrong with bands, if anything.
+func checkBands(bands []LocalBand) error {
+	for i, b := range bands {
+		switch {
+		case b.From <= 0:
+			return fmt.Errorf("local band %d starts at %d bytes: a band starts at 1 byte or more (smaller messages take the channel's own bandwidth)", i, b.From)
+		case i > 0 && b.From <= bands[i-1].From:
+			return fmt.Errorf("local band %d starts at %d bytes, not above the band before it (%d): give the bands in increasing order of size", i, b.From, bands[i-1].From)
+		case !(b.Bandwidth > 0) || math.IsInf(b.Bandwidth, 0):
+			return fmt.Errorf("local band %d (from %d bytes): bandwidth %v is not a positive number", i, b.From, b.Bandwidth)
+		case !(b.DuplexShare >= 0 && b.DuplexShare <= 1):
+			return fmt.Errorf("local band %d (from %d bytes): duplex share %v is not between 0 (full duplex) and 1 (half)", i, b.From, b.DuplexShare)
+		}
+	}
+	return nil
 }
 
 // Analytic returns a factory for the analytic model: LogGP without
@@ -68,6 +103,9 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 	if !(cfg.LocalDuplexShare >= 0 && cfg.LocalDuplexShare <= 1) {
 		return nil, fmt.Errorf("analytic network: local duplex share %v is not between 0 (full duplex) and 1 (half)", cfg.LocalDuplexShare)
 	}
+	if err := checkBands(cfg.LocalBands); err != nil {
+		return nil, fmt.Errorf("analytic network: %w", err)
+	}
 	links := t.Links()
 	lat := make([]sim.Time, len(links))
 	psPerByte := make([]float64, len(links))
@@ -79,6 +117,10 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 	if cfg.Local.Bandwidth > 0 {
 		localPs = 1e12 / cfg.Local.Bandwidth
 	}
+	bands := []localBand{{psPerByte: localPs, share: cfg.LocalDuplexShare}}
+	for _, b := range cfg.LocalBands {
+		bands = append(bands, localBand{from: b.From, psPerByte: 1e12 / b.Bandwidth, share: b.DuplexShare})
+	}
 	return func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
 		if ranks > len(cfg.Placement) {
 			return nil, fmt.Errorf("analytic network: %d ranks but only %d placed", ranks, len(cfg.Placement))
@@ -89,9 +131,8 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		}
 		m := &analytic{
 			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
-			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), localPs: localPs, hosts: int32(t.Hosts()),
-			duplexShare: cfg.LocalDuplexShare,
-			txFree:      make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
+			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), local: bands, hosts: int32(t.Hosts()),
+			txFree: make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
 			txLast: make([]sim.Time, ports), rxQueue: make([][]intake, ports),
 			free: -1,
 		}
@@ -110,11 +151,10 @@ type analytic struct {
 	lat       []sim.Time
 	psPerByte []float64
 	localLat  sim.Time
-	localPs   float64
-	hosts     int32
-	// duplexShare: the share of a message's time on a rank's channel that
-	// the channel's other direction spends too (AnalyticConfig's).
-	duplexShare float64
+	// local prices a rank's channel by message size: the channel's own
+	// bandwidth and duplex share from 0 bytes, then the config's bands.
+	local []localBand
+	hosts int32
 	// By port: each host's NIC, then each rank's shared-memory channel
 	// to the ranks on its host (port hosts+r for rank r), which works as
 	// a NIC does, without the gap: ranks on a host send and take in at
@@ -135,8 +175,25 @@ type flight struct {
 	src     int32 // port
 	dst     int32 // port
 	ser     sim.Time
-	request bool  // a rendezvous request: no data
-	next    int32 // free list
+	share   float64 // the duplex share of the receiving channel's band
+	request bool    // a rendezvous request: no data
+	next    int32   // free list
+}
+
+// localBand is a LocalBand as the model uses it.
+type localBand struct {
+	from      int64
+	psPerByte float64
+	share     float64 // the duplex share
+}
+
+// band is the band of m.local that prices a message of bytes.
+func (m *analytic) band(bytes int64) localBand {
+	i := len(m.local) - 1
+	for i > 0 && bytes < m.local[i].from {
+		i--
+	}
+	return m.local[i]
 }
 
 // intake is data a port is taking in: from which port, delivered when.
@@ -159,10 +216,11 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	now := m.eng.Now()
 	src, dst := m.place[tr.Src], m.place[tr.Dst]
 	var latency sim.Time
-	worst := 0.0
+	worst, share := 0.0, 0.0 // NICs are full duplex
 	if src == dst {
 		src, dst = m.hosts+tr.Src, m.hosts+tr.Dst
-		latency, worst = m.localLat, m.localPs
+		b := m.band(tr.Bytes)
+		latency, worst, share = m.localLat, b.psPerByte, b.share
 	} else {
 		m.path = m.topo.Route(int(src), int(dst), m.path[:0])
 		for _, l := range m.path {
@@ -184,12 +242,12 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	start := max(now, m.txFree[src])
 	m.txFree[src] = start.Plus(m.portGap(src)).Plus(ser)
 	m.txLast[src] = start
-	m.share(&m.rxFree[src], src, ser)
+	m.share(&m.rxFree[src], share, ser)
 	// The model knows now when the last byte will leave: it says so at
 	// once, which spares the executor an event per message.
 	m.sink.Injected(tr.ID, start.Plus(ser))
 	f := m.newFlight()
-	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, next: -1}
+	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, share: share, next: -1}
 	m.eng.At(start.Plus(latency), m.id, evArrived<<62|uint64(f))
 }
 
@@ -231,7 +289,7 @@ func (m *analytic) Handle(arg uint64) {
 		}
 		start := max(now, m.rxFree[f.dst])
 		m.rxFree[f.dst] = start.Plus(m.portGap(f.dst)).Plus(f.ser)
-		m.share(&m.txFree[f.dst], f.dst, f.ser)
+		m.share(&m.txFree[f.dst], f.share, f.ser)
 		if len(q) == 0 {
 			q = m.rxQueue[f.dst][:0] // reuse the slice from its start
 		}
@@ -240,21 +298,21 @@ func (m *analytic) Handle(arg uint64) {
 	}
 }
 
-// share books, on the other direction of a rank's channel (port) one of
-// whose directions has just booked a message of ser, the share of ser
-// that the channel's duplex gives it: the other direction has that much
+// share books, on the other direction of a rank's channel one of whose
+// directions has just booked a message of ser, the share of ser that the
+// channel's duplex gives it (share, that of the message's band; 0 for a
+// NIC): the other direction has that much
 // more work, from now or from when it comes free. (Not from when the
 // message starts: a send queued behind others would push the other
 // direction's free time past all of them, and a receipt would wait for
 // every queued send however small the share.) With the share 1 both
 // directions keep one timeline (they start equal and every booking adds
-// the same to both): half duplex, one message at a time. NICs are full
-// duplex.
-func (m *analytic) share(other *sim.Time, port int32, ser sim.Time) {
-	if m.duplexShare == 0 || port < m.hosts {
+// the same to both): half duplex, one message at a time.
+func (m *analytic) share(other *sim.Time, share float64, ser sim.Time) {
+	if share == 0 {
 		return
 	}
-	*other = max(*other, m.eng.Now()).Plus(sim.FromPicoseconds(float64(ser) * m.duplexShare))
+	*other = max(*other, m.eng.Now()).Plus(sim.FromPicoseconds(float64(ser) * share))
 }
 
 // portGap is the gap g of a port: a NIC's; none for a rank's channel.

@@ -22,6 +22,9 @@ type FlowConfig struct {
 	// on a rank's channel its other direction spends too (0 full duplex,
 	// 1 half).
 	LocalDuplexShare float64
+	// LocalBands are AnalyticConfig's: the channel priced by message
+	// size.
+	LocalBands []LocalBand
 	// Links, when not nil, is filled with each link's load during the run.
 	Links *LinkLoad
 	// Routing is RouteMinimal (or ""), RouteValiant or RouteUGAL.
@@ -217,7 +220,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 		}
 		capUnits[i] = u
 	}
-	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local, LocalDuplexShare: cfg.LocalDuplexShare})
+	localFactory, err := Analytic(AnalyticConfig{Topology: t, Placement: cfg.Placement, Local: cfg.Local, LocalDuplexShare: cfg.LocalDuplexShare, LocalBands: cfg.LocalBands})
 	if err != nil {
 		return nil, err
 	}

@@ -241,3 +241,71 @@ func TestLocalDuplexShare(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalBands prices a rank's channel by message size: below the
+// first band, the channel's own bandwidth and duplex; from each band's
+// size up, the band's. Times worked by hand: latency 0.1µs, then bytes
+// over the band's bandwidth, the receiving side first waiting out its own
+// sends' shares.
+func TestLocalBands(t *testing.T) {
+	local := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-7}
+	cross, _ := topology.Crossbar(1, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
+	bands := []LocalBand{{From: 20000, Bandwidth: 2e10, DuplexShare: 1}, {From: 100000, Bandwidth: 5e9, DuplexShare: 0.5}}
+	us := func(v float64) sim.Time { return sim.FromSeconds(v * 1e-6) }
+	cases := []struct {
+		name string
+		trs  []sim.Transfer
+		want []sim.Time
+	}{
+		{"below the bands", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 19999}}, []sim.Time{us(0.1 + 1.9999)}},
+		{"the first band's smallest", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 20000}}, []sim.Time{us(0.1 + 1)}},
+		{"the last band", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 100000}}, []sim.Time{us(0.1 + 20)}},
+		// Half duplex in the first band: each channel sends [0, 1µs],
+		// then takes in [1µs, 2µs].
+		{"exchange, half", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 20000}, {ID: 1, Src: 1, Dst: 0, Bytes: 20000}}, []sim.Time{us(2), us(2)}},
+		// Share 0.5 in the last: sends of 20µs keep each receiving side
+		// busy 10µs first.
+		{"exchange, half a share", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 100000}, {ID: 1, Src: 1, Dst: 0, Bytes: 100000}}, []sim.Time{us(30), us(30)}},
+		// Each message keeps its own band's share: rank 0's large send
+		// holds its receipt back to 10µs; rank 1's small one (full duplex
+		// below the bands) holds nothing, so the large message is taken
+		// in at once.
+		{"exchange across bands", []sim.Transfer{{ID: 0, Src: 0, Dst: 1, Bytes: 100000}, {ID: 1, Src: 1, Dst: 0, Bytes: 10000}}, []sim.Time{us(20.1), us(11)}},
+	}
+	place := []int32{0, 0}
+	builders := map[string]func() (sim.NetworkFactory, error){
+		"analytic": func() (sim.NetworkFactory, error) {
+			return Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalBands: bands})
+		},
+		"flow": func() (sim.NetworkFactory, error) {
+			return Flow(FlowConfig{Topology: cross, Placement: place, Local: local, LocalBands: bands})
+		},
+	}
+	for model, build := range builders {
+		for _, tc := range cases {
+			s := runTransfers(t, build, len(place), tc.trs)
+			for i, w := range tc.want {
+				if got := s.at[uint32(i)]; got != w {
+					t.Errorf("%s, %s: transfer %d delivered at %v, want %v", model, tc.name, i, got, w)
+				}
+			}
+		}
+	}
+	for _, bad := range [][]LocalBand{
+		{{From: 0, Bandwidth: 1e9}},
+		{{From: 100, Bandwidth: 1e9}, {From: 100, Bandwidth: 2e9}},
+		{{From: 200, Bandwidth: 1e9}, {From: 100, Bandwidth: 2e9}},
+		{{From: 100, Bandwidth: 0}},
+		{{From: 100, Bandwidth: math.NaN()}},
+		{{From: 100, Bandwidth: math.Inf(1)}},
+		{{From: 100, Bandwidth: 1e9, DuplexShare: 1.5}},
+		{{From: 100, Bandwidth: 1e9, DuplexShare: math.NaN()}},
+	} {
+		if _, err := Analytic(AnalyticConfig{Topology: cross, Placement: place, Local: local, LocalBands: bad}); err == nil {
+			t.Errorf("bands %+v accepted", bad)
+		}
+		if _, err := Flow(FlowConfig{Topology: cross, Placement: place, Local: local, LocalBands: bad}); err == nil {
+			t.Errorf("flow: bands %+v accepted", bad)
+		}
+	}
+}

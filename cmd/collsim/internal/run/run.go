@@ -462,6 +462,8 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 			kind = "an estimate: ranks on one host take turns at its NIC, and it gives each rank a port of its own"
 		case r.LocalDuplex:
 			kind = "an estimate: ranks on one host send and take in on partly or half duplex channels (host.local_duplex), and it takes them as full duplex"
+		case r.LocalBands:
+			kind = "an estimate: ranks on one host move messages at bandwidths that depend on their size (host.local_by_size), and it prices every size at host.local's"
 		case r.ModelExact:
 			kind = "exact here"
 		default:
