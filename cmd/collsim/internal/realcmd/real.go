@@ -602,7 +602,7 @@ func exchangeJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 	var jobs []realrun.Job
 	for _, bytes := range ss {
 		for _, reduce := range []bool{false, true} {
-			rounds := PingPongRounds(bytes)
+			rounds := ExchangeRounds(bytes)
 			s, err := collectives.Exchange(ranks, 0, peer, bytes, rounds, reduce)
 			if err != nil {
 				return nil, &cmdutil.FlagError{Err: fmt.Errorf("--exchange: %w", err)}
@@ -653,6 +653,15 @@ func carried(flag string, sizes []int64) error {
 // call and the clock's resolution.
 func PingPongRounds(bytes int64) int { return int(min(100, max(1, (1<<20)/max(bytes, 1)))) }
 
+// ExchangeRounds is how many rounds one timed exchange call makes: one
+// from 64 KiB up, as a collective's step exchanges a message once, else
+// enough that small messages take far longer than the barrier before the
+// call. (Validate fits a band of its channel to each exchange size: with
+// the ping-pong's rounds, 2 at 512 KiB, the second ran in warm caches,
+// and the ring's 1 MiB allreduce, two 512 KiB exchanges, took 25-28%
+// longer than the model said.)
+func ExchangeRounds(bytes int64) int { return int(min(100, max(1, (64<<10)/max(bytes, 1)))) }
+
 // IsPingPong reports whether a summary is of a ping-pong call.
 func IsPingPong(s realrun.Summary) bool { return strings.HasPrefix(s.Name, "pingpong/") }
 
@@ -678,7 +687,7 @@ func IsPair(s realrun.Summary) bool {
 // perRound turns the times of an exchange call into the time of one
 // round: one message each way, at once.
 func perRound(s realrun.Summary) realrun.Summary {
-	return divideTimes(s, time.Duration(PingPongRounds(s.Bytes)))
+	return divideTimes(s, time.Duration(ExchangeRounds(s.Bytes)))
 }
 
 // divideTimes divides every time of s by n.
@@ -699,8 +708,12 @@ func OneWay(s realrun.Summary) realrun.Summary {
 
 // Summaries combines the ranks' reports call by call (realrun.Summarize),
 // except that ping-pongs are rank 0's own times, one way, as osu_latency
-// reports them (the other ranks idle or only answer), and exchanges rank
-// 0's own times a round (only the peer takes part).
+// reports them (the other ranks idle or only answer), and exchanges the
+// times of the slower of their two ranks in each iteration, a round (the
+// other ranks idle): as a collective's, the time of the last rank to
+// finish, which a simulation's makespan predicts. (Rank 0's own times
+// left out the iterations its peer started late in, and made exchanges
+// look faster than the collectives made of them.)
 func Summaries(reports []realrun.Report) []realrun.Summary {
 	sums := realrun.Summarize(reports)
 	first := realrun.Summarize(reports[:min(1, len(reports))])
@@ -709,10 +722,32 @@ func Summaries(reports []realrun.Report) []realrun.Summary {
 			sums[i] = OneWay(first[i])
 		}
 		if ex, _ := IsExchange(s); ex {
-			sums[i] = perRound(first[i])
+			sums[i] = perRound(realrun.Summarize(pairReports(reports, s.Name))[i])
 		}
 	}
 	return sums
+}
+
+// pairReports are the reports of the two ranks of the pair call name
+// ("exchange/0-3") names, or all of them if it names none.
+func pairReports(reports []realrun.Report, name string) []realrun.Report {
+	_, pair, _ := strings.Cut(name, "/")
+	as, bs, _ := strings.Cut(pair, "-")
+	a, errA := strconv.Atoi(as)
+	b, errB := strconv.Atoi(bs)
+	if errA != nil || errB != nil {
+		return reports
+	}
+	var out []realrun.Report
+	for _, r := range reports {
+		if r.Rank == a || r.Rank == b {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return reports
+	}
+	return out
 }
 
 // SummariesOfIterations is Summaries over the timed iterations lo to

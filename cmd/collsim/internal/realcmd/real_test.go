@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/sim/realrun"
@@ -201,6 +202,41 @@ func TestHostSysctlsTheKernelTakes(t *testing.T) {
 		}
 		if out, err := exec.Command("unshare", args...).CombinedOutput(); err != nil {
 			t.Errorf("%d b/s: unshare %s: %v\n%s", rate, strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// Summaries: a collective's median is of the slowest rank in each
+// iteration; a ping-pong's, rank 0's own one way; an exchange's, the
+// slower of its two ranks in each iteration (rank 1, idle, slow here, is
+// not one of them), a round. Medians by hand from the times below.
+func TestSummaries(t *testing.T) {
+	const mib = 1 << 20 // one round per call at this size
+	us := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Microsecond)
+		}
+		return out
+	}
+	report := func(rank int, ping, ex, coll []time.Duration) realrun.Report {
+		res := func(name string, times []time.Duration) realrun.Result {
+			return realrun.Result{Timing: realrun.Timing{Name: name, Bytes: mib, Iterations: len(times), Verified: true}, Times: times}
+		}
+		return realrun.Report{Rank: rank, Results: []realrun.Result{res("pingpong/0-2", ping), res("exchange/0-2", ex), res("allreduce/ring", coll)}}
+	}
+	reports := []realrun.Report{
+		report(0, us(20, 40, 60), us(10, 10, 10), us(50, 50, 50)),
+		report(1, us(0, 0, 0), us(100, 100, 100), us(90, 10, 10)),
+		report(2, us(0, 0, 0), us(30, 5, 12), us(10, 60, 10)),
+	}
+	sums := Summaries(reports)
+	// Ping-pong: rank 0's 20, 40, 60 over 2 one-way messages: 20µs.
+	// Exchange: the slower of ranks 0 and 2, 30, 10, 12: 12µs.
+	// Collective: the slowest of all, 90, 60, 50: 60µs.
+	for i, want := range []time.Duration{20 * time.Microsecond, 12 * time.Microsecond, 60 * time.Microsecond} {
+		if got := sums[i].Median; got != want {
+			t.Errorf("%s: median %v, want %v", sums[i].Name, got, want)
 		}
 	}
 }
