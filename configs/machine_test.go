@@ -471,24 +471,35 @@ func TestLocalDuplexConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exchange := sim.FromPrograms("exchange", []sim.Program{
-			{{Kind: sim.OpSend, Peer: 1, Bytes: 10000}, {Kind: sim.OpRecv, Peer: 1, Bytes: 10000}},
-			{{Kind: sim.OpSend, Peer: 0, Bytes: 10000}, {Kind: sim.OpRecv, Peer: 0, Bytes: 10000}},
-		}, 2)
-		for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
-			net, err := factory([]int32{0, 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := sim.Execute(sim.New(1), exchange, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: math.MaxInt64}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Makespan != c.want {
-				t.Errorf("%q, %s: the exchange took %v, want %v", c.duplex, model, res.Makespan, c.want)
+		for model, took := range localExchange(t, m, 10000) {
+			if took != c.want {
+				t.Errorf("%q, %s: the exchange took %v, want %v", c.duplex, model, took, c.want)
 			}
 		}
 	}
+}
+
+// localExchange is how long an exchange of bytes each way between the two
+// ranks of m's first host takes, by network model.
+func localExchange(t *testing.T, m *Machine, bytes int64) map[string]sim.Time {
+	t.Helper()
+	exchange := sim.FromPrograms("exchange", []sim.Program{
+		{{Kind: sim.OpSend, Peer: 1, Bytes: bytes}, {Kind: sim.OpRecv, Peer: 1, Bytes: bytes}},
+		{{Kind: sim.OpSend, Peer: 0, Bytes: bytes}, {Kind: sim.OpRecv, Peer: 0, Bytes: bytes}},
+	}, 2)
+	took := map[string]sim.Time{}
+	for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
+		net, err := factory([]int32{0, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Execute(sim.New(1), exchange, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: math.MaxInt64}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took[model] = res.Makespan
+	}
+	return took
 }
 
 // host.local_by_size reaches both network models: an exchange of b bytes
@@ -510,21 +521,9 @@ func TestLocalBandsConfig(t *testing.T) {
 		bytes int64
 		want  sim.Time
 	}{{10000, 1500 * sim.Nanosecond}, {20000, sim.Microsecond}, {1 << 20, sim.FromSeconds(1.5 * (1 << 20) / 1e9)}} {
-		exchange := sim.FromPrograms("exchange", []sim.Program{
-			{{Kind: sim.OpSend, Peer: 1, Bytes: c.bytes}, {Kind: sim.OpRecv, Peer: 1, Bytes: c.bytes}},
-			{{Kind: sim.OpSend, Peer: 0, Bytes: c.bytes}, {Kind: sim.OpRecv, Peer: 0, Bytes: c.bytes}},
-		}, 2)
-		for model, factory := range map[string]func([]int32) (sim.NetworkFactory, error){"analytic": m.Analytic, "flow": m.Flow} {
-			net, err := factory([]int32{0, 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := sim.Execute(sim.New(1), exchange, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: math.MaxInt64}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Makespan != c.want {
-				t.Errorf("%d bytes, %s: the exchange took %v, want %v", c.bytes, model, res.Makespan, c.want)
+		for model, took := range localExchange(t, m, c.bytes) {
+			if took != c.want {
+				t.Errorf("%d bytes, %s: the exchange took %v, want %v", c.bytes, model, took, c.want)
 			}
 		}
 	}

@@ -734,6 +734,11 @@ type validateOut struct {
 		Share float64 `json:"duplex_share"`
 		Gamma float64 `json:"reduce_s_per_byte"`
 		Sizes []int64 `json:"sizes"`
+		Bands []struct {
+			From        int64   `json:"from"`
+			Bandwidth   float64 `json:"bandwidth_bytes_per_s"`
+			DuplexShare float64 `json:"duplex_share"`
+		} `json:"bands"`
 	}
 	Drift *struct {
 		Between    string  `json:"between"`
@@ -791,10 +796,22 @@ func TestValidateReal(t *testing.T) {
 		t.Errorf("fit alpha %g, beta %g", out.Alpha, out.Beta)
 	}
 	// The ranks share this host: the exchanges, at the default sizes
-	// (auto, for sizes below 64 MiB: 4 and 16 MiB), fit its channel
-	// (plain and reducing ones, their data checked).
-	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || !(c.Share >= 0 && c.Share <= 1) || !slices.Equal(c.Sizes, []int64{4 << 20, 16 << 20}) {
-		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, a duplex share from 0 to 1, sizes 4 and 16 MiB", c)
+	// (auto: each power of two from the smallest message, 64 KiB over 2
+	// ranks, to the largest size), fit its channel (plain and reducing
+	// ones, their data checked), a band from each size up, the ping-pong
+	// timed there too.
+	sizes := []int64{32 << 10, 64 << 10, 128 << 10, 256 << 10}
+	if c := out.Channel; c == nil || !(c.Ratio > 0) || c.Gamma < 0 || !(c.Share >= 0 && c.Share <= 1) || !slices.Equal(c.Sizes, sizes) {
+		t.Errorf("channel fit %+v, want a positive ratio, no negative gamma, a duplex share from 0 to 1, sizes %v", c, sizes)
+	} else {
+		for i, b := range c.Bands {
+			if i >= len(sizes) || b.From != sizes[i] || !(b.Bandwidth > 0) || !(b.DuplexShare >= 0 && b.DuplexShare <= 1) {
+				t.Errorf("band %d: %+v, want one from each exchange size, %v, a positive bandwidth and a duplex share from 0 to 1", i, b, sizes)
+			}
+		}
+		if len(c.Bands) == 0 {
+			t.Error("no bands: the channel was fitted as one line")
+		}
 	}
 	// The calls were timed in rounds (the default), and the drift is the
 	// ping-pong's between the halves of the rounds (its fit can fail on a

@@ -14,22 +14,36 @@ import (
 	"github.com/collsim/collsim/sim/realrun"
 )
 
-// autoExchange is --exchange's default: exchangeSizes of the largest
-// -s size.
+// autoExchange is --exchange's default: exchangeSizes of the -s sizes.
 const autoExchange = "auto"
 
-// exchangeSizes is --exchange's auto: 4 MiB, 16 MiB, and each 4x above
-// up to largest, the largest message a collective of that size sends (a
-// recursive doubling's on 2 ranks). A rank's channel moves data that fits
-// in the caches faster, and reduces it faster, than data that does not:
-// a fit on small exchanges alone makes the model fast for large
-// collectives (the README's one-host measurements).
-func exchangeSizes(largest int64) string {
-	sizes := []string{"4MiB", "16MiB"}
-	for b := int64(64 << 20); b <= largest && b <= realrun.MaxMessageBytes; b *= 4 {
-		sizes = append(sizes, configs.FormatBytes(b))
+// minExchange is the smallest size --exchange's auto times: smaller
+// messages are latency, which the ping-pong's small sizes give.
+const minExchange = 4 << 10
+
+// exchangeSizes is --exchange's auto: each power of two from the smallest
+// message a collective of the -s sizes sends among ranks (the smallest
+// size over ranks, at least minExchange) up to the largest (a recursive
+// doubling's, the largest size), each the start of a band of the fitted
+// channel (oneHostYAML). A rank's channel moves data that fits in the
+// caches faster than data that does not, and it does so both ways at
+// once more readily: one line fitted over all sizes made the model 17-65%
+// slow for a ring at 1-4 MiB on 2 ranks (512 KiB-2 MiB messages) and
+// right at 64 MiB on this project's machine.
+func exchangeSizes(sizes []int64, ranks int) string {
+	smallest, largest := slices.Min(sizes)/int64(ranks), min(slices.Max(sizes), realrun.MaxMessageBytes)
+	b := int64(minExchange)
+	for b*2 <= smallest {
+		b *= 2
 	}
-	return strings.Join(sizes, ",")
+	var out []string
+	for ; b <= largest; b *= 2 {
+		out = append(out, configs.FormatBytes(b))
+	}
+	if len(out) == 0 { // every size below minExchange: one band
+		out = append(out, configs.FormatBytes(minExchange))
+	}
+	return strings.Join(out, ",")
 }
 
 // channelFit is what the exchanges between two ranks of one host say of
@@ -54,6 +68,36 @@ type channelFit struct {
 	ReduceSecondsPerByte float64 `json:"reduce_s_per_byte"`
 	// Sizes are the exchanges' sizes the fit used, ascending.
 	Sizes []int64 `json:"sizes"`
+	// Bands price the channel by size: one for each exchange size with a
+	// ping-pong of its own (validate times one at every --exchange
+	// size), ascending.
+	Bands []bandFit `json:"bands"`
+}
+
+// bandFit is the channel for messages of From bytes up to the next
+// band's: the bandwidth that gives the one-way time the ping-pong
+// measured at From, and the duplex share that gives the exchange's.
+type bandFit struct {
+	From        int64   `json:"from"`
+	OneWay      float64 `json:"one_way_s"`
+	Exchange    float64 `json:"exchange_s"`
+	Bandwidth   float64 `json:"bandwidth_bytes_per_s"`
+	DuplexShare float64 `json:"duplex_share"`
+}
+
+// fitBand is the band of b bytes that a one-way time and an exchange's
+// give, on a channel of latency alpha: a message takes alpha + b/bw, so
+// bw = b / (oneWay - alpha); an exchange takes (1+share) b/bw when that
+// is more than alpha + b/bw (validate's machine: network.LocalBand), so
+// share = exchange / (b/bw) - 1, from 0 to 1. ok is false where the
+// one-way time is not above alpha.
+func fitBand(b int64, oneWay, exchange, alpha float64) (bandFit, bool) {
+	ser := oneWay - alpha
+	if b <= 0 || !(ser > 0) || !(exchange > 0) {
+		return bandFit{}, false
+	}
+	share := min(1, max(0, exchange/ser-1))
+	return bandFit{From: b, OneWay: oneWay, Exchange: exchange, Bandwidth: float64(b) / ser, DuplexShare: share}, true
 }
 
 // fitChannel reads the exchanges among sums against the ping-pong's fit.
@@ -61,9 +105,12 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 	if !(h.Beta > 0) {
 		return channelFit{}, fmt.Errorf("the ping-pong's fit gives beta %g s/B: a channel's share of a message's time needs a positive one", h.Beta)
 	}
-	plain, reducing := map[int64]float64{}, map[int64]float64{}
+	plain, reducing, measured := map[int64]float64{}, map[int64]float64{}, map[int64]float64{}
 	var sizes []int64
 	for _, s := range sums {
+		if realcmd.IsPingPong(s) {
+			measured[s.Bytes] = s.Median.Seconds() // one way
+		}
 		ex, reduces := realcmd.IsExchange(s)
 		if !ex {
 			continue
@@ -77,6 +124,7 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 	}
 	var ratios, shares, gammas []float64
 	var fitted []int64
+	var bands []bandFit
 	for _, b := range slices.Compact(slices.Sorted(slices.Values(sizes))) {
 		r, ok := reducing[b]
 		// The ping-pong's line must give the size a time to compare
@@ -91,6 +139,11 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 		}
 		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
 		shares = append(shares, plain[b]/(h.Beta*float64(b))-1)
+		if t, ok := measured[b]; ok {
+			if band, ok := fitBand(b, t, plain[b], h.Alpha); ok {
+				bands = append(bands, band)
+			}
+		}
 	}
 	if len(ratios) == 0 {
 		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")
@@ -98,18 +151,27 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 	ratio, _ := cost.Median(ratios)
 	share, _ := cost.Median(shares)
 	gamma, _ := cost.Median(gammas)
-	return channelFit{Ratio: ratio, DuplexShare: min(1, max(0, share)), ReduceSecondsPerByte: max(0, gamma), Sizes: fitted}, nil
+	return channelFit{Ratio: ratio, DuplexShare: min(1, max(0, share)), ReduceSecondsPerByte: max(0, gamma), Sizes: fitted, Bands: bands}, nil
 }
 
 // oneHostYAML is the fitted machine of ranks that share one host: each
 // rank's channel to the others has the ping-pong's alpha and beta and the
-// exchanges' duplex, and reductions cost what the reducing exchanges
-// added. Every message is eager, as in real runs.
+// exchanges' duplex (the median share) for messages below the first band,
+// each band's bandwidth and duplex from its size up, and reductions cost
+// what the reducing exchanges added. Every message is eager, as in real
+// runs.
 func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 	reduce := ""
 	if ch.ReduceSecondsPerByte > 0 {
 		reduce = fmt.Sprintf("  reduce_bandwidth: %sB/s\n", num(1/ch.ReduceSecondsPerByte))
+	}
+	bands := ""
+	if len(ch.Bands) > 0 {
+		bands = "  local_by_size:\n"
+		for _, b := range ch.Bands {
+			bands += fmt.Sprintf("    - {from: %d, bandwidth: %sB/s, duplex: %s}\n", b.From, num(b.Bandwidth), num(b.DuplexShare))
+		}
 	}
 	return fmt.Appendf(nil, `# Written by collsim validate --real (ping-pong and exchanges on one host).
 name: "fitted"
@@ -124,10 +186,10 @@ host:
   ranks_per_host: %d
   local: {bandwidth: %sB/s, latency: %sns}
   local_duplex: %s
-%s  eager_limit: none
+%s%s  eager_limit: none
 placement: block
 `, ranks, cmdutil.Seconds(h.Alpha), configs.FormatBandwidth(1/h.Beta), ch.DuplexShare, ch.Ratio,
-		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), num(ch.DuplexShare), reduce)
+		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), num(ch.DuplexShare), bands, reduce)
 }
 
 // channelText says what the exchanges found, for the table's header.
@@ -152,6 +214,14 @@ func channelText(ch channelFit) string {
 	for _, b := range ch.Sizes {
 		sizes = append(sizes, configs.FormatBytes(b))
 	}
-	return fmt.Sprintf("exchanges (%s) took %.2fx a one-way message: each rank's channel is %s; reducing exchanges %s",
+	text := fmt.Sprintf("exchanges (%s) took %.2fx a one-way message (the median): each rank's channel is %s; reducing exchanges %s",
 		strings.Join(sizes, ", "), ch.Ratio, duplex, gamma)
+	if len(ch.Bands) > 0 {
+		var bands []string
+		for _, b := range ch.Bands {
+			bands = append(bands, fmt.Sprintf("%s %s %.2f", configs.FormatBytes(b.From), configs.FormatBandwidth(b.Bandwidth), b.DuplexShare))
+		}
+		text += fmt.Sprintf("\nchannel by size (from, bandwidth, duplex share; below %s the median above and beta): %s", configs.FormatBytes(ch.Bands[0].From), strings.Join(bands, "; "))
+	}
+	return text
 }

@@ -170,22 +170,26 @@ func TestOneHostMachine(t *testing.T) {
 	}
 }
 
-// --exchange's auto: 4 and 16 MiB always, and each 4x above up to the
-// largest -s size (the largest message of a collective of that size).
+// --exchange's auto: each power of two from the smallest -s size over
+// the ranks (at least 4 KiB) up to the largest -s size.
 func TestExchangeSizes(t *testing.T) {
+	const mib = 1 << 20
 	for _, c := range []struct {
-		largest int64
-		want    string
+		sizes []int64
+		ranks int
+		want  string
 	}{
-		{8, "4MiB,16MiB"},
-		{1 << 20, "4MiB,16MiB"},
-		{64<<20 - 1, "4MiB,16MiB"},
-		{64 << 20, "4MiB,16MiB,64MiB"},
-		{100 << 20, "4MiB,16MiB,64MiB"},
-		{256 << 20, "4MiB,16MiB,64MiB,256MiB"},
+		{[]int64{8}, 2, "4KiB"},
+		{[]int64{8, 16 << 10}, 2, "4KiB,8KiB,16KiB"},
+		{[]int64{mib, 2 * mib, 4 * mib}, 2, "512KiB,1MiB,2MiB,4MiB"},
+		{[]int64{64 * mib, mib}, 4, "256KiB,512KiB,1MiB,2MiB,4MiB,8MiB,16MiB,32MiB,64MiB"},
+		// Not powers of two: from the power of two at or below the
+		// smallest message (3 MiB / 2), up to the largest size.
+		{[]int64{3 * mib, 5 * mib}, 2, "1MiB,2MiB,4MiB"},
+		{[]int64{mib}, 1000, "4KiB,8KiB,16KiB,32KiB,64KiB,128KiB,256KiB,512KiB,1MiB"},
 	} {
-		if got := exchangeSizes(c.largest); got != c.want {
-			t.Errorf("largest %d: %q, want %q", c.largest, got, c.want)
+		if got := exchangeSizes(c.sizes, c.ranks); got != c.want {
+			t.Errorf("sizes %v on %d ranks: %q, want %q", c.sizes, c.ranks, got, c.want)
 		}
 	}
 }
@@ -208,5 +212,135 @@ func TestDuplexShareNote(t *testing.T) {
 		if notes := caveats(o, ch, nil); mentions(notes) {
 			t.Errorf("channel %+v: notes %q mention a duplex share", ch, notes)
 		}
+	}
+}
+
+// The channel's bands, by hand (alpha 1µs): a ping-pong of 1 MiB whose
+// one-way time is 1µs + 0.5 ms gives a band of 1 MiB / 0.5 ms =
+// 2.097152 GB/s, and an exchange of 0.8 ms a duplex share of 0.8/0.5 - 1
+// = 0.6; at 2 MiB, 1µs + 1.5 ms and 4 ms: 1.398101 GB/s, share 1.67, held
+// at 1 (half duplex); an exchange size without a ping-pong (4 MiB) gets
+// no band, nor does one whose one-way time is not above alpha (8 MiB).
+func TestFitChannelBands(t *testing.T) {
+	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9}
+	const mib = 1 << 20
+	us := func(v float64) time.Duration { return time.Duration(v * 1e3) }
+	sums := []realrun.Summary{
+		summary("pingpong/0-1", mib, us(1+500)),
+		summary("exchange/0-1", mib, us(800)),
+		summary("exchange-reduce/0-1", mib, us(900)),
+		summary("pingpong/0-1", 2*mib, us(1+1500)),
+		summary("exchange/0-1", 2*mib, us(4000)),
+		summary("exchange-reduce/0-1", 2*mib, us(4100)),
+		summary("exchange/0-1", 4*mib, us(9000)),
+		summary("exchange-reduce/0-1", 4*mib, us(9100)),
+		summary("pingpong/0-1", 8*mib, us(1)),
+		summary("exchange/0-1", 8*mib, us(16000)),
+		summary("exchange-reduce/0-1", 8*mib, us(16100)),
+		summary("pingpong/0-1", 16*mib, us(1+8000)), // no exchange: no band
+	}
+	ch, err := fitChannel(sums, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bandFit{
+		{From: mib, OneWay: 501e-6, Exchange: 800e-6, Bandwidth: mib / 500e-6, DuplexShare: 0.6},
+		{From: 2 * mib, OneWay: 1501e-6, Exchange: 4000e-6, Bandwidth: 2 * mib / 1500e-6, DuplexShare: 1},
+	}
+	if len(ch.Bands) != len(want) {
+		t.Fatalf("bands %+v, want %+v", ch.Bands, want)
+	}
+	for i, w := range want {
+		g := ch.Bands[i]
+		if g.From != w.From || math.Abs(g.OneWay-w.OneWay) > 1e-12 || math.Abs(g.Exchange-w.Exchange) > 1e-12 ||
+			math.Abs(g.Bandwidth/w.Bandwidth-1) > 1e-9 || math.Abs(g.DuplexShare-w.DuplexShare) > 1e-9 {
+			t.Errorf("band %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if text := channelText(ch); !strings.Contains(text, "1MiB 2.097GB/s 0.60; 2MiB 1.398GB/s 1.00") {
+		t.Errorf("channel text %q does not list the bands", text)
+	}
+}
+
+// The machine fitted on one host runs its bands: a one-way message of a
+// band's size takes the ping-pong's time there, and an exchange the
+// exchange's (the share above alpha's part: max(alpha, s b/bw) + b/bw);
+// a size between two bands takes the smaller's bandwidth. Fitted again to
+// its own times, it gives its bands back.
+func TestOneHostMachineBands(t *testing.T) {
+	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9}
+	const mib = 1 << 20
+	bands := []bandFit{{From: mib, Bandwidth: 2e9, DuplexShare: 0.6}, {From: 4 * mib, Bandwidth: 1e9, DuplexShare: 0.2}}
+	m, err := configs.Parse("fitted.yaml", oneHostYAML(2, h, channelFit{Ratio: 1.5, DuplexShare: 0.5, Bands: bands}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []realrun.Summary
+	for _, c := range []struct {
+		bytes int64
+		bw    float64
+		share float64
+	}{{mib, 2e9, 0.6}, {2 * mib, 2e9, 0.6}, {4 * mib, 1e9, 0.2}, {mib / 2, 1e9, 0.5}} {
+		ser := float64(c.bytes) / c.bw
+		oneWay := sim.FromPrograms("one way", []sim.Program{{{Kind: sim.OpSend, Peer: 1, Bytes: c.bytes}}, {{Kind: sim.OpRecv, Peer: 0, Bytes: c.bytes}}}, 2)
+		exchange, err := collectives.Exchange(2, 0, 1, c.bytes, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			name string
+			s    sim.Schedule
+			want float64
+		}{{"pingpong/0-1", oneWay, h.Alpha + ser}, {"exchange/0-1", exchange, max(h.Alpha, c.share*ser) + ser}} {
+			net, err := m.Analytic([]int32{0, 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Execute(sim.New(1), r.s, sim.Config{Network: net, Host: m.Host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Makespan.Seconds(); math.Abs(got-r.want) > 1e-11 {
+				t.Errorf("%s of %d B: %gs, want %gs", r.name, c.bytes, got, r.want)
+			}
+			own = append(own, summary(r.name, c.bytes, time.Duration(res.Makespan/sim.Nanosecond)))
+			if r.name == "exchange/0-1" {
+				own = append(own, summary("exchange-reduce/0-1", c.bytes, time.Duration(res.Makespan/sim.Nanosecond)))
+			}
+		}
+	}
+	again, err := fitChannel(own, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bands {
+		i := slices.IndexFunc(again.Bands, func(g bandFit) bool { return g.From == b.From })
+		if i < 0 || math.Abs(again.Bands[i].Bandwidth/b.Bandwidth-1) > 1e-5 || math.Abs(again.Bands[i].DuplexShare-b.DuplexShare) > 1e-5 {
+			t.Errorf("fitted to its own times, band from %d: %+v, want %+v", b.From, again.Bands, b)
+		}
+	}
+}
+
+// alpha and beta are fitted to --pingpong's sizes alone: ping-pongs
+// timed only for bands, off the line (twice as fast: a cache's), change
+// nothing.
+func TestFitPingPongSizes(t *testing.T) {
+	line := func(b int64) time.Duration { return time.Microsecond + time.Duration(b) } // 1µs + 1 ns/B
+	var sums []realrun.Summary
+	keep := map[int64]bool{}
+	for _, b := range []int64{8, 512, 1 << 20, 2 << 20, 4 << 20, 8 << 20} {
+		sums = append(sums, summary("pingpong/0-1", b, line(b)))
+		keep[b] = true
+	}
+	for _, b := range []int64{3 << 20, 5 << 20, 6 << 20, 7 << 20, 9 << 20} {
+		sums = append(sums, summary("pingpong/0-1", b, line(b)/2))
+	}
+	sums = append(sums, summary("allreduce/ring", 1<<20, time.Second))
+	fit, err := fitPingPong(sums, keep)
+	if err != nil || math.Abs(fit.Model.Beta-1e-9) > 1e-15 || math.Abs(fit.Model.Alpha-1e-6) > 1e-9 {
+		t.Errorf("fit %+v, %v; want alpha 1µs, beta 1 ns/B", fit.Model, err)
+	}
+	if all, err := fitPingPong(sums, nil); err != nil || all.Model.Beta == fit.Model.Beta {
+		t.Errorf("every size: %+v, %v; want the extra size to move beta", all.Model, err)
 	}
 }

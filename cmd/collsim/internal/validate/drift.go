@@ -52,10 +52,10 @@ var driftTimes = map[string][2]string{
 }
 
 // measureDrift fits the pairs timed later (after) as those timed before
-// were fitted (fit, and ch on one host; nil between emulated hosts); nil
-// when they do not fit.
-func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, ch *channelFit) *drift {
-	again, err := realcmd.FitPingPong(after)
+// were fitted (fit, to the ping-pongs of the sizes keep, and ch on one
+// host; nil between emulated hosts); nil when they do not fit.
+func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, ch *channelFit, keep map[int64]bool) *drift {
+	again, err := fitPingPong(after, keep)
 	if err != nil || !(again.Model.Beta > 0) || !(fit.Model.Beta > 0) {
 		return nil
 	}
@@ -70,12 +70,13 @@ func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, 
 
 // measureRoundsDrift is measureDrift between the first and the second
 // half of the rounds of an interleaved run of iterations rounds (nil when
-// either half does not fit), on one host when oneHost. Of an odd number
-// of rounds, the middle one is in neither half.
-func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool) *drift {
+// either half does not fit), on one host when oneHost, fitting the
+// ping-pongs of the sizes keep. Of an odd number of rounds, the middle
+// one is in neither half.
+func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool, keep map[int64]bool) *drift {
 	half := iterations / 2
 	first := realcmd.SummariesOfIterations(reports, 0, half)
-	fit, err := realcmd.FitPingPong(first)
+	fit, err := fitPingPong(first, keep)
 	if err != nil || !(fit.Model.Beta > 0) {
 		return nil
 	}
@@ -87,7 +88,7 @@ func measureRoundsDrift(reports []realrun.Report, iterations int, oneHost bool) 
 		}
 		ch = &c
 	}
-	return measureDrift(acrossRounds, realcmd.SummariesOfIterations(reports, iterations-half, iterations), fit, ch)
+	return measureDrift(acrossRounds, realcmd.SummariesOfIterations(reports, iterations-half, iterations), fit, ch, keep)
 }
 
 // driftNote says, when the machine changed during the run by more than

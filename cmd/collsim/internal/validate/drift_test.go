@@ -51,14 +51,14 @@ func TestDriftNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := measureDrift(aroundCollectives, pingPongs(1.3), fit, nil)
+	d := measureDrift(aroundCollectives, pingPongs(1.3), fit, nil, nil)
 	if d == nil || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
 		t.Fatalf("drift %+v, want beta 1.3 ns/B after, +30%%", d)
 	}
 	if note := driftNote(d); !strings.Contains(note, "the machine changed during the run: the ping-pong's beta was 1e-09 s/B before the collectives and 1.3e-09 after (+30%)") || !strings.Contains(note, "--max-drift") {
 		t.Errorf("note %q", note)
 	}
-	if note := driftNote(measureDrift(aroundCollectives, pingPongs(1.05), fit, nil)); note != "" {
+	if note := driftNote(measureDrift(aroundCollectives, pingPongs(1.05), fit, nil, nil)); note != "" {
 		t.Errorf("+5%%: note %q", note)
 	}
 	// On one host the channel is fitted again too: exchanges of 2 b beta
@@ -75,7 +75,7 @@ func TestDriftNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = measureDrift(aroundCollectives, append(pingPongs(1), exchanges(1.1, 1)...), fit, &ch)
+	d = measureDrift(aroundCollectives, append(pingPongs(1), exchanges(1.1, 1)...), fit, &ch, nil)
 	if d == nil || d.DuplexShareAfter == nil || math.Abs(*d.DuplexShareAfter-0.1) > 1e-3 {
 		t.Fatalf("drift %+v, want a duplex share of 0.1 after", d)
 	}
@@ -102,7 +102,7 @@ func TestRoundsDrift(t *testing.T) {
 		results = append(results, res)
 	}
 	reports := []realrun.Report{{Rank: 0, Results: results}, {Rank: 1, Results: results}}
-	d := measureRoundsDrift(reports, 6, false)
+	d := measureRoundsDrift(reports, 6, false, nil)
 	if d == nil || d.Between != acrossRounds || math.Abs(d.BetaBefore-1e-9) > 1e-15 || math.Abs(d.BetaAfter-1.3e-9) > 1e-15 || math.Abs(d.BetaChange-0.3) > 1e-6 {
 		t.Fatalf("drift %+v, want beta 1 ns/B then 1.3 across the rounds, +30%%", d)
 	}
@@ -113,7 +113,7 @@ func TestRoundsDrift(t *testing.T) {
 	for i := range results {
 		results[i].Times = slices.Repeat(results[i].Times[:1], 6)
 	}
-	if d := measureRoundsDrift(reports, 6, false); d == nil || math.Abs(d.BetaChange) > 1e-9 || driftNote(d) != "" {
+	if d := measureRoundsDrift(reports, 6, false, nil); d == nil || math.Abs(d.BetaChange) > 1e-9 || driftNote(d) != "" {
 		t.Errorf("steady rounds: drift %+v, note %q", d, driftNote(d))
 	}
 }

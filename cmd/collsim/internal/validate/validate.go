@@ -4,12 +4,14 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +36,11 @@ type options struct {
 	sizes      string
 	pingpong   string
 	exchange   string
+	// fitSizes are --pingpong's sizes, the only ones alpha and beta are
+	// fitted to; timedPings are the sizes the ping-pong is timed at, the
+	// exchanges' too on one host (their bands need a one-way time each).
+	fitSizes   map[int64]bool
+	timedPings string
 	transport  string
 	singleCopy string
 	// singleCopySet: --single-copy was given (else, over TCP, real is
@@ -91,10 +98,12 @@ share by more than 0.2), and --max-drift refuses such runs. Between
 iterations one after another, as the OSU benchmarks do, and the ping-pong
 again after the collectives, against which the drift is measured. It then writes the fitted machine: between
 --netns hosts, one rank per host on one switch, gamma from this host's
-reduction kernel; on one host, every rank on it, each rank's channel as duplex as exchanges
-between rank 0 and the last rank at --exchange sizes show (an exchange of
-b bytes that takes (1+s) b beta gives the channel a duplex share of s: 0
-full duplex, 1 half), gamma what a reducing exchange adds per byte. It
+reduction kernel; on one host, every rank on it, each rank's channel priced
+by message size in bands, one from each --exchange size up: the band's
+bandwidth gives the one-way time the ping-pong measured at its size, and
+its duplex share the time of an exchange between rank 0 and the last rank
+(an exchange of b bytes that takes (1+s) b/bandwidth gives a share of s: 0
+full duplex, 1 half); gamma is what a reducing exchange adds per byte. It
 simulates every algorithm on that machine, prices it with its closed form,
 and reports each point: the real median time (of the slowest rank, over the
 timed iterations), the simulated and the closed-form times, and their
@@ -163,7 +172,7 @@ any error is larger than that fraction.`,
 	f.StringVar(&o.networks, "network", "analytic", "network models to simulate: analytic, flow, or analytic,flow (not with --real: both)")
 	f.BoolVar(&o.points, "points", false, "print every point, not only each algorithm's summary")
 	f.StringVar(&o.pingpong, "pingpong", "8,512,1MiB..16MiB", "ping-pong sizes the fit uses: small ones pin alpha, large ones beta (mid sizes ride a shaped link's token bucket burst and would bias beta)")
-	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing) that say how duplex a rank's channel is and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: always 4 MiB and 16 MiB, and each 4x above them up to the largest -s size, the largest message a collective sends")
+	f.StringVar(&o.exchange, "exchange", autoExchange, "without --netns: exchange sizes (rank 0 and the last rank both send and receive at once, plainly and reducing; the ping-pong is timed at them too) that say how fast and how duplex a rank's channel is at each size (a band of the fitted machine from each size up) and what a reduction costs in the transport, for the fitted machine of ranks on one host; auto: each power of two from the smallest message a collective sends (the smallest -s size over --np, at least 4KiB) up to the largest -s size")
 	f.StringVar(&o.singleCopy, "single-copy", "off", `with --real: which messages ranks that share memory copy once, as collsim real's --single-copy (off, auto, ring, or a size). off, the default here, sends every message through the rings, so that every run measures the same channel: auto times both ways before the run and may choose differently from one run to the next, and messages copied once made exchanges faster than a one-way message (0.73-0.81x on this project's machine), which a duplex share of 0 to 1 cannot express`)
 	f.StringVar(&o.transport, "transport", "shm", `with --real: how ranks on one host talk, as collsim real's --transport ("shm" or "tcp"); ranks on separate --netns hosts use TCP`)
 	f.IntVar(&o.iterations, "iterations", 5, "timed iterations per call")
@@ -180,7 +189,7 @@ any error is larger than that fraction.`,
 
 // realArgs are collsim real's verb and flags for what o asks.
 func (o *options) realArgs() []string {
-	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", o.pingpong, "--transport", o.transport,
+	args := []string{"real", "-c", o.collective, "-a", o.algos, "-s", o.sizes, "--pingpong", cmp.Or(o.timedPings, o.pingpong), "--transport", o.transport,
 		"--iterations", fmt.Sprint(o.iterations), "--warmup", fmt.Sprint(o.warmup), "--timeout", o.timeout.String()}
 	if o.transport != realrun.TCP.String() || o.singleCopySet {
 		args = append(args, "--single-copy", o.singleCopy)
@@ -197,6 +206,50 @@ func (o *options) realArgs() []string {
 		args = append(args, "--pairs-again")
 	}
 	return args
+}
+
+// pairSizes reads --pingpong's sizes into o.fitSizes, and sets
+// o.timedPings: those and, on one host, --exchange's.
+func (o *options) pairSizes() error {
+	pings, err := cmdutil.Sizes(o.pingpong)
+	if err != nil {
+		return cmdutil.Flagf("--pingpong: %v", err)
+	}
+	o.fitSizes = map[int64]bool{}
+	for _, b := range pings {
+		o.fitSizes[b] = true
+	}
+	timed := slices.Clone(pings)
+	if !o.Netns.Enabled() {
+		exchanges, err := cmdutil.Sizes(o.exchange)
+		if err != nil {
+			return cmdutil.Flagf("--exchange: %v", err)
+		}
+		for _, b := range exchanges {
+			if b%8 == 0 { // real refuses the others under --exchange, in its words
+				timed = append(timed, b)
+			}
+		}
+	}
+	var list []string
+	for _, b := range slices.Compact(slices.Sorted(slices.Values(timed))) {
+		list = append(list, strconv.FormatInt(b, 10))
+	}
+	o.timedPings = strings.Join(list, ",")
+	return nil
+}
+
+// fitPingPong fits alpha and beta to the ping-pongs among sums at
+// --pingpong's sizes (keep; nil for every size): those timed only for
+// the channel's bands are not the fit's.
+func fitPingPong(sums []realrun.Summary, keep map[int64]bool) (cost.HockneyFit, error) {
+	var fit []realrun.Summary
+	for _, s := range sums {
+		if !realcmd.IsPingPong(s) || keep == nil || keep[s.Bytes] {
+			fit = append(fit, s)
+		}
+	}
+	return realcmd.FitPingPong(fit)
 }
 
 // point is one algorithm at one size, measured and predicted.
@@ -235,14 +288,17 @@ func run(streams *cmdutil.IO, o *options) error {
 	case o.maxError < 0:
 		return cmdutil.Flagf("--max-error must not be negative")
 	case !o.Netns.Enabled() && o.exchange == "":
-		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's duplex and gamma come from exchanges (the default, auto, is always 4 MiB and 16 MiB, and each 4x above them up to the largest -s size)")
+		return cmdutil.Flagf("--exchange: give sizes: on one host the fitted channel's bands, duplex and gamma come from exchanges (the default, auto, is each power of two from the smallest -s size over --np up to the largest)")
 	}
 	if o.exchange == autoExchange {
 		sizes, err := cmdutil.Sizes(o.sizes)
 		if err != nil {
 			return cmdutil.Flagf("-s: %v", err)
 		}
-		o.exchange = exchangeSizes(slices.Max(sizes))
+		o.exchange = exchangeSizes(sizes, o.NP)
+	}
+	if err := o.pairSizes(); err != nil {
+		return err
 	}
 	if _, err := cmdutil.Collectives(o.collective); err != nil {
 		return err
@@ -262,7 +318,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if pairs == nil {
 		pairs = sums
 	}
-	fit, err := realcmd.FitPingPong(pairs)
+	fit, err := fitPingPong(pairs, o.fitSizes)
 	if err != nil {
 		return fmt.Errorf("fitting the ping-pong: %w", err)
 	}
@@ -303,9 +359,9 @@ func run(streams *cmdutil.IO, o *options) error {
 	}
 	var d *drift
 	if o.interleave {
-		d = measureRoundsDrift(reports, o.iterations, channel != nil)
+		d = measureRoundsDrift(reports, o.iterations, channel != nil, o.fitSizes)
 	} else {
-		d = measureDrift(aroundCollectives, after, fit, channel)
+		d = measureDrift(aroundCollectives, after, fit, channel, o.fitSizes)
 	}
 	if d == nil && o.maxDrift > 0 {
 		// A check that cannot be made must not pass silently.
@@ -422,7 +478,7 @@ func caveats(o *options, channel *channelFit, points []point) []string {
 	case !o.Netns.Enabled() && runtime.NumCPU() < o.NP:
 		notes = append(notes, fmt.Sprintf("the fitted machine puts the %d ranks on one host with a channel each, as measured between two of them; they also share this machine's %d cores, which it does not know: ranks that wait for a core make the model fast", o.NP, runtime.NumCPU()))
 	case !o.Netns.Enabled():
-		notes = append(notes, fmt.Sprintf("the fitted machine puts the %d ranks on one host with a channel each, as measured between two of them; they share the memory and its caches, which it does not know: sizes that fit in the caches move faster than the fit says", o.NP))
+		notes = append(notes, fmt.Sprintf("the fitted machine puts the %d ranks on one host with a channel each, as measured between two of them, priced by size in bands from each --exchange size up (a message between two sizes takes the smaller's band); the ranks also share the memory and its caches, which two ranks alone do not show", o.NP))
 	case runtime.NumCPU() < o.NP:
 		notes = append(notes, fmt.Sprintf("the %d emulated hosts share this machine's %d cores: where the shaped links are fast, the CPUs, not the links, can set the pace", o.NP, runtime.NumCPU()))
 	}
