@@ -176,8 +176,8 @@ type Machine struct {
 	// (host.local_duplex): 0 full duplex, 1 half.
 	LocalDuplexShare float64
 	// LocalBands price the channel by message size
-	// (host.local_by_size): larger messages than a band's From move at
-	// its bandwidth and duplex share instead.
+	// (host.local_by_size): messages of a band's From bytes or more (up
+	// to the next band's) move at its bandwidth and duplex share instead.
 	LocalBands []network.LocalBand
 	Placement  string
 	// DevicesPerNode is the node's device count on a multi-node machine,
@@ -604,6 +604,14 @@ func (v *validator) localBands(items []localBandYAML, share float64, keys []stri
 			v.failAt(line, k, "%v", err)
 		} else {
 			band.Bandwidth = bw
+			from := band.From
+			_, k := at("bandwidth")
+			v.input(k, it.Bandwidth, func(n float64) float64 {
+				if n < float64(from) {
+					return 0 // below the band
+				}
+				return n / bw
+			})
 		}
 		if it.Duplex != "" {
 			line, k := at("duplex")

@@ -571,7 +571,7 @@ func pingPongJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 	}
 	var jobs []realrun.Job
 	for _, bytes := range ss {
-		s, err := collectives.PingPong(ranks, 0, peer, bytes, PingPongRounds(bytes))
+		s, err := collectives.PingPong(ranks, 0, peer, bytes, PairRounds(bytes))
 		if err != nil {
 			return nil, &cmdutil.FlagError{Err: fmt.Errorf("--pingpong: %w", err)}
 		}
@@ -602,7 +602,7 @@ func exchangeJobs(sizes string, peer, ranks, rank int, verify bool, seed uint64)
 	var jobs []realrun.Job
 	for _, bytes := range ss {
 		for _, reduce := range []bool{false, true} {
-			rounds := ExchangeRounds(bytes)
+			rounds := PairRounds(bytes)
 			s, err := collectives.Exchange(ranks, 0, peer, bytes, rounds, reduce)
 			if err != nil {
 				return nil, &cmdutil.FlagError{Err: fmt.Errorf("--exchange: %w", err)}
@@ -648,19 +648,13 @@ func carried(flag string, sizes []int64) error {
 	return nil
 }
 
-// PingPongRounds is how many round trips one timed ping-pong call makes:
-// enough that small messages take far longer than the barrier before the
-// call and the clock's resolution.
-func PingPongRounds(bytes int64) int { return int(min(100, max(1, (1<<20)/max(bytes, 1)))) }
-
-// ExchangeRounds is how many rounds one timed exchange call makes: one
-// from 64 KiB up, as a collective's step exchanges a message once, else
-// enough that small messages take far longer than the barrier before the
-// call. (Validate fits a band of its channel to each exchange size: with
-// the ping-pong's rounds, 2 at 512 KiB, the second ran in warm caches,
-// and the ring's 1 MiB allreduce, two 512 KiB exchanges, took 25-28%
-// longer than the model said.)
-func ExchangeRounds(bytes int64) int { return int(min(100, max(1, (64<<10)/max(bytes, 1)))) }
+// PairRounds is how many rounds one timed ping-pong or exchange call
+// makes: enough that small messages take far longer than the barrier
+// before the call and the clock's resolution, and one above 32 KiB, as a
+// collective's step moves its message once. (Validate fits a band of its
+// channel to the ping-pong and the exchange at each size: with 2 rounds
+// at 512 KiB, the second ran in warm caches.)
+func PairRounds(bytes int64) int { return int(min(100, max(1, (64<<10)/max(bytes, 1)))) }
 
 // IsPingPong reports whether a summary is of a ping-pong call.
 func IsPingPong(s realrun.Summary) bool { return strings.HasPrefix(s.Name, "pingpong/") }
@@ -687,7 +681,7 @@ func IsPair(s realrun.Summary) bool {
 // perRound turns the times of an exchange call into the time of one
 // round: one message each way, at once.
 func perRound(s realrun.Summary) realrun.Summary {
-	return divideTimes(s, time.Duration(ExchangeRounds(s.Bytes)))
+	return divideTimes(s, time.Duration(PairRounds(s.Bytes)))
 }
 
 // divideTimes divides every time of s by n.
@@ -703,7 +697,7 @@ func divideTimes(s realrun.Summary, n time.Duration) realrun.Summary {
 // OneWay turns the times of a ping-pong call into the one-way time of one
 // message, as osu_latency reports it.
 func OneWay(s realrun.Summary) realrun.Summary {
-	return divideTimes(s, time.Duration(2*PingPongRounds(s.Bytes)))
+	return divideTimes(s, time.Duration(2*PairRounds(s.Bytes)))
 }
 
 // Summaries combines the ranks' reports call by call (realrun.Summarize),

@@ -162,6 +162,9 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 // runs.
 func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	// A duplex share is written as a plain decimal, which is all
+	// host.local_duplex takes (5e-05 would not load).
+	share := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	reduce := ""
 	if ch.ReduceSecondsPerByte > 0 {
 		reduce = fmt.Sprintf("  reduce_bandwidth: %sB/s\n", num(1/ch.ReduceSecondsPerByte))
@@ -170,7 +173,7 @@ func oneHostYAML(ranks int, h cost.Hockney, ch channelFit) []byte {
 	if len(ch.Bands) > 0 {
 		bands = "  local_by_size:\n"
 		for _, b := range ch.Bands {
-			bands += fmt.Sprintf("    - {from: %d, bandwidth: %sB/s, duplex: %s}\n", b.From, num(b.Bandwidth), num(b.DuplexShare))
+			bands += fmt.Sprintf("    - {from: %d, bandwidth: %sB/s, duplex: %s}\n", b.From, num(b.Bandwidth), share(b.DuplexShare))
 		}
 	}
 	return fmt.Appendf(nil, `# Written by collsim validate --real (ping-pong and exchanges on one host).
@@ -189,7 +192,7 @@ host:
 %s%s  eager_limit: none
 placement: block
 `, ranks, cmdutil.Seconds(h.Alpha), configs.FormatBandwidth(1/h.Beta), ch.DuplexShare, ch.Ratio,
-		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), num(ch.DuplexShare), bands, reduce)
+		num(1/h.Beta), ranks, num(1/h.Beta), num(h.Alpha*1e9), share(ch.DuplexShare), bands, reduce)
 }
 
 // channelText says what the exchanges found, for the table's header.

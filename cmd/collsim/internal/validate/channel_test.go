@@ -344,3 +344,17 @@ func TestFitPingPongSizes(t *testing.T) {
 		t.Errorf("every size: %+v, %v; want the extra size to move beta", all.Model, err)
 	}
 }
+
+// A tiny duplex share, which %g would write as 5e-05 (a form
+// host.local_duplex refuses), is written so that the machine loads.
+func TestOneHostMachineTinyShare(t *testing.T) {
+	h := cost.Hockney{Alpha: 1e-6, Beta: 1e-9}
+	ch := channelFit{Ratio: 1, DuplexShare: 5e-5, Bands: []bandFit{{From: 1 << 20, Bandwidth: 1e9, DuplexShare: 5e-5}}}
+	m, err := configs.Parse("fitted.yaml", oneHostYAML(2, h, ch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LocalDuplexShare != 5e-5 || len(m.LocalBands) != 1 || m.LocalBands[0].DuplexShare != 5e-5 {
+		t.Errorf("shares %v and %+v, want 5e-05 both", m.LocalDuplexShare, m.LocalBands)
+	}
+}

@@ -88,12 +88,12 @@ func TestDriftNote(t *testing.T) {
 // whose first 3 rounds take 1 ns/B and whose last 3 take 1.3 (with
 // alpha 1µs) moved by +30%, measured from the rounds' own times; the model
 // is fitted to all six. Rank 0's ping-pong times are those of
-// PingPongRounds(b) round trips.
+// PairRounds(b) round trips.
 func TestRoundsDrift(t *testing.T) {
 	var results []realrun.Result
 	for _, b := range []int64{8, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20} {
 		trip := func(beta float64) time.Duration {
-			return time.Duration(2*realcmd.PingPongRounds(b)) * (time.Microsecond + time.Duration(beta*float64(b)))
+			return time.Duration(2*realcmd.PairRounds(b)) * (time.Microsecond + time.Duration(beta*float64(b)))
 		}
 		res := realrun.Result{Timing: realrun.Timing{Name: "pingpong/0-1", Bytes: b, Iterations: 6}}
 		for it := range 6 {

@@ -226,7 +226,7 @@ func (o *options) pairSizes() error {
 			return cmdutil.Flagf("--exchange: %v", err)
 		}
 		for _, b := range exchanges {
-			if b%8 == 0 { // real refuses the others under --exchange, in its words
+			if b%8 == 0 && b <= realrun.MaxMessageBytes { // real refuses the others under --exchange, in its words
 				timed = append(timed, b)
 			}
 		}
