@@ -739,6 +739,7 @@ type validateOut struct {
 			Bandwidth   float64 `json:"bandwidth_bytes_per_s"`
 			DuplexShare float64 `json:"duplex_share"`
 		} `json:"bands"`
+		Unbanded []int64 `json:"unbanded_sizes"`
 	}
 	Drift *struct {
 		Between    string  `json:"between"`
@@ -809,8 +810,23 @@ func TestValidateReal(t *testing.T) {
 				t.Errorf("band %d: %+v, want one from each exchange size, %v, a positive bandwidth and a duplex share from 0 to 1", i, b, sizes)
 			}
 		}
-		if len(c.Bands) == 0 {
-			t.Error("no bands: the channel was fitted as one line")
+		// A size whose one-way time a loaded machine's alpha passes gets
+		// no band, and the notes say so; every other gets one.
+		banded := map[int64]bool{}
+		for _, b := range c.Bands {
+			banded[b.From] = true
+		}
+		for _, b := range c.Unbanded {
+			if banded[b] || !slices.Contains(sizes, b) {
+				t.Errorf("size %d listed as without a band: bands %+v, sizes %v", b, c.Bands, sizes)
+			}
+			banded[b] = true
+		}
+		if len(banded) != len(sizes) {
+			t.Errorf("bands %+v and sizes without one %v do not cover the exchange sizes %v", c.Bands, c.Unbanded, sizes)
+		}
+		if len(c.Unbanded) > 0 && !slices.ContainsFunc(out.Notes, func(n string) bool { return strings.Contains(n, "the channel has no band at") }) {
+			t.Errorf("sizes %v got no band, and the notes %q do not say so", c.Unbanded, out.Notes)
 		}
 	}
 	// The calls were timed in rounds (the default), and the drift is the

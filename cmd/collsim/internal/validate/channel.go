@@ -72,6 +72,11 @@ type channelFit struct {
 	// ping-pong of its own (validate times one at every --exchange
 	// size), ascending.
 	Bands []bandFit `json:"bands"`
+	// Unbanded are the exchange sizes with a ping-pong that got no band:
+	// their one-way time was not above alpha (a loaded machine's alpha
+	// can pass a small size's whole time), so the channel's line and
+	// median share price them.
+	Unbanded []int64 `json:"unbanded_sizes,omitempty"`
 }
 
 // bandFit is the channel for messages of From bytes up to the next
@@ -125,6 +130,7 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 	var ratios, shares, gammas []float64
 	var fitted []int64
 	var bands []bandFit
+	var unbanded []int64
 	for _, b := range slices.Compact(slices.Sorted(slices.Values(sizes))) {
 		r, ok := reducing[b]
 		// The ping-pong's line must give the size a time to compare
@@ -142,6 +148,8 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 		if t, ok := measured[b]; ok {
 			if band, ok := fitBand(b, t, plain[b], h.Alpha); ok {
 				bands = append(bands, band)
+			} else {
+				unbanded = append(unbanded, b)
 			}
 		}
 	}
@@ -151,7 +159,7 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 	ratio, _ := cost.Median(ratios)
 	share, _ := cost.Median(shares)
 	gamma, _ := cost.Median(gammas)
-	return channelFit{Ratio: ratio, DuplexShare: min(1, max(0, share)), ReduceSecondsPerByte: max(0, gamma), Sizes: fitted, Bands: bands}, nil
+	return channelFit{Ratio: ratio, DuplexShare: min(1, max(0, share)), ReduceSecondsPerByte: max(0, gamma), Sizes: fitted, Bands: bands, Unbanded: unbanded}, nil
 }
 
 // oneHostYAML is the fitted machine of ranks that share one host: each

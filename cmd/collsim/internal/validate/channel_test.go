@@ -257,6 +257,14 @@ func TestFitChannelBands(t *testing.T) {
 			t.Errorf("band %d: %+v, want %+v", i, g, w)
 		}
 	}
+	if !slices.Equal(ch.Unbanded, []int64{8 * mib}) {
+		t.Errorf("sizes without a band %v, want 8 MiB's (its one-way time is alpha's)", ch.Unbanded)
+	}
+	o := &options{}
+	o.NP = 2
+	if notes := caveats(o, &ch, nil); !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "the channel has no band at 8MiB:") }) {
+		t.Errorf("notes %q do not say 8 MiB has no band", notes)
+	}
 	if text := channelText(ch); !strings.Contains(text, "1MiB 2.097GB/s 0.60; 2MiB 1.398GB/s 1.00") {
 		t.Errorf("channel text %q does not list the bands", text)
 	}

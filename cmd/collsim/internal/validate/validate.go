@@ -487,6 +487,13 @@ func caveats(o *options, channel *channelFit, points []point) []string {
 	} else {
 		notes = append(notes, "the fit is of the ping-pong and of exchanges between two ranks; message sizes far outside their ranges are extrapolated")
 	}
+	if channel != nil && len(channel.Unbanded) > 0 {
+		var sizes []string
+		for _, b := range channel.Unbanded {
+			sizes = append(sizes, configs.FormatBytes(b))
+		}
+		notes = append(notes, fmt.Sprintf("the channel has no band at %s: the ping-pong there took no longer than the fitted alpha (a loaded machine's latency can hide a small size's bytes), so the fitted line and the median duplex share price those sizes", strings.Join(sizes, ", ")))
+	}
 	if channel != nil && channel.DuplexShare > 0 {
 		notes = append(notes, fmt.Sprintf("the closed forms take each rank's channel as full duplex; with the duplex share of %.3g, an algorithm whose ranks send and receive at once (a ring, recursive doubling) takes up to %.3gx its closed form's bandwidth term, which the simulation shows", channel.DuplexShare, 1+channel.DuplexShare))
 	}
