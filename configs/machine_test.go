@@ -248,6 +248,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("network:\n  torus: {dims: [2, 3], link: {bandwidth: 1GB/s, latency: 0}}\n"))
+	f.Add([]byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 0}\n  local_by_size:\n    - {from: 512KiB, bandwidth: 9GB/s, duplex: 0.4}\n    - {from: 4MiB, bandwidth: 6GB/s}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -255,6 +256,10 @@ func FuzzParse(f *testing.F) {
 		}
 		if m.Topology == nil || m.Topology.Hosts() < 1 || m.RanksPerHost < 1 {
 			t.Fatalf("accepted an unusable machine: %+v", m)
+		}
+		// What the config accepts, the network models take.
+		if _, err := m.Analytic([]int32{0}); err != nil {
+			t.Fatalf("accepted a machine the analytic model refuses: %v", err)
 		}
 		if m.Topology.Hosts() <= 4096 {
 			if err := m.Topology.Check(); err != nil {
