@@ -208,6 +208,11 @@ func TestDuplexShareNote(t *testing.T) {
 	if !mentions(notes) || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "up to 1.44x") }) {
 		t.Errorf("share 0.44: notes %q, want the closed forms' full duplex and up to 1.44x", notes)
 	}
+	// With bands, the largest share of any: 0.9 here, up to 1.9x.
+	banded := &channelFit{DuplexShare: 0.2, Bands: []bandFit{{From: 1 << 20, Bandwidth: 1e9, DuplexShare: 0.9}, {From: 2 << 20, Bandwidth: 1e9, DuplexShare: 0.5}}}
+	if notes := caveats(o, banded, nil); !mentions(notes) || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "up to 0.9 by size") && strings.Contains(n, "up to 1.9x") }) {
+		t.Errorf("bands: notes %q, want shares up to 0.9 by size and up to 1.9x", notes)
+	}
 	for _, ch := range []*channelFit{nil, {DuplexShare: 0}} {
 		if notes := caveats(o, ch, nil); mentions(notes) {
 			t.Errorf("channel %+v: notes %q mention a duplex share", ch, notes)

@@ -494,8 +494,18 @@ func caveats(o *options, channel *channelFit, points []point) []string {
 		}
 		notes = append(notes, fmt.Sprintf("the channel has no band at %s: the ping-pong there took no longer than the fitted alpha (a loaded machine's latency can hide a small size's bytes), so the fitted line and the median duplex share price those sizes", strings.Join(sizes, ", ")))
 	}
-	if channel != nil && channel.DuplexShare > 0 {
-		notes = append(notes, fmt.Sprintf("the closed forms take each rank's channel as full duplex; with the duplex share of %.3g, an algorithm whose ranks send and receive at once (a ring, recursive doubling) takes up to %.3gx its closed form's bandwidth term, which the simulation shows", channel.DuplexShare, 1+channel.DuplexShare))
+	if channel != nil {
+		// The closed forms know neither the share nor the bands.
+		share, what := channel.DuplexShare, fmt.Sprintf("the duplex share of %.3g", channel.DuplexShare)
+		for _, b := range channel.Bands {
+			share = max(share, b.DuplexShare)
+		}
+		if len(channel.Bands) > 0 {
+			what = fmt.Sprintf("duplex shares of up to %.3g by size and bandwidths that differ from beta's", share)
+		}
+		if share > 0 || len(channel.Bands) > 0 {
+			notes = append(notes, fmt.Sprintf("the closed forms take each rank's channel as full duplex at beta; with %s, an algorithm whose ranks send and receive at once (a ring, recursive doubling) takes up to %.3gx its closed form's bandwidth term at a band's bandwidth, which the simulation shows", what, 1+share))
+		}
 	}
 	worst := 0.0
 	for _, p := range points {
