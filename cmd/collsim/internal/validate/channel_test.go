@@ -210,7 +210,9 @@ func TestDuplexShareNote(t *testing.T) {
 	}
 	// With bands, the largest share of any: 0.9 here, up to 1.9x.
 	banded := &channelFit{DuplexShare: 0.2, Bands: []bandFit{{From: 1 << 20, Bandwidth: 1e9, DuplexShare: 0.9}, {From: 2 << 20, Bandwidth: 1e9, DuplexShare: 0.5}}}
-	if notes := caveats(o, banded, nil); !mentions(notes) || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "up to 0.9 by size") && strings.Contains(n, "up to 1.9x") }) {
+	if notes := caveats(o, banded, nil); !mentions(notes) || !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.Contains(n, "up to 0.9 by size") && strings.Contains(n, "up to 1.9x")
+	}) {
 		t.Errorf("bands: notes %q, want shares up to 0.9 by size and up to 1.9x", notes)
 	}
 	for _, ch := range []*channelFit{nil, {DuplexShare: 0}} {
