@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/realcmd"
+	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/sim/realrun"
 )
@@ -16,6 +17,9 @@ import (
 const (
 	driftNotedBeta  = 0.10
 	driftNotedShare = 0.20
+	// A band is fitted to one size's timings, noisier than beta's fit
+	// over several: its bandwidth is named when it moved by more.
+	driftNotedBand = 0.20
 )
 
 // drift is what the ping-pongs and exchanges timed at two times of the
@@ -37,6 +41,11 @@ type drift struct {
 	// share at the two times, on one host (null between emulated hosts).
 	DuplexShareBefore *float64 `json:"duplex_share_before,omitempty"`
 	DuplexShareAfter  *float64 `json:"duplex_share_after,omitempty"`
+	// BandFrom is the channel's band whose bandwidth moved the most
+	// between the two times, on one host, and BandChange that move:
+	// after / before - 1 (both absent without bands at both times).
+	BandFrom   int64    `json:"band_from,omitempty"`
+	BandChange *float64 `json:"band_bandwidth_change,omitempty"`
 }
 
 // When a drift's two sets of pairs were timed (drift.Between).
@@ -63,9 +72,27 @@ func measureDrift(between string, after []realrun.Summary, fit cost.HockneyFit, 
 	if ch != nil {
 		if c, err := fitChannel(after, cost.Hockney{Alpha: again.Model.Alpha, Beta: again.Model.Beta}); err == nil {
 			d.DuplexShareBefore, d.DuplexShareAfter = &ch.DuplexShare, &c.DuplexShare
+			d.BandFrom, d.BandChange = bandsMoved(ch.Bands, c.Bands)
 		}
 	}
 	return d
+}
+
+// bandsMoved is the band of before whose bandwidth moved the most in
+// after (a band of the same size), and by how much (nil when no band is
+// in both).
+func bandsMoved(before, after []bandFit) (from int64, change *float64) {
+	for _, b := range before {
+		for _, a := range after {
+			if a.From != b.From {
+				continue
+			}
+			if c := a.Bandwidth/b.Bandwidth - 1; change == nil || math.Abs(c) > math.Abs(*change) {
+				from, change = b.From, &c
+			}
+		}
+	}
+	return from, change
 }
 
 // measureRoundsDrift is measureDrift between the first and the second
@@ -101,6 +128,9 @@ func driftNote(d *drift) string {
 	share := ""
 	if d.DuplexShareBefore != nil && d.DuplexShareAfter != nil && math.Abs(*d.DuplexShareAfter-*d.DuplexShareBefore) > driftNotedShare {
 		share = fmt.Sprintf("; the channel's duplex share %.2f %s, %.2f %s", *d.DuplexShareBefore, when[0], *d.DuplexShareAfter, when[1])
+	}
+	if d.BandChange != nil && math.Abs(*d.BandChange) > driftNotedBand {
+		share += fmt.Sprintf("; the channel's band from %s moved its bandwidth by %+.0f%% %s", configs.FormatBytes(d.BandFrom), 100**d.BandChange, when[1])
 	}
 	betaMoved := math.Abs(d.BetaChange) > driftNotedBeta
 	if !betaMoved && share == "" {

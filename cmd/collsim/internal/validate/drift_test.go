@@ -82,6 +82,26 @@ func TestDriftNote(t *testing.T) {
 	if note := driftNote(d); !strings.Contains(note, "duplex share 1.00 before the collectives, 0.10 after") || strings.Contains(note, "--max-drift") {
 		t.Errorf("share from 1 to 0.1, beta steady: note %q, want the share named and no --max-drift, which checks beta", note)
 	}
+	// The bands are fitted again: the 4 MiB ping-pong taking 1.5 ns/B
+	// after instead of 1 moves its band from 1 GB/s (4 MiB over 4 MiB x
+	// 1 ns) to 0.667: -33%, named; the 16 MiB band stays.
+	slower := pingPongs(1)
+	for i, p := range slower {
+		if p.Bytes == 4<<20 {
+			slower[i] = summary("pingpong/0-1", p.Bytes, time.Microsecond+time.Duration(1.5*float64(p.Bytes)))
+		}
+	}
+	banded, err := fitChannel(append(pingPongs(1), exchanges(2, 1)...), cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta})
+	if err != nil || len(banded.Bands) != 2 {
+		t.Fatalf("bands before: %+v, %v", banded, err)
+	}
+	d = measureDrift(aroundCollectives, append(slower, exchanges(2, 1)...), fit, &banded, nil)
+	if d == nil || d.BandChange == nil || d.BandFrom != 4<<20 || math.Abs(*d.BandChange+1.0/3) > 1e-3 {
+		t.Fatalf("drift %+v, want the 4 MiB band -33%%", d)
+	}
+	if note := driftNote(d); !strings.Contains(note, "the channel's band from 4MiB moved its bandwidth by -33% after") {
+		t.Errorf("note %q does not name the 4 MiB band", note)
+	}
 }
 
 // Interleaved, the drift is between the halves of the rounds: a ping-pong
