@@ -711,21 +711,26 @@ func OneWay(s realrun.Summary) realrun.Summary {
 func Summaries(reports []realrun.Report) []realrun.Summary {
 	sums := realrun.Summarize(reports)
 	first := realrun.Summarize(reports[:min(1, len(reports))])
+	byPair := map[string][]realrun.Summary{} // each pair's two ranks, summarized once
 	for i, s := range sums {
 		if IsPingPong(s) {
 			sums[i] = OneWay(first[i])
 		}
 		if ex, _ := IsExchange(s); ex {
-			sums[i] = perRound(realrun.Summarize(pairReports(reports, s.Name))[i])
+			_, pair, _ := strings.Cut(s.Name, "/")
+			if byPair[pair] == nil {
+				byPair[pair] = realrun.Summarize(pairReports(reports, pair))
+			}
+			sums[i] = perRound(byPair[pair][i])
 		}
 	}
 	return sums
 }
 
-// pairReports are the reports of the two ranks of the pair call name
-// ("exchange/0-3") names, or all of them if it names none.
-func pairReports(reports []realrun.Report, name string) []realrun.Report {
-	_, pair, _ := strings.Cut(name, "/")
+// pairReports are the reports of the two ranks pair ("0-3", a pair
+// call's name after its "exchange/") names, or all of them if it names
+// none.
+func pairReports(reports []realrun.Report, pair string) []realrun.Report {
 	as, bs, _ := strings.Cut(pair, "-")
 	a, errA := strconv.Atoi(as)
 	b, errB := strconv.Atoi(bs)

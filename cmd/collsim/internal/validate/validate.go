@@ -521,7 +521,11 @@ func table(streams *cmdutil.IO, o *options, fit cost.HockneyFit, reduceBW float6
 	w := streams.Out
 	order := "each call's iterations one after another, the ping-pong again after the collectives"
 	if o.interleave {
-		order = fmt.Sprintf("%d rounds of every call after %d warm-up", o.iterations, o.warmup)
+		rounds := "rounds"
+		if o.iterations == 1 {
+			rounds = "round"
+		}
+		order = fmt.Sprintf("%d %s of every call after %d warm-up", o.iterations, rounds, o.warmup)
 	}
 	fmt.Fprintf(w, "validate %s on %d real ranks against the fitted machine (timed in %s)\n", o.collective, o.NP, order)
 	fmt.Fprintf(w, "fit (ping-pong %s, rank 0 <-> %d): alpha %s, beta %.4g s/B ± %.2g (%s), worst residual %.1f%%",
