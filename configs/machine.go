@@ -537,19 +537,39 @@ func (v *validator) find(keys ...string) (line int, found bool) {
 // yamlAt is find that also returns the value of the deepest key found (the
 // root if none).
 func (v *validator) yamlAt(keys ...string) (n *yaml.Node, line int, found bool) {
-	n, line = v.root, v.root.Line
+	return nodeAt(v.root, keys)
+}
+
+// nodeAt walks keys down from root: a mapping's key by name, a list's item
+// by its index in decimal (host.local_by_size.1.bandwidth). It returns the
+// value of the deepest key found (root if none) and that key's line (an
+// item's own), and whether all were found.
+func nodeAt(root *yaml.Node, keys []string) (n *yaml.Node, line int, found bool) {
+	n, line = root, root.Line
 	for _, k := range keys {
-		next := -1
-		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = i
-				break
+		switch n.Kind {
+		case yaml.MappingNode:
+			next := -1
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					next = i
+					break
+				}
 			}
-		}
-		if next < 0 {
+			if next < 0 {
+				return n, line, false
+			}
+			n, line = n.Content[next+1], n.Content[next].Line
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n.Content) || strconv.Itoa(i) != k {
+				return n, line, false
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
 			return n, line, false
 		}
-		n, line = n.Content[next+1], n.Content[next].Line
 	}
 	return n, line, true
 }
@@ -557,17 +577,7 @@ func (v *validator) yamlAt(keys ...string) (n *yaml.Node, line int, found bool) 
 // itemLine is the line of item i of the list at keys, or of its key in
 // the item's mapping when key is given and the item has it.
 func (v *validator) itemLine(keys []string, i int, key string) int {
-	n, line, found := v.yamlAt(keys...)
-	if !found || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
-		return line
-	}
-	item := n.Content[i]
-	for j := 0; item.Kind == yaml.MappingNode && j+1 < len(item.Content); j += 2 {
-		if item.Content[j].Value == key {
-			return item.Content[j].Line
-		}
-	}
-	return item.Line
+	return v.line(with(keys, strconv.Itoa(i), key)...)
 }
 
 // localBands reads host.local_by_size: bands of message sizes, each from

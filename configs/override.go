@@ -132,35 +132,29 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	// given ("sweep.yaml:7", "--set ..."), not by a line of the rewritten
 	// config; the others by their line in the machine's own file.
 	for i, in := range m.Inputs {
-		if o, ok := setBy[in.Key]; ok {
+		if o, ok := setterOf(setBy, in.Key); ok {
 			m.Inputs[i].Where = o.Where
-		} else if n := origLine(root0, in.Key); n > 0 {
+		} else if _, n, found := nodeAt(root0, strings.Split(in.Key, ".")); found {
 			m.Inputs[i].Where = fmt.Sprintf("%s:%d", source, n)
 		}
 	}
 	return m, nil
 }
 
-// origLine is the line of the setting at path in the original config
-// tree, or 0.
-func origLine(root *yaml.Node, path string) int {
-	n := root
-	for _, k := range strings.Split(path, ".") {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return 0
+// setterOf returns the override that set the setting at path, or a list
+// or section it lies in (host.local_by_size for
+// host.local_by_size.0.bandwidth: a list is set whole).
+func setterOf(setBy map[string]Override, path string) (Override, bool) {
+	for p := path; ; {
+		if o, ok := setBy[p]; ok {
+			return o, true
 		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				n, found = n.Content[i+1], true
-				break
-			}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return Override{}, false
 		}
-		if !found {
-			return 0
-		}
+		p = p[:i]
 	}
-	return n.Line
 }
 
 // apply sets o in the config tree root of the machine called name, and

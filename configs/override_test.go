@@ -99,3 +99,55 @@ func TestOverrides(t *testing.T) {
 		}
 	}
 }
+
+// A band's bandwidth, an input inside a list, is named by its own line in
+// the machine's file, and by the override when a --set gave the list
+// (before, the file's line of the list's key, and under --set a line of
+// the rewritten config, which the user never sees).
+func TestBandInputsNamedWhereSet(t *testing.T) {
+	const file = "network:\n" + // 1
+		"  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\n" + // 2
+		"host:\n" + // 3
+		"  ranks_per_host: 2\n" + // 4
+		"  local: {bandwidth: 10GB/s, latency: 0}\n" + // 5
+		"  local_by_size:\n" + // 6
+		"    - from: 64KiB\n" + // 7
+		"      bandwidth: 8GB/s\n" + // 8
+		"    - from: 1MiB\n" + // 9
+		"      bandwidth: 6GB/s\n" // 10
+	where := func(m *Machine) map[string]string {
+		out := map[string]string{}
+		for _, in := range m.Inputs {
+			out[in.Key] = in.Where
+		}
+		return out
+	}
+	m, err := Parse("b.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := where(m)
+	for key, want := range map[string]string{"host.local_by_size.0.bandwidth": "b.yaml:8", "host.local_by_size.1.bandwidth": "b.yaml:10", "host.local.bandwidth": "b.yaml:5"} {
+		if got[key] != want {
+			t.Errorf("in the file: %s is named at %q, want %q", key, got[key], want)
+		}
+	}
+	var list yaml.Node
+	if err := yaml.Unmarshal([]byte("[{from: 2MiB, bandwidth: 1GB/s}]"), &list); err != nil {
+		t.Fatal(err)
+	}
+	const set = "--set host.local_by_size=[{from: 2MiB, bandwidth: 1GB/s}]"
+	m, err = WithOverrides("b.yaml", []byte(file), []Override{{Path: "host.local_by_size", Value: list.Content[0], Where: set}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = where(m)
+	for key, want := range map[string]string{"host.local_by_size.0.bandwidth": set, "host.local.bandwidth": "b.yaml:5"} {
+		if got[key] != want {
+			t.Errorf("under --set: %s is named at %q, want %q", key, got[key], want)
+		}
+	}
+	if _, ok := got["host.local_by_size.1.bandwidth"]; ok {
+		t.Errorf("under --set the file's second band is still an input: %v", got)
+	}
+}
