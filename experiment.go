@@ -147,6 +147,10 @@ type Result struct {
 	FinishMax    float64  `json:"finish_max_s"`
 	DataVerified *bool    `json:"data_verified"`
 	Model        *float64 `json:"model_s"`
+	// ModelExact: the closed form claims this run's time, exactly: its
+	// formula is exact on a contention-free crossbar and nothing it leaves
+	// out applies here (the routes are alike; no o, g, shared NICs, duplex
+	// share or size bands that it does not price).
 	ModelExact   bool     `json:"model_exact"`
 	RoutesAlike  bool     `json:"routes_alike"`
 	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
@@ -327,14 +331,9 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
 			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
-			hosts, shared := placedOn(place)
-			// Ranks on several hosts, some sharing one, take turns at its
-			// NIC to other hosts, where the closed forms give each rank a
-			// port of its own (on the cori machine, 32 ranks a node, the
-			// two-level alltoall of 1 MiB on two nodes took 16x its form).
-			out.SharedNICs = shared && hosts > 1
-			out.LocalDuplex = m.LocalDuplexShare > 0 && shared
-			out.LocalBands = len(m.LocalBands) > 0 && shared
+			g := pricing.Gaps
+			out.SharedNICs, out.LocalDuplex, out.LocalBands = g.SharedNICs, g.LocalDuplex, g.LocalBands
+			out.ModelExact = pred.Exact && alike && !out.HostCosts && g == PlacementGaps{}
 			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower

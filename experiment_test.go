@@ -79,3 +79,34 @@ func TestExperimentLogGOPS(t *testing.T) {
 		t.Errorf("time %g s, want %g", r.Time, want)
 	}
 }
+
+// TestModelExactOnlyWhereNothingIsLeftOut: the ring's closed form is exact
+// on two ranks of a host with full-duplex channels of one bandwidth; a
+// duplex share (the host's, or only a band's) or size bands make it an
+// estimate, flagged in the result, and then model_exact is false (it was
+// true beside the flags, while the text called the form an estimate).
+func TestModelExactOnlyWhereNothingIsLeftOut(t *testing.T) {
+	const base = "network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 2\n  local: {bandwidth: 10GB/s, latency: 1us}\n"
+	for _, tc := range []struct {
+		name, extra          string
+		exact, duplex, bands bool
+	}{
+		{"plain", "", true, false, false},
+		{"host duplex", "  local_duplex: 0.5\n", false, true, false},
+		{"band without duplex", "  local_by_size:\n    - {from: 64KiB, bandwidth: 5GB/s}\n", false, false, true},
+		{"band with duplex", "  local_by_size:\n    - {from: 64KiB, bandwidth: 5GB/s, duplex: 0.4}\n", false, true, true},
+	} {
+		m, err := configs.Parse(tc.name+".yaml", []byte(base+tc.extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := collsim.Experiment{Machine: m, Algorithm: "ring", Ranks: 2, Size: 1 << 20}
+		r, err := e.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Model == nil || r.ModelExact != tc.exact || r.LocalDuplex != tc.duplex || r.LocalBands != tc.bands {
+			t.Errorf("%s: model %v exact %v, local_duplex %v, local_bands %v; want exact %v, %v, %v", tc.name, r.Model, r.ModelExact, r.LocalDuplex, r.LocalBands, tc.exact, tc.duplex, tc.bands)
+		}
+	}
+}

@@ -1,9 +1,12 @@
 package collsim
 
 import (
+	"slices"
+
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/network"
 )
 
 // Hockney derives alpha-beta-gamma parameters for closed forms from a
@@ -63,12 +66,65 @@ type Pricing struct {
 	// Blocks says the placement has blocks to price level by level (else
 	// Levels is Flat at both levels).
 	Blocks bool
+	// Gaps are what the closed forms leave out of the machine as placed.
+	Gaps PlacementGaps
+}
+
+// PlacementGaps are the costs of a machine that the closed forms leave
+// out where some ranks share a host: the one rule that runs, validate's
+// notes and the JSON's flags all follow.
+type PlacementGaps struct {
+	// SharedNICs: ranks on several hosts, some sharing one, take turns at
+	// its NIC to the others, where the forms give each rank a port of its
+	// own (on the cori machine, 32 ranks a node, the two-level alltoall
+	// of 1 MiB on two nodes took 16x its form).
+	SharedNICs bool
+	// LocalDuplex: ranks sharing a host send and take in on partly or
+	// half duplex channels (host.local_duplex); the forms take them as
+	// full duplex.
+	LocalDuplex bool
+	// LocalBands: ranks sharing a host move messages at bandwidths that
+	// depend on their size (host.local_by_size); the forms price every
+	// size at host.local's.
+	LocalBands bool
+}
+
+// GapsOf returns what the closed forms leave out of m with its ranks on
+// the hosts place gives.
+func GapsOf(m *configs.Machine, place []int32) PlacementGaps {
+	hosts, shared := placedOn(place)
+	duplex := m.LocalDuplexShare > 0 || slices.ContainsFunc(m.LocalBands, func(b network.LocalBand) bool { return b.DuplexShare > 0 })
+	return PlacementGaps{
+		SharedNICs:  shared && hosts > 1,
+		LocalDuplex: shared && duplex,
+		LocalBands:  shared && len(m.LocalBands) > 0,
+	}
+}
+
+// Reasons words each gap, as what the closed form does not know.
+func (g PlacementGaps) Reasons() []string {
+	var out []string
+	if g.SharedNICs {
+		out = append(out, "ranks on one host take turns at its NIC, and it gives each rank a port of its own")
+	}
+	if g.LocalDuplex {
+		out = append(out, "ranks on one host send and take in on partly or half duplex channels (host.local_duplex), and it takes them as full duplex")
+	}
+	if g.LocalBands {
+		out = append(out, "ranks on one host move messages at bandwidths that depend on their size (host.local_by_size), and it prices every size at host.local's")
+	}
+	return out
+}
+
+// Or is the gaps of either.
+func (g PlacementGaps) Or(h PlacementGaps) PlacementGaps {
+	return PlacementGaps{SharedNICs: g.SharedNICs || h.SharedNICs, LocalDuplex: g.LocalDuplex || h.LocalDuplex, LocalBands: g.LocalBands || h.LocalBands}
 }
 
 // NewPricing works out the pricing of m for ranks placed by place, in
 // blocks of block consecutive ranks (1: no levels).
 func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
-	pr := Pricing{Machine: m}
+	pr := Pricing{Machine: m, Gaps: GapsOf(m, place)}
 	pr.Flat, pr.Uniform = Hockney(m, place)
 	pr.Levels.Global, pr.LevelsUniform = pr.Flat, pr.Uniform
 	pr.Levels.Local = pr.Flat

@@ -88,6 +88,29 @@ func TestValidateModelExplains(t *testing.T) {
 	}
 }
 
+// TestValidateModelOneHost: on a machine of one host, the kind
+// validate --real fits, model validation runs (it crashed asking for a
+// route between hosts 0 and 1 to judge the bisection) and says what the
+// closed forms leave out of its channels: the bands of host.local_by_size
+// and the duplex share.
+func TestValidateModelOneHost(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "onehost.yaml")
+	os.WriteFile(cfg, []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 8\n  local: {bandwidth: 10GB/s, latency: 1us}\n  local_duplex: 0.5\n  local_by_size:\n    - {from: 64KiB, bandwidth: 2GB/s}\n"), 0o644)
+	stdout, stderr, code := collsim(t, "validate", "-m", cfg, "-c", "allreduce", "-a", "ring", "-n", "8", "-s", "1MiB", "--points")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	text := strings.Join(strings.Fields(stdout), " ") // the notes are wrapped
+	for _, want := range []string{"each closed form is an estimate where ranks on one host move messages at bandwidths that depend on their size (host.local_by_size)", "partly or half duplex channels (host.local_duplex)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "bisection") {
+		t.Errorf("one host has no bisection to speak of:\n%s", stdout)
+	}
+}
+
 // TestValidateModelBadInput: what model validation refuses.
 func TestValidateModelBadInput(t *testing.T) {
 	for _, tc := range []struct {

@@ -453,17 +453,14 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 			ratio = fmt.Sprintf("%.6f", r.Time / *r.Model)
 		}
 		var kind string
+		gaps := collsim.PlacementGaps{SharedNICs: r.SharedNICs, LocalDuplex: r.LocalDuplex, LocalBands: r.LocalBands}.Reasons()
 		switch {
 		case !r.RoutesAlike:
 			kind = "an estimate: routes differ here and it prices every message as the slowest"
 		case r.HostCosts:
 			kind = "an estimate: it leaves out the hosts' overhead o and gap g, which this machine charges"
-		case r.SharedNICs:
-			kind = "an estimate: ranks on one host take turns at its NIC, and it gives each rank a port of its own"
-		case r.LocalDuplex:
-			kind = "an estimate: ranks on one host send and take in on partly or half duplex channels (host.local_duplex), and it takes them as full duplex"
-		case r.LocalBands:
-			kind = "an estimate: ranks on one host move messages at bandwidths that depend on their size (host.local_by_size), and it prices every size at host.local's"
+		case len(gaps) > 0:
+			kind = "an estimate: " + gaps[0]
 		case r.ModelExact:
 			kind = "exact here"
 		default:

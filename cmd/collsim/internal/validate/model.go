@@ -62,6 +62,7 @@ func runModel(streams *cmdutil.IO, o *options) error {
 	var points []modelPoint
 	skipped := 0
 	uniform := true
+	var gaps collsim.PlacementGaps
 	for _, c := range colls {
 		algos, err := closedFormAlgorithms(c, o.algos, len(colls) > 1)
 		if err != nil {
@@ -74,6 +75,7 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			}
 			pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()}))
 			uniform = uniform && pricing.Uniform
+			gaps = gaps.Or(pricing.Gaps)
 			for _, a := range algos {
 				last := int64(-1)
 				for _, size := range ss {
@@ -99,7 +101,7 @@ func runModel(streams *cmdutil.IO, o *options) error {
 		return cmdutil.Flagf("no algorithm with a closed form can run on this grid")
 	}
 	sums := summarize(points, networks)
-	notes := modelNotes(m, points, networks, uniform, skipped)
+	notes := modelNotes(m, points, networks, uniform, gaps, skipped)
 	if o.plotDir != "" {
 		paths, err := plotModel(o, m, points, networks)
 		if err != nil {
@@ -235,15 +237,20 @@ func summarize(points []modelPoint, networks []string) []modelSummary {
 }
 
 // modelNotes say where the closed forms' assumptions do not hold.
-func modelNotes(m *configs.Machine, points []modelPoint, networks []string, uniform bool, skipped int) []string {
+func modelNotes(m *configs.Machine, points []modelPoint, networks []string, uniform bool, gaps collsim.PlacementGaps, skipped int) []string {
 	var notes []string
 	if !uniform {
 		notes = append(notes, "routes between the placed ranks differ in latency or bandwidth: the closed forms price every message at the slowest route, so they overestimate messages on faster ones")
 	}
-	if a, b := m.PathParams(0, 1); b > 0 && a >= 0 {
-		full := float64(m.Topology.Hosts()) / 2 / b
-		if bis := m.Topology.Bisection(); bis < 0.99*full {
-			notes = append(notes, fmt.Sprintf("the network has %.0f%% of full bisection bandwidth (a tapered tree or sparse global links): where many messages cross it at once, the flow model slows them and the closed forms, which know no contention, do not", 100*bis/full))
+	for _, why := range gaps.Reasons() {
+		notes = append(notes, "each closed form is an estimate where "+why)
+	}
+	if m.Topology.Hosts() > 1 { // (one host has no network to taper)
+		if a, b := m.PathParams(0, 1); b > 0 && a >= 0 {
+			full := float64(m.Topology.Hosts()) / 2 / b
+			if bis := m.Topology.Bisection(); bis < 0.99*full {
+				notes = append(notes, fmt.Sprintf("the network has %.0f%% of full bisection bandwidth (a tapered tree or sparse global links): where many messages cross it at once, the flow model slows them and the closed forms, which know no contention, do not", 100*bis/full))
+			}
 		}
 	}
 	if slices.Contains(networks, "flow") && slices.Contains(networks, "analytic") {
