@@ -74,8 +74,8 @@ type channelFit struct {
 	Bands []bandFit `json:"bands"`
 	// Unbanded are the exchange sizes with a ping-pong that got no band:
 	// their one-way time was not above alpha (a loaded machine's alpha
-	// can pass a small size's whole time), so the channel's line and
-	// median share price them.
+	// can pass a small size's whole time), so the band below prices
+	// them, or below the first band the channel's line and median share.
 	Unbanded []int64 `json:"unbanded_sizes,omitempty"`
 }
 

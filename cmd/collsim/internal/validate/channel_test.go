@@ -269,8 +269,16 @@ func TestFitChannelBands(t *testing.T) {
 	}
 	o := &options{}
 	o.NP = 2
-	if notes := caveats(o, &ch, nil); !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "the channel has no band at 8MiB:") }) {
-		t.Errorf("notes %q do not say 8 MiB has no band", notes)
+	// 8 MiB lies above the 2 MiB band, which prices it (bands run up to
+	// the next), not the fitted line.
+	if notes := caveats(o, &ch, nil); !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.Contains(n, "the channel has no band at 8MiB:") && strings.Contains(n, "the band below prices 8MiB (2MiB's band)") && !strings.Contains(n, "fitted line")
+	}) {
+		t.Errorf("notes %q do not say 8 MiB has no band and takes 2 MiB's", notes)
+	}
+	below := channelFit{Bands: ch.Bands, Unbanded: []int64{512 << 10, 8 * mib}}
+	if n := unbandedNote(below); !strings.Contains(n, "no band at 512KiB, 8MiB:") || !strings.Contains(n, "the fitted line and the median duplex share price 512KiB; the band below prices 8MiB (2MiB's band)") {
+		t.Errorf("note %q: 512 KiB lies below every band, 8 MiB above 2 MiB's", n)
 	}
 	if text := channelText(ch); !strings.Contains(text, "1MiB 2.097GB/s 0.60; 2MiB 1.398GB/s 1.00") {
 		t.Errorf("channel text %q does not list the bands", text)

@@ -471,6 +471,35 @@ func reductionBandwidth() float64 {
 	return float64(8*len(dst)) / best.Seconds()
 }
 
+// unbandedNote says which exchange sizes got no band, and what prices a
+// message of each: the band below it (the fitted machine's bands each
+// run up to the next), or below the first band the fitted line and the
+// median duplex share (host.local).
+func unbandedNote(ch channelFit) string {
+	var all, line, below []string
+	for _, b := range ch.Unbanded {
+		all = append(all, configs.FormatBytes(b))
+		i := len(ch.Bands) - 1
+		for i >= 0 && ch.Bands[i].From > b {
+			i--
+		}
+		if i < 0 {
+			line = append(line, configs.FormatBytes(b))
+		} else {
+			below = append(below, fmt.Sprintf("%s (%s's band)", configs.FormatBytes(b), configs.FormatBytes(ch.Bands[i].From)))
+		}
+	}
+	var what []string
+	if len(line) > 0 {
+		what = append(what, "the fitted line and the median duplex share price "+strings.Join(line, ", "))
+	}
+	if len(below) > 0 {
+		what = append(what, "the band below prices "+strings.Join(below, ", "))
+	}
+	return fmt.Sprintf("the channel has no band at %s: the ping-pong there took no longer than the fitted alpha (a loaded machine's latency can hide a small size's bytes); %s",
+		strings.Join(all, ", "), strings.Join(what, "; "))
+}
+
 // caveats says where the model's assumptions do not hold for this run.
 func caveats(o *options, channel *channelFit, points []point) []string {
 	var notes []string
@@ -488,11 +517,7 @@ func caveats(o *options, channel *channelFit, points []point) []string {
 		notes = append(notes, "the fit is of the ping-pong and of exchanges between two ranks; message sizes far outside their ranges are extrapolated")
 	}
 	if channel != nil && len(channel.Unbanded) > 0 {
-		var sizes []string
-		for _, b := range channel.Unbanded {
-			sizes = append(sizes, configs.FormatBytes(b))
-		}
-		notes = append(notes, fmt.Sprintf("the channel has no band at %s: the ping-pong there took no longer than the fitted alpha (a loaded machine's latency can hide a small size's bytes), so the fitted line and the median duplex share price those sizes", strings.Join(sizes, ", ")))
+		notes = append(notes, unbandedNote(*channel))
 	}
 	if channel != nil {
 		// The closed forms know neither the share nor the bands.
