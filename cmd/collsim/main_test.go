@@ -176,6 +176,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--goal", "x.goal", "-c", "bcast", "-s", "8"}, 2, "-c/--collective, -s/--size do not apply: with --goal the file is the program"},
 		{[]string{"run", "--network", "loggops", "-m", "fattree-1024"}, 2, "-m/--machine does not apply: the loggops network has no machine"},
 		{[]string{"run", "--goal", "x.goal", "--placement", "random"}, 2, "--placement does not apply: the loggops network has no machine"},
+		// (A new user's trial found these taken and ignored.)
+		{[]string{"run", "--goal", "x.goal", "--set", "link.bandwidth=1GB/s"}, 2, "--set does not apply: the loggops network has no machine"},
+		{[]string{"run", "--goal", "x.goal", "--routing", "valiant", "--jitter", "normal:1us", "--links", "4"}, 2, "--routing, --jitter, --links do not apply: the loggops network has no machine"},
+		{[]string{"run", "--network", "loggops", "-c", "bcast", "--set", "link.bandwidth=1GB/s"}, 2, "--set does not apply: the loggops network has no machine"},
 		// An alltoall's size is split evenly over the ranks: 8 B over 3
 		// ranks is no whole 8-byte element each, so nothing would move.
 		{[]string{"run", "-c", "alltoall", "-n", "3", "-s", "8"}, 2, "--size: nothing would be sent: alltoall splits each rank's 8B evenly over 3 ranks in whole 8-byte elements: 0 elements to each"},

@@ -170,7 +170,7 @@ func checkFlags(f *pflag.FlagSet, o *Options) error {
 	}
 	if o.Network == "loggops" || o.Network == "" && o.GOAL != "" {
 		return cmdutil.NotApplicable(f, "the loggops network has no machine: every message costs L, o, g and G (use --network analytic or flow to run on the machine)",
-			"machine", "placement", "degrade", "fail")
+			"machine", "placement", "degrade", "fail", "set", "routing", "jitter", "links", "links-csv")
 	}
 	return nil
 }
