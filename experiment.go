@@ -459,10 +459,12 @@ func (r *Result) Fill(res *sim.Result, wall float64) {
 	r.FinishMean = sum / float64(len(res.Finish))
 }
 
-// runError sorts a failed simulation: a deadlock is a CheckError.
+// runError sorts a failed simulation: a deadlock, or a message larger
+// than its receive, is a CheckError.
 func runError(err error) error {
 	var de *sim.DeadlockError
-	if errors.As(err, &de) {
+	var te *sim.TruncationError
+	if errors.As(err, &de) || errors.As(err, &te) {
 		return &CheckError{Err: err}
 	}
 	return err

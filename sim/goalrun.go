@@ -485,8 +485,22 @@ func (x *goalRun) accept(r int32, rid uint32, id uint32) (Time, bool) {
 // fails it with MPI_ERR_TRUNCATE. A smaller message is fine: a receive's
 // size is the room it has, and the message is the send's size.
 func truncated(r, op int32, recv string, bytes int64, src, send int32) error {
-	return fmt.Errorf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: larger than the receive (MPI_ERR_TRUNCATE)",
-		r, op, recv, bytes, src, send)
+	return &TruncationError{Rank: r, Op: op, Recv: recv, Bytes: bytes, Src: src, Send: send}
+}
+
+// TruncationError is a receive matched by a message larger than it, which
+// MPI reports as MPI_ERR_TRUNCATE: the schedule's mistake, as a deadlock
+// is.
+type TruncationError struct {
+	Rank, Op  int32  // the receive
+	Recv      string // the receive, described
+	Bytes     int64  // the message's size
+	Src, Send int32  // the send's rank and op
+}
+
+func (e *TruncationError) Error() string {
+	return fmt.Sprintf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: larger than the receive (MPI_ERR_TRUNCATE)",
+		e.Rank, e.Op, e.Recv, e.Bytes, e.Src, e.Send)
 }
 
 // index is the index in rank r's program of the op in slot.

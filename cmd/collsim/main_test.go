@@ -140,7 +140,13 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(zero, []byte("network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 0GB/s, latency: 1us}\n"), 0o644)
 	long := filepath.Join(dir, "long.trace")
 	os.WriteFile(long, []byte(strings.Repeat("x", 300000)+"\n"), 0o644)
+	trunc := filepath.Join(dir, "trunc.goal")
+	os.WriteFile(trunc, []byte("num_ranks 2\nrank 0 {\nl0: send 100b to 1 tag 0\n}\nrank 1 {\nl0: recv 10b from 0 tag 0\n}\n"), 0o644)
 	cases := []badCase{
+		// A message larger than its receive is the schedule's mistake, as
+		// a deadlock is (3; it was 1, a new user's trial found).
+		{[]string{"run", "--goal", trunc}, 3, "rank 1 op 0 (recv 10B from 0 tag 0) matched a message of 100 bytes from rank 0 op 0: larger than the receive (MPI_ERR_TRUNCATE)"},
+		{[]string{"run", "--goal", trunc, "--network", "analytic"}, 3, "larger than the receive (MPI_ERR_TRUNCATE)"},
 		// Files are read with a bound, and a refused line is quoted cut
 		// short; a bad file is bad input (1), not a bad flag (2).
 		{[]string{"run", "-m", "/dev/zero"}, 1, "/dev/zero: file too large: more than 1MiB, too large for a machine config"},
