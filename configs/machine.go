@@ -232,10 +232,10 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 	}
 	if ranks > m.Slots() {
 		if m.DevicesPerNode > 1 {
-			return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d nodes x %d ranks per node = %d slots; use --ranks %d or less, or a larger machine",
+			return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d nodes x %d ranks per node = %d slots; run %d ranks or fewer, or use a larger machine",
 				ranks, m.Name, m.nodes(), m.RanksPerNode, m.Slots(), m.Slots())
 		}
-		return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d hosts x %d ranks per host = %d slots; use --ranks %d or less, or a larger machine",
+		return nil, fmt.Errorf("%d ranks do not fit on %s: it has %d hosts x %d ranks per host = %d slots; run %d ranks or fewer, or use a larger machine",
 			ranks, m.Name, m.Topology.Hosts(), m.RanksPerHost, m.Slots(), m.Slots())
 	}
 	// The policy chooses each rank's node (on a machine without nodes, its

@@ -142,7 +142,16 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(long, []byte(strings.Repeat("x", 300000)+"\n"), 0o644)
 	trunc := filepath.Join(dir, "trunc.goal")
 	os.WriteFile(trunc, []byte("num_ranks 2\nrank 0 {\nl0: send 100b to 1 tag 0\n}\nrank 1 {\nl0: recv 10b from 0 tag 0\n}\n"), 0o644)
+	one := filepath.Join(dir, "one.yaml")
+	os.WriteFile(one, []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\n"), 0o644)
+	four := filepath.Join(dir, "four.yaml")
+	os.WriteFile(four, []byte("network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 0}}\n"), 0o644)
 	cases := []badCase{
+		// A grid's rank counts that do not fit name the flag's value, the
+		// default's too (it said "--ranks 5 does not fit on four (2..4)"
+		// to a user who gave no --ranks, and "(2..1)" on one slot).
+		{[]string{"validate", "-m", four}, 2, "--ranks 5,16,64: 5 does not fit on four; give rank counts from 2 to 4"},
+		{[]string{"validate", "-m", one}, 1, "one has 1 slot for ranks, and this needs at least 2: use a larger machine"},
 		// A message larger than its receive is the schedule's mistake, as
 		// a deadlock is (3; it was 1, a new user's trial found).
 		{[]string{"run", "--goal", trunc}, 3, "rank 1 op 0 (recv 10B from 0 tag 0) matched a message of 100 bytes from rank 0 op 0: larger than the receive (MPI_ERR_TRUNCATE)"},

@@ -254,9 +254,14 @@ func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error
 	if err != nil {
 		return nil, nil, nil, &FlagError{Err: fmt.Errorf("--sizes: %w", err)}
 	}
+	if m.Slots() < 2 {
+		return nil, nil, nil, fmt.Errorf("%s has %d slot for ranks, and this needs at least 2: use a larger machine", m.Name, m.Slots())
+	}
 	for _, p := range ps {
 		if p < 2 || p > m.Slots() {
-			return nil, nil, nil, Flagf("--ranks %d does not fit on %s (2..%d)", p, m.Name, m.Slots())
+			// (The flag's value, which may be its default, is named whole:
+			// a user who gave none sees where 5 came from.)
+			return nil, nil, nil, Flagf("--ranks %s: %d does not fit on %s; give rank counts from 2 to %d", ranks, p, m.Name, m.Slots())
 		}
 	}
 	return m, ps, ss, nil
