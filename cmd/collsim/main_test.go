@@ -172,7 +172,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-n", "0"}, 2, "--ranks must be at least 1"},
 		{[]string{"run", "-s", "1 parsec"}, 2, `unknown unit "parsec"`},
 		{[]string{"run", "-s", "1001"}, 2, "not a whole number of 8-byte elements"},
-		{[]string{"run", "--root", "70"}, 2, "--root 70 is not a rank"},
+		{[]string{"run", "-c", "bcast", "--root", "70"}, 2, "--root 70 is not a rank"},
+		// Options no algorithm of the run takes (a new user's trial found
+		// them ignored without a word).
+		{[]string{"run", "--root", "3"}, 2, "--root does not apply to allreduce/ring: no allreduce algorithm takes it"},
+		{[]string{"run", "-a", "ring", "--segment", "64"}, 2, "--segment does not apply to allreduce/ring: its schedule is the same without it; the allreduce algorithms that take it: double_binary_tree, hierarchical, linear_pipeline, segmented_ring"},
+		{[]string{"run", "-a", "ring,recursive_doubling", "--inner", "ring"}, 2, "--inner does not apply to any of ring,recursive_doubling"},
+		{[]string{"schedule", "-c", "alltoall", "-a", "linear", "--overlap"}, 2, "--overlap does not apply to alltoall/linear"},
+		{[]string{"explain", "-a", "ring", "--groups", "2"}, 2, "--groups does not apply to allreduce/ring"},
 		{[]string{"run", "--network", "packet"}, 2, `network model "packet" is not available; valid: analytic, flow, loggops`},
 		{[]string{"run", "--verify", "maybe"}, 2, "--verify must be auto, on or off"},
 		{[]string{"run", "-m", typo}, 1, typo + `:4: unknown key "bandwith"; valid keys here: bandwidth, latency`},

@@ -100,7 +100,7 @@ func runTime(t *testing.T, algo, ranks, size string) float64 {
 func TestTuneBadInput(t *testing.T) {
 	expectErrors(t, []badCase{
 		{[]string{"tune", "-c", "gather2"}, 2, "no algorithm in common with Open MPI"},
-		{[]string{"tune", "-n", "1"}, 2, "--ranks 1 does not fit"},
+		{[]string{"tune", "-n", "1"}, 2, "--ranks 1: 1 does not fit on small"},
 		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},
 	})
 }

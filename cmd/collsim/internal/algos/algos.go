@@ -3,6 +3,7 @@ package algos
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,8 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				Summary    string `json:"summary"`
 				Cost       string `json:"cost"`
 				Form       string `json:"closed_form,omitempty"`
+				// Options are the flags its schedule depends on.
+				Options []string `json:"options"`
 			}
 			var list []entry
 			var algs []collectives.Algorithm
@@ -36,7 +39,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 					continue
 				}
 				algs = append(algs, a)
-				list = append(list, entry{string(a.Collective), a.Name, collectives.DefaultAlgorithm(a.Collective) == a.Name, a.Summary, a.Cost, ""})
+				list = append(list, entry{string(a.Collective), a.Name, collectives.DefaultAlgorithm(a.Collective) == a.Name, a.Summary, a.Cost, "", a.TakenOptions()})
 			}
 			if forms {
 				for i, f := range describeForms(algs) {
@@ -60,6 +63,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				}
 				fmt.Fprintf(streams.Out, "%s/%s%s\n", e.Collective, e.Name, def)
 				fmt.Fprintf(streams.Out, "%s\n  cost: %s\n", cmdutil.Wrap(e.Summary, 78, "  "), e.Cost)
+				if len(e.Options) > 0 {
+					fmt.Fprintf(streams.Out, "  options: --%s\n", strings.Join(e.Options, ", --"))
+				}
 				if e.Form != "" {
 					fmt.Fprintf(streams.Out, "%s\n", cmdutil.Wrap("closed form: "+e.Form, 78, "  "))
 				}

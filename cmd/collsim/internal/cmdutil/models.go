@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,6 +214,43 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
+}
+
+// OptionsApply refuses the algorithm options among f's flags that were set
+// and that none of algos (a comma-separated list of collective c's
+// algorithms; "" its default) takes: a flag that changes nothing must say
+// so. A library's choice (-a ompi) picks its algorithm as the call comes,
+// so the options are let through with it, as are names that are not
+// algorithms (their own error says so).
+func OptionsApply(f *pflag.FlagSet, c collectives.Collective, algos string) error {
+	var list []collectives.Algorithm
+	for _, name := range strings.Split(cmp.Or(algos, collectives.DefaultAlgorithm(c)), ",") {
+		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+		if err != nil {
+			return nil
+		}
+		list = append(list, a)
+	}
+	for _, opt := range collectives.Options {
+		// The node and group sizes describe the machine, as a machine
+		// config does; like its other facts they hold for every algorithm.
+		if opt == "node-size" || opt == "group-size" {
+			continue
+		}
+		if fl := f.Lookup(opt); fl == nil || !fl.Changed || slices.ContainsFunc(list, func(a collectives.Algorithm) bool { return a.Takes(opt) }) {
+			continue
+		}
+		what := list[0].ID()
+		if len(list) > 1 {
+			what = "any of " + algos
+		}
+		takers := collectives.Takers(c, opt)
+		if len(takers) == 0 {
+			return Flagf("--%s does not apply to %s: no %s algorithm takes it", opt, what, c)
+		}
+		return Flagf("--%s does not apply to %s: its schedule is the same without it; the %s algorithms that take it: %s", opt, what, c, strings.Join(takers, ", "))
+	}
+	return nil
 }
 
 // Request names one collective call as flags give it.

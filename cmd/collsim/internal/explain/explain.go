@@ -38,6 +38,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if q.Ranks < 1 || q.Ranks > maxRanks {
 				return cmdutil.Flagf("--ranks must be 1..%d for an explanation; for more, use collsim run or collsim schedule", maxRanks)
 			}
+			if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(q.Collective), q.Algorithm); err != nil {
+				return err
+			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err

@@ -106,6 +106,11 @@ machine, with every rank's data checked.`,
 			if err := checkFlags(cmd.Flags(), o); err != nil {
 				return err
 			}
+			if o.GOAL == "" {
+				if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(o.Collective), o.Algorithm); err != nil {
+					return err
+				}
+			}
 			return Run(streams, o)
 		},
 	}

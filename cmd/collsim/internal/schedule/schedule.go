@@ -10,6 +10,7 @@ import (
 
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/sim"
 )
@@ -33,6 +34,9 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "goal" {
 				return cmdutil.Flagf("--format %q is not available; valid: goal", format)
+			}
+			if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(q.Collective), q.Algorithm); err != nil {
+				return err
 			}
 			a, _, params, err := q.Resolve(nil)
 			if err != nil {

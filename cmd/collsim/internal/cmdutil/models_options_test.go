@@ -1,0 +1,41 @@
+package cmdutil
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collsim/collsim/collectives"
+)
+
+// TestOptionsApply: an option is let through when some algorithm of the
+// run takes it, with a library's choice (which picks its own), and for the
+// machine's node and group sizes; refused when none takes it.
+func TestOptionsApply(t *testing.T) {
+	for _, tc := range []struct {
+		c     collectives.Collective
+		algos string
+		args  []string
+		ok    bool
+	}{
+		{collectives.Allreduce, "ring,segmented_ring", []string{"--segment", "64"}, true},
+		{collectives.Allreduce, "ompi", []string{"--segment", "64"}, true},
+		{collectives.Allreduce, "ring", []string{"--node-size", "4", "--group-size", "8"}, true},
+		{collectives.Bcast, "", []string{"--root", "3"}, true},
+		{collectives.Allreduce, "suara", []string{"--groups", "2", "--steps", "3", "--inner", "ring"}, true},
+		{collectives.Allreduce, "ring", []string{"--segment", "64"}, false},
+		{collectives.Allreduce, "", []string{"--root", "3"}, false},
+		{collectives.Alltoall, "linear", []string{"--overlap"}, false},
+	} {
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		var s ShapeFlags
+		s.Register(f)
+		f.Int("root", 0, "")
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := OptionsApply(f, tc.c, tc.algos); (err == nil) != tc.ok {
+			t.Errorf("%s -a %q %v: %v; want accepted %v", tc.c, tc.algos, tc.args, err, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package collectives
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/collsim/collsim/sim"
+)
+
+// programs builds a's schedule for p and reads every rank's whole program
+// (its dependency lists copied: a source may reuse them); or the error
+// that refused p.
+func programs(a Algorithm, p Params) (string, [][]sim.Op) {
+	s, err := a.Build(p)
+	if err != nil {
+		return err.Error(), nil
+	}
+	var all [][]sim.Op
+	for r := range p.Ranks {
+		src := s.Rank(r)
+		var ops []sim.Op
+		for {
+			n := len(ops)
+			if ops = src.Next(ops); len(ops) == n {
+				break
+			}
+		}
+		for i := range ops {
+			ops[i].After = slices.Clone(ops[i].After)
+			ops[i].StartAfter = slices.Clone(ops[i].StartAfter)
+		}
+		if f, ok := src.(sim.FailingSource); ok && f.Err() != nil {
+			return f.Err().Error(), nil
+		}
+		all = append(all, ops)
+	}
+	return "", all
+}
+
+// TestAlgorithmOptions: every algorithm is in optionsOf, and each option
+// changes some schedule of exactly the algorithms listed with it (on 4, 8
+// and 16 ranks, of 8 KiB and 1 MiB, with and without nodes and groups of 4; for
+// each option two values other than its default), so a command refuses
+// only options that change nothing.
+func TestAlgorithmOptions(t *testing.T) {
+	probes := map[string][]func(*Params){
+		"segment":    {func(p *Params) { p.Segment = 64 }, func(p *Params) { p.Segment = 512 }},
+		"node-size":  {func(p *Params) { p.NodeSize = 2 }, func(p *Params) { p.NodeSize = 8 }},
+		"group-size": {func(p *Params) { p.GroupSize = 2 }, func(p *Params) { p.GroupSize = 8 }},
+		"inner":      {func(p *Params) { p.Inner = "ring" }, func(p *Params) { p.Inner = "recursive_doubling" }, func(p *Params) { p.Inner = "rabenseifner" }},
+		"intra":      {func(p *Params) { p.Intra = "linear" }, func(p *Params) { p.Intra = "chain" }},
+		"groups":     {func(p *Params) { p.Groups = 2 }, func(p *Params) { p.Groups = 4 }},
+		"steps":      {func(p *Params) { p.Steps = 3 }},
+		"overlap":    {func(p *Params) { p.Overlap = true }},
+		"root":       {func(p *Params) { p.Root = 1 }, func(p *Params) { p.Root = 3 }},
+	}
+	if len(probes) != len(Options) {
+		t.Fatalf("probes for %d options, but there are %d", len(probes), len(Options))
+	}
+	for _, a := range All() {
+		declared, ok := optionsOf[a.ID()]
+		if !ok {
+			t.Errorf("%s: not in optionsOf; list the options its schedule depends on", a.ID())
+			continue
+		}
+		var found []string
+		for _, opt := range Options {
+			changes := false
+			for _, ranks := range []int{4, 8, 16} {
+				for _, count := range []int64{1 << 10, 1 << 17} {
+					for _, level := range []int{0, 4} {
+						base := Params{Ranks: ranks, Count: count, NodeSize: level, GroupSize: level}
+						err0, ops0 := programs(a, base)
+						for _, probe := range probes[opt] {
+							p := base
+							probe(&p)
+							err1, ops1 := programs(a, p)
+							changes = changes || err0 != err1 || !reflect.DeepEqual(ops0, ops1)
+						}
+					}
+				}
+			}
+			if changes {
+				found = append(found, opt)
+			}
+		}
+		want := slices.Clone(declared)
+		slices.Sort(want)
+		slices.Sort(found)
+		if !slices.Equal(found, want) {
+			t.Errorf("%s: its schedule changes with %v, but optionsOf lists %v", a.ID(), found, declared)
+		}
+	}
+}
