@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/collsim/collsim/collectives"
@@ -89,10 +90,14 @@ func ChooseAlgorithm(c collectives.Collective, name string, params *collectives.
 		return s.Algorithm, name + " (" + collectives.SelectorVersion(name) + "): " + s.Rule, nil
 	}
 	a, err = collectives.Lookup(c, name)
-	if err != nil {
-		return a, "", &OptionError{Err: fmt.Errorf("%w (or a library's choice: %s)", err, strings.Join(collectives.Selectors, ", "))}
+	switch {
+	case err == nil:
+		return a, "", nil
+	case !slices.Contains(collectives.Collectives, c):
+		// (A library's choice is an algorithm, not a collective.)
+		return a, "", &OptionError{Err: err}
 	}
-	return a, "", nil
+	return a, "", &OptionError{Err: fmt.Errorf("%w (or a library's choice: %s)", err, strings.Join(collectives.Selectors, ", "))}
 }
 
 // innerCandidates are the allreduce algorithms SUARA may run in a subset.

@@ -163,6 +163,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: allgather_reduce, double_binary_tree, han, hierarchical,`},
 		{[]string{"run", "-a", "nonsense"}, 2, `ring, segmented_ring, smp, suara (or a library's choice: ompi, ompi40, ompi5, mpich, mpich4)`},
 		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},
+		// A library's choice is an algorithm: an unknown collective's
+		// message does not offer it (it did, and -c ompi then failed).
+		{[]string{"run", "-c", "ompi"}, 2, `unknown collective "ompi"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier` + "\n"},
 		{[]string{"run", "-a", "hierarchical"}, 1, "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"},
 		{[]string{"run", "-a", "suara", "-n", "12", "--groups", "5"}, 1, "suara needs --groups dividing the 12 ranks"},
 		{[]string{"run", "-a", "suara", "--inner", "suara"}, 1, "cannot run inside a subset"},
