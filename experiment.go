@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/collsim/collsim/collectives"
@@ -129,7 +130,7 @@ type Result struct {
 	Algorithm    string   `json:"algorithm"`
 	ChosenBy     string   `json:"chosen_by,omitempty"`
 	Tuned        string   `json:"tuned,omitempty"`
-	Note         string   `json:"note,omitempty"` // how an alltoall's size was split, when not evenly
+	Note         string   `json:"note,omitempty"` // how an alltoall's size was split, when not evenly; the machine's shared-memory settings that no rank of the run uses
 	Machine      string   `json:"machine"`
 	Topology     string   `json:"topology"`
 	Network      string   `json:"network"`
@@ -277,6 +278,9 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	if place != nil && tune {
 		h, _ := Hockney(m, place)
 		tuned = Tune(alg, &params, h)
+	}
+	if place != nil {
+		note = joinNotes(note, unusedLocal(m, place))
 	}
 	schedule, err := alg.Build(params)
 	if err != nil {
@@ -457,6 +461,45 @@ func (r *Result) Fill(res *sim.Result, wall float64) {
 		sum += s
 	}
 	r.FinishMean = sum / float64(len(res.Finish))
+}
+
+// unusedLocal says which of the machine's settings of the shared-memory
+// channel (a duplex share, size bands) change nothing in a run whose ranks
+// are placed on hosts by place, none of which holds two: a what-if study
+// of them would otherwise measure nothing without a word.
+func unusedLocal(m *configs.Machine, place []int32) string {
+	if _, shared := placedOn(place); shared {
+		return ""
+	}
+	var set []string
+	if m.LocalDuplexShare > 0 {
+		set = append(set, "host.local_duplex")
+	}
+	if len(m.LocalBands) > 0 {
+		set = append(set, "host.local_by_size")
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	verb, hosts := "changes", fmt.Sprintf("%d ranks per host", m.RanksPerHost)
+	if len(set) > 1 {
+		verb = "change"
+	}
+	if m.RanksPerHost == 1 {
+		hosts = "one rank per host"
+	}
+	return fmt.Sprintf("%s %s nothing here: no two of the %d ranks share a host (%s has %s)", strings.Join(set, " and "), verb, len(place), m.Name, hosts)
+}
+
+// joinNotes joins notes, leaving out empty ones.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // runError sorts a failed simulation: a deadlock, or a message larger

@@ -110,3 +110,31 @@ func TestModelExactOnlyWhereNothingIsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestUnusedLocalNoted: a duplex share or size bands on a machine where no
+// two of the run's ranks share a host change nothing, and the result's
+// note says so (a new user's what-if on the small machine measured
+// nothing without a word); where two ranks share a host there is no note.
+func TestUnusedLocalNoted(t *testing.T) {
+	const local = "  local: {bandwidth: 10GB/s, latency: 1us}\n  local_duplex: half\n  local_by_size:\n    - {from: 64KiB, bandwidth: 5GB/s}\n"
+	for _, tc := range []struct {
+		perHost string
+		note    string
+	}{
+		{"1", "host.local_duplex and host.local_by_size change nothing here: no two of the 2 ranks share a host (spread has one rank per host)"},
+		{"2", ""},
+	} {
+		m, err := configs.Parse("spread.yaml", []byte("name: spread\nnetwork:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: "+tc.perHost+"\n"+local))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := collsim.Experiment{Machine: m, Ranks: 2, Size: 1 << 20}
+		r, err := e.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Note != tc.note {
+			t.Errorf("%s rank(s) per host: note %q, want %q", tc.perHost, r.Note, tc.note)
+		}
+	}
+}
