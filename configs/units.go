@@ -109,7 +109,7 @@ func ParseSize(s string) (int64, error) {
 	}
 	scale, ok := sizeUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("size %q: unknown unit %q; use B, KB, MB, GB, KiB, MiB, GiB or a plain number of bytes", s, unit)
+		return 0, fmt.Errorf("size %q: unknown unit %q; use B, KB, MB, GB, TB (powers of 10), KiB, MiB, GiB, TiB or K, M, G (powers of 2), or a plain number of bytes", s, unit)
 	}
 	tooBig := fmt.Errorf("size %q must be a whole number of bytes from 0 to 2^62", s)
 	// A whole number is read exactly: through a float64, 2^53+1 bytes
