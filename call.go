@@ -30,7 +30,12 @@ func Call(c collectives.Collective, ranks int, size, elemSize int64, root int) (
 	if size < 0 {
 		return collectives.Params{}, optionf("--size must not be negative")
 	}
-	p := collectives.Params{Ranks: ranks, ElemSize: elemSize, Root: root}
+	p := collectives.Params{Ranks: ranks, ElemSize: elemSize}
+	if collectives.Rooted(c) {
+		// (Open MPI's HAN allreduce is built of rooted parts, which took
+		// an allreduce's --root: the same call then ran twice as long.)
+		p.Root = root
+	}
 	switch c {
 	case collectives.Barrier:
 	case collectives.Alltoall:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
@@ -136,5 +137,37 @@ func TestUnusedLocalNoted(t *testing.T) {
 		if r.Note != tc.note {
 			t.Errorf("%s rank(s) per host: note %q, want %q", tc.perHost, r.Note, tc.note)
 		}
+	}
+}
+
+// TestCallRootOnlyWhereRooted: an allreduce has no root, so Call gives its
+// algorithms root 0 whatever was asked (Open MPI 5.0's HAN allreduce,
+// built of rooted parts, took --root 2 and ran twice as long: a helper's
+// audit); a bcast keeps its root.
+func TestCallRootOnlyWhereRooted(t *testing.T) {
+	for _, tc := range []struct {
+		c    collectives.Collective
+		want int
+	}{{collectives.Allreduce, 0}, {collectives.Barrier, 0}, {collectives.Bcast, 2}, {collectives.Gather, 2}} {
+		p, err := collsim.Call(tc.c, 4, 64, 8, 2)
+		if err != nil || p.Root != tc.want {
+			t.Errorf("%s: root %d, %v; want %d", tc.c, p.Root, err, tc.want)
+		}
+	}
+	m, err := configs.Resolve("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []float64
+	for _, root := range []int{0, 2} {
+		e := collsim.Experiment{Machine: m, Algorithm: "ompi5", Ranks: 3, Size: 8, Root: root, Shape: collsim.Shape{NodeSize: 2}}
+		r, err := e.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, r.Time)
+	}
+	if times[0] != times[1] {
+		t.Errorf("ompi5's allreduce took %g s with root 0 and %g s with root 2", times[0], times[1])
 	}
 }

@@ -43,7 +43,7 @@ var optionsOf = map[string][]string{
 	"bcast/scatter_rd_allgather":       {"overlap", "root"},
 	"bcast/scatter_ring_allgather":     {"overlap", "root"},
 	"bcast/segmented_binary":           {"root", "segment"},
-	"bcast/smp":                        {"node-size", "root"},
+	"bcast/smp":                        {"node-size", "overlap", "root"},
 	"bcast/split_binary":               {"root", "segment"},
 	"reduce/adapt":                     {"root", "segment"},
 	"reduce/binomial":                  {"root"},
@@ -76,13 +76,19 @@ var optionsOf = map[string][]string{
 	"alltoall/pairwise":                {"overlap"},
 	"alltoall/scattered":               {},
 	"alltoall/two_level":               {"group-size", "node-size"},
-	"alltoall/two_procs":               {},
+	"alltoall/two_procs":               {"overlap"},
 	"barrier/dissemination":            {"overlap"},
-	"barrier/han":                      {"node-size"},
+	"barrier/han":                      {"node-size", "overlap"},
 	"barrier/linear":                   {},
 	"barrier/recursive_doubling":       {"overlap"},
 	"barrier/smp":                      {"node-size", "overlap"},
 	"barrier/tree":                     {},
+}
+
+// Rooted reports whether c's calls have a root (an allreduce has none:
+// Call gives its algorithms root 0 whatever was asked).
+func Rooted(c Collective) bool {
+	return c == Bcast || c == Reduce || c == Gather || c == Scatter
 }
 
 // Takes reports whether a's schedule depends on option (one of Options).

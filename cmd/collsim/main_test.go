@@ -180,7 +180,7 @@ func TestBadInput(t *testing.T) {
 		// them ignored without a word).
 		{[]string{"run", "--root", "3"}, 2, "--root does not apply to allreduce/ring: no allreduce algorithm takes it"},
 		{[]string{"run", "-a", "ring", "--segment", "64"}, 2, "--segment does not apply to allreduce/ring: its schedule is the same without it; the allreduce algorithms that take it: double_binary_tree, hierarchical, linear_pipeline, segmented_ring"},
-		{[]string{"run", "-a", "ring,recursive_doubling", "--inner", "ring"}, 2, "--inner does not apply to any of ring,recursive_doubling"},
+		{[]string{"run", "-a", "ring,recursive_doubling", "--inner", "ring"}, 2, "--inner does not apply to any of ring, recursive_doubling"},
 		{[]string{"schedule", "-c", "alltoall", "-a", "linear", "--overlap"}, 2, "--overlap does not apply to alltoall/linear"},
 		{[]string{"explain", "-a", "ring", "--groups", "2"}, 2, "--groups does not apply to allreduce/ring"},
 		{[]string{"run", "--network", "packet"}, 2, `network model "packet" is not available; valid: analytic, flow, loggops`},

@@ -237,12 +237,18 @@ func OptionsApply(f *pflag.FlagSet, c collectives.Collective, algos string) erro
 		if opt == "node-size" || opt == "group-size" {
 			continue
 		}
-		if fl := f.Lookup(opt); fl == nil || !fl.Changed || slices.ContainsFunc(list, func(a collectives.Algorithm) bool { return a.Takes(opt) }) {
+		// A flag given its default (--root 0, --segment 0) asks for
+		// nothing: scripts pass one to every collective alike.
+		if fl := f.Lookup(opt); fl == nil || !fl.Changed || fl.Value.String() == fl.DefValue || slices.ContainsFunc(list, func(a collectives.Algorithm) bool { return a.Takes(opt) }) {
 			continue
 		}
 		what := list[0].ID()
 		if len(list) > 1 {
-			what = "any of " + algos
+			var names []string
+			for _, a := range list {
+				names = append(names, a.Name)
+			}
+			what = "any of " + strings.Join(names, ", ")
 		}
 		takers := collectives.Takers(c, opt)
 		if len(takers) == 0 {

@@ -26,6 +26,13 @@ func TestOptionsApply(t *testing.T) {
 		{collectives.Allreduce, "ring", []string{"--segment", "64"}, false},
 		{collectives.Allreduce, "", []string{"--root", "3"}, false},
 		{collectives.Alltoall, "linear", []string{"--overlap"}, false},
+		// A default asks for nothing (a helper's audit: scripts pass
+		// --root 0 to every collective).
+		{collectives.Allreduce, "ring", []string{"--root", "0", "--segment", "0", "--overlap=false"}, true},
+		// --overlap in algorithms the first table missed.
+		{collectives.Alltoall, "two_procs", []string{"--overlap"}, true},
+		{collectives.Bcast, "smp", []string{"--overlap"}, true},
+		{collectives.Barrier, "han", []string{"--overlap"}, true},
 	} {
 		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		var s ShapeFlags
