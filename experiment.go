@@ -280,7 +280,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		tuned = Tune(alg, &params, h)
 	}
 	if place != nil {
-		note = joinNotes(note, unusedLocal(m, place))
+		note = joinNotes(note, unusedLocal(m, place, cmp.Or(e.Placement, m.Placement)))
 	}
 	schedule, err := alg.Build(params)
 	if err != nil {
@@ -467,7 +467,7 @@ func (r *Result) Fill(res *sim.Result, wall float64) {
 // channel (a duplex share, size bands) change nothing in a run whose ranks
 // are placed on hosts by place, none of which holds two: a what-if study
 // of them would otherwise measure nothing without a word.
-func unusedLocal(m *configs.Machine, place []int32) string {
+func unusedLocal(m *configs.Machine, place []int32, policy string) string {
 	if _, shared := placedOn(place); shared {
 		return ""
 	}
@@ -481,14 +481,14 @@ func unusedLocal(m *configs.Machine, place []int32) string {
 	if len(set) == 0 {
 		return ""
 	}
-	verb, hosts := "changes", fmt.Sprintf("%d ranks per host", m.RanksPerHost)
+	verb, why := "changes", fmt.Sprintf("the %s placement put each on a host of its own", cmp.Or(policy, "block"))
 	if len(set) > 1 {
 		verb = "change"
 	}
 	if m.RanksPerHost == 1 {
-		hosts = "one rank per host"
+		why = m.Name + " has one rank per host"
 	}
-	return fmt.Sprintf("%s %s nothing here: no two of the %d ranks share a host (%s has %s)", strings.Join(set, " and "), verb, len(place), m.Name, hosts)
+	return fmt.Sprintf("%s %s nothing here: no two of the %d ranks share a host (%s)", strings.Join(set, " and "), verb, len(place), why)
 }
 
 // joinNotes joins notes, leaving out empty ones.

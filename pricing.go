@@ -108,7 +108,7 @@ func (g PlacementGaps) Reasons() []string {
 		out = append(out, "ranks on one host take turns at its NIC, and it gives each rank a port of its own")
 	}
 	if g.LocalDuplex {
-		out = append(out, "ranks on one host send and take in on partly or half duplex channels (host.local_duplex), and it takes them as full duplex")
+		out = append(out, "ranks on one host send and take in on partly or half duplex channels (host.local_duplex, or a band's duplex in host.local_by_size), and it takes them as full duplex")
 	}
 	if g.LocalBands {
 		out = append(out, "ranks on one host move messages at bandwidths that depend on their size (host.local_by_size), and it prices every size at host.local's")

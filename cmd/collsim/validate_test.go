@@ -101,7 +101,7 @@ func TestValidateModelOneHost(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	text := strings.Join(strings.Fields(stdout), " ") // the notes are wrapped
-	for _, want := range []string{"each closed form is an estimate where ranks on one host move messages at bandwidths that depend on their size (host.local_by_size)", "partly or half duplex channels (host.local_duplex)"} {
+	for _, want := range []string{"the closed forms are estimates at the grid's points where ranks on one host move messages at bandwidths that depend on their size (host.local_by_size), which they do not know", "partly or half duplex channels (host.local_duplex, or a band's duplex in host.local_by_size)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report does not say %q:\n%s", want, stdout)
 		}

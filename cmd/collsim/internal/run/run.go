@@ -253,6 +253,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		rows = newPointRows(streams.Out, o.CSV)
 		rows.machines = len(machines) > 1
 	}
+	noted := map[string]bool{}
 	for _, m := range machines {
 		e.Machine = m
 		for _, algo := range strings.Split(o.Algorithm, ",") {
@@ -268,7 +269,8 @@ func Run(streams *cmdutil.IO, o *Options) error {
 						}
 						return err
 					}
-					if out.Note != "" {
+					if out.Note != "" && !noted[out.Note] { // once, not once a point
+						noted[out.Note] = true
 						fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
 					}
 					if rows != nil {

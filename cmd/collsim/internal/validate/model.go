@@ -243,7 +243,7 @@ func modelNotes(m *configs.Machine, points []modelPoint, networks []string, unif
 		notes = append(notes, "routes between the placed ranks differ in latency or bandwidth: the closed forms price every message at the slowest route, so they overestimate messages on faster ones")
 	}
 	for _, why := range gaps.Reasons() {
-		notes = append(notes, "each closed form is an estimate where "+why)
+		notes = append(notes, "the closed forms are estimates at the grid's points where "+strings.Replace(why, ", and it ", ", which they do not know: it ", 1))
 	}
 	if m.Topology.Hosts() > 1 { // (one host has no network to taper)
 		if a, b := m.PathParams(0, 1); b > 0 && a >= 0 {
