@@ -470,3 +470,29 @@ func TestSweepOutputLocked(t *testing.T) {
 		t.Errorf("once free: exit %d: %s", code, stderr)
 	}
 }
+
+// TestMergeIntoDevice: merge -o onto a device writes into it, as a
+// shell's > would; it renamed its finished file onto the path, which as
+// root replaced /dev/null with a regular file (a helper's session found
+// /dev/null so replaced). Here on a null device made for the test.
+func TestMergeIntoDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a device node")
+	}
+	dir := t.TempDir()
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err != nil { // the null device, major 1 minor 3
+		t.Skipf("cannot make a device node here: %v", err)
+	}
+	file := writeSweep(t, "axes:\n  ranks: [2, 4]\n")
+	part := filepath.Join(dir, "part.csv")
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", part); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "merge", part, "-o", null); code != 0 {
+		t.Fatalf("merge -o %s: exit %d: %s", null, code, stderr)
+	}
+	if fi, err := os.Stat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("merge -o onto the null device left %v (%v), not the device", fi.Mode(), err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +77,14 @@ func ExitCode(err error) int {
 		return ExitValidation
 	}
 	return ExitError
+}
+
+// NotRegular reports whether path exists and is not a regular file (a
+// device such as /dev/null, a pipe, a directory): output to it must not
+// be renamed into place, which would replace it.
+func NotRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular()
 }
 
 // NotApplicable returns a usage error naming those of flags that were set,

@@ -973,6 +973,9 @@ func fileKey(hash uint64, getenv func(string) string) uint64 {
 // is there when rank 0 made it, so the file is only ever the user's own
 // (mode 600), and ranks refuse one that is not.
 func writeRendezvousFile(path, addr string, hash uint64, secret realrun.Secret) error {
+	if cmdutil.NotRegular(path) {
+		return fmt.Errorf("rank 0: the rendezvous file %s is not a regular file; name a file", path)
+	}
 	line := fmt.Sprintf("%s %016x", addr, hash)
 	if secret != nil {
 		line += " " + secret.String()

@@ -314,6 +314,17 @@ refused.`,
 					return cmdutil.Flagf("-o %s is also a part; write the merge to another file", output)
 				}
 			}
+			if cmdutil.NotRegular(output) {
+				// A device or a pipe (-o /dev/null) is written into, as a
+				// shell's > would: renaming a file onto it replaced it (as
+				// root, /dev/null became a regular file).
+				f, err := os.OpenFile(output, os.O_WRONLY, 0)
+				if err != nil {
+					return err
+				}
+				err = Merge(f, args)
+				return errors.Join(err, f.Close())
+			}
 			tmp := output + ".merging"
 			f, err := os.Create(tmp)
 			if err != nil {
