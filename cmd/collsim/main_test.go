@@ -152,6 +152,9 @@ func TestBadInput(t *testing.T) {
 		// to a user who gave no --ranks, and "(2..1)" on one slot).
 		{[]string{"validate", "-m", four}, 2, "--ranks 5,16,64: 5 does not fit on four; give rank counts from 2 to 4"},
 		{[]string{"validate", "-m", one}, 1, "one has 1 slot for ranks, and this needs at least 2: use a larger machine"},
+		// study lp ran the first of several sizes and dropped the rest
+		// without a word (a new user's trial).
+		{[]string{"study", "lp", "-n", "2..8", "-s", "64KiB,1MiB"}, 2, "study lp takes one size (-s); the rank count is what varies"},
 		// A message larger than its receive is the schedule's mistake, as
 		// a deadlock is (3; it was 1, a new user's trial found).
 		{[]string{"run", "--goal", trunc}, 3, "rank 1 op 0 (recv 10B from 0 tag 0) matched a message of 100 bytes from rank 0 op 0: larger than the receive (MPI_ERR_TRUNCATE)"},

@@ -31,6 +31,10 @@ sqrt(n alpha / ((P-2) beta))), bcast/binomial and bcast/scatter_allgather.`,
 			if err != nil {
 				return err
 			}
+			if len(ss) != 1 {
+				// (It ran the first and left the others out without a word.)
+				return cmdutil.Flagf("study lp takes one size (-s); the rank count is what varies")
+			}
 			return runLP(streams, o, m, ps, ss[0])
 		},
 	}
