@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/collsim/collsim/sim/lines"
 	"github.com/collsim/collsim/workloads/dnn"
 )
 
@@ -183,8 +184,62 @@ func strictDecode(source string, data []byte, n *yaml.Node, v any) error {
 			return fmt.Errorf("%s:%d: unknown key %q; valid keys here: %s", source, k.Line, k.Value, strings.Join(keys, ", "))
 		}
 	}
+	if err := wholeNumbers(source, "", n, t); err != nil {
+		return err
+	}
 	if err := n.Decode(v); err != nil {
 		return yamlError(source, data, err)
+	}
+	return nil
+}
+
+// wholeNumbers refuses a fraction where t, the type n decodes into, holds
+// a whole number: YAML's decoder truncates 2.5 into an int field without
+// a word (dp: 2.5 ran as dp 2, a new user's trial found), where a machine
+// config says it is not a whole number.
+func wholeNumbers(source, key string, n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%s:%d: %s: %s is not a whole number", source, n.Line, key, lines.Quote(n.Value))
+			}
+		}
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			for j := range t.NumField() {
+				if tag, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ","); tag == n.Content[i].Value {
+					if err := wholeNumbers(source, tag, n.Content[i+1], t.Field(j).Type); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for _, item := range n.Content {
+			if err := wholeNumbers(source, key, item, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := wholeNumbers(source, n.Content[i].Value, n.Content[i+1], t.Elem()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -90,10 +90,29 @@ func TestParseStrategy(t *testing.T) {
 		"compress: {ratio: 4}\n":                 "s.yaml:1: compress: ratio 4 (at least 1), a rate when compressing",
 		"compress: {ratio: 4, rate: 1 parsec}\n": "s.yaml:1: compress: rate:",
 		"dp: two\n":                              "s.yaml:1: cannot unmarshal",
-		"":                                       "s.yaml: empty strategy",
+		// Fractions were truncated without a word (a new user's trial).
+		"dp: 2.5\n":                  `s.yaml:1: dp: "2.5" is not a whole number`,
+		"tp: 2\nmicrobatches: 4.9\n": `s.yaml:2: microbatches: "4.9" is not a whole number`,
+		"dp: 2.0\n":                  "", // whole, though written as a float: no error of this kind
+		"":                           "s.yaml: empty strategy",
 	} {
 		_, err := ParseStrategy("s.yaml", []byte(in))
+		if want == "" {
+			if err != nil && strings.Contains(err.Error(), "whole number") {
+				t.Errorf("%q: %v", in, err)
+			}
+			continue
+		}
 		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	// In a model file too, in a list's item and in a nested mapping.
+	for in, want := range map[string]string{
+		"name: rep\nlayers:\n  - {name: b, kind: transformer, repeat: 2.5, params: 1e6, fwd_flops: 1e9, activation_bytes: 1MiB, output_bytes: 1MiB}\n": `m.yaml:3: repeat: "2.5" is not a whole number`,
+		"name: rep\ntransformer: {layers: 2.5, hidden: 512, heads: 8, seq: 512, vocab: 1000}\n":                                                        `m.yaml:2: layers: "2.5" is not a whole number`,
+	} {
+		if _, err := ParseModel("m.yaml", []byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
