@@ -496,3 +496,29 @@ func TestMergeIntoDevice(t *testing.T) {
 		t.Errorf("merge -o onto the null device left %v (%v), not the device", fi.Mode(), err)
 	}
 }
+
+// TestSweepRefusesOptionsPerPoint: a sweep point with an option none of
+// its algorithms takes is an error row, as run refuses it; the others run
+// (a sweep ran the ring with --segment, and its report then printed a run
+// command that exits 2). A setting checked alone, such as base's root
+// before the collective applies, is not refused.
+func TestSweepRefusesOptionsPerPoint(t *testing.T) {
+	file := writeSweep(t, "base: {ranks: 16, size: 64KiB, segment: 512}\naxes:\n  algo: [ring, segmented_ring]\n")
+	out := filepath.Join(t.TempDir(), "r.csv")
+	_, stderr, code := collsim(t, "sweep", file, "-q", "-o", out)
+	if code != 1 || !strings.Contains(stderr, "1 of 2 points failed") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(rows) != 3 || !strings.Contains(rows[1], "--segment does not apply to allreduce/ring") || !strings.Contains(rows[2], "segmented_ring,allreduce,segmented_ring") {
+		t.Errorf("rows:\n%s", data)
+	}
+	rooted := writeSweep(t, "base: {collective: bcast, root: 1}\naxes:\n  ranks: [2, 4]\n")
+	if _, stderr, code := collsim(t, "sweep", rooted, "-q", "-o", filepath.Join(t.TempDir(), "b.csv")); code != 0 {
+		t.Errorf("a bcast's root: exit %d: %s", code, stderr)
+	}
+}

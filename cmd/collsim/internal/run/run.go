@@ -687,6 +687,14 @@ type Points struct {
 	f *pflag.FlagSet
 }
 
+// CheckOptions refuses, as run does, an algorithm option that none of the
+// last point's algorithms takes. It is apart from Point, which also checks
+// one setting at a time (a sweep file's line by line), where an option
+// cannot be judged before the point's collective and algorithm are set.
+func (p *Points) CheckOptions() error {
+	return cmdutil.OptionsApply(p.f, collectives.Collective(p.o.Collective), p.o.Algorithm)
+}
+
 // NewPoints returns a reader of points.
 func NewPoints() *Points {
 	p := &Points{o: &Options{}, f: pflag.NewFlagSet("point", pflag.ContinueOnError)}

@@ -80,7 +80,13 @@ func (s *Spec) experiment(p int, cache *machines, points *run.Points) (*collsim.
 	if err != nil {
 		return nil, err
 	}
-	return points.Point(settings(vals), m)
+	e, err := points.Point(settings(vals), m)
+	if err == nil {
+		// As run refuses them: the row is what run prints for the point,
+		// and the report's command for it reproduces it.
+		err = points.CheckOptions()
+	}
+	return e, err
 }
 
 // outcome is one point's result or error, and how long it took.
