@@ -142,6 +142,8 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(long, []byte(strings.Repeat("x", 300000)+"\n"), 0o644)
 	trunc := filepath.Join(dir, "trunc.goal")
 	os.WriteFile(trunc, []byte("num_ranks 2\nrank 0 {\nl0: send 100b to 1 tag 0\n}\nrank 1 {\nl0: recv 10b from 0 tag 0\n}\n"), 0o644)
+	sw := filepath.Join(dir, "sw.yaml")
+	os.WriteFile(sw, []byte("axes:\n  ranks: [2, 4]\n"), 0o644)
 	one := filepath.Join(dir, "one.yaml")
 	os.WriteFile(one, []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\n"), 0o644)
 	four := filepath.Join(dir, "four.yaml")
@@ -152,6 +154,10 @@ func TestBadInput(t *testing.T) {
 		// to a user who gave no --ranks, and "(2..1)" on one slot).
 		{[]string{"validate", "-m", four}, 2, "--ranks 5,16,64: 5 does not fit on four; give rank counts from 2 to 4"},
 		{[]string{"validate", "-m", one}, 1, "one has 1 slot for ranks, and this needs at least 2: use a larger machine"},
+		// Two output formats at once; a sweep output named .json, which
+		// got CSV (a new user's trial).
+		{[]string{"topo", "--dot", "--json"}, 2, "--dot and --json are two formats; give one"},
+		{[]string{"sweep", sw, "-o", filepath.Join(dir, "x.json")}, 2, "x.json: a sweep writes CSV or JSON Lines (one object a line); name it .csv or .jsonl"},
 		// study lp ran the first of several sizes and dropped the rest
 		// without a word (a new user's trial).
 		{[]string{"study", "lp", "-n", "2..8", "-s", "64KiB,1MiB"}, 2, "study lp takes one size (-s); the rank count is what varies"},

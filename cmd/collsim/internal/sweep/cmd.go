@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -122,6 +123,9 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	}
 	format := o.Format
 	switch {
+	case format == "" && strings.EqualFold(filepath.Ext(o.Output), ".json"):
+		// (It wrote CSV there without a word.)
+		return cmdutil.Flagf("-o %s: a sweep writes CSV or JSON Lines (one object a line); name it .csv or .jsonl", o.Output)
 	case format == "":
 		format = FormatOf(o.Output)
 	case format != CSV && format != JSONL:

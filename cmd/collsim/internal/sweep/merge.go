@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func jsonKeys(line []byte) []string {
 // FormatOf is the format of an output file by its name: .jsonl (or
 // .ndjson) is JSON Lines, anything else CSV.
 func FormatOf(name string) string {
-	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson") {
+	if ext := strings.ToLower(filepath.Ext(name)); ext == ".jsonl" || ext == ".ndjson" {
 		return JSONL
 	}
 	return CSV

@@ -23,6 +23,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
   collsim topo -m my-cluster.yaml --dot > machine.dot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dot && asJSON {
+				return cmdutil.Flagf("--dot and --json are two formats; give one")
+			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err
