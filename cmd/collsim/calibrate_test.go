@@ -84,6 +84,9 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--osu-latency", bw}, 1, "holds bandwidths"},
 		{[]string{"calibrate", "--osu-latency", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
 		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "give 2..4194304 hosts"},
+		// A collective's flags on a point-to-point fit did nothing (a new
+		// user's trial).
+		{[]string{"calibrate", "--osu-latency", garbled, "--ranks", "8", "-a", "rabenseifner"}, 2, "-a/--algo, --ranks do not apply: they name the collective a log of --nccl or --osu-collective timed"},
 	})
 }
 
@@ -146,6 +149,12 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "-a", "double_binary_tree")
 	if code == 0 || !strings.Contains(stderr, "its closed form is a bound here, not exact") {
 		t.Errorf("fitting through an algorithm whose form is only a bound: exit %d, %s", code, stderr)
+	}
+	// --ranks against the log's own count: it fitted the log as if run on
+	// --ranks (a new user's trial), now refused.
+	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "--ranks", "16")
+	if code != 2 || !strings.Contains(stderr, "--ranks 16: "+file+" ran on 8 ranks; leave --ranks out, the log says") {
+		t.Errorf("--ranks 16 on a log of 8 ranks: exit %d, %s", code, stderr)
 	}
 }
 

@@ -62,6 +62,12 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			if sources != 1 {
 				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output), --osu-collective (osu_allreduce and friends) or --prtt (a LogGP measurement)")
 			}
+			if latFile != "" || prttFile != "" {
+				// Point-to-point measurements: no collective was fitted.
+				if err := cmdutil.NotApplicable(cmd.Flags(), "they name the collective a log of --nccl or --osu-collective timed; --osu-latency and --prtt time messages between two hosts", "collective", "algo", "ranks"); err != nil {
+					return err
+				}
+			}
 			if hosts < 2 || hosts > topology.MaxHosts {
 				return cmdutil.Flagf("--hosts %d: give 2..%d hosts", hosts, topology.MaxHosts)
 			}
@@ -253,8 +259,13 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 		if err != nil {
 			return cost.HockneyFit{}, "", err
 		}
-		if ranks == 0 {
+		switch {
+		case ranks == 0:
 			ranks = res.Ranks
+		case res.Ranks > 0 && ranks != res.Ranks:
+			// (It fitted the log as if it had run on --ranks: a wrong
+			// alpha and beta, without a word.)
+			return cost.HockneyFit{}, "", cmdutil.Flagf("--ranks %d: %s ran on %d ranks; leave --ranks out, the log says", ranks, ncclFile, res.Ranks)
 		}
 		samples = res.Samples()
 	} else {
