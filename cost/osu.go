@@ -30,7 +30,11 @@ type OSUPoint struct {
 type OSUResult struct {
 	Kind   OSUKind
 	Column string // the header of the column read: "Latency (us)", "Avg Latency(us)", "Bandwidth (MB/s)"
-	Points []OSUPoint
+	// Benchmark is what the title line names between "OSU MPI" and
+	// "Latency Test", lower case with '_' for '-' ("allreduce", "bcast");
+	// "" for a point-to-point test or a file without the title.
+	Benchmark string
+	Points    []OSUPoint
 }
 
 // Samples returns a latency result's points as timing samples.
@@ -57,6 +61,7 @@ func samplesOf[P any](points []P, sample func(P) Sample) []Sample {
 // line.
 func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 	var res *OSUResult
+	title := "" // the benchmark the title line names
 	sc := lines.New(r, name, 1<<20)
 	line := 0
 	var scale float64
@@ -67,6 +72,13 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 			continue
 		}
 		if strings.HasPrefix(text, "#") {
+			if res == nil {
+				if t, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(text, "#")), "OSU MPI "); ok {
+					if b, _, ok := strings.Cut(t, " Latency Test"); ok && !strings.Contains(b, " ") {
+						title = strings.ReplaceAll(strings.ToLower(b), "-", "_")
+					}
+				}
+			}
 			if res != nil || !strings.Contains(text, "Size") {
 				continue
 			}
@@ -80,7 +92,7 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 			default:
 				return nil, fmt.Errorf("%s:%d: header %s names neither a latency in us nor a bandwidth in MB/s; give the output of osu_latency, osu_bw or a collective benchmark", name, line, lines.Quote(text))
 			}
-			res.Column = firstColumn(h)
+			res.Column, res.Benchmark = firstColumn(h), title
 			continue
 		}
 		if res == nil {

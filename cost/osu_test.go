@@ -63,6 +63,15 @@ func TestParseOSU(t *testing.T) {
 	if ar.Column != "Avg Latency(us)" || relErr(ar.Points[1].Value, 3.2e-6) > 1e-12 {
 		t.Fatalf("read %q %+v, want the average column", ar.Column, ar.Points)
 	}
+	// The title names the benchmark: a collective's, or none for the
+	// point-to-point tests.
+	if ar.Benchmark != "allreduce" || lat.Benchmark != "" || bw.Benchmark != "" {
+		t.Errorf("benchmarks %q, %q, %q; want allreduce and none twice", ar.Benchmark, lat.Benchmark, bw.Benchmark)
+	}
+	rs, err := ParseOSU("rs.txt", strings.NewReader("# OSU MPI Reduce-Scatter Latency Test v7.3\n# Size  Avg Latency(us)\n8  2.5\n"))
+	if err != nil || rs.Benchmark != "reduce_scatter" {
+		t.Errorf("reduce-scatter's title read as %q (%v)", rs.Benchmark, err)
+	}
 }
 
 func TestParseOSUBadInput(t *testing.T) {

@@ -76,6 +76,7 @@ func TestCalibrateBadInput(t *testing.T) {
 	garbled := write("garbled.txt", "# Size       Latency (us)\n1  1.5\n8  ???\n")
 	oneSize := write("one.txt", "# Size       Latency (us)\n8  1.5\n")
 	bw := write("bw.txt", "# Size      Bandwidth (MB/s)\n1  2.5\n")
+	allreduce := write("ar.txt", "# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n8  14.01\n1024  20.5\n")
 	expectErrors(t, []badCase{
 		{[]string{"calibrate"}, 2, "give one of --osu-latency"},
 		{[]string{"calibrate", "--osu-latency", truncated}, 1, "trunc.txt:2: the file ends before its first measurement"},
@@ -84,6 +85,9 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--osu-latency", bw}, 1, "holds bandwidths"},
 		{[]string{"calibrate", "--osu-latency", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
 		{[]string{"calibrate", "--osu-latency", garbled, "--hosts", "1"}, 2, "give 2..4194304 hosts"},
+		// osu_allreduce's times fitted through a bcast's form (a new
+		// user's trial).
+		{[]string{"calibrate", "--osu-collective", allreduce, "-c", "bcast", "-a", "binomial", "--ranks", "8"}, 2, "-c bcast: " + allreduce + " is osu_allreduce's output; give -c allreduce"},
 		// A collective's flags on a point-to-point fit did nothing (a new
 		// user's trial).
 		{[]string{"calibrate", "--osu-latency", garbled, "--ranks", "8", "-a", "rabenseifner"}, 2, "-a/--algo, --ranks do not apply: they name the collective a log of --nccl or --osu-collective timed"},

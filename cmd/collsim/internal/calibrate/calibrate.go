@@ -4,6 +4,7 @@ package calibrate
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -273,6 +274,10 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 		res, err := parse(osuFile, cost.OSULatency)
 		if err != nil {
 			return cost.HockneyFit{}, "", err
+		}
+		if b := res.Benchmark; slices.Contains(collectives.Collectives, collectives.Collective(b)) && b != coll {
+			// (It fitted osu_allreduce's times through a bcast's form.)
+			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s is osu_%s's output; give -c %s", coll, osuFile, b, b)
 		}
 		samples = res.Samples()
 	}
