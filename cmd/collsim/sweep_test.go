@@ -346,6 +346,8 @@ func TestSweepBadFiles(t *testing.T) {
 		code       int
 	}{
 		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; valid: machine, .*ranks`, 1},
+		// A misspelt algorithm passed --dry-run and failed every point.
+		{"axes:\n  algo: [ring, rign]\n", `sweep.yaml:2: algo "rign" is not an algorithm of any collective, nor a library's choice`, 1},
 		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
 		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give a whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 )
 
@@ -323,6 +324,17 @@ func expand(key string, v *yaml.Node) ([]*yaml.Node, error) {
 	return out, nil
 }
 
+// knownAlgorithm reports whether name is an algorithm of some collective
+// or a library's choice: which collective a point runs may be set
+// elsewhere in the file.
+func knownAlgorithm(name string) bool {
+	name = strings.TrimSpace(name)
+	if name == "" || collectives.IsSelector(name) {
+		return true
+	}
+	return slices.ContainsFunc(collectives.All(), func(a collectives.Algorithm) bool { return a.Name == name })
+}
+
 // checkKey says whether key is a setting a sweep knows and val a value it
 // takes: machine, a flag of `collsim run`, or a machine config setting.
 func checkKey(file string, key, val *yaml.Node, axis bool) error {
@@ -351,6 +363,12 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 		_, err := run.Point(settings([]Value{{Key: k, Node: val}}), nil)
 		if err != nil {
 			return fmt.Errorf("%s: %v", at, err)
+		}
+		if k == "algo" && !knownAlgorithm(val.Value) {
+			// Checked here, not only when its point runs: a misspelt
+			// name passed --dry-run and failed every point later (a
+			// new user's trial), on Slurm across a whole job array.
+			return fmt.Errorf("%s: algo %q is not an algorithm of any collective, nor a library's choice (%s); collsim algos lists them", at, val.Value, strings.Join(collectives.Selectors, ", "))
 		}
 		return nil
 	case strings.Contains(k, ".") || slices.Contains([]string{"name", "description", "network", "node", "host", "noise", "faults"}, k):
