@@ -49,6 +49,20 @@ type LocalBand struct {
 	DuplexShare float64 // as AnalyticConfig.LocalDuplexShare
 }
 
+// BandOf returns the index of the band, of bands in increasing order of
+// their start (from gives it), that a message of bytes takes: the last
+// that starts at bytes or below; -1 when bytes is below the first, which
+// then takes the channel's own bandwidth. The one rule for which band
+// prices a size: the networks and validate's notes on the fitted bands
+// all follow it.
+func BandOf[B any](bands []B, from func(B) int64, bytes int64) int {
+	i := len(bands) - 1
+	for i >= 0 && bytes < from(bands[i]) {
+		i--
+	}
+	return i
+}
+
 // checkBands reports what is wrong with bands, if anything.
 func checkBands(bands []LocalBand) error {
 	for i, b := range bands {
@@ -190,11 +204,8 @@ type localBand struct {
 
 // band is the band of m.local that prices a message of bytes.
 func (m *analytic) band(bytes int64) localBand {
-	i := len(m.local) - 1
-	for i > 0 && bytes < m.local[i].from {
-		i--
-	}
-	return m.local[i]
+	// m.local[0] is the channel's own, from 0 bytes; the config's bands follow.
+	return m.local[1+BandOf(m.local[1:], func(b localBand) int64 { return b.from }, bytes)]
 }
 
 // intake is data a port is taking in: from which port, delivered when.

@@ -24,6 +24,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/realrun"
 )
@@ -479,11 +480,7 @@ func unbandedNote(ch channelFit) string {
 	var all, line, below []string
 	for _, b := range ch.Unbanded {
 		all = append(all, configs.FormatBytes(b))
-		i := len(ch.Bands) - 1
-		for i >= 0 && ch.Bands[i].From > b {
-			i--
-		}
-		if i < 0 {
+		if i := network.BandOf(ch.Bands, func(f bandFit) int64 { return f.From }, b); i < 0 {
 			line = append(line, configs.FormatBytes(b))
 		} else {
 			below = append(below, fmt.Sprintf("%s (%s's band)", configs.FormatBytes(b), configs.FormatBytes(ch.Bands[i].From)))
