@@ -31,7 +31,7 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "fast", "100", "100Gbt/s", "-5GB/s", "0GB/s", "1e300TB/s"} {
+	for _, bad := range []string{"", "fast", "100", "100Gbt/s", "-5GB/s", "0GB/s", "1e300TB/s", "5e-324bit/s"} {
 		if _, err := ParseBandwidth(bad); err == nil {
 			t.Errorf("ParseBandwidth(%q) accepted", bad)
 		}

@@ -62,11 +62,16 @@ func ParseBandwidth(s string) (float64, error) {
 	if !(v > 0) {
 		return 0, fmt.Errorf("bandwidth %q must be positive", s)
 	}
-	// A finite number times its unit can still overflow (1e300TB/s).
-	if bw := v * scale; !math.IsInf(bw, 0) {
+	// A finite number times its unit can still overflow (1e300TB/s), or
+	// underflow to 0 (5e-324bit/s).
+	switch bw := v * scale; {
+	case math.IsInf(bw, 0):
+		return 0, fmt.Errorf("bandwidth %q is too large to compute with", s)
+	case bw == 0:
+		return 0, fmt.Errorf("bandwidth %q is too small to compute with", s)
+	default:
 		return bw, nil
 	}
-	return 0, fmt.Errorf("bandwidth %q is too large to compute with", s)
 }
 
 var durationUnits = map[string]float64{"ps": 1, "ns": 1e3, "us": 1e6, "µs": 1e6, "μs": 1e6, "ms": 1e9, "s": 1e12}
