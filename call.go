@@ -146,23 +146,17 @@ func predictOrInf(h cost.Hockney, a collectives.Algorithm, p collectives.Params)
 	return pr.Time
 }
 
-// OptimalSegment is Linear Pipelining's alpha-beta optimal segment for n
-// bytes over a chain of p ranks, sqrt(n alpha / ((p-2) beta)), in elements.
-func OptimalSegment(h cost.Hockney, p int, bytes, elem int64) int64 {
-	s := math.Sqrt(float64(bytes) * h.Alpha / (float64(max(p-2, 1)) * h.Beta))
-	return max(1, int64(s)/elem)
-}
-
 // Tune fills in the options of a that are best chosen from the machine's
-// closed forms when the user left them: Linear Pipelining's segment, and
-// SUARA's grid and subsets' algorithm. It says what it chose.
-func Tune(a collectives.Algorithm, p *collectives.Params, h cost.Hockney) string {
-	switch {
-	case (a.Name == "chain" || a.Name == "linear_pipeline") && p.Segment == 0:
-		p.Segment = min(max(p.Count, 1), OptimalSegment(h, p.Ranks, p.SizeBytes(a.Collective), max(p.ElemSize, 1)))
-		return fmt.Sprintf("segment %d elements, the alpha-beta optimum", p.Segment)
-	case a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2:
-		plan, _ := SuaraPlan(h, *p)
+// model when the user left them: a pipeline's segment (PipelineSegment),
+// and SUARA's grid and subsets' algorithm. It says what it chose.
+func Tune(a collectives.Algorithm, p *collectives.Params, t TuneModel) string {
+	if _, ok := pipelineOf(a, p.Ranks); ok && p.Segment == 0 {
+		var why string
+		p.Segment, why = PipelineSegment(a, t, p.Ranks, p.Count, p.ElemSize)
+		return why
+	}
+	if a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2 {
+		plan, _ := SuaraPlan(t.Hockney, *p)
 		if plan.Groups > 0 {
 			*p = plan
 			return fmt.Sprintf("grid %dx%d with %s in each subset, chosen by the closed forms", p.Groups, p.Ranks/p.Groups, p.Inner)

@@ -277,7 +277,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	tuned := ""
 	if place != nil && tune {
 		h, _ := Hockney(m, place)
-		tuned = Tune(alg, &params, h)
+		tuned = Tune(alg, &params, TuneModelOf(m, h))
 	}
 	if place != nil {
 		note = joinNotes(note, unusedLocal(m, place, cmp.Or(e.Placement, m.Placement)))

@@ -181,7 +181,8 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		// machine, as run chooses them (the model's placement: block).
 		if place, err := m.Place(min(job.Devices(), m.Slots()), "", e.Seed); err == nil {
 			h, _ := Hockney(m, place) // a machine's first route where routes differ, as run prices it
-			job.Tune = func(a collectives.Algorithm, p *collectives.Params) { Tune(a, p, h) }
+			tm := TuneModelOf(m, h)
+			job.Tune = func(a collectives.Algorithm, p *collectives.Params) { Tune(a, p, tm) }
 		}
 	}
 	run := func(free map[string]bool, busy []sim.Time) (*Result, error) {

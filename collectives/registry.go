@@ -319,8 +319,8 @@ func init() {
 			Cost:    "about 2(p-1)(a + nb) + (p-1)ng through rank 0's port",
 			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
 		{Collective: Allreduce, Name: "linear_pipeline",
-			Summary: "Linear Pipelining: the vector is cut into segments (--segment, default 64 KiB) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
-			Cost:    "about (p-1+k)(2a + 2sb + sg) for k segments of s bytes: best s = sqrt(n a / ((p-2) b))",
+			Summary: "Linear Pipelining: the vector is cut into segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
+			Cost:    "about 2(p-1)(a + sb) + (p-1)sg + (k-1)max(2sb, sg) for k segments of s bytes: latency once per hop",
 			newRank: func(p Params, r int) stepper {
 				return newChain(Allreduce, Params{Ranks: p.Ranks, Count: p.Count, ElemSize: p.ElemSize, Segment: p.Segment}, r)
 			}, lookahead: 1024},
@@ -381,8 +381,8 @@ func init() {
 			Cost:    "about 2 floor(log2 p)(a + nb)",
 			newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
 		{Collective: Bcast, Name: "chain",
-			Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment, default 64 KiB) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
-			Cost:    "(p-1+k-1)(a + sb) for k segments of s bytes",
+			Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
+			Cost:    "(p-1)(a + sb) + (k-1)sb for k segments of s bytes: latency once per hop",
 			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
 		{Collective: Bcast, Name: "scatter_allgather",
 			Summary: "The root sends each rank its block of the vector, one message after another (a linear scatter), then the blocks circulate in a ring allgather (van de Geijn's broadcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages). The MPI libraries scatter by a binomial tree instead: scatter_ring_allgather.",
@@ -404,8 +404,8 @@ func init() {
 				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Reduce, Name: "chain",
-			Summary: "Pipelined chain: segments (--segment, default 64 KiB) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",
-			Cost:    "(p-1+k-1)(a + sb + sg) for k segments of s bytes",
+			Summary: "Pipelined chain: segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",
+			Cost:    "(p-1)(a + sb + sg) + (k-1)max(sb, sg) for k segments of s bytes: latency once per hop",
 			newRank: func(p Params, r int) stepper { return newChain(Reduce, p, r) }, lookahead: 64},
 		{Collective: Allgather, Name: "bruck",
 			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",

@@ -517,7 +517,7 @@ func TestREADMEStudyTables(t *testing.T) {
 			check(fmt.Sprintf("ADAPT table, %s detours/s, column %d", r[0], i+2), r[i+1], cell)
 		}
 	}
-	for _, r := range readmeTable(t, string(readme), "| P | chain (LP) | segment |") {
+	for _, r := range readmeTable(t, string(readme), "| P | chain, paper's segment | segment |") {
 		printed := row("study-lp", norm(r[0]))
 		for i := 1; i < len(r); i++ {
 			check(fmt.Sprintf("LP table, P=%s, column %d", r[0], i+1), r[i], printed[i])

@@ -12,6 +12,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/plotutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/cost"
 )
 
 func newLP(streams *cmdutil.IO) *cobra.Command {
@@ -23,8 +24,11 @@ func newLP(streams *cmdutil.IO) *cobra.Command {
 P, while the binomial tree (minimum spanning tree) grows like log P, and that
 it reaches up to about 2x the bandwidth of scatter-allgather (bidirectional
 exchange). This study broadcasts one long vector (--sizes, default 16 MiB)
-with bcast/chain (its segment set to the alpha-beta optimum
-sqrt(n alpha / ((P-2) beta))), bcast/binomial and bcast/scatter_allgather.`,
+with bcast/binomial, bcast/scatter_allgather and bcast/chain twice: with the
+paper's segment, the alpha-beta optimum sqrt(n alpha / ((P-2) beta)), which
+charges every segment a latency at every hop, and with the segment collsim
+chooses by default from the machine's own costs (latency once per hop, o and
+g per message, a handshake above the eager limit; see collsim run -a chain).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, ps, ss, err := o.parse()
@@ -42,11 +46,20 @@ sqrt(n alpha / ((P-2) beta))), bcast/binomial and bcast/scatter_allgather.`,
 	return cmd
 }
 
+// paperSegment is Linear Pipelining's segment in elements: the
+// alpha-beta optimum sqrt(n alpha / ((p-2) beta)) for n bytes over a chain
+// of p ranks, the classic model in which a segment pays alpha at every hop.
+func paperSegment(h cost.Hockney, p int, bytes, elem int64) int64 {
+	s := math.Sqrt(float64(bytes) * h.Alpha / (float64(max(p-2, 1)) * h.Beta))
+	return max(1, int64(s)/elem)
+}
+
 func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size int64) error {
-	names := []string{"chain", "binomial", "scatter_allgather"}
+	names := []string{"paper", "chain", "binomial", "scatter_allgather"}
 	times := map[string][]float64{}
 	var xs []float64
-	rows := [][]string{{"ranks", "chain (LP)", "segment", "binomial", "scatter_allgather", "LP bandwidth / scatter_allgather's"}}
+	rows := [][]string{{"ranks", "chain, paper's segment", "segment", "chain, collsim's segment", "segment", "binomial", "scatter_allgather", "LP bandwidth / scatter_allgather's"}}
+	chain, _ := collectives.Lookup(collectives.Bcast, "chain")
 	for _, p := range ps {
 		params, err := collsim.Call(collectives.Bcast, p, size, o.elem, 0)
 		if err != nil {
@@ -57,18 +70,24 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 			return err
 		}
 		h, _ := collsim.Hockney(m, place)
-		params.Segment = min(params.Count, collsim.OptimalSegment(h, p, size, o.elem))
 		row := []string{fmt.Sprint(p)}
 		for _, name := range names {
-			a, _ := collectives.Lookup(collectives.Bcast, name)
-			t, err := cmdutil.Simulate(m, a, params)
+			q, algo := params, name
+			switch name {
+			case "paper":
+				q.Segment, algo = min(q.Count, paperSegment(h, p, size, o.elem)), "chain"
+			case "chain":
+				q.Segment, _ = collsim.PipelineSegment(chain, collsim.TuneModelOf(m, h), p, q.Count, o.elem)
+			}
+			a, _ := collectives.Lookup(collectives.Bcast, algo)
+			t, err := cmdutil.Simulate(m, a, q)
 			if err != nil {
 				return err
 			}
 			times[name] = append(times[name], t)
 			row = append(row, fmtTime(t))
-			if name == "chain" {
-				row = append(row, configs.FormatBytes(params.Segment*o.elem))
+			if algo == "chain" {
+				row = append(row, configs.FormatBytes(q.Segment*o.elem))
 			}
 		}
 		last := len(times["chain"]) - 1
@@ -84,11 +103,18 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 		lx[i] = math.Log2(x)
 	}
 	n := len(xs) - 1
-	fmt.Fprintf(streams.Out, "chain (LP): time at %d ranks / at %d ranks = %.2f\n", int(xs[n]), int(xs[0]), times["chain"][n]/times["chain"][0])
+	fmt.Fprintf(streams.Out, "chain (LP): time at %d ranks / at %d ranks = %.2f with the paper's segment, %.2f with collsim's\n", int(xs[n]), int(xs[0]), times["paper"][n]/times["paper"][0], times["chain"][n]/times["chain"][0])
 	fmt.Fprintf(streams.Out, "binomial: time grows by %s per doubling of P (fit of time vs log2 P)\n", fmtTime(slope(lx, times["binomial"])))
 	var lines []plotutil.Series
 	for _, name := range names {
-		lines = append(lines, plotutil.Series{Name: "bcast/" + name, X: xs, Y: times[name]})
+		label := "bcast/" + name
+		switch name {
+		case "paper":
+			label = "bcast/chain, paper's segment"
+		case "chain":
+			label = "bcast/chain, collsim's segment"
+		}
+		lines = append(lines, plotutil.Series{Name: label, X: xs, Y: times[name]})
 	}
 	pl := plotutil.Plot{Title: fmt.Sprintf("Broadcast of %s on %s", configs.FormatBytes(size), m.Name), XLabel: "ranks P", YLabel: "time (s)", LegendDown: vg.Points(40), Lines: lines}
 	paths, err := pl.Save(o.out, "study-lp")

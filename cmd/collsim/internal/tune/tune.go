@@ -212,7 +212,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	bestPredicted := math.Inf(1)
 	for i, a := range cands {
 		qs[i] = params
-		collsim.Tune(a, &qs[i], h)
+		collsim.Tune(a, &qs[i], collsim.TuneModelOf(m, h))
 		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
 			lower[i] = pr.Lower
 			bestPredicted = min(bestPredicted, pr.Time)

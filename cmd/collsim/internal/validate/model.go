@@ -165,7 +165,7 @@ func modelAt(m *configs.Machine, pricing collsim.Pricing, a collectives.Algorith
 		return modelPoint{}, false, err
 	}
 	params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
-	collsim.Tune(a, &params, pricing.Flat)
+	collsim.Tune(a, &params, collsim.TuneModelOf(m, pricing.Flat))
 	if _, err := a.Build(params); err != nil {
 		return modelPoint{}, false, nil
 	}
