@@ -85,6 +85,110 @@ func FitHockney(samples []Sample) (HockneyFit, error) {
 	return fit, nil
 }
 
+// EagerFit is a fit of point-to-point times with the eager limit they show.
+type EagerFit struct {
+	HockneyFit
+	// EagerLimit is the largest message, in bytes, sent without a
+	// handshake: +Inf where the times show no jump (every message priced
+	// by the line alone).
+	EagerLimit float64
+}
+
+// FitHockneyEager fits the time collsim's MPI send semantics give one
+// message of n bytes on a machine of latency alpha, time per byte beta and
+// eager limit E: alpha + beta n up to E, and above it handshake more
+// latencies first (the rendezvous request and its reply: 2 on collsim's
+// networks), alpha (1 + handshake) + beta n. A line through every size, as
+// FitHockney draws, would count the handshake in alpha and beta, and a
+// machine written from it would charge it twice above E. E is taken among
+// the measured sizes, weighted by 1/t^2 as FitHockney weighs them, where
+// the jump halves the residual of the line without one (timing noise alone
+// seldom does; a jump of 2 alpha does); else +Inf. The standard errors are
+// those of the chosen model.
+func FitHockneyEager(samples []Sample, handshake float64) (EagerFit, error) {
+	line, err := FitHockney(samples)
+	if err != nil {
+		return EagerFit{HockneyFit: line, EagerLimit: math.Inf(1)}, err
+	}
+	best := EagerFit{HockneyFit: line, EagerLimit: math.Inf(1)}
+	bestSSR := weightedSSR(samples, line.Model.Alpha, line.Model.Beta, handshake, math.Inf(1)) / 2
+	var sizes []float64
+	for _, x := range samples {
+		sizes = append(sizes, x.Bytes)
+	}
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	// E below the second size leaves one eager size: alpha and the jump
+	// are then the same unknown; E at the largest size is no jump at all.
+	for i := 1; i+1 < len(sizes); i++ {
+		e := sizes[i]
+		fit, ok := fitWithJump(samples, handshake, e)
+		if !ok || fit.Model.Alpha < 0 || fit.Model.Beta <= 0 {
+			continue
+		}
+		if ssr := weightedSSR(samples, fit.Model.Alpha, fit.Model.Beta, handshake, e); ssr < bestSSR {
+			best, bestSSR = EagerFit{HockneyFit: fit, EagerLimit: e}, ssr
+		}
+	}
+	return best, nil
+}
+
+// jumpFactor is the multiple of alpha a message of n bytes pays on a
+// machine of eager limit e.
+func jumpFactor(n, handshake, e float64) float64 {
+	if n > e {
+		return 1 + handshake
+	}
+	return 1
+}
+
+// weightedSSR is the 1/t^2-weighted sum of squared residuals of the model
+// alpha jumpFactor + beta n.
+func weightedSSR(samples []Sample, alpha, beta, handshake, e float64) float64 {
+	var ssr float64
+	for _, x := range samples {
+		r := (x.Seconds - alpha*jumpFactor(x.Bytes, handshake, e) - beta*x.Bytes) / x.Seconds
+		ssr += r * r
+	}
+	return ssr
+}
+
+// fitWithJump is the 1/t^2-weighted least-squares fit of alpha u + beta n,
+// u the jumpFactor, solved from its 2x2 normal equations; ok is false when
+// they are singular.
+func fitWithJump(samples []Sample, handshake, e float64) (HockneyFit, bool) {
+	var suu, sun, snn, suy, sny float64
+	for _, x := range samples {
+		w := 1 / (x.Seconds * x.Seconds)
+		u := jumpFactor(x.Bytes, handshake, e)
+		suu += w * u * u
+		sun += w * u * x.Bytes
+		snn += w * x.Bytes * x.Bytes
+		suy += w * u * x.Seconds
+		sny += w * x.Bytes * x.Seconds
+	}
+	det := suu*snn - sun*sun
+	if !(det > 0) || det <= 1e-12*suu*snn {
+		return HockneyFit{}, false
+	}
+	alpha := (suy*snn - sun*sny) / det
+	beta := (suu*sny - sun*suy) / det
+	fit := HockneyFit{Model: Hockney{Alpha: alpha, Beta: beta}, Samples: len(samples)}
+	var ssr float64
+	for _, x := range samples {
+		r := x.Seconds - alpha*jumpFactor(x.Bytes, handshake, e) - beta*x.Bytes
+		ssr += r * r / (x.Seconds * x.Seconds)
+		fit.MaxRelResidual = max(fit.MaxRelResidual, math.Abs(r)/x.Seconds)
+	}
+	fit.AlphaErr, fit.BetaErr = math.NaN(), math.NaN()
+	if dof := len(samples) - 2; dof > 0 {
+		s2 := ssr / float64(dof)
+		fit.AlphaErr = math.Sqrt(s2 * snn / det)
+		fit.BetaErr = math.Sqrt(s2 * suu / det)
+	}
+	return fit, true
+}
+
 func distinct(xs []float64) int {
 	s := slices.Clone(xs)
 	slices.Sort(s)

@@ -274,3 +274,76 @@ func TestFitHockneyRobust(t *testing.T) {
 		t.Errorf("1 GB/s: %+v %v, want alpha from 2 sizes", fit, err)
 	}
 }
+
+// eagerSamples are hockneySamples of a machine with eager limit e: above
+// it each message pays a handshake of 2 alpha first.
+func eagerSamples(m Hockney, e, noise float64, reps int, rng *rand.Rand) []Sample {
+	out := hockneySamples(m, noise, reps, rng)
+	for i := range out {
+		if out[i].Bytes > e {
+			out[i].Seconds += 2 * m.Alpha * out[i].Seconds / (m.Alpha + m.Beta*out[i].Bytes)
+		}
+	}
+	return out
+}
+
+// FitHockneyEager finds the eager limit where the times jump by a
+// handshake, and the alpha and beta under it, from noise-free times; from
+// a line it finds no limit and FitHockney's alpha and beta.
+func TestFitHockneyEagerExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alpha := rapid.Float64Range(1e-7, 1e-4).Draw(t, "alpha")
+		m := Hockney{Alpha: alpha, Beta: rapid.Float64Range(alpha/(4<<20), 1e-8).Draw(t, "beta")}
+		// Any measured size but the smallest two and the largest.
+		e := rapid.SampledFrom(calibrationSizes[2:len(calibrationSizes)-1]).Draw(t, "eager")
+		fit, err := FitHockneyEager(eagerSamples(m, e, 0, 1, nil), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.EagerLimit != e || relErr(fit.Model.Alpha, m.Alpha) > 1e-9 || relErr(fit.Model.Beta, m.Beta) > 1e-9 {
+			t.Fatalf("fit %+v eager %g, want %+v eager %g", fit.Model, fit.EagerLimit, m, e)
+		}
+		line, err := FitHockneyEager(hockneySamples(m, 0, 1, nil), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsInf(line.EagerLimit, 1) || relErr(line.Model.Alpha, m.Alpha) > 1e-9 || relErr(line.Model.Beta, m.Beta) > 1e-9 {
+			t.Fatalf("line: fit %+v eager %g, want %+v and no limit", line.Model, line.EagerLimit, m)
+		}
+	})
+}
+
+// Under ±1% noise, a jump of 2 alpha where it stands out of the noise (the
+// first size above the limit takes at most 20 alpha) is found, and a line
+// shows none; alpha and beta within a few percent.
+func TestFitHockneyEagerNoisy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alpha := rapid.Float64Range(1e-7, 1e-4).Draw(t, "alpha")
+		m := Hockney{Alpha: alpha, Beta: rapid.Float64Range(alpha/(4<<20), 1e-8).Draw(t, "beta")}
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		line, err := FitHockneyEager(hockneySamples(m, 0.01, 10, rng), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsInf(line.EagerLimit, 1) {
+			t.Fatalf("a line read as a jump above %g bytes: %+v", line.EagerLimit, line.Model)
+		}
+		var visible []float64
+		for i, e := range calibrationSizes[2 : len(calibrationSizes)-1] {
+			if next := calibrationSizes[i+3]; m.Alpha+m.Beta*next <= 20*m.Alpha {
+				visible = append(visible, e)
+			}
+		}
+		if len(visible) == 0 {
+			t.Skip("no size where a handshake would stand out of the noise")
+		}
+		e := rapid.SampledFrom(visible).Draw(t, "eager")
+		fit, err := FitHockneyEager(eagerSamples(m, e, 0.01, 10, rng), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.EagerLimit != e || relErr(fit.Model.Alpha, m.Alpha) > 0.03 || relErr(fit.Model.Beta, m.Beta) > 0.03 {
+			t.Fatalf("fit %+v eager %g, want %+v eager %g", fit.Model, fit.EagerLimit, m, e)
+		}
+	})
+}

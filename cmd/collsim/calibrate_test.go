@@ -241,3 +241,75 @@ func TestCalibrateLogGP(t *testing.T) {
 		t.Errorf("a truncated file: exit %d, %s", code, errs)
 	}
 }
+
+// oneWay is collsim's time for one message of size bytes between two
+// ranks of machine m: bcast/linear on two ranks is that one message.
+func oneWay(t *testing.T, m string, size int64) float64 {
+	t.Helper()
+	out, errs, code := collsim(t, "run", "-m", m, "-c", "bcast", "-a", "linear", "-n", "2", "-s", fmt.Sprint(size), "--elem-size", "1", "--json")
+	if code != 0 {
+		t.Fatalf("run -m %s -s %d: exit %d: %s", m, size, code, errs)
+	}
+	var res struct {
+		Time float64 `json:"time_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Time
+}
+
+// TestCalibrateFindsTheEagerLimit: osu_latency's one-way times as collsim
+// simulates them on the built-in small machine (1 µs, 12.5 GB/s, a
+// rendezvous handshake above 64 KiB) calibrate back to that machine, eager
+// limit included, and the machine written reproduces every time; a line
+// with no jump writes no eager limit, so that nothing is charged twice.
+func TestCalibrateFindsTheEagerLimit(t *testing.T) {
+	dir := t.TempDir()
+	lat, cfg := filepath.Join(dir, "lat.txt"), filepath.Join(dir, "m.yaml")
+	var b strings.Builder
+	b.WriteString("# OSU MPI Latency Test v7.3\n# Size       Latency (us)\n")
+	var sizes []int64
+	var times []float64
+	for n := int64(1); n <= 4<<20; n *= 4 {
+		sizes, times = append(sizes, n), append(times, oneWay(t, "small", n))
+		fmt.Fprintf(&b, "%-10d %24.12f\n", n, times[len(times)-1]*1e6)
+	}
+	if err := os.WriteFile(lat, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := collsim(t, "calibrate", "--osu-latency", lat, "--hosts", "4", "-o", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Eager string `json:"eager_limit"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	m, err := configs.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, beta := m.PathParams(0, 1)
+	if rep.Eager != "64KiB" || m.Host.EagerLimit != 64<<10 || math.Abs(a-1e-6)/1e-6 > 1e-6 || math.Abs(beta*12.5e9-1) > 1e-6 {
+		t.Fatalf("calibrated eager limit %q (%d B), alpha %g, beta %g; want 64KiB, 1e-6, 1/12.5e9", rep.Eager, m.Host.EagerLimit, a, beta)
+	}
+	for i, n := range sizes {
+		if got := oneWay(t, cfg, n); math.Abs(got-times[i])/times[i] > 1e-6 {
+			t.Errorf("%d B: %g s on the calibrated machine, %g s measured", n, got, times[i])
+		}
+	}
+
+	writeOSULatency(t, lat, 1.7e-6, 1/11.5e9)
+	if out, errs, code = collsim(t, "calibrate", "--osu-latency", lat, "--json"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Eager != "none" {
+		t.Errorf("a line with no jump wrote eager limit %q, want none", rep.Eager)
+	}
+}

@@ -3,6 +3,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -81,14 +82,27 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			}
 			var fit cost.HockneyFit
 			what := latFile
+			// The machine written charges a handshake above its eager limit
+			// only where the fit priced one: else the times' own protocol
+			// costs, if any, are in alpha and beta already.
+			eager, eagerWhy := "none", "the closed form fitted charges no handshake: what the times' protocol costs is in alpha and beta"
 			switch {
 			case latFile != "":
 				lat, err := parse(latFile, cost.OSULatency)
 				if err != nil {
 					return err
 				}
-				if fit, err = cost.FitHockney(lat.Samples()); err != nil {
+				// A handshake is the request's and the reply's latency: 2
+				// alpha on the one-switch machine written here.
+				ef, err := cost.FitHockneyEager(lat.Samples(), 2)
+				if err != nil {
 					return fmt.Errorf("%s: %w", latFile, err)
+				}
+				fit = ef.HockneyFit
+				eager, eagerWhy = "none", "the times show no jump of a handshake (2 alpha): the line holds every size"
+				if !math.IsInf(ef.EagerLimit, 1) {
+					eager = configs.FormatBytes(int64(ef.EagerLimit))
+					eagerWhy = "the times jump by a handshake (2 alpha) above it"
 				}
 			default:
 				if fit, what, err = fitCollective(ncclFile, collFile, coll, algo, ranks, 1/reduceRate); err != nil {
@@ -110,12 +124,6 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			if bwFile != "" {
 				from += " and " + bwFile
 			}
-			// NCCL has no rendezvous handshake per message; MPI (OSU) does
-			// above its eager limit: collsim's default stands for it.
-			eager := "64KiB"
-			if ncclFile != "" {
-				eager = "none"
-			}
 			yaml := cmdutil.CrossbarYAML(name, from, hosts, fit.Model.Alpha, bandwidth, reduceBW, eager)
 			// The config must load and describe the machine that was fitted.
 			m, err := configs.Parse(name+".yaml", yaml)
@@ -135,6 +143,7 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 					"max_rel_residual": fit.MaxRelResidual, "samples": fit.Samples,
 					"bandwidth_bytes_per_s": bandwidth, "bandwidth_source": source,
 					"machine_alpha_s": alpha, "machine_beta_s_per_byte": beta, "config": out,
+					"eager_limit": eager, "eager_limit_source": eagerWhy,
 				})
 			}
 			rows := [][]string{
@@ -143,6 +152,7 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 				{"beta (fitted)", fmt.Sprintf("%s ± %s per MiB = %s", cmdutil.Seconds(fit.Model.Beta*(1<<20)), cmdutil.Seconds(fit.BetaErr*(1<<20)), configs.FormatBandwidth(1/fit.Model.Beta))},
 				{"worst residual", fmt.Sprintf("%.2f%% of a measurement", 100*fit.MaxRelResidual)},
 				{"bandwidth used", fmt.Sprintf("%s (%s)", configs.FormatBandwidth(bandwidth), source)},
+				{"eager limit", fmt.Sprintf("%s (%s)", eager, eagerWhy)},
 				{"machine", fmt.Sprintf("%d hosts on one switch: alpha %s, beta %s per MiB host to host", hosts, cmdutil.Seconds(alpha), cmdutil.Seconds(beta*(1<<20)))},
 			}
 			return printMachine(streams, rows, out, yaml)
