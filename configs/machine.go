@@ -370,6 +370,34 @@ func Load(file string) (*Machine, error) {
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// parserProblems are the problems yaml.v3's parser (not its scanner)
+// reports. For these it gives the line counted from 0 (the start of the
+// collection being parsed, else the problem's), and none at all for the
+// first line: parserLine puts them right.
+var parserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// parserLine is the line, from 1, of a yaml.v3 error line l and its
+// message, when l is a parser problem; ok is false for any other.
+func parserLine(l string) (line int, msg string, ok bool) {
+	msg = strings.TrimPrefix(l, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(l); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if !slices.Contains(parserProblems, msg) {
+		return 0, "", false
+	}
+	return line + 1, msg, true
+}
+
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
 
 // Parse validates a machine config. source names it in errors. Every
@@ -474,6 +502,24 @@ func yamlError(source string, data []byte, err error) error {
 	}
 	var errs []error
 	for _, l := range lines {
+		if n, msg, ok := parserLine(l); ok {
+			if open := unclosedOpener(msg); open != 0 {
+				if at := unclosedFlow(data, open); at > 0 {
+					n, msg = at, fmt.Sprintf("the %c opened here is never closed (%s)", open, msg)
+				}
+			}
+			if last := strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1; len(data) > 0 && n > last {
+				n = last // the parser ran into the end of the file
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s", source, n, msg))
+			continue
+		}
+		if strings.HasSuffix(l, "found unexpected end of stream") {
+			if _, q := scanOpen(data); q.c != 0 {
+				errs = append(errs, fmt.Errorf("%s:%d: the %c opened here is never closed: the file ends inside the quoted text", source, q.line, q.c))
+				continue
+			}
+		}
 		m := yamlLine.FindStringSubmatch(l)
 		if m == nil {
 			errs = append(errs, fmt.Errorf("%s: %s", source, strings.TrimPrefix(l, "yaml: ")))
@@ -492,6 +538,75 @@ func yamlError(source string, data []byte, err error) error {
 		errs = append(errs, fmt.Errorf("%s:%s: %s", source, m[1], msg))
 	}
 	return errors.Join(errs...)
+}
+
+// unclosedOpener is the bracket a parser problem says was left open: '['
+// or '{', or 0.
+func unclosedOpener(msg string) byte {
+	switch msg {
+	case "did not find expected ',' or ']'":
+		return '['
+	case "did not find expected ',' or '}'":
+		return '{'
+	}
+	return 0
+}
+
+// unclosedFlow is the line (from 1) of the last bracket open of data
+// (outside quotes and comments) that is still open at the end, or 0.
+func unclosedFlow(data []byte, open byte) int {
+	stack, _ := scanOpen(data)
+	for i := len(stack) - 1; i >= 0; i-- {
+		if stack[i].c == open {
+			return stack[i].line
+		}
+	}
+	return 0
+}
+
+// opened is a bracket or quote of a config and its line (from 1).
+type opened struct {
+	c    byte
+	line int
+}
+
+// scanOpen reads data as YAML's flow syntax does, as far as brackets,
+// quotes and comments go: the brackets still open at its end, and the
+// quote still open (c 0 when none).
+func scanOpen(data []byte) (stack []opened, quote opened) {
+	line := 1
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '\n':
+			line++
+		case quote.c == '"' && c == '\\':
+			i++ // an escape: the next character is not the closing quote
+		case quote.c != 0:
+			if c == quote.c {
+				if quote.c == '\'' && i+1 < len(data) && data[i+1] == '\'' {
+					i++ // '' is a quote inside single quotes
+				} else {
+					quote.c = 0
+				}
+			}
+		case c == '"' || c == '\'':
+			// A quote opens a scalar only where one begins; inside a
+			// plain word (don't) it is a character.
+			if i == 0 || strings.IndexByte(" \t\n[{,:", data[i-1]) >= 0 {
+				quote = opened{c, line}
+			}
+		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'):
+			for i+1 < len(data) && data[i+1] != '\n' {
+				i++
+			}
+		case c == '[' || c == '{':
+			stack = append(stack, opened{c, line})
+		case len(stack) > 0 && (c == ']' && stack[len(stack)-1].c == '[' || c == '}' && stack[len(stack)-1].c == '{'):
+			stack = stack[:len(stack)-1] // (a closer of the other kind leaves its opener open)
+		}
+	}
+	return stack, quote
 }
 
 // lineOf is line n (from 1) of data, or "".

@@ -205,6 +205,17 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"mapping for dims", "network:\n  torus:\n    dims: {a: 1}\n", []string{"bad.yaml:3: network.torus.dims: want a list, not a mapping"}},
 		{"a list for the config", "- 1\n- 2\n", []string{"bad.yaml:1: the config: want a mapping of keys (name, description, network,"}},
 		{"tab", "network:\n  crossbar:\n\thosts: 2\n", []string{"bad.yaml:3: a tab; YAML indents with spaces only"}},
+		// Syntax errors at the line that is wrong (yaml.v3's parser
+		// counts lines from 0, and names where it gave up: the end).
+		{"unclosed brace", "name: x\nnetwork:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0\nhost:\n  overhead: 0ns\n",
+			[]string{"bad.yaml:5: the { opened here is never closed"}},
+		{"unclosed bracket", "network:\n  torus:\n    dims: [2, 2\n", []string{"bad.yaml:3: the [ opened here is never closed"}},
+		{"unclosed bracket, closed brace", "network: {torus: {dims: [2, 2}}\n", []string{"bad.yaml:1: the [ opened here is never closed"}},
+		{"brackets in a comment", "# [ a comment\nnetwork:\n  torus: {dims: [2, 2}\n", []string{"bad.yaml:3: the [ opened here is never closed"}},
+		{"unclosed quote", "name: \"x\nnetwork:\n  crossbar:\n    hosts: 4\n", []string{"bad.yaml:1: the \" opened here is never closed"}},
+		{"unclosed quote after an escaped one", "description: \"a \\\" b\nname: x\n", []string{"bad.yaml:1: the \" opened here is never closed"}},
+		{"unclosed single quote after a doubled one", "name: x\ndescription: 'it''s\n", []string{"bad.yaml:2: the ' opened here is never closed"}},
+		{"no dash in a list", "- a\nb: c\n", []string{"bad.yaml:2: did not find expected '-' indicator"}},
 		{"NUL", "name: a\x00b\n", []string{"bad.yaml:1: control character 0x00; a config is plain text"}},
 		{"not UTF-8", "name: x\ndescription: \xff\n", []string{"bad.yaml:2: byte 0xff is not UTF-8 text"}},
 		{"two documents", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n---\nnetwork:\n  crossbar: {hosts: 8, link: {bandwidth: 1GB/s, latency: 0}}\n",

@@ -365,7 +365,7 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  ranks: [4]\n  ranks: [8]\n", `sweep.yaml:3: axis ranks is given twice`, 1},
 		{"axes:\n  size: [-5]\n", `sweep.yaml:2: size "-5" must be a whole number of bytes from 0 to 2\^62\n`, 1},
 		{"replicas: 0\n", `sweep.yaml:1: replicas 0: give a whole number of 1 to 10000000`, 1},
-		{"axes: {ranks: [4\n", `sweep.yaml:1: did not find expected`, 1},
+		{"axes: {ranks: [4\n", `sweep.yaml:1: the \[ opened here is never closed`, 1},
 		// A huge replicas is refused at once, not after making its seeds.
 		{"axes:\n  size: [8, 16]\nreplicas: 9000000\n", `sweep.yaml: 1.8e\+07 points; a sweep has at most 10000000`, 1},
 		{"base: {seed: 18446744073709551615}\nreplicas: 2\n", `sweep.yaml:2: replicas 2 from seed 18446744073709551615 pass the largest seed`, 1},
