@@ -295,6 +295,28 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:31: 20 fields, the header") {
 		t.Errorf("resume of a cut row: exit %d: %s", code, stderr)
 	}
+	// A row whose axis value was edited would stand for a point it did
+	// not measure; a row twice, for one point measured twice.
+	fields := strings.Split(lines[5], ",") // point 4: point, points, sweep, machine, algo, size, ...
+	if fields[0] != "4" || fields[5] != "32" {
+		t.Fatalf("row 5 is %q, want point 4 of size 32", lines[5])
+	}
+	fields[5] = "256"
+	os.WriteFile(bad, []byte(strings.Join(lines[:5], "")+strings.Join(fields, ",")), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:6: point 4 has size 32, but the row says 256") {
+		t.Errorf("resume of a row with an edited size: exit %d: %s", code, stderr)
+	}
+	os.WriteFile(bad, []byte(strings.Join(lines[:6], "")+lines[3]), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:7: point 2 again (line 4 has it)") {
+		t.Errorf("resume of a row twice: exit %d: %s", code, stderr)
+	}
+	whole, _ := os.ReadFile(filepath.Join(dir, "whole.jsonl"))
+	jl := strings.SplitAfter(string(whole), "\n")
+	badJSON := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(badJSON, []byte(strings.Join(jl[:4], "")+strings.Replace(jl[4], `"algo":"ring"`, `"algo":"ompi"`, 1)), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", badJSON, "--resume"); code != 1 || !strings.Contains(stderr, `bad.jsonl:5: point 4 has algo "ring", but the row says "ompi"`) {
+		t.Errorf("resume of a JSON row with an edited algorithm: exit %d: %s", code, stderr)
+	}
 	other := writeSweep(t, strings.Replace(sweepStudy, "ranks: 8", "ranks: 16", 1)+"  collective: [allreduce, alltoall]\n")
 	collsim(t, "sweep", other, "-q", "--shard", "2/3", "-o", filepath.Join(dir, "other.csv"))
 	if _, stderr, code := collsim(t, "merge", filepath.Join(dir, "part-1.csv"), filepath.Join(dir, "other.csv"), filepath.Join(dir, "part-3.csv")); code != 1 || !strings.Contains(stderr, "merge the parts of one sweep") {

@@ -3,6 +3,8 @@ package sweep
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +23,8 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 	defer f.Close()
 	r := bufio.NewReader(f)
 	done := map[int]bool{}
-	var good int64 // bytes of whole rows
+	seen := map[int]int{} // point -> line
+	var good int64        // bytes of whole rows
 	lineNo := 0
 	for {
 		line, err := r.ReadBytes('\n')
@@ -68,6 +71,13 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 		if !pl.InShard(k.point) {
 			return nil, fmt.Errorf("%s:%d: point %d is not in shard %d/%d; resume with the --shard the file was written with", name, lineNo, k.point, pl.Shard, pl.Shards)
 		}
+		if at, twice := seen[k.point]; twice {
+			return nil, fmt.Errorf("%s:%d: point %d again (line %d has it); remove one of the two rows to resume", name, lineNo, k.point, at)
+		}
+		if err := s.checkAxes(format, line, k.point); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w; remove the row (its point then runs again) to resume", name, lineNo, err)
+		}
+		seen[k.point] = lineNo
 		done[k.point] = true
 		good += int64(len(line))
 	}
@@ -82,4 +92,63 @@ func otherFormat(format string) string {
 		return "JSON Lines"
 	}
 	return "CSV"
+}
+
+// checkAxes says whether a row of point p holds p's axis values, as this
+// sweep writes them: a row edited by hand (another size, another
+// algorithm) would otherwise stand for a point it did not measure.
+func (s *Spec) checkAxes(format string, line []byte, p int) error {
+	var want bytes.Buffer
+	w := &writer{w: &want, format: format, cols: s.Columns()}
+	if err := w.write(s.row(outcome{point: p})); err != nil {
+		return err
+	}
+	n := len(leading) + len(s.Axes)
+	got, err := leadingCells(format, line, n)
+	if err != nil {
+		return err
+	}
+	wantCells, err := leadingCells(format, want.Bytes(), n)
+	if err != nil {
+		return err
+	}
+	for i, key := range s.axisKeys() {
+		if g, w := got[len(leading)+i], wantCells[len(leading)+i]; g != w {
+			return fmt.Errorf("point %d has %s %s, but the row says %s", p, key, w, g)
+		}
+	}
+	return nil
+}
+
+// leadingCells are the first n cells of a row, as written: CSV fields, or
+// JSON values in the object's order.
+func leadingCells(format string, line []byte, n int) ([]string, error) {
+	if format == CSV {
+		r := csv.NewReader(bytes.NewReader(line))
+		r.FieldsPerRecord = -1
+		fields, err := r.Read()
+		if err != nil || len(fields) < n {
+			return nil, fmt.Errorf("not a row of %d columns or more", n)
+		}
+		return fields[:n], nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var cells []string
+	for len(cells) < n && dec.More() {
+		if _, err := dec.Token(); err != nil { // the key
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		cells = append(cells, string(v))
+	}
+	if len(cells) < n {
+		return nil, fmt.Errorf("not a row of %d columns or more", n)
+	}
+	return cells, nil
 }
