@@ -208,24 +208,61 @@ func (e *Experiment) Check() error {
 // deadlock or data that arrived wrong is a *CheckError; a run past the
 // clock's limit names its costliest input (ClockHint).
 func (e *Experiment) Run() (*Result, error) {
-	m, err := e.machine()
+	r, err := e.resolve()
 	if err != nil {
 		return nil, err
+	}
+	return e.run(r.m, r.alg, r.params, r.chosenBy, r.note, true)
+}
+
+// resolved is an experiment's call on its machine, before it runs.
+type resolved struct {
+	m              *configs.Machine
+	alg            collectives.Algorithm
+	params         collectives.Params
+	chosenBy, note string
+}
+
+// resolve checks the experiment's choices and resolves its call on (a copy
+// of) its machine.
+func (e *Experiment) resolve() (resolved, error) {
+	m, err := e.machine()
+	if err != nil {
+		return resolved{}, err
 	}
 	ranks := e.Ranks
 	if ranks == 0 {
 		ranks = min(64, m.Slots())
 	}
 	if ranks < 1 {
-		return nil, optionf("--ranks must be at least 1, not %d", ranks)
+		return resolved{}, optionf("--ranks must be at least 1, not %d", ranks)
 	}
 	c := cmp.Or(e.Collective, collectives.Allreduce)
 	elem := cmp.Or(e.ElemSize, DefaultElemSize)
-	alg, chosenBy, params, note, err := Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, e.Shape, m)
+	r := resolved{m: m}
+	r.alg, r.chosenBy, r.params, r.note, err = Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, e.Shape, m)
+	return r, err
+}
+
+// Dry checks what Run checks before it simulates: the machine and its
+// settings, the call and its algorithm's options, the network's options
+// and the placement of the ranks, and that the algorithm builds its
+// schedule. nil means Run would start simulating (a deadlock, wrong data
+// or the clock's limit show only then).
+func (e *Experiment) Dry() error {
+	r, err := e.resolve()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return e.run(m, alg, params, chosenBy, note, true)
+	net := cmp.Or(e.Network, Analytic)
+	if err := e.adjust(r.m, net); err != nil {
+		return err
+	}
+	if _, _, err := e.config(r.m, net, r.params.Ranks, nil); err != nil {
+		return err
+	}
+	_, err = r.alg.Build(r.params)
+	return err
 }
 
 // machine checks the experiment's choices and returns a copy of its

@@ -45,12 +45,20 @@ func TestExperimentErrors(t *testing.T) {
 		{"an unknown network", collsim.Experiment{Network: "packet", Size: 8}, true},
 		{"LogGOPS costs on the analytic network", collsim.Experiment{LogGOPS: &sim.DefaultLogGOPS, Size: 8}, true},
 		{"a machine whose bandwidth the flow model cannot hold", collsim.Experiment{Machine: tiny(t), Network: collsim.Flow, Size: 8}, false},
+		{"more ranks than slots", collsim.Experiment{Ranks: 65, Size: 8}, false},
 	} {
 		_, err := tc.e.Run()
 		var oe *collsim.OptionError
 		if err == nil || errors.As(err, &oe) != tc.option {
 			t.Errorf("%s: %v (an OptionError: %t), want an OptionError: %t", tc.name, err, errors.As(err, &oe), tc.option)
 		}
+		// A dry run finds each before simulating, as the same error.
+		if dry := tc.e.Dry(); dry == nil || err == nil || dry.Error() != err.Error() {
+			t.Errorf("%s: dry run %v, run %v", tc.name, dry, err)
+		}
+	}
+	if err := (&collsim.Experiment{Ranks: 64, Size: 64}).Dry(); err != nil {
+		t.Errorf("a dry run of a good experiment: %v", err)
 	}
 }
 

@@ -429,11 +429,11 @@ replicas: 2
 	// algo outermost; ranks and size together; the replicas' seeds 7 and 8
 	// innermost.
 	want := [][]string{
-		{"0", "ring", "4", "64", "7"}, {"1", "ring", "4", "64", "8"}, {"2", "ring", "8", "128", "7"}, {"3", "ring", "8", "128", "8"},
-		{"4", "recursive_doubling", "4", "64", "7"}, {"5", "recursive_doubling", "4", "64", "8"}, {"6", "recursive_doubling", "8", "128", "7"}, {"7", "recursive_doubling", "8", "128", "8"},
+		{"0", "ring", "4", "64", "7", "ok"}, {"1", "ring", "4", "64", "8", "ok"}, {"2", "ring", "8", "128", "7", "ok"}, {"3", "ring", "8", "128", "8", "ok"},
+		{"4", "recursive_doubling", "4", "64", "7", "ok"}, {"5", "recursive_doubling", "4", "64", "8", "ok"}, {"6", "recursive_doubling", "8", "128", "7", "ok"}, {"7", "recursive_doubling", "8", "128", "8", "ok"},
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.Contains(lines[0], "8 points (2 x 2 x 2)") || !slices.Equal(strings.Fields(lines[1]), []string{"point", "algo", "ranks", "size", "seed"}) {
+	if !strings.Contains(lines[0], "8 points (2 x 2 x 2)") || !slices.Equal(strings.Fields(lines[1]), []string{"point", "algo", "ranks", "size", "seed", "check"}) {
 		t.Fatalf("dry run:\n%s", out)
 	}
 	for i, w := range want {
@@ -444,6 +444,21 @@ replicas: 2
 	out, _, _ = collsim(t, "sweep", file, "--dry-run", "--shard", "2/3")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2+3 || strings.Fields(lines[2])[0] != "1" || strings.Fields(lines[4])[0] != "7" {
 		t.Errorf("shard 2/3 runs points 1, 4 and 7:\n%s", out)
+	}
+	// Points that would fail are named, with why, without running any: a
+	// machine setting the machine lacks, more ranks than slots.
+	bad := writeSweep(t, "axes:\n  machine: [small, fattree-1024]\n  network.fat_tree.k: [4]\n  ranks: [8, 64]\n")
+	out, stderr, code = collsim(t, "sweep", bad, "--dry-run")
+	for _, w := range []string{
+		"point 0: " + bad + ":3: network.fat_tree.k: machine small has no network.fat_tree", "point 1: " + bad + ":3: network.fat_tree.k",
+		"point 3: 64 ranks do not fit on fattree-1024",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("dry run of failing points lacks %q:\n%s", w, out)
+		}
+	}
+	if fails := strings.Count(out, " fails\n"); code != 1 || fails != 3 || !strings.Contains(stderr, "3 of 4 points would fail") || !strings.Contains(out, "2      fattree-1024  4                   8      ok") {
+		t.Errorf("dry run of failing points: exit %d, %d marked, %s", code, fails, stderr)
 	}
 	// The hash names the points, not the file's layout.
 	same := writeSweep(t, "# the same sweep, written otherwise\nbase:\n  seed: 7\naxes: {algo: [ring, recursive_doubling], ranks: [4, 8], size: [64, 128]}\nzip:\n  - [ranks, size]\nreplicas: 2\n")
@@ -466,7 +481,7 @@ func numbers(n int) string {
 // TestSweepAliases: YAML anchors and aliases stand for their values, in
 // base and in axes.
 func TestSweepAliases(t *testing.T) {
-	file := writeSweep(t, "base: {seed: &one 1, root: *one}\naxes:\n  size: &s [8, 16]\n  ranks: *s\n")
+	file := writeSweep(t, "base: {seed: &one 1, root: *one, collective: bcast}\naxes:\n  size: &s [8, 16]\n  ranks: *s\n")
 	out, stderr, code := collsim(t, "sweep", file, "--dry-run")
 	if code != 0 || !strings.Contains(out, "4 points (2 x 2)") {
 		t.Errorf("exit %d: %s%s", code, out, stderr)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/configs"
 )
 
@@ -82,7 +83,7 @@ the shards' outputs into exactly what one run writes (but for wall times).`,
 	f.IntVarP(&o.Jobs, "jobs", "j", 0, "points run at once (default: one per processor)")
 	f.StringVar(&o.Shard, "shard", "", `run the i-th of n slices of the points, "i/n" (for a job array; join the outputs with collsim merge)`)
 	f.BoolVar(&o.Resume, "resume", false, "continue the sweep in -o: skip the points it already holds")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the points and run none")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the points, each checked as far as it can be without running it (exit 1 if any would fail), and run none")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&o.Progress, "progress", false, "a progress line every 10 s even when stderr is a terminal (instead of a bar)")
 	return cmd
@@ -211,7 +212,11 @@ func (f flushEach) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// dryRun prints the points the plan would run.
+// dryRun prints the points the plan would run, each checked as far as a
+// point can be without simulating it (Experiment.Dry): a machine setting
+// its machine does not have, more ranks than it has slots, an option its
+// algorithm refuses. Points that would fail are listed with why, and make
+// it fail.
 func (s *Spec) dryRun(w io.Writer, pl *Plan) error {
 	dims := make([]string, len(s.dims))
 	for i, d := range s.dims {
@@ -223,15 +228,35 @@ func (s *Spec) dryRun(w io.Writer, pl *Plan) error {
 		fmt.Fprintf(w, "; shard %d/%d runs %d", pl.Shard, pl.Shards, len(todo))
 	}
 	fmt.Fprintln(w)
-	rows := [][]string{append([]string{"point"}, s.axisKeys()...)}
+	rows := [][]string{append(append([]string{"point"}, s.axisKeys()...), "check")}
+	cache, points := &machines{}, run.NewPoints()
+	var failed []string
 	for _, p := range todo {
 		row := []string{strconv.Itoa(p)}
 		for _, v := range s.AxisValues(p) {
 			row = append(row, show(v))
 		}
-		rows = append(rows, row)
+		e, err := s.experiment(p, cache, points)
+		if err == nil {
+			err = e.Dry()
+		}
+		check := "ok"
+		if err != nil {
+			check = "fails"
+			failed = append(failed, fmt.Sprintf("point %d: %s", p, oneLine(err.Error())))
+		}
+		rows = append(rows, append(row, check))
 	}
-	return cmdutil.Table(w, rows)
+	if err := cmdutil.Table(w, rows); err != nil {
+		return err
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, f := range failed {
+		fmt.Fprintln(w, f)
+	}
+	return fmt.Errorf("%d of %d points would fail (listed above); fix the sweep file, or leave them to fail in their rows", len(failed), len(todo))
 }
 
 // display shows a sweep's progress on stderr: a bar (points done, rate,
