@@ -84,6 +84,9 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--placement", "diagonal"}, 2, "--placement \"diagonal\""},
 		{[]string{"--search"}, 2, "--search needs --global-batch"},
 		{[]string{"--schedule", "zigzag", "--pp", "2", "--devices", "4"}, 2, "pipeline schedule \"zigzag\""},
+		// A schedule with nothing to order was ignored without a word.
+		{[]string{"--schedule", "gpipe", "--devices", "8"}, 2, "--schedule does not apply: the schedule orders the passes of several microbatches"},
+		{[]string{"--schedule", "gpipe", "--inference", "--pp", "2", "--devices", "4"}, 2, "--schedule does not apply: inference runs forward passes only"},
 	}
 	for _, c := range cases {
 		_, errs, code := collsim(t, append([]string{"workload", "dnn", "-m", "gpu-cluster"}, c.args...)...)
@@ -318,6 +321,10 @@ func TestWorkloadTaskBench(t *testing.T) {
 		{[]string{"--pattern", "nearest", "--radix", "0"}, "needs a radix of at least 1"},
 		{[]string{"--plot", "x.png"}, "--plot does not apply"},
 		{[]string{"--metg", "--duration", "1ms"}, "--duration does not apply"},
+		// Pattern parameters the pattern does not read were ignored.
+		{[]string{"--radix", "5"}, "--radix does not apply to --pattern stencil_1d: only nearest, spread, random_nearest read it"},
+		{[]string{"--pattern", "nearest", "--period", "2"}, "--period does not apply to --pattern nearest: only spread, random_nearest read it"},
+		{[]string{"--pattern", "spread", "--fraction", "0.5"}, "--fraction does not apply to --pattern spread: only random_nearest read it"},
 	})
 }
 

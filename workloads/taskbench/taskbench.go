@@ -26,6 +26,18 @@ import (
 // The dependence patterns.
 var Patterns = []string{"trivial", "no_comm", "stencil_1d", "stencil_1d_periodic", "dom", "tree", "fft", "all_to_all", "nearest", "spread", "random_nearest"}
 
+// patternParams are the patterns that read each of a graph's pattern
+// parameters; no other pattern reads it.
+var patternParams = map[string][]string{
+	"radix":    {"nearest", "spread", "random_nearest"},
+	"period":   {"spread", "random_nearest"},
+	"fraction": {"random_nearest"},
+}
+
+// Readers are the patterns that read a pattern parameter: "radix",
+// "period" or "fraction".
+func Readers(param string) []string { return patternParams[param] }
+
 // Graph is one task graph.
 type Graph struct {
 	Width, Steps int
@@ -51,7 +63,7 @@ func (g *Graph) Check() error {
 		return fmt.Errorf("task graph %dx%d: width and steps must be at least 1", g.Width, g.Steps)
 	case !slices.Contains(Patterns, g.Pattern):
 		return fmt.Errorf("pattern %q; valid: %v", g.Pattern, Patterns)
-	case (g.Pattern == "nearest" || g.Pattern == "spread" || g.Pattern == "random_nearest") && g.Radix < 1:
+	case slices.Contains(Readers("radix"), g.Pattern) && g.Radix < 1:
 		return fmt.Errorf("pattern %s needs a radix of at least 1", g.Pattern)
 	case g.Pattern == "spread" && g.Radix > g.Width:
 		return fmt.Errorf("spread with radix %d over %d columns: at most the width", g.Radix, g.Width)

@@ -172,6 +172,8 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		{o.compress == 1, "they shape compression (give --compress RATIO)", []string{"compress-rate", "compress-exchange"}},
 		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
 		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3", "recompute", "offload", "offload-serial"}},
+		{o.inference, "inference runs forward passes only, in microbatch order", []string{"schedule"}},
+		{!o.search && o.pp == 1 && o.microbatches == 1, "the schedule orders the passes of several microbatches: give --microbatches or --pp above 1", []string{"schedule"}},
 	}
 	for _, c := range checks {
 		if c.when {

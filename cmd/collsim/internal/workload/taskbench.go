@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -79,6 +81,12 @@ func (o *taskbenchFlags) job(cmd *cobra.Command) (taskbench.Job, error) {
 		}
 	} else if err := cmdutil.NotApplicable(f, "--metg sweeps the kernel from --metg-from", "duration"); err != nil {
 		return j, err
+	}
+	for _, param := range []string{"radix", "period", "fraction"} {
+		// (They were ignored without a word: --radix 5 with stencil_1d.)
+		if readers := taskbench.Readers(param); f.Changed(param) && !slices.Contains(readers, o.pattern) {
+			return j, cmdutil.Flagf("--%s does not apply to --pattern %s: only %s read it", param, o.pattern, strings.Join(readers, ", "))
+		}
 	}
 	if o.ranks < 1 || o.steps < 1 || o.graphs < 1 || o.metgPoints < 1 {
 		return j, cmdutil.Flagf("--ranks, --steps, --graphs and --metg-points must be at least 1")
