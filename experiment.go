@@ -371,10 +371,10 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		pred, kind, alike, err := pricing.ClosedForm(alg, params)
 		if err == nil {
 			out.Model, out.ModelExact, out.RoutesAlike = &pred.Time, pred.Exact, alike
-			out.HostCosts = (m.Host.Overhead > 0 || m.Gap > 0) && kind != "LogGP"
+			out.HostCosts = pricing.LeavesOutHostCosts(kind)
 			g := pricing.Gaps
 			out.SharedNICs, out.LocalDuplex, out.LocalBands = g.SharedNICs, g.LocalDuplex, g.LocalBands
-			out.ModelExact = pred.Exact && alike && !out.HostCosts && g == PlacementGaps{}
+			out.ModelExact = pricing.ExactHere(pred, kind, alike)
 			out.ModelKind = kind
 			if !pred.Exact {
 				out.ModelLower = &pred.Lower

@@ -138,6 +138,21 @@ func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
 	return pr
 }
 
+// LeavesOutHostCosts reports whether the machine charges a per-message
+// overhead or gap that a form of this kind (ClosedForm's) does not price:
+// every kind but LogGP.
+func (pr Pricing) LeavesOutHostCosts(kind string) bool {
+	return (pr.Machine.Host.Overhead > 0 || pr.Machine.Gap > 0) && kind != "LogGP"
+}
+
+// ExactHere reports whether ClosedForm's prediction is, on this machine as
+// placed, what the analytic network simulates: the form is exact, the
+// routes it assumes alike are, and the machine charges nothing it leaves
+// out (host costs outside a LogGP form, PlacementGaps).
+func (pr Pricing) ExactHere(pred cost.Prediction, kind string, alike bool) bool {
+	return pred.Exact && alike && !pr.LeavesOutHostCosts(kind) && pr.Gaps == PlacementGaps{}
+}
+
 // ClosedForm prices a for p. kind names the model: "LogGP" when the hosts
 // charge an overhead or a gap and a has a LogGP form; "levels" for the
 // algorithms priced level by level (cost.Levels); else "Hockney", the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -390,5 +391,55 @@ func TestECMP(t *testing.T) {
 	}
 	if _, stderr, code := collsim(t, "run", "--network", "flow", "--routing", "ecmp"); code != 2 || !strings.Contains(stderr, "use minimal") {
 		t.Errorf("ecmp on a crossbar: exit %d, %s", code, stderr)
+	}
+}
+
+// TestValidateModelExactAsRun: validate's model_exact for a point is what
+// collsim run --json says of the same call, and exact (the form's claim
+// on a crossbar) stays true where the machine makes the form an estimate:
+// on fattree-1024, 16 ranks share a leaf switch (every route alike), 64
+// span leaves; with an overhead the alpha-beta forms leave it out.
+func TestValidateModelExactAsRun(t *testing.T) {
+	charged := filepath.Join(t.TempDir(), "charged.yaml")
+	os.WriteFile(charged, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 100Gbit/s, latency: 500ns}}\nhost:\n  overhead: 1us\n"), 0o644)
+	for _, m := range [][]string{{"-m", "fattree-1024"}, {"-m", charged}} {
+		out, errs, code := collsim(t, append([]string{"validate", "-c", "allreduce,bcast", "-a", "ring,binomial,linear", "-n", "16,64", "-s", "1KiB", "--json"}, m...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", m, code, errs)
+		}
+		var rep struct {
+			Points []struct {
+				Algorithm  string `json:"algorithm"`
+				Ranks      int    `json:"ranks"`
+				Exact      bool   `json:"exact"`
+				ModelExact bool   `json:"model_exact"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		estimates := 0
+		for _, p := range rep.Points {
+			c, a, _ := strings.Cut(p.Algorithm, "/")
+			out, errs, code := collsim(t, append([]string{"run", "-c", c, "-a", a, "-n", fmt.Sprint(p.Ranks), "-s", "1KiB", "--json"}, m...)...)
+			if code != 0 {
+				t.Fatalf("run %s P=%d: exit %d: %s", p.Algorithm, p.Ranks, code, errs)
+			}
+			var res struct {
+				ModelExact bool `json:"model_exact"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.ModelExact != p.ModelExact {
+				t.Errorf("%v %s P=%d: validate's model_exact %t, run's %t", m, p.Algorithm, p.Ranks, p.ModelExact, res.ModelExact)
+			}
+			if p.Exact && !p.ModelExact {
+				estimates++
+			}
+		}
+		if estimates == 0 {
+			t.Errorf("%v: no exact form was an estimate here; the test shows nothing", m)
+		}
 	}
 }

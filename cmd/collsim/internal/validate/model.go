@@ -18,13 +18,16 @@ import (
 // modelPoint is one algorithm at one rank count and size: its closed form
 // beside its simulated time on each network model.
 type modelPoint struct {
-	Algorithm string             `json:"algorithm"`
-	Ranks     int                `json:"ranks"`
-	Bytes     int64              `json:"bytes"`
-	Closed    float64            `json:"closed_form_s"`
-	Lower     float64            `json:"closed_form_lower_s"` // where not Exact, the closed form bounds the time to [Lower, Closed]
-	Exact     bool               `json:"exact"`               // the closed form claims equality on a contention-free crossbar
-	Simulated map[string]float64 `json:"simulated_s"`
+	Algorithm string  `json:"algorithm"`
+	Ranks     int     `json:"ranks"`
+	Bytes     int64   `json:"bytes"`
+	Closed    float64 `json:"closed_form_s"`
+	Lower     float64 `json:"closed_form_lower_s"` // where not Exact, the closed form bounds the time to [Lower, Closed]
+	Exact     bool    `json:"exact"`               // the closed form claims equality on a contention-free crossbar
+	// ModelExact is whether it claims equality here, as collsim run's
+	// model_exact: exact, the routes alike, nothing left out charged.
+	ModelExact bool               `json:"model_exact"`
+	Simulated  map[string]float64 `json:"simulated_s"`
 	// Error is (closed form - simulated) / simulated, per network.
 	Error map[string]float64 `json:"error"`
 }
@@ -169,12 +172,13 @@ func modelAt(m *configs.Machine, pricing collsim.Pricing, a collectives.Algorith
 	if _, err := a.Build(params); err != nil {
 		return modelPoint{}, false, nil
 	}
-	pred, _, _, err := pricing.ClosedForm(a, params)
+	pred, kind, alike, err := pricing.ClosedForm(a, params)
 	if err != nil {
 		return modelPoint{}, false, nil
 	}
 	pt := modelPoint{Algorithm: a.ID(), Ranks: ranks, Bytes: params.SizeBytes(a.Collective), Closed: pred.Time, Lower: pred.Lower, Exact: pred.Exact,
-		Simulated: map[string]float64{}, Error: map[string]float64{}}
+		ModelExact: pricing.ExactHere(pred, kind, alike),
+		Simulated:  map[string]float64{}, Error: map[string]float64{}}
 	for _, n := range networks {
 		simulate := cmdutil.Simulate
 		if n == "flow" {
