@@ -229,8 +229,9 @@ func Simulate(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 }
 
 // SimulateNoisy is Simulate with OS noise stretching every CPU interval.
-func SimulateNoisy(m *configs.Machine, a collectives.Algorithm, params collectives.Params, noise *sim.Noise) (float64, error) {
-	return simulate(&collsim.Experiment{Machine: m, Noise: noise}, a, params)
+// seed sets the noise's phases (periodic) or intervals (random).
+func SimulateNoisy(m *configs.Machine, a collectives.Algorithm, params collectives.Params, noise *sim.Noise, seed uint64) (float64, error) {
+	return simulate(&collsim.Experiment{Machine: m, Noise: noise, Seed: seed}, a, params)
 }
 
 // SimulateFlow is Simulate on the flow network: messages that cross the
@@ -240,7 +241,7 @@ func SimulateFlow(m *configs.Machine, a collectives.Algorithm, params collective
 }
 
 func simulate(e *collsim.Experiment, a collectives.Algorithm, params collectives.Params) (float64, error) {
-	e.Seed, e.Verify = 1, collsim.VerifyOff
+	e.Seed, e.Verify = max(e.Seed, 1), collsim.VerifyOff
 	r, err := e.RunAlgorithm(a, params)
 	if err != nil {
 		return 0, fmt.Errorf("%s p=%d: %w", a.ID(), params.Ranks, err)

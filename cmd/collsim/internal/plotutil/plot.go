@@ -189,6 +189,8 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
+	} else {
+		pl.Y.Tick.Marker = linearTicks{}
 	}
 	c := -1
 	for _, s := range p.Lines {
@@ -317,6 +319,39 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v := m * math.Pow(10, d); v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
 				ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
 			}
+		}
+	}
+	return ticks
+}
+
+// linearTicks is gonum's DefaultTicks with labels written to as many
+// decimals as the labelled ticks need to read as their values: gonum's
+// can write a tick at 1.05 as "1" beside one at 0.99.
+type linearTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	decimals := 0
+	for ; decimals < 12; decimals++ {
+		exact := true
+		for _, t := range ticks {
+			if t.Label == "" {
+				continue
+			}
+			scale := math.Pow(10, float64(decimals))
+			if math.Abs(math.Round(t.Value*scale)/scale-t.Value) > 1e-9*math.Max(math.Abs(t.Value), hi-lo) {
+				exact = false
+				break
+			}
+		}
+		if exact {
+			break
+		}
+	}
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', decimals, 64)
 		}
 	}
 	return ticks

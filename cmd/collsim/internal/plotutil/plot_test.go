@@ -1,7 +1,9 @@
 package plotutil
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -38,5 +40,26 @@ func TestLogTicksInsideADecade(t *testing.T) {
 	}
 	if want := []string{"0.002", "0.003", "0.004"}; !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
+	}
+}
+
+// A linear axis's labels read as their ticks' values: gonum's labelled a
+// tick at 1.05 "1" on an axis from 0.92 to 1.06 (ticks 0.06 apart).
+func TestLinearTickLabelsReadAsTheirValues(t *testing.T) {
+	for _, r := range [][2]float64{{0.92, 1.06}, {0, 1}, {0.85, 1.36}, {-3, 17}, {1e-6, 3e-6}, {123, 129}} {
+		labelled := 0
+		for _, tk := range (linearTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			labelled++
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > 1e-9*math.Max(math.Abs(tk.Value), r[1]-r[0]) {
+				t.Errorf("axis %v: tick %g labelled %q", r, tk.Value, tk.Label)
+			}
+		}
+		if labelled < 2 {
+			t.Errorf("axis %v: %d labels", r, labelled)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,7 @@ type noiseOptions struct {
 	options
 	overhead, detour, rates string
 	random                  bool
+	seeds                   int
 }
 
 func newNoise(streams *cmdutil.IO) *cobra.Command {
@@ -37,7 +39,9 @@ a second (periodic, each rank at its own seeded phase; --random for
 exponential intervals), and a per-message CPU overhead --overhead (the
 noise stretches CPU work, so a machine whose hosts do none feels none). It
 reports each algorithm's time, its slowdown against the noise-free run, and
-ADAPT's speedup over the lock-step tree.`,
+ADAPT's speedup over the lock-step tree: with noise, the mean over --seeds
+runs whose noise is seeded differently, and the least and most speedup
+among them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runNoise(streams, o) },
 	}
@@ -47,6 +51,7 @@ ADAPT's speedup over the lock-step tree.`,
 	f.StringVar(&o.detour, "detour", "50us", "length of one OS-noise detour")
 	f.StringVar(&o.rates, "rates", "0,100,1000,2000,5000", "detours per second per rank, a comma-separated list (0: no noise)")
 	f.BoolVar(&o.random, "random", false, "exponential intervals between detours instead of periodic ones")
+	f.IntVar(&o.seeds, "seeds", 10, "noisy runs of each point, with the noise seeded 1..N (its phases or intervals): times are their mean, and the speedup's range is shown")
 	return cmd
 }
 
@@ -74,6 +79,9 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		}
 		rates = append(rates, r)
 	}
+	if o.seeds < 1 || o.seeds > 1000 {
+		return cmdutil.Flagf("--seeds %d: give 1..1000 noisy runs a point", o.seeds)
+	}
 	m.Host.Overhead = overhead
 	cases := []struct{ coll, lockstep, adapt collectives.Algorithm }{}
 	for _, c := range []collectives.Collective{collectives.Bcast, collectives.Reduce} {
@@ -82,7 +90,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		cases = append(cases, struct{ coll, lockstep, adapt collectives.Algorithm }{l, l, a})
 	}
 	fmt.Fprintf(streams.Out, "OS noise on %s: %d ranks, %s, o = %s per message, detours of %s (%s)\n", m.Name, ps[0], configs.FormatBytes(ss[0]), o.overhead, o.detour, map[bool]string{false: "periodic", true: "random intervals"}[o.random])
-	rows := [][]string{{"collective", "detours/s", "lock-step", "slowdown", "ADAPT", "slowdown", "ADAPT speedup"}}
+	rows := [][]string{{"collective", "detours/s", "lock-step", "slowdown", "ADAPT", "slowdown", "ADAPT speedup", "least-most"}}
 	var lines []plotutil.Series
 	for _, cs := range cases {
 		params, err := collsim.Call(cs.coll.Collective, ps[0], ss[0], o.elem, 0)
@@ -92,29 +100,40 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		var base [2]float64
 		speedup := plotutil.Series{Name: string(cs.coll.Collective)}
 		for _, rate := range rates {
-			var t [2]float64
-			for i, a := range []collectives.Algorithm{cs.lockstep, cs.adapt} {
-				var noise *sim.Noise
-				switch {
-				case rate == 0:
-				case o.random:
-					noise, err = sim.PoissonNoise(rate, detour, 1)
-				default:
-					noise, err = sim.PeriodicNoise(sim.FromSeconds(1/rate), detour)
-				}
-				if err != nil {
-					return &cmdutil.FlagError{Err: err}
-				}
-				if t[i], err = cmdutil.SimulateNoisy(m, a, params, noise); err != nil {
-					return err
-				}
-				if rate == 0 {
-					base[i] = t[i]
-				}
+			var noise *sim.Noise
+			switch {
+			case rate == 0:
+			case o.random:
+				noise, err = sim.PoissonNoise(rate, detour, 1)
+			default:
+				noise, err = sim.PeriodicNoise(sim.FromSeconds(1/rate), detour)
 			}
-			rows = append(rows, []string{string(cs.coll.Collective), fmt.Sprint(rate), cmdutil.Seconds(t[0]), ratio(t[0], base[0]),
-				cmdutil.Seconds(t[1]), ratio(t[1], base[1]), ratio(t[0], t[1])})
-			speedup.X, speedup.Y = append(speedup.X, rate), append(speedup.Y, t[0]/t[1])
+			if err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			seeds := o.seeds
+			if rate == 0 {
+				seeds = 1 // nothing random to seed
+			}
+			var mean [2]float64
+			least, most := math.Inf(1), math.Inf(-1)
+			for seed := 1; seed <= seeds; seed++ {
+				var t [2]float64
+				for i, a := range []collectives.Algorithm{cs.lockstep, cs.adapt} {
+					if t[i], err = cmdutil.SimulateNoisy(m, a, params, noise, uint64(seed)); err != nil {
+						return err
+					}
+					mean[i] += t[i] / float64(seeds)
+				}
+				least, most = min(least, t[0]/t[1]), max(most, t[0]/t[1])
+			}
+			if rate == 0 {
+				base = mean
+			}
+			rows = append(rows, []string{string(cs.coll.Collective), fmt.Sprint(rate), cmdutil.Seconds(mean[0]), ratio(mean[0], base[0]),
+				cmdutil.Seconds(mean[1]), ratio(mean[1], base[1]), ratio(mean[0], mean[1]), fmt.Sprintf("%.2f-%.2fx", least, most)})
+			speedup.X, speedup.Y = append(speedup.X, rate), append(speedup.Y, mean[0]/mean[1])
+			speedup.YLow, speedup.YHigh = append(speedup.YLow, least), append(speedup.YHigh, most)
 		}
 		lines = append(lines, speedup)
 	}
@@ -146,15 +165,16 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		return nil
 	}
 	for i := range lines {
-		var x, y []float64
+		var x, y, lo, hi []float64
 		for j, r := range lines[i].X {
 			if r > 0 {
 				x, y = append(x, r), append(y, lines[i].Y[j])
+				lo, hi = append(lo, lines[i].YLow[j]), append(hi, lines[i].YHigh[j])
 			}
 		}
-		lines[i].X, lines[i].Y = x, y
+		lines[i].X, lines[i].Y, lines[i].YLow, lines[i].YHigh = x, y, lo, hi
 	}
-	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT's speedup over the lock-step tree on %s, %d ranks", m.Name, ps[0]), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: lines}
+	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT's speedup over the lock-step tree on %s, %d ranks (bars: least to most of %d seeds)", m.Name, ps[0], o.seeds), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: lines}
 	paths, err := pl.Save(o.out, "study-noise")
 	if err != nil {
 		return err
