@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -145,5 +146,66 @@ func TestTuneFlagsZeroOverheadWins(t *testing.T) {
 	out, _, _ = collsim(t, "tune", "-m", machine, "-n", "16", "-s", "8,1MiB")
 	if strings.Contains(out, "(!)") {
 		t.Errorf("a machine with o = 1 µs got a flag:\n%s", out)
+	}
+}
+
+// TestTuneSegmentsAtAModestOverhead: on a machine that charges nothing per
+// message, the chain's segment in the rules file is the one collsim
+// chooses at o = 500 ns (run with that overhead picks it too), not the
+// model's tiny one at o = 0, and the choice says so; on a machine that
+// charges its own overhead the segment is chosen at it, without a note.
+func TestTuneSegmentsAtAModestOverhead(t *testing.T) {
+	segmentOf := func(args ...string) int64 {
+		js, errs, code := collsim(t, append([]string{"run", "-c", "bcast", "-a", "chain", "-n", "64", "-s", "16MiB", "--verify", "off", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("run %v: exit %d: %s", args, code, errs)
+		}
+		var r struct {
+			Tuned string `json:"tuned"`
+		}
+		json.Unmarshal([]byte(js), &r)
+		var seg int64
+		if _, err := fmt.Sscanf(r.Tuned, "segment %d elements", &seg); err != nil {
+			t.Fatalf("tuned %q: %v", r.Tuned, err)
+		}
+		return 8 * seg
+	}
+	var probed int64 // the rules file's segment on fattree-1024
+	for _, tc := range []struct {
+		machine []string
+		note    bool
+		at      []string // run's flags that give the same segment
+	}{
+		{[]string{"-m", "fattree-1024"}, true, []string{"-m", "fattree-1024", "--set", "host.overhead=500ns"}},
+		{[]string{"-m", "../../configs/examples/fattree-1024-overhead.yaml"}, false, []string{"-m", "../../configs/examples/fattree-1024-overhead.yaml"}},
+	} {
+		machine := tc.machine
+		out, errs, code := collsim(t, append([]string{"tune", "-c", "bcast", "-n", "64", "-s", "16MiB", "--json"}, machine...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", machine, code, errs)
+		}
+		var res struct {
+			Choices []struct {
+				Fastest string `json:"fastest"`
+				Segment int64  `json:"segment_bytes"`
+				Note    string `json:"segment_note"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Choices) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		c := res.Choices[0]
+		if c.Fastest != "chain" {
+			t.Fatalf("%v: fastest %s, want chain (the test needs a pipeline)", machine, c.Fastest)
+		}
+		if tc.note {
+			probed = c.Segment
+		}
+		if want := segmentOf(tc.at...); c.Segment != want || (c.Note != "") != tc.note {
+			t.Errorf("%v: segment %d B, note %q; want %d B (run %v), a note: %t", machine, c.Segment, c.Note, want, tc.at, tc.note)
+		}
+	}
+	if tiny := segmentOf("-m", "fattree-1024"); tiny >= probed {
+		t.Errorf("at o = 0 run picks %d B: the test needs o = 0 to pick a smaller segment than the rules file's", tiny)
 	}
 }

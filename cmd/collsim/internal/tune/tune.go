@@ -148,6 +148,9 @@ type point struct {
 	// zeroOverhead says the choice wins only on a machine that charges
 	// nothing per message, and what wins with a modest overhead.
 	zeroOverhead string
+	// segmentNote says how the best's segment was chosen, where the
+	// machine's own costs could not choose it.
+	segmentNote string
 }
 
 // probeOverhead is the per-message CPU overhead o at which tune checks a
@@ -210,9 +213,18 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	qs := make([]collectives.Params, len(cands))
 	lower := make([]float64, len(cands)) // 0 where there is no closed form: always simulated
 	bestPredicted := math.Inf(1)
+	tm := collsim.TuneModelOf(m, h)
+	probing := m.Host.Overhead == 0 && m.Gap == 0
+	if probing {
+		// A pipeline's segment trades against what each message costs;
+		// at nothing the model's best is as small as the simulation
+		// allows, which no MPI library runs well, and the rules file is
+		// for one: choose it at a modest overhead.
+		tm.Overhead = probeOverhead.Seconds()
+	}
 	for i, a := range cands {
 		qs[i] = params
-		collsim.Tune(a, &qs[i], collsim.TuneModelOf(m, h))
+		collsim.Tune(a, &qs[i], tm)
 		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
 			lower[i] = pr.Lower
 			bestPredicted = min(bestPredicted, pr.Time)
@@ -239,7 +251,10 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	if pt.best.Name == "" {
 		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s); the first: %w", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "), firstErr)
 	}
-	if m.Host.Overhead == 0 && m.Gap == 0 {
+	if probing && pt.params.Segment != params.Segment {
+		pt.segmentNote = fmt.Sprintf("its segment was chosen as if each message cost o = %s of CPU: %s charges none, and at none a pipeline's best segment is as small as the simulation allows", probeOverhead, m.Name)
+	}
+	if probing {
 		// A machine that charges nothing per message favours algorithms
 		// that send many (a linear reduce takes P-1 messages at the root
 		// for free). Would the choice stand at a modest MPI overhead?
@@ -284,6 +299,12 @@ func report(streams *cmdutil.IO, pts []point) error {
 			flag = "(!)"
 			notes = append(notes, fmt.Sprintf("(!) %s on %d ranks, %s: %s", pt.c, pt.ranks, configs.FormatBytes(pt.size), pt.zeroOverhead))
 		}
+		if pt.segmentNote != "" {
+			flag += "(s)"
+			if !slices.Contains(notes, "(s) "+pt.segmentNote) {
+				notes = append(notes, "(s) "+pt.segmentNote)
+			}
+		}
 		rows = append(rows, []string{string(pt.c), fmt.Sprint(pt.ranks), configs.FormatBytes(pt.size), pt.best.Name, fmt.Sprint(n),
 			cmdutil.Seconds(pt.time), pt.fixed, fixedT, gain, fmt.Sprint(pt.pruned), flag})
 	}
@@ -311,6 +332,7 @@ type Choice struct {
 	OmpiFixedTime *float64 `json:"ompi_fixed_time_s"` // null: collsim cannot run it
 	Pruned        int      `json:"pruned"`
 	ZeroOverhead  string   `json:"zero_overhead_note,omitempty"` // the choice wins only at o = 0
+	SegmentNote   string   `json:"segment_note,omitempty"`       // how its segment was chosen where the machine's costs could not
 }
 
 // jsonReport is tune's --json output.
@@ -319,7 +341,7 @@ func jsonReport(m *configs.Machine, pts []point, rules, file string) any {
 	for _, pt := range pts {
 		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
 		c := Choice{Collective: string(pt.c), Ranks: pt.ranks, SizeBytes: pt.size, OmpiBytes: pt.bytes, Fastest: pt.best.Name, OmpiNumber: n,
-			SegmentBytes: collectives.OmpiSegmentBytes(pt.best, pt.params), Time: pt.time, OmpiFixed: pt.fixed, Pruned: pt.pruned, ZeroOverhead: pt.zeroOverhead}
+			SegmentBytes: collectives.OmpiSegmentBytes(pt.best, pt.params), Time: pt.time, OmpiFixed: pt.fixed, Pruned: pt.pruned, ZeroOverhead: pt.zeroOverhead, SegmentNote: pt.segmentNote}
 		if !math.IsNaN(pt.fixedT) {
 			c.OmpiFixedTime = &pt.fixedT
 		}
