@@ -215,6 +215,61 @@ func (e *Experiment) Run() (*Result, error) {
 	return e.run(r.m, r.alg, r.params, r.chosenBy, r.note, true)
 }
 
+// prepared is what run simulates: the network's config and the ranks'
+// placement, the options Tune chose, the schedule and the data.
+type prepared struct {
+	net         string
+	cfg         sim.Config
+	place       []int32
+	load        *network.LinkLoad
+	params      collectives.Params
+	tuned, note string
+	schedule    sim.Schedule
+	data        *collectives.Data
+}
+
+// prepare makes ready to simulate alg with params on m (the experiment's
+// copy); tune lets the cost model choose the options the call left open.
+// A dry preparation checks the data's size without allocating it.
+func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, params collectives.Params, tune, dry bool) (pr prepared, err error) {
+	pr.net, pr.params = cmp.Or(e.Network, Analytic), params
+	if err := e.adjust(m, pr.net); err != nil {
+		return pr, err
+	}
+	if e.BusiestLinks > 0 {
+		pr.load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
+	}
+	if pr.cfg, pr.place, err = e.config(m, pr.net, params.Ranks, pr.load); err != nil {
+		return pr, err
+	}
+	if pr.place != nil && tune {
+		h, _ := Hockney(m, pr.place)
+		pr.tuned = Tune(alg, &pr.params, TuneModelOf(m, h))
+	}
+	if pr.place != nil {
+		pr.note = unusedLocal(m, pr.place, cmp.Or(e.Placement, m.Placement))
+	}
+	if pr.schedule, err = alg.Build(pr.params); err != nil {
+		return pr, err
+	}
+	switch {
+	case e.Verify == VerifyOff:
+	case dry:
+		if err := collectives.CheckData(alg.Collective, pr.params); err != nil && e.Verify == VerifyOn {
+			return pr, err
+		}
+	default:
+		pr.data, err = alg.Data(pr.params, e.Seed)
+		if err != nil && e.Verify == VerifyOn {
+			return pr, err
+		}
+		if pr.data != nil {
+			pr.cfg.Data = pr.data.Buffers
+		}
+	}
+	return pr, nil
+}
+
 // resolved is an experiment's call on its machine, before it runs.
 type resolved struct {
 	m              *configs.Machine
@@ -246,22 +301,15 @@ func (e *Experiment) resolve() (resolved, error) {
 
 // Dry checks what Run checks before it simulates: the machine and its
 // settings, the call and its algorithm's options, the network's options
-// and the placement of the ranks, and that the algorithm builds its
-// schedule. nil means Run would start simulating (a deadlock, wrong data
+// and the placement of the ranks, that the algorithm builds its schedule,
+// and the size of the data it would verify. nil means Run would start simulating (a deadlock, wrong data
 // or the clock's limit show only then).
 func (e *Experiment) Dry() error {
 	r, err := e.resolve()
 	if err != nil {
 		return err
 	}
-	net := cmp.Or(e.Network, Analytic)
-	if err := e.adjust(r.m, net); err != nil {
-		return err
-	}
-	if _, _, err := e.config(r.m, net, r.params.Ranks, nil); err != nil {
-		return err
-	}
-	_, err = r.alg.Build(r.params)
+	_, err = e.prepare(r.m, r.alg, r.params, true, true)
 	return err
 }
 
@@ -297,44 +345,15 @@ func (e *Experiment) RunAlgorithm(a collectives.Algorithm, params collectives.Pa
 // run simulates alg with params on m (the experiment's copy); tune lets
 // the cost model choose the options the call left open.
 func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params collectives.Params, chosenBy, note string, tune bool) (*Result, error) {
-	net := cmp.Or(e.Network, Analytic)
+	pr, err := e.prepare(m, alg, params, tune, false)
+	if err != nil {
+		return nil, err
+	}
+	net, cfg, place, load, schedule, data := pr.net, pr.cfg, pr.place, pr.load, pr.schedule, pr.data
+	params, tuned := pr.params, pr.tuned
+	note = joinNotes(note, pr.note)
 	c, ranks := alg.Collective, params.Ranks
 	elem := cmp.Or(params.ElemSize, DefaultElemSize)
-	if err := e.adjust(m, net); err != nil {
-		return nil, err
-	}
-	var load *network.LinkLoad
-	if e.BusiestLinks > 0 {
-		load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
-	}
-	cfg, place, err := e.config(m, net, ranks, load)
-	if err != nil {
-		return nil, err
-	}
-	tuned := ""
-	if place != nil && tune {
-		h, _ := Hockney(m, place)
-		tuned = Tune(alg, &params, TuneModelOf(m, h))
-	}
-	if place != nil {
-		note = joinNotes(note, unusedLocal(m, place, cmp.Or(e.Placement, m.Placement)))
-	}
-	schedule, err := alg.Build(params)
-	if err != nil {
-		return nil, err
-	}
-	var data *collectives.Data
-	switch e.Verify {
-	case VerifyOff:
-	case VerifyOn, VerifyAuto:
-		data, err = alg.Data(params, e.Seed)
-		if err != nil && e.Verify == VerifyOn {
-			return nil, err
-		}
-	}
-	if data != nil {
-		cfg.Data = data.Buffers
-	}
 	cfg.Progress, cfg.Trace = e.Progress, e.Trace
 	start := time.Now()
 	res, err := sim.Execute(sim.New(e.Seed), schedule, cfg)

@@ -46,6 +46,8 @@ func TestExperimentErrors(t *testing.T) {
 		{"LogGOPS costs on the analytic network", collsim.Experiment{LogGOPS: &sim.DefaultLogGOPS, Size: 8}, true},
 		{"a machine whose bandwidth the flow model cannot hold", collsim.Experiment{Machine: tiny(t), Network: collsim.Flow, Size: 8}, false},
 		{"more ranks than slots", collsim.Experiment{Ranks: 65, Size: 8}, false},
+		{"a schedule that cannot be built", collsim.Experiment{Collective: "alltoall", Algorithm: "two_procs", Ranks: 6, Size: 48}, false},
+		{"data too large to verify", collsim.Experiment{Verify: collsim.VerifyOn, Ranks: 4, Size: 1 << 40}, false},
 	} {
 		_, err := tc.e.Run()
 		var oe *collsim.OptionError

@@ -190,23 +190,33 @@ type Data struct {
 // (1 GiB of uint64): data mode is for checking, not for scale runs.
 const MaxDataElements = 1 << 27
 
-// NewData allocates and fills the buffers of a call of c with parameters p;
-// seed picks the inputs.
-func NewData(c Collective, p Params, seed uint64) (*Data, error) {
+// CheckData returns NewData's error for a call of c with parameters p,
+// without allocating its buffers.
+func CheckData(c Collective, p Params) error {
 	sem, ok := semanticsOf[c]
 	if !ok {
-		return nil, fmt.Errorf("unknown collective %q", c)
+		return fmt.Errorf("unknown collective %q", c)
 	}
 	if err := p.check(c); err != nil {
-		return nil, err
+		return err
 	}
 	var perRank int64
 	for _, n := range sem.buffers(p) {
 		perRank += n
 	}
 	if float64(perRank)*float64(p.Ranks) > MaxDataElements {
-		return nil, fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
+		return fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
 	}
+	return nil
+}
+
+// NewData allocates and fills the buffers of a call of c with parameters p;
+// seed picks the inputs.
+func NewData(c Collective, p Params, seed uint64) (*Data, error) {
+	if err := CheckData(c, p); err != nil {
+		return nil, err
+	}
+	sem := semanticsOf[c]
 	d := &Data{c: c, p: p, in: input{seed: seed}, Buffers: make([][][]uint64, p.Ranks), checked: len(sem.buffers(p))}
 	for r := range d.Buffers {
 		d.Buffers[r] = sem.fill(p, r, d.in)

@@ -570,16 +570,34 @@ type opened struct {
 	line int
 }
 
-// scanOpen reads data as YAML's flow syntax does, as far as brackets,
-// quotes and comments go: the brackets still open at its end, and the
-// quote still open (c 0 when none).
+// scanOpen reads data as YAML does, as far as brackets, quotes, comments
+// and block scalars go: the brackets still open at its end, and the quote
+// still open (c 0 when none). A bracket or quote opens only where a
+// scalar may begin (see scalarStart); block scalars' lines are text.
 func scanOpen(data []byte) (stack []opened, quote opened) {
-	line := 1
+	line, start := 1, 0 // start: the offset of the line's first byte
+	block := -1         // the indentation of the line that began a block scalar, while in one
 	for i := 0; i < len(data); i++ {
+		if i == start && quote.c == 0 && block >= 0 {
+			end := bytes.IndexByte(data[i:], '\n')
+			if end < 0 {
+				end = len(data) - i
+			}
+			text := data[i : i+end]
+			if indent := len(text) - len(bytes.TrimLeft(text, " ")); len(bytes.TrimSpace(text)) == 0 || indent > block {
+				i += end // a line of the block's text: on to its newline
+				line, start = line+1, i+1
+				continue
+			}
+			block = -1
+		}
 		c := data[i]
 		switch {
 		case c == '\n':
-			line++
+			if quote.c == 0 && len(stack) == 0 && blockIndicator.Match(data[start:i]) {
+				block = len(data[start:i]) - len(bytes.TrimLeft(data[start:i], " "))
+			}
+			line, start = line+1, i+1
 		case quote.c == '"' && c == '\\':
 			i++ // an escape: the next character is not the closing quote
 		case quote.c != 0:
@@ -590,23 +608,42 @@ func scanOpen(data []byte) (stack []opened, quote opened) {
 					quote.c = 0
 				}
 			}
-		case c == '"' || c == '\'':
-			// A quote opens a scalar only where one begins; inside a
-			// plain word (don't) it is a character.
-			if i == 0 || strings.IndexByte(" \t\n[{,:", data[i-1]) >= 0 {
-				quote = opened{c, line}
-			}
-		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'):
+		case c == '#' && (i == start || data[i-1] == ' ' || data[i-1] == '\t'):
 			for i+1 < len(data) && data[i+1] != '\n' {
 				i++
 			}
-		case c == '[' || c == '{':
+		case (c == '"' || c == '\'') && scalarStart(data[start:i]):
+			quote = opened{c, line}
+		case (c == '[' || c == '{') && scalarStart(data[start:i]):
 			stack = append(stack, opened{c, line})
 		case len(stack) > 0 && (c == ']' && stack[len(stack)-1].c == '[' || c == '}' && stack[len(stack)-1].c == '{'):
 			stack = stack[:len(stack)-1] // (a closer of the other kind leaves its opener open)
 		}
 	}
 	return stack, quote
+}
+
+// blockIndicator matches a line that ends in a block scalar's indicator
+// (| or >, with its chomping and indentation), after a key or a dash.
+var blockIndicator = regexp.MustCompile(`(?:^|[\s])(?:[^\s#]*:|-|\?)\s+[|>][-+1-9]*\s*(?:#.*)?$|^\s*[|>][-+1-9]*\s*$`)
+
+// scalarStart reports whether a scalar may begin after before, the line
+// up to a character: at the line's first, or after an indicator that
+// ends a key or starts an entry (": ", "- ", "? ") or a flow one ([, {, ,),
+// whitespace between. Elsewhere ("it is 'fine") a quote or bracket is
+// part of a plain scalar.
+func scalarStart(before []byte) bool {
+	t := bytes.TrimRight(before, " \t")
+	if len(t) == 0 {
+		return true
+	}
+	switch last := t[len(t)-1]; last {
+	case '[', '{', ',':
+		return true
+	case ':', '-', '?':
+		return len(t) < len(before) // followed by whitespace
+	}
+	return false
 }
 
 // lineOf is line n (from 1) of data, or "".

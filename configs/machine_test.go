@@ -216,6 +216,13 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"unclosed quote after an escaped one", "description: \"a \\\" b\nname: x\n", []string{"bad.yaml:1: the \" opened here is never closed"}},
 		{"unclosed single quote after a doubled one", "name: x\ndescription: 'it''s\n", []string{"bad.yaml:2: the ' opened here is never closed"}},
 		{"no dash in a list", "- a\nb: c\n", []string{"bad.yaml:2: did not find expected '-' indicator"}},
+		// A quote or bracket inside a plain scalar, a comment or a block
+		// scalar is text: the one left open is the one named.
+		{"quote in a plain scalar", "description: it is 'fine\nname: \"x\n", []string{"bad.yaml:2: the \" opened here is never closed"}},
+		{"quote in a block scalar", "description: >-\n  the 'best\n  [draft\nname: \"x\n", []string{"bad.yaml:4: the \" opened here is never closed"}},
+		{"quote and bracket in comments", "# it's ] here\nnetwork: # don't [\n  torus: {dims: [2, 2}\n", []string{"bad.yaml:3: the [ opened here is never closed"}},
+		{"the innermost of two open", "description: [1,\n  [2, 3\n", []string{"bad.yaml:2: the [ opened here is never closed"}},
+		{"the end of the file", "name: x\nnetwork:\n  - [a\n", []string{"bad.yaml:3:"}},
 		{"NUL", "name: a\x00b\n", []string{"bad.yaml:1: control character 0x00; a config is plain text"}},
 		{"not UTF-8", "name: x\ndescription: \xff\n", []string{"bad.yaml:2: byte 0xff is not UTF-8 text"}},
 		{"two documents", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n---\nnetwork:\n  crossbar: {hosts: 8, link: {bandwidth: 1GB/s, latency: 0}}\n",
