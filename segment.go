@@ -105,14 +105,17 @@ func PipelineSegment(a collectives.Algorithm, t TuneModel, p int, count, elem in
 		return max(count, 1), ""
 	}
 	elem = max(elem, 1)
-	n := float64(count * elem)
+	n := float64(count) * float64(elem)                 // (as floats: count x elem may pass int64)
 	most := max(1, segmentBudget/int64(pl.sends*(p-1))) // segments the budget allows
-	floor := (count + most - 1) / most
-	cost := func(seg int64) float64 { return t.time(pl, n, float64(seg*elem)) }
+	floor := count/most + min(1, count%most)
+	cost := func(seg int64) float64 { return t.time(pl, n, float64(seg)*float64(elem)) }
 	best, bestAll := math.Inf(1), math.Inf(1)
 	var cands []int64
 	for f := 1.0; ; f *= math.Pow(2, 0.125) { // eight candidates per doubling
-		seg := min(count, int64(f))
+		seg := count
+		if f < float64(count) {
+			seg = int64(f)
+		}
 		if len(cands) == 0 || seg != cands[len(cands)-1] {
 			cands = append(cands, seg)
 			bestAll = min(bestAll, cost(seg))
@@ -134,11 +137,16 @@ func PipelineSegment(a collectives.Algorithm, t TuneModel, p int, count, elem in
 			chosen = seg
 		}
 	}
-	k := (count + chosen - 1) / chosen
-	perMessage := fmt.Sprintf("o = %s, g = %s", sim.FromSeconds(t.Overhead), sim.FromSeconds(t.Gap))
-	if floor > 1 && chosen == floor && best > bestAll*(1+segmentTolerance) {
-		return chosen, fmt.Sprintf("segment %d elements (%d segments): with %s per message the model's time falls with the segment below this, but smaller segments would pass the %d messages a default segment may cost (--segment sets it; the model says %s faster at best)",
-			chosen, k, perMessage, segmentBudget, sim.FromSeconds(best-bestAll))
+	k := count/chosen + min(1, count%chosen)
+	segments := fmt.Sprintf("%d segments", k)
+	if k == 1 {
+		segments = "one segment"
 	}
-	return chosen, fmt.Sprintf("segment %d elements (%d segments), within 3%% of the model's best time with %s per message", chosen, k, perMessage)
+	perMessage := fmt.Sprintf("o = %s, g = %s", sim.FromSeconds(t.Overhead), sim.FromSeconds(t.Gap))
+	if best > bestAll*(1+segmentTolerance) {
+		// The budget, not the model, set it: say so, and what it costs.
+		return chosen, fmt.Sprintf("segment %d elements (%s), within 3%% of the model's best time among segments that keep the call within %d messages, a default segment's budget: with %s per message smaller ones would be up to %s faster by the model (--segment sets one)",
+			chosen, segments, segmentBudget, perMessage, sim.FromSeconds(best-bestAll))
+	}
+	return chosen, fmt.Sprintf("segment %d elements (%s), within 3%% of the model's best time with %s per message", chosen, segments, perMessage)
 }

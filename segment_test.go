@@ -3,6 +3,7 @@ package collsim_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim"
@@ -124,4 +125,36 @@ func TestPipelineSegmentBounds(t *testing.T) {
 			rt.Fatalf("segment %d chosen without a word", seg)
 		}
 	})
+}
+
+// TestPipelineSegmentSaysWhatSetIt: where the message budget keeps the
+// segment above the model's best (1,024 ranks of fattree-1024, which
+// charges nothing per message: the model's time falls down to one
+// element), the note says the budget set it; where the model's best lies
+// within the budget (64 ranks, 1 MiB), it does not. A huge vector (2^61
+// elements) is cut without overflow.
+func TestPipelineSegmentSaysWhatSetIt(t *testing.T) {
+	m, err := configs.Resolve("fattree-1024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := collectives.Lookup(collectives.Bcast, "chain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p      int
+		count  int64
+		budget bool
+	}{{1024, 2 << 20, true}, {1024, 128 << 20, true}, {64, 128 << 10, false}, {2, 1 << 61, false}, {1024, 1 << 61, true}} {
+		place, err := m.Place(min(tc.p, m.Slots()), "", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := collsim.Hockney(m, place)
+		seg, why := collsim.PipelineSegment(chain, collsim.TuneModelOf(m, h), tc.p, tc.count, 8)
+		if says := strings.Contains(why, "keep the call within 4194304 messages"); says != tc.budget || seg < 1 || seg > tc.count {
+			t.Errorf("P=%d, %d elements: segment %d, %q; want the budget named: %t", tc.p, tc.count, seg, why, tc.budget)
+		}
+	}
 }
