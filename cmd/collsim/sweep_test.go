@@ -246,6 +246,19 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if withoutWall(t, string(resumed)) != withoutWall(t, one) {
 		t.Error("an interrupted and resumed sweep wrote another output than one run")
 	}
+	// A row removed from the middle (as resume asks of an edited one)
+	// runs again, and the file comes out in point order, as one run's.
+	gap := filepath.Join(dir, "gap.csv")
+	os.WriteFile(gap, []byte(strings.Join(lines[:10], "")+strings.Join(lines[11:], "")), 0o644)
+	if _, stderr, _ := collsim(t, "sweep", file, "-o", gap, "--resume"); !strings.Contains(stderr, "1 points run, 167 already done") {
+		t.Errorf("resume of a file with a gap: %s", stderr)
+	}
+	if filled, _ := os.ReadFile(gap); withoutWall(t, string(filled)) != withoutWall(t, one) {
+		t.Errorf("a gap filled by resume is not in point order:\n%s", filled)
+	}
+	if _, stderr, code := collsim(t, "merge", gap); code != 0 {
+		t.Errorf("merge of a resumed file: exit %d: %s", code, stderr)
+	}
 
 	for _, ext := range []string{"csv", "jsonl"} {
 		var parts []string

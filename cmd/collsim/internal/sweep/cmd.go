@@ -190,6 +190,14 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	if len(pl.Done) > 0 && !cmdutil.NotRegular(o.Output) {
+		// Points before rows already in the file (a row removed, a gap)
+		// came after them: put the file in point order, as one run
+		// writes it (merge reads a part in that order).
+		if err := sortRows(o.Output, format); err != nil {
+			return err
+		}
+	}
 	n := len(s.todo(&Plan{Shard: pl.Shard, Shards: pl.Shards}))
 	if !o.Quiet {
 		fmt.Fprintf(streams.Err, "collsim: sweep %s: %d points run, %d already done, %d failed, in %s\n", s.Hash, n-len(pl.Done), len(pl.Done), failed, time.Since(start).Round(time.Millisecond))

@@ -3,11 +3,13 @@ package sweep
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // resume reads the rows an earlier run of s wrote to the file name, for
@@ -151,4 +153,49 @@ func leadingCells(format string, line []byte, n int) ([]string, error) {
 		return nil, fmt.Errorf("not a row of %d columns or more", n)
 	}
 	return cells, nil
+}
+
+// sortRows puts the rows of the sweep output name in point order, if they
+// are not: it writes them to a file beside it and renames that over it.
+func sortRows(name, format string) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	lines := bytes.SplitAfter(data, []byte{'\n'})
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	var head [][]byte
+	if format == CSV && len(lines) > 0 {
+		head, lines = lines[:1], lines[1:]
+	}
+	points := make([]int, len(lines))
+	for i, l := range lines {
+		k, err := rowKey(format, l)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, i+1+len(head), err)
+		}
+		points[i] = k.point
+	}
+	if slices.IsSorted(points) {
+		return nil
+	}
+	order := make([]int, len(lines))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(points[a], points[b]) })
+	var out bytes.Buffer
+	for _, h := range head {
+		out.Write(h)
+	}
+	for _, i := range order {
+		out.Write(lines[i])
+	}
+	tmp := name + ".sorting"
+	if err := os.WriteFile(tmp, out.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
