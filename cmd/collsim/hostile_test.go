@@ -441,6 +441,8 @@ var hostileCases = []hostile{
 	{args: []string{"validate", "-n", "4", "-s", "8", "-a", "ring", "--plot", "/dev/null/no-dir/plots"}, code: 1, want: `no such|directory`, at: "/dev/null/no-dir/plots"},
 	{args: []string{"study", "noise", "--rates", "abc", "-o", "$TMP"}, code: 2, want: `rates`},
 	{args: []string{"study", "noise", "--rates", "1e12", "-o", "$TMP"}, code: 2, want: `rates`},
+	{args: []string{"study", "noise", "--rates", "NaN", "-o", "$TMP"}, code: 2, want: `--rates: "NaN" must be detours per second`},
+	{args: []string{"study", "noise", "--seeds", "0", "-o", "$TMP"}, code: 2, want: `--seeds 0`},
 	{args: []string{"study", "noise", "--detour", "-5us", "-o", "$TMP"}, code: 2, want: `detour`},
 	{args: []string{"study", "noise", "--overhead", "garbage", "-o", "$TMP"}, code: 2, want: `overhead`},
 	{args: []string{"study", "routing", "--groups", "0", "-o", "$TMP"}, code: 2, want: `groups`},

@@ -482,3 +482,32 @@ func refuses(t *testing.T, prefix []string, cases []refusal) {
 		}
 	}
 }
+
+// TestStudyNoiseLeavesTheMachinesNoiseOut: on a machine with noise of its
+// own, study noise's rows have only the study's noise (the noise-free
+// row is the noise-free machine's), and it says so.
+func TestStudyNoiseLeavesTheMachinesNoiseOut(t *testing.T) {
+	noisy := filepath.Join(t.TempDir(), "noisy.yaml")
+	quiet := filepath.Join(t.TempDir(), "quiet.yaml")
+	base := "network:\n  crossbar: {hosts: 64, link: {bandwidth: 100Gbit/s, latency: 500ns}}\nhost: {reduce_bandwidth: 10GB/s}\n"
+	os.WriteFile(quiet, []byte(base), 0o644)
+	os.WriteFile(noisy, []byte(base+"noise: {detours: {rate: 3000, duration: 50us}}\n"), 0o644)
+	rows := func(m string) (string, string) {
+		out, errs, code := collsim(t, "study", "noise", "-m", m, "--seeds", "2", "--rates", "0,1000", "-n", "16", "-s", "256KiB", "-o", t.TempDir())
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", m, code, errs)
+		}
+		var table []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "bcast") || strings.HasPrefix(l, "reduce ") {
+				table = append(table, l)
+			}
+		}
+		return strings.Join(table, "\n"), out
+	}
+	want, _ := rows(quiet)
+	got, out := rows(noisy)
+	if got != want || !strings.Contains(out, "own noise is left out") {
+		t.Errorf("on a noisy machine:\n%s\nwant the quiet machine's rows:\n%s", out, want)
+	}
+}

@@ -74,7 +74,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	var rates []float64
 	for _, v := range strings.Split(o.rates, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || r < 0 || r > 1e6 || r*detour.Seconds() >= 1 {
+		if err != nil || !(r >= 0) || r > 1e6 || r*detour.Seconds() >= 1 {
 			return cmdutil.Flagf("--rates: %q must be detours per second, at least 0 and fewer than one detour's worth a second", v)
 		}
 		rates = append(rates, r)
@@ -83,6 +83,8 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		return cmdutil.Flagf("--seeds %d: give 1..1000 noisy runs a point", o.seeds)
 	}
 	m.Host.Overhead = overhead
+	machineNoise := m.Noise != nil
+	m.Noise = nil // the study's noise, rate by rate, replaces the machine's own
 	cases := []struct{ coll, lockstep, adapt collectives.Algorithm }{}
 	for _, c := range []collectives.Collective{collectives.Bcast, collectives.Reduce} {
 		l, _ := collectives.Lookup(c, "segmented_binary")
@@ -90,6 +92,9 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		cases = append(cases, struct{ coll, lockstep, adapt collectives.Algorithm }{l, l, a})
 	}
 	fmt.Fprintf(streams.Out, "OS noise on %s: %d ranks, %s, o = %s per message, detours of %s (%s)\n", m.Name, ps[0], configs.FormatBytes(ss[0]), o.overhead, o.detour, map[bool]string{false: "periodic", true: "random intervals"}[o.random])
+	if machineNoise {
+		fmt.Fprintf(streams.Out, "(%s's own noise is left out: each row has only the study's)\n", m.Name)
+	}
 	rows := [][]string{{"collective", "detours/s", "lock-step", "slowdown", "ADAPT", "slowdown", "ADAPT speedup", "least-most"}}
 	var lines []plotutil.Series
 	for _, cs := range cases {
