@@ -94,6 +94,12 @@ type EagerFit struct {
 	EagerLimit float64
 }
 
+// jumpVisible is how far a line through every size must miss one of
+// them before FitHockneyEager looks for a jump: timing precision, not a
+// protocol, explains less (three sizes on a line rounded to the printed
+// digits read as a jump otherwise).
+const jumpVisible = 0.01
+
 // FitHockneyEager fits the time collsim's MPI send semantics give one
 // message of n bytes on a machine of latency alpha, time per byte beta and
 // eager limit E: alpha + beta n up to E, and above it handshake more
@@ -101,16 +107,21 @@ type EagerFit struct {
 // networks), alpha (1 + handshake) + beta n. A line through every size, as
 // FitHockney draws, would count the handshake in alpha and beta, and a
 // machine written from it would charge it twice above E. E is taken among
-// the measured sizes, weighted by 1/t^2 as FitHockney weighs them, where
-// the jump halves the residual of the line without one (timing noise alone
-// seldom does; a jump of 2 alpha does); else +Inf. The standard errors are
-// those of the chosen model.
+// the measured sizes (the largest below the jump: sizes between two
+// measured ones are not told apart), weighted by 1/t^2 as FitHockney
+// weighs them, where the line misses some size by more than 1% and the
+// jump halves its residual (timing noise alone seldom does; a jump of 2
+// alpha does); else +Inf. At least two sizes must lie at or below E. The
+// standard errors are those of the chosen model.
 func FitHockneyEager(samples []Sample, handshake float64) (EagerFit, error) {
 	line, err := FitHockney(samples)
 	if err != nil {
 		return EagerFit{HockneyFit: line, EagerLimit: math.Inf(1)}, err
 	}
 	best := EagerFit{HockneyFit: line, EagerLimit: math.Inf(1)}
+	if line.MaxRelResidual <= jumpVisible {
+		return best, nil // the line holds every size: no jump to find
+	}
 	bestSSR := weightedSSR(samples, line.Model.Alpha, line.Model.Beta, handshake, math.Inf(1)) / 2
 	var sizes []float64
 	for _, x := range samples {

@@ -312,4 +312,19 @@ func TestCalibrateFindsTheEagerLimit(t *testing.T) {
 	if rep.Eager != "none" {
 		t.Errorf("a line with no jump wrote eager limit %q, want none", rep.Eager)
 	}
+	// Three sizes on the line 2 us + n / 12.5 GB/s, printed to 2
+	// decimals: no jump (the line holds them within the digits). A jump
+	// right after the first size cannot be told from alpha (one size
+	// below it): whatever is fitted, the poor fit is said.
+	for _, tc := range []struct{ name, text, want string }{
+		{"three.txt", "# Size Latency (us)\n1 2.00\n1024 2.08\n1048576 85.89\n", "eager limit     none"},
+		{"jump0.txt", "# Size Latency (us)\n0 2.00\n1 6.00\n2 6.00\n4 6.00\n8 6.01\n1024 6.10\n1048576 90\n", "(!) poor fit"},
+		{"two.txt", "# Size Latency (us)\n8 2.0\n1048576 86\n", "± unknown (two sizes fit exactly)"},
+	} {
+		f := filepath.Join(dir, tc.name)
+		os.WriteFile(f, []byte(tc.text), 0o644)
+		if out, errs, code := collsim(t, "calibrate", "--osu-latency", f); code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: exit %d, want %q in:\n%s%s", tc.name, code, tc.want, out, errs)
+		}
+	}
 }

@@ -148,12 +148,15 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			}
 			rows := [][]string{
 				{"samples", fmt.Sprintf("%d sizes from %s", fit.Samples, what)},
-				{"alpha", fmt.Sprintf("%s ± %s", cmdutil.Seconds(fit.Model.Alpha), cmdutil.Seconds(fit.AlphaErr))},
-				{"beta (fitted)", fmt.Sprintf("%s ± %s per MiB = %s", cmdutil.Seconds(fit.Model.Beta*(1<<20)), cmdutil.Seconds(fit.BetaErr*(1<<20)), configs.FormatBandwidth(1/fit.Model.Beta))},
+				{"alpha", fmt.Sprintf("%s ± %s", cmdutil.Seconds(fit.Model.Alpha), spread(fit.AlphaErr, 1))},
+				{"beta (fitted)", fmt.Sprintf("%s ± %s per MiB = %s", cmdutil.Seconds(fit.Model.Beta*(1<<20)), spread(fit.BetaErr, 1<<20), configs.FormatBandwidth(1/fit.Model.Beta))},
 				{"worst residual", fmt.Sprintf("%.2f%% of a measurement", 100*fit.MaxRelResidual)},
 				{"bandwidth used", fmt.Sprintf("%s (%s)", configs.FormatBandwidth(bandwidth), source)},
 				{"eager limit", fmt.Sprintf("%s (%s)", eager, eagerWhy)},
 				{"machine", fmt.Sprintf("%d hosts on one switch: alpha %s, beta %s per MiB host to host", hosts, cmdutil.Seconds(alpha), cmdutil.Seconds(beta*(1<<20)))},
+			}
+			if fit.MaxRelResidual > poorFit {
+				rows = append(rows, []string{"(!) poor fit", fmt.Sprintf("a measurement is %.0f%% off the fitted times: they do not follow alpha + beta n (with at most one jump of a handshake); check the file, or fit the sizes that do", 100*fit.MaxRelResidual)})
 			}
 			return printMachine(streams, rows, out, yaml)
 		},
@@ -300,4 +303,17 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 	}
 	return cost.HockneyFit{Model: fit.Model, AlphaErr: fit.AlphaErr, BetaErr: fit.BetaErr, MaxRelResidual: fit.MaxRelResidual, Samples: fit.Samples},
 		fmt.Sprintf("%s (%s on %d ranks)", file, a.ID(), ranks), nil
+}
+
+// poorFit is the worst residual above which calibrate warns that the
+// times do not follow the model it fitted.
+const poorFit = 0.1
+
+// spread writes a standard error (times scale), or says it is unknown:
+// two sizes fit exactly and leave no residual to judge it by.
+func spread(err, scale float64) string {
+	if math.IsNaN(err) {
+		return "unknown (two sizes fit exactly)"
+	}
+	return cmdutil.Seconds(err * scale)
 }
