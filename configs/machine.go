@@ -505,10 +505,13 @@ func yamlError(source string, data []byte, err error) error {
 		if n, msg, ok := parserLine(l); ok {
 			if open := unclosedOpener(msg); open != 0 {
 				if at := unclosedFlow(data, open); at > 0 {
-					n, msg = at, fmt.Sprintf("the %c opened here is never closed (%s)", open, msg)
+					errs = append(errs, fmt.Errorf("%s:%d: the %c opened here is never closed (%s)", source, at, open, msg))
+					continue
 				}
 			}
-			if last := strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1; len(data) > 0 && n > last {
+			if at := failingPrefix(data, msg); at > 0 {
+				n = at
+			} else if last := strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1; len(data) > 0 && n > last {
 				n = last // the parser ran into the end of the file
 			}
 			errs = append(errs, fmt.Errorf("%s:%d: %s", source, n, msg))
@@ -520,14 +523,33 @@ func yamlError(source string, data []byte, err error) error {
 				continue
 			}
 		}
+		if te == nil {
+			// A syntax error: yaml.v3's line is where its scanner or parser
+			// stood (the start of a collection, the line before a tab);
+			// the first lines that fail alone say where the text goes wrong.
+			msg := l
+			if m := yamlLine.FindStringSubmatch(l); m != nil {
+				msg = m[2]
+			}
+			msg = strings.TrimPrefix(msg, "yaml: ")
+			if at := failingPrefix(data, msg); at > 0 {
+				l = fmt.Sprintf("line %d: %s", at, msg)
+			}
+		}
 		m := yamlLine.FindStringSubmatch(l)
 		if m == nil {
 			errs = append(errs, fmt.Errorf("%s: %s", source, strings.TrimPrefix(l, "yaml: ")))
 			continue
 		}
 		msg := m[2]
-		if n, _ := strconv.Atoi(m[1]); strings.Contains(msg, "cannot start any token") && n >= 1 && strings.Contains(lineOf(data, n), "\t") {
+		n, _ := strconv.Atoi(m[1])
+		if strings.Contains(msg, "cannot start any token") && n >= 1 && strings.Contains(lineOf(data, n), "\t") || strings.HasPrefix(msg, "found a tab character") {
 			msg = "a tab; YAML indents with spaces only"
+		}
+		if te == nil && n >= 1 {
+			if open := openBefore(data, n); open.c != 0 {
+				msg += fmt.Sprintf(" (inside the %c opened on line %d)", open.c, open.line)
+			}
 		}
 		if u := unknownField.FindStringSubmatch(msg); u != nil {
 			msg = fmt.Sprintf("unknown key %q", u[1])
@@ -538,6 +560,67 @@ func yamlError(source string, data []byte, err error) error {
 		errs = append(errs, fmt.Errorf("%s:%s: %s", source, m[1], msg))
 	}
 	return errors.Join(errs...)
+}
+
+// failingPrefix is the fewest lines of data (from its start) that yaml.v3
+// fails to read with the problem msg, found by bisection; 0 when data
+// itself does not fail so, or the bisection's answer does not check out
+// (a shorter prefix fails so too, as where an error's cause is the end
+// of the text).
+func failingPrefix(data []byte, msg string) int {
+	var ends []int // the offset after each line
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	fails := func(k int) bool {
+		var n yaml.Node
+		err := yaml.Unmarshal(data[:ends[k-1]], &n)
+		if err == nil {
+			return false
+		}
+		got := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(got); m != nil {
+			got = m[2]
+		}
+		return got == msg
+	}
+	if len(ends) == 0 || !fails(len(ends)) {
+		return 0
+	}
+	lo, hi := 1, len(ends) // fails(hi)
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo > 1 && fails(lo-1) {
+		return 0
+	}
+	return lo
+}
+
+// openBefore is the innermost bracket still open where line n (from 1)
+// of data begins, or none (c 0).
+func openBefore(data []byte, n int) opened {
+	at := 0
+	for line := 1; line < n && at < len(data); line++ {
+		i := bytes.IndexByte(data[at:], '\n')
+		if i < 0 {
+			return opened{}
+		}
+		at += i + 1
+	}
+	if stack, q := scanOpen(data[:at]); len(stack) > 0 && q.c == 0 {
+		return stack[len(stack)-1]
+	}
+	return opened{}
 }
 
 // unclosedOpener is the bracket a parser problem says was left open: '['

@@ -223,6 +223,13 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"quote and bracket in comments", "# it's ] here\nnetwork: # don't [\n  torus: {dims: [2, 2}\n", []string{"bad.yaml:3: the [ opened here is never closed"}},
 		{"the innermost of two open", "description: [1,\n  [2, 3\n", []string{"bad.yaml:2: the [ opened here is never closed"}},
 		{"the end of the file", "name: x\nnetwork:\n  - [a\n", []string{"bad.yaml:3:"}},
+		// Where yaml.v3 names the collection or the line before, the
+		// first lines that fail alone name the one that is wrong.
+		{"a key indented too little", "name: x\nnetwork:\n  crossbar:\n    hosts: 4\n   link: {bandwidth: 1GB/s, latency: 0}\n", []string{"bad.yaml:5: did not find expected key"}},
+		{"a list item indented too little", "network:\n  graph:\n    hosts: 2\n    edges:\n      - h0 s0\n     - h1 s1\n", []string{"bad.yaml:6: did not find expected key"}},
+		{"a late tab", "network:\n  crossbar:\n    hosts: 4\n    link:\n      bandwidth: 1GB/s\n\tlatency: 0\n", []string{"bad.yaml:6: a tab; YAML indents with spaces only"}},
+		{"a bad escape", "description: ok\nname: \"x\\q\"\n", []string{"bad.yaml:2: found unknown escape character"}},
+		{"a block scalar in a flow mapping", "name: x\nnetwork:\n  crossbar: {hosts: 4\ndescription: |\n  text\n", []string{"bad.yaml:4: found character that cannot start any token (inside the { opened on line 3)"}},
 		{"NUL", "name: a\x00b\n", []string{"bad.yaml:1: control character 0x00; a config is plain text"}},
 		{"not UTF-8", "name: x\ndescription: \xff\n", []string{"bad.yaml:2: byte 0xff is not UTF-8 text"}},
 		{"two documents", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n---\nnetwork:\n  crossbar: {hosts: 8, link: {bandwidth: 1GB/s, latency: 0}}\n",
