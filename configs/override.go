@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -119,11 +120,24 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	m, err := Parse(src, out)
 	if err != nil {
 		// The line numbers are of the rewritten config, which the user
-		// never sees: name the settings instead.
+		// never sees: name the settings instead, and the override that set
+		// what the first error is about (else the first override).
+		where := overrides[0].Where
+		if at := regexp.MustCompile(`^` + regexp.QuoteMeta(src) + `:(\d+): `).FindStringSubmatch(err.Error()); at != nil {
+			var rewritten yaml.Node
+			line, _ := strconv.Atoi(at[1])
+			if yaml.Unmarshal(out, &rewritten) == nil && len(rewritten.Content) > 0 {
+				if path := pathAtLine(rewritten.Content[0], line, nil); path != nil {
+					if o, ok := setterOf(setBy, strings.Join(path, ".")); ok {
+						where = o.Where
+					}
+				}
+			}
+		}
 		msg := strings.ReplaceAll(err.Error(), "\n"+src+":", "\n"+src+" line ")
 		msg = regexp.MustCompile(`^`+regexp.QuoteMeta(src)+`:\d+: `).ReplaceAllString(msg, src+": ")
 		msg = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(src)+` line \d+: `).ReplaceAllString(msg, src+": ")
-		return nil, fmt.Errorf("%s: %s", overrides[0].Where, msg)
+		return nil, fmt.Errorf("%s: %s", where, msg)
 	}
 	if m.Name == "" || m.Name == name {
 		m.Name = name
@@ -139,6 +153,35 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 		}
 	}
 	return m, nil
+}
+
+// pathAtLine is the path (keys, and list indices as numbers) of the
+// deepest setting under n written on line, or nil.
+func pathAtLine(n *yaml.Node, line int, at []string) []string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := append(slices.Clone(at), k.Value)
+			if deeper := pathAtLine(v, line, p); deeper != nil {
+				return deeper
+			}
+			if k.Line == line || v.Line == line && v.Kind == yaml.ScalarNode {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			p := append(slices.Clone(at), strconv.Itoa(i))
+			if deeper := pathAtLine(v, line, p); deeper != nil {
+				return deeper
+			}
+			if v.Line == line && v.Kind == yaml.ScalarNode {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // setterOf returns the override that set the setting at path, or a list

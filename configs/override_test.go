@@ -151,3 +151,25 @@ func TestBandInputsNamedWhereSet(t *testing.T) {
 		t.Errorf("under --set the file's second band is still an input: %v", got)
 	}
 }
+
+// TestOverrideErrorNamesItsSetter: a value the machine refuses is named
+// where the override that set it was given, not where the first was.
+func TestOverrideErrorNamesItsSetter(t *testing.T) {
+	source, data, err := Source("fattree-1024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		overrides []Override
+		where     string
+	}{
+		{[]Override{{Path: "network.fat_tree.taper", Value: scalar("2"), Where: "s.yaml:3"}, {Path: "link.bandwidth", Value: scalar("0B/s"), Where: "s.yaml:5"}}, "s.yaml:5: "},
+		{[]Override{{Path: "link.bandwidth", Value: scalar("0B/s"), Where: "s.yaml:3"}, {Path: "network.fat_tree.taper", Value: scalar("2"), Where: "s.yaml:5"}}, "s.yaml:3: "},
+		{[]Override{{Path: "host.overhead", Value: scalar("1us"), Where: "s.yaml:2"}, {Path: "network.fat_tree.taper", Value: scalar("0.5"), Where: "s.yaml:4"}}, "s.yaml:4: "},
+	} {
+		_, err := WithOverrides(source, data, tc.overrides)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.where) {
+			t.Errorf("%v: %v, want it at %s", tc.overrides, err, tc.where)
+		}
+	}
+}
