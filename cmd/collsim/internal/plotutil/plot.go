@@ -350,8 +350,13 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	for i := range ticks {
-		if ticks[i].Label != "" {
+		if ticks[i].Label == "" {
+			continue
+		}
+		if decimals < 12 {
 			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', decimals, 64)
+		} else { // an axis too fine for decimals (1e-13 s): the shortest exact form
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', -1, 64)
 		}
 	}
 	return ticks

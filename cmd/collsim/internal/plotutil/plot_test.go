@@ -4,7 +4,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 // On a log axis spanning less than two decades, 2 and 5 times a power of
@@ -46,20 +49,45 @@ func TestLogTicksInsideADecade(t *testing.T) {
 // A linear axis's labels read as their ticks' values: gonum's labelled a
 // tick at 1.05 "1" on an axis from 0.92 to 1.06 (ticks 0.06 apart).
 func TestLinearTickLabelsReadAsTheirValues(t *testing.T) {
-	for _, r := range [][2]float64{{0.92, 1.06}, {0, 1}, {0.85, 1.36}, {-3, 17}, {1e-6, 3e-6}, {123, 129}} {
-		labelled := 0
+	for _, r := range [][2]float64{{0.92, 1.06}, {0, 1}, {0.85, 1.36}, {-3, 17}, {1e-6, 3e-6}, {123, 129}, {1e-13, 3e-13}, {-1e-14, 1e-14}} {
+		var labels []string
 		for _, tk := range (linearTicks{}).Ticks(r[0], r[1]) {
 			if tk.Label == "" {
 				continue
 			}
-			labelled++
+			labels = append(labels, tk.Label)
+			// Read back to within a millionth of the ticks' spacing, which
+			// is at least a tenth of the axis for gonum's few labels.
 			v, err := strconv.ParseFloat(tk.Label, 64)
-			if err != nil || math.Abs(v-tk.Value) > 1e-9*math.Max(math.Abs(tk.Value), r[1]-r[0]) {
+			if err != nil || math.Abs(v-tk.Value) > 1e-7*(r[1]-r[0]) {
 				t.Errorf("axis %v: tick %g labelled %q", r, tk.Value, tk.Label)
 			}
 		}
-		if labelled < 2 {
-			t.Errorf("axis %v: %d labels", r, labelled)
+		if len(labels) < 2 || len(slices.Compact(slices.Clone(labels))) != len(labels) {
+			t.Errorf("axis %v: labels %q, want two or more, all different", r, labels)
 		}
+		// No longer than they need: 0.93 and 0.99, not 0.930 and 0.990.
+		for _, l := range labels {
+			if strings.Contains(l, ".") && strings.HasSuffix(l, "0") && !strings.ContainsAny(l, "e") {
+				shorter := true
+				for _, m := range labels {
+					shorter = shorter && (!strings.Contains(m, ".") || strings.HasSuffix(m, "0"))
+				}
+				if shorter {
+					t.Errorf("axis %v: labels %q carry a decimal none needs", r, labels)
+				}
+				break
+			}
+		}
+	}
+	// Plots draw their linear y axes with these ticks.
+	p := Panel{Lines: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{0.92, 1.06}}}}
+	legend := plot.NewLegend()
+	pl, err := p.plot(map[string]int{}, new(int), &legend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pl.Y.Tick.Marker.(linearTicks); !ok {
+		t.Errorf("a linear y axis ticks with %T", pl.Y.Tick.Marker)
 	}
 }
