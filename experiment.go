@@ -660,13 +660,23 @@ func overTime(out []Link, ids []int, links []topology.Link, changes []network.Ra
 func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	net := cmp.Or(e.Network, LogGOPS)
 	m := e.Machine
-	if net != LogGOPS && m == nil {
+	var load *network.LinkLoad
+	if net != LogGOPS {
+		// The machine's copy, with the run's routing, faults, jitter and
+		// link accounting, as a collective's run has them (they were
+		// dropped without a word under --goal).
 		var err error
-		if m, err = configs.Resolve(configs.DefaultMachine); err != nil {
+		if m, err = e.machine(); err != nil {
 			return nil, err
 		}
+		if err := e.adjust(m, net); err != nil {
+			return nil, err
+		}
+		if e.BusiestLinks > 0 {
+			load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
+		}
 	}
-	cfg, _, err := e.config(m, net, g.Ranks, nil)
+	cfg, _, err := e.config(m, net, g.Ranks, load)
 	if err != nil {
 		return nil, err
 	}
@@ -685,6 +695,9 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
 	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
+	if load != nil {
+		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
+	}
 	return out, nil
 }
 
@@ -713,6 +726,19 @@ func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, noi
 		}
 	}
 	out.NoiseModel = noise.Describe()
+	if net == Flow && m != nil && m.Jitter.Sigma > 0 {
+		// Link jitter is noise too: said, so that runs with and without
+		// it are told apart.
+		kind := "normal, sigma"
+		if m.Jitter.Lognormal {
+			kind = "lognormal, median"
+		}
+		jitter := fmt.Sprintf("link jitter (%s %s per message)", kind, m.Jitter.Sigma)
+		if out.NoiseModel != "" {
+			jitter = out.NoiseModel + "; " + jitter
+		}
+		out.NoiseModel, out.Noise = jitter, true
+	}
 }
 
 // goalClockHint adds to the error of a GOAL run past the clock's limit the

@@ -320,13 +320,12 @@ func (o *Options) call(e *collsim.Experiment) error {
 	if o.Verify == "auto" {
 		e.Verify = collsim.VerifyAuto
 	}
-	e.BusiestLinks = o.Links
 	return nil
 }
 
 // experiment is the run the flags ask for, without the collective call.
 func (o *Options) experiment() (*collsim.Experiment, error) {
-	e := &collsim.Experiment{Network: o.Network, Routing: o.Routing, Placement: o.Placement, Degrade: o.Degrade, Fail: o.Fail, Seed: o.Seed}
+	e := &collsim.Experiment{Network: o.Network, Routing: o.Routing, Placement: o.Placement, Degrade: o.Degrade, Fail: o.Fail, Seed: o.Seed, BusiestLinks: o.Links}
 	loggops := o.Network == collsim.LogGOPS || o.Network == "" && o.GOAL != ""
 	// A list is one machine a point (Run); "" is a machine set by the caller
 	// (Point).
@@ -378,6 +377,11 @@ type GOALResult struct {
 	// Partitions is how many partitions of ranks were simulated in
 	// parallel (one per processor, GOMAXPROCS); 0: sequentially.
 	Partitions int `json:"partitions"`
+	// What the run ran under, as collsim run's result has it.
+	Routing    string         `json:"routing"`
+	Faults     []string       `json:"faults,omitempty"`
+	NoiseModel string         `json:"noise_model,omitempty"`
+	Links      []collsim.Link `json:"busiest_links,omitempty"`
 }
 
 // runGOAL runs a GOAL schedule file.
@@ -413,18 +417,26 @@ func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()
 	}
 	out := GOALResult{File: o.GOAL, Network: r.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
 		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
-		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions}
+		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions,
+		Routing: r.Routing, Faults: r.Faults, NoiseModel: r.NoiseModel, Links: r.Links}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
 	}
 	fmt.Fprintf(streams.Out, "%s: %d ranks, %s network, seed %d\n", out.File, out.Ranks, out.Network, out.Seed)
-	return cmdutil.Table(streams.Out, [][]string{
+	err = cmdutil.Table(streams.Out, [][]string{
 		{"  time", cmdutil.Seconds(out.Time)},
 		{"  rank finish", fmt.Sprintf("min %s  mean %s  max %s", cmdutil.Seconds(out.FinishMin), cmdutil.Seconds(out.FinishMean), cmdutil.Seconds(out.FinishMax))},
+		{"  routing", out.Routing},
+		{"  faults", cmp.Or(strings.Join(out.Faults, ", "), "none")},
+		{"  noise", cmp.Or(out.NoiseModel, "none")},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", out.Events, out.Ops, out.Messages)},
 		{"  parse time", cmdutil.Seconds(out.Parse)},
 		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)%s", cmdutil.Seconds(out.Wall), out.OpsPerSecond, partitions(out.Partitions))},
 	})
+	if err != nil {
+		return err
+	}
+	return printLinks(streams, out.Links)
 }
 
 // partitions tells how many partitions ran in parallel, if any.
@@ -493,12 +505,17 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 	if err := cmdutil.Table(streams.Out, rows); err != nil {
 		return err
 	}
-	if len(r.Links) == 0 {
+	return printLinks(streams, r.Links)
+}
+
+// printLinks prints the busiest links' table, if any.
+func printLinks(streams *cmdutil.IO, links []collsim.Link) error {
+	if len(links) == 0 {
 		return nil
 	}
 	fmt.Fprintf(streams.Out, "busiest links, most utilized first (utilization: bytes over bandwidth x run time; busy: at least one flow crossing)\n")
 	lrows := [][]string{{"  link", "bytes", "busy", "of the run", "utilization", "peak flows"}}
-	for _, l := range r.Links {
+	for _, l := range links {
 		lrows = append(lrows, []string{"  " + l.From + " -> " + l.To, configs.FormatBytes(int64(l.Bytes)), cmdutil.Seconds(l.Busy),
 			fmt.Sprintf("%.0f%%", 100*l.BusyShare), fmt.Sprintf("%.0f%%", 100*l.Utilization), fmt.Sprint(l.PeakFlows)})
 	}
