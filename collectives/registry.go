@@ -316,7 +316,7 @@ func init() {
 			newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
 		{Collective: Allreduce, Name: "linear",
 			Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
-			Cost:    "about 2(p-1)(a + nb) + (p-1)ng through rank 0's port",
+			Cost:    "2a + nb + ng + (p-2)max(nb, ng) + (p-1)nb through rank 0's port: latency once each way, the messages overlapping",
 			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
 		{Collective: Allreduce, Name: "linear_pipeline",
 			Summary: "Linear Pipelining: the vector is cut into segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
