@@ -489,7 +489,7 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 	}
 	rows := [][]string{
 		{"  ranks", ranksLine(r)},
-		{"  size", fmt.Sprintf("%s = %d elements of %dB", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize)},
+		{"  size", sizeLine(r)},
 		{"  time", cmdutil.Seconds(r.Time)},
 		{"  algbw", fmt.Sprintf("%.4g GB/s", r.AlgBW)},
 		{"  busbw", fmt.Sprintf("%.4g GB/s", r.BusBW)},
@@ -506,6 +506,15 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		return err
 	}
 	return printLinks(streams, r.Links)
+}
+
+// sizeLine is the call's size in bytes and elements: an alltoall's count
+// is what each rank sends to each rank.
+func sizeLine(r *collsim.Result) string {
+	if r.Collective == string(collectives.Alltoall) {
+		return fmt.Sprintf("%s = %d elements of %dB to each of %d ranks", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize, r.Ranks)
+	}
+	return fmt.Sprintf("%s = %d elements of %dB", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize)
 }
 
 // printLinks prints the busiest links' table, if any.
