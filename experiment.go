@@ -233,13 +233,7 @@ type prepared struct {
 // A dry preparation checks the data's size without allocating it.
 func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, params collectives.Params, tune, dry bool) (pr prepared, err error) {
 	pr.net, pr.params = cmp.Or(e.Network, Analytic), params
-	if err := e.adjust(m, pr.net); err != nil {
-		return pr, err
-	}
-	if e.BusiestLinks > 0 {
-		pr.load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
-	}
-	if pr.cfg, pr.place, err = e.config(m, pr.net, params.Ranks, pr.load); err != nil {
+	if pr.cfg, pr.place, pr.load, err = e.onNetwork(m, pr.net, params.Ranks); err != nil {
 		return pr, err
 	}
 	if pr.place != nil && tune {
@@ -268,6 +262,23 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 		}
 	}
 	return pr, nil
+}
+
+// onNetwork applies the run's network options (routing, faults, jitter)
+// to m, the experiment's copy (nil on the LogGOPS network, which has no
+// machine), and builds the config of network net for ranks, counting link
+// load where the busiest links are asked for.
+func (e *Experiment) onNetwork(m *configs.Machine, net string, ranks int) (cfg sim.Config, place []int32, load *network.LinkLoad, err error) {
+	if m != nil {
+		if err := e.adjust(m, net); err != nil {
+			return cfg, nil, nil, err
+		}
+	}
+	if e.BusiestLinks > 0 {
+		load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
+	}
+	cfg, place, err = e.config(m, net, ranks, load)
+	return cfg, place, load, err
 }
 
 // resolved is an experiment's call on its machine, before it runs.
@@ -302,8 +313,8 @@ func (e *Experiment) resolve() (resolved, error) {
 // Dry checks what Run checks before it simulates: the machine and its
 // settings, the call and its algorithm's options, the network's options
 // and the placement of the ranks, that the algorithm builds its schedule,
-// and the size of the data it would verify. nil means Run would start simulating (a deadlock, wrong data
-// or the clock's limit show only then).
+// and the size of the data it would verify. nil means Run would start
+// simulating (a deadlock, wrong data or the clock's limit show only then).
 func (e *Experiment) Dry() error {
 	r, err := e.resolve()
 	if err != nil {
@@ -660,23 +671,17 @@ func overTime(out []Link, ids []int, links []topology.Link, changes []network.Ra
 func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	net := cmp.Or(e.Network, LogGOPS)
 	m := e.Machine
-	var load *network.LinkLoad
-	if net != LogGOPS {
-		// The machine's copy, with the run's routing, faults, jitter and
-		// link accounting, as a collective's run has them (they were
-		// dropped without a word under --goal).
+	if net != LogGOPS || m != nil {
+		// The machine's copy, to take the run's routing, faults and
+		// jitter, as a collective's run does (they were dropped without a
+		// word under --goal); the LogGOPS network takes only a given
+		// machine's noise.
 		var err error
 		if m, err = e.machine(); err != nil {
 			return nil, err
 		}
-		if err := e.adjust(m, net); err != nil {
-			return nil, err
-		}
-		if e.BusiestLinks > 0 {
-			load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
-		}
 	}
-	cfg, _, err := e.config(m, net, g.Ranks, load)
+	cfg, _, load, err := e.onNetwork(m, net, g.Ranks)
 	if err != nil {
 		return nil, err
 	}

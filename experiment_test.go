@@ -2,6 +2,7 @@ package collsim_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim"
@@ -27,6 +28,24 @@ func TestExperimentLeavesTheMachine(t *testing.T) {
 	}
 	if m.Routing != routing || m.Topology.Links()[0].Bandwidth != bw {
 		t.Errorf("the caller's machine changed: routing %q (was %q), link 0 at %g B/s (was %g)", m.Routing, routing, m.Topology.Links()[0].Bandwidth, bw)
+	}
+	// A GOAL run too, on each network.
+	for _, net := range []string{collsim.Flow, collsim.LogGOPS} {
+		g, err := sim.ParseGOAL(strings.NewReader("num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 0\n}\nrank 1 {\nl0: recv 8b from 0 tag 0\n}\n"), "two.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := collsim.Experiment{Machine: m, Network: net, Degrade: e.Degrade}
+		if net == collsim.Flow {
+			e.Routing = "valiant"
+		}
+		_, err = e.RunGOAL(g)
+		if net == collsim.Flow && err != nil {
+			t.Fatal(err)
+		}
+		if m.Routing != routing || m.Topology.Links()[0].Bandwidth != bw {
+			t.Errorf("a GOAL run on %s changed the caller's machine: routing %q (was %q), link 0 at %g B/s (was %g)", net, m.Routing, routing, m.Topology.Links()[0].Bandwidth, bw)
+		}
 	}
 }
 

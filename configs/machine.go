@@ -374,7 +374,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 // parserProblems are the problems yaml.v3's parser (not its scanner)
 // reports. For these it gives the line counted from 0 (the start of the
 // collection being parsed, else the problem's), and none at all for the
-// first line: parserLine puts them right.
+// first line (syntaxError puts them right).
 var parserProblems = []string{
 	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
 	"did not find expected '-' indicator", "did not find expected <document start>",
@@ -382,20 +382,6 @@ var parserProblems = []string{
 	"did not find expected node content", "found duplicate %TAG directive",
 	"found duplicate %YAML directive", "found incompatible YAML document",
 	"found undefined tag handle",
-}
-
-// parserLine is the line, from 1, of a yaml.v3 error line l and its
-// message, when l is a parser problem; ok is false for any other.
-func parserLine(l string) (line int, msg string, ok bool) {
-	msg = strings.TrimPrefix(l, "yaml: ")
-	if m := yamlLine.FindStringSubmatch(l); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	if !slices.Contains(parserProblems, msg) {
-		return 0, "", false
-	}
-	return line + 1, msg, true
 }
 
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
@@ -491,75 +477,76 @@ func encoding(source string, data []byte) error {
 }
 
 // yamlError rewrites yaml.v3's errors as source:line messages. data, when
-// given, lets it say what is wrong at the line (a tab).
+// given, lets it find the line that is wrong and say what is wrong there.
 func yamlError(source string, data []byte, err error) error {
-	var lines []string
 	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		lines = te.Errors
-	} else {
-		lines = []string{err.Error()}
+	if !errors.As(err, &te) {
+		line, msg := yamlProblem(err.Error())
+		return syntaxError(source, data, line, msg)
 	}
 	var errs []error
-	for _, l := range lines {
-		if n, msg, ok := parserLine(l); ok {
-			if open := unclosedOpener(msg); open != 0 {
-				if at := unclosedFlow(data, open); at > 0 {
-					errs = append(errs, fmt.Errorf("%s:%d: the %c opened here is never closed (%s)", source, at, open, msg))
-					continue
-				}
-			}
-			if at := failingPrefix(data, msg); at > 0 {
-				n = at
-			} else if last := strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1; len(data) > 0 && n > last {
-				n = last // the parser ran into the end of the file
-			}
-			errs = append(errs, fmt.Errorf("%s:%d: %s", source, n, msg))
-			continue
-		}
-		if strings.HasSuffix(l, "found unexpected end of stream") {
-			if _, q := scanOpen(data); q.c != 0 {
-				errs = append(errs, fmt.Errorf("%s:%d: the %c opened here is never closed: the file ends inside the quoted text", source, q.line, q.c))
-				continue
-			}
-		}
-		if te == nil {
-			// A syntax error: yaml.v3's line is where its scanner or parser
-			// stood (the start of a collection, the line before a tab);
-			// the first lines that fail alone say where the text goes wrong.
-			msg := l
-			if m := yamlLine.FindStringSubmatch(l); m != nil {
-				msg = m[2]
-			}
-			msg = strings.TrimPrefix(msg, "yaml: ")
-			if at := failingPrefix(data, msg); at > 0 {
-				l = fmt.Sprintf("line %d: %s", at, msg)
-			}
-		}
-		m := yamlLine.FindStringSubmatch(l)
-		if m == nil {
-			errs = append(errs, fmt.Errorf("%s: %s", source, strings.TrimPrefix(l, "yaml: ")))
-			continue
-		}
-		msg := m[2]
-		n, _ := strconv.Atoi(m[1])
-		if strings.Contains(msg, "cannot start any token") && n >= 1 && strings.Contains(lineOf(data, n), "\t") || strings.HasPrefix(msg, "found a tab character") {
-			msg = "a tab; YAML indents with spaces only"
-		}
-		if te == nil && n >= 1 {
-			if open := openBefore(data, n); open.c != 0 {
-				msg += fmt.Sprintf(" (inside the %c opened on line %d)", open.c, open.line)
-			}
-		}
+	for _, l := range te.Errors {
+		line, msg := yamlProblem(l)
 		if u := unknownField.FindStringSubmatch(msg); u != nil {
 			msg = fmt.Sprintf("unknown key %q", u[1])
 			if t, ok := schemaTypes[u[2]]; ok {
 				msg += "; valid keys here: " + validKeys(t)
 			}
 		}
-		errs = append(errs, fmt.Errorf("%s:%s: %s", source, m[1], msg))
+		if line == 0 {
+			errs = append(errs, fmt.Errorf("%s: %s", source, msg))
+		} else {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, msg))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// yamlProblem splits one of yaml.v3's error lines into its line (0 when
+// it gives none) and its problem.
+func yamlProblem(l string) (line int, msg string) {
+	msg = strings.TrimPrefix(l, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	return line, msg
+}
+
+// syntaxError names where a YAML syntax error is. yaml.v3's line is where
+// its scanner or parser stood: its parser counts from 0 and names the
+// collection it was in, its scanner the line before a tab. So an unclosed
+// bracket or quote is named where it opens, and any other problem at the
+// first lines of data that fail alike; else yaml.v3's line, put right.
+func syntaxError(source string, data []byte, line int, msg string) error {
+	if open := unclosedOpener(msg); open != 0 {
+		if at := unclosedFlow(data, open); at > 0 {
+			return fmt.Errorf("%s:%d: the %c opened here is never closed (%s)", source, at, open, msg)
+		}
+	}
+	if msg == "found unexpected end of stream" {
+		if _, q := scanOpen(data); q.c != 0 {
+			return fmt.Errorf("%s:%d: the %c opened here is never closed: the file ends inside the quoted text", source, q.line, q.c)
+		}
+	}
+	if at := failingPrefix(data, msg); at > 0 {
+		line = at
+	} else if slices.Contains(parserProblems, msg) {
+		line++ // counted from 0; none given for the first line
+		if last := bytes.Count(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'}) + 1; len(data) > 0 && line > last {
+			line = last // the parser ran into the end of the file
+		}
+	}
+	if line == 0 {
+		return fmt.Errorf("%s: %s", source, msg)
+	}
+	if strings.Contains(msg, "cannot start any token") && strings.Contains(lineOf(data, line), "\t") || strings.HasPrefix(msg, "found a tab character") {
+		msg = "a tab; YAML indents with spaces only"
+	}
+	if open := openBefore(data, line); open.c != 0 {
+		msg += fmt.Sprintf(" (inside the %c opened on line %d)", open.c, open.line)
+	}
+	return fmt.Errorf("%s:%d: %s", source, line, msg)
 }
 
 // failingPrefix is the fewest lines of data (from its start) that yaml.v3
@@ -583,10 +570,7 @@ func failingPrefix(data []byte, msg string) int {
 		if err == nil {
 			return false
 		}
-		got := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(got); m != nil {
-			got = m[2]
-		}
+		_, got := yamlProblem(err.Error())
 		return got == msg
 	}
 	if len(ends) == 0 || !fails(len(ends)) {
