@@ -532,7 +532,8 @@ func TestParseGOALLabelNumbersCostNothing(t *testing.T) {
 }
 
 // GOAL that is valid must be read: a comment line of any length (the
-// reader's buffer is 64 KiB), an op followed by a long comment, a block
+// reader's buffer is 1 MiB, as long as a line may be, for a reader
+// holding more), an op followed by a long comment, a block
 // comment opened on a long line and closed on the next, and a receive
 // with more room than its message. Labels follow GOAL's grammar. A line of
 // over 1 MiB outside comments is refused.
@@ -542,7 +543,8 @@ func TestGOALLongLinesAndLabels(t *testing.T) {
 		"comment line":         "num_ranks 1\n// " + long + "\nrank 0 {\nl0: calc 5\n}\n",
 		"op and comment":       "num_ranks 1\nrank 0 {\nl0: calc 5 // " + long + "\n}\n",
 		"block across lines":   "num_ranks 1\nrank 0 {\nl0: calc 5 /* " + long + "\nstill */ l1: calc 7\n}\n",
-		"just past the buffer": "num_ranks 1\n// " + strings.Repeat("y", 70000) + "\nrank 0 {\nl0: calc 5\n}\n",
+		"just past the buffer": "num_ranks 1\n// " + strings.Repeat("y", 1<<20) + "\nrank 0 {\nl0: calc 5\n}\n",
+		"a long comment line":  "num_ranks 1\n// " + strings.Repeat("y", 70000) + "\nrank 0 {\nl0: calc 5\n}\n",
 	} {
 		g, err := sim.ParseGOAL(strings.NewReader(src), "long.goal")
 		if err != nil {

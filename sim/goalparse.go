@@ -92,12 +92,27 @@ type parsedOp struct {
 // and what was expected. Memory follows the size of the input: a number of
 // ranks is checked against the rank blocks that actually follow.
 func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
-	p := &goalParser{file: file, in: bufio.NewReaderSize(r, 1<<16), g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
+	p := &goalParser{file: file, in: bufio.NewReaderSize(r, goalBuffer(r)), g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
 	p.g.layout()
 	return p.g, nil
+}
+
+// goalBuffer returns the size of the buffer ParseGOAL reads r through:
+// 1 MiB, or less for a reader that says it holds less (strings.Reader,
+// bytes.Reader). Against 64 KiB, the 1,024-rank ring's 314 MB took 0.58 s
+// from the file to the result instead of 0.60-0.66 s (the mean of 6-8
+// alternated runs on one core, /usr/bin/time): a fast path's run of
+// lines (quickLines) ends at the buffer's end, and fewer, larger reads
+// cost the kernel less.
+func goalBuffer(r io.Reader) int {
+	const most = 1 << 20
+	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() < most {
+		return max(int(s.Size())+1, 4096)
+	}
+	return most
 }
 
 func (p *goalParser) errf(format string, args ...any) error {
@@ -147,17 +162,21 @@ const maxGOALLine = 1 << 20
 // comment may follow (a comment line of any length is valid GOAL), which
 // is skimmed without being kept.
 func (p *goalParser) longLine(first []byte) ([]byte, error) {
-	p.long = append(p.long[:0], first...)
+	p.long = p.long[:0]
 	tail := commentState{block: p.comment}
+	keep := func(raw []byte) {
+		p.long = append(p.long, raw...)
+		if len(p.long) >= maxGOALLine {
+			tail = scanComments(tail, p.long) // where the kept text leaves off
+			tail.text = false                 // text is kept up to here
+		}
+	}
+	keep(first) // (as long as the buffer: maxGOALLine, or more)
 	for {
 		raw, err := p.in.ReadSlice('\n')
 		switch {
 		case len(p.long) < maxGOALLine:
-			p.long = append(p.long, raw...)
-			if len(p.long) >= maxGOALLine {
-				tail = scanComments(tail, p.long) // where the kept text leaves off
-				tail.text = false                 // text is kept up to here
-			}
+			keep(raw)
 		case !tail.line:
 			tail = scanComments(tail, raw)
 			if tail.text {
