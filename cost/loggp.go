@@ -30,6 +30,14 @@ var logGPForms = map[string]logGPForm{
 	"allgather/recursive_doubling":     logGPRDAllgather,
 	"reduce_scatter/recursive_halving": logGPRHReduceScatter,
 	"reduce_scatter/pairwise":          logGPPairwiseReduceScatter,
+	"reduce/linear":                    logGPLinearReduce,
+	"bcast/linear":                     logGPLinearBcast,
+	"allreduce/linear":                 logGPLinearAllreduce,
+	"gather/linear":                    logGPLinearGather,
+	"scatter/linear":                   logGPLinearScatter,
+	"allgather/linear":                 logGPLinearAllgather,
+	"alltoall/linear":                  logGPLinearAlltoall,
+	"barrier/linear":                   logGPLinearBarrier,
 }
 
 // HasLogGP reports whether a has a LogGP form (PredictLogGP).
@@ -220,4 +228,103 @@ func logGPRHReduceScatter(m Hockney, o, g float64, s size) Prediction {
 func logGPPairwiseReduceScatter(m Hockney, o, g float64, s size) Prediction {
 	hi, lo := s.block(s.p)
 	return logGPSteps(m, o, g, s.p-1, hi, lo, true)
+}
+
+// logGPLinearReduceTime: every other rank's send leaves after its o and
+// reaches the root's port alpha + n beta later; the port takes them in
+// g + n beta apart, and the root's CPU takes each in (o) and reduces it
+// (n gamma) in turn: the first done at o + alpha + n beta + w, each
+// further one max(w, g + n beta) later, w = o + n gamma. Hockney's
+// linearReduce at o = g = 0.
+func logGPLinearReduceTime(m Hockney, o, g float64, s size) float64 {
+	nb := s.n * m.Beta
+	w := o + s.n*m.Gamma
+	return o + m.Alpha + nb + w + float64(s.p-2)*max(w, g+nb)
+}
+
+// logGPLinearBcastTime: the root's CPU issues the p-1 sends o apart, its
+// port sends them g + n beta apart, and the last is taken in (o) alpha +
+// n beta after it leaves. Hockney's linearBcast at o = g = 0.
+func logGPLinearBcastTime(m Hockney, o, g float64, s size) float64 {
+	nb := s.n * m.Beta
+	return o + float64(s.p-2)*max(o, g+nb) + m.Alpha + nb + o
+}
+
+func logGPLinearReduce(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(logGPLinearReduceTime(m, o, g, s))
+}
+
+func logGPLinearBcast(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(logGPLinearBcastTime(m, o, g, s))
+}
+
+// logGPLinearAllreduce: the linear reduce to rank 0, then its linear bcast.
+func logGPLinearAllreduce(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	return exact(logGPLinearReduceTime(m, o, g, s) + logGPLinearBcastTime(m, o, g, s))
+}
+
+// logGPLinearGather: logGPLinearReduceTime's arrivals without reductions,
+// each of a block (between the smallest and the largest block's times
+// when blocks differ).
+func logGPLinearGather(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	hi, lo := s.block(s.p)
+	m.Gamma = 0 // nothing is reduced
+	f := func(c float64) float64 { return logGPLinearReduceTime(m, o, g, size{p: s.p, n: c}) }
+	return between(f(lo), f(hi))
+}
+
+// logGPLinearScatter: logGPLinearBcastTime's sends, each of a block.
+func logGPLinearScatter(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	hi, lo := s.block(s.p)
+	f := func(c float64) float64 { return logGPLinearBcastTime(m, o, g, size{p: s.p, n: c}) }
+	return between(f(lo), f(hi))
+}
+
+// logGPLinearAllgather: a linear gather to rank 0, then its linear bcast
+// of the whole vector.
+func logGPLinearAllgather(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	gather := logGPLinearGather(m, o, g, s)
+	bcast := logGPLinearBcastTime(m, o, g, s)
+	return Prediction{Time: gather.Time + bcast, Lower: gather.Lower + bcast, Exact: gather.Exact}
+}
+
+// logGPLinearAlltoall: every rank's CPU issues its p sends o apart (the
+// first to itself, through no NIC), then takes in its p messages (o
+// each). Its i-th send to another rank leaves at 2o + (i-1) q, q =
+// max(o, g + n beta), and arrives alpha + n beta later; rank r takes in
+// the i-th send of rank r-i, so each rank's messages arrive in that order,
+// after its CPU has issued every send or as they come.
+func logGPLinearAlltoall(m Hockney, o, g float64, s size) Prediction {
+	if s.p == 1 {
+		return exact(2 * o)
+	}
+	p := float64(s.p)
+	nb := s.n * m.Beta
+	q := max(o, g+nb)
+	arrive := func(i float64) float64 { return 2*o + (i-1)*q + m.Alpha + nb }
+	return exact(max(2*p*o, arrive(1)+(p-1)*o, arrive(p-1)+o))
+}
+
+// logGPLinearBarrier: the linear allreduce's messages, empty.
+func logGPLinearBarrier(m Hockney, o, g float64, s size) Prediction {
+	s.n = 0
+	return logGPLinearAllreduce(m, o, g, s)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,55 @@ func TestModelRecommendsWhatRunRuns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestModelSaysWhatHostCostsChange: on a machine whose hosts charge o =
+// 1 µs per send and per receive, a 64-rank linear allreduce's root takes
+// in 63 messages and sends 63, so its form is at least 2 x 63 x 1 µs =
+// 126 µs (its alpha-beta-gamma form, which leaves o out, said 2.5 µs and
+// was called the best); forms that leave o out are marked ~ and say so.
+// On small, which charges nothing per message, the linear allreduce's 8 B
+// win is flagged: at o = 500 ns it would take at least 63 µs, while
+// recursive doubling's 6 exchanges take 6 (alpha + 2o) = 12 µs there
+// (small's alpha is 1 µs).
+func TestModelSaysWhatHostCostsChange(t *testing.T) {
+	type row struct {
+		Times        map[string]float64 `json:"times_s"`
+		LeftOut      map[string]bool    `json:"host_costs_left_out"`
+		Best         string             `json:"best"`
+		ZeroOverhead string             `json:"zero_overhead_note"`
+	}
+	model := func(args ...string) []row {
+		out, stderr, code := collsim(t, append([]string{"model", "-c", "allreduce", "-n", "64", "-s", "8", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("model %v: exit %d: %s", args, code, stderr)
+		}
+		var rows []row
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("model %v: %v, %d rows", args, err, len(rows))
+		}
+		return rows
+	}
+	r := model("-m", "../../configs/examples/fattree-1024-overhead.yaml")[0]
+	if r.Times["linear"] < 126e-6 {
+		t.Errorf("linear allreduce at o = 1 µs priced %g s: less than its root's 126 µs of overheads", r.Times["linear"])
+	}
+	if r.LeftOut["linear"] || r.LeftOut["recursive_doubling"] || !r.LeftOut["suara"] {
+		t.Errorf("forms that leave o out: %v; want suara's, not linear's or recursive doubling's (LogGP forms)", r.LeftOut)
+	}
+	if r.ZeroOverhead != "" {
+		t.Errorf("a machine that charges o got the zero-overhead note: %s", r.ZeroOverhead)
+	}
+	out, _, _ := collsim(t, "model", "-c", "allreduce", "-n", "64", "-s", "8", "-m", "../../configs/examples/fattree-1024-overhead.yaml")
+	if !strings.Contains(out, "~ = an alpha-beta-gamma form that leaves out") {
+		t.Errorf("the table does not say what ~ means:\n%s", out)
+	}
+	r = model("-m", "small")[0]
+	if r.Best != "linear" || !strings.Contains(r.ZeroOverhead, "at o = 500ns, recursive_doubling is the fastest") {
+		t.Errorf("small, 64 ranks, 8 B: best %s, note %q; want linear, flagged for recursive doubling at o = 500 ns", r.Best, r.ZeroOverhead)
+	}
+	if len(r.LeftOut) != 0 {
+		t.Errorf("small charges no o or g, yet forms are marked as leaving them out: %v", r.LeftOut)
 	}
 }

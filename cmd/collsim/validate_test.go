@@ -20,7 +20,8 @@ import (
 func TestValidateLogGPForms(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "loggp.yaml")
 	os.WriteFile(cfg, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 10GB/s, latency: 500ns}}\nhost:\n  overhead: 700ns\n  gap: 2us\n  reduce_bandwidth: 5GB/s\n  eager_limit: 64KiB\n"), 0o644)
-	for _, args := range [][]string{{"-c", "allreduce", "-a", "ring,recursive_doubling"}, {"-c", "allgather", "-a", "ring"}, {"-c", "alltoall", "-a", "pairwise"}, {"-c", "bcast", "-a", "binomial"}, {"-c", "barrier", "-a", "dissemination"}} {
+	for _, args := range [][]string{{"-c", "allreduce", "-a", "ring,recursive_doubling"}, {"-c", "allgather", "-a", "ring"}, {"-c", "alltoall", "-a", "pairwise"}, {"-c", "bcast", "-a", "binomial"}, {"-c", "barrier", "-a", "dissemination,linear"},
+		{"-c", "allreduce", "-a", "linear"}, {"-c", "reduce,bcast,gather,scatter,allgather,alltoall", "-a", "linear"}} {
 		full := append([]string{"validate", "-m", cfg, "-n", "2,16,64", "-s", "8,4KiB,1MiB", "--network", "analytic", "--max-error", "1e-9"}, args...)
 		if stdout, stderr, code := collsim(t, full...); code != 0 {
 			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
@@ -403,7 +404,7 @@ func TestValidateModelExactAsRun(t *testing.T) {
 	charged := filepath.Join(t.TempDir(), "charged.yaml")
 	os.WriteFile(charged, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 100Gbit/s, latency: 500ns}}\nhost:\n  overhead: 1us\n"), 0o644)
 	for _, m := range [][]string{{"-m", "fattree-1024"}, {"-m", charged}} {
-		out, errs, code := collsim(t, append([]string{"validate", "-c", "allreduce,bcast", "-a", "ring,binomial,linear", "-n", "16,64", "-s", "1KiB", "--json"}, m...)...)
+		out, errs, code := collsim(t, append([]string{"validate", "-c", "allreduce,bcast", "-a", "ring,binomial,linear,reduce_bcast,binary", "-n", "16,64", "-s", "1KiB", "--json"}, m...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", m, code, errs)
 		}
@@ -422,13 +423,13 @@ func TestValidateModelExactAsRun(t *testing.T) {
 		// By hand: on fattree-1024, 16 ranks share a leaf switch (every
 		// route alike: exact), 64 span two leaves (an estimate); on the
 		// crossbar with o = 1 us, the forms with a LogGP version (ring,
-		// binomial bcast) price o and stay exact, the alpha-beta ones
-		// (linear) leave it out.
+		// binomial bcast, linear) price o and stay exact, the alpha-beta
+		// ones (reduce then bcast, binary bcast) leave it out.
 		want := func(algo string, ranks int) bool {
 			if m[1] == "fattree-1024" {
 				return ranks == 16
 			}
-			return algo != "bcast/linear" && algo != "allreduce/linear"
+			return algo != "allreduce/reduce_bcast" && algo != "bcast/binary"
 		}
 		for _, p := range rep.Points {
 			if p.Exact && p.ModelExact != want(p.Algorithm, p.Ranks) {

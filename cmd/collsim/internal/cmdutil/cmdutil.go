@@ -49,6 +49,12 @@ const (
 	ExitInternal = 70
 )
 
+// ProbeOverhead is the per-message CPU overhead o at which tune and model
+// check a choice made on a machine that charges none: a modest MPI
+// library's (LogGP fits of MPI over InfiniBand give o of a few hundred ns
+// to 1 µs).
+const ProbeOverhead = 500 * sim.Nanosecond
+
 // MachineUsage is the help of every -m/--machine flag.
 const MachineUsage = "built-in machine name or machine config file (read whole: at most 1 MiB; a FIFO blocks until it is written)"
 

@@ -60,8 +60,15 @@ reduction rate) unless given.`,
 				SizeBytes int64              `json:"size_bytes"`
 				Times     map[string]float64 `json:"times_s"`
 				Exact     map[string]bool    `json:"exact"`
-				Best      string             `json:"best"`
-				Bound     float64            `json:"lower_bound_s"`
+				// HostCostsLeftOut names the forms that leave out the
+				// hosts' o and g the machine charges (underestimates).
+				HostCostsLeftOut map[string]bool `json:"host_costs_left_out,omitempty"`
+				Best             string          `json:"best"`
+				// ZeroOverhead says, on a machine that charges no
+				// per-message overhead, what would be fastest at a modest
+				// one (cmdutil.ProbeOverhead) where that differs.
+				ZeroOverhead string  `json:"zero_overhead_note,omitempty"`
+				Bound        float64 `json:"lower_bound_s"`
 			}
 			var algs []collectives.Algorithm
 			for _, a := range collectives.All() {
@@ -70,7 +77,9 @@ reduction rate) unless given.`,
 				}
 			}
 			var out []row
-			skipped, refused := false, false
+			skipped, refused, leftOut := false, false, false
+			var probeNotes []string
+			hostFree := m.Host.Overhead == 0 && m.Gap == 0
 			kinds := map[string]bool{}
 			header := []string{"ranks", "size"}
 			for _, a := range algs {
@@ -112,7 +121,8 @@ reduction rate) unless given.`,
 						continue // rounds to the same call as the row before
 					}
 					prev = params.SizeBytes(c)
-					r := row{Ranks: p, SizeBytes: params.SizeBytes(c), Times: map[string]float64{}, Exact: map[string]bool{}}
+					r := row{Ranks: p, SizeBytes: params.SizeBytes(c), Times: map[string]float64{}, Exact: map[string]bool{}, HostCostsLeftOut: map[string]bool{}}
+					probeBest, probeT := "", math.Inf(1) // the fastest LogGP form at o = cmdutil.ProbeOverhead
 					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
 					best := math.Inf(1)
 					for _, a := range algs {
@@ -141,6 +151,15 @@ reduction rate) unless given.`,
 						if !pred.Exact {
 							mark = "*"
 						}
+						if pricing.LeavesOutHostCosts(kind) {
+							r.HostCostsLeftOut[a.Name], leftOut = true, true
+							mark += "~"
+						}
+						if hostFree && cost.HasLogGP(a) {
+							if at, err := h.PredictLogGP(a, q, cmdutil.ProbeOverhead.Seconds(), 0); err == nil && at.Time < probeT {
+								probeBest, probeT = a.Name, at.Time
+							}
+						}
 						line = append(line, cmdutil.Seconds(pred.Time)+mark)
 						if pred.Time < best {
 							best, r.Best = pred.Time, a.Name
@@ -151,11 +170,19 @@ reduction rate) unless given.`,
 						return err
 					}
 					r.Bound = b.Time
-					out = append(out, r)
 					name := r.Best
 					if name == "" {
 						name, refused = "-", true
 					}
+					if r.HostCostsLeftOut[r.Best] {
+						name += "~"
+					}
+					if a, err := collectives.Lookup(c, r.Best); err == nil && hostFree && cost.HasLogGP(a) && probeBest != "" && probeBest != r.Best {
+						r.ZeroOverhead = fmt.Sprintf("%s wins only because %s charges no per-message overhead: at o = %s, %s is the fastest of the forms that price it", r.Best, m.Name, cmdutil.ProbeOverhead, probeBest)
+						probeNotes = append(probeNotes, fmt.Sprintf("(!) %d ranks, %s: %s", p, configs.FormatBytes(r.SizeBytes), r.ZeroOverhead))
+						name += " (!)"
+					}
+					out = append(out, r)
 					table = append(table, append(line, name, cmdutil.Seconds(b.Time)))
 				}
 			}
@@ -175,6 +202,12 @@ reduction rate) unless given.`,
 			}
 			if refused {
 				fmt.Fprintf(streams.Out, "(a row of - is a call collsim run refuses, such as an alltoall too small to send a whole element to each rank)\n")
+			}
+			if leftOut {
+				fmt.Fprintf(streams.Out, "(~ = an alpha-beta-gamma form that leaves out the per-message overhead o and gap g %s charges: it underestimates; collsim run or tune simulates them)\n", m.Name)
+			}
+			for _, n := range probeNotes {
+				fmt.Fprintln(streams.Out, n)
 			}
 			if skipped {
 				fmt.Fprintf(streams.Out, "(sizes that round to the same whole number of %d-byte elements per rank as the row above are left out)\n", elem)

@@ -20,7 +20,6 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
-	"github.com/collsim/collsim/sim"
 )
 
 // maxTuneSize bounds tune's sizes: a pipelined candidate at 1 TiB is 16
@@ -153,11 +152,6 @@ type point struct {
 	segmentNote string
 }
 
-// probeOverhead is the per-message CPU overhead o at which tune checks a
-// choice made on a machine that charges none: a modest MPI library's
-// (LogGP fits of MPI over InfiniBand give o of a few hundred ns to 1 µs).
-const probeOverhead = 500 * sim.Nanosecond
-
 // tuneAll simulates every candidate at every point, two points at a time
 // per core. Each simulation has its own engine, so the results do not
 // depend on the order they finish in.
@@ -220,7 +214,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		// at nothing the model's best is as small as the simulation
 		// allows, which no MPI library runs well, and the rules file is
 		// for one: choose it at a modest overhead.
-		tm.Overhead = probeOverhead.Seconds()
+		tm.Overhead = cmdutil.ProbeOverhead.Seconds()
 	}
 	for i, a := range cands {
 		qs[i] = params
@@ -252,14 +246,14 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s); the first: %w", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "), firstErr)
 	}
 	if probing && pt.params.Segment != params.Segment {
-		pt.segmentNote = fmt.Sprintf("its segment was chosen as if each message cost o = %s of CPU: %s charges none, and at none a pipeline's best segment is as small as the simulation allows", probeOverhead, m.Name)
+		pt.segmentNote = fmt.Sprintf("its segment was chosen as if each message cost o = %s of CPU: %s charges none, and at none a pipeline's best segment is as small as the simulation allows", cmdutil.ProbeOverhead, m.Name)
 	}
 	if probing {
 		// A machine that charges nothing per message favours algorithms
 		// that send many (a linear reduce takes P-1 messages at the root
 		// for free). Would the choice stand at a modest MPI overhead?
 		with := *m
-		with.Host.Overhead = probeOverhead
+		with.Host.Overhead = cmdutil.ProbeOverhead
 		best, bestT := "", math.Inf(1)
 		for i, a := range cands { // all of them: the pruning priced o = 0
 			if slices.Contains(pt.skipped, a.Name) {
@@ -270,7 +264,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 			}
 		}
 		if best != "" && best != pt.best.Name {
-			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest", m.Name, probeOverhead, best)
+			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest", m.Name, cmdutil.ProbeOverhead, best)
 		}
 	}
 	pt.fixedT = math.NaN()

@@ -278,7 +278,7 @@ func modelNotes(m *configs.Machine, points []modelPoint, networks []string, unif
 		notes = append(notes, fmt.Sprintf("%d points price their algorithm with a bound rather than an exact form (marked *; each formula's doc comment in cost/ says why): some error there is by construction", bounds))
 	}
 	if m.Host.Overhead > 0 || m.Gap > 0 {
-		notes = append(notes, "the machine charges a per-message CPU overhead or NIC gap: the algorithms with a LogGP form (the rings, pairwise and recursive exchanges, dissemination, binomial bcast: cost.HasLogGP) are priced with it, the others with alpha-beta-gamma forms that leave o and g out")
+		notes = append(notes, "the machine charges a per-message CPU overhead or NIC gap: the algorithms with a LogGP form (the rings, pairwise and recursive exchanges, dissemination, binomial bcast, the linear algorithms: cost.HasLogGP) are priced with it, the others with alpha-beta-gamma forms that leave o and g out")
 	}
 	if skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d grid points were left out: the algorithm cannot run there, or its closed form does not cover it (powers of two only, say)", skipped))
