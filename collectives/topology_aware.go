@@ -68,12 +68,19 @@ func (s *twoLevelAlltoall) step(b *builder) bool {
 }
 
 // TwoLevelSize is the ranks per node (or Dragonfly group) that two_level
-// alltoall aggregates over: NodeSize when set, else GroupSize.
+// alltoall aggregates over: NodeSize when it is more than 1, else
+// GroupSize when it is; else 1 where either says each block holds one
+// rank (a communicator of one rank per node: the exchange has one level,
+// as a library's hierarchical component falls back to its flat one
+// there), 0 where neither is set.
 func TwoLevelSize(p Params) int {
-	if p.NodeSize > 1 {
+	switch {
+	case p.NodeSize > 1:
 		return p.NodeSize
+	case p.GroupSize > 1:
+		return p.GroupSize
 	}
-	return p.GroupSize
+	return max(p.NodeSize, p.GroupSize, 0)
 }
 
 // splitBinary is Open MPI's split binary tree bcast: the root sends the

@@ -511,3 +511,27 @@ func TestStudyNoiseLeavesTheMachinesNoiseOut(t *testing.T) {
 		t.Errorf("on a noisy machine:\n%s\nwant the quiet machine's rows:\n%s", out, want)
 	}
 }
+
+// TestWorkloadFFTTwoLevel: the transposes' two_level alltoall runs on
+// gpu-cluster (8 GPUs a node), as fft --help's example has it, on every
+// communicator the decompositions make: a slab's one-rank columns, a
+// pencil's rows of 8 consecutive ranks (one whole node) and its columns
+// of one rank per node (the exchange has one level there, as a library's
+// hierarchical alltoall falls back to its flat one). Before, a
+// communicator of one rank per node got no two-level size, and was refused.
+func TestWorkloadFFTTwoLevel(t *testing.T) {
+	for _, decomp := range []string{"slab", "pencil"} {
+		out, errs, code := collsim(t, "workload", "fft", "--grid", "64", "--decomp", decomp, "--ranks", "64", "--algo", "two_level", "-m", "gpu-cluster", "--json")
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", decomp, code, errs)
+			continue
+		}
+		var r struct {
+			Alltoall string  `json:"alltoall"`
+			Time     float64 `json:"time_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Alltoall != "two_level" || !(r.Time > 0) {
+			t.Errorf("%s: %v %+v", decomp, err, r)
+		}
+	}
+}
