@@ -38,7 +38,7 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	if err != nil {
 		return nil, &OptionError{Err: err}
 	}
-	res, err := e.runSchedule(s, nil, false)
+	res, err := e.runSchedule(s, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -27,18 +27,18 @@ type workersGroup = workers.Group
 // (Collective to Shape, Verify) do not apply; Result.Collective is
 // "workload" and Result.Algorithm the composition's name.
 func (e *Experiment) RunComposition(c collectives.Composition) (*Result, error) {
-	return e.runComposition(c, nil, false)
+	return e.runComposition(c, nil)
 }
 
 // runComposition runs c with the messages free picks (by tag) delivered
-// at once (sim.Instant), and with freeHosts, no host costs for messages
-// (overhead, reductions) either.
-func (e *Experiment) runComposition(c collectives.Composition, free func(tag int32) bool, freeHosts bool) (*Result, error) {
-	return e.runSchedule(c.Schedule(), free, freeHosts)
+// at once (sim.Instant) and costing their hosts nothing (no overhead, no
+// reduction: sim.Config.FreeHosts).
+func (e *Experiment) runComposition(c collectives.Composition, free func(tag int32) bool) (*Result, error) {
+	return e.runSchedule(c.Schedule(), free)
 }
 
 // runSchedule runs a workload's schedule (see runComposition).
-func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, freeHosts bool) (*Result, error) {
+func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool) (*Result, error) {
 	m, err := e.machine()
 	if err != nil {
 		return nil, err
@@ -63,10 +63,7 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool, free
 		if cfg.Network == nil {
 			return nil, optionf("a breakdown needs a network model with a network (analytic or flow), not loggops")
 		}
-		cfg.Network = sim.Instant(cfg.Network, free)
-	}
-	if freeHosts {
-		cfg.Host.Overhead, cfg.Host.ReducePsPerByte = 0, 0
+		cfg.Network, cfg.FreeHosts = sim.Instant(cfg.Network, free), free
 	}
 	start := time.Now()
 	res, err := sim.Execute(sim.New(e.Seed), c, cfg)
@@ -209,7 +206,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		if free != nil {
 			pick = dnn.FreeTags(free)
 		}
-		return x.runComposition(comp, pick, len(free) == len(allKinds))
+		return x.runComposition(comp, pick)
 	}
 	var busy []sim.Time
 	if breakdown {
@@ -403,7 +400,7 @@ func (e *Experiment) RunFFT(job fft.Job, breakdown bool) (*FFTResult, error) {
 	if err != nil {
 		return nil, &OptionError{Err: err}
 	}
-	res, err := e.runComposition(comp, nil, false)
+	res, err := e.runComposition(comp, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +425,7 @@ func (e *Experiment) RunFFT(job fft.Job, breakdown bool) (*FFTResult, error) {
 	if breakdown {
 		x := *e
 		x.Progress, x.Trace = nil, nil
-		free, err := x.runComposition(comp, func(int32) bool { return true }, true)
+		free, err := x.runComposition(comp, func(int32) bool { return true })
 		if err != nil {
 			return nil, err
 		}

@@ -43,6 +43,12 @@ type Config struct {
 	// ProgressEvents events, for a progress display. It only observes: a
 	// run gives the same result with it as without.
 	Progress func(Progress)
+	// FreeHosts, when set, picks by tag the messages whose hosts' costs
+	// are free: no overhead to send or take them in, no reduction of
+	// them (with a Network; Instant frees their network time). A
+	// breakdown that makes one kind of message free makes it free
+	// everywhere, as when every message is.
+	FreeHosts func(tag int32) bool
 }
 
 // ProgressEvents is how many events a run takes between two calls of
@@ -138,6 +144,7 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		x.p.net, x.p.eager, x.p.overhead = net, cfg.Host.EagerLimit, cfg.Host.Overhead
+		x.p.freeHosts = cfg.FreeHosts
 	}
 	for r := range x.ranks {
 		rk := &x.ranks[r]
@@ -703,7 +710,11 @@ func (x *executor) issue(r, idx int32) {
 			x.p.start(id)
 			return
 		}
-		start, end := x.occupy(r, s.cpu, x.host.Overhead)
+		o := x.host.Overhead
+		if x.p.freeHosts != nil && x.p.freeHosts(s.tag) {
+			o = 0
+		}
+		start, end := x.occupy(r, s.cpu, o)
 		x.started(r, idx, start)
 		if end == now {
 			x.p.post(id)

@@ -43,6 +43,36 @@ func TestPingPongTiming(t *testing.T) {
 	}
 }
 
+// TestFreeHosts: the ping-pong of TestPingPongTiming with a reducing
+// reply of 1,000 bytes at 1 ps/B (1ns); FreeHosts frees the o of the
+// messages it picks, at both ends, and the reduction: by hand, with
+// nothing free 1 + 10 + 1 then 1 + 10 + 1 + 1 = 25ns; the reply (tag 1)
+// free: 12 + 10 = 22ns; both: 20ns.
+func TestFreeHosts(t *testing.T) {
+	reply := recv(1, 1, 1000, 0)
+	reply.Reduce = true
+	progs := []Program{
+		{send(1, 0, 8), reply},
+		{recv(0, 0, 8), send(0, 1, 1000, 0)},
+	}
+	for _, c := range []struct {
+		free func(int32) bool
+		want Time
+	}{
+		{nil, 25 * Nanosecond},
+		{func(tag int32) bool { return tag == 1 }, 22 * Nanosecond},
+		{func(int32) bool { return true }, 20 * Nanosecond},
+	} {
+		res, err := run(t, progs, Config{Host: HostParams{Overhead: Nanosecond, ReducePsPerByte: 1, EagerLimit: 1 << 20}, FreeHosts: c.free})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finish[0] != c.want {
+			t.Errorf("finish %v, want %v", res.Finish[0], c.want)
+		}
+	}
+}
+
 func TestRendezvousSendWaitsForMatch(t *testing.T) {
 	// Rank 1 posts its receive only after a 100ns calc; every transfer
 	// takes 10ns. Eager: the data leaves at once (the send is done at 0)

@@ -186,6 +186,9 @@ type protocol struct {
 	net      Network // nil in the LogGOPS model
 	eager    int64   // the largest eager message
 	overhead Time    // with a Network: o per send and per received message
+	// freeHosts picks the messages (by tag) whose o and reduction are
+	// free (Config.FreeHosts).
+	freeHosts func(tag int32) bool
 	msgs     []message
 	freeMsg  uint32
 	// arena, when not nil, holds the queues of the run's ranks and, once
@@ -855,7 +858,11 @@ func (p *protocol) finishRecv(r int32, recv uint32, id uint32) {
 		return
 	}
 	cpu, _ := p.x.recvPlace(r, recv)
-	_, end := p.h.occupy(r, cpu, p.eng.Now(), p.overhead+reduce)
+	work := p.overhead + reduce
+	if p.freeHosts != nil && p.freeHosts(p.msgs[id].tag) {
+		work = 0
+	}
+	_, end := p.h.occupy(r, cpu, p.eng.Now(), work)
 	p.done(r, recv, end)
 	m := &p.msgs[id]
 	m.matched = true
