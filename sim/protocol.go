@@ -189,8 +189,8 @@ type protocol struct {
 	// freeHosts picks the messages (by tag) whose o and reduction are
 	// free (Config.FreeHosts).
 	freeHosts func(tag int32) bool
-	msgs     []message
-	freeMsg  uint32
+	msgs      []message
+	freeMsg   uint32
 	// arena, when not nil, holds the queues of the run's ranks and, once
 	// large, its message table (see grow), until the run frees it; room
 	// is the entries its large tables are reserved for.
