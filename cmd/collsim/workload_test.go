@@ -560,3 +560,19 @@ func TestWorkloadFFTTwoLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadDNNOffloadNote: offloading keeps two microbatches'
+// activations on the device, so with one microbatch a stage it saves
+// nothing, and the run says so; with pp 4 and 8 microbatches (1F1B: stage
+// 0 holds 4) it saves memory and says nothing.
+func TestWorkloadDNNOffloadNote(t *testing.T) {
+	const note = "--offload saves no device memory here"
+	_, errs, code := collsim(t, "workload", "dnn", "--model", "gpt:2,256,4,128,1000", "--dp", "8", "--offload", "--breakdown=false")
+	if code != 0 || !strings.Contains(errs, note) {
+		t.Errorf("one microbatch: exit %d, stderr %q; want the note", code, errs)
+	}
+	_, errs, code = collsim(t, "workload", "dnn", "--model", "gpt:4,256,4,128,1000", "--dp", "2", "--pp", "4", "--microbatches", "8", "--offload", "--breakdown=false")
+	if code != 0 || strings.Contains(errs, note) {
+		t.Errorf("pp 4, 8 microbatches: exit %d, stderr %q; want no note", code, errs)
+	}
+}

@@ -185,6 +185,16 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
+	// What would fit, by hand: 4 layers of 1 MiB of activations and 64 KiB
+	// of output each. One microbatch holds 4 MiB; offloaded, 2 microbatches'
+	// worth at most, still 4 MiB: no help; recomputed, 4 x 64 KiB + 1 MiB.
+	// With 4 microbatches (GPipe holds them all, 16 MiB) offloading keeps 8.
+	for mb, want := range map[int]string{1: "use more tensor or pipeline parallelism, zero3, recompute", 4: "use more tensor or pipeline parallelism, zero3, recompute, offload"} {
+		j := dnn.Job{Model: uniform(4, false), Device: small, Strategy: dnn.Strategy{Microbatches: mb, Schedule: "gpipe"}}
+		if err := j.Check(0); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%d microbatches: %v, want it to end %q", mb, err, want)
+		}
+	}
 }
 
 func contains(s, sub string) bool {

@@ -395,7 +395,18 @@ func (j *Job) fits() error {
 				rem = append(rem, "zero3")
 			}
 			if !s.Recompute && !s.Offload && !s.Inference {
-				rem = append(rem, "recompute", "offload")
+				// Offloading keeps two microbatches' activations on the
+				// device: no help to a stage that holds no more.
+				for _, r := range []struct {
+					name string
+					set  func(*Strategy)
+				}{{"recompute", func(s *Strategy) { s.Recompute = true }}, {"offload", func(s *Strategy) { s.Offload = true }}} {
+					with := *j
+					r.set(&with.Strategy)
+					if with.Memory()[m.Stage].Activations < m.Activations {
+						rem = append(rem, r.name)
+					}
+				}
 			}
 			return &OutOfMemory{Need: m, Have: j.Device.Memory, Device: j.Device.Name, Remedies: rem}
 		}

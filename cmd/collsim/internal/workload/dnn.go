@@ -321,6 +321,13 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		}
 		return &cmdutil.FlagError{Err: err}
 	}
+	if j.Strategy.Offload {
+		kept := j
+		kept.Strategy.Offload = false
+		if slices.Equal(j.Memory(), kept.Memory()) {
+			fmt.Fprintln(streams.Err, "collsim: note: --offload saves no device memory here: it keeps two microbatches' activations on the device, and no stage holds more; it only adds the copies")
+		}
+	}
 	res, err := e.RunDNN(j, o.breakdown)
 	if err != nil {
 		return err
