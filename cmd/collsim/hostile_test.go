@@ -198,6 +198,14 @@ var hostileCases = []hostile{
 	{args: []string{"study", "suar"}, code: 2, want: `did you mean.*\bsuara\b`},
 	// §3: "study foo exits 0": an unknown study is a usage error.
 	{args: []string{"study", "foo"}, code: 2, want: `foo`},
+	// A literal 0 or a negative count is not the default (they ran 512
+	// devices, a -8-device row, a width of the ranks, Task Bench's period).
+	{args: []string{"workload", "dnn", "--devices", "0"}, code: 2, want: `--devices 0: give at least 1`},
+	{args: []string{"workload", "dnn", "--dp", "0"}, code: 2, want: `--dp 0: give at least 1`},
+	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "-8,8"}, code: 2, want: `--scaling -8: device counts are at least 1`},
+	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "1,3,0"}, code: 2, want: `--scaling 0: device counts are at least 1`},
+	{args: []string{"workload", "taskbench", "--width", "0"}, code: 2, want: `--width and --period must be at least 1`},
+	{args: []string{"workload", "taskbench", "--pattern", "spread", "--radix", "5", "--period", "-2"}, code: 2, want: `--width and --period must be at least 1`},
 	{args: []string{"run", "--sed", "3"}, code: 2, want: `did you mean.*--seed\b`},
 	{args: []string{"run", "--netwrok", "flow"}, code: 2, want: `did you mean.*--network\b`},
 	{args: []string{"run", "--placment", "random"}, code: 2, want: `did you mean.*--placement\b`},

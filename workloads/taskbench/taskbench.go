@@ -65,6 +65,8 @@ func (g *Graph) Check() error {
 		return fmt.Errorf("pattern %q; valid: %v", g.Pattern, Patterns)
 	case slices.Contains(Readers("radix"), g.Pattern) && g.Radix < 1:
 		return fmt.Errorf("pattern %s needs a radix of at least 1", g.Pattern)
+	case slices.Contains(Readers("period"), g.Pattern) && g.Period < 0:
+		return fmt.Errorf("pattern %s with a period of %d: at least 1 (0 means Task Bench's 3)", g.Pattern, g.Period)
 	case g.Pattern == "spread" && g.Radix > g.Width:
 		return fmt.Errorf("spread with radix %d over %d columns: at most the width", g.Radix, g.Width)
 	case g.Fraction < 0 || g.Fraction > 1 || math.IsNaN(g.Fraction):

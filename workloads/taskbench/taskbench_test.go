@@ -157,6 +157,7 @@ func TestRefusals(t *testing.T) {
 		"NaN imbalance":   {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2, Imbalance: math.NaN()}}},
 		"no graph":        {Ranks: 2},
 		"unknown pattern": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "zigzag", Width: 4, Steps: 2}}},
+		"negative period": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "spread", Width: 4, Steps: 2, Radix: 2, Period: -2}}},
 	} {
 		if err := j.Check(); err == nil {
 			t.Errorf("%s: accepted", name)

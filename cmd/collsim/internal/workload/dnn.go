@@ -269,6 +269,11 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	if o.tp < 1 || o.pp < 1 || o.dp < 0 || o.devices < 0 {
 		return j, 0, cmdutil.Flagf("--tp and --pp must be at least 1, --dp and --devices not negative")
 	}
+	for _, name := range []string{"devices", "dp"} {
+		if v, _ := cmd.Flags().GetInt(name); v == 0 && cmd.Flags().Changed(name) {
+			return j, 0, cmdutil.Flagf("--%s 0: give at least 1, or leave it out for its default", name)
+		}
+	}
 	devices, dp := o.devices, o.dp
 	switch {
 	case devices == 0 && dp == 0:
@@ -458,8 +463,8 @@ func (o *dnnFlags) runScaling(streams *cmdutil.IO, e *collsim.Experiment, j dnn.
 	per := j.Strategy.TP * j.Strategy.PP
 	var out []scalingRow
 	for _, n := range counts {
-		if n%per != 0 || n > e.Machine.Slots() {
-			return cmdutil.Flagf("--scaling %d: a multiple of tp x pp = %d, and at most the machine's %d slots", n, per, e.Machine.Slots())
+		if n < 1 || n%per != 0 || n > e.Machine.Slots() {
+			return cmdutil.Flagf("--scaling %d: device counts are at least 1, multiples of tp x pp = %d, and at most the machine's %d slots", n, per, e.Machine.Slots())
 		}
 		jn := j
 		jn.Strategy.DP = n / per

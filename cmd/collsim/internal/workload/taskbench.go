@@ -91,6 +91,11 @@ func (o *taskbenchFlags) job(cmd *cobra.Command) (taskbench.Job, error) {
 	if o.ranks < 1 || o.steps < 1 || o.graphs < 1 || o.metgPoints < 1 {
 		return j, cmdutil.Flagf("--ranks, --steps, --graphs and --metg-points must be at least 1")
 	}
+	// (0 read as the default, without a word: --width 0 ran the ranks'
+	// width, --period 0 Task Bench's 3.)
+	if f.Changed("width") && o.width < 1 || f.Changed("period") && o.period < 1 {
+		return j, cmdutil.Flagf("--width and --period must be at least 1 (leave --width out for the ranks)")
+	}
 	out, err := configs.ParseSize(o.output)
 	if err != nil {
 		return j, cmdutil.Flagf("--output: %v", err)
