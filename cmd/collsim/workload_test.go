@@ -576,3 +576,23 @@ func TestWorkloadDNNOffloadNote(t *testing.T) {
 		t.Errorf("pp 4, 8 microbatches: exit %d, stderr %q; want no note", code, errs)
 	}
 }
+
+// TestWorkloadDNNStrategyFileRules: a --strategy file's settings meet the
+// rules their flags meet (prune without inference, a schedule of one
+// microbatch on one stage ran as if not given); with inference, prune
+// applies.
+func TestWorkloadDNNStrategyFileRules(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ yaml, want string }{
+		{"prune: 0.3\n", "prune does not apply: they price inference"},
+		{"schedule: gpipe\npp: 1\nmicrobatches: 1\n", "schedule does not apply"},
+		{"inference: true\nprune: 0.3\n", ""},
+	} {
+		f := filepath.Join(dir, "s.yaml")
+		os.WriteFile(f, []byte(c.yaml), 0o644)
+		_, errs, code := collsim(t, "workload", "dnn", "--strategy", f, "--breakdown=false")
+		if c.want == "" && code != 0 || c.want != "" && (code != 2 || !strings.Contains(errs, c.want)) {
+			t.Errorf("%q: exit %d, %s; want %q", c.yaml, code, errs, c.want)
+		}
+	}
+}

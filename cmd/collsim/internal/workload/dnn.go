@@ -40,6 +40,7 @@ type dnnFlags struct {
 	scaling                       string
 	searchMB                      string
 	strategy                      string
+	fromStrategy                  map[string]string // the flags the --strategy file set, and its keys for them
 	transport                     string
 }
 
@@ -69,7 +70,7 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "gpu-cluster")
+	o.machineFlags.register(f, "gpu-cluster", collsim.Analytic)
 	f.StringVar(&o.model, "model", "resnet50", "the model: resnet50, bert-large, gpt3-175b, gpt:LAYERS,HIDDEN,HEADS,SEQ,VOCAB, or a model YAML file (see README)")
 	f.StringVar(&o.device, "device", "a100", "the device: a100, h100, v100, haswell (an XC40 node), or a device YAML file")
 	f.StringVar(&o.peak, "peak", "", "override the device's peak, e.g. 312TFLOP/s")
@@ -121,9 +122,11 @@ func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
 		return err
 	}
 	st := sf.Strategy
+	o.fromStrategy = map[string]string{}
 	set := func(key, flag string, apply func()) {
 		if sf.Set[key] && !cmd.Flags().Changed(flag) {
 			apply()
+			o.fromStrategy[flag] = key
 		}
 	}
 	set("dp", "dp", func() { o.dp = st.DP })
@@ -176,9 +179,15 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		{!o.search && o.pp == 1 && o.microbatches == 1, "the schedule orders the passes of several microbatches: give --microbatches or --pp above 1", []string{"schedule"}},
 	}
 	for _, c := range checks {
-		if c.when {
-			if err := cmdutil.NotApplicable(f, c.why, c.flags...); err != nil {
-				return err
+		if !c.when {
+			continue
+		}
+		if err := cmdutil.NotApplicable(f, c.why, c.flags...); err != nil {
+			return err
+		}
+		for _, flag := range c.flags { // the same rule for the --strategy file's settings
+			if key, ok := o.fromStrategy[flag]; ok {
+				return cmdutil.Flagf("--strategy %s: %s does not apply: %s", o.strategy, key, c.why)
 			}
 		}
 	}

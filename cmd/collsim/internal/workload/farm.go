@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/workloads/farm"
@@ -45,7 +46,7 @@ the limit, and the knee is the workers past which more add nothing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "small")
+	o.machineFlags.register(f, "small", collsim.Analytic)
 	f.IntVarP(&o.workers, "workers", "w", 16, "workers (ranks 1..W; rank 0 is the master)")
 	f.IntVar(&o.tasks, "tasks", 1000, "tasks")
 	f.IntVar(&o.chunk, "chunk", 1, "tasks per message")

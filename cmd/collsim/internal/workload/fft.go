@@ -43,7 +43,7 @@ one Dragonfly group; --placement random scatters ranks instead.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "xc40")
+	o.machineFlags.register(f, "xc40", collsim.Analytic)
 	f.StringVar(&o.grid, "grid", "512", "the grid: N (N^3) or NX,NY,NZ points")
 	f.BoolVar(&o.double, "double", false, "double precision (complex128, 16 bytes a point; default complex64, 8)")
 	f.IntVarP(&o.ranks, "ranks", "n", 64, "ranks")

@@ -47,7 +47,7 @@ contention is what the schedules differ in.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "small")
+	o.machineFlags.register(f, "small", collsim.Flow)
 	f.StringVar(&o.size, "size", "8192", "the matrix: N (N x N) or MxN elements")
 	f.StringVar(&o.elem, "elem", "8", "bytes per element")
 	f.StringVar(&o.from, "from", "4x4/256", "the source layout: PxQ/MB[xNB] (block-cyclic) or FILE/MB[xNB] (a tile-to-owner map)")
@@ -157,9 +157,6 @@ func (o *redistFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	jobs, err := o.jobs(cmd)
 	if err != nil {
 		return err
-	}
-	if o.network == "" {
-		o.network = collsim.Flow
 	}
 	if len(jobs) > 1 && (o.trace != "" || o.timeline != "") {
 		return cmdutil.Flagf("--trace and --timeline record one run: give one --schedule and --messages")

@@ -51,7 +51,7 @@ least 50%.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "small")
+	o.machineFlags.register(f, "small", collsim.Analytic)
 	f.IntVarP(&o.ranks, "ranks", "n", 16, "ranks (cores)")
 	f.IntVar(&o.width, "width", 0, "columns of each graph (default: the ranks)")
 	f.IntVar(&o.steps, "steps", 100, "timesteps")

@@ -49,7 +49,7 @@ flow.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
 	f := cmd.Flags()
-	o.machineFlags.register(f, "gpu-node-pcie")
+	o.machineFlags.register(f, "gpu-node-pcie", collsim.Flow) // the links' sharing is what placements differ in
 	f.StringVar(&o.algo, "algo", "cholesky", "gemm, cholesky or lu")
 	f.IntVar(&o.n, "n", 16384, "matrix order N")
 	f.IntVar(&o.tile, "tile", 512, "tile order b (must divide N)")
@@ -123,9 +123,6 @@ func (o *tilesFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 			return cmdutil.Flagf("--trace and --timeline record one run: give one device count")
 		}
 	}
-	if o.network == "" {
-		o.network = collsim.Flow // the links' sharing is what placements differ in
-	}
 	e, done, err := o.experiment(streams)
 	if err != nil {
 		return err
@@ -136,6 +133,8 @@ func (o *tilesFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	}
 	if e.Network == collsim.Flow {
 		e.BusiestLinks = o.links
+	} else if cmd.Flags().Changed("busiest-links") {
+		return cmdutil.Flagf("--busiest-links needs --network flow: the analytic network shares no links, and records none")
 	}
 	var results []*collsim.TilesResult
 	for _, d := range counts {

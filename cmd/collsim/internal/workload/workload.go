@@ -46,9 +46,11 @@ type machineFlags struct {
 	rec                                  *trace.Recorder
 }
 
-func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine string) {
+// register adds the flags to f, with the workload's default machine and
+// network model.
+func (m *machineFlags) register(f *pflag.FlagSet, defaultMachine, defaultNetwork string) {
 	f.StringVarP(&m.machine, "machine", "m", defaultMachine, cmdutil.MachineUsage)
-	f.StringVar(&m.network, "network", "", "network model: analytic (no link sharing) or flow (max-min fair sharing on the machine's routes); default analytic")
+	f.StringVar(&m.network, "network", defaultNetwork, "network model: analytic (no link sharing) or flow (max-min fair sharing on the machine's routes)")
 	f.StringVar(&m.routing, "routing", "", "with --network flow: minimal, valiant, ugal or ecmp (default: the machine's)")
 	f.StringVar(&m.placement, "placement", "", "rank placement: block, round_robin, random (default: the machine's)")
 	f.Uint64Var(&m.seed, "seed", 1, "seed for every random choice (placement, noise)")
