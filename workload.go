@@ -70,10 +70,9 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool) (*Re
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		if errors.Is(err, sim.ErrClockLimit) {
-			// The workload's own inputs (its compute times, from the
-			// model's FLOPs and the device's peak, or the FFT's rate) are
-			// as likely as the machine's to be the cause.
-			return nil, runError(fmt.Errorf("%w; check the workload's compute (the model's FLOPs or times and the device's peak, or the FFT's rate) and the machine's slowest links", err))
+			// The workload's own inputs (its message sizes and compute
+			// times) are as likely as the machine's to be the cause.
+			return nil, runError(fmt.Errorf("%w; check the workload's message sizes and compute times (a task's output and duration, a model's FLOPs against the device's peak, the FFT's rate) and the machine's slowest links", err))
 		}
 		return nil, runError(err)
 	}

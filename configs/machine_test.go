@@ -36,6 +36,12 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseBandwidth(%q) accepted", bad)
 		}
 	}
+	// A bare 0 or negative is not an unknown unit: it says what is wrong.
+	for _, zero := range []string{"0", "-1"} {
+		if _, err := ParseBandwidth(zero); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("ParseBandwidth(%q): %v; want it to say the bandwidth must be positive", zero, err)
+		}
+	}
 	for _, bad := range []string{"5", "1.2 lightyears", "-3ns", "1e300s"} {
 		if _, err := ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) accepted", bad)

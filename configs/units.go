@@ -55,6 +55,9 @@ func ParseBandwidth(s string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if unit == "" && !(v > 0) {
+		return 0, fmt.Errorf("bandwidth %q must be positive, with a unit such as GB/s", s)
+	}
 	scale, ok := bandwidthUnits[unit]
 	if !ok {
 		return 0, fmt.Errorf("bandwidth %q: unknown unit %q; use B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, bit/s, Mbit/s, Gbit/s, Gbps or Gb/s", s, unit)

@@ -200,6 +200,9 @@ var hostileCases = []hostile{
 	{args: []string{"study", "foo"}, code: 2, want: `foo`},
 	// A literal 0 or a negative count is not the default (they ran 512
 	// devices, a -8-device row, a width of the ranks, Task Bench's period).
+	// A rate of 0 said "unknown unit", a bad bucket unit "at least 1 byte".
+	{args: []string{"workload", "fft", "--pack-rate", "0"}, code: 2, want: `--pack-rate.*must be positive`},
+	{args: []string{"workload", "dnn", "--bucket", "1XB"}, code: 2, want: `--bucket.*unknown`},
 	{args: []string{"workload", "dnn", "--devices", "0"}, code: 2, want: `--devices 0: give at least 1`},
 	{args: []string{"workload", "dnn", "--dp", "0"}, code: 2, want: `--dp 0: give at least 1`},
 	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "-8,8"}, code: 2, want: `--scaling -8: device counts are at least 1`},

@@ -596,3 +596,13 @@ func TestWorkloadDNNStrategyFileRules(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadFarmNoKnee: with a master and a link that cost nothing the
+// workers' bound is the only one, and there is no knee (it said "knee at
+// 0.0 workers").
+func TestWorkloadFarmNoKnee(t *testing.T) {
+	out, errs, code := collsim(t, "workload", "farm", "--submit", "0", "--handle", "0", "--duration", "0")
+	if code != 0 || !strings.Contains(out, "no knee: the master and the link cost nothing") {
+		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+}

@@ -259,7 +259,10 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		}
 	}
 	bucket, err := configs.ParseSize(o.bucket)
-	if err != nil || bucket < 1 {
+	if err != nil {
+		return j, 0, cmdutil.Flagf("--bucket: %v", err)
+	}
+	if bucket < 1 {
 		return j, 0, cmdutil.Flagf("--bucket %q: a size of at least 1 byte, e.g. 25MiB", o.bucket)
 	}
 	algos, err := algoMap(o.algo)

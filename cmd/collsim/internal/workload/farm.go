@@ -138,6 +138,10 @@ func (o *farmFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		}
 		return cmdutil.SI(b, "tasks/s")
 	}
+	knee := fmt.Sprintf(" (knee at %.1f workers)", r.Knee)
+	if r.Knee == 0 { // the master and the link cost nothing: more workers always help
+		knee = " (no knee: the master and the link cost nothing)"
+	}
 	return streams.Table([][]string{
 		{"farm", fmt.Sprintf("%d tasks (%s, mean %s), %d a message, on %d workers of %s (%s network)", j.Tasks, j.Dist, cmdutil.Seconds(j.Work()/float64(j.Tasks)), max(j.Chunk, 1), j.Workers, r.Result.Machine, r.Result.Network)},
 		{"elapsed", cmdutil.Seconds(r.Elapsed)},
@@ -145,6 +149,6 @@ func (o *farmFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		{"bandwidth", cmdutil.SI(r.Bandwidth, "B/s") + " of arguments"},
 		{"utilisation", fmt.Sprintf("%.1f%% of the workers' time runs tasks", 100*r.Utilisation)},
 		{"bounds", fmt.Sprintf("master %s, link %s, workers %s", bound(r.MasterBound), bound(r.LinkBound), bound(r.WorkerBound))},
-		{"limit", fmt.Sprintf("%s (knee at %.1f workers)", r.Limit, r.Knee)},
+		{"limit", r.Limit + knee},
 	})
 }
