@@ -200,6 +200,10 @@ var hostileCases = []hostile{
 	{args: []string{"study", "foo"}, code: 2, want: `foo`},
 	// A literal 0 or a negative count is not the default (they ran 512
 	// devices, a -8-device row, a width of the ranks, Task Bench's period).
+	// A barrier's messages are empty: a size it would ignore is refused.
+	{args: []string{"run", "-c", "barrier", "-n", "8", "-s", "64KiB"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
+	{args: []string{"model", "-c", "barrier", "-s", "1MiB", "-n", "4"}, code: 2, want: `--sizes does not apply to barrier`, limit: fast},
+	{args: []string{"explain", "-c", "barrier", "-s", "64"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
 	// A rate of 0 said "unknown unit", a bad bucket unit "at least 1 byte".
 	{args: []string{"workload", "fft", "--pack-rate", "0"}, code: 2, want: `--pack-rate.*must be positive`},
 	{args: []string{"workload", "dnn", "--bucket", "1XB"}, code: 2, want: `--bucket.*unknown`},

@@ -259,6 +259,27 @@ func OptionsApply(f *pflag.FlagSet, c collectives.Collective, algos string) erro
 	return nil
 }
 
+// SizeApplies refuses a size given to a barrier, whose messages are
+// empty, as OptionsApply refuses options: a size flag (--size, --sizes)
+// set to other than its default or 0. (A sweep may still cross barrier
+// with sizes: the rows say size 0.)
+func SizeApplies(f *pflag.FlagSet, c collectives.Collective) error {
+	if c != collectives.Barrier {
+		return nil
+	}
+	for _, name := range []string{"size", "sizes"} {
+		fl := f.Lookup(name)
+		if fl == nil || !fl.Changed || fl.Value.String() == fl.DefValue {
+			continue
+		}
+		if sizes, err := Sizes(fl.Value.String()); err == nil && !slices.ContainsFunc(sizes, func(s int64) bool { return s != 0 }) {
+			continue // 0: what a barrier sends
+		}
+		return Flagf("--%s does not apply to barrier: its messages are empty", name)
+	}
+	return nil
+}
+
 // Request names one collective call as flags give it.
 type Request struct {
 	Collective, Algorithm, Size string

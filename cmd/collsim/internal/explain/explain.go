@@ -41,6 +41,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(q.Collective), q.Algorithm); err != nil {
 				return err
 			}
+			if err := cmdutil.SizeApplies(cmd.Flags(), collectives.Collective(q.Collective)); err != nil {
+				return err
+			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
 				return err
@@ -215,6 +218,12 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 		}
 		var what, kind string
 		switch {
+		// A barrier's messages are empty; the check carries in them which
+		// ranks each has heard from (as a max over its buffer).
+		case c == collectives.Barrier && e.Op.Kind == sim.OpSend:
+			what, kind = fmt.Sprintf("rank %d signals rank %d (an empty message)", e.Rank, e.Op.Peer), "send"
+		case c == collectives.Barrier:
+			what, kind = fmt.Sprintf("  rank %d has heard from rank %d", e.Rank, e.Op.Peer), "recv"
 		case e.Op.Kind == sim.OpSend && int(e.Op.Peer) == int(e.Rank):
 			what, kind = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data)), "copy"
 		case e.Op.Kind == sim.OpSend:

@@ -44,6 +44,9 @@ reduction rate) unless given.`,
 				return err
 			}
 			c := collectives.Collective(coll)
+			if err := cmdutil.SizeApplies(cmd.Flags(), c); err != nil {
+				return err
+			}
 			if _, err := collectives.Lookup(c, collectives.DefaultAlgorithm(c)); err != nil {
 				return &cmdutil.FlagError{Err: err}
 			}

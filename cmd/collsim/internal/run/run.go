@@ -110,6 +110,9 @@ machine, with every rank's data checked.`,
 				if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(o.Collective), o.Algorithm); err != nil {
 					return err
 				}
+				if err := cmdutil.SizeApplies(cmd.Flags(), collectives.Collective(o.Collective)); err != nil {
+					return err
+				}
 			}
 			return Run(streams, o)
 		},
