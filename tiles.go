@@ -11,8 +11,10 @@ type TilesResult struct {
 	Elapsed float64 `json:"elapsed_s"`
 	FLOPs   float64 `json:"flops"`
 	Rate    float64 `json:"flop_per_s"`
-	// Estimate is the plan's own makespan (kernels and transfers without
-	// contention): the gap to Elapsed is what sharing the links cost.
+	// Estimate is the plan's own makespan (kernel times, and each rank's
+	// copies one after another in the order it planned them, no link
+	// shared): the planner's model, not a bound on Elapsed, which can be
+	// shorter where copies the plan queues overlap.
 	Estimate float64 `json:"plan_estimate_s"`
 	HitRate  float64 `json:"cache_hit_rate"`
 	// Bytes moved host to device, device to host and between devices,
