@@ -35,9 +35,32 @@ type TilesResult struct {
 // between its ranks (as placed: devices 0..D-1, host memory ports
 // D..2D-1) and simulates the plan.
 func (e *Experiment) RunTiles(job tiles.Job) (*TilesResult, error) {
-	if m := e.Machine; m != nil && job.Ranks() > m.Slots() {
-		return nil, fmt.Errorf("%d devices need %d ranks (the devices and a host memory port each), but machine %s has %d slots; use a gpu-node machine or fewer devices", job.Devices, job.Ranks(), m.Name, m.Slots())
+	m, err := e.machine()
+	if err != nil {
+		return nil, err
 	}
+	// Node 0 is the devices and node 1 host memory, its slots the
+	// memory's ports: device i is rank i, its port rank D+i, on slot i of
+	// each node, whatever D. (Placed in blocks, D < 8 put the ports on
+	// node 0's other GPUs.)
+	per := m.DevicesPerNode
+	if per < 2 || m.Topology.Hosts() != 2*per || m.RanksPerNode != per {
+		return nil, &OptionError{Err: fmt.Errorf("the tiles workload runs on one node of devices whose second node stands for host memory (gpu-node-pcie, gpu-node-nvlink, gpu-node-nvswitch); %s is not such a machine", m.Name)}
+	}
+	if job.Devices > per {
+		// (Exit 1, as ranks that do not fit a machine.)
+		return nil, fmt.Errorf("%d devices, but machine %s has %d on its node; use fewer devices", job.Devices, m.Name, per)
+	}
+	if e.Placement != "" {
+		return nil, optionf("--placement does not apply: the tiles workload puts device i on node 0's slot i and its host memory port on node 1's")
+	}
+	m.Hosts = make([]int32, job.Ranks())
+	for i := range job.Devices {
+		m.Hosts[i], m.Hosts[job.Devices+i] = int32(i), int32(per+i)
+	}
+	x := *e
+	x.Machine = m
+	e = &x
 	m, place, err := e.placed(job.Ranks())
 	if err != nil {
 		return nil, err

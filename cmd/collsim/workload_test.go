@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -485,7 +486,7 @@ func TestWorkloadTiles(t *testing.T) {
 		{[]string{"--scaling", "1,2", "--devices", "4"}, "--devices does not apply with --scaling"},
 	})
 	_, errs, code = collsim(t, "workload", "tiles", "--devices", "9")
-	if code != 1 || !strings.Contains(errs, "9 devices need 18 ranks") {
+	if code != 1 || !strings.Contains(errs, "9 devices, but machine gpu-node-pcie has 8 on its node") {
 		t.Errorf("9 devices on 8: exit %d %q", code, errs)
 	}
 }
@@ -604,5 +605,53 @@ func TestWorkloadFarmNoKnee(t *testing.T) {
 	out, errs, code := collsim(t, "workload", "farm", "--submit", "0", "--handle", "0", "--duration", "0")
 	if code != 0 || !strings.Contains(out, "no knee: the master and the link cost nothing") {
 		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestWorkloadTilesHostMemoryOnNode1: host memory is node 1 of a gpu-node
+// machine, device i's port its slot i (host h8+i on gpu-node-pcie), for
+// any device count: every byte moved host to device leaves those ports'
+// links, and every byte written back enters them. (With fewer than 8
+// devices, block placement put the ports on node 0's other GPUs, and no
+// byte crossed to node 1.) Machines of another shape are refused.
+func TestWorkloadTilesHostMemoryOnNode1(t *testing.T) {
+	for _, d := range []string{"2", "4", "8"} {
+		out, errs, code := collsim(t, "workload", "tiles", "-d", d, "--n", "4096", "--tile", "512", "--busiest-links", "1000", "--json")
+		if code != 0 {
+			t.Fatalf("-d %s: exit %d: %s", d, code, errs)
+		}
+		var r struct {
+			HostToDevice int64 `json:"host_to_device_bytes"`
+			DeviceToHost int64 `json:"device_to_host_bytes"`
+			Links        []struct {
+				From, To string
+				Bytes    int64
+			} `json:"busiest_links"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(d)
+		port := func(h string) bool {
+			i, err := strconv.Atoi(strings.TrimPrefix(h, "h"))
+			return strings.HasPrefix(h, "h") && err == nil && i >= 8 && i < 8+n
+		}
+		var from, to int64
+		for _, l := range r.Links {
+			if port(l.From) {
+				from += l.Bytes
+			}
+			if port(l.To) {
+				to += l.Bytes
+			}
+		}
+		if r.HostToDevice == 0 || from != r.HostToDevice || to != r.DeviceToHost {
+			t.Errorf("-d %s: %d B left the host ports and %d B entered them; want host to device %d B and device to host %d B", d, from, to, r.HostToDevice, r.DeviceToHost)
+		}
+	}
+	for _, m := range []string{"gpu-cluster", "small"} {
+		if _, errs, code := collsim(t, "workload", "tiles", "-m", m); code != 2 || !strings.Contains(errs, "is not such a machine") {
+			t.Errorf("-m %s: exit %d, %s", m, code, errs)
+		}
 	}
 }
