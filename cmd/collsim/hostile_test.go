@@ -430,7 +430,7 @@ var hostileCases = []hostile{
 	{args: []string{"model", "-c", "scan"}, code: 2, want: `scan`},
 	{args: []string{"model", "-n", "0"}, code: 2, want: `ranks`},
 	{args: []string{"model", "-s", "8..x"}, code: 2, want: `sizes`},
-	{args: []string{"model", "-n", "1..1000000000"}, code: 2, want: `fit|ranks`, limit: fast},
+	{args: []string{"model", "-n", "1..1000000000"}, code: 1, want: `does not fit`, limit: fast}, // README: ranks that do not fit exit 1
 	{args: []string{"tune", "-c", "scan"}, code: 2, want: `scan`},
 	{args: []string{"tune", "--prune", "0.5"}, code: 2, want: `prune`},
 	{args: []string{"tune", "-n", "1"}, code: 2, want: `ranks`},
@@ -462,11 +462,10 @@ var hostileCases = []hostile{
 	{args: []string{"study", "noise", "--overhead", "garbage", "-o", "$TMP"}, code: 2, want: `overhead`},
 	{args: []string{"study", "routing", "--groups", "0", "-o", "$TMP"}, code: 2, want: `groups`},
 	{args: []string{"study", "suara", "-n", "1", "-o", "$TMP"}, code: 2, want: `ranks`},
-	{args: []string{"study", "lp", "-n", "4096", "-o", "$TMP"}, code: 2, want: `fit`},
+	{args: []string{"study", "lp", "-n", "4096", "-o", "$TMP"}, code: 1, want: `does not fit`},
 	// A valid machine the study cannot use (no Dragonfly groups): an error
-	// of the run (1), as "hierarchical needs ranks per node" is; the
-	// existing tests also call "--ranks 128 does not fit" a usage error of
-	// model (2), so either.
+	// of the run (1), as "hierarchical needs ranks per node" is, or of
+	// the -m it was given (2).
 	{args: []string{"study", "routing", "-m", "small", "-o", "$TMP"}, code: 1, alt: []int{2}, want: `dragonfly|group|valiant`},
 	{args: []string{"calibrate"}, code: 2, want: `--osu-latency`},
 	{args: []string{"calibrate", "--osu-latency", hf("osu-latency.txt"), "--nccl", hf("nccl-ok.txt")}, code: 2, want: `one of`},

@@ -152,7 +152,7 @@ func TestBadInput(t *testing.T) {
 		// A grid's rank counts that do not fit name the flag's value, the
 		// default's too (it said "--ranks 5 does not fit on four (2..4)"
 		// to a user who gave no --ranks, and "(2..1)" on one slot).
-		{[]string{"validate", "-m", four}, 2, "--ranks 5,16,64: 5 does not fit on four; give rank counts from 2 to 4"},
+		{[]string{"validate", "-m", four}, 1, "--ranks 5,16,64: 5 does not fit on four; give rank counts from 2 to 4"},
 		{[]string{"validate", "-m", one}, 1, "one has 1 slot for ranks, and this needs at least 2: use a larger machine"},
 		// Two output formats at once; a sweep output named .json, which
 		// got CSV (a new user's trial).
@@ -201,7 +201,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"run", "--frob"}, 2, "unknown flag: --frob"},
 		{[]string{"model", "-n", "2..x"}, 2, "--ranks"},
-		{[]string{"model", "-n", "128"}, 2, "--ranks 128 does not fit on small"},
+		{[]string{"model", "-n", "128"}, 1, "--ranks 128 does not fit on small"}, // README: exit 1, as run
 		{[]string{"algos", "-c", "scan"}, 2, `unknown collective "scan"`},
 		{[]string{"run", "-c", "alltoall", "-n", "64", "-s", "1GiB", "--verify", "on"}, 1, "data mode would need"},
 		// A flag value that is not a choice is a usage error, as

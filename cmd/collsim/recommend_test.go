@@ -95,3 +95,27 @@ func TestModelSaysWhatHostCostsChange(t *testing.T) {
 		t.Errorf("small charges no o or g, yet forms are marked as leaving them out: %v", r.LeftOut)
 	}
 }
+
+// TestModelDefaultRanksFitTheMachine: without --ranks, model's range
+// (2..64) stops at what the machine holds (gpu-node-nvlink: 16 slots, so
+// 2, 4, 8, 16); a rank count given that does not fit exits 1, as run's.
+func TestModelDefaultRanksFitTheMachine(t *testing.T) {
+	out, stderr, code := collsim(t, "model", "-m", "gpu-node-nvlink", "-s", "8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rows []struct{ Ranks int }
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range rows {
+		got = append(got, r.Ranks)
+	}
+	if fmt.Sprint(got) != "[2 4 8 16]" {
+		t.Errorf("ranks %v, want [2 4 8 16]", got)
+	}
+	if _, stderr, code := collsim(t, "model", "-m", "gpu-node-nvlink", "-n", "32"); code != 1 || !strings.Contains(stderr, "does not fit") {
+		t.Errorf("-n 32 on 16 slots: exit %d, %s", code, stderr)
+	}
+}

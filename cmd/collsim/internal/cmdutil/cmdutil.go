@@ -274,10 +274,14 @@ func Grid(machine, ranks, sizes string) (*configs.Machine, []int, []int64, error
 		return nil, nil, nil, fmt.Errorf("%s has %d slot for ranks, and this needs at least 2: use a larger machine", m.Name, m.Slots())
 	}
 	for _, p := range ps {
-		if p < 2 || p > m.Slots() {
-			// (The flag's value, which may be its default, is named whole:
-			// a user who gave none sees where 5 came from.)
-			return nil, nil, nil, Flagf("--ranks %s: %d does not fit on %s; give rank counts from 2 to %d", ranks, p, m.Name, m.Slots())
+		// (The flag's value, which may be its default, is named whole: a
+		// user who gave none sees where 5 came from.)
+		switch {
+		case p < 2:
+			return nil, nil, nil, Flagf("--ranks %s: %d is too few; give rank counts from 2 to %d", ranks, p, m.Slots())
+		case p > m.Slots():
+			// Exit 1, as run's ranks that do not fit (README's exit codes).
+			return nil, nil, nil, fmt.Errorf("--ranks %s: %d does not fit on %s; give rank counts from 2 to %d", ranks, p, m.Name, m.Slots())
 		}
 	}
 	return m, ps, ss, nil

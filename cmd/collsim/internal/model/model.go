@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,14 @@ reduction rate) unless given.`,
 			if err != nil {
 				return &cmdutil.FlagError{Err: fmt.Errorf("--ranks: %w", err)}
 			}
+			if !cmd.Flags().Changed("ranks") {
+				// The default range, up to what the machine holds (and
+				// its whole: a machine of 12 slots ends at 12).
+				ps = slices.DeleteFunc(ps, func(p int) bool { return p > m.Slots() })
+				if len(ps) == 0 || ps[len(ps)-1] < m.Slots() && ps[len(ps)-1]*2 > m.Slots() {
+					ps = append(ps, m.Slots())
+				}
+			}
 			ss, err := cmdutil.Sizes(sizes)
 			if err != nil {
 				return &cmdutil.FlagError{Err: fmt.Errorf("--sizes: %w", err)}
@@ -90,8 +99,12 @@ reduction rate) unless given.`,
 			}
 			table := [][]string{append(header, "best", "bound")}
 			for _, p := range ps {
-				if p < 1 || p > m.Slots() {
-					return cmdutil.Flagf("--ranks %d does not fit on %s (1..%d)", p, m.Name, m.Slots())
+				switch {
+				case p < 1:
+					return cmdutil.Flagf("--ranks %d: give rank counts of at least 1", p)
+				case p > m.Slots():
+					// Exit 1, as run's ranks that do not fit (README's exit codes).
+					return fmt.Errorf("--ranks %d does not fit on %s (1..%d)", p, m.Name, m.Slots())
 				}
 				place, err := m.Place(p, "", 1)
 				if err != nil {
