@@ -641,6 +641,15 @@ func TestRunPoints(t *testing.T) {
 		if row[1] != got[k].Algorithm || row[7] != strconv.FormatFloat(got[k].Time, 'g', -1, 64) {
 			t.Errorf("CSV row %d: %v; JSON: %+v", k+1, row, got[k])
 		}
+		// data_verified as --json and sweep write it: true, or empty
+		// (null) when not checked.
+		if rows[0][10] != "data_verified" || row[10] != "true" {
+			t.Errorf("CSV row %d: data_verified %q, want true", k+1, row[10])
+		}
+	}
+	stdout, _, _ = collsim(t, "run", "-n", "4", "-s", "8", "--csv", "--verify", "off")
+	if rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll(); err != nil || len(rows) != 2 || rows[1][10] != "" {
+		t.Errorf("--verify off: data_verified should be empty: %v %q", err, stdout)
 	}
 }
 

@@ -598,9 +598,9 @@ func newPointRows(w io.Writer, asCSV bool) *pointRows {
 var pointColumns = []string{"collective", "algorithm", "machine", "network", "ranks", "size_bytes", "count", "time_s", "algbw_GBps", "busbw_GBps", "data_verified", "model_s"}
 
 func (r *pointRows) add(out *collsim.Result) error {
-	verified, model := "no", ""
+	verified, model := "", "" // as --json's null: not checked
 	if out.DataVerified != nil {
-		verified = "yes"
+		verified = fmt.Sprint(*out.DataVerified) // as --json's true
 	}
 	if out.Model != nil {
 		model = fmt.Sprint(*out.Model)
