@@ -742,3 +742,15 @@ func TestClosedFormOnSharedHosts(t *testing.T) {
 		t.Errorf("two nodes of cori: %+v, want the closed form marked as sharing NICs", two)
 	}
 }
+
+// TestScheduleFullDisk: a schedule written to a full device fails (exit
+// 1) even when it fits the writer's buffer: the flush's error was
+// deferred and lost, leaving an empty file and exit 0.
+func TestScheduleFullDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here (Linux has one)")
+	}
+	if _, stderr, code := collsim(t, "schedule", "-a", "ring", "-n", "2", "-s", "8", "-o", "/dev/full"); code != 1 || !strings.Contains(stderr, "no space left") {
+		t.Errorf("exit %d, %q; want 1 and no space left", code, stderr)
+	}
+}

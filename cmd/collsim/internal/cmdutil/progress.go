@@ -91,6 +91,17 @@ func (p *Progress) Reading(name string, done, total int64) {
 		t.Sub(p.start).Round(time.Second), name, float64(done)/1e6, float64(total)/1e6, 100*float64(done)/float64(max(total, 1))))
 }
 
+// Writing is told how many bytes of an output have been written: a line
+// while a big schedule is written (its size is not known ahead).
+func (p *Progress) Writing(name string, done int64) {
+	t := p.now()
+	if !p.due(t) {
+		return
+	}
+	wall := t.Sub(p.start)
+	p.show(t, fmt.Sprintf("collsim: %s wall, writing %s: %.0f MB (%.0f MB/s)", wall.Round(time.Second), name, float64(done)/1e6, float64(done)/1e6/wall.Seconds()))
+}
+
 // Count is told how many of total items (simulations of a search) are
 // done: a line when one is due. Call it on a timer as well as on each
 // item, so that a line appears while long items run.

@@ -102,3 +102,21 @@ func TestProgressReadingThenRun(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressWriting: 50 MB written every 100 ms for 12.5 s, in a log:
+// the first line at 2 s (19 writes, 950 MB: 475 MB/s), the next 10 s
+// later (119 writes, 5950 MB over 12 s: 496 MB/s, rounded).
+func TestProgressWriting(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, false, func() time.Time { return clock })
+	for n := int64(0); clock.Before(time.Unix(12, 500e6)); {
+		clock = clock.Add(100 * time.Millisecond)
+		n += 50e6
+		p.Writing("big.goal", n-50e6)
+	}
+	want := "collsim: 2s wall, writing big.goal: 950 MB (475 MB/s)\ncollsim: 12s wall, writing big.goal: 5950 MB (496 MB/s)\n"
+	if b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
+}

@@ -4,6 +4,7 @@ package schedule
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 // New returns the schedule command.
 func New(streams *cmdutil.IO) *cobra.Command {
 	var format, out, reduceBW string
+	var quiet, progress bool
 	var q cmdutil.Request
 	cmd := &cobra.Command{
 		Use:   "schedule",
@@ -59,18 +61,34 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 				}
 				opt.ReducePsPerByte = 1e12 / bw
 			}
-			w := streams.Out
+			name, w := "standard output", streams.Out
+			var f *os.File
 			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
+				if f, err = os.Create(out); err != nil {
 					return err
 				}
 				defer f.Close()
-				bw := bufio.NewWriter(f)
-				defer bw.Flush()
-				w = bw
+				name, w = out, f
 			}
-			return sim.WriteGOAL(w, s, opt)
+			bw := bufio.NewWriterSize(w, 1<<16)
+			cw := &countingWriter{w: bw}
+			if p := cmdutil.Display(streams, quiet, progress); p != nil {
+				cw.show = func(n int64) { p.Writing(name, n) }
+				defer p.Done()
+			}
+			if err := sim.WriteGOAL(cw, s, opt); err != nil {
+				return err
+			}
+			// (A full disk shows at the flush or the close: both were
+			// deferred and their errors lost, leaving a short file and
+			// exit 0.)
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			if f != nil {
+				return f.Close()
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -83,6 +101,24 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 	f.StringVar(&format, "format", "goal", "output format: goal")
 	f.StringVar(&reduceBW, "reduce-bandwidth", "", "write reductions as calc ops at this rate, e.g. 10GB/s")
 	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line on stderr")
+	f.BoolVar(&progress, "progress", false, "a progress line on stderr every 10 s even when stderr is not a terminal")
 	q.Shape.Register(f)
 	return cmd
+}
+
+// countingWriter counts the bytes written through it and shows the count.
+type countingWriter struct {
+	w    io.Writer
+	n    int64
+	show func(int64) // nil: no display
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	if c.show != nil {
+		c.show(c.n)
+	}
+	return n, err
 }
