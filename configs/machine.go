@@ -1436,6 +1436,9 @@ func (m *Machine) Describe() [][2]string {
 	if f.FailedLinks > 0 {
 		facts = append(facts, [2]string{"failed links", strconv.Itoa(f.FailedLinks) + " directed, routed around"})
 	}
+	if f.DegradedLinks > 0 {
+		facts = append(facts, [2]string{"degraded links", strconv.Itoa(f.DegradedLinks) + " directed, below their bandwidth"})
+	}
 	return append(facts, [][2]string{
 		{"link bandwidth", FormatBandwidth(f.LinkBandwidthMin) + " .. " + FormatBandwidth(f.LinkBandwidthMax)},
 		{"ranks per host", strconv.Itoa(f.RanksPerHost)},
@@ -1455,6 +1458,7 @@ type Facts struct {
 	Switches         int     `json:"switches"`
 	Links            int     `json:"links"` // directed
 	FailedLinks      int     `json:"failed_links"`
+	DegradedLinks    int     `json:"degraded_links"`
 	LinkBandwidthMin float64 `json:"link_bandwidth_min_Bps"`
 	LinkBandwidthMax float64 `json:"link_bandwidth_max_Bps"`
 	RanksPerHost     int     `json:"ranks_per_host"`
@@ -1467,7 +1471,7 @@ type Facts struct {
 func (m *Machine) Facts() Facts {
 	t := m.Topology
 	f := Facts{Machine: m.Name, Source: m.Source, Description: m.Description, Topology: t.Name(), Hosts: t.Hosts(), Switches: t.Switches(),
-		Links: len(t.Links()), FailedLinks: len(t.Failed()), RanksPerHost: m.RanksPerHost, Slots: m.Slots(), Diameter: t.Diameter(), Bisection: t.Bisection()}
+		Links: len(t.Links()), FailedLinks: len(t.Failed()), DegradedLinks: len(t.DegradedLinks()), RanksPerHost: m.RanksPerHost, Slots: m.Slots(), Diameter: t.Diameter(), Bisection: t.Bisection()}
 	for i, l := range t.Links() {
 		if i == 0 || l.Bandwidth < f.LinkBandwidthMin {
 			f.LinkBandwidthMin = l.Bandwidth

@@ -66,7 +66,10 @@ type Topology struct {
 	// degraded links, where the builder's formula no longer holds.
 	graphCut *graphCut
 	// dead marks the links that have failed (nil: none); see WithoutLinks.
-	dead     []bool
+	dead []bool
+	// slowed lists the links running below their bandwidth (Degraded),
+	// in the order they were degraded, each once.
+	slowed   []int
 	adjStart []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
 	adjLinks []int32
 	// Groups of hosts that non-minimal routing can detour through
@@ -131,8 +134,15 @@ func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	c.links = slices.Clone(t.links)
 	c.links[link].Bandwidth *= factor
 	c.graphCut = &graphCut{}
+	if !slices.Contains(t.slowed, link) {
+		c.slowed = append(slices.Clip(t.slowed), link)
+	}
 	return &c, nil
 }
+
+// DegradedLinks returns the IDs of the links running below their
+// bandwidth (see Degraded), in the order they were degraded.
+func (t *Topology) DegradedLinks() []int { return slices.Clone(t.slowed) }
 
 // Hashes reports whether RouteHashed can choose among equal paths.
 func (t *Topology) Hashes() bool { return t.hashed != nil }

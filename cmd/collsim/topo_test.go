@@ -20,17 +20,18 @@ func TestTopoBisection(t *testing.T) {
 		switches  int
 		bisection float64 // bytes per second each way
 		failed    int
+		degraded  int
 	}{
 		// 512 uplinks of 12.5 GB/s.
-		{"full", []string{"-m", "fattree-1024"}, 64, 6400e9, 0},
+		{"full", []string{"-m", "fattree-1024"}, 64, 6400e9, 0, 0},
 		// 16 uplinks per leaf, 16 spines: 256 uplinks.
-		{"2:1 by links", []string{"-m", tapered}, 48, 3200e9, 0},
+		{"2:1 by links", []string{"-m", tapered}, 48, 3200e9, 0, 0},
 		// Leaf 0 keeps 31 uplinks: 511 x 12.5 GB/s = 6387.5 GB/s.
-		{"one failed uplink", []string{"-m", "fattree-1024", "--fail", "s0.0->s1.0"}, 64, 6387.5e9, 2},
+		{"one failed uplink", []string{"-m", "fattree-1024", "--fail", "s0.0->s1.0"}, 64, 6387.5e9, 2, 0},
 		// 255 x 12.5 GB/s = 3187.5 GB/s.
-		{"2:1 with a failed uplink", []string{"-m", tapered, "--fail", "s0.0->s1.0"}, 48, 3187.5e9, 2},
+		{"2:1 with a failed uplink", []string{"-m", tapered, "--fail", "s0.0->s1.0"}, 48, 3187.5e9, 2, 0},
 		// Half speed one way: 511.5 x 12.5 GB/s = 6393.75 GB/s.
-		{"a half-speed uplink", []string{"-m", "fattree-1024", "--degrade", "s0.0->s1.0:0.5"}, 64, 6393.75e9, 0},
+		{"a half-speed uplink", []string{"-m", "fattree-1024", "--degrade", "s0.0->s1.0:0.5"}, 64, 6393.75e9, 0, 1},
 	} {
 		stdout, stderr, code := collsim(t, append([]string{"topo", "--json"}, tc.args...)...)
 		if code != 0 {
@@ -40,13 +41,14 @@ func TestTopoBisection(t *testing.T) {
 			Switches  int     `json:"switches"`
 			Bisection float64 `json:"bisection_Bps"`
 			Failed    int     `json:"failed_links"`
+			Degraded  int     `json:"degraded_links"`
 			Hosts     int     `json:"hosts"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &facts); err != nil {
 			t.Fatal(err)
 		}
-		if facts.Switches != tc.switches || math.Abs(facts.Bisection-tc.bisection) > 1e-9*tc.bisection || facts.Failed != tc.failed || facts.Hosts != 1024 {
-			t.Errorf("%s: %+v; want %d switches, bisection %g B/s, %d failed links, 1024 hosts", tc.name, facts, tc.switches, tc.bisection, tc.failed)
+		if facts.Switches != tc.switches || math.Abs(facts.Bisection-tc.bisection) > 1e-9*tc.bisection || facts.Failed != tc.failed || facts.Degraded != tc.degraded || facts.Hosts != 1024 {
+			t.Errorf("%s: %+v; want %d switches, bisection %g B/s, %d failed and %d degraded links, 1024 hosts", tc.name, facts, tc.switches, tc.bisection, tc.failed, tc.degraded)
 		}
 	}
 	for _, tc := range []struct {
