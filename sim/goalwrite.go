@@ -56,13 +56,13 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 				for _, d := range op.After {
 					if l := done[d]; mark[l] != req {
 						mark[l] = req
-						fmt.Fprintf(bw, "l%d requires l%d\n", label, l)
+						num = writeEdge(bw, num, label, " requires l", l)
 					}
 				}
 				for _, d := range op.StartAfter {
 					if l := own[d]; mark[l] != req && mark[l] != ireq {
 						mark[l] = ireq
-						fmt.Fprintf(bw, "l%d irequires l%d\n", label, l)
+						num = writeEdge(bw, num, label, " irequires l", l)
 					}
 				}
 				end := label
@@ -72,7 +72,7 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 					ns := (FromPicoseconds(float64(op.Bytes)*opt.ReducePsPerByte) + Nanosecond - 1) / Nanosecond
 					calc := Op{Kind: OpCalc, Dur: ns * Nanosecond, CPU: op.CPU}
 					num = writeOp(bw, num, end, &calc, 0)
-					fmt.Fprintf(bw, "l%d requires l%d\n", end, label)
+					num = writeEdge(bw, num, end, " requires l", label)
 				}
 				own, done = append(own, label), append(done, end)
 				index++
@@ -81,6 +81,20 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 		bw.WriteString("}\n")
 	}
 	return bw.Flush()
+}
+
+// writeEdge writes "l<label><kind><dep>": a requires or irequires line,
+// formatted without fmt (most of a schedule's lines are these: written
+// with Fprintf, the 2,048-rank ring's 1.2 GB took 7.5-9.1 s against
+// 4.1-5.2 s: collsim schedule -a ring -n 2048 -s 8, 3 alternated runs).
+func writeEdge(bw *bufio.Writer, num []byte, label int32, kind string, dep int32) []byte {
+	num = append(num[:0], 'l')
+	num = strconv.AppendInt(num, int64(label), 10)
+	num = append(num, kind...)
+	num = strconv.AppendInt(num, int64(dep), 10)
+	num = append(num, '\n')
+	bw.Write(num)
+	return num
 }
 
 func writeOp(bw *bufio.Writer, num []byte, label int32, op *Op, reducePs float64) []byte {

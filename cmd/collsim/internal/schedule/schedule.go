@@ -2,7 +2,6 @@
 package schedule
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -70,19 +69,15 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 				defer f.Close()
 				name, w = out, f
 			}
-			bw := bufio.NewWriterSize(w, 1<<16)
-			cw := &countingWriter{w: bw}
+			cw := &countingWriter{w: w} // (WriteGOAL buffers what it writes)
 			if p := cmdutil.Display(streams, quiet, progress); p != nil {
 				cw.show = func(n int64) { p.Writing(name, n) }
 				defer p.Done()
 			}
+			// (A full disk shows at WriteGOAL's last flush or the close:
+			// both were deferred and their errors lost, leaving a short
+			// file and exit 0.)
 			if err := sim.WriteGOAL(cw, s, opt); err != nil {
-				return err
-			}
-			// (A full disk shows at the flush or the close: both were
-			// deferred and their errors lost, leaving a short file and
-			// exit 0.)
-			if err := bw.Flush(); err != nil {
 				return err
 			}
 			if f != nil {
