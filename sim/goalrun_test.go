@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -398,3 +399,32 @@ o0: recv 0b from 0 tag 0
 		t.Errorf("Execute %+v\nRunLogGOPS %+v", *ex, *fast)
 	}
 }
+
+// BenchmarkWriteGOAL writes the GOAL text of a ring allreduce (256 ranks,
+// 4 MiB, reductions as calcs) to a discarding writer: the bytes per
+// second of collsim schedule without the disk.
+func BenchmarkWriteGOAL(b *testing.B) {
+	a, err := collectives.Lookup(collectives.Allreduce, "ring")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := a.Build(collectives.Params{Ranks: 256, Count: 1 << 19})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n countWriter
+	if err := sim.WriteGOAL(&n, s, sim.GOALOptions{ReducePsPerByte: 1}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		if err := sim.WriteGOAL(io.Discard, s, sim.GOALOptions{ReducePsPerByte: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
