@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
@@ -174,6 +175,48 @@ func TestLogGPFormsMatchSimulation(t *testing.T) {
 			}
 			if exactSeen == 0 {
 				t.Errorf("%s: no exact case: the test proves nothing", a.ID())
+			}
+		}
+	}
+}
+
+// TestLogGPLinearFormsRootsAndRendezvous: the linear algorithms' LogGP
+// forms hold (exact, or bounds) for every root and with rendezvous above
+// eager limits of 0, 64 and 1,024 bytes, where blocks can fall on both
+// sides of the limit (a scatter then has no form).
+func TestLogGPLinearFormsRootsAndRendezvous(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6}
+	for _, c := range []struct{ o, g float64 }{{0.4e-6, 0.3e-6}, {0, 0.3e-6}, {2e-6, 0}} {
+		for _, eager := range []int64{0, 64, 1024} {
+			model := Hockney{Alpha: 2 * link.Latency, Beta: 1 / link.Bandwidth, Gamma: 30e-12, Handshake: 2 * 2 * link.Latency, EagerLimit: float64(eager)}
+			host := sim.HostParams{ReducePsPerByte: 30, EagerLimit: eager, Overhead: sim.FromSeconds(c.o)}
+			for _, id := range []string{"reduce/linear", "bcast/linear", "gather/linear", "scatter/linear", "allgather/linear", "allreduce/linear", "alltoall/linear"} {
+				coll, name, _ := strings.Cut(id, "/")
+				a, err := collectives.Lookup(collectives.Collective(coll), name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range []int{2, 3, 8, 16} {
+					for _, n := range []int64{1, 7, int64(p) + 1, 137, 1000} {
+						for _, root := range []int{0, 1, p / 2, p - 1} {
+							params := collectives.Params{Ranks: p, Count: n, Root: root}
+							if _, err := a.Build(params); err != nil {
+								continue
+							}
+							pred, err := model.PredictLogGP(a, params, c.o, c.g)
+							if errors.Is(err, ErrNoClosedForm) {
+								continue
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+							got := simulateHost(t, a, params, link, host, sim.FromSeconds(c.g)).Seconds()
+							if got < pred.Lower*(1-1e-9) || got > pred.Time*(1+1e-9) {
+								t.Errorf("%s o=%g g=%g eager %d p=%d count=%d root %d: simulated %.6g s outside [%.6g, %.6g]", id, c.o, c.g, eager, p, n, root, got, pred.Lower, pred.Time)
+							}
+						}
+					}
+				}
 			}
 		}
 	}

@@ -57,6 +57,15 @@ func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, 
 	if _, err := m.Predict(a, p); err != nil { // the same parameters are covered
 		return Prediction{}, err
 	}
+	if a.ID() == "scatter/linear" && m.Handshake > 0 {
+		// Blocks on both sides of the eager limit: an eager block queued
+		// behind a rendezvous one waiting for its reply holds up the next
+		// rendezvous request, a second handshake in series that the
+		// bounds leave out (with o or g; seen from a root other than 0).
+		if hi, lo := sizeOf(p).block(p.Ranks); lo <= m.EagerLimit && hi > m.EagerLimit {
+			return Prediction{}, ErrNoClosedForm
+		}
+	}
 	return checked(a, p, m.priced(a.ID(), sizeOf(p), func(m Hockney, s size) Prediction { return f(m, o, g, s) }))
 }
 
@@ -311,7 +320,7 @@ func logGPLinearAllgather(m Hockney, o, g float64, s size) Prediction {
 // each). Its i-th send to another rank leaves at 2o + (i-1) q, q =
 // max(o, g + n beta), and arrives alpha + n beta later; rank r takes in
 // the i-th send of rank r-i, so each rank's messages arrive in that order,
-// after its CPU has issued every send or as they come.
+// and its CPU takes them in once it has issued every send, or as they come.
 func logGPLinearAlltoall(m Hockney, o, g float64, s size) Prediction {
 	if s.p == 1 {
 		return exact(2 * o)
@@ -320,7 +329,9 @@ func logGPLinearAlltoall(m Hockney, o, g float64, s size) Prediction {
 	nb := s.n * m.Beta
 	q := max(o, g+nb)
 	arrive := func(i float64) float64 { return 2*o + (i-1)*q + m.Alpha + nb }
-	return exact(max(2*p*o, arrive(1)+(p-1)*o, arrive(p-1)+o))
+	// The last arrival plus its o, or the CPU's 2p o; the first arrival
+	// plus p-1 receives is never later than the last plus one (q >= o).
+	return exact(max(2*p*o, arrive(p-1)+o))
 }
 
 // logGPLinearBarrier: the linear allreduce's messages, empty.
