@@ -204,6 +204,10 @@ var hostileCases = []hostile{
 	{args: []string{"run", "-c", "barrier", "-n", "8", "-s", "64KiB"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
 	{args: []string{"model", "-c", "barrier", "-s", "1MiB", "-n", "4"}, code: 2, want: `--sizes does not apply to barrier`, limit: fast},
 	{args: []string{"explain", "-c", "barrier", "-s", "64"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
+	{args: []string{"schedule", "-c", "barrier", "-n", "4", "-s", "1MiB"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
+	{args: []string{"tune", "-c", "barrier", "-n", "4", "-s", "1MiB"}, code: 2, want: `--sizes does not apply to barrier`, limit: fast},
+	{args: []string{"validate", "-c", "barrier", "-n", "4", "-s", "1MiB"}, code: 2, want: `--sizes does not apply to barrier`, limit: fast},
+	{args: []string{"validate", "-c", "barrier,allreduce", "-n", "4", "-s", "8"}, code: 0, limit: fast}, // the size is allreduce's
 	// A rate of 0 said "unknown unit", a bad bucket unit "at least 1 byte".
 	{args: []string{"workload", "fft", "--pack-rate", "0"}, code: 2, want: `--pack-rate.*must be positive`},
 	{args: []string{"workload", "dnn", "--bucket", "1XB"}, code: 2, want: `--bucket.*unknown`},
@@ -212,6 +216,9 @@ var hostileCases = []hostile{
 	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "-8,8"}, code: 2, want: `--scaling -8: device counts are at least 1`},
 	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "1,3,0"}, code: 2, want: `--scaling 0: device counts are at least 1`},
 	{args: []string{"workload", "taskbench", "--width", "0"}, code: 2, want: `--width and --period must be at least 1`},
+	{args: []string{"workload", "taskbench", "--metg", "--workers", "-2"}, code: 2, want: `--workers -2: give at least 1`, limit: fast},
+	{args: []string{"study", "taskbench", "--workers", "0"}, code: 2, want: `--workers 0: give at least 1`, limit: fast},
+	{args: []string{"study", "strategies", "--workers", "-1"}, code: 2, want: `--workers -1: give at least 1`, limit: fast},
 	{args: []string{"workload", "taskbench", "--pattern", "spread", "--radix", "5", "--period", "-2"}, code: 2, want: `--width and --period must be at least 1`},
 	{args: []string{"run", "--sed", "3"}, code: 2, want: `did you mean.*--seed\b`},
 	{args: []string{"run", "--netwrok", "flow"}, code: 2, want: `did you mean.*--network\b`},

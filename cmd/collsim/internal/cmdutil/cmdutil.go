@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,19 @@ const (
 	// EX_SOFTWARE.
 	ExitInternal = 70
 )
+
+// Workers is the number of simulations to run at once that a --workers
+// flag of f says: n, or one per core when the flag is not given; a given
+// value below 1 is a usage error (a literal 0 is not the default).
+func Workers(f *pflag.FlagSet, n int) (int, error) {
+	if !f.Changed("workers") {
+		return runtime.GOMAXPROCS(0), nil
+	}
+	if n < 1 {
+		return 0, Flagf("--workers %d: give at least 1, or leave it out for one per core", n)
+	}
+	return n, nil
+}
 
 // ProbeOverhead is the per-message CPU overhead o at which tune and model
 // check a choice made on a machine that charges none: a modest MPI

@@ -259,12 +259,13 @@ func OptionsApply(f *pflag.FlagSet, c collectives.Collective, algos string) erro
 	return nil
 }
 
-// SizeApplies refuses a size given to a barrier, whose messages are
-// empty, as OptionsApply refuses options: a size flag (--size, --sizes)
-// set to other than its default or 0. (A sweep may still cross barrier
-// with sizes: the rows say size 0.)
-func SizeApplies(f *pflag.FlagSet, c collectives.Collective) error {
-	if c != collectives.Barrier {
+// SizeApplies refuses a size given to barriers alone (cs: the
+// collectives the command runs), whose messages are empty, as
+// OptionsApply refuses options: a size flag (--size, --sizes) set to other
+// than its default or 0. (With other collectives the size is theirs; a
+// sweep may still cross barrier with sizes: the rows say size 0.)
+func SizeApplies(f *pflag.FlagSet, cs ...collectives.Collective) error {
+	if len(cs) == 0 || slices.ContainsFunc(cs, func(c collectives.Collective) bool { return c != collectives.Barrier }) {
 		return nil
 	}
 	for _, name := range []string{"size", "sizes"} {

@@ -39,6 +39,9 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 			if err := cmdutil.OptionsApply(cmd.Flags(), collectives.Collective(q.Collective), q.Algorithm); err != nil {
 				return err
 			}
+			if err := cmdutil.SizeApplies(cmd.Flags(), collectives.Collective(q.Collective)); err != nil {
+				return err
+			}
 			a, _, params, err := q.Resolve(nil)
 			if err != nil {
 				return err

@@ -3,7 +3,6 @@ package study
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -354,7 +353,11 @@ The default machine is gpu-cluster grown to three levels of its fat tree
 (512 nodes of 8 GPUs) so that 1,024 GPUs fit.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStrategies(streams, o, model, gpus, batch, tp, pp, workers)
+			w, err := cmdutil.Workers(cmd.Flags(), workers)
+			if err != nil {
+				return err
+			}
+			return runStrategies(streams, o, model, gpus, batch, tp, pp, w)
 		},
 	}
 	o.register(cmd, "gpu-cluster", collsim.Flow)
@@ -380,9 +383,6 @@ func runStrategies(streams *cmdutil.IO, o *workloadOptions, modelName string, gp
 	}
 	base := dnn.Job{Model: model, Device: dnn.Devices["a100"], NodeSize: e.Machine.NodeSize(), Strategy: dnn.Strategy{MicroBatch: 1}}
 	strategies := collsim.Strategies(base, gpus, batch)
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	cands, err := e.Search(base, strategies, workers, nil)
 	if err != nil {
 		return err
@@ -444,7 +444,11 @@ kernel halved --points times from 10 ms, --steps timesteps, 16 bytes per
 dependency.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTaskBenchStudy(streams, o, nodes, overheads, patterns, steps, points, workers)
+			w, err := cmdutil.Workers(cmd.Flags(), workers)
+			if err != nil {
+				return err
+			}
+			return runTaskBenchStudy(streams, o, nodes, overheads, patterns, steps, points, w)
 		},
 	}
 	o.register(cmd, "cori", collsim.Analytic)
@@ -474,9 +478,6 @@ func runTaskBenchStudy(streams *cmdutil.IO, o *workloadOptions, nodeList, overhe
 			return cmdutil.Flagf("--overheads: %v", err)
 		}
 		overheads = append(overheads, d)
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	per := e.Machine.RanksPerHost
 	var durations []sim.Time

@@ -68,6 +68,9 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 				}
 				cs = append(cs, c)
 			}
+			if err := cmdutil.SizeApplies(cmd.Flags(), cs...); err != nil {
+				return err
+			}
 			if prune != 0 && prune < 1 {
 				return cmdutil.Flagf("--prune %g: give 0 (simulate every algorithm) or a factor of at least 1", prune)
 			}

@@ -149,6 +149,11 @@ any error is larger than that fraction.`,
 					return err
 				}
 			}
+			if colls, err := cmdutil.Collectives(o.collective); err == nil {
+				if err := cmdutil.SizeApplies(cmd.Flags(), colls...); err != nil {
+					return err
+				}
+			}
 			if !(o.maxError >= 0 && o.maxError < math.Inf(1)) {
 				return cmdutil.Flagf("--max-error %v: give a fraction of 0 or more (0.1 is 10%%; 0 reports only)", o.maxError)
 			}

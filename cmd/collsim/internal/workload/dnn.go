@@ -199,11 +199,12 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 	if f.Changed("efficiency") && !(o.efficiency > 0 && o.efficiency <= 1) {
 		return cmdutil.Flagf("--efficiency %g: a share of peak in (0, 1]", o.efficiency)
 	}
+	var err error
+	if o.workers, err = cmdutil.Workers(f, o.workers); err != nil {
+		return err
+	}
 	if !(o.compress >= 1) {
 		return cmdutil.Flagf("--compress %g: a ratio of at least 1 (1: none)", o.compress)
-	}
-	if f.Changed("workers") && o.workers < 1 {
-		return cmdutil.Flagf("--workers must be at least 1 (leave it out for one per core)")
 	}
 	for c := range o.algoSet() {
 		switch c {
@@ -424,7 +425,7 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 	report, stop := o.counter(streams, "strategies simulated", len(strategies))
 	defer stop()
 	e.Progress = nil
-	cands, err := e.Search(j, strategies, workersFlag(o.workers), report)
+	cands, err := e.Search(j, strategies, o.workers, report)
 	if err != nil {
 		return err
 	}

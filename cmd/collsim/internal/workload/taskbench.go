@@ -88,6 +88,10 @@ func (o *taskbenchFlags) job(cmd *cobra.Command) (taskbench.Job, error) {
 			return j, cmdutil.Flagf("--%s does not apply to --pattern %s: only %s read it", param, o.pattern, strings.Join(readers, ", "))
 		}
 	}
+	var err error
+	if o.workers, err = cmdutil.Workers(f, o.workers); err != nil {
+		return j, err
+	}
 	if o.ranks < 1 || o.steps < 1 || o.graphs < 1 || o.metgPoints < 1 {
 		return j, cmdutil.Flagf("--ranks, --steps, --graphs and --metg-points must be at least 1")
 	}
@@ -173,7 +177,7 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 	}
 	report, stop := o.counter(streams, "METG points simulated", len(durations))
 	defer stop()
-	curve, metg, crossed, err := e.METG(j, durations, workersFlag(o.workers), report)
+	curve, metg, crossed, err := e.METG(j, durations, o.workers, report)
 	if err != nil {
 		return err
 	}

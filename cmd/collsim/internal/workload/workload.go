@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -158,13 +157,6 @@ func (m *machineFlags) display(streams *cmdutil.IO) *cmdutil.Progress {
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
-
-func workersFlag(n int) int {
-	if n <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return n
-}
 
 // algoMap reads --algo COLLECTIVE=ALGORITHM values.
 func algoMap(list []string) (map[string]string, error) {
