@@ -20,12 +20,15 @@ import (
 func TestValidateLogGPForms(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "loggp.yaml")
 	os.WriteFile(cfg, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 10GB/s, latency: 500ns}}\nhost:\n  overhead: 700ns\n  gap: 2us\n  reduce_bandwidth: 5GB/s\n  eager_limit: 64KiB\n"), 0o644)
-	for _, args := range [][]string{{"-c", "allreduce", "-a", "ring,recursive_doubling"}, {"-c", "allgather", "-a", "ring"}, {"-c", "alltoall", "-a", "pairwise"}, {"-c", "bcast", "-a", "binomial"}, {"-c", "barrier", "-a", "dissemination,linear"},
-		{"-c", "allreduce", "-a", "linear"}, {"-c", "reduce,bcast,gather,scatter,allgather,alltoall", "-a", "linear"}} {
+	for _, args := range [][]string{{"-c", "allreduce", "-a", "ring,recursive_doubling"}, {"-c", "allgather", "-a", "ring"}, {"-c", "alltoall", "-a", "pairwise"}, {"-c", "bcast", "-a", "binomial"}, {"-c", "allreduce", "-a", "linear"}, {"-c", "reduce,bcast,gather,scatter,allgather,alltoall,barrier", "-a", "linear"}} {
 		full := append([]string{"validate", "-m", cfg, "-n", "2,16,64", "-s", "8,4KiB,1MiB", "--network", "analytic", "--max-error", "1e-9"}, args...)
 		if stdout, stderr, code := collsim(t, full...); code != 0 {
 			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
 		}
+	}
+	// A barrier alone takes no size.
+	if stdout, stderr, code := collsim(t, "validate", "-m", cfg, "-n", "2,16,64", "--network", "analytic", "--max-error", "1e-9", "-c", "barrier", "-a", "dissemination,linear"); code != 0 {
+		t.Errorf("barrier: exit %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, _, _ := collsim(t, "validate", "-m", cfg, "-n", "16", "-s", "1MiB", "--network", "analytic", "-c", "allreduce", "-a", "rabenseifner")
 	if !strings.Contains(stdout, "LogGP form") {
@@ -120,7 +123,6 @@ func TestValidateModelBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"validate", "--network", "packet"}, `--network "packet"`},
-		{[]string{"validate", "-n", "1000"}, "does not fit on small"},
 		{[]string{"validate", "-c", "bcast", "-a", "scatter_allgather_rd", "-n", "3"}, "no algorithm with a closed form can run on this grid"},
 		{[]string{"validate", "-c", "allreduce", "-a", "nope"}, "nope"},
 		{[]string{"validate", "-c", "allscatter"}, "unknown collective"},
@@ -129,6 +131,10 @@ func TestValidateModelBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// Ranks that do not fit exit 1, as run's (README's exit codes).
+	if _, stderr, code := collsim(t, "validate", "-n", "1000"); code != 1 || !strings.Contains(stderr, "does not fit on small") {
+		t.Errorf("validate -n 1000: exit %d, stderr %q; want exit 1 saying it does not fit", code, stderr)
 	}
 }
 
