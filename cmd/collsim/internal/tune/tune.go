@@ -44,8 +44,9 @@ Consecutive sizes with the same winner become one rule. Message sizes are
 measured as Open MPI's tuned decisions measure them (the vector; each rank's
 part for allgather; the bytes per pair for alltoall). An algorithm whose
 closed form says it is at least --prune times slower than the best closed
-form is not simulated (the pruned column counts them); algorithms without a
-closed form are always simulated. Segment sizes are
+form is not simulated (the pruned column counts them; on a machine that
+charges a per-message overhead or gap, only the forms that price it set
+the best); algorithms without a closed form are always simulated. Segment sizes are
 written for Open MPI's segmented algorithms (the pipelined chain, whose
 segment collsim chooses by the cost model, the segmented ring and the binary
 reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
@@ -219,12 +220,19 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		// for one: choose it at a modest overhead.
 		tm.Overhead = cmdutil.ProbeOverhead.Seconds()
 	}
+	pricing := collsim.NewPricing(m, place, 1)
 	for i, a := range cands {
 		qs[i] = params
 		collsim.Tune(a, &qs[i], tm)
-		if pr, err := h.Predict(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
-			lower[i] = pr.Lower
-			bestPredicted = min(bestPredicted, pr.Time)
+		if pr, kind, _, err := pricing.ClosedForm(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
+			lower[i] = pr.Lower // (a form that leaves o and g out is still below the time)
+			if !pricing.LeavesOutHostCosts(kind) {
+				// Only a form that prices what the machine charges per
+				// message may set the bar: an alpha-beta-gamma form on a
+				// machine with o underestimates (linear alltoall's 128 µs
+				// pruned Bruck's 37 µs on fattree-1024-overhead).
+				bestPredicted = min(bestPredicted, pr.Time)
+			}
 		}
 	}
 	var firstErr error // why the first skipped candidate could not run
