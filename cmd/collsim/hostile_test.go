@@ -200,6 +200,7 @@ var hostileCases = []hostile{
 	{args: []string{"study", "foo"}, code: 2, want: `foo`},
 	// A literal 0 or a negative count is not the default (they ran 512
 	// devices, a -8-device row, a width of the ranks, Task Bench's period).
+	{args: []string{"run", "-n", "16", "--csv", "--json"}, code: 2, want: `--csv and --json: give one output format`, limit: fast},
 	// A barrier's messages are empty: a size it would ignore is refused.
 	{args: []string{"run", "-c", "barrier", "-n", "8", "-s", "64KiB"}, code: 2, want: `--size does not apply to barrier`, limit: fast},
 	{args: []string{"model", "-c", "barrier", "-s", "1MiB", "-n", "4"}, code: 2, want: `--sizes does not apply to barrier`, limit: fast},

@@ -647,6 +647,12 @@ func TestRunPoints(t *testing.T) {
 			t.Errorf("CSV row %d: data_verified %q, want true", k+1, row[10])
 		}
 	}
+	// Which -a item each row ran for: a library's choice is otherwise
+	// the same row as the other library's.
+	stdout, _, _ = collsim(t, "run", "-a", "ompi,mpich", "-n", "16", "-s", "8", "--csv")
+	if rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll(); err != nil || len(rows) != 3 || rows[0][12] != "requested" || rows[1][12] != "ompi" || rows[2][12] != "mpich" {
+		t.Errorf("-a ompi,mpich --csv: the requested column should say ompi then mpich: %v %q", err, stdout)
+	}
 	stdout, _, _ = collsim(t, "run", "-n", "4", "-s", "8", "--csv", "--verify", "off")
 	if rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll(); err != nil || len(rows) != 2 || rows[1][10] != "" {
 		t.Errorf("--verify off: data_verified should be empty: %v %q", err, stdout)

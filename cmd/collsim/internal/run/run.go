@@ -167,6 +167,9 @@ func ranksLine(r *collsim.Result) string {
 // run would ignore: a flag that does nothing must say so, not pass as if
 // it had been applied.
 func checkFlags(f *pflag.FlagSet, o *Options) error {
+	if o.CSV && o.JSON {
+		return cmdutil.Flagf("--csv and --json: give one output format")
+	}
 	if o.Placement != "" && !slices.Contains(topology.Placements, o.Placement) {
 		return cmdutil.Flagf("--placement %q is not a policy; valid: %s", o.Placement, strings.Join(topology.Placements, ", "))
 	}
@@ -277,7 +280,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 						fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
 					}
 					if rows != nil {
-						if err := rows.add(out); err != nil {
+						if err := rows.add(out, p.Algorithm); err != nil {
 							done()
 							return err
 						}
@@ -306,7 +309,7 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	case o.JSON:
 		return cmdutil.JSON(streams.Out, outs[0])
 	case o.CSV:
-		return newPointRows(streams.Out, true).addFlush(outs[0])
+		return newPointRows(streams.Out, true).addFlush(outs[0], strings.TrimSpace(o.Algorithm))
 	}
 	return print(streams, outs[0])
 }
@@ -595,9 +598,11 @@ func newPointRows(w io.Writer, asCSV bool) *pointRows {
 }
 
 // pointColumns are the rows' columns; CSV names them as the JSON does.
-var pointColumns = []string{"collective", "algorithm", "machine", "network", "ranks", "size_bytes", "count", "time_s", "algbw_GBps", "busbw_GBps", "data_verified", "model_s"}
+var pointColumns = []string{"collective", "algorithm", "machine", "network", "ranks", "size_bytes", "count", "time_s", "algbw_GBps", "busbw_GBps", "data_verified", "model_s", "requested"}
 
-func (r *pointRows) add(out *collsim.Result) error {
+// add adds the row of out, run for the -a item requested ("" for the
+// default; a library, such as ompi, names what chose the algorithm).
+func (r *pointRows) add(out *collsim.Result, requested string) error {
 	verified, model := "", "" // as --json's null: not checked
 	if out.DataVerified != nil {
 		verified = fmt.Sprint(*out.DataVerified) // as --json's true
@@ -611,7 +616,7 @@ func (r *pointRows) add(out *collsim.Result) error {
 		}
 		r.n++
 		r.csv.Write([]string{out.Collective, out.Algorithm, out.Machine, out.Network, fmt.Sprint(out.Ranks), fmt.Sprint(out.SizeBytes), fmt.Sprint(out.Count),
-			fmt.Sprint(out.Time), fmt.Sprint(out.AlgBW), fmt.Sprint(out.BusBW), verified, model})
+			fmt.Sprint(out.Time), fmt.Sprint(out.AlgBW), fmt.Sprint(out.BusBW), verified, model, requested})
 		r.csv.Flush()
 		return r.csv.Error()
 	}
@@ -621,7 +626,7 @@ func (r *pointRows) add(out *collsim.Result) error {
 			machine, column = "", fmt.Sprintf("%-14s ", "machine")
 		}
 		fmt.Fprintf(r.w, "%s%s, %s network\n", out.Collective, machine, out.Network)
-		fmt.Fprintf(r.w, "%s%-22s %7s %12s %12s %12s %12s %12s  %s\n", column, "algorithm", "ranks", "size", "count", "time", "algbw GB/s", "busbw GB/s", "data")
+		fmt.Fprintf(r.w, "%s%-26s %7s %12s %12s %12s %12s %12s  %s\n", column, "algorithm", "ranks", "size", "count", "time", "algbw GB/s", "busbw GB/s", "data")
 	}
 	r.n++
 	data := "checked"
@@ -632,7 +637,11 @@ func (r *pointRows) add(out *collsim.Result) error {
 	if r.machines {
 		column = fmt.Sprintf("%-14s ", out.Machine)
 	}
-	_, err := fmt.Fprintf(r.w, "%s%-22s %7d %12s %12d %12s %12.3f %12.3f  %s\n", column, out.Algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
+	algorithm := out.Algorithm
+	if requested != "" && requested != out.Algorithm {
+		algorithm = requested + ": " + algorithm // the library's choice
+	}
+	_, err := fmt.Fprintf(r.w, "%s%-26s %7d %12s %12d %12s %12.3f %12.3f  %s\n", column, algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
 	return err
 }
 
@@ -644,8 +653,8 @@ func (r *pointRows) flush() error {
 	return nil
 }
 
-func (r *pointRows) addFlush(out *collsim.Result) error {
-	if err := r.add(out); err != nil {
+func (r *pointRows) addFlush(out *collsim.Result, requested string) error {
+	if err := r.add(out, requested); err != nil {
 		return err
 	}
 	return r.flush()
