@@ -60,7 +60,11 @@ func (n *Noise) Describe() string {
 		parts = append(parts, fmt.Sprintf("%s every %v (%.3g%% of CPU time)%s", what, n.period, 100*busy.Seconds()/n.period.Seconds(), co))
 	}
 	if n.Stragglers > 0 {
-		parts = append(parts, fmt.Sprintf("%d stragglers %gx slower", n.Stragglers, n.Factor))
+		who := fmt.Sprintf("%d stragglers", n.Stragglers)
+		if n.Stragglers == 1 {
+			who = "1 straggler"
+		}
+		parts = append(parts, fmt.Sprintf("%s %gx slower", who, n.Factor))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -63,6 +63,15 @@ func Workers(f *pflag.FlagSet, n int) (int, error) {
 	return n, nil
 }
 
+// CollectiveNames lists the collectives, for flag help.
+func CollectiveNames() string {
+	var names []string
+	for _, c := range collectives.Collectives {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
+}
+
 // ProbeOverhead is the per-message CPU overhead o at which tune and model
 // check a choice made on a machine that charges none: a modest MPI
 // library's (LogGP fits of MPI over InfiniBand give o of a few hundred ns

@@ -75,7 +75,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective: "+cmdutil.CollectiveNames())
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm, or a library's choice: "+strings.Join(collectives.Selectors, ", "))
 	f.IntVarP(&q.Ranks, "ranks", "n", 4, "number of ranks (at most 16; unset, the fewest an algorithm that cannot run on 4 runs on)")
 	f.StringVarP(&q.Size, "size", "s", "32", "message size in bytes (nccl-tests sizes)")

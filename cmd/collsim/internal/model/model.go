@@ -232,7 +232,7 @@ reduction rate) unless given.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&coll, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&coll, "collective", "c", "allreduce", "collective: "+cmdutil.CollectiveNames())
 	f.StringVarP(&machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage)
 	f.StringVarP(&ranks, "ranks", "n", "2..64", "rank counts: a list (8,64) or a doubling range (2..1024)")
 	f.StringVarP(&sizes, "sizes", "s", "8,1KiB,64KiB,1MiB,16MiB", "sizes: a list or a doubling range (8..64MiB)")

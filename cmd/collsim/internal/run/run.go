@@ -124,7 +124,7 @@ machine, with every rank's data checked.`,
 // register defines the flags of `collsim run` on f (a sweep's points are
 // set through the same flags, so they accept exactly what run does).
 func (o *Options) register(f *pflag.FlagSet) {
-	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: allreduce, bcast, allgather, reduce_scatter, alltoall, barrier")
+	f.StringVarP(&o.Collective, "collective", "c", "allreduce", "collective: "+cmdutil.CollectiveNames())
 	f.StringVarP(&o.Algorithm, "algo", "a", "", "algorithm, or a comma-separated list (default: the collective's default; see collsim algos)")
 	f.StringVarP(&o.Machine, "machine", "m", configs.DefaultMachine, cmdutil.MachineUsage+"; a comma-separated list runs each")
 	f.StringVar(&o.Network, "network", "", "network model: analytic (no link sharing), flow (max-min fair sharing on the machine's routes) or loggops (default: analytic; loggops with --goal)")

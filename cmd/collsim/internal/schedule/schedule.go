@@ -90,7 +90,7 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective")
+	f.StringVarP(&q.Collective, "collective", "c", "allreduce", "collective: "+cmdutil.CollectiveNames())
 	f.StringVarP(&q.Algorithm, "algo", "a", "", "algorithm (default: the collective's default)")
 	f.IntVarP(&q.Ranks, "ranks", "n", 8, "number of ranks")
 	f.StringVarP(&q.Size, "size", "s", "1KiB", "message size (nccl-tests sizes)")
