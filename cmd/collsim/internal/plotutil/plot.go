@@ -22,7 +22,9 @@ import (
 	"github.com/collsim/collsim/configs"
 )
 
-// colors tell the lines apart (a colour-blind-safe palette).
+// colors tell the lines apart (a colour-blind-safe palette, Okabe and
+// Ito's), and past them, the points' shapes: the seventh line is the
+// first's colour with squares, and so on.
 var colors = []color.Color{
 	color.RGBA{0, 114, 178, 255},
 	color.RGBA{213, 94, 0, 255},
@@ -30,7 +32,10 @@ var colors = []color.Color{
 	color.RGBA{204, 121, 167, 255},
 	color.RGBA{86, 180, 233, 255},
 	color.RGBA{230, 159, 0, 255},
+	color.RGBA{0, 0, 0, 255},
 }
+
+var shapes = []draw.GlyphDrawer{draw.RingGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.CircleGlyph{}}
 
 // Series is one line of a plot.
 type Series struct {
@@ -151,6 +156,12 @@ func (f *Figure) Render(w io.Writer, format string) error {
 	if len(f.Panels) == 1 {
 		width, h = 7*vg.Inch+legendW, 4.5*vg.Inch
 	}
+	// Tall enough for the whole legend (42 lines of a validation plot
+	// ran off the bottom), with the 30 points it keeps clear below.
+	if legendW > 0 {
+		r := legend.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width, Y: h}}})
+		h = max(h, r.Max.Y-r.Min.Y+vg.Points(40))
+	}
 	c, dc, err := canvas(format, width, h)
 	if err != nil {
 		return err
@@ -224,6 +235,7 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 			*next++
 		}
 		l.Color, sc.Color = colors[c%len(colors)], colors[c%len(colors)]
+		sc.Shape = shapes[c/len(colors)%len(shapes)]
 		l.Width = vg.Points(1.5)
 		switch {
 		case s.Dashed:

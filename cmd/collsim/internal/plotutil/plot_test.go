@@ -1,7 +1,9 @@
 package plotutil
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,5 +91,38 @@ func TestLinearTickLabelsReadAsTheirValues(t *testing.T) {
 	}
 	if _, ok := pl.Y.Tick.Marker.(linearTicks); !ok {
 		t.Errorf("a linear y axis ticks with %T", pl.Y.Tick.Marker)
+	}
+}
+
+// TestLegendFitsTheFigure: a figure of 42 named lines (a validation plot
+// of 14 algorithms on two networks and their closed forms) draws every
+// legend entry inside the canvas: the SVG's texts, drawn flipped
+// (scale(1, -1)), sit at y from 0 down to minus the height. (The figure's
+// height was fixed, and the last 13 entries ran off its bottom.)
+func TestLegendFitsTheFigure(t *testing.T) {
+	var lines []Series
+	for i := range 42 {
+		lines = append(lines, Series{Name: fmt.Sprintf("allreduce/algorithm_%02d, closed form", i), X: []float64{1, 2, 4}, Y: []float64{1, 2, float64(3 + i)}})
+	}
+	f := Figure{Panels: []Panel{{Title: "t", XLabel: "x", YLabel: "y", LogX: true, Lines: lines}}}
+	var b strings.Builder
+	if err := f.Render(&b, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	m := regexp.MustCompile(`height="([0-9.]+)pt"`).FindStringSubmatch(svg)
+	if m == nil {
+		t.Fatal("no height in the SVG")
+	}
+	height, _ := strconv.ParseFloat(m[1], 64)
+	texts := regexp.MustCompile(`<text x="[-0-9.]+" y="([-0-9.]+)" transform="scale\(1, -1\)"[^>]*>(allreduce/algorithm_\d+)`).FindAllStringSubmatch(svg, -1)
+	if len(texts) != 42 {
+		t.Fatalf("%d legend entries found in the SVG, want 42", len(texts))
+	}
+	for _, tx := range texts {
+		y, _ := strconv.ParseFloat(tx[1], 64)
+		if -y < 0 || -y > height {
+			t.Errorf("%s at %g pt, outside the figure's 0..%g pt", tx[2], -y, height)
+		}
 	}
 }
