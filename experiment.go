@@ -274,8 +274,12 @@ func (e *Experiment) onNetwork(m *configs.Machine, net string, ranks int) (cfg s
 			return cfg, nil, nil, err
 		}
 	}
-	if e.BusiestLinks > 0 {
+	switch {
+	case e.BusiestLinks > 0:
 		load = &network.LinkLoad{RecordRates: e.LinkBins > 0}
+	case net == Analytic && m != nil:
+		// Bytes alone: how far one link's load bounds the run (linkBound).
+		load = &network.LinkLoad{Bytes: make([]float64, len(m.Topology.Links()))}
 	}
 	cfg, place, err = e.config(m, net, ranks, load)
 	return cfg, place, load, err
@@ -382,9 +386,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	}
 	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
-	if load != nil {
-		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
-	}
+	e.reportLinks(out, m, net, load, res.Makespan)
 	if out.Time > 0 {
 		out.AlgBW = float64(out.SizeBytes) / out.Time / 1e9
 		out.BusBW = out.AlgBW * collectives.BusFactor(c, ranks)
@@ -477,6 +479,9 @@ func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *net
 			return cfg, nil, err
 		}
 		build := m.Analytic
+		if load != nil {
+			build = func(place []int32) (sim.NetworkFactory, error) { return m.AnalyticBytes(place, load.Bytes) }
+		}
 		if net == Flow {
 			build = func(place []int32) (sim.NetworkFactory, error) { return m.FlowLoad(place, load) }
 		}
@@ -556,6 +561,39 @@ func unusedLocal(m *configs.Machine, place []int32, policy string) string {
 		why = m.Name + " has one rank per host"
 	}
 	return fmt.Sprintf("%s %s nothing here: no two of the %d ranks share a host (%s)", strings.Join(set, " and "), verb, len(place), why)
+}
+
+// reportLinks adds to out what load counted on the run's links: the
+// busiest links (flow), or a note where one link's load alone needs more
+// time than the run took (analytic: linkBound).
+func (e *Experiment) reportLinks(out *Result, m *configs.Machine, net string, load *network.LinkLoad, makespan sim.Time) {
+	switch {
+	case load == nil:
+	case net == Analytic:
+		out.Note = joinNotes(out.Note, linkBound(m, load.Bytes, makespan))
+	default:
+		out.Links = busiest(m, load, e.BusiestLinks, makespan, e.LinkBins)
+	}
+}
+
+// linkBound says, after a run on the analytic network (which shares no
+// link), when some link carried more bytes than its bandwidth moves in
+// the run's time: a bound the run broke, and that a network sharing links
+// (flow) keeps. "" when none did.
+func linkBound(m *configs.Machine, bytes []float64, makespan sim.Time) string {
+	links := m.Topology.Links()
+	worst, need := -1, 0.0
+	for l, b := range bytes {
+		if t := b / links[l].Bandwidth; t > need {
+			worst, need = l, t
+		}
+	}
+	if worst < 0 || need <= makespan.Seconds()*(1+1e-9) {
+		return ""
+	}
+	l := links[worst]
+	return fmt.Sprintf("the analytic network shares no link: %s->%s carried %s, %v at its %s, longer than the %v simulated; --network flow shares it",
+		m.Topology.Label(l.From), m.Topology.Label(l.To), configs.FormatBytes(int64(bytes[worst])), sim.FromSeconds(need), configs.FormatBandwidth(l.Bandwidth), makespan)
 }
 
 // joinNotes joins notes, leaving out empty ones.
@@ -700,9 +738,7 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
 	e.conditions(out, m, net, cfg.Noise)
 	out.Fill(res, wall)
-	if load != nil {
-		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
-	}
+	e.reportLinks(out, m, net, load, res.Makespan)
 	return out, nil
 }
 

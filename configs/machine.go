@@ -255,7 +255,13 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 // Analytic returns the analytic network model of the machine for ranks
 // placed by place.
 func (m *Machine) Analytic(place []int32) (sim.NetworkFactory, error) {
-	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands})
+	return m.AnalyticBytes(place, nil)
+}
+
+// AnalyticBytes is Analytic, counting into linkBytes (one entry per link
+// of the topology, or nil) the bytes each link carries.
+func (m *Machine) AnalyticBytes(place []int32, linkBytes []float64) (sim.NetworkFactory, error) {
+	return network.Analytic(network.AnalyticConfig{Topology: m.Topology, Placement: place, Gap: m.Gap, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands, LinkBytes: linkBytes})
 }
 
 // Flow returns the flow network model (max-min fair sharing) of the

@@ -30,6 +30,11 @@ type AnalyticConfig struct {
 	// between two ranks of a host takes (1+share) b/bandwidth, or
 	// latency + b/bandwidth where that is more.
 	LocalDuplexShare float64
+	// LinkBytes, when not nil, is filled with the bytes of data each
+	// link carried (one entry per link; the run adds to it): the model
+	// shares no link, so what they say is how far a link's load alone
+	// bounds the run from below (see Experiment's note).
+	LinkBytes []float64
 	// LocalBands, when given, price the channel by message size: a
 	// message of at least a band's From bytes (and less than the next
 	// band's) moves at the band's bandwidth, with its duplex share, in
@@ -144,8 +149,11 @@ func Analytic(cfg AnalyticConfig) (sim.NetworkFactory, error) {
 		if sharesHost(cfg.Placement, t.Hosts()) {
 			ports += len(cfg.Placement)
 		}
+		if cfg.LinkBytes != nil && len(cfg.LinkBytes) != len(links) {
+			return nil, fmt.Errorf("analytic network: %d link byte counters for %d links", len(cfg.LinkBytes), len(links))
+		}
 		m := &analytic{
-			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap,
+			eng: eng, sink: sink, topo: t, place: cfg.Placement, gap: cfg.Gap, linkBytes: cfg.LinkBytes,
 			lat: lat, psPerByte: psPerByte, localLat: sim.FromSeconds(cfg.Local.Latency), local: bands, hosts: int32(t.Hosts()),
 			txFree: make([]sim.Time, ports), rxFree: make([]sim.Time, ports),
 			txLast: make([]sim.Time, ports), rxQueue: make([][]intake, ports),
@@ -182,6 +190,8 @@ type analytic struct {
 	flights []flight
 	free    int32
 	path    []int32
+	// linkBytes, when not nil, counts each link's bytes of data.
+	linkBytes []float64
 }
 
 // flight is a message whose head is on its way to the receiving port.
@@ -230,6 +240,7 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	var latency sim.Time
 	worst, share := 0.0, 0.0 // NICs are full duplex
 	if src == dst {
+		m.path = m.path[:0] // no link of the network
 		src, dst = m.hosts+tr.Src, m.hosts+tr.Dst
 		b := m.band(tr.Bytes)
 		latency, worst, share = m.localLat, b.psPerByte, b.share
@@ -249,6 +260,11 @@ func (m *analytic) Inject(tr sim.Transfer) {
 		m.flights[f] = flight{id: tr.ID, src: src, dst: dst, request: true, next: -1}
 		m.eng.At(max(now, m.txLast[src]).Plus(latency), m.id, evArrived<<62|uint64(f))
 		return
+	}
+	if m.linkBytes != nil {
+		for _, l := range m.path {
+			m.linkBytes[l] += float64(tr.Bytes)
+		}
 	}
 	ser := serialize(tr.Bytes, worst)
 	start := max(now, m.txFree[src])

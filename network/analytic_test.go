@@ -128,3 +128,39 @@ func TestAnalyticPastTheClockLimit(t *testing.T) {
 		t.Errorf("9 x 10^6 bytes at 1 B/s: %v", err)
 	}
 }
+
+// TestAnalyticLinkBytes: with LinkBytes the analytic network counts the
+// data each link carries: a 1,000-byte message between hosts 0 and 1 of a
+// crossbar crosses host 0's uplink and host 1's downlink (1,000 bytes
+// each, nothing elsewhere); a message between two ranks of one host, and
+// a rendezvous handshake, cross none.
+func TestAnalyticLinkBytes(t *testing.T) {
+	cross, err := topology.Crossbar(3, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := make([]float64, len(cross.Links()))
+	nf, err := Analytic(AnalyticConfig{Topology: cross, Placement: []int32{0, 1, 1}, LinkBytes: bytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := []sim.Program{
+		{{Kind: sim.OpSend, Peer: 1, Bytes: 1000}},
+		{{Kind: sim.OpRecv, Peer: 0, Bytes: 1000}, {Kind: sim.OpSend, Peer: 2, Tag: 1, Bytes: 500}},
+		{{Kind: sim.OpRecv, Peer: 1, Tag: 1, Bytes: 500}},
+	}
+	if _, err := sim.Execute(sim.New(1), sim.FromPrograms("t", progs, 0), sim.Config{Network: nf, Host: sim.HostParams{EagerLimit: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	for l, b := range bytes {
+		total += b
+		from, to := cross.Label(cross.Links()[l].From), cross.Label(cross.Links()[l].To)
+		if b != 0 && b != 1000 {
+			t.Errorf("%s->%s carried %g bytes, want 0 or 1000", from, to, b)
+		}
+	}
+	if total != 2000 {
+		t.Errorf("%g bytes over all links, want 2000 (the one message between hosts, on two links)", total)
+	}
+}
