@@ -53,11 +53,11 @@ func (n *Noise) Describe() string {
 		if n.CoScheduled {
 			co = ", co-scheduled (every rank at one phase)"
 		}
-		what := fmt.Sprintf("%d detours of %v in all", len(n.durs), busy)
+		what := fmt.Sprintf("%d detours, %v of CPU in all,", len(n.durs), busy)
 		if len(n.durs) == 1 {
 			what = fmt.Sprintf("a detour of %v", busy)
 		}
-		parts = append(parts, fmt.Sprintf("%s every %v (%.3g%% of CPU time)%s", what, n.period, 100*busy.Seconds()/n.period.Seconds(), co))
+		parts = append(parts, fmt.Sprintf("%s in every %v (%.3g%% of CPU time)%s", what, n.period, 100*busy.Seconds()/n.period.Seconds(), co))
 	}
 	if n.Stragglers > 0 {
 		who := fmt.Sprintf("%d stragglers", n.Stragglers)

@@ -216,7 +216,7 @@ func TestRunSaysConditions(t *testing.T) {
 		Noise   string   `json:"noise_model"`
 	}
 	json.Unmarshal([]byte(out), &r)
-	if r.Routing != "ecmp" || !slices.Equal(r.Faults, []string{"failed s0.0->s1.0", "degraded s0.1->s1.1:0.5"}) || r.Noise != "a detour of 25µs every 1ms (2.5% of CPU time)" {
+	if r.Routing != "ecmp" || !slices.Equal(r.Faults, []string{"failed s0.0->s1.0", "degraded s0.1->s1.1:0.5"}) || r.Noise != "a detour of 25µs in every 1ms (2.5% of CPU time)" {
 		t.Errorf("%+v", r)
 	}
 	out, _, _ = collsim(t, "run", "-n", "4", "--json")
