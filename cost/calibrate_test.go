@@ -357,3 +357,73 @@ func TestFitHockneyEagerNoisy(t *testing.T) {
 		}
 	})
 }
+
+// TestFitHockneyEagerHalvesTheResidual pins FitHockneyEager's rule as its
+// doc states it, recomputed here from the definition with a least-squares
+// solve of the test's own: where a line through every size (1/t^2
+// weights) misses one by more than 1%, the eager limit is the measured
+// size E (not among the two smallest nor the largest) whose model alpha
+// (1 + 2[n > E]) + beta n, alpha >= 0 and beta > 0, has the least
+// weighted residual, if that is less than half the line's; else none.
+// The data are a line with a jump of a fraction of 2 alpha above a size,
+// so that the rule is met by some draws and missed by others.
+func TestFitHockneyEagerHalvesTheResidual(t *testing.T) {
+	fit := func(s []Sample, u func(n float64) float64) (alpha, beta, ssr, worst float64) {
+		var suu, sun, snn, suy, sny float64
+		for _, x := range s {
+			w, ui := 1/(x.Seconds*x.Seconds), u(x.Bytes)
+			suu, sun, snn = suu+w*ui*ui, sun+w*ui*x.Bytes, snn+w*x.Bytes*x.Bytes
+			suy, sny = suy+w*ui*x.Seconds, sny+w*x.Bytes*x.Seconds
+		}
+		det := suu*snn - sun*sun
+		alpha, beta = (suy*snn-sun*sny)/det, (suu*sny-sun*suy)/det
+		for _, x := range s {
+			r := (x.Seconds - alpha*u(x.Bytes) - beta*x.Bytes) / x.Seconds
+			ssr, worst = ssr+r*r, max(worst, math.Abs(r))
+		}
+		return alpha, beta, ssr, worst
+	}
+	decided := map[bool]int{}
+	rapid.Check(t, func(t *rapid.T) {
+		alpha := rapid.Float64Range(1e-7, 1e-4).Draw(t, "alpha")
+		m := Hockney{Alpha: alpha, Beta: rapid.Float64Range(alpha/(4<<20), 1e-8).Draw(t, "beta")}
+		at := rapid.SampledFrom(calibrationSizes[2:len(calibrationSizes)-1]).Draw(t, "jump above")
+		share := rapid.Float64Range(0, 1.5).Draw(t, "share of 2 alpha")
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		s := hockneySamples(m, 0.002, 3, rng)
+		for i := range s {
+			if s[i].Bytes > at {
+				s[i].Seconds += share * 2 * m.Alpha
+			}
+		}
+		_, _, lineSSR, lineWorst := fit(s, func(float64) float64 { return 1 })
+		got, err := FitHockneyEager(s, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, best := math.Inf(1), lineSSR/2
+		if lineWorst > 0.01 {
+			for _, e := range calibrationSizes[1 : len(calibrationSizes)-1] {
+				a, b, ssr, _ := fit(s, func(n float64) float64 {
+					if n > e {
+						return 3 // alpha, and the handshake's 2 alpha
+					}
+					return 1
+				})
+				if a >= 0 && b > 0 && ssr < best {
+					want, best = e, ssr
+				}
+			}
+			if math.Abs(best-lineSSR/2) < 1e-6*lineSSR {
+				t.Skip("at the threshold, within rounding")
+			}
+		}
+		decided[!math.IsInf(want, 1)]++
+		if got.EagerLimit != want {
+			t.Fatalf("eager limit %g, want %g (line's weighted residual %g, the best jump's %g)", got.EagerLimit, want, lineSSR, best)
+		}
+	})
+	if decided[true] == 0 || decided[false] == 0 {
+		t.Errorf("limits found %d times, none %d times: the draws should reach both sides of the rule", decided[true], decided[false])
+	}
+}
