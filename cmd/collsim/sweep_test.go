@@ -238,9 +238,20 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", partial); code != 2 || !strings.Contains(stderr, "--resume") {
 		t.Errorf("an existing output without --resume: exit %d, want 2 saying --resume: %s", code, stderr)
 	}
-	_, stderr, _ := collsim(t, "sweep", file, "-o", partial, "--resume")
-	if !strings.Contains(stderr, "118 points run, 50 already done") {
-		t.Errorf("resume: %s", stderr)
+	// The exit status is one run's: 1 when a point run fails (those of
+	// the 118 rows past the first 50 that failed in one run).
+	failing := func(rows []map[string]string) (n int) {
+		for _, r := range rows {
+			if r["error"] != "" {
+				n++
+			}
+		}
+		return n
+	}
+	rerun := failing(rows[50:])
+	_, stderr, code := collsim(t, "sweep", file, "-o", partial, "--resume")
+	if rerun == 0 || code != 1 || !strings.Contains(stderr, fmt.Sprintf("118 points run, 50 already done, %d failed", rerun)) {
+		t.Errorf("resume: exit %d, want 1 for %d failed points: %s", code, rerun, stderr)
 	}
 	resumed, _ := os.ReadFile(partial)
 	if withoutWall(t, string(resumed)) != withoutWall(t, one) {
@@ -250,8 +261,9 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	// runs again, and the file comes out in point order, as one run's.
 	gap := filepath.Join(dir, "gap.csv")
 	os.WriteFile(gap, []byte(strings.Join(lines[:10], "")+strings.Join(lines[11:], "")), 0o644)
-	if _, stderr, _ := collsim(t, "sweep", file, "-o", gap, "--resume"); !strings.Contains(stderr, "1 points run, 167 already done") {
-		t.Errorf("resume of a file with a gap: %s", stderr)
+	wantCode := min(failing(rows[9:10]), 1) // the removed row, line 11: point 10
+	if _, stderr, code := collsim(t, "sweep", file, "-o", gap, "--resume"); code != wantCode || !strings.Contains(stderr, "1 points run, 167 already done") {
+		t.Errorf("resume of a file with a gap: exit %d, want %d: %s", code, wantCode, stderr)
 	}
 	if filled, _ := os.ReadFile(gap); withoutWall(t, string(filled)) != withoutWall(t, one) {
 		t.Errorf("a gap filled by resume is not in point order:\n%s", filled)
