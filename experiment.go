@@ -478,14 +478,15 @@ func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *net
 		if err != nil {
 			return cfg, nil, err
 		}
-		build := m.Analytic
-		if load != nil {
-			build = func(place []int32) (sim.NetworkFactory, error) { return m.AnalyticBytes(place, load.Bytes) }
+		var nf sim.NetworkFactory
+		switch {
+		case net == Flow:
+			nf, err = m.FlowLoad(place, load)
+		case load != nil: // the analytic network, counting each link's bytes
+			nf, err = m.AnalyticBytes(place, load.Bytes)
+		default:
+			nf, err = m.Analytic(place)
 		}
-		if net == Flow {
-			build = func(place []int32) (sim.NetworkFactory, error) { return m.FlowLoad(place, load) }
-		}
-		nf, err := build(place)
 		if err != nil {
 			return cfg, nil, err
 		}
