@@ -152,17 +152,25 @@ type Result struct {
 	// formula is exact on a contention-free crossbar and nothing it leaves
 	// out applies here (the routes are alike; no o, g, shared NICs, duplex
 	// share or size bands that it does not price).
-	ModelExact   bool     `json:"model_exact"`
-	RoutesAlike  bool     `json:"routes_alike"`
-	HostCosts    bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
-	SharedNICs   bool     `json:"shared_nics"`          // ranks on one host share its NIC to others, which the closed form gives each rank alone
-	LocalDuplex  bool     `json:"local_duplex"`         // ranks share a host whose channels are partly or half duplex (host.local_duplex), which the closed form takes as full duplex
-	LocalBands   bool     `json:"local_bands"`          // ranks share a host whose channels are priced by message size (host.local_by_size), which the closed form prices at host.local's bandwidth
-	ModelKind    string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
-	ModelLower   *float64 `json:"model_lower_s,omitempty"`
-	Events       uint64   `json:"events"`
-	Ops          uint64   `json:"ops"`
-	Messages     uint64   `json:"messages"`
+	ModelExact  bool     `json:"model_exact"`
+	RoutesAlike bool     `json:"routes_alike"`
+	HostCosts   bool     `json:"host_costs"`           // the machine charges o or g, which the closed form leaves out
+	SharedNICs  bool     `json:"shared_nics"`          // ranks on one host share its NIC to others, which the closed form gives each rank alone
+	LocalDuplex bool     `json:"local_duplex"`         // ranks share a host whose channels are partly or half duplex (host.local_duplex), which the closed form takes as full duplex
+	LocalBands  bool     `json:"local_bands"`          // ranks share a host whose channels are priced by message size (host.local_by_size), which the closed form prices at host.local's bandwidth
+	ModelKind   string   `json:"model_kind,omitempty"` // "Hockney" (alpha-beta-gamma) or "LogGP"
+	ModelLower  *float64 `json:"model_lower_s,omitempty"`
+	Events      uint64   `json:"events"`
+	Ops         uint64   `json:"ops"`
+	Messages    uint64   `json:"messages"`
+	// Rendezvous counts the messages above the eager limit, each of which
+	// waited for a request to reach its receiver and a reply to come back
+	// before its data left (two latencies more than eagerly).
+	Rendezvous uint64 `json:"rendezvous_messages"`
+	// EagerLimit is the largest message sent eagerly, in bytes (the
+	// machine's host.eager_limit, or LogGOPS's S); absent when every
+	// message goes eagerly.
+	EagerLimit   *int64   `json:"eager_limit_bytes,omitempty"`
 	Wall         float64  `json:"wall_s"`
 	OpsPerSecond float64  `json:"ops_per_s"`
 	Noise        bool     `json:"noise"`
@@ -384,7 +392,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	if net == LogGOPS {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
 	}
-	e.conditions(out, m, net, cfg.Noise)
+	e.conditions(out, m, net, cfg)
 	out.Fill(res, wall)
 	e.reportLinks(out, m, net, load, res.Makespan)
 	if out.Time > 0 {
@@ -523,6 +531,7 @@ func (e *Experiment) inputs(m *configs.Machine, cfg sim.Config) []configs.Input 
 // wall time in seconds.
 func (r *Result) Fill(res *sim.Result, wall float64) {
 	r.Time, r.Events, r.Ops, r.Messages, r.Wall = res.Makespan.Seconds(), res.Events, res.Ops, res.Messages, wall
+	r.Rendezvous = res.Rendezvous
 	if wall > 0 {
 		r.OpsPerSecond = float64(res.Ops) / wall
 	}
@@ -737,16 +746,23 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 		return nil, runError(goalClockHint(err, g, cfg, m))
 	}
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
-	e.conditions(out, m, net, cfg.Noise)
+	e.conditions(out, m, net, cfg)
 	out.Fill(res, wall)
 	e.reportLinks(out, m, net, load, res.Makespan)
 	return out, nil
 }
 
 // conditions records what the run ran under: its routing, the links
-// failed (by the machine's config or Fail) or degraded (by Degrade), and
-// its noise.
-func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, noise *sim.Noise) {
+// failed (by the machine's config or Fail) or degraded (by Degrade), its
+// noise and its eager limit.
+func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, cfg sim.Config) {
+	eager := cfg.Host.EagerLimit
+	if cfg.LogGOPS != nil {
+		eager = cfg.LogGOPS.S
+	}
+	if eager < math.MaxInt64 {
+		out.EagerLimit = &eager
+	}
 	switch {
 	case net == LogGOPS || m == nil:
 		out.Routing = "none"
@@ -767,7 +783,7 @@ func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, noi
 			out.Faults = append(out.Faults, "degraded "+d)
 		}
 	}
-	out.NoiseModel = noise.Describe()
+	out.NoiseModel = cfg.Noise.Describe()
 	if net == Flow && m != nil && m.Jitter.Sigma > 0 {
 		// Link jitter is noise too: said, so that runs with and without
 		// it are told apart.

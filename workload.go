@@ -78,7 +78,7 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool) (*Re
 	}
 	out := &Result{Collective: "workload", Algorithm: c.Name, Machine: m.Name, Topology: m.Topology.Name(), Network: net,
 		Placement: cmp.Or(e.Placement, m.Placement), Seed: e.Seed, Ranks: c.Ranks, Noise: cfg.Noise != nil}
-	e.conditions(out, m, net, cfg.Noise)
+	e.conditions(out, m, net, cfg)
 	out.Fill(res, wall)
 	if load != nil {
 		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)

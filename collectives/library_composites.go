@@ -669,7 +669,7 @@ func libraryAlgorithms() []Algorithm {
 func scatteredAlltoall() Algorithm {
 	return Algorithm{Collective: Alltoall, Name: "scattered",
 		Summary: "MPICH's medium-message alltoall: every rank posts the receives and sends of 32 partners at a time (MPIR_CVAR_ALLTOALL_THROTTLE) and waits for them before the next 32. Between linear (all at once) and pairwise (one at a time).",
-		Cost:    "about ceil(p/32)(a + 32cb), c the block per pair",
+		Cost:    "the sum over batches of 32 partners of a + k cb, k the batch's ranks other than itself: a + (p-1)cb up to 32 ranks, c the block per pair",
 		newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 32} }}
 }
 

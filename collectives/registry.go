@@ -257,16 +257,16 @@ func init() {
 	registry = []Algorithm{
 		{Collective: Allreduce, Name: "ring",
 			Summary: "Reduce-scatter then allgather around a logical ring (Patarasuk and Yuan 2009). The vector is cut into p blocks; in each of p-1 steps every rank sends one block to its right neighbour and reduces the block from its left, so that each rank ends up owning one fully reduced block, which then circulates p-1 more steps. Every link carries 2(p-1)/p of the vector, the bandwidth optimum, but latency grows as 2(p-1) alpha: the choice for large vectors.",
-			Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng",
+			Cost:    "2(p-1)a + 2(p-1)/p nb + (p-1)/p ng, with n/p rounded up to whole elements",
 			newRank: func(p Params, r int) stepper { return &ringAllreduce{r: r, p: p.Ranks, n: p.Count, last: noEnd} }},
 		{Collective: Allreduce, Name: "recursive_doubling",
-			Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end, two extra steps.",
-			Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise at most (floor(log2 p)+2)(a + nb) + (floor(log2 p)+1)ng",
+			Summary: "In round k, ranks at distance 2^k exchange their whole vectors and reduce (Thakur, Rabenseifner, Gropp 2005). log2 p rounds of full vectors: the fewest messages, so the choice for short vectors. For p not a power of two the surplus ranks first fold their vector into a partner and get the result back at the end: two steps more, the first overlapped by the ranks that skip it.",
+			Cost:    "log2 p (a + nb + ng) for p a power of two; otherwise between (floor(log2 p)+1)(a + nb + ng) and that plus a + nb (the unfold): ranks that skip the fold start their rounds early",
 			newRank: func(p Params, r int) stepper {
 				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Allreduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather by recursive doubling (Rabenseifner 2004). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
+			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather that retraces those steps backwards, distance halving (Rabenseifner 2004; MPICH's order). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng; plus a fold (a + nb + ng) and an unfold (a + nb) when p is not a power of two",
 			newRank: func(p Params, r int) stepper {
 				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
@@ -278,7 +278,7 @@ func init() {
 				return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
 			}},
 		{Collective: Bcast, Name: "binomial",
-			Summary: "The root sends to the ranks at relative distance p/2, p/4, ..., 1 (largest first); every rank that has the data forwards it the same way within its subtree. ceil(log2 p) levels of whole-vector messages: ideal for short messages, wasteful of bandwidth for long ones.",
+			Summary: "The root sends to the ranks at relative distance 2^(ceil(log2 p)-1), ..., 2, 1 (largest first: p/2, p/4, ..., 1 for a power of two); every rank that has the data forwards it the same way within its subtree. ceil(log2 p) levels of whole-vector messages: ideal for short messages, wasteful of bandwidth for long ones.",
 			Cost:    "ceil(log2 p)(a + nb), exact for powers of two, an upper bound otherwise",
 			newRank: func(p Params, r int) stepper {
 				bc := newBinomialBcast(r, p.Ranks, p.Root, p.Count, 0, nil)
@@ -378,7 +378,7 @@ func init() {
 			}},
 		{Collective: Bcast, Name: "binary",
 			Summary: "A binary tree: relative rank v receives from (v-1)/2 and forwards the whole vector to 2v+1 and 2v+2. Depth log2 p, two sends per level: a little slower than binomial for short messages, and its fixed fan-out is what segmented trees build on.",
-			Cost:    "about 2 floor(log2 p)(a + nb)",
+			Cost:    "at most floor(log2 p)(a + 2nb): a rank's second child has the vector nb after its first (latency overlaps the next send)",
 			newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
 		{Collective: Bcast, Name: "chain",
 			Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",
@@ -386,20 +386,20 @@ func init() {
 			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
 		{Collective: Bcast, Name: "scatter_allgather",
 			Summary: "The root sends each rank its block of the vector, one message after another (a linear scatter), then the blocks circulate in a ring allgather (van de Geijn's broadcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages). The MPI libraries scatter by a binomial tree instead: scatter_ring_allgather.",
-			Cost:    "about (p-1)(a + nb/p) + (p-1)(a + nb/p)",
+			Cost:    "at most a + (p-1)/p nb (the scatter: the root's sends follow one another, one latency) + (p-1)(a + nb/p) (the ring allgather)",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
 			}},
 		{Collective: Reduce, Name: "binomial",
 			Summary: "A binomial tree towards the root: relative rank v receives and reduces its children's partial sums (v+1, v+2, v+4, ... below its lowest set bit), then sends to its parent. ceil(log2 p) levels of whole vectors: the choice for short vectors.",
-			Cost:    "ceil(log2 p)(a + nb + ng)",
+			Cost:    "ceil(log2 p)(a + nb + ng), exact for powers of two, an upper bound otherwise",
 			newRank: func(p Params, r int) stepper {
 				red := newBinomialReduce(r, p.Ranks, p.Root, p.Count, 0)
 				return &red
 			}},
 		{Collective: Reduce, Name: "linear",
 			Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
-			Cost:    "about (p-1)(nb + ng) + a",
+			Cost:    "a + nb + ng + (p-2)max(nb, ng): the root takes the vectors in one after another while it reduces the one before",
 			newRank: func(p Params, r int) stepper {
 				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
@@ -453,7 +453,7 @@ func init() {
 			needs:   pow2Only("allgather/bruck or allgather/ring")},
 		{Collective: ReduceScatter, Name: "recursive_halving",
 			Summary: "At distances p/2, p/4, ..., 1 partners each keep the half of their range that holds their own blocks and reduce the partner's copy of it: log2 p steps, bandwidth-optimal (Thakur et al. 2005; MPICH's choice under 512 KiB). For p not a power of two the surplus ranks fold into a partner first and get their block back at the end.",
-			Cost:    "log2 p a + (p-1)/p n(b + g); plus a fold (a + nb + ng) and a return (a + nb/p) otherwise",
+			Cost:    "log2 p a + (p-1)/p n(b + g) for p a power of two; otherwise a fold (about a + nb + ng) and a return (about a + nb/p) more, with no closed form in collsim yet",
 			newRank: func(p Params, r int) stepper {
 				return &rhReduceScatter{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
@@ -472,7 +472,7 @@ func init() {
 			needs: pow2Only("bcast/scatter_allgather")},
 		{Collective: Bcast, Name: "knomial",
 			Summary: "A radix-4 generalisation of the binomial tree: each rank forwards to up to 3 children per level, so the tree has log4 p levels instead of log2 p (Open MPI's knomial). Fewer levels for short messages, more sends per rank.",
-			Cost:    "about ceil(log4 p) levels of up to 3(a + nb)",
+			Cost:    "at most ceil(log4 p)(a + 3nb): a rank's j-th child has the vector a + j nb after it (exact, rank by rank, in collsim model)",
 			newRank: func(p Params, r int) stepper { return &knomialBcast{r: r, p: p.Ranks, root: p.Root, k: 4, n: p.Count} }},
 		{Collective: Bcast, Name: "adapt",
 			Summary: "ADAPT's event-driven segmented binary tree (Luo et al. 2018): every segment's receive is posted at once and each rank forwards segment k to its children the moment it arrives, with no per-step synchronisation, so a delayed rank holds up only what passes through it. Compare bcast/segmented_binary under noise.",
@@ -508,24 +508,24 @@ func init() {
 			}},
 		{Collective: Gather, Name: "binomial",
 			Summary: "A binomial tree towards rank 0: the rank with bit m set sends the blocks of its subtree to r-m once it has gathered them; log2 p steps, growing messages (MPICH's gather). Rank 0 passes the result to another root.",
-			Cost:    "log2 p a + (p-1)/p nb (+ a + nb for a root other than 0)",
+			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count and root 0 (no closed form in collsim for other calls yet; another root adds about a + nb)",
 			newRank: func(p Params, r int) stepper {
 				return &binomialGatherScatter{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Scatter, Name: "binomial",
 			Summary: "The binomial gather run backwards: rank 0 hands each child the blocks of its subtree, largest first; log2 p steps, shrinking messages (MPICH's scatter). Another root first hands its vector to rank 0.",
-			Cost:    "log2 p a + (p-1)/p nb (+ a + nb for a root other than 0)",
+			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count and root 0 (no closed form in collsim for other calls yet; another root adds about a + nb)",
 			newRank: func(p Params, r int) stepper {
 				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Alltoall, Name: "bruck",
 			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). As in MPICH, a round packs its blocks with one local copy (an indexed datatype) and receives straight into their places; the final permutation is two reversed copies (blocks 0..r land in r..0, the rest in p-1..r+1).",
-			Cost:    "ceil(log2 p)(a + (p/2)cb)",
+			Cost:    "the sum over rounds of a + m cb, m the blocks sent in the round (those among 1..p-1 with the round's bit set): ceil(log2 p)(a + (p/2)cb) for powers of two",
 			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count} },
 			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n} }},
 		{Collective: Alltoall, Name: "linear_sync",
 			Summary: "The linear alltoall with at most 8 exchanges in flight: each batch of 8 partners (sends to r+i, receives from r-i) waits for the batch before it (Open MPI's linear_sync). Bounds the messages flooding the network at once.",
-			Cost:    "about ceil((p-1)/8)(a + 8cb)",
+			Cost:    "the sum over batches of 8 partners of a + k cb, k the batch's ranks other than itself: a + (p-1)cb up to 8 ranks, c the block per pair",
 			newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 8} }},
 		{Collective: Allreduce, Name: "allgather_reduce",
 			Summary: "Every rank gathers every rank's whole vector (a ring allgather of p vectors into a scratch buffer), then reduces them locally (Open MPI's allgather_reduce). p times the data of a reduce-scatter, no dependency on a root: only for tiny vectors on few ranks.",
@@ -533,7 +533,7 @@ func init() {
 			newRank: func(p Params, r int) stepper { return &allgatherReduce{r: r, p: p.Ranks, n: p.Count, last: noEnd} },
 			scratch: func(p Params) []int64 { return []int64{int64(p.Ranks) * p.Count} }},
 		{Collective: Allreduce, Name: "double_binary_tree",
-			Summary: "NCCL's double binary tree: half of the vector is reduced up and broadcast down one binary tree, the other half another tree, the mirror image of the first (rank r in one is rank p-1-r in the other), both in segments (--segment) so that reduce and bcast overlap. Log-depth latency with every link busy in both trees: the choice for large allreduces on many GPUs.",
+			Summary: "A double binary tree in the manner of NCCL's (Sanders, Speck and Traff 2009): half of the vector is reduced up and broadcast down one binary tree, the other half another tree, the mirror image of the first (rank r in one is rank p-1-r in the other), both in segments (--segment) so that reduce and bcast overlap. Log-depth latency with every link busy in both trees: the choice for large allreduces on many GPUs. The trees are heap-numbered (children 2v+1 and 2v+2), so each rank is interior in at most one of them; NCCL builds its trees otherwise (numbered by lowest set bit, the root with one child, the second tree shifted or mirrored by the parity of p): other parent-child pairs.",
 			Cost:    "about 2 log2 p (a + sb) + (n/2)(2b + g) for segments of s",
 			newRank: func(p Params, r int) stepper { return newDoubleTree(p, r) }, lookahead: 1024},
 		{Collective: Barrier, Name: "recursive_doubling",
@@ -544,7 +544,7 @@ func init() {
 			}, emptyMessages: true},
 		{Collective: Reduce, Name: "in_order_binary",
 			Summary: "Open MPI's in-order binary tree: rank p-1 is the tree's root, lower ranks sit in its left subtree and higher ones in its right, recursively, so that reductions combine ranks in order (what non-commutative operations need); the tree's root hands the result to the reduce's root if they differ.",
-			Cost:    "about 2 log2 p (a + nb) + log2 p ng",
+			Cost:    "at most floor(log2 p)(a + 2nb + 2ng) (+ a + nb for a root other than p-1): at each level a rank takes its two children's vectors in one after the other and reduces each",
 			newRank: func(p Params, r int) stepper { return newInOrderBinary(p, r) }},
 		{Collective: Allgather, Name: "linear",
 			Summary: "Every rank sends its block to rank 0, which sends the whole vector back to everyone (Open MPI's linear allgather): 2(p-1) messages through one port.",

@@ -446,7 +446,7 @@ func linearPipelineAllreduce(m Hockney, s size) Prediction {
 	return Prediction{Time: float64(k) * trip(g, red), Lower: lower}
 }
 
-// doubleBinaryTree: NCCL's double binary tree, each half of the vector
+// doubleBinaryTree: the double binary tree (collectives' double_binary_tree, heap-numbered as NCCL's is not), each half of the vector
 // reduced up and broadcast down its own binary tree (the second the first's
 // mirror image) in segments, the two trees' segments alternating. Bounds:
 // every rank serves both trees through one port and one CPU, so the exact

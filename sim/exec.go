@@ -82,7 +82,11 @@ type Result struct {
 	Ops      uint64 // ops completed
 	Messages uint64 // messages sent
 	Bytes    uint64 // message bytes sent
-	Events   uint64 // engine events run
+	// Rendezvous counts the messages to other ranks above the eager limit
+	// (Config.Host.EagerLimit, or LogGOPS's S), which waited for their
+	// receive's reply before their data left.
+	Rendezvous uint64
+	Events     uint64 // engine events run
 	// Partitions is how many partitions of ranks ran in parallel (see
 	// GOAL.RunLogGOPS); 0 when the run was sequential.
 	Partitions int
@@ -170,11 +174,12 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{
-		Finish:   make([]Time, len(x.ranks)),
-		Ops:      x.ops,
-		Messages: x.p.messages,
-		Bytes:    x.p.bytes,
-		Events:   eng.Events(),
+		Finish:     make([]Time, len(x.ranks)),
+		Ops:        x.ops,
+		Messages:   x.p.messages,
+		Bytes:      x.p.bytes,
+		Rendezvous: x.p.rendezvous,
+		Events:     eng.Events(),
 	}
 	for r := range x.ranks {
 		// A CPU may stay busy after a rank's last op completes (taking in a

@@ -95,6 +95,31 @@ func TestRendezvousSendWaitsForMatch(t *testing.T) {
 		if res.Finish[0] != tc.sender || res.Finish[1] != tc.receiver {
 			t.Errorf("eager limit %d: finished at %v, want [%v %v]", tc.eager, res.Finish, tc.sender, tc.receiver)
 		}
+		if want := uint64(b2i(tc.eager < 64)); res.Rendezvous != want {
+			t.Errorf("eager limit %d: %d messages by rendezvous, want %d", tc.eager, res.Rendezvous, want)
+		}
+	}
+}
+
+// TestRendezvousCount counts the messages above the eager limit, among
+// the messages to other ranks: a send to oneself is a local copy, counted
+// as neither.
+func TestRendezvousCount(t *testing.T) {
+	progs := []Program{
+		{send(1, 0, 100), send(1, 1, 10), send(0, 2, 100), recv(0, 2, 100), recv(1, 3, 50)},
+		{recv(0, 0, 100), recv(0, 1, 10), send(0, 3, 50)},
+	}
+	for _, tc := range []struct {
+		eager int64
+		want  uint64
+	}{{1000, 0}, {100, 0}, {99, 1}, {49, 2}, {9, 3}} {
+		res, err := run(t, progs, Config{Host: HostParams{EagerLimit: tc.eager}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rendezvous != tc.want || res.Messages != 4 {
+			t.Errorf("eager limit %d: %d of %d messages by rendezvous, want %d of 4", tc.eager, res.Rendezvous, res.Messages, tc.want)
+		}
 	}
 }
 

@@ -148,6 +148,7 @@ func (x *goalRun) result(parts []*goalRun) *Result {
 		res.Ops += px.ops
 		res.Messages += px.p.messages
 		res.Bytes += px.p.bytes
+		res.Rendezvous += px.p.rendezvous
 		res.Events += px.eng.Events()
 	}
 	for r := range x.ranks {

@@ -206,6 +206,9 @@ type protocol struct {
 	seqs     []uint32       // LogGOPS, by rank: requests and messages made, for ages
 	messages uint64         // data messages sent
 	bytes    uint64
+	// rendezvous counts the messages to other ranks above the eager limit,
+	// each held back by a request and a reply before its data left.
+	rendezvous uint64
 	// A partition of a parallel GOAL run simulates ranks lo..hi-1; its
 	// messages to other ranks go to remote, when they reach them.
 	lo, hi int32
@@ -638,6 +641,8 @@ func (p *protocol) startLogGOPS(id uint32) {
 		// Not yet matched: the message record stays until it is.
 		m.sendDone = true
 		p.done(m.src, m.send, cpuEnd)
+	} else {
+		p.rendezvous++
 	}
 	p.eng.At(t.Plus(lg.O).Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
 }
@@ -733,6 +738,7 @@ func (p *protocol) post(id uint32) {
 	}
 	if m.bytes > p.eager {
 		m.state = msgRequest
+		p.rendezvous++
 	}
 	q := p.h.nic(m.src, m.nic)
 	if !m.conc {

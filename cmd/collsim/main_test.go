@@ -123,9 +123,46 @@ func TestHandDerivedValues(t *testing.T) {
 		// deepest path is the first child's at each of the 6 levels:
 		// 6 x 5.542 = 33.252 µs.
 		"run-loggops-bcast", []string{"-c", "bcast", "-n", "64", "-s", "8", "--network", "loggops"}, 6 * (1.5e-6 + 7*6e-9 + 2.5e-6 + 1.5e-6),
+	}, {
+		// Ring allreduce of 1 MiB on 4 ranks of the small machine: blocks
+		// of 262144 B, above its 64 KiB eager limit, so each of the 6
+		// steps pays the rendezvous request and reply (2 alpha) on top of
+		// alpha + 262144 B / 12.5 GB/s; 3 reductions of a block at
+		// 10 GB/s: 6 x (3 + 20.97152) + 3 x 26.2144 = 222.47232 µs.
+		"run-rendezvous", []string{"-n", "4", "-s", "1MiB"}, 6*(3e-6+262144/12.5e9) + 3*262144/10e9,
+	}, {
+		// The same, eager: 6 x 21.97152 + 78.6432 = 210.47232 µs.
+		"run-eager", []string{"-n", "4", "-s", "1MiB", "--set", "host.eager_limit=16MiB"}, 6*(1e-6+262144/12.5e9) + 3*262144/10e9,
 	}} {
 		if got := simTime(t, c.args...); math.Abs(got-c.want) > 1e-9*c.want {
 			t.Errorf("%s: simulated %.9g s, derived %.9g s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestProtocolIsSaid: run and explain say which messages went by
+// rendezvous, which the times include (TestHandDerivedValues).
+func TestProtocolIsSaid(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		// 4 ranks of a ring allreduce send 2(p-1) = 6 blocks each.
+		{[]string{"run", "-n", "4", "-s", "1MiB"}, []string{"eager up to 64KiB: 24 of 24 messages went by rendezvous", "Hockney with each rendezvous message's handshake, exact here"}},
+		{[]string{"run", "-n", "4", "-s", "1MiB", "--set", "host.eager_limit=16MiB"}, []string{"eager up to 16MiB: every message went eagerly", "(Hockney, exact here"}},
+		{[]string{"run", "-n", "4", "-s", "1MiB", "--set", "host.eager_limit=none"}, []string{"every message eager (no eager limit)"}},
+		{[]string{"run", "-n", "4", "-s", "1MiB", "--json"}, []string{`"rendezvous_messages": 24`, `"eager_limit_bytes": 65536`}},
+		{[]string{"explain", "-a", "recursive_doubling", "-n", "2", "-s", "128KiB"}, []string{"(131072 B, by rendezvous", "2 messages (2 above the 64KiB eager limit, by rendezvous)", "each rendezvous message also pays its handshake"}},
+		{[]string{"explain", "-a", "recursive_doubling", "-n", "2", "-s", "64KiB"}, []string{"done at 12.7965µs: 2 messages; every rank's data checked: exact."}},
+	} {
+		out, stderr, code := collsim(t, c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
 		}
 	}
 }

@@ -53,6 +53,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if asJSON {
 				return cmdutil.JSON(streams.Out, list)
 			}
+			fmt.Fprintf(streams.Out, "%s\n\n", cmdutil.Wrap(costConvention, 78, ""))
 			for i, e := range list {
 				if i > 0 {
 					fmt.Fprintln(streams.Out)
@@ -78,6 +79,16 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	cmd.Flags().BoolVar(&forms, "forms", false, "also say how closely each closed form prices the algorithm: exact, or bounds and how wide, measured on the calls the forms are checked on against simulation (cost.CheckGrid; alpha 1.5 µs, beta 100 ps/B, gamma 30 ps/B, eager)")
 	return cmd
 }
+
+// costConvention says how the costs below are written and what they
+// charge, which is how collsim's networks charge: the textbooks' forms
+// charge a + nb per send, so theirs differ wherever a rank sends several
+// messages in a row.
+const costConvention = "Costs: p ranks, n bytes (the vector), a the latency, b and g the seconds per byte moved and reduced. " +
+	"As on collsim's networks, a is paid once per message in flight, not per send: a rank's next send starts as soon as the last one's bytes are out, " +
+	"so a root sending to two children reaches the second at a + 2nb, not 2(a + nb). " +
+	"A message above the machine's eager limit (host.eager_limit, 64 KiB unless set) goes by rendezvous and pays 2a more for its request and reply. " +
+	"\"about\" marks an approximation; --forms says how closely each closed form (collsim model) prices the algorithm."
 
 // describeForms measures the closed form of each algorithm on the check
 // grid, on all CPUs, and says how closely it prices it.

@@ -226,6 +226,8 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 			what, kind = fmt.Sprintf("  rank %d has heard from rank %d", e.Rank, e.Op.Peer), "recv"
 		case e.Op.Kind == sim.OpSend && int(e.Op.Peer) == int(e.Rank):
 			what, kind = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data)), "copy"
+		case e.Op.Kind == sim.OpSend && e.Op.Bytes > m.Host.EagerLimit:
+			what, kind = fmt.Sprintf("rank %d sends %s to rank %d (%d B, by rendezvous: the data leaves once a request and a reply have crossed)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes), "send"
 		case e.Op.Kind == sim.OpSend:
 			what, kind = fmt.Sprintf("rank %d sends %s to rank %d (%d B)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes), "send"
 		case int(e.Op.Peer) == int(e.Rank):
@@ -266,6 +268,23 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 			msgs++
 		}
 	}
-	fmt.Fprintf(out, "\ndone at %v: %d messages; every rank's data checked: exact (%s).\n", res.Makespan, msgs, strings.TrimSpace(a.Cost))
+	checked := "every rank's data checked: exact"
+	if c == collectives.Barrier {
+		checked = "checked: every rank heard, directly or through others, from every rank before leaving"
+	}
+	fmt.Fprintf(out, "\ndone at %v: %d messages%s; %s.\n", res.Makespan, msgs, rendezvousNote(res.Rendezvous, m.Host.EagerLimit), checked)
+	cost := strings.TrimSpace(a.Cost)
+	if res.Rendezvous > 0 {
+		cost += "; each rendezvous message also pays its handshake, 2a where routes are alike"
+	}
+	fmt.Fprintf(out, "cost: %s (collsim algos: a the latency, b and g the seconds per byte moved and reduced).\n", cost)
 	return nil
+}
+
+// rendezvousNote says how many of the messages went by rendezvous, if any.
+func rendezvousNote(n uint64, eagerLimit int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d above the %s eager limit, by rendezvous)", n, configs.FormatBytes(eagerLimit))
 }

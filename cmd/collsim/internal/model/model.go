@@ -212,7 +212,10 @@ reduction rate) unless given.`,
 			if kinds["levels"] {
 				models += " (level by level, nodes or groups, for the hierarchical algorithms)"
 			}
-			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\nbound = the lower bound no algorithm beats, after Chan et al. 2007)\n", c, m.Name, models)
+			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\n"+
+				"best = the fastest these forms prove: an algorithm marked * may run faster than its bound (collsim run simulates it);\n"+
+				"bound = the lower bound no algorithm beats: the bytes the busiest rank must move and reduce, after Chan et al. 2007, and one latency%s)\n",
+				c, m.Name, models, eagerNote(m.Host.EagerLimit))
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err
 			}
@@ -242,4 +245,12 @@ reduction rate) unless given.`,
 	f.Float64Var(&gamma, "gamma", 0, "override gamma, seconds per byte reduced")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// eagerNote says which messages the forms charge a rendezvous handshake.
+func eagerNote(limit int64) string {
+	if limit == math.MaxInt64 {
+		return ""
+	}
+	return fmt.Sprintf(";\nmessages above the %s eager limit go by rendezvous: the forms charge each its handshake, 2 latencies more", configs.FormatBytes(limit))
 }

@@ -378,6 +378,8 @@ type GOALResult struct {
 	Events       uint64  `json:"events"`
 	Ops          uint64  `json:"ops"`
 	Messages     uint64  `json:"messages"`
+	Rendezvous   uint64  `json:"rendezvous_messages"`
+	EagerLimit   *int64  `json:"eager_limit_bytes,omitempty"`
 	Wall         float64 `json:"wall_s"`
 	OpsPerSecond float64 `json:"ops_per_s"`
 	// Partitions is how many partitions of ranks were simulated in
@@ -423,7 +425,7 @@ func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()
 	}
 	out := GOALResult{File: o.GOAL, Network: r.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
 		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
-		Messages: r.Messages, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions,
+		Messages: r.Messages, Rendezvous: r.Rendezvous, EagerLimit: r.EagerLimit, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions,
 		Routing: r.Routing, Faults: r.Faults, NoiseModel: r.NoiseModel, Links: r.Links}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
@@ -435,6 +437,7 @@ func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()
 		{"  routing", out.Routing},
 		{"  faults", cmp.Or(strings.Join(out.Faults, ", "), "none")},
 		{"  noise", cmp.Or(out.NoiseModel, "none")},
+		{"  protocol", protocolLine(out.EagerLimit, out.Rendezvous, out.Messages)},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", out.Events, out.Ops, out.Messages)},
 		{"  parse time", cmdutil.Seconds(out.Parse)},
 		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)%s", cmdutil.Seconds(out.Wall), out.OpsPerSecond, partitions(out.Partitions))},
@@ -491,7 +494,11 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		default:
 			kind = fmt.Sprintf("upper bound; lower bound %s", cmdutil.Seconds(*r.ModelLower))
 		}
-		model = fmt.Sprintf("%s (%s, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), r.ModelKind, kind, ratio)
+		form := r.ModelKind
+		if r.Rendezvous > 0 {
+			form += " with each rendezvous message's handshake"
+		}
+		model = fmt.Sprintf("%s (%s, %s; simulated/model = %s)", cmdutil.Seconds(*r.Model), form, kind, ratio)
 	}
 	rows := [][]string{
 		{"  ranks", ranksLine(r)},
@@ -503,6 +510,7 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		{"  routing", r.Routing},
 		{"  faults", cmp.Or(strings.Join(r.Faults, ", "), "none")},
 		{"  noise", cmp.Or(r.NoiseModel, "none")},
+		{"  protocol", protocolLine(r.EagerLimit, r.Rendezvous, r.Messages)},
 		{"  data", data},
 		{"  closed form", model},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", r.Events, r.Ops, r.Messages)},
@@ -512,6 +520,20 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		return err
 	}
 	return printLinks(streams, r.Links)
+}
+
+// protocolLine says which messages went eagerly and which by rendezvous,
+// which costs a message its request's and its reply's latencies on top of
+// its own: the closed forms and the step-by-step times include them.
+func protocolLine(eagerLimit *int64, rendezvous, messages uint64) string {
+	switch {
+	case eagerLimit == nil:
+		return "every message eager (no eager limit)"
+	case rendezvous == 0:
+		return fmt.Sprintf("eager up to %s: every message went eagerly", configs.FormatBytes(*eagerLimit))
+	}
+	return fmt.Sprintf("eager up to %s: %d of %d messages went by rendezvous (a request and a reply first: 2 latencies more each)",
+		configs.FormatBytes(*eagerLimit), rendezvous, messages)
 }
 
 // sizeLine is the call's size in bytes and elements: an alltoall's count
