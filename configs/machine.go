@@ -274,7 +274,7 @@ func (m *Machine) Flow(place []int32) (sim.NetworkFactory, error) {
 // A bandwidth the flow model cannot hold is traced to the input that set
 // it.
 func (m *Machine) FlowLoad(place []int32, load *network.LinkLoad) (sim.NetworkFactory, error) {
-	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands, Links: load, Routing: m.Routing, Jitter: m.Jitter})
+	f, err := network.Flow(network.FlowConfig{Topology: m.Topology, Placement: place, Local: m.Local, LocalDuplexShare: m.LocalDuplexShare, LocalBands: m.LocalBands, Links: load, Routing: m.Routing, Jitter: m.Jitter, Gap: m.Gap})
 	var re *network.BandwidthRangeError
 	if errors.As(err, &re) {
 		if in, ok := m.bandwidthInput(re.Bandwidth); ok {

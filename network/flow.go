@@ -32,6 +32,15 @@ type FlowConfig struct {
 	// Jitter, when its Sigma is positive, adds a random delay to every
 	// message's latency.
 	Jitter Jitter
+	// Gap is LogGP's g, a NIC's time per message, added to its bytes'
+	// time as on the analytic network: a NIC starts sending a message no
+	// sooner than Gap plus the bytes' time at its route's slowest link
+	// after it started the one before, and hands received messages over
+	// no closer than Gap apart (their bytes shared its link on the way
+	// in). Without contention that is the analytic network's timing.
+	// Rendezvous control messages and messages between ranks on one host
+	// pay none.
+	Gap sim.Time
 	// wholeNetwork solves every flow with MaxMinSolver at every change
 	// instead of repairing the last solution: slower, and (tests check)
 	// the same results.
@@ -203,6 +212,9 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 	if err := CheckRouting(cfg.Routing, t); err != nil {
 		return nil, fmt.Errorf("flow network: %w", err)
 	}
+	if cfg.Gap < 0 {
+		return nil, fmt.Errorf("flow network: gap must not be negative")
+	}
 	for r, h := range cfg.Placement {
 		if h < 0 || int(h) >= t.Hosts() {
 			return nil, fmt.Errorf("flow network: rank %d placed on host %d, which %s does not have", r, h, t.Name())
@@ -232,7 +244,14 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 			cfg.Links.reset(len(t.Links()))
 		}
 		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
-			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}}
+			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}, gap: cfg.Gap}
+		if m.gap > 0 {
+			m.txNext, m.rxNext = make([]sim.Time, t.Hosts()), make([]sim.Time, t.Hosts())
+			m.psPerByte = make([]float64, len(t.Links()))
+			for i, l := range t.Links() {
+				m.psPerByte[i] = 1e12 / l.Bandwidth
+			}
+		}
 		if sharesHost(cfg.Placement, t.Hosts()) {
 			local, err := localFactory(eng, sink, ranks)
 			if err != nil {
@@ -304,6 +323,11 @@ type flowModel struct {
 	// event already queued for it, so that flows starting and ending at
 	// one instant cost one solve.
 	pending bool
+	// The NICs' gap (FlowConfig.Gap) and, per host, when its NIC may
+	// start its next message and hand over its next received one.
+	gap            sim.Time
+	txNext, rxNext []sim.Time
+	psPerByte      []float64 // per link, where there is a gap
 }
 
 type flow struct {
@@ -344,7 +368,12 @@ const (
 	flowSolve  = 0 // recompute the rates after this instant's changes
 	flowArrive = 1 // the flow's last byte (or a control message) reaches its destination
 	flowFinish = 2 // the flow may have finished (if its generation matches)
+	flowStart  = 3 // the flow's NIC has waited out its gap: it starts sharing bandwidth
 )
+
+// gapServed, as a flowArrive event's generation, says that the receiving
+// NIC's gap has been waited out.
+const gapServed = 1
 
 // tooLate is when a flow due past the clock's limit is found out: the
 // last instant before MaxTime (which the engine refuses), which no flow
@@ -415,12 +444,26 @@ func (m *flowModel) Handle(arg uint64) {
 		m.pending = false
 		m.solve()
 	case flowArrive:
-		if fl := &m.flows[f]; fl.control == sim.ControlReply {
+		fl := &m.flows[f]
+		if fl.control == sim.ControlReply {
 			m.free = append(m.free, f)
 			m.sink.Delivered(fl.id)
 			return
 		}
+		if m.gap > 0 && fl.control == sim.ControlNone && gen != gapServed {
+			// The receiving NIC hands messages over a gap apart.
+			dst := m.place[fl.dst]
+			at := max(m.eng.Now(), m.rxNext[dst])
+			m.rxNext[dst] = at.Plus(m.gap)
+			if at > m.eng.Now() {
+				m.eng.At(at, m.id, flowArg(flowArrive, f, gapServed))
+				return
+			}
+		}
 		m.deliver(f)
+	case flowStart:
+		m.start(f)
+		m.changed()
 	case flowFinish:
 		if !m.flows[f].active || m.flows[f].gen != gen {
 			return // stale: the rate changed since this was scheduled
@@ -512,11 +555,30 @@ func (m *flowModel) markDirty(l int32) {
 	}
 }
 
-// activate lets flow f share bandwidth from now on; its pair is busy
-// until it finishes.
+// activate lets flow f share bandwidth once its NIC's gap allows, now
+// if it has none; its pair is busy until it finishes.
 func (m *flowModel) activate(f int32) {
 	fl := &m.flows[f]
 	m.order[[2]int32{fl.src, fl.dst}].busy = true
+	if m.gap > 0 {
+		src := m.place[fl.src]
+		at := max(m.eng.Now(), m.txNext[src])
+		worst := 0.0
+		for _, l := range fl.route {
+			worst = max(worst, m.psPerByte[l])
+		}
+		m.txNext[src] = at.Plus(m.gap).Plus(serialize(int64(fl.rem), worst))
+		if at > m.eng.Now() {
+			m.eng.At(at, m.id, flowArg(flowStart, f, 0))
+			return
+		}
+	}
+	m.start(f)
+}
+
+// start lets flow f share bandwidth from now on.
+func (m *flowModel) start(f int32) {
+	fl := &m.flows[f]
 	if m.load != nil {
 		m.load.join(fl.route, fl.rem, m.eng.Now())
 	}

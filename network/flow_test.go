@@ -437,3 +437,62 @@ func TestFlowUnfinishableMessages(t *testing.T) {
 		t.Errorf("two flows on 1.5 units: %v", err)
 	}
 }
+
+// TestFlowGap: a NIC's gap, derived by hand on a crossbar of 1 µs links
+// (2 µs a route) with empty messages, which take no bandwidth time: seven
+// messages out of one host leave 50 µs apart and arrive at 2, 52, ...,
+// 302 µs; seven into one host all arrive at 2 µs and are handed over 50 µs
+// apart. Messages of 1 MB (100 µs at 10 GB/s) leave 150 µs apart, the gap
+// added to their bytes' time.
+func TestFlowGap(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
+	cross, _ := topology.Crossbar(8, link)
+	run := func(trs []sim.Transfer) map[uint32]sim.Time {
+		factory, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2, 3, 4, 5, 6, 7}, Gap: 50 * sim.Microsecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng := sim.New(1)
+		s := &sink{eng: eng, at: map[uint32]sim.Time{}}
+		net, _ := factory(eng, s, 8)
+		for _, tr := range trs {
+			net.Inject(tr)
+		}
+		eng.Run()
+		return s.at
+	}
+	for _, tc := range []struct {
+		name  string
+		out   bool
+		bytes int64
+		first sim.Time
+		every sim.Time
+	}{
+		{"out of one host", true, 0, 2 * sim.Microsecond, 50 * sim.Microsecond},
+		{"into one host", false, 0, 2 * sim.Microsecond, 50 * sim.Microsecond},
+		{"1 MB out of one host", true, 1e6, 102 * sim.Microsecond, 150 * sim.Microsecond},
+	} {
+		var trs []sim.Transfer
+		for i := int32(1); i < 8; i++ {
+			tr := sim.Transfer{ID: uint32(i), Src: 0, Dst: i, Bytes: tc.bytes}
+			if !tc.out {
+				tr.Src, tr.Dst = i, 0
+			}
+			trs = append(trs, tr)
+		}
+		at := run(trs)
+		var got []sim.Time
+		for i := uint32(1); i < 8; i++ {
+			got = append(got, at[i])
+		}
+		slices.Sort(got)
+		for k, g := range got {
+			if want := tc.first + sim.Time(k)*tc.every; g != want {
+				t.Errorf("%s: message %d of 7 delivered at %v, want %v", tc.name, k+1, g, want)
+			}
+		}
+	}
+	if _, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0}, Gap: -1}); err == nil {
+		t.Error("a negative gap was accepted")
+	}
+}
