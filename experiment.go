@@ -771,6 +771,20 @@ func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, cfg
 	default:
 		out.Routing = network.RouteMinimal // the analytic model prices each pair's own route
 	}
+	if m != nil && net == Analytic {
+		// What the config asks for that only the flow network does: said,
+		// as the flags that ask for it are refused.
+		var flowOnly []string
+		if m.Routing != "" && m.Routing != network.RouteMinimal {
+			flowOnly = append(flowOnly, m.Routing+" routing")
+		}
+		if m.Jitter.Sigma > 0 {
+			flowOnly = append(flowOnly, "link jitter")
+		}
+		if len(flowOnly) > 0 {
+			out.Note = joinNotes(out.Note, fmt.Sprintf("%s asks for %s, which only --network flow models: this analytic run has minimal routes and no jitter", m.Name, strings.Join(flowOnly, " and ")))
+		}
+	}
 	if m != nil && net != LogGOPS {
 		links := m.Topology.Links()
 		for _, id := range m.Topology.Failed() {
@@ -779,8 +793,10 @@ func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, cfg
 				out.Faults = append(out.Faults, "failed "+m.Topology.Label(l.From)+"->"+m.Topology.Label(l.To))
 			}
 		}
-		for _, d := range e.Degrade {
-			out.Faults = append(out.Faults, "degraded "+d)
+		// The config's degraded links and --degrade's, as they stand.
+		for _, id := range m.Topology.DegradedLinks() {
+			l := links[id]
+			out.Faults = append(out.Faults, fmt.Sprintf("degraded %s->%s to %s", m.Topology.Label(l.From), m.Topology.Label(l.To), configs.FormatBandwidth(l.Bandwidth)))
 		}
 	}
 	out.NoiseModel = cfg.Noise.Describe()

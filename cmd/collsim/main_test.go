@@ -185,7 +185,13 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(one, []byte("network:\n  crossbar: {hosts: 1, link: {bandwidth: 1GB/s, latency: 0}}\n"), 0o644)
 	four := filepath.Join(dir, "four.yaml")
 	os.WriteFile(four, []byte("network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 0}}\n"), 0o644)
+	four2 := filepath.Join(dir, "four2.yaml")
+	os.WriteFile(four2, []byte("name: four\nnetwork:\n  crossbar: {hosts: 4, link: {bandwidth: 2GB/s, latency: 0}}\n"), 0o644)
 	cases := []badCase{
+		// Two machines of one name made rows that could not be told apart
+		// (a new user's trial: a copied config, its name left as it was).
+		{[]string{"run", "-m", four + "," + four2, "-n", "2"}, 2, `four.yaml and ` + four2 + ` are both named "four", so their rows could not be told apart: rename one (its name: key)`},
+		{[]string{"run", "-m", "small,small", "-n", "2"}, 2, "-m: builtin:small is given twice"},
 		// A grid's rank counts that do not fit name the flag's value, the
 		// default's too (it said "--ranks 5 does not fit on four (2..4)"
 		// to a user who gave no --ranks, and "(2..1)" on one slot).

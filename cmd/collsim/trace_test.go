@@ -216,8 +216,27 @@ func TestRunSaysConditions(t *testing.T) {
 		Noise   string   `json:"noise_model"`
 	}
 	json.Unmarshal([]byte(out), &r)
-	if r.Routing != "ecmp" || !slices.Equal(r.Faults, []string{"failed s0.0->s1.0", "degraded s0.1->s1.1:0.5"}) || r.Noise != "a detour of 25µs in every 1ms (2.5% of CPU time)" {
+	// fattree-1024's links carry 12.5 GB/s: half is 6.25.
+	if r.Routing != "ecmp" || !slices.Equal(r.Faults, []string{"failed s0.0->s1.0", "degraded s0.1->s1.1 to 6.25GB/s"}) || r.Noise != "a detour of 25µs in every 1ms (2.5% of CPU time)" {
 		t.Errorf("%+v", r)
+	}
+	// A config's own degraded links are faults too.
+	cfg := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(cfg, []byte("name: slow\nnetwork:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 1us}}\nfaults:\n  degraded: {s0.0->s1.0: 0.25}\n"), 0o644)
+	out, stderr, code = collsim(t, "run", "-m", cfg, "-n", "4", "--network", "flow", "--json")
+	r.Faults = nil
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !slices.Equal(r.Faults, []string{"degraded s0.0->s1.0 to 250MB/s"}) {
+		t.Errorf("a config's degraded link: exit %d, faults %q: %s", code, r.Faults, stderr)
+	}
+	// A config's routing and jitter, which only the flow network models,
+	// are said to be left out of an analytic run (the flags are refused).
+	df := filepath.Join(t.TempDir(), "df.yaml")
+	os.WriteFile(df, []byte("name: dfu\nnetwork:\n  dragonfly: {p: 2, a: 4, h: 2, g: 9, host_link: {bandwidth: 10GB/s, latency: 100ns}, local_link: {bandwidth: 10GB/s, latency: 100ns}, global_link: {bandwidth: 5GB/s, latency: 300ns}}\n  routing: ugal\nnoise:\n  jitter: {normal: 200ns}\n"), 0o644)
+	if out, stderr, code := collsim(t, "run", "-m", df, "-n", "16"); code != 0 || !strings.Contains(stderr, "dfu asks for ugal routing and link jitter, which only --network flow models") || !strings.Contains(out, "routing      minimal") {
+		t.Errorf("analytic run of a ugal, jittered config: exit %d: %s%s", code, out, stderr)
+	}
+	if _, stderr, code := collsim(t, "run", "-m", df, "-n", "16", "--network", "flow"); code != 0 || strings.Contains(stderr, "only --network flow") {
+		t.Errorf("flow run of a ugal, jittered config: exit %d: %s", code, stderr)
 	}
 	out, _, _ = collsim(t, "run", "-n", "4", "--json")
 	r.Faults, r.Noise = nil, ""

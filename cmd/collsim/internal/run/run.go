@@ -218,11 +218,20 @@ func Run(streams *cmdutil.IO, o *Options) error {
 	machines := []*configs.Machine{e.Machine}
 	if e.Machine == nil && strings.Contains(o.Machine, ",") {
 		machines = nil
+		named := map[string]string{} // machine name -> where it came from
 		for _, name := range strings.Split(o.Machine, ",") {
 			m, err := o.machine(strings.TrimSpace(name))
 			if err != nil {
 				return err
 			}
+			if first, ok := named[m.Name]; ok {
+				// Rows say the machine by its name: two alike would mix.
+				if first == m.Source {
+					return cmdutil.Flagf("-m: %s is given twice", m.Source)
+				}
+				return cmdutil.Flagf("-m: %s and %s are both named %q, so their rows could not be told apart: rename one (its name: key)", first, m.Source, m.Name)
+			}
+			named[m.Name] = m.Source
 			machines = append(machines, m)
 		}
 	}
