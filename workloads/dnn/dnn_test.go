@@ -143,8 +143,9 @@ func TestMemoryByHand(t *testing.T) {
 		{dnn.Strategy{PP: 2, Microbatches: 3}, []dnn.Memory{
 			{Stage: 0, Params: 1000, Weights: 2000, Gradients: 2000, Optimizer: 12000, Activations: 200, Total: 16200},
 			{Stage: 1, Params: 3000, Weights: 6000, Gradients: 6000, Optimizer: 36000, Activations: 300, Total: 48300}}},
-		// ZeRO-3 over dp 4: 16 bytes per parameter divided by 4.
-		{dnn.Strategy{DP: 4, ZeRO3: true}, []dnn.Memory{{Stage: 0, Params: 1000, Weights: 2000, Gradients: 2000, Optimizer: 12000, Activations: 400, Total: 16400}}},
+		// ZeRO-3 over dp 4: 16 bytes per parameter divided by 4, and two
+		// layers' 16-bit weights gathered whole, here both: 2 x 4000.
+		{dnn.Strategy{DP: 4, ZeRO3: true}, []dnn.Memory{{Stage: 0, Params: 1000, Weights: 2000 + 8000, Gradients: 2000, Optimizer: 12000, Activations: 400, Total: 24400}}},
 		// Recomputation: each layer's output (10 + 30) per held microbatch, plus the largest layer's activations (300).
 		{dnn.Strategy{Recompute: true, Microbatches: 2}, []dnn.Memory{{Stage: 0, Params: 4000, Weights: 8000, Gradients: 8000, Optimizer: 48000, Activations: 40 + 300, Total: 64340}}},
 	}
@@ -278,5 +279,26 @@ func TestPrunedFLOPs(t *testing.T) {
 	j := dnn.Job{Model: uniform(4, false), Device: device, Strategy: dnn.Strategy{Inference: true, Prune: 0.25}}
 	if got, want := j.UsefulFwdFLOPs(), 4*1e9*0.75; got != want {
 		t.Errorf("%g, want %g", got, want)
+	}
+}
+
+// ZeRO-3 prefetches one layer: each layer's gather runs while the layer
+// before computes, so when a layer's compute (1 ms a sample forward) is far
+// longer than its gather (2 MiB at 10 GB/s), only the first gather and the
+// last reduce-scatter show, whatever the number of layers. (Each gather
+// used to wait for the layer before to finish: exposed time grew with the
+// layers, a gather for every layer in both passes.)
+func TestZeRO3PrefetchesOneLayer(t *testing.T) {
+	var exposed []sim.Time
+	for _, layers := range []int{2, 4, 8} {
+		j := dnn.Job{Model: uniform(layers, false), Device: device, Strategy: dnn.Strategy{DP: 2, ZeRO3: true, Microbatches: 2, MicroBatch: 1}}
+		step, compute := run(t, j, nil), run(t, j, allFree)
+		if want := sim.Time(2*3*layers) * sim.Millisecond; compute != want {
+			t.Fatalf("%d layers: compute %v, want %v", layers, compute, want)
+		}
+		exposed = append(exposed, step-compute)
+	}
+	if exposed[0] <= 0 || exposed[1] != exposed[0] || exposed[2] != exposed[0] {
+		t.Errorf("exposed communication with 2, 4 and 8 layers: %v; want one first gather and one last reduce-scatter each", exposed)
 	}
 }

@@ -117,9 +117,12 @@ type rankScript struct {
 	bucketBytes int64
 	bucketLast  int32
 	held        []int64 // buckets waiting for the end of the backward pass
-	// ZeRO: the compute item of the layer before, which the next gather
-	// waits for (one layer prefetched).
-	prevCompute int32
+	// ZeRO: the compute items of the last two layers of the pass; a
+	// layer's gather waits for the one two layers back, so that it runs
+	// while the layer before computes (one layer prefetched, as
+	// DeepSpeed's stage 3 does), and no further ahead (memory holds one
+	// gathered layer more).
+	prevCompute, prev2Compute int32
 	// The compute lane's last compute item (-1: none yet).
 	lastCompute int32
 }
@@ -296,8 +299,8 @@ func (rs *rankScript) layerPass(w *workloads.Writer, i int, backward bool, after
 func (rs *rankScript) gather(w *workloads.Writer, i int) int32 {
 	l := rs.layer(i)
 	after := []int32{}
-	if rs.prevCompute >= 0 {
-		after = append(after, rs.prevCompute)
+	if rs.prev2Compute >= 0 {
+		after = append(after, rs.prev2Compute)
 	}
 	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*l.Params/rs.tpDiv(l), laneComm, after...)
 }
@@ -314,7 +317,7 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 	if rs.s > 0 {
 		rs.p2p(w, false, rs.peer(rs.s-1), 2*ph.mb, rs.outBytes(rs.lo-1))
 	}
-	rs.prevCompute = -1
+	rs.prevCompute, rs.prev2Compute = -1, -1
 	var last int32
 	for i := rs.lo; i < rs.hi; i++ {
 		if st.ZeRO3 && st.DP > 1 {
@@ -323,7 +326,7 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 		} else {
 			last = rs.layerPass(w, i, false)
 		}
-		rs.prevCompute = last
+		rs.prevCompute, rs.prev2Compute = last, rs.prevCompute
 	}
 	if st.Offload {
 		if rs.offloaded == nil {
@@ -363,7 +366,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 		reload = append(reload, rs.copy(w, laneAux, after...))
 		delete(rs.offloaded, ph.mb)
 	}
-	rs.prevCompute = -1
+	rs.prevCompute, rs.prev2Compute = -1, -1
 	rs.bucketBytes, rs.bucketLast = 0, -1
 	for i := rs.hi - 1; i >= rs.lo; i-- {
 		l := rs.layer(i)
@@ -377,7 +380,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 			after = nil
 		}
 		done := rs.layerPass(w, i, true, after...)
-		rs.prevCompute = done
+		rs.prevCompute, rs.prev2Compute = done, rs.prevCompute
 		grads := l.Params / rs.tpDiv(l) * st.GradBytes
 		switch {
 		case st.DP == 1:

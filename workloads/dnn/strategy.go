@@ -332,7 +332,9 @@ type Memory struct {
 // Memory returns each stage's per-device memory under mixed-precision
 // Adam (Rajbhandari et al., ZeRO, SC 2020): 16-bit weights and gradients
 // (2 + 2 bytes per parameter) and 32-bit master weights, momentum and
-// variance (12 bytes); ZeRO-3 divides all 16 bytes by dp. Activations are
+// variance (12 bytes); ZeRO-3 divides all 16 bytes by dp, and holds the
+// 16-bit weights of two layers gathered whole (the one computing and the
+// one prefetched: the stage's two largest, at the worst). Activations are
 // those of the microbatches a stage holds at once: m for GPipe, pp - s
 // for 1F1B's stage s; recomputation keeps each layer's input and one
 // layer's activations; offloading keeps two microbatches' (the one in
@@ -343,12 +345,19 @@ func (j *Job) Memory() []Memory {
 	var out []Memory
 	for st := range s.PP {
 		var params, acts, outs, most int64
+		var largest [2]int64 // the stage's two largest layers' parameters on a device
 		for _, l := range j.Model.Layers[bounds[st]:bounds[st+1]] {
 			div := int64(1)
 			if l.TP {
 				div = int64(s.TP)
 			}
-			params += ceilDiv(l.Params, div)
+			lp := ceilDiv(l.Params, div)
+			params += lp
+			if lp > largest[0] {
+				largest = [2]int64{lp, largest[0]}
+			} else {
+				largest[1] = max(largest[1], lp)
+			}
 			a := (ceilDiv(l.ActBytes-l.ActShared, div) + l.ActShared) * int64(s.MicroBatch)
 			acts += a
 			most = max(most, a)
@@ -374,6 +383,8 @@ func (j *Job) Memory() []Memory {
 			d := int64(s.DP)
 			m.Params = ceilDiv(params, d)
 			m.Weights, m.Gradients, m.Optimizer = ceilDiv(m.Weights, d), ceilDiv(m.Gradients, d), ceilDiv(m.Optimizer, d)
+			// The layer computing and the one prefetched, gathered whole.
+			m.Weights += 2 * (largest[0] + largest[1])
 		}
 		m.Total = m.Weights + m.Gradients + m.Optimizer + m.Activations
 		out = append(out, m)
