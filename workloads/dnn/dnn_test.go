@@ -214,8 +214,10 @@ func TestComputeOptionsByHand(t *testing.T) {
 	}{
 		// forward 4 ms, backward 8 ms, recomputed forward 4 ms more.
 		{"recompute", dnn.Strategy{Microbatches: 2, Recompute: true}, device, 2 * (4 + 4 + 8) * ms},
-		// 4 MiB of activations per microbatch at 1 GiB/s: 3.90625 ms each way, in the compute's way.
-		{"offload serial", dnn.Strategy{Microbatches: 2, OffloadSerial: true, Offload: true}, dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, 2*(4+8)*ms + 4*sim.FromSeconds(4.0/1024)},
+		// 4 MiB of activations per microbatch at 1 GiB/s: 3.90625 ms each
+		// way, in the compute's way; GPipe keeps microbatch 0 (its
+		// backward comes next) and copies 1 out and back.
+		{"offload serial", dnn.Strategy{Microbatches: 2, OffloadSerial: true, Offload: true, Schedule: "gpipe"}, dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, 2*(4+8)*ms + 2*sim.FromSeconds(4.0/1024)},
 		// inference: forwards only, 30% of the operations skipped.
 		{"inference", dnn.Strategy{Microbatches: 2, Inference: true, Prune: 0.3}, device, 2 * sim.FromSeconds(4*0.7e-3)},
 	}
@@ -226,12 +228,11 @@ func TestComputeOptionsByHand(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	// Beside compute (one pp stage: each microbatch's forward then its
-	// backward), a microbatch's backward waits for its activations to go
-	// out and come back (two copies of 3.90625 ms on the copy lane):
-	// 4 + 2 x 3.90625 + 8 ms each, 2 microbatches one after the other.
-	j := dnn.Job{Model: uniform(4, false), Device: dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, Strategy: dnn.Strategy{Microbatches: 2, Offload: true}}
-	if got, want := run(t, j, commFree), 2*((4+8)*ms+2*sim.FromSeconds(4.0/1024)); got != want {
+	// Beside compute, GPipe: microbatch 1 goes out from 8 ms to
+	// 11.90625 and comes back by 15.8125, while microbatch 0's backward
+	// runs (8 to 16 ms): the step is the compute, 24 ms.
+	j := dnn.Job{Model: uniform(4, false), Device: dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, Strategy: dnn.Strategy{Microbatches: 2, Offload: true, Schedule: "gpipe"}}
+	if got, want := run(t, j, commFree), 2*(4+8)*ms; got != want {
 		t.Errorf("offload beside compute: %v, want %v", got, want)
 	}
 }
@@ -300,5 +301,30 @@ func TestZeRO3PrefetchesOneLayer(t *testing.T) {
 	}
 	if exposed[0] <= 0 || exposed[1] != exposed[0] || exposed[2] != exposed[0] {
 		t.Errorf("exposed communication with 2, 4 and 8 layers: %v; want one first gather and one last reduce-scatter each", exposed)
+	}
+}
+
+// Offloading copies activations out beside compute and back ahead of their
+// backward pass, one microbatch prefetched, the two directions of the host
+// link at once; a microbatch whose backward pass comes next stays on the
+// device. Four layers of 1 MiB activations (4 MiB a microbatch, 8.388608
+// ms a copy at 0.5 GB/s), forward 4 ms and backward 8 ms a microbatch:
+//   - 1F1B on one stage runs each backward right after its forward: no
+//     copy at all, the step is the compute, 48 ms.
+//   - GPipe keeps microbatch 0 (its backward comes first) and copies 1, 2
+//     and 3 out one after another from 8 ms (the end of forward 1), so
+//     the last is out at 8 + 3c; it comes back c later, and the last
+//     backward ends 8 ms after: 8 + 4c + 8 = 49.554432 ms. (Each
+//     microbatch's copy back used to wait for its copy out behind it,
+//     and 1F1B's last stage sent every microbatch out and back.)
+func TestOffloadBesideCompute(t *testing.T) {
+	dev := device
+	dev.HostLink = 0.5e9
+	c := sim.FromSeconds(4 << 20 / 0.5e9)
+	for sched, want := range map[string]sim.Time{"1f1b": 48 * sim.Millisecond, "gpipe": 16*sim.Millisecond + 4*c} {
+		j := dnn.Job{Model: uniform(4, false), Device: dev, Strategy: dnn.Strategy{Offload: true, Microbatches: 4, MicroBatch: 1, Schedule: sched}}
+		if got := run(t, j, nil); got != want {
+			t.Errorf("%s: step %v, want %v", sched, got, want)
+		}
 	}
 }

@@ -18,12 +18,15 @@ const (
 )
 
 // Lanes of a rank: compute (and what blocks it), the data-parallel or
-// ZeRO gather stream, and a third for reduce-scatters and host copies.
+// ZeRO gather stream, a third for reduce-scatters and copies to the host,
+// and a fourth for copies back: a host link (PCIe, NVLink-C2C) carries
+// both directions at once, as CUDA's copy engines use it.
 const (
 	laneCompute = 0
 	laneComm    = 1
 	laneAux     = 2
-	lanes       = 3
+	laneReload  = 3
+	lanes       = 4
 )
 
 // Communicator contexts (pipeline messages are point-to-point: 0).
@@ -110,8 +113,9 @@ type rankScript struct {
 	next             int
 	err              error
 
-	// Per microbatch: the item that copied its activations to the host.
-	offloaded map[int]int32
+	// Per microbatch: the item that copied its activations to the host,
+	// and the one that brought them back ahead of its backward pass.
+	offloaded, reloaded map[int]int32
 	// The backward compute item of each layer in the last backward pass,
 	// and the bucket being filled.
 	bucketBytes int64
@@ -328,7 +332,9 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 		}
 		rs.prevCompute, rs.prev2Compute = last, rs.prevCompute
 	}
-	if st.Offload {
+	if st.Offload && rs.nextBackward() != ph.mb {
+		// (A microbatch whose backward pass comes next, as on 1F1B's last
+		// stage, stays on the device: out and back would only stall it.)
 		if rs.offloaded == nil {
 			rs.offloaded = map[int]int32{}
 		}
@@ -352,6 +358,28 @@ func (rs *rankScript) copy(w *workloads.Writer, lane uint16, after ...int32) int
 	return rs.compute(w, d, lane, after...)
 }
 
+// reload copies microbatch mb's activations back from the host, once
+// they are there.
+func (rs *rankScript) reload(w *workloads.Writer, mb int) int32 {
+	after := []int32{rs.offloaded[mb]}
+	if rs.j.Strategy.OffloadSerial {
+		after = append(after, rs.lastCompute) // in the compute's way: after what it did last
+	}
+	delete(rs.offloaded, mb)
+	return rs.copy(w, laneReload, after...)
+}
+
+// nextBackward is the microbatch of the next backward pass to script
+// after the one running, or -1.
+func (rs *rankScript) nextBackward() int {
+	for _, ph := range rs.phases[rs.next:] {
+		if ph.backward {
+			return ph.mb
+		}
+	}
+	return -1
+}
+
 func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	st := rs.j.Strategy
 	if rs.s < st.PP-1 {
@@ -359,12 +387,25 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	}
 	var reload []int32
 	if st.Offload {
-		after := []int32{rs.offloaded[ph.mb]}
-		if st.OffloadSerial {
-			after = append(after, rs.lastCompute) // in the compute's way: after what it did last
+		r, ok := rs.reloaded[ph.mb]
+		if _, out := rs.offloaded[ph.mb]; !ok && out {
+			r, ok = rs.reload(w, ph.mb), true
 		}
-		reload = append(reload, rs.copy(w, laneAux, after...))
-		delete(rs.offloaded, ph.mb)
+		if ok {
+			delete(rs.reloaded, ph.mb)
+			reload = append(reload, r)
+		}
+		if next := rs.nextBackward(); !st.OffloadSerial && next >= 0 {
+			if _, out := rs.offloaded[next]; out {
+				// Beside this pass's compute, the next backward pass's
+				// activations come back (two microbatches' on the device,
+				// as Memory counts).
+				if rs.reloaded == nil {
+					rs.reloaded = map[int]int32{}
+				}
+				rs.reloaded[next] = rs.reload(w, next)
+			}
+		}
 	}
 	rs.prevCompute, rs.prev2Compute = -1, -1
 	rs.bucketBytes, rs.bucketLast = 0, -1
