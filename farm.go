@@ -1,6 +1,7 @@
 package collsim
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/collsim/collsim/workloads/farm"
@@ -23,10 +24,11 @@ type FarmResult struct {
 	MasterBound float64 `json:"master_bound"`
 	LinkBound   float64 `json:"link_bound"`
 	WorkerBound float64 `json:"worker_bound"`
-	// A bound of 0 is none: nothing costs. Limit names the smallest bound: "master", "link" or "workers".
+	// A bound of 0 is none: nothing costs (null in JSON). Limit names the smallest bound: "master", "link" or "workers".
 	Limit string `json:"limit"`
 	// Knee is the workers at which the workers' bound meets the master's
-	// and link's: past it, more workers add no throughput.
+	// and link's: past it, more workers add no throughput (0, null in
+	// JSON: none).
 	Knee   float64 `json:"knee_workers"`
 	Result *Result `json:"-"`
 }
@@ -68,6 +70,26 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	}
 	out.MasterBound, out.LinkBound, out.WorkerBound, out.Knee = finite(masterB), finite(linkB), finite(workerB), finite(out.Knee)
 	return out, nil
+}
+
+// MarshalJSON writes a bound that is none (0: nothing costs), and a knee
+// that is none, as null: a script taking the smallest bound must not read
+// 0 tasks/s.
+func (r FarmResult) MarshalJSON() ([]byte, error) {
+	type plain FarmResult
+	none := func(x float64) *float64 {
+		if x == 0 {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		plain
+		MasterBound *float64 `json:"master_bound"`
+		LinkBound   *float64 `json:"link_bound"`
+		WorkerBound *float64 `json:"worker_bound"`
+		Knee        *float64 `json:"knee_workers"`
+	}{plain(r), none(r.MasterBound), none(r.LinkBound), none(r.WorkerBound), none(r.Knee)})
 }
 
 // finite is x, or 0 for an infinite bound (nothing costs): JSON has no

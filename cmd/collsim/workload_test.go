@@ -104,6 +104,9 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--zero3", "--bucket", "1KiB"}, 2, "--bucket does not apply"},
 		{[]string{"--compress-rate", "1GB/s"}, 2, "--compress-rate does not apply"},
 		{[]string{"--microbatches", "0"}, 2, "--microbatches must be at least 1"},
+		// A plain number is bytes: 40 meant 40 GiB, 0 turned the check off.
+		{[]string{"--memory", "40"}, 2, "--memory 40 is 40 bytes; give a device's memory with its unit, e.g. 40GiB"},
+		{[]string{"--memory", "0"}, 2, "--memory 0 is 0 bytes"},
 		{[]string{"--efficiency", "0"}, 2, "--efficiency 0"},
 		{[]string{"--compress", "0"}, 2, "--compress 0"},
 		{[]string{"--algo", "alltoall=bruck"}, 2, "not alltoall"},
@@ -434,7 +437,14 @@ func TestWorkloadFarm(t *testing.T) {
 	if err := os.WriteFile(file, []byte("100us\n0.002\n\nlots\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Bounds that are none (nothing costs) are null, not 0 tasks/s.
+	out, errs, code = collsim(t, "workload", "farm", "--workers", "4", "--tasks", "100", "--handle", "0", "--submit", "0", "--serialize", "0", "--json", "-m", "small")
+	if code != 0 || !strings.Contains(out, `"master_bound": null`) || !strings.Contains(out, `"link_bound": null`) || !strings.Contains(out, `"knee_workers": null`) {
+		t.Errorf("free master and link: exit %d: %s%s", code, out, errs)
+	}
 	refuses(t, []string{"workload", "farm", "-m", "small"}, []refusal{
+		// 1.1e9 s a task wrapped the clock into a negative cost.
+		{[]string{"--serialize", "1KB/s", "--arg", "1TiB", "--tasks", "1", "--workers", "1"}, "serializing a 1099511627776-byte argument at 1000 bytes/s takes 1.1e+09 s, over an hour a task"},
 		{[]string{"--durations", file}, `d.txt:4: "lots" does not start with a number`},
 		{[]string{"--durations", file, "--dist", "exponential"}, "--dist does not apply"},
 		{[]string{"--dist", "file"}, "give the file with --durations"},

@@ -328,3 +328,23 @@ func TestOffloadBesideCompute(t *testing.T) {
 		}
 	}
 }
+
+// A device's efficiencies by kind and a model's layer kinds that miss each
+// other are said (a typo on either side silently took the default).
+func TestKindsUnmatched(t *testing.T) {
+	m := &dnn.Model{Name: "m", Layers: []dnn.Layer{{Kind: "convv"}, {Kind: "fc"}, {Kind: "convv"}}}
+	for _, c := range []struct {
+		byKind map[string]float64
+		want   string
+	}{
+		{nil, ""},
+		{map[string]float64{"convv": 0.3, "fc": 0.6}, ""},
+		{map[string]float64{"convv": 0.3, "fc": 0.6, "cnov": 0.2}, `device d gives an efficiency for kind "cnov", which no layer of m has`},
+		{map[string]float64{"conv": 0.3, "fc": 0.6}, `device d gives an efficiency for kind "conv", which no layer of m has; m's layers of kind "convv" take d's default efficiency 0.7`},
+	} {
+		d := dnn.Device{Name: "d", Peak: 1, Efficiency: 0.7, ByKind: c.byKind}
+		if got := d.KindsUnmatched(m); got != c.want {
+			t.Errorf("%v: %q, want %q", c.byKind, got, c.want)
+		}
+	}
+}

@@ -34,10 +34,52 @@ func (d *Device) efficiency(kind string) float64 {
 	if e, ok := d.ByKind[kind]; ok {
 		return e
 	}
+	return d.defaultEfficiency()
+}
+
+// defaultEfficiency is the efficiency of layers whose kind the device
+// does not name.
+func (d *Device) defaultEfficiency() float64 {
 	if d.Efficiency > 0 {
 		return d.Efficiency
 	}
 	return 0.5
+}
+
+// KindsUnmatched says where a device's efficiencies by kind and model m's
+// layer kinds miss each other (a typo on either side): the kinds the
+// device names that no layer has, and the layers' kinds it does not name,
+// which take its default efficiency; "" when they match, or when the
+// device gives none by kind.
+func (d *Device) KindsUnmatched(m *Model) string {
+	if len(d.ByKind) == 0 {
+		return ""
+	}
+	has := map[string]bool{}
+	var missing []string
+	for _, l := range m.Layers {
+		if !has[l.Kind] {
+			has[l.Kind] = true
+			if _, ok := d.ByKind[l.Kind]; !ok {
+				missing = append(missing, fmt.Sprintf("%q", l.Kind))
+			}
+		}
+	}
+	var unused []string
+	for k := range d.ByKind {
+		if !has[k] {
+			unused = append(unused, fmt.Sprintf("%q", k))
+		}
+	}
+	slices.Sort(unused)
+	var parts []string
+	if len(unused) > 0 {
+		parts = append(parts, fmt.Sprintf("device %s gives an efficiency for kind %s, which no layer of %s has", d.Name, strings.Join(unused, ", "), m.Name))
+	}
+	if len(missing) > 0 {
+		parts = append(parts, fmt.Sprintf("%s's layers of kind %s take %s's default efficiency %g", m.Name, strings.Join(missing, ", "), d.Name, d.defaultEfficiency()))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Check refuses a device that cannot run anything.

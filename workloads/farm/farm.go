@@ -77,6 +77,9 @@ func (j *Job) Check() error {
 		return fmt.Errorf("master costs per task from 0 to an hour")
 	case j.Serialize < 0 || math.IsNaN(j.Serialize) || math.IsInf(j.Serialize, 0):
 		return fmt.Errorf("serialization rate %g bytes/s: positive, or 0 for free", j.Serialize)
+	case j.Serialize > 0 && float64(j.Arg)/j.Serialize > maxTask.Seconds():
+		// A master cost per task, as submit and handle.
+		return fmt.Errorf("serializing a %d-byte argument at %g bytes/s takes %.3g s, over an hour a task: a faster rate or smaller arguments", j.Arg, j.Serialize, float64(j.Arg)/j.Serialize)
 	case int64(j.chunk())*max(j.Arg, j.Result) > 1<<40:
 		return fmt.Errorf("chunks of %d tasks of %d-byte arguments: messages above 1 TiB", j.chunk(), max(j.Arg, j.Result))
 	}
@@ -149,11 +152,14 @@ func (j *Job) MasterPerTask() float64 {
 }
 
 func (j *Job) submitCost(n int) sim.Time {
-	t := j.Submit * sim.Time(n)
+	var ser sim.Time
 	if j.Serialize > 0 {
-		t += sim.FromSeconds(float64(int64(n)*j.Arg) / j.Serialize)
+		ser = sim.FromSeconds(float64(n) * float64(j.Arg) / j.Serialize)
 	}
-	return t
+	if n > 0 && j.Submit > (sim.MaxTime-ser)/sim.Time(n) {
+		return sim.MaxTime // past the clock: the run says which input (not a wrapped, negative cost)
+	}
+	return (j.Submit * sim.Time(n)).Plus(ser)
 }
 
 // Tags: a chunk's message has its number plus 1; 0 is a result, or the

@@ -253,6 +253,11 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		if dev.Memory, err = configs.ParseSize(o.memory); err != nil {
 			return j, 0, cmdutil.Flagf("--memory: %v", err)
 		}
+		if dev.Memory < 1<<20 {
+			// A plain number is bytes: --memory 40 meant 40 GiB, and 0
+			// would turn the check off without a word.
+			return j, 0, cmdutil.Flagf("--memory %s is %d bytes; give a device's memory with its unit, e.g. 40GiB", o.memory, dev.Memory)
+		}
 	}
 	if o.hostLink != "" {
 		if dev.HostLink, err = configs.ParseBandwidth(o.hostLink); err != nil {
@@ -326,6 +331,9 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	if devices > e.Machine.Slots() {
 		return fmt.Errorf("%d devices, but machine %s has %d slots; use a larger machine (--set, or another -m) or fewer devices", devices, e.Machine.Name, e.Machine.Slots())
 	}
+	if note := j.Device.KindsUnmatched(j.Model); note != "" {
+		fmt.Fprintln(streams.Err, "collsim: note:", note)
+	}
 	if o.search {
 		return o.runSearch(streams, e, j, devices)
 	}
@@ -363,7 +371,7 @@ func printDNN(streams *cmdutil.IO, j dnn.Job, r *collsim.DNNResult) error {
 	m := j.Model
 	rows := [][]string{
 		{"model", fmt.Sprintf("%s: %s parameters, %s per sample forward, %d layers", m.Name, cmdutil.SI(float64(m.Params()), ""), cmdutil.SI(m.FwdFLOPs(), "FLOP"), len(m.Layers))},
-		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, cmdutil.SI(j.Device.Peak, "FLOP/s"), gib(j.Device.Memory))},
+		{"device", fmt.Sprintf("%s: %s peak, %s", j.Device.Name, cmdutil.SI(j.Device.Peak, "FLOP/s"), deviceMemory(j.Device.Memory))},
 		{"strategy", fmt.Sprintf("%s on %d ranks of %s (%s network, %s transport)", r.Strategy, r.Devices, r.Run.Machine, r.Run.Network, r.Transport)},
 		{"batch", fmt.Sprintf("%d samples per step", r.GlobalBatch)},
 		{"step", cmdutil.Seconds(r.Step)},
@@ -504,4 +512,13 @@ func (o *dnnFlags) runScaling(streams *cmdutil.IO, e *collsim.Experiment, j dnn.
 		rows = append(rows, []string{fmt.Sprint(r.Devices), cmdutil.Seconds(r.Step), cmdutil.SI(r.SamplesPerS, ""), fmt.Sprintf("%.1f%%", 100*r.Efficiency)})
 	}
 	return streams.Table(rows)
+}
+
+// deviceMemory is the device's memory, or that it is not known (and the
+// strategies are not checked against it).
+func deviceMemory(b int64) string {
+	if b <= 0 {
+		return "memory not given (strategies not checked against it; --memory sets it)"
+	}
+	return gib(b)
 }

@@ -56,7 +56,7 @@ the limit, and the knee is the workers past which more add nothing.`,
 	f.StringVar(&o.arg, "arg", "0", "argument bytes per task")
 	f.StringVar(&o.result, "result", "0", "result bytes per task")
 	f.StringVar(&o.submit, "submit", "20us", "the master's cost to submit a task")
-	f.StringVar(&o.serialize, "serialize", "5GB/s", "the rate the master serializes arguments at")
+	f.StringVar(&o.serialize, "serialize", "5GB/s", "the rate the master serializes arguments at (0: free)")
 	f.StringVar(&o.handle, "handle", "10us", "the master's cost to handle a result")
 	return cmd
 }
