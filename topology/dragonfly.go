@@ -98,13 +98,18 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 		}
 	}
 	var bisection float64
-	if s.G > 1 {
+	switch {
+	case s.G%2 == 1 && s.G > 1, s.G == 1 && s.A%2 == 1:
+		// Groups (or routers) cannot be split in halves: the cut runs
+		// through one of them, which the count below does not see.
+		bisection = cutFromGraph
+	case s.G > 1:
 		for g := range s.G / 2 {
 			for t := s.G / 2; t < s.G; t++ {
 				bisection += float64(len(global[g][t])) * s.Global.Bandwidth
 			}
 		}
-	} else {
+	default:
 		bisection = float64(s.A/2*(s.A-s.A/2)) * s.Local.Bandwidth
 	}
 	links := b.t.links

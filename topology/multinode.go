@@ -54,11 +54,11 @@ type NodeSpec struct {
 // device's rail, along the network's route to the same rail's NIC of the
 // destination node, and down to the destination device.
 //
-// Bisection: with one node, the fabric's own (half the devices' links on a
-// switch; the (D/2)(D-D/2) links across the middle of a mesh; the lesser of
-// half the devices' links and half the PCIe uplinks on a tree); with more,
-// the least of the network's, half the nodes' NICs and half the nodes'
-// links to their bridges.
+// Bisection: with an even number of nodes, the least of the network's, half
+// the nodes' NICs and half the nodes' links to their bridges; with an odd
+// number (one too) the halves split a node, and the graph's cut between
+// the first and second half of the devices is computed (a count missed a
+// mesh's path through the bridge and a tree's unequal switches).
 func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 	if node.Devices < 1 {
 		return nil, fmt.Errorf("multi-node: devices per node must be at least 1, not %d", node.Devices)
@@ -210,21 +210,19 @@ func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 func nodeBisection(network *Topology, node NodeSpec, nodes, rails, switches int) float64 {
 	D := node.Devices
 	var bridgeLinks float64 // one node's capacity to its bridge
-	var inside float64      // one node's own bisection
 	switch node.Kind {
 	case FabricSwitch:
-		bridgeLinks, inside = float64(D)*node.Fabric.Bandwidth, float64(D/2)*node.Fabric.Bandwidth
+		bridgeLinks = float64(D) * node.Fabric.Bandwidth
 	case FabricMesh:
-		bridgeLinks, inside = float64(D)*node.Uplink.Bandwidth, float64(D/2*(D-D/2))*node.Fabric.Bandwidth
+		bridgeLinks = float64(D) * node.Uplink.Bandwidth
 	case FabricTree:
 		bridgeLinks = min(float64(D)*node.Fabric.Bandwidth, float64(switches)*node.Uplink.Bandwidth)
-		inside = float64(D/2) * node.Fabric.Bandwidth
-		if switches > 1 {
-			inside = min(inside, float64(switches/2)*node.Uplink.Bandwidth)
-		}
 	}
-	if nodes == 1 {
-		return inside
+	if nodes%2 == 1 {
+		// The halves split a node, through its fabric and its bridge
+		// (a mesh's devices also meet at the bridge; a tree's switches
+		// hold unequal shares): the graph's cut, not a count.
+		return cutFromGraph
 	}
 	half := float64(nodes / 2)
 	return min(network.Bisection(), half*float64(rails)*node.NIC.Bandwidth, half*bridgeLinks)

@@ -393,7 +393,10 @@ func TestMultiNodeFabrics(t *testing.T) {
 	}
 	one, _ := Crossbar(1, gig)
 	mesh, _ := MultiNode(one, NodeSpec{Devices: 8, Kind: FabricMesh, Fabric: nvlink, NIC: gig})
-	if want := 16 * nvlink.Bandwidth; mesh.Bisection() != want { // 4 x 4 links across
+	// 4 x 4 links across, and 4 more through the host bridge: each half's
+	// 4 devices reach it by their uplinks (the fabric's bandwidth unless
+	// set), a path the cut must count too.
+	if want := (16 + 4) * nvlink.Bandwidth; mesh.Bisection() != want {
 		t.Errorf("one mesh node of 8: bisection %g, want %g", mesh.Bisection(), want)
 	}
 }

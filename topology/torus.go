@@ -67,6 +67,9 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 		}
 	}
 	bisection := torusBisection(dims, hosts) * link.Bandwidth
+	if bisection < 0 {
+		bisection = cutFromGraph
+	}
 	route := func(src, dst int32, path []int32) []int32 {
 		path = append(path, 2*src)
 		r := int(src)
@@ -89,8 +92,9 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 // torusBisection returns the links (one direction) across the cheapest cut
 // that halves the hosts: across an even-sized dimension k, which cuts two
 // links of each of the hosts/k rings along it (one when k is 2). With no
-// even dimension no cut halves the hosts exactly; the cut across the
-// largest dimension is reported.
+// even dimension no such cut halves the hosts (it left 13 hosts against
+// 14 on a 3x3x3 torus and counted more links than 13 hosts have): -1, for
+// the graph's cut between the first and second half of the hosts.
 func torusBisection(dims []int, hosts int) float64 {
 	best, largest := -1.0, 0
 	for d, k := range dims {
@@ -114,5 +118,5 @@ func torusBisection(dims []int, hosts int) float64 {
 	if dims[largest] == 1 {
 		return 0
 	}
-	return 2 * float64(hosts/dims[largest])
+	return -1
 }
