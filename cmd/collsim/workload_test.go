@@ -111,6 +111,8 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--compress", "0"}, 2, "--compress 0"},
 		{[]string{"--algo", "alltoall=bruck"}, 2, "not alltoall"},
 		{[]string{"--placement", "diagonal"}, 2, "--placement \"diagonal\""},
+		// tp groups spread over nodes by the placement, as --order's are refused.
+		{[]string{"--model", "bert-large", "--devices", "64", "--tp", "8", "--placement", "round_robin"}, 2, "the placement puts ranks 0 and 1 of a tensor-parallel group on nodes 0 and 1"},
 		{[]string{"--search"}, 2, "--search needs --global-batch"},
 		{[]string{"--schedule", "zigzag", "--pp", "2", "--devices", "4"}, 2, "pipeline schedule \"zigzag\""},
 		// A schedule with nothing to order was ignored without a word.

@@ -348,3 +348,23 @@ func TestKindsUnmatched(t *testing.T) {
 		}
 	}
 }
+
+// Tensor-parallel groups must stay in a node as the run places its ranks,
+// not only under block placement: ranks placed round robin over two nodes
+// of 4 put a group of tp 2 on both (placement round_robin ran, and its
+// step's tp share quadrupled, while --order's spreading was refused).
+func TestTPGroupsStayInANodeAsPlaced(t *testing.T) {
+	j := dnn.Job{Model: uniform(4, true), Device: device, NodeSize: 4, Strategy: dnn.Strategy{DP: 4, TP: 2, Microbatches: 1, MicroBatch: 1}}
+	j.Nodes = []int32{0, 0, 0, 0, 1, 1, 1, 1} // block
+	if err := j.Check(8); err != nil {
+		t.Errorf("block placement: %v", err)
+	}
+	j.Nodes = []int32{0, 1, 0, 1, 0, 1, 0, 1} // round robin
+	if err := j.Check(8); err == nil || !strings.Contains(err.Error(), "the placement puts ranks 0 and 1 of a tensor-parallel group on nodes 0 and 1") {
+		t.Errorf("round robin: %v", err)
+	}
+	j.AllowTPAcrossNodes = true
+	if err := j.Check(8); err != nil {
+		t.Errorf("round robin, tp allowed across nodes: %v", err)
+	}
+}

@@ -156,6 +156,10 @@ type Job struct {
 	// NodeSize is how many consecutive ranks share a node (from the
 	// machine), for the default placement of tensor parallelism.
 	NodeSize int
+	// Nodes, when set, is the node of each rank as the run places them
+	// (a placement other than block can put a tensor-parallel group's
+	// ranks on several nodes); nil: consecutive ranks by NodeSize.
+	Nodes []int32
 	// AllowTPAcrossNodes lets tp exceed a node.
 	AllowTPAcrossNodes bool
 	// Transport is how devices exchange messages: "nccl" sends every
@@ -243,6 +247,21 @@ func (j *Job) Check(devices int) error {
 						return fmt.Errorf("tp %d is larger than a node of %d devices, so its allreduces would cross the network; use tp <= %d, or say tp may cross nodes", s.TP, ns, ns)
 					}
 					return fmt.Errorf("order %s spreads each tensor-parallel group of %d over nodes of %d devices (its allreduces would cross the network); put tp first (tp,dp,pp), or say tp may cross nodes", s.Order, s.TP, ns)
+				}
+			}
+			// Every group, as the run places its ranks (Nodes placed
+			// another number of ranks: not this run's).
+			nodes := j.Nodes
+			if len(nodes) != s.DP*s.TP*s.PP {
+				nodes = nil
+			}
+			for d := range s.DP {
+				for st := range s.PP {
+					for t := 1; nodes != nil && t < s.TP; t++ {
+						if a, b := mp.rank(d, 0, st), mp.rank(d, t, st); nodes[a] != nodes[b] {
+							return fmt.Errorf("the placement puts ranks %d and %d of a tensor-parallel group on nodes %d and %d (its allreduces would cross the network); use block placement, or say tp may cross nodes", a, b, nodes[a], nodes[b])
+						}
+					}
 				}
 			}
 		}

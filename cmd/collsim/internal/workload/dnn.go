@@ -331,6 +331,9 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	if devices > e.Machine.Slots() {
 		return fmt.Errorf("%d devices, but machine %s has %d slots; use a larger machine (--set, or another -m) or fewer devices", devices, e.Machine.Name, e.Machine.Slots())
 	}
+	if j.Nodes, err = nodesOf(e, devices); err != nil {
+		return err
+	}
 	if note := j.Device.KindsUnmatched(j.Model); note != "" {
 		fmt.Fprintln(streams.Err, "collsim: note:", note)
 	}
@@ -489,6 +492,9 @@ func (o *dnnFlags) runScaling(streams *cmdutil.IO, e *collsim.Experiment, j dnn.
 		}
 		jn := j
 		jn.Strategy.DP = n / per
+		if jn.Nodes, err = nodesOf(e, n); err != nil {
+			return err
+		}
 		if err := jn.Check(n); err != nil {
 			return &cmdutil.FlagError{Err: err}
 		}
@@ -521,4 +527,20 @@ func deviceMemory(b int64) string {
 		return "memory not given (strategies not checked against it; --memory sets it)"
 	}
 	return gib(b)
+}
+
+// nodesOf is the node of each of the run's ranks, as its placement puts
+// them (dnn.Job.Nodes).
+func nodesOf(e *collsim.Experiment, ranks int) ([]int32, error) {
+	m := e.Machine
+	place, err := m.Place(ranks, e.Placement, e.Seed)
+	if err != nil {
+		return nil, err
+	}
+	perNode := int32(max(m.DevicesPerNode, 1))
+	nodes := make([]int32, ranks)
+	for r, h := range place {
+		nodes[r] = h / perNode
+	}
+	return nodes, nil
 }
