@@ -104,6 +104,12 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--zero3", "--bucket", "1KiB"}, 2, "--bucket does not apply"},
 		{[]string{"--compress-rate", "1GB/s"}, 2, "--compress-rate does not apply"},
 		{[]string{"--microbatches", "0"}, 2, "--microbatches must be at least 1"},
+		// The sizes searched: said as given, none dropped or doubled.
+		{[]string{"--search", "--global-batch", "64", "--devices", "8", "--search-microbatch-sizes", "3,5"}, 2, "divides a global batch of 64 in microbatches of 3,5"},
+		{[]string{"--search", "--global-batch", "64", "--devices", "8", "--search-microbatch-sizes", "-2,2"}, 2, "-2; sizes are samples per microbatch, at least 1"},
+		{[]string{"--search", "--global-batch", "64", "--devices", "8", "--search-microbatch-sizes", "2,2"}, 2, "2 is given twice"},
+		// 100,000 took minutes and most of the machine's memory.
+		{[]string{"--microbatches", "4097", "--devices", "8"}, 2, "4097 microbatches a step: at most 4096"},
 		// A plain number is bytes: 40 meant 40 GiB, 0 turned the check off.
 		{[]string{"--memory", "40"}, 2, "--memory 40 is 40 bytes; give a device's memory with its unit, e.g. 40GiB"},
 		{[]string{"--memory", "0"}, 2, "--memory 0 is 0 bytes"},

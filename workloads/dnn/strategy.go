@@ -182,6 +182,11 @@ func (j *Job) GlobalBatch() int {
 	return j.Strategy.DP * j.Strategy.Microbatches * j.Strategy.MicroBatch
 }
 
+// MaxMicrobatches bounds the microbatches of a step: pipelines and
+// gradient accumulation use tens to hundreds, and each costs the
+// simulation its layers' ops on every device.
+const MaxMicrobatches = 4096
+
 func (s *Strategy) defaults() {
 	s.DP, s.TP, s.PP = max(s.DP, 1), max(s.TP, 1), max(s.PP, 1)
 	s.Microbatches, s.MicroBatch = max(s.Microbatches, 1), max(s.MicroBatch, 1)
@@ -218,6 +223,9 @@ func (j *Job) Check(devices int) error {
 	}
 	if s.DP < 1 || s.TP < 1 || s.PP < 1 {
 		return fmt.Errorf("dp, tp and pp must be at least 1")
+	}
+	if s.Microbatches > MaxMicrobatches {
+		return fmt.Errorf("%d microbatches a step: at most %d (each is scripted layer by layer on every device: the run's time and memory grow with them); use fewer, larger microbatches (--microbatch-size)", s.Microbatches, MaxMicrobatches)
 	}
 	if devices > 0 && j.Devices() != devices {
 		return fmt.Errorf("dp %d x tp %d x pp %d = %d devices, but the run has %d; choose degrees whose product is %d", s.DP, s.TP, s.PP, j.Devices(), devices, devices)

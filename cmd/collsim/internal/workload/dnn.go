@@ -423,15 +423,27 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 		return cmdutil.Flagf("--search needs --global-batch, the samples per step every strategy trains on")
 	}
 	var sizes []int
+	tried := fmt.Sprint(max(o.microBatch, 1))
 	if o.searchMB != "" {
 		var err error
 		if sizes, err = cmdutil.Ints(o.searchMB); err != nil {
 			return cmdutil.Flagf("--search-microbatch-sizes: %v", err)
 		}
+		seen := map[int]bool{}
+		for _, n := range sizes {
+			switch {
+			case n < 1:
+				return cmdutil.Flagf("--search-microbatch-sizes %q: %d; sizes are samples per microbatch, at least 1", o.searchMB, n)
+			case seen[n]:
+				return cmdutil.Flagf("--search-microbatch-sizes %q: %d is given twice", o.searchMB, n)
+			}
+			seen[n] = true
+		}
+		tried = o.searchMB
 	}
 	strategies := collsim.Strategies(j, devices, o.globalBatch, sizes...)
 	if len(strategies) == 0 {
-		return cmdutil.Flagf("no dp x tp x pp of %d devices divides a global batch of %d in microbatches of %d", devices, o.globalBatch, max(o.microBatch, 1))
+		return cmdutil.Flagf("no dp x tp x pp of %d devices divides a global batch of %d in microbatches of %s", devices, o.globalBatch, tried)
 	}
 	report, stop := o.counter(streams, "strategies simulated", len(strategies))
 	defer stop()
