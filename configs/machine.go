@@ -1220,6 +1220,10 @@ func (v *validator) node(m *Machine, n *nodeYAML) {
 		Kind: n.FabricKind, Switches: n.PCIeSwitches, Rails: n.Rails}
 	if n.Uplink != nil {
 		spec.Uplink = v.link(*n.Uplink, with(keys, "uplink"))
+		if n.FabricKind == "" || n.FabricKind == topology.FabricSwitch {
+			// Read and dropped, it left a PCIe path to the NIC unpriced.
+			v.fail(with(keys, "uplink"), "a switch fabric's devices reach the host bridge through the switch, at the fabric's bandwidth: uplink is for fabric_kind mesh (device to bridge) or tree (PCIe switch to bridge); an NVSwitch with one PCIe path to the host is a tree of one switch (as builtin gpu-node-nvswitch)")
+		}
 	}
 	if n.FabricKind != "" && !slices.Contains(topology.Fabrics, n.FabricKind) {
 		v.fail(with(keys, "fabric_kind"), "unknown fabric %q; valid: %s", n.FabricKind, strings.Join(topology.Fabrics, ", "))
@@ -1290,8 +1294,10 @@ func (v *validator) graph(g *graphYAML, keys []string) *topology.Topology {
 			edges[i].Latency = d.Seconds()
 		}
 	}
-	if len(g.Edges) == 0 {
-		v.fail(with(keys, "edges"), "missing; list the edges, one \"A B [bandwidth [latency]]\" per item, hosts named h0..h%d", max(g.Hosts-1, 0))
+	if g.Hosts < 2 {
+		v.fail(with(keys, "hosts"), "must be at least 2, not %d: the hosts h0, h1, ... the edges join", g.Hosts)
+	} else if len(g.Edges) == 0 {
+		v.fail(with(keys, "edges"), "missing; list the edges, one \"A B [bandwidth [latency]]\" per item, hosts named h0..h%d", g.Hosts-1)
 	}
 	if len(v.errs) > before {
 		return nil

@@ -59,6 +59,10 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 				}
 				return int32(h), nil
 			}
+			if n != "" && strings.Trim(n, "0123456789") == "" {
+				// h01 read as a switch named so, silently.
+				return 0, fmt.Errorf("%s looks like a host, but hosts are named h0..h%d, with no leading zeros; name a switch otherwise", name, hosts-1)
+			}
 		}
 		if name == "" || strings.ContainsAny(name, " \t") {
 			return 0, fmt.Errorf("vertex name %q must be one word", name)
@@ -97,6 +101,9 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		}
 	}
 	if err := t.connected(); err != nil {
+		if joinedThroughHosts(hosts, b.t.vertices, t.links) {
+			return nil, fmt.Errorf("%w without passing through another host, and hosts do not forward traffic; join them through a switch (any name not of the form h<number>)", err)
+		}
 		return nil, fmt.Errorf("%w; add edges joining its parts", err)
 	}
 	tables := make([]atomic.Pointer[[]uint16], hosts)
@@ -124,4 +131,31 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
+}
+
+// joinedThroughHosts reports whether the links join every host when hosts
+// may forward: a graph that is connected only through hosts (a chain
+// h0 h1, h1 h2) fails for that reason, which its error says.
+func joinedThroughHosts(hosts, vertices int, links []Link) bool {
+	parent := make([]int32, vertices)
+	for v := range parent {
+		parent[v] = int32(v)
+	}
+	var find func(v int32) int32
+	find = func(v int32) int32 {
+		for parent[v] != v {
+			parent[v] = parent[parent[v]]
+			v = parent[v]
+		}
+		return v
+	}
+	for _, l := range links {
+		parent[find(l.From)] = find(l.To)
+	}
+	for h := 1; h < hosts; h++ {
+		if find(int32(h)) != find(0) {
+			return false
+		}
+	}
+	return true
 }

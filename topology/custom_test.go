@@ -148,3 +148,20 @@ func TestCustomShortestProperty(t *testing.T) {
 		}
 	})
 }
+
+// A graph joined only through hosts, which never forward, says so; a
+// name like a host's with a leading zero is refused, not made a switch.
+func TestCustomGraphHostErrors(t *testing.T) {
+	l := LinkSpec{Bandwidth: 1e9, Latency: 1e-6}
+	chain := []Edge{{"h0", "h1", l}, {"h1", "h2", l}, {"h2", "h3", l}}
+	if _, err := Custom(4, chain); err == nil || !strings.Contains(err.Error(), "hosts do not forward traffic; join them through a switch") {
+		t.Errorf("a chain of hosts: %v", err)
+	}
+	apart := []Edge{{"h0", "s0", l}, {"h1", "s0", l}, {"h2", "s1", l}, {"h3", "s1", l}}
+	if _, err := Custom(4, apart); err == nil || strings.Contains(err.Error(), "forward") || !strings.Contains(err.Error(), "add edges joining its parts") {
+		t.Errorf("two parts: %v", err)
+	}
+	if _, err := Custom(2, []Edge{{"h0", "s0", l}, {"h01", "s0", l}, {"h1", "s0", l}}); err == nil || !strings.Contains(err.Error(), "h01 looks like a host, but hosts are named h0..h1") {
+		t.Errorf("h01: %v", err)
+	}
+}

@@ -616,6 +616,8 @@ var hostileCases = []hostile{
 	{args: []string{"topo", "-m", hf("cfg-period-zero.yaml")}, code: 1, want: `period`, at: hf("cfg-period-zero.yaml:7")},
 	{args: []string{"topo", "-m", hf("cfg-detour-past-period.yaml")}, code: 1, want: `period`, at: hf("cfg-detour-past-period.yaml:7")},
 	{args: []string{"topo", "-m", hf("cfg-eager-negative.yaml")}, code: 1, want: `eager_limit`, at: hf("cfg-eager-negative.yaml:7")},
+	// A switch fabric's uplink was read and dropped: refused where it is.
+	{args: []string{"topo", "-m", hf("cfg-switch-uplink.yaml")}, code: 1, want: `uplink is for fabric_kind mesh`, at: hf("cfg-switch-uplink.yaml:8")},
 	{args: []string{"topo", "-m", hf("cfg-eager-word.yaml")}, code: 1, want: `eager_limit`, at: hf("cfg-eager-word.yaml:7")},
 	{args: []string{"topo", "-m", hf("cfg-reduce-zero.yaml")}, code: 1, want: `reduce_bandwidth`, at: hf("cfg-reduce-zero.yaml:7")},
 	{args: []string{"topo", "-m", hf("cfg-overhead-negative.yaml")}, code: 1, want: `overhead`, at: hf("cfg-overhead-negative.yaml:7")},
