@@ -393,6 +393,9 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
 	}
 	e.conditions(out, m, net, cfg)
+	if cfg.Noise != nil && !cfg.Noise.Detours() && !chargesCPU(c, cfg) {
+		out.Note = joinNotes(out.Note, fmt.Sprintf("stragglers do their CPU work (the per-message overhead o, reductions) slower, and %s has none here: they change nothing", c))
+	}
 	out.Fill(res, wall)
 	e.reportLinks(out, m, net, load, res.Makespan)
 	if out.Time > 0 {
@@ -750,6 +753,17 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	out.Fill(res, wall)
 	e.reportLinks(out, m, net, load, res.Makespan)
 	return out, nil
+}
+
+// chargesCPU reports whether a call of c costs its ranks' CPUs anything
+// under cfg, which is all that stragglers stretch.
+func chargesCPU(c collectives.Collective, cfg sim.Config) bool {
+	overhead := cfg.Host.Overhead
+	if cfg.LogGOPS != nil {
+		overhead = cfg.LogGOPS.O
+	}
+	reduces := c == collectives.Allreduce || c == collectives.Reduce || c == collectives.ReduceScatter
+	return overhead > 0 || reduces && cfg.Host.ReducePsPerByte > 0
 }
 
 // conditions records what the run ran under: its routing, the links

@@ -1456,7 +1456,23 @@ func (m *Machine) Describe() [][2]string {
 		{"ranks per host", strconv.Itoa(f.RanksPerHost)},
 		{"diameter", strconv.Itoa(f.Diameter) + " links"},
 		{"bisection", FormatBandwidth(f.Bisection) + " each way"},
+		{"host costs", m.hostCosts()},
 	}...)
+}
+
+// hostCosts says what a rank's host charges beside the network: the
+// defaults a config left out (free reductions, the 64 KiB eager limit)
+// change every time, and nothing else shows them.
+func (m *Machine) hostCosts() string {
+	reduce := "reductions free (host.reduce_bandwidth not set)"
+	if m.Host.ReducePsPerByte > 0 {
+		reduce = "reductions at " + FormatBandwidth(1e12/m.Host.ReducePsPerByte)
+	}
+	eager := "every message eager"
+	if m.Host.EagerLimit < math.MaxInt64 {
+		eager = "eager up to " + FormatBytes(m.Host.EagerLimit) + ", rendezvous above"
+	}
+	return fmt.Sprintf("o %v per send and receive, g %v per message, %s, %s", m.Host.Overhead, m.Gap, reduce, eager)
 }
 
 // Facts are a machine's size and capacity as numbers (collsim topo
@@ -1477,6 +1493,12 @@ type Facts struct {
 	Slots            int     `json:"slots"`         // ranks the machine holds
 	Diameter         int     `json:"diameter"`      // links
 	Bisection        float64 `json:"bisection_Bps"` // each way
+	// The hosts' costs: LogP's o and LogGP's g in seconds, the reduction
+	// rate (0: free) and the eager limit in bytes (absent: none).
+	Overhead   float64 `json:"overhead_s"`
+	Gap        float64 `json:"gap_s"`
+	Reduce     float64 `json:"reduce_Bps"`
+	EagerLimit *int64  `json:"eager_limit_bytes,omitempty"`
 }
 
 // Facts returns the machine's facts.
@@ -1484,6 +1506,13 @@ func (m *Machine) Facts() Facts {
 	t := m.Topology
 	f := Facts{Machine: m.Name, Source: m.Source, Description: m.Description, Topology: t.Name(), Hosts: t.Hosts(), Switches: t.Switches(),
 		Links: len(t.Links()), FailedLinks: len(t.Failed()), DegradedLinks: len(t.DegradedLinks()), RanksPerHost: m.RanksPerHost, Slots: m.Slots(), Diameter: t.Diameter(), Bisection: t.Bisection()}
+	f.Overhead, f.Gap = m.Host.Overhead.Seconds(), m.Gap.Seconds()
+	if m.Host.ReducePsPerByte > 0 {
+		f.Reduce = 1e12 / m.Host.ReducePsPerByte
+	}
+	if e := m.Host.EagerLimit; e < math.MaxInt64 {
+		f.EagerLimit = &e
+	}
 	for i, l := range t.Links() {
 		if i == 0 || l.Bandwidth < f.LinkBandwidthMin {
 			f.LinkBandwidthMin = l.Bandwidth

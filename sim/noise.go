@@ -37,6 +37,10 @@ type Noise struct {
 	longestAt string
 }
 
+// Detours reports whether the noise has OS detours (else stragglers
+// only, which stretch CPU work and leave a rank that does none alone).
+func (n *Noise) Detours() bool { return n != nil && n.period > 0 }
+
 // Describe says what the noise is, in a line: its detours (how many in
 // how long a period, and how much CPU time they take) and stragglers.
 func (n *Noise) Describe() string {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -61,6 +63,26 @@ func TestTopoBisection(t *testing.T) {
 	} {
 		if _, stderr, code := collsim(t, append([]string{"topo"}, tc.args...)...); code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("topo %v: exit %d, %s; want exit 2 saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestTopoHostCosts: topo says what the hosts charge, the defaults a config
+// leaves out included (a config with no host section reduced for free and
+// sent above 64 KiB by rendezvous, and nothing said so).
+func TestTopoHostCosts(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "bare.yaml")
+	os.WriteFile(bare, []byte("name: bare\nnetwork:\n  crossbar: {hosts: 4, link: {bandwidth: 10GB/s, latency: 1us}}\n"), 0o644)
+	for _, c := range []struct {
+		machine, want string
+	}{
+		// small.yaml: reduce_bandwidth 10GB/s, eager_limit 64KiB.
+		{"small", "host costs      o 0s per send and receive, g 0s per message, reductions at 10GB/s, eager up to 64KiB, rendezvous above"},
+		{bare, "reductions free (host.reduce_bandwidth not set), eager up to 64KiB, rendezvous above"},
+	} {
+		out, stderr, code := collsim(t, "topo", "-m", c.machine)
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d, want %q in:\n%s%s", c.machine, code, c.want, out, stderr)
 		}
 	}
 }

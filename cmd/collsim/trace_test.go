@@ -238,6 +238,19 @@ func TestRunSaysConditions(t *testing.T) {
 	if _, stderr, code := collsim(t, "run", "-m", df, "-n", "16", "--network", "flow"); code != 0 || strings.Contains(stderr, "only --network flow") {
 		t.Errorf("flow run of a ugal, jittered config: exit %d: %s", code, stderr)
 	}
+	// Stragglers slow CPU work; a bcast on small has none (o 0, nothing
+	// to reduce): the note says they change nothing, and the time shows
+	// it; an allreduce reduces, and slows.
+	for _, c := range []struct {
+		coll    string
+		nothing bool
+	}{{"bcast", true}, {"allreduce", false}} {
+		quiet, slow := simTime(t, "-c", c.coll, "-n", "8"), simTime(t, "-c", c.coll, "-n", "8", "--stragglers", "2:10")
+		_, stderr, _ := collsim(t, "run", "-c", c.coll, "-n", "8", "--stragglers", "2:10")
+		if noted := strings.Contains(stderr, "stragglers do their CPU work"); noted != c.nothing || (quiet == slow) != c.nothing {
+			t.Errorf("%s with stragglers: %v s against %v s quiet, note %v: %s", c.coll, slow, quiet, noted, stderr)
+		}
+	}
 	out, _, _ = collsim(t, "run", "-n", "4", "--json")
 	r.Faults, r.Noise = nil, ""
 	json.Unmarshal([]byte(out), &r)
