@@ -386,7 +386,7 @@ func init() {
 			newRank: func(p Params, r int) stepper { return newChain(Bcast, p, r) }, lookahead: 64},
 		{Collective: Bcast, Name: "scatter_allgather",
 			Summary: "The root sends each rank its block of the vector, one message after another (a linear scatter), then the blocks circulate in a ring allgather (van de Geijn's broadcast, ring variant). Moves about 2n bytes per link whatever p: wins for long vectors, loses for short ones (p messages). The MPI libraries scatter by a binomial tree instead: scatter_ring_allgather.",
-			Cost:    "at most a + (p-1)/p nb (the scatter: the root's sends follow one another, one latency) + (p-1)(a + nb/p) (the ring allgather)",
+			Cost:    "at most a + (p-1)/p nb (the scatter: the root's sends follow one another, one latency) + (p-1)(a + nb/p) (the ring allgather), with n/p rounded up to whole elements",
 			newRank: func(p Params, r int) stepper {
 				return &scatterThen{r: r, p: p.Ranks, root: p.Root, n: p.Count, gather: &ringAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd}}
 			}},

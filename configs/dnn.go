@@ -366,11 +366,11 @@ func ParseDevice(source string, data []byte) (dnn.Device, error) {
 		return d, fmt.Errorf("%s:%d: peak: %w", source, at("peak"), err)
 	}
 	if f.Memory != "" {
-		if d.Memory, err = ParseSize(f.Memory); err != nil || d.Memory == 0 {
-			if err == nil {
-				err = fmt.Errorf("0 bytes; give the device's memory, e.g. 80GiB (or leave memory out: no check)")
-			}
-			return d, fmt.Errorf("%s:%d: memory: %w", source, at("memory"), err)
+		if d.Memory, err = ParseSize(f.Memory); err == nil {
+			err = dnn.CheckMemory(d.Memory)
+		}
+		if err != nil {
+			return d, fmt.Errorf("%s:%d: memory: %w (or leave memory out: no check)", source, at("memory"), err)
 		}
 	}
 	if f.HostLink != "" {

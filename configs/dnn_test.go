@@ -64,6 +64,9 @@ func TestParseDevice(t *testing.T) {
 		"peak: 1e12\nefficiency: 2\n":              "d.yaml:2: efficiency 2 outside (0, 1]",
 		"peak: 1e12\nmemroy: 1GiB\n":               `d.yaml:2: unknown key "memroy"`,
 		"peak: 1e12\nefficiency_by_kind: {a: 0}\n": "d.yaml:2: device \"d\": efficiency of a layers 0",
+		// 40 meant 40 GiB: a plain number is bytes.
+		"peak: 1e12\nmemory: 40\n": "d.yaml:2: memory: 40 bytes, under 1 MiB",
+		"peak: 1e12\nmemory: 0\n":  "d.yaml:2: memory: 0 bytes, under 1 MiB",
 	} {
 		_, err := ParseDevice("d.yaml", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

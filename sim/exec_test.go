@@ -102,8 +102,8 @@ func TestRendezvousSendWaitsForMatch(t *testing.T) {
 }
 
 // TestRendezvousCount counts the messages above the eager limit, among
-// the messages to other ranks: a send to oneself is a local copy, counted
-// as neither.
+// the messages to other ranks: a send to oneself is a local copy, never a
+// message (Messages counts the other four).
 func TestRendezvousCount(t *testing.T) {
 	progs := []Program{
 		{send(1, 0, 100), send(1, 1, 10), send(0, 2, 100), recv(0, 2, 100), recv(1, 3, 50)},

@@ -612,3 +612,27 @@ func TestGOALClockLimit(t *testing.T) {
 		}
 	}
 }
+
+// Both executors count as rendezvous the messages to other ranks above
+// LogGOPS's S (65535 B by default), and not a send to oneself.
+func TestGOALRendezvousCount(t *testing.T) {
+	src := "num_ranks 2\nrank 0 {\nl0: send 100000b to 0 tag 0\nl1: recv 100000b from 0 tag 0\nl2: send 100000b to 1 tag 1\nl3: send 10b to 1 tag 2\n}\nrank 1 {\nl0: recv 100000b from 0 tag 1\nl1: recv 10b from 0 tag 2\n}\n"
+	g, err := sim.ParseGOAL(strings.NewReader(src), "r.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sim.DefaultLogGOPS
+	viaRun, err := g.RunLogGOPS(p, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaExecute, err := sim.Execute(sim.New(1), g.Schedule("r"), sim.Config{LogGOPS: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, res := range map[string]*sim.Result{"RunLogGOPS": viaRun, "Execute": viaExecute} {
+		if res.Rendezvous != 1 {
+			t.Errorf("%s: %d messages by rendezvous, want 1 (the 100000 B one to rank 1)", name, res.Rendezvous)
+		}
+	}
+}

@@ -641,8 +641,8 @@ func (p *protocol) startLogGOPS(id uint32) {
 		// Not yet matched: the message record stays until it is.
 		m.sendDone = true
 		p.done(m.src, m.send, cpuEnd)
-	} else {
-		p.rendezvous++
+	} else if m.dst != m.src {
+		p.rendezvous++ // (a message to oneself never crosses)
 	}
 	p.eng.At(t.Plus(lg.O).Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
 }

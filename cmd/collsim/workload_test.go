@@ -111,8 +111,8 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		// 100,000 took minutes and most of the machine's memory.
 		{[]string{"--microbatches", "4097", "--devices", "8"}, 2, "4097 microbatches a step: at most 4096"},
 		// A plain number is bytes: 40 meant 40 GiB, 0 turned the check off.
-		{[]string{"--memory", "40"}, 2, "--memory 40 is 40 bytes; give a device's memory with its unit, e.g. 40GiB"},
-		{[]string{"--memory", "0"}, 2, "--memory 0 is 0 bytes"},
+		{[]string{"--memory", "40"}, 2, "--memory 40: 40 bytes, under 1 MiB: give a device's memory with its unit, e.g. 80GiB"},
+		{[]string{"--memory", "0"}, 2, "--memory 0: 0 bytes, under 1 MiB"},
 		{[]string{"--efficiency", "0"}, 2, "--efficiency 0"},
 		{[]string{"--compress", "0"}, 2, "--compress 0"},
 		{[]string{"--algo", "alltoall=bruck"}, 2, "not alltoall"},

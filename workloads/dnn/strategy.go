@@ -82,6 +82,18 @@ func (d *Device) KindsUnmatched(m *Model) string {
 	return strings.Join(parts, "; ")
 }
 
+// MinMemory is the least memory a device is given: below it, a number
+// was written without its unit (memory: 40 meaning 40 GiB is 40 bytes).
+const MinMemory = 1 << 20
+
+// CheckMemory refuses a device memory under MinMemory.
+func CheckMemory(bytes int64) error {
+	if bytes < MinMemory {
+		return fmt.Errorf("%d bytes, under 1 MiB: give a device's memory with its unit, e.g. 80GiB", bytes)
+	}
+	return nil
+}
+
 // Check refuses a device that cannot run anything.
 func (d *Device) Check() error {
 	if !(d.Peak > 0) {
@@ -448,7 +460,7 @@ func (j *Job) Memory() []Memory {
 		default:
 			m.Activations = held * acts
 		}
-		if s.ZeRO3 {
+		if s.ZeRO3 && s.DP > 1 {
 			d := int64(s.DP)
 			m.Params = ceilDiv(params, d)
 			m.Weights, m.Gradients, m.Optimizer = ceilDiv(m.Weights, d), ceilDiv(m.Gradients, d), ceilDiv(m.Optimizer, d)

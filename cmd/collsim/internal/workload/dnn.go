@@ -253,10 +253,10 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		if dev.Memory, err = configs.ParseSize(o.memory); err != nil {
 			return j, 0, cmdutil.Flagf("--memory: %v", err)
 		}
-		if dev.Memory < 1<<20 {
+		if err := dnn.CheckMemory(dev.Memory); err != nil {
 			// A plain number is bytes: --memory 40 meant 40 GiB, and 0
 			// would turn the check off without a word.
-			return j, 0, cmdutil.Flagf("--memory %s is %d bytes; give a device's memory with its unit, e.g. 40GiB", o.memory, dev.Memory)
+			return j, 0, cmdutil.Flagf("--memory %s: %v", o.memory, err)
 		}
 	}
 	if o.hostLink != "" {
