@@ -33,11 +33,14 @@ type FlowConfig struct {
 	// message's latency.
 	Jitter Jitter
 	// Gap is LogGP's g, a NIC's time per message, added to its bytes'
-	// time as on the analytic network: a NIC starts sending a message no
-	// sooner than Gap plus the bytes' time at its route's slowest link
-	// after it started the one before, and hands received messages over
-	// no closer than Gap apart (their bytes shared its link on the way
-	// in). Without contention that is the analytic network's timing.
+	// time as on the analytic network. Sending, a NIC starts a message no
+	// sooner than Gap after it started the one before, and after the last
+	// byte of one has left (concurrent sends share its link, as without a
+	// gap). Receiving, its port takes a message in for Gap plus its bytes'
+	// time at the route's slowest link, one message at a time, as the
+	// analytic network's port does: a message is handed over once its
+	// bytes are in and the port has served the messages before it. Where
+	// no two flows share a link the two networks agree to the picosecond.
 	// Rendezvous control messages and messages between ranks on one host
 	// pay none.
 	Gap sim.Time
@@ -335,6 +338,7 @@ type flow struct {
 	src, dst int32 // ranks
 	route    []int32
 	latency  sim.Time // of its route, with any jitter
+	ser      sim.Time // with a gap: its bytes' time at its route's slowest link
 	control  sim.Control
 	rem      float64  // bytes left at since
 	since    sim.Time // when rem was last brought up to date
@@ -451,11 +455,13 @@ func (m *flowModel) Handle(arg uint64) {
 			return
 		}
 		if m.gap > 0 && fl.control == sim.ControlNone && gen != gapServed {
-			// The receiving NIC hands messages over a gap apart.
-			dst := m.place[fl.dst]
-			at := max(m.eng.Now(), m.rxNext[dst])
-			m.rxNext[dst] = at.Plus(m.gap)
-			if at > m.eng.Now() {
+			// The receiving port takes the message in for its bytes' time
+			// (which, alone on the link, they have just taken) once it is
+			// free, and is then busy for the gap too.
+			dst, now := m.place[fl.dst], m.eng.Now()
+			in := max(now-min(now, fl.ser), m.rxNext[dst])
+			m.rxNext[dst] = in.Plus(m.gap).Plus(fl.ser)
+			if at := in.Plus(fl.ser); at > now {
 				m.eng.At(at, m.id, flowArg(flowArrive, f, gapServed))
 				return
 			}
@@ -567,7 +573,8 @@ func (m *flowModel) activate(f int32) {
 		for _, l := range fl.route {
 			worst = max(worst, m.psPerByte[l])
 		}
-		m.txNext[src] = at.Plus(m.gap).Plus(serialize(int64(fl.rem), worst))
+		fl.ser = serialize(int64(fl.rem), worst)
+		m.txNext[src] = at.Plus(m.gap)
 		if at > m.eng.Now() {
 			m.eng.At(at, m.id, flowArg(flowStart, f, 0))
 			return
@@ -603,6 +610,10 @@ func (m *flowModel) finish(f int32) {
 		for _, e := range m.flows[f].route {
 			m.routed[e]--
 		}
+	}
+	if m.gap > 0 { // the NIC's next message waits a gap after this one's last byte
+		src := m.place[m.flows[f].src]
+		m.txNext[src] = max(m.txNext[src], m.eng.Now().Plus(m.gap))
 	}
 	po := m.order[[2]int32{m.flows[f].src, m.flows[f].dst}]
 	po.busy = false

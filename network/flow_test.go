@@ -438,58 +438,84 @@ func TestFlowUnfinishableMessages(t *testing.T) {
 	}
 }
 
+// timedInjector injects transfers at given times (arg: the index).
+type timedInjector struct {
+	net sim.Network
+	trs []sim.Transfer
+}
+
+func (ti *timedInjector) Handle(arg uint64) { ti.net.Inject(ti.trs[arg]) }
+
 // TestFlowGap: a NIC's gap, derived by hand on a crossbar of 1 µs links
-// (2 µs a route) with empty messages, which take no bandwidth time: seven
-// messages out of one host leave 50 µs apart and arrive at 2, 52, ...,
-// 302 µs; seven into one host all arrive at 2 µs and are handed over 50 µs
-// apart. Messages of 1 MB (100 µs at 10 GB/s) leave 150 µs apart, the gap
-// added to their bytes' time.
+// (2 µs a route, 10 GB/s: 1 MB is 100 µs) with a gap of 50 µs.
+//   - Seven empty messages out of one host leave 50 µs apart: delivered
+//     at 2, 52, ..., 302 µs.
+//   - Seven empty messages into one host all arrive at 2 µs; its port
+//     takes one in every 50 µs.
+//   - Two 1 MB messages into host 0 from two hosts, sent at 0 and 100 µs
+//     (no link shared): the first is in at 102 µs, the port busy until
+//     2 + 100 + 50 = 152 µs, so the second, whose bytes are in at 202,
+//     is taken in from 152 and handed over at 252 µs, as on the analytic
+//     network.
+//   - Concurrent sends share their NIC's link as without a gap: seven
+//     1 MB messages at once from one host, with a gap of 1 ps, arrive
+//     within a nanosecond of their times without one, all at about 702
+//     µs (a 1 ps gap once made them leave one after another, 100 µs
+//     apart).
 func TestFlowGap(t *testing.T) {
 	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 1e-6}
 	cross, _ := topology.Crossbar(8, link)
-	run := func(trs []sim.Transfer) map[uint32]sim.Time {
-		factory, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2, 3, 4, 5, 6, 7}, Gap: 50 * sim.Microsecond})
+	run := func(gap sim.Time, trs []sim.Transfer, at []sim.Time) map[uint32]sim.Time {
+		factory, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0, 1, 2, 3, 4, 5, 6, 7}, Gap: gap})
 		if err != nil {
 			t.Fatal(err)
 		}
 		eng := sim.New(1)
 		s := &sink{eng: eng, at: map[uint32]sim.Time{}}
 		net, _ := factory(eng, s, 8)
-		for _, tr := range trs {
-			net.Inject(tr)
+		in := &timedInjector{net: net, trs: trs}
+		id := eng.Register(in)
+		for i := range trs {
+			eng.At(at[i], id, uint64(i))
 		}
 		eng.Run()
 		return s.at
 	}
-	for _, tc := range []struct {
-		name  string
-		out   bool
-		bytes int64
-		first sim.Time
-		every sim.Time
-	}{
-		{"out of one host", true, 0, 2 * sim.Microsecond, 50 * sim.Microsecond},
-		{"into one host", false, 0, 2 * sim.Microsecond, 50 * sim.Microsecond},
-		{"1 MB out of one host", true, 1e6, 102 * sim.Microsecond, 150 * sim.Microsecond},
-	} {
+	fan := func(out bool, bytes int64) ([]sim.Transfer, []sim.Time) {
 		var trs []sim.Transfer
 		for i := int32(1); i < 8; i++ {
-			tr := sim.Transfer{ID: uint32(i), Src: 0, Dst: i, Bytes: tc.bytes}
-			if !tc.out {
+			tr := sim.Transfer{ID: uint32(i), Src: 0, Dst: i, Bytes: bytes}
+			if !out {
 				tr.Src, tr.Dst = i, 0
 			}
 			trs = append(trs, tr)
 		}
-		at := run(trs)
-		var got []sim.Time
+		return trs, make([]sim.Time, len(trs))
+	}
+	const us = sim.Microsecond
+	for _, out := range []bool{true, false} {
+		trs, at := fan(out, 0)
+		got := run(50*us, trs, at)
+		var times []sim.Time
 		for i := uint32(1); i < 8; i++ {
-			got = append(got, at[i])
+			times = append(times, got[i])
 		}
-		slices.Sort(got)
-		for k, g := range got {
-			if want := tc.first + sim.Time(k)*tc.every; g != want {
-				t.Errorf("%s: message %d of 7 delivered at %v, want %v", tc.name, k+1, g, want)
+		slices.Sort(times)
+		for k, g := range times {
+			if want := 2*us + sim.Time(k)*50*us; g != want {
+				t.Errorf("empty messages (out of one host: %v): message %d of 7 delivered at %v, want %v", out, k+1, g, want)
 			}
+		}
+	}
+	got := run(50*us, []sim.Transfer{{ID: 1, Src: 1, Dst: 0, Bytes: 1e6}, {ID: 2, Src: 2, Dst: 0, Bytes: 1e6}}, []sim.Time{0, 100 * us})
+	if got[1] != 102*us || got[2] != 252*us {
+		t.Errorf("two 1 MB messages into one host, 100 µs apart: delivered at %v and %v, want 102µs and 252µs", got[1], got[2])
+	}
+	trs, at := fan(true, 1e6)
+	without, with := run(0, trs, at), run(sim.Picosecond, trs, at)
+	for i := uint32(1); i < 8; i++ {
+		if d := with[i] - without[i]; d < -sim.Nanosecond || d > sim.Nanosecond {
+			t.Errorf("concurrent 1 MB message %d: %d ps with a 1 ps gap, %d ps without", i, with[i], without[i])
 		}
 	}
 	if _, err := Flow(FlowConfig{Topology: cross, Placement: []int32{0}, Gap: -1}); err == nil {

@@ -223,10 +223,12 @@ func TestTreesFlowEqualsAnalytic(t *testing.T) {
 // gap-bound (3 µs a message) or not (50 ns), eager or by rendezvous.
 // (Recursive doubling on 7 ranks is left out: a folding rank takes in two
 // messages at once, which the models treat differently with or without a
-// gap, as TestTreesFlowEqualsAnalytic's reduces.)
+// gap, as TestTreesFlowEqualsAnalytic's reduces; so is the linear bcast,
+// whose concurrent sends share the root's link on the flow network and
+// leave one after another on the analytic one.)
 func TestGapFlowEqualsAnalytic(t *testing.T) {
 	link := topology.LinkSpec{Bandwidth: 12.5e9, Latency: 0.5e-6}
-	ids := [][2]string{{"bcast", "binomial"}, {"bcast", "binary"}, {"bcast", "linear"}, {"bcast", "chain"},
+	ids := [][2]string{{"bcast", "binomial"}, {"bcast", "binary"}, {"bcast", "chain"},
 		{"allreduce", "ring"}, {"allreduce", "recursive_doubling"}, {"allgather", "ring"}, {"alltoall", "pairwise"}}
 	for _, gap := range []sim.Time{0, 50 * sim.Nanosecond, 3 * sim.Microsecond} {
 		for _, id := range ids {
