@@ -8,8 +8,8 @@ import (
 // TestBisectionIsTheGraphCut: on every shape family, odd ones included,
 // the bisection a topology reports is the graph's cut between the first
 // and the second half of its hosts (what --fail and --degrade recompute),
-// so a closed form never reports another cut; and failing any one link
-// never raises it. (Odd dragonflies, tori with no even dimension and
+// so a counted form (tori, fat-trees, nodes) never reports another cut;
+// and failing any one link never raises it. (Odd dragonflies, tori with no even dimension and
 // machines of an odd number of nodes counted cuts that did not halve the
 // hosts: a 3x3x3 torus reported 180 GB/s, 130 after failing a link.)
 func TestBisectionIsTheGraphCut(t *testing.T) {
@@ -22,9 +22,16 @@ func TestBisectionIsTheGraphCut(t *testing.T) {
 		}
 		shapes = append(shapes, top)
 	}
-	for _, s := range [][4]int{{2, 4, 2, 9}, {2, 4, 2, 3}, {2, 4, 2, 2}, {2, 4, 2, 4}, {1, 4, 2, 5}, {2, 4, 1, 5}, {2, 3, 2, 7}, {2, 4, 0, 1}, {2, 3, 0, 1}, {3, 5, 0, 1}} {
+	for _, s := range [][4]int{{2, 4, 2, 9}, {2, 4, 2, 3}, {2, 4, 2, 2}, {2, 4, 2, 4}, {1, 4, 2, 5}, {2, 4, 1, 5}, {2, 3, 2, 7}, {2, 4, 0, 1}, {2, 3, 0, 1}, {3, 5, 0, 1}, {1, 4, 8, 2}} {
 		top, err := Dragonfly(DragonflySpec{P: s[0], A: s[1], H: s[2], G: s[3], Host: l, Local: l, Global: g})
 		add(fmt.Sprint("dragonfly ", s), top, err)
+		// Host links or local links the narrowest (the global links once
+		// counted alone reported 160 GB/s where the hosts' 40 bind).
+		slow := LinkSpec{Bandwidth: 1e9, Latency: 1e-7}
+		top, err = Dragonfly(DragonflySpec{P: s[0], A: s[1], H: s[2], G: s[3], Host: slow, Local: l, Global: l})
+		add(fmt.Sprint("dragonfly, slow hosts ", s), top, err)
+		top, err = Dragonfly(DragonflySpec{P: s[0], A: s[1], H: s[2], G: s[3], Host: l, Local: slow, Global: l})
+		add(fmt.Sprint("dragonfly, slow local links ", s), top, err)
 	}
 	for _, d := range [][]int{{4, 4, 2}, {3, 3, 3}, {3}, {5}, {4}, {2, 3}, {3, 4}, {2, 2}, {6}, {3, 5}, {2, 2, 3}, {4, 3}, {1, 1}} {
 		top, err := Torus(d, l)
@@ -69,6 +76,12 @@ func TestBisectionIsTheGraphCut(t *testing.T) {
 				t.Errorf("%s: failing link %d raised the bisection from %g to %g GB/s", top.Name(), id, b/1e9, after/1e9)
 			}
 		}
+	}
+	// By hand: a dragonfly of 2 groups of 4 routers with one host each
+	// and 8 global links a router: 32 global links of 10 GB/s join the
+	// groups, but each half's 4 hosts send 40 GB/s at most.
+	if df, _ := Dragonfly(DragonflySpec{P: 1, A: 4, H: 8, G: 2, Host: l, Local: l, Global: l}); df.Bisection() != 40e9 {
+		t.Errorf("host-bound dragonfly: bisection %g GB/s, want 40", df.Bisection()/1e9)
 	}
 	// By hand: a 3x3x3 torus's first half is 13 hosts, whose links (130
 	// GB/s) bind: a cut through the torus crosses at least 18 links.

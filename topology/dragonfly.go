@@ -28,9 +28,10 @@ type DragonflySpec struct {
 // spreads pairs of hosts over equally good links deterministically.
 // RouteVia routes through an intermediate group instead (Valiant): minimally
 // to the router the chosen global link reaches there, then minimally on: up
-// to two global and three local hops. Bisection: the
-// global links between the lower and upper halves of the groups (for one
-// group: the local links between halves of its routers).
+// to two global and three local hops. Bisection: computed from the graph
+// (graphBisection). Counting the global links between the halves of the
+// groups missed an odd number of groups (the halves split one), and host
+// or local links slower than the global cut.
 func Dragonfly(s DragonflySpec) (*Topology, error) {
 	if s.P < 1 || s.A < 1 || s.H < 0 || s.G < 1 {
 		return nil, fmt.Errorf("dragonfly: need p, a, g >= 1 and h >= 0 (p=%d a=%d h=%d g=%d)", s.P, s.A, s.H, s.G)
@@ -97,21 +98,6 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 			global[t][g] = append(global[t][g], id+1)
 		}
 	}
-	var bisection float64
-	switch {
-	case s.G%2 == 1 && s.G > 1, s.G == 1 && s.A%2 == 1:
-		// Groups (or routers) cannot be split in halves: the cut runs
-		// through one of them, which the count below does not see.
-		bisection = cutFromGraph
-	case s.G > 1:
-		for g := range s.G / 2 {
-			for t := s.G / 2; t < s.G; t++ {
-				bisection += float64(len(global[g][t])) * s.Global.Bandwidth
-			}
-		}
-	default:
-		bisection = float64(s.A/2*(s.A-s.A/2)) * s.Local.Bandwidth
-	}
 	links := b.t.links
 	// toGroup appends the hops from router si of group sg to group dg
 	// (sg != dg): a local hop to the router owning the chosen global link,
@@ -159,7 +145,7 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 	route := func(src, dst int32, path []int32) []int32 {
 		return via(src, dst, int(src)/s.P/s.A, path)
 	}
-	t := b.done(route, bisection)
+	t := b.done(route, cutFromGraph)
 	t.groups, t.hostsPerGroup, t.via = s.G, s.P*s.A, via
 	return t, nil
 }
