@@ -580,7 +580,7 @@ func TestWorkloadFFTTwoLevel(t *testing.T) {
 	}
 }
 
-// TestWorkloadDNNOffloadNote: offloading keeps two microbatches'
+// TestWorkloadDNNOffloadNote: offloading keeps three microbatches'
 // activations on the device, so with one microbatch a stage it saves
 // nothing, and the run says so; with pp 4 and 8 microbatches (1F1B: stage
 // 0 holds 4) it saves memory and says nothing.

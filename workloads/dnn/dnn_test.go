@@ -215,9 +215,9 @@ func TestComputeOptionsByHand(t *testing.T) {
 		// forward 4 ms, backward 8 ms, recomputed forward 4 ms more.
 		{"recompute", dnn.Strategy{Microbatches: 2, Recompute: true}, device, 2 * (4 + 4 + 8) * ms},
 		// 4 MiB of activations per microbatch at 1 GiB/s: 3.90625 ms each
-		// way, in the compute's way; GPipe keeps microbatch 0 (its
-		// backward comes next) and copies 1 out and back.
-		{"offload serial", dnn.Strategy{Microbatches: 2, OffloadSerial: true, Offload: true, Schedule: "gpipe"}, dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, 2*(4+8)*ms + 2*sim.FromSeconds(4.0/1024)},
+		// way, in the compute's way; under GPipe no backward pass comes
+		// right after its forward, so both microbatches go out and back.
+		{"offload serial", dnn.Strategy{Microbatches: 2, OffloadSerial: true, Offload: true, Schedule: "gpipe"}, dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, 2*(4+8)*ms + 4*sim.FromSeconds(4.0/1024)},
 		// inference: forwards only, 30% of the operations skipped.
 		{"inference", dnn.Strategy{Microbatches: 2, Inference: true, Prune: 0.3}, device, 2 * sim.FromSeconds(4*0.7e-3)},
 	}
@@ -228,11 +228,13 @@ func TestComputeOptionsByHand(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	// Beside compute, GPipe: microbatch 1 goes out from 8 ms to
-	// 11.90625 and comes back by 15.8125, while microbatch 0's backward
-	// runs (8 to 16 ms): the step is the compute, 24 ms.
+	// Beside compute, GPipe (c = 3.90625 ms a copy): microbatch 0 goes
+	// out from 4 ms and comes back from c later, during forward 1
+	// (4 to 8 ms), by 4 + 2c; its backward runs from there, 8 ms, and
+	// microbatch 1's (out from 8 ms, back by 8 + 2c) right after it:
+	// 4 + 2c + 16 = 20 ms + 2c.
 	j := dnn.Job{Model: uniform(4, false), Device: dnn.Device{Name: "d", Peak: 1e12, Efficiency: 1, HostLink: 1 << 30}, Strategy: dnn.Strategy{Microbatches: 2, Offload: true, Schedule: "gpipe"}}
-	if got, want := run(t, j, commFree), 2*(4+8)*ms; got != want {
+	if got, want := run(t, j, commFree), 20*ms+2*sim.FromSeconds(4.0/1024); got != want {
 		t.Errorf("offload beside compute: %v, want %v", got, want)
 	}
 }
@@ -304,24 +306,33 @@ func TestZeRO3PrefetchesOneLayer(t *testing.T) {
 	}
 }
 
-// Offloading copies activations out beside compute and back ahead of their
-// backward pass, one microbatch prefetched, the two directions of the host
-// link at once; a microbatch whose backward pass comes next stays on the
-// device. Four layers of 1 MiB activations (4 MiB a microbatch, 8.388608
-// ms a copy at 0.5 GB/s), forward 4 ms and backward 8 ms a microbatch:
+// Offloading copies activations out beside compute and back during the
+// phase before their backward pass, the two directions of the host link
+// at once; a phase's first compute waits for every copy out but the last,
+// so that the device holds at most three microbatches' activations (in
+// use, going out, coming back; Memory); a microbatch whose backward pass
+// comes right after its forward stays on the device. Four layers of 1 MiB
+// activations (4 MiB a microbatch, c = 8.388608 ms a copy at 0.5 GB/s),
+// forward 4 ms and backward 8 ms a microbatch:
 //   - 1F1B on one stage runs each backward right after its forward: no
 //     copy at all, the step is the compute, 48 ms.
-//   - GPipe keeps microbatch 0 (its backward comes first) and copies 1, 2
-//     and 3 out one after another from 8 ms (the end of forward 1), so
-//     the last is out at 8 + 3c; it comes back c later, and the last
-//     backward ends 8 ms after: 8 + 4c + 8 = 49.554432 ms. (Each
-//     microbatch's copy back used to wait for its copy out behind it,
-//     and 1F1B's last stage sent every microbatch out and back.)
+//   - GPipe, by hand (ms; c > 8): out k runs from 4 + kc to 4 + (k+1)c.
+//     Forwards 0 and 1 run at 0 and 4; forward 2 waits for out 0 and
+//     runs from 4 + c, forward 3 for out 1, from 4 + 2c to 8 + 2c. Back 0
+//     runs with forward 3's phase, from forward 2's end (8 + c); backward
+//     0 waits for out 2 and runs from 4 + 3c to 12 + 3c. Back 1 (from
+//     forward 3's end) is in by 8 + 3c: backward 1 runs to 20 + 3c. Back 2
+//     starts at backward 0's end and ends at 12 + 4c, after backward 1:
+//     backward 2 ends at 20 + 4c. Back 3 waits for its lane, ends at
+//     12 + 5c, after backward 2: backward 3 ends at 20 ms + 5c =
+//     61.94304 ms. (A microbatch's copy back used to wait for its own
+//     backward pass to begin, and 1F1B's last stage sent every
+//     microbatch out and back.)
 func TestOffloadBesideCompute(t *testing.T) {
 	dev := device
 	dev.HostLink = 0.5e9
 	c := sim.FromSeconds(4 << 20 / 0.5e9)
-	for sched, want := range map[string]sim.Time{"1f1b": 48 * sim.Millisecond, "gpipe": 16*sim.Millisecond + 4*c} {
+	for sched, want := range map[string]sim.Time{"1f1b": 48 * sim.Millisecond, "gpipe": 20*sim.Millisecond + 5*c} {
 		j := dnn.Job{Model: uniform(4, false), Device: dev, Strategy: dnn.Strategy{Offload: true, Microbatches: 4, MicroBatch: 1, Schedule: sched}}
 		if got := run(t, j, nil); got != want {
 			t.Errorf("%s: step %v, want %v", sched, got, want)
@@ -366,5 +377,32 @@ func TestTPGroupsStayInANodeAsPlaced(t *testing.T) {
 	j.AllowTPAcrossNodes = true
 	if err := j.Check(8); err != nil {
 		t.Errorf("round robin, tp allowed across nodes: %v", err)
+	}
+}
+
+// ZeRO-3 holds its shard and the two largest layers gathered whole (the
+// one computing and the one prefetched), by hand on three unequal layers
+// of 1000, 3000 and 2000 parameters over dp 4: weights 2 x 6000 / 4 +
+// 2 x (3000 + 2000) = 13000 bytes; at dp 1 nothing is sharded or gathered.
+func TestZeRO3MemoryByHand(t *testing.T) {
+	m := &dnn.Model{Name: "three", Layers: []dnn.Layer{
+		{Name: "a", Params: 1000, ActBytes: 100, FwdFLOPs: 1},
+		{Name: "b", Params: 3000, ActBytes: 100, FwdFLOPs: 1},
+		{Name: "c", Params: 2000, ActBytes: 100, FwdFLOPs: 1},
+	}}
+	for _, c := range []struct {
+		dp   int
+		want dnn.Memory
+	}{
+		{4, dnn.Memory{Params: 1500, Weights: 3000 + 10000, Gradients: 3000, Optimizer: 18000, Activations: 300, Total: 34300}},
+		{1, dnn.Memory{Params: 6000, Weights: 12000, Gradients: 12000, Optimizer: 72000, Activations: 300, Total: 96300}},
+	} {
+		j := dnn.Job{Model: m, Device: device, Strategy: dnn.Strategy{DP: c.dp, ZeRO3: true}}
+		if err := j.Check(0); err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Memory(); len(got) != 1 || got[0] != c.want {
+			t.Errorf("dp %d: %+v, want %+v", c.dp, got, c.want)
+		}
 	}
 }

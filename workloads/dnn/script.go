@@ -76,7 +76,7 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 		Lanes: lanes,
 		Script: func(r int) collectives.Script {
 			d, t, s := mp.coords(r)
-			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1}
+			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1, prevCompute: -1, prev2Compute: -1}
 			rs.plan()
 			rs.phased = &workloads.Phased{Fill: rs.fill}
 			return rs.phased
@@ -114,18 +114,21 @@ type rankScript struct {
 	err              error
 
 	// Per microbatch: the item that copied its activations to the host,
-	// and the one that brought them back ahead of its backward pass.
+	// and the one that brought them back ahead of its backward pass; and
+	// the copies out in order, so that a forward pass waits for the one
+	// two back (no more than one being copied out beside the one in use).
 	offloaded, reloaded map[int]int32
+	outs                []int32
 	// The backward compute item of each layer in the last backward pass,
 	// and the bucket being filled.
 	bucketBytes int64
 	bucketLast  int32
 	held        []int64 // buckets waiting for the end of the backward pass
-	// ZeRO: the compute items of the last two layers of the pass; a
-	// layer's gather waits for the one two layers back, so that it runs
-	// while the layer before computes (one layer prefetched, as
-	// DeepSpeed's stage 3 does), and no further ahead (memory holds one
-	// gathered layer more).
+	// ZeRO: the compute items of the last two layers computed, in this
+	// pass or the one before; a layer's gather waits for the one two
+	// layers back, so that it runs while the layer before computes (one
+	// layer prefetched, as DeepSpeed's stage 3 does), and no further
+	// ahead, across passes too (memory holds one gathered layer more).
 	prevCompute, prev2Compute int32
 	// The compute lane's last compute item (-1: none yet).
 	lastCompute int32
@@ -321,25 +324,28 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 	if rs.s > 0 {
 		rs.p2p(w, false, rs.peer(rs.s-1), 2*ph.mb, rs.outBytes(rs.lo-1))
 	}
-	rs.prevCompute, rs.prev2Compute = -1, -1
+	rs.prefetch(w)
+	wait := rs.outWait()
 	var last int32
 	for i := rs.lo; i < rs.hi; i++ {
+		after := wait
+		wait = nil
 		if st.ZeRO3 && st.DP > 1 {
-			g := rs.gather(w, i)
-			last = rs.layerPass(w, i, false, g)
-		} else {
-			last = rs.layerPass(w, i, false)
+			after = append(after, rs.gather(w, i))
 		}
+		last = rs.layerPass(w, i, false, after...)
 		rs.prevCompute, rs.prev2Compute = last, rs.prevCompute
 	}
-	if st.Offload && rs.nextBackward() != ph.mb {
-		// (A microbatch whose backward pass comes next, as on 1F1B's last
-		// stage, stays on the device: out and back would only stall it.)
+	if next := rs.nextPhase(); st.Offload && !(next.backward && next.mb == ph.mb) {
+		// (A microbatch whose backward pass comes right after, as on
+		// 1F1B's last stage, stays on the device: out and back would
+		// only stall it.)
 		if rs.offloaded == nil {
 			rs.offloaded = map[int]int32{}
 		}
 		cp := rs.copy(w, laneAux, last)
 		rs.offloaded[ph.mb] = cp
+		rs.outs = append(rs.outs, cp)
 		if st.OffloadSerial { // the compute lane waits for the copy (not the copy's CPU: it is no compute)
 			rs.compute(w, 0, laneCompute, cp)
 		}
@@ -359,25 +365,50 @@ func (rs *rankScript) copy(w *workloads.Writer, lane uint16, after ...int32) int
 }
 
 // reload copies microbatch mb's activations back from the host, once
-// they are there.
-func (rs *rankScript) reload(w *workloads.Writer, mb int) int32 {
-	after := []int32{rs.offloaded[mb]}
-	if rs.j.Strategy.OffloadSerial {
-		after = append(after, rs.lastCompute) // in the compute's way: after what it did last
-	}
+// they are there and the items in after are done.
+func (rs *rankScript) reload(w *workloads.Writer, mb int, after ...int32) int32 {
+	after = append(after, rs.offloaded[mb])
 	delete(rs.offloaded, mb)
 	return rs.copy(w, laneReload, after...)
 }
 
-// nextBackward is the microbatch of the next backward pass to script
-// after the one running, or -1.
-func (rs *rankScript) nextBackward() int {
-	for _, ph := range rs.phases[rs.next:] {
-		if ph.backward {
-			return ph.mb
-		}
+// outWait is what a phase's first compute waits for beside compute: every
+// copy out but the last (so that one, at most, is on its way while the
+// phase runs).
+func (rs *rankScript) outWait() []int32 {
+	if st := rs.j.Strategy; !st.Offload || st.OffloadSerial || len(rs.outs) < 2 {
+		return nil
 	}
-	return -1
+	return []int32{rs.outs[len(rs.outs)-2]}
+}
+
+// nextPhase is the phase scripted after the one being scripted (a
+// forward pass of microbatch -1 when none is).
+func (rs *rankScript) nextPhase() phase {
+	if rs.next < len(rs.phases) {
+		return rs.phases[rs.next]
+	}
+	return phase{mb: -1}
+}
+
+// prefetch, at the start of a phase, brings back the activations of the
+// backward pass that comes right after it, beside it: no sooner than the
+// phase begins (the end of the compute before it), so that the device
+// holds at most three microbatches' activations (Memory): the one in
+// use, one being copied out and one being brought back.
+func (rs *rankScript) prefetch(w *workloads.Writer) {
+	st := rs.j.Strategy
+	next := rs.nextPhase()
+	if !st.Offload || st.OffloadSerial || !next.backward {
+		return
+	}
+	if _, out := rs.offloaded[next.mb]; !out {
+		return
+	}
+	if rs.reloaded == nil {
+		rs.reloaded = map[int]int32{}
+	}
+	rs.reloaded[next.mb] = rs.reload(w, next.mb, rs.lastCompute)
 }
 
 func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
@@ -389,25 +420,17 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	if st.Offload {
 		r, ok := rs.reloaded[ph.mb]
 		if _, out := rs.offloaded[ph.mb]; !ok && out {
-			r, ok = rs.reload(w, ph.mb), true
+			// Not brought back ahead (the serial copies are in the
+			// compute's way: after what it did last).
+			r, ok = rs.reload(w, ph.mb, rs.lastCompute), true
 		}
 		if ok {
 			delete(rs.reloaded, ph.mb)
 			reload = append(reload, r)
 		}
-		if next := rs.nextBackward(); !st.OffloadSerial && next >= 0 {
-			if _, out := rs.offloaded[next]; out {
-				// Beside this pass's compute, the next backward pass's
-				// activations come back (two microbatches' on the device,
-				// as Memory counts).
-				if rs.reloaded == nil {
-					rs.reloaded = map[int]int32{}
-				}
-				rs.reloaded[next] = rs.reload(w, next)
-			}
-		}
 	}
-	rs.prevCompute, rs.prev2Compute = -1, -1
+	rs.prefetch(w)
+	reload = append(reload, rs.outWait()...)
 	rs.bucketBytes, rs.bucketLast = 0, -1
 	for i := rs.hi - 1; i >= rs.lo; i-- {
 		l := rs.layer(i)

@@ -418,8 +418,9 @@ type Memory struct {
 // one prefetched: the stage's two largest, at the worst). Activations are
 // those of the microbatches a stage holds at once: m for GPipe, pp - s
 // for 1F1B's stage s; recomputation keeps each layer's input and one
-// layer's activations; offloading keeps two microbatches' (the one in
-// use and the one being copied). Inference keeps one layer's.
+// layer's activations; offloading keeps three microbatches' (the one in
+// use, one being copied out and one being brought back). Inference keeps
+// one layer's.
 func (j *Job) Memory() []Memory {
 	s := j.Strategy
 	bounds := j.stages()
@@ -456,7 +457,7 @@ func (j *Job) Memory() []Memory {
 		case s.Recompute:
 			m.Activations = held*outs + most
 		case s.Offload:
-			m.Activations = min(2, held) * acts
+			m.Activations = min(3, held) * acts
 		default:
 			m.Activations = held * acts
 		}
@@ -487,7 +488,7 @@ func (j *Job) fits() error {
 				rem = append(rem, "zero3")
 			}
 			if !s.Recompute && !s.Offload && !s.Inference {
-				// Offloading keeps two microbatches' activations on the
+				// Offloading keeps three microbatches' activations on the
 				// device: no help to a stage that holds no more.
 				for _, r := range []struct {
 					name string

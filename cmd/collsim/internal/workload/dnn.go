@@ -354,7 +354,7 @@ func (o *dnnFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		kept := j
 		kept.Strategy.Offload = false
 		if slices.Equal(j.Memory(), kept.Memory()) {
-			fmt.Fprintln(streams.Err, "collsim: note: --offload saves no device memory here: it keeps two microbatches' activations on the device, and no stage holds more; it only adds the copies")
+			fmt.Fprintln(streams.Err, "collsim: note: --offload saves no device memory here: it keeps three microbatches' activations on the device (in use, going out, coming back), and no stage holds more; it only adds the copies")
 		}
 	}
 	res, err := e.RunDNN(j, o.breakdown)
