@@ -71,7 +71,10 @@ reduction rate) unless given.`,
 				Ranks     int                `json:"ranks"`
 				SizeBytes int64              `json:"size_bytes"`
 				Times     map[string]float64 `json:"times_s"`
-				Exact     map[string]bool    `json:"exact"`
+				// Exact: the form claims the call's time on this machine
+				// exactly, as collsim run's model_exact (a form exact on a
+				// crossbar is an estimate where routes differ).
+				Exact map[string]bool `json:"exact"`
 				// HostCostsLeftOut names the forms that leave out the
 				// hosts' o and g the machine charges (underestimates).
 				HostCostsLeftOut map[string]bool `json:"host_costs_left_out,omitempty"`
@@ -89,7 +92,7 @@ reduction rate) unless given.`,
 				}
 			}
 			var out []row
-			skipped, refused, leftOut := false, false, false
+			skipped, refused, leftOut, differ := false, false, false, false
 			var probeNotes []string
 			hostFree := m.Host.Overhead == 0 && m.Gap == 0
 			kinds := map[string]bool{}
@@ -140,7 +143,10 @@ reduction rate) unless given.`,
 					r := row{Ranks: p, SizeBytes: params.SizeBytes(c), Times: map[string]float64{}, Exact: map[string]bool{}, HostCostsLeftOut: map[string]bool{}}
 					probeBest, probeT := "", math.Inf(1) // the fastest LogGP form at o = cmdutil.ProbeOverhead
 					line := []string{fmt.Sprint(p), configs.FormatBytes(r.SizeBytes)}
-					best := math.Inf(1)
+					// Only forms that price the o and g the machine charges
+					// set the best, as in tune (others underestimate); the
+					// others only when no form prices them.
+					best, bestPriced := math.Inf(1), false
 					for _, a := range algs {
 						// The call as run makes it: an algorithm run refuses
 						// here (a two-level one on a flat machine) is no
@@ -153,7 +159,7 @@ reduction rate) unless given.`,
 							line = append(line, "-") // the algorithm cannot run here
 							continue
 						}
-						pred, kind, _, err := pricing.ClosedForm(a, q)
+						pred, kind, alike, err := pricing.ClosedForm(a, q)
 						kinds[kind] = true
 						if errors.Is(err, cost.ErrNoClosedForm) {
 							line = append(line, "-")
@@ -162,12 +168,16 @@ reduction rate) unless given.`,
 						if err != nil {
 							return err
 						}
-						r.Times[a.Name], r.Exact[a.Name] = pred.Time, pred.Exact
+						r.Times[a.Name], r.Exact[a.Name] = pred.Time, pricing.ExactHere(pred, kind, alike)
 						mark := ""
 						if !pred.Exact {
 							mark = "*"
 						}
-						if pricing.LeavesOutHostCosts(kind) {
+						if !alike {
+							mark, differ = mark+"≈", true
+						}
+						priced := !pricing.LeavesOutHostCosts(kind)
+						if !priced {
 							r.HostCostsLeftOut[a.Name], leftOut = true, true
 							mark += "~"
 						}
@@ -177,8 +187,8 @@ reduction rate) unless given.`,
 							}
 						}
 						line = append(line, cmdutil.Seconds(pred.Time)+mark)
-						if pred.Time < best {
-							best, r.Best = pred.Time, a.Name
+						if priced && !bestPriced || priced == bestPriced && pred.Time < best {
+							best, r.Best, bestPriced = pred.Time, a.Name, priced
 						}
 					}
 					b, err := h.LowerBound(c, params)
@@ -223,7 +233,10 @@ reduction rate) unless given.`,
 				fmt.Fprintf(streams.Out, "(a row of - is a call collsim run refuses, such as an alltoall too small to send a whole element to each rank)\n")
 			}
 			if leftOut {
-				fmt.Fprintf(streams.Out, "(~ = an alpha-beta-gamma form that leaves out the per-message overhead o and gap g %s charges: it underestimates; collsim run or tune simulates them)\n", m.Name)
+				fmt.Fprintf(streams.Out, "(~ = an alpha-beta-gamma form that leaves out the per-message overhead o and gap g %s charges: it underestimates, and sets the best only where no form prices them; collsim run or tune simulates them)\n", m.Name)
+			}
+			if differ {
+				fmt.Fprintf(streams.Out, "(≈ = an estimate: %s's routes differ and the form prices every message as the slowest; contention it does not see either: collsim run --network flow or validate simulates it)\n", m.Name)
 			}
 			for _, n := range probeNotes {
 				fmt.Fprintln(streams.Out, n)

@@ -490,14 +490,19 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 			ratio = fmt.Sprintf("%.6f", r.Time / *r.Model)
 		}
 		var kind string
-		gaps := collsim.PlacementGaps{SharedNICs: r.SharedNICs, LocalDuplex: r.LocalDuplex, LocalBands: r.LocalBands}.Reasons()
+		// Every reason it is an estimate: leaving out o and g makes it too
+		// low, pricing every route as the slowest too high.
+		var reasons []string
+		if r.HostCosts {
+			reasons = append(reasons, "it leaves out the hosts' overhead o and gap g, which this machine charges")
+		}
+		if !r.RoutesAlike {
+			reasons = append(reasons, "routes differ here and it prices every message as the slowest")
+		}
+		reasons = append(reasons, collsim.PlacementGaps{SharedNICs: r.SharedNICs, LocalDuplex: r.LocalDuplex, LocalBands: r.LocalBands}.Reasons()...)
 		switch {
-		case !r.RoutesAlike:
-			kind = "an estimate: routes differ here and it prices every message as the slowest"
-		case r.HostCosts:
-			kind = "an estimate: it leaves out the hosts' overhead o and gap g, which this machine charges"
-		case len(gaps) > 0:
-			kind = "an estimate: " + gaps[0]
+		case len(reasons) > 0:
+			kind = "an estimate: " + strings.Join(reasons, "; ")
 		case r.ModelExact:
 			kind = "exact here"
 		default:
