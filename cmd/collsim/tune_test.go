@@ -5,15 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/collectives"
 )
 
 // tune's rules file names, for each rank count, the algorithm that tune's
 // own table reports as fastest at each size, and that algorithm is no
 // slower in simulation than any other candidate (checked through collsim
-// run, a separate path).
+// run, a separate path); where the table flags the fastest as winning only
+// at zero overhead ((!)), the file takes the one its note names.
 func TestTuneWritesItsChoices(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rules.txt")
 	out, errs, code := collsim(t, "tune", "-c", "allreduce,barrier", "-n", "5,8", "-s", "8,64KiB,1MiB", "-o", file)
@@ -36,6 +40,17 @@ func TestTuneWritesItsChoices(t *testing.T) {
 					t.Errorf("%s ranks %s: tune picked %s (%g s) but %s takes %g s", f[2], f[1], f[3], best, a, other)
 				}
 			}
+		}
+	}
+	// "(!) allreduce on 5 ranks, 8B: ... with o = 500ns, NAME is fastest, and the rules file takes it"
+	flagged := regexp.MustCompile(`^\(!\) (\w+) on (\d+) ranks, (\w+): .* (\w+) is fastest, and the rules file takes it$`)
+	for _, line := range strings.Split(out, "\n") {
+		if m := flagged.FindStringSubmatch(line); m != nil {
+			n, _, ok := collectives.OmpiAlgorithm(collectives.Collective(m[1]), m[4])
+			if !ok {
+				t.Fatalf("%q: no Open MPI number for %s", line, m[4])
+			}
+			fastest[key{m[1], m[2], m[3]}] = strconv.Itoa(n)
 		}
 	}
 	if len(fastest) != 2*3+2 {
@@ -123,9 +138,16 @@ func TestTuneFlagsZeroOverheadWins(t *testing.T) {
 			Fastest   string `json:"fastest"`
 			Note      string `json:"zero_overhead_note"`
 		} `json:"choices"`
+		Rules string `json:"rules"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Choices) != 2 {
 		t.Fatalf("%v: %s", err, out)
+	}
+	// The rules file, for a real MPI library (which pays some overhead),
+	// takes recursive doubling (Open MPI's allreduce 3) from 0 bytes, not
+	// the linear one (1) that wins only at o = 0; and says so.
+	if !strings.Contains(res.Rules, "\n0 3 0 0\n") || strings.Contains(res.Rules, "\n0 1 0 0\n") || !strings.Contains(res.Rules, "these rules take the fastest at o = 500ns") {
+		t.Errorf("rules file:\n%s", res.Rules)
 	}
 	small, large := res.Choices[0], res.Choices[1]
 	if small.Fastest != "linear" || !strings.Contains(small.Note, "with o = 500ns, recursive_doubling is fastest") || large.Note != "" {

@@ -87,6 +87,12 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			}
 			var rules bytes.Buffer
 			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sizes)
+			for _, pt := range results {
+				if pt.zeroOverhead != "" {
+					header += fmt.Sprintf("\nWhere the fastest won only because %s charges no per-message overhead ((!) in the table),\nthese rules take the fastest at o = %s: a real MPI library pays some.", m.Name, cmdutil.ProbeOverhead)
+					break
+				}
+			}
 			if err := collectives.WriteOmpiRules(&rules, header, merge(results)); err != nil {
 				return err
 			}
@@ -149,8 +155,12 @@ type point struct {
 	skipped []string
 	pruned  int // candidates not simulated: closed form far above the best
 	// zeroOverhead says the choice wins only on a machine that charges
-	// nothing per message, and what wins with a modest overhead.
+	// nothing per message, and what wins with a modest overhead: robust,
+	// with its parameters, which the rules file takes (a real MPI library
+	// always pays some overhead per message).
 	zeroOverhead string
+	robust       collectives.Algorithm
+	robustParams collectives.Params
 	// segmentNote says how the best's segment was chosen, where the
 	// machine's own costs could not choose it.
 	segmentNote string
@@ -265,17 +275,18 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		// for free). Would the choice stand at a modest MPI overhead?
 		with := *m
 		with.Host.Overhead = cmdutil.ProbeOverhead
-		best, bestT := "", math.Inf(1)
+		best, bestT := -1, math.Inf(1)
 		for i, a := range cands { // all of them: the pruning priced o = 0
 			if slices.Contains(pt.skipped, a.Name) {
 				continue
 			}
 			if t, err := cmdutil.Simulate(&with, a, qs[i]); err == nil && t < bestT {
-				best, bestT = a.Name, t
+				best, bestT = i, t
 			}
 		}
-		if best != "" && best != pt.best.Name {
-			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest", m.Name, cmdutil.ProbeOverhead, best)
+		if best >= 0 && cands[best].Name != pt.best.Name {
+			pt.robust, pt.robustParams = cands[best], qs[best]
+			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest, and the rules file takes it", m.Name, cmdutil.ProbeOverhead, pt.robust.Name)
 		}
 	}
 	pt.fixedT = math.NaN()
@@ -369,8 +380,12 @@ func merge(pts []point) []collectives.OmpiRules {
 		if len(out) == 0 || out[len(out)-1].Collective != pt.c {
 			out = append(out, collectives.OmpiRules{Collective: pt.c, BySize: map[int][]collectives.OmpiRule{}})
 		}
-		n, _, _ := collectives.OmpiAlgorithm(pt.c, pt.best.Name)
-		seg := collectives.OmpiSegmentBytes(pt.best, pt.params)
+		alg, params := pt.best, pt.params
+		if pt.zeroOverhead != "" {
+			alg, params = pt.robust, pt.robustParams
+		}
+		n, _, _ := collectives.OmpiAlgorithm(pt.c, alg.Name)
+		seg := collectives.OmpiSegmentBytes(alg, params)
 		by := out[len(out)-1].BySize
 		rules := by[pt.ranks]
 		from := pt.bytes
