@@ -395,6 +395,11 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; valid: machine, .*ranks`, 1},
 		// A misspelt algorithm passed --dry-run and failed every point.
 		{"axes:\n  algo: [ring, rign]\n", `sweep.yaml:2: algo "rign" is not an algorithm of any collective, nor a library's choice`, 1},
+		// A misspelt collective failed every point, with no line; an axis
+		// with nothing after it ran one point of the default.
+		{"base: {collective: allreduse}\naxes:\n  ranks: [4, 8]\n", `sweep.yaml:1: collective "allreduse" is not one of allreduce, bcast`, 1},
+		{"axes:\n  ranks: [4, 8]\n  algo:\n", `sweep.yaml:3: axis algo has no values`, 1},
+		{"base: {algo: }\naxes:\n  ranks: [4, 8]\n", `sweep.yaml:1: algo has no value; give one, or leave the key out`, 1},
 		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
 		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give a whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},

@@ -264,7 +264,8 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 	default:
 		return nil, fmt.Errorf("%s: axis %s: give a list of values, e.g. [1, 2, 4]", at, key.Value)
 	}
-	if len(items) == 0 {
+	if len(items) == 0 || val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		// (algo: with nothing after it ran one point of the default.)
 		return nil, fmt.Errorf("%s: axis %s has no values", at, key.Value)
 	}
 	var out []*yaml.Node
@@ -340,6 +341,9 @@ func knownAlgorithm(name string) bool {
 func checkKey(file string, key, val *yaml.Node, axis bool) error {
 	at := fmt.Sprintf("%s:%d", file, val.Line)
 	k := key.Value
+	if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		return fmt.Errorf("%s: %s has no value; give one, or leave the key out", at, k)
+	}
 	switch {
 	case k == "machine":
 		if val.Kind != yaml.ScalarNode {
@@ -363,6 +367,12 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 		_, err := run.Point(settings([]Value{{Key: k, Node: val}}), nil)
 		if err != nil {
 			return fmt.Errorf("%s: %v", at, err)
+		}
+		if c := strings.Split(val.Value, ","); (k == "collective" || k == "c") && slices.ContainsFunc(c, func(name string) bool {
+			return !slices.Contains(collectives.Collectives, collectives.Collective(strings.TrimSpace(name)))
+		}) {
+			// Checked here, as algo below: it failed every point.
+			return fmt.Errorf("%s: collective %q is not one of %s", at, val.Value, cmdutil.CollectiveNames())
 		}
 		if k == "algo" && !knownAlgorithm(val.Value) {
 			// Checked here, not only when its point runs: a misspelt
