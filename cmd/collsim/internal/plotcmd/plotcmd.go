@@ -317,6 +317,9 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		p.Title = cmp.Or(o.Title, label(o.Y)+" against "+o.X)
 		if facet >= 0 {
 			p.Title = o.Facet + " " + f
+			if b, err := strconv.ParseInt(f, 10, 64); err == nil && isBytes(o.Facet) {
+				p.Title = o.Facet + " " + configs.FormatBytes(b) // "size 8MiB", not 8388608
+			}
 			if o.Title != "" {
 				p.Title = o.Title + ", " + p.Title
 			}

@@ -194,8 +194,11 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = logTicks{}
 	}
-	if p.XBytes {
+	switch {
+	case p.XBytes:
 		pl.X.Tick.Marker = byteTicks{}
+	case p.LogX && powersOfTwo(p.Lines):
+		pl.X.Tick.Marker = rankTicks{}
 	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
@@ -274,23 +277,62 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 	return pl, nil
 }
 
-// byteTicks marks powers of two, labelling every other one (every one when
-// the axis spans few), in bytes.
+// powersOfTwo reports whether every x of the lines is a power of two of at
+// least 2 (rank counts), for ticks at them.
+func powersOfTwo(lines []Series) bool {
+	n := 0
+	for _, l := range lines {
+		for _, x := range l.X {
+			if x < 2 || x != math.Exp2(math.Round(math.Log2(x))) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// byteTicks marks powers of two and labels them in bytes (64KiB).
 type byteTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
+	return pow2Ticks(lo, hi, func(v float64) string { return configs.FormatBytes(int64(v)) })
+}
+
+// rankTicks marks powers of two and labels them as numbers: an axis of
+// rank counts 64, 256, 1024 read 100, 200, 500, 1000 on powers of ten,
+// with no label at its first point.
+type rankTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (rankTicks) Ticks(lo, hi float64) []plot.Tick {
+	return pow2Ticks(lo, hi, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
+}
+
+// maxTickLabels bounds the labels of a powers-of-two axis: a panel of a
+// faceted figure is about 4 inches wide, and "128KiB512KiB2MiB" ran
+// together at 13.
+const maxTickLabels = 7
+
+// pow2Ticks marks every power of two from lo to hi and labels those whose
+// exponent is a multiple of the smallest step of 1, 2, 5 or 10 that keeps
+// the labels to maxTickLabels (10: every KiB, MiB, GiB).
+func pow2Ticks(lo, hi float64, label func(float64) string) []plot.Tick {
 	var ticks []plot.Tick
 	first := math.Ceil(math.Log2(max(lo, 1)))
 	last := math.Floor(math.Log2(hi))
-	every := 1.0
-	if last-first > 8 {
-		every = 2
+	step := 1.0
+	for _, s := range []float64{1, 2, 5, 10} {
+		step = s
+		if math.Floor(last/s)-math.Ceil(first/s)+1 <= maxTickLabels {
+			break
+		}
 	}
 	for e := first; e <= last; e++ {
 		t := plot.Tick{Value: math.Exp2(e)}
-		if math.Mod(e-first, every) == 0 {
-			t.Label = configs.FormatBytes(int64(t.Value))
+		if math.Mod(e, step) == 0 {
+			t.Label = label(t.Value)
 		}
 		ticks = append(ticks, t)
 	}
@@ -330,6 +372,16 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		for m := 1.0; m <= 9; m++ {
 			if v := m * math.Pow(10, d); v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
 				ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
+			}
+		}
+	}
+	if len(ticks) > 5 {
+		// Nine labels crowd a short panel: 1, 2, 3 and 5 times the
+		// decade keep their labels, the others are marks.
+		for i, t := range ticks {
+			m := math.Round(t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)))
+			if m != 1 && m != 2 && m != 3 && m != 5 {
+				ticks[i].Label = ""
 			}
 		}
 	}

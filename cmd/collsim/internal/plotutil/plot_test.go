@@ -48,6 +48,46 @@ func TestLogTicksInsideADecade(t *testing.T) {
 	}
 }
 
+// Many multiples inside one decade keep labels at 1, 2, 3 and 5 times it
+// (0.0002, 0.0003, ... 0.0009 crowded a short panel).
+func TestLogTicksInsideADecadeThinOut(t *testing.T) {
+	var got []string
+	for _, tk := range (logTicks{}).Ticks(0.0011, 0.0095) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	if want := []string{"0.002", "0.003", "0.005"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}
+
+// Powers-of-two axes label at most maxTickLabels ticks, at exponents a
+// multiple of a step of 1, 2, 5 or 10: 8 B to 256 MiB (2^3..2^28) by 5
+// (32B, 1KiB, 32KiB, 1MiB, 32MiB; by 2 it was 13 labels, which ran
+// together); rank counts 8..64 every one, as numbers; and an axis of rank
+// counts gets them only when every x is a power of two.
+func TestPowerOfTwoTicks(t *testing.T) {
+	labels := func(ticks []plot.Tick) []string {
+		var l []string
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				l = append(l, tk.Label)
+			}
+		}
+		return l
+	}
+	if got, want := labels(byteTicks{}.Ticks(8, 256<<20)), []string{"32B", "1KiB", "32KiB", "1MiB", "32MiB"}; !slices.Equal(got, want) {
+		t.Errorf("8B..256MiB: %q, want %q", got, want)
+	}
+	if got, want := labels(rankTicks{}.Ticks(8, 64)), []string{"8", "16", "32", "64"}; !slices.Equal(got, want) {
+		t.Errorf("ranks 8..64: %q, want %q", got, want)
+	}
+	if !powersOfTwo([]Series{{X: []float64{64, 256, 1024}}}) || powersOfTwo([]Series{{X: []float64{64, 100}}}) || powersOfTwo(nil) {
+		t.Error("powersOfTwo")
+	}
+}
+
 // A linear axis's labels read as their ticks' values: gonum's labelled a
 // tick at 1.05 "1" on an axis from 0.92 to 1.06 (ticks 0.06 apart).
 func TestLinearTickLabelsReadAsTheirValues(t *testing.T) {
