@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/collsim/collsim/sim"
@@ -140,4 +141,37 @@ func (p *Progress) Done() {
 	if p.terminal && p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// Counter shows on p how many of total things (what: "strategies
+// simulated") are done: report is told the count as each finishes, and a
+// line is due every second too, so that it shows while long ones run.
+// stop ends it. Both are no-ops when p is nil (no display).
+func Counter(p *Progress, what string, total int) (report func(done int), stop func()) {
+	if p == nil {
+		return func(int) {}, func() {}
+	}
+	var mu sync.Mutex
+	finished := 0
+	report = func(done int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished = done
+		p.Count(what, done, total)
+	}
+	tick := time.NewTicker(time.Second)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				mu.Lock()
+				p.Count(what, finished, total)
+				mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return report, func() { tick.Stop(); close(quit); mu.Lock(); p.Done(); mu.Unlock() }
 }

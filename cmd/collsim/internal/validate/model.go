@@ -66,11 +66,20 @@ func runModel(streams *cmdutil.IO, o *options) error {
 	skipped := 0
 	uniform := true
 	var gaps collsim.PlacementGaps
-	for _, c := range colls {
-		algos, err := closedFormAlgorithms(c, o.algos, len(colls) > 1)
-		if err != nil {
+	byColl := make([][]collectives.Algorithm, len(colls))
+	total := 0
+	for i, c := range colls {
+		if byColl[i], err = closedFormAlgorithms(c, o.algos, len(colls) > 1); err != nil {
 			return err
 		}
+		total += len(byColl[i]) * len(ranks) * len(ss)
+	}
+	// A grid of flow runs takes minutes: say how far it has got.
+	count, stop := cmdutil.Counter(cmdutil.Display(streams, o.quiet, o.progress), "points", total)
+	defer stop()
+	done := 0
+	for i := range colls {
+		algos := byColl[i]
 		for _, p := range ranks {
 			place, err := m.Place(p, "", 1)
 			if err != nil {
@@ -82,6 +91,8 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			for _, a := range algos {
 				last := int64(-1)
 				for _, size := range ss {
+					done++
+					count(done)
 					if params, err := collsim.Call(a.Collective, p, size, 8, 0); err == nil && params.SizeBytes(a.Collective) == last {
 						continue // the same call as the size before (a barrier, or an alltoall split that rounds down)
 					} else if err == nil {

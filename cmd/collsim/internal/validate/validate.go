@@ -56,6 +56,8 @@ type options struct {
 	interleave    bool
 	plotDir       string
 	json          bool
+	quiet         bool // no progress line
+	progress      bool // a progress line even in a log
 	machine       string
 	ranks         string
 	networks      string
@@ -190,6 +192,8 @@ any error is larger than that fraction.`,
 	f.Float64Var(&o.maxError, "max-error", 0, "fail (exit 3) when a model is off its reference by more than this fraction (0: report only); a closed form that is a bound passes where the simulation lies within it")
 	f.StringVar(&o.plotDir, "plot", "", "write validate-real.png and .svg (time against size, real and simulated) and validate-real-error.png and .svg into this directory")
 	f.BoolVar(&o.json, "json", false, "write JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on stderr (points simulated, shown when stderr is a terminal)")
+	f.BoolVar(&o.progress, "progress", false, "a progress line on stderr every 10 s even when stderr is not a terminal")
 	return cmd
 }
 

@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,29 +68,8 @@ func (m *machineFlags) counter(streams *cmdutil.IO, what string, total int) (rep
 	if p == nil {
 		return nil, func() {}
 	}
-	var mu sync.Mutex
-	finished := 0
-	report = func(done, _ int) {
-		mu.Lock()
-		defer mu.Unlock()
-		finished = done
-		p.Count(what, done, total)
-	}
-	tick := time.NewTicker(time.Second)
-	quit := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-tick.C:
-				mu.Lock()
-				p.Count(what, finished, total)
-				mu.Unlock()
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return report, func() { tick.Stop(); close(quit); mu.Lock(); p.Done(); mu.Unlock() }
+	count, stop := cmdutil.Counter(p, what, total)
+	return func(done, _ int) { count(done) }, stop
 }
 
 // writeTrace writes the recorded run to --trace and --timeline.
