@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -390,13 +391,22 @@ func asRank(rank, size int, args ...string) *exec.Cmd {
 // testSecret is a job secret for ranks started by hand.
 const testSecret = "00112233445566778899aabbccddeeff"
 
+// freePort returns a loopback address free now, for a rank to listen on
+// later. It is drawn below the kernel's ephemeral ports (32768 up on
+// Linux): a port the kernel handed out for :0 and got back could go to
+// another test's outgoing connection before the rank bound it (rank 0
+// once found 127.0.0.1:41977 in use under a loaded go test ./...).
 func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port from 20000 to 31999 on 127.0.0.1")
+	return ""
 }
 
 // TestRealUnderSlurm starts ranks as srun does (rank and size in the
