@@ -339,6 +339,7 @@ type flow struct {
 	route    []int32
 	latency  sim.Time // of its route, with any jitter
 	ser      sim.Time // with a gap: its bytes' time at its route's slowest link
+	began    sim.Time // with a gap: when it started sharing bandwidth
 	control  sim.Control
 	rem      float64  // bytes left at since
 	since    sim.Time // when rem was last brought up to date
@@ -455,11 +456,14 @@ func (m *flowModel) Handle(arg uint64) {
 			return
 		}
 		if m.gap > 0 && fl.control == sim.ControlNone && gen != gapServed {
-			// The receiving port takes the message in for its bytes' time
-			// (which, alone on the link, they have just taken) once it is
-			// free, and is then busy for the gap too.
+			// The receiving port takes the message in from when its head
+			// arrived, once the port is free, for its bytes' time, and is
+			// then busy for the gap too, as the analytic port; it hands
+			// the message over then, or when its last byte is in, if the
+			// link's sharing made that later (bytes shared with others
+			// are not counted twice).
 			dst, now := m.place[fl.dst], m.eng.Now()
-			in := max(now-min(now, fl.ser), m.rxNext[dst])
+			in := max(fl.began.Plus(fl.latency), m.rxNext[dst])
 			m.rxNext[dst] = in.Plus(m.gap).Plus(fl.ser)
 			if at := in.Plus(fl.ser); at > now {
 				m.eng.At(at, m.id, flowArg(flowArrive, f, gapServed))
@@ -586,6 +590,7 @@ func (m *flowModel) activate(f int32) {
 // start lets flow f share bandwidth from now on.
 func (m *flowModel) start(f int32) {
 	fl := &m.flows[f]
+	fl.began = m.eng.Now()
 	if m.load != nil {
 		m.load.join(fl.route, fl.rem, m.eng.Now())
 	}

@@ -457,6 +457,13 @@ func (ti *timedInjector) Handle(arg uint64) { ti.net.Inject(ti.trs[arg]) }
 //     2 + 100 + 50 = 152 µs, so the second, whose bytes are in at 202,
 //     is taken in from 152 and handed over at 252 µs, as on the analytic
 //     network.
+//   - Seven 1 MB messages into one host at once share its link (each
+//     has its last byte in at 702 µs, as without a gap); its port takes
+//     them in from their heads' arrival (2 µs), 150 µs each (g + s/B):
+//     message k is in by 102 + 150k, so five are handed over at 702, then
+//     852 and 1002 µs, as on the analytic network; with a 1 ps gap all
+//     at 702 (the bytes the link's sharing spread out once counted twice,
+//     up to 1602 µs).
 //   - Concurrent sends share their NIC's link as without a gap: seven
 //     1 MB messages at once from one host, with a gap of 1 ps, arrive
 //     within a nanosecond of their times without one, all at about 702
@@ -511,7 +518,25 @@ func TestFlowGap(t *testing.T) {
 	if got[1] != 102*us || got[2] != 252*us {
 		t.Errorf("two 1 MB messages into one host, 100 µs apart: delivered at %v and %v, want 102µs and 252µs", got[1], got[2])
 	}
-	trs, at := fan(true, 1e6)
+	trs, at := fan(false, 1e6)
+	for gap, want := range map[sim.Time][]sim.Time{
+		50 * us:        {702 * us, 702 * us, 702 * us, 702 * us, 702 * us, 852 * us, 1002 * us},
+		sim.Picosecond: {702 * us, 702 * us, 702 * us, 702 * us, 702 * us, 702 * us, 702 * us},
+	} {
+		got := run(gap, trs, at)
+		var times []sim.Time
+		for i := uint32(1); i < 8; i++ {
+			times = append(times, got[i])
+		}
+		slices.Sort(times)
+		for k := range times {
+			if d := times[k] - want[k]; d < -sim.Nanosecond || d > sim.Nanosecond {
+				t.Errorf("seven 1 MB messages into one host, gap %v: delivered at %v, want %v", gap, times, want)
+				break
+			}
+		}
+	}
+	trs, at = fan(true, 1e6)
 	without, with := run(0, trs, at), run(sim.Picosecond, trs, at)
 	for i := uint32(1); i < 8; i++ {
 		if d := with[i] - without[i]; d < -sim.Nanosecond || d > sim.Nanosecond {

@@ -166,6 +166,25 @@ func TestMemoryByHand(t *testing.T) {
 	}
 }
 
+// Offloading holds three microbatches' activations at most (in use, going
+// out, coming back): GPipe of 4 microbatches, 400 bytes each.
+func TestOffloadMemoryByHand(t *testing.T) {
+	m := &dnn.Model{Name: "two", Layers: []dnn.Layer{
+		{Name: "a", Params: 1000, ActBytes: 100, OutBytes: 10, FwdFLOPs: 1},
+		{Name: "b", Params: 3000, ActBytes: 300, OutBytes: 30, FwdFLOPs: 1},
+	}}
+	dev := device
+	dev.HostLink = 1e9
+	j := dnn.Job{Model: m, Device: dev, Strategy: dnn.Strategy{Offload: true, Microbatches: 4, Schedule: "gpipe"}}
+	if err := j.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	want := dnn.Memory{Params: 4000, Weights: 8000, Gradients: 8000, Optimizer: 48000, Activations: 3 * 400, Total: 65200}
+	if got := j.Memory(); len(got) != 1 || got[0] != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	small := dnn.Device{Name: "tiny", Peak: 1e12, Memory: 1 << 20}
 	cases := map[string]struct {
@@ -318,21 +337,22 @@ func TestZeRO3PrefetchesOneLayer(t *testing.T) {
 //     copy at all, the step is the compute, 48 ms.
 //   - GPipe, by hand (ms; c > 8): out k runs from 4 + kc to 4 + (k+1)c.
 //     Forwards 0 and 1 run at 0 and 4; forward 2 waits for out 0 and
-//     runs from 4 + c, forward 3 for out 1, from 4 + 2c to 8 + 2c. Back 0
-//     runs with forward 3's phase, from forward 2's end (8 + c); backward
-//     0 waits for out 2 and runs from 4 + 3c to 12 + 3c. Back 1 (from
-//     forward 3's end) is in by 8 + 3c: backward 1 runs to 20 + 3c. Back 2
-//     starts at backward 0's end and ends at 12 + 4c, after backward 1:
-//     backward 2 ends at 20 + 4c. Back 3 waits for its lane, ends at
-//     12 + 5c, after backward 2: backward 3 ends at 20 ms + 5c =
-//     61.94304 ms. (A microbatch's copy back used to wait for its own
+//     runs from 4 + c, forward 3 for out 1, from 4 + 2c to 8 + 2c. Back 0,
+//     brought ahead during forward 3's phase, waits as the phase does for
+//     out 1 (4 + 2c) and ends at 4 + 3c; backward 0 waits for out 2 (also
+//     4 + 3c) and ends at 12 + 3c. Back 1 runs from 4 + 3c (after out 2)
+//     to 4 + 4c, so backward 1 runs from 4 + 4c to 12 + 4c; back 2 from
+//     4 + 4c (its lane free) to 4 + 5c, backward 2 from there to 12 + 5c;
+//     back 3 from 4 + 5c to 4 + 6c, backward 3 from there to 12 ms + 6c =
+//     62.331648 ms. (A microbatch's copy back used to wait for its own
 //     backward pass to begin, and 1F1B's last stage sent every
-//     microbatch out and back.)
+//     microbatch out and back; a copy back that did not wait for the
+//     copies out let four microbatches onto the device.)
 func TestOffloadBesideCompute(t *testing.T) {
 	dev := device
 	dev.HostLink = 0.5e9
 	c := sim.FromSeconds(4 << 20 / 0.5e9)
-	for sched, want := range map[string]sim.Time{"1f1b": 48 * sim.Millisecond, "gpipe": 20*sim.Millisecond + 5*c} {
+	for sched, want := range map[string]sim.Time{"1f1b": 48 * sim.Millisecond, "gpipe": 12*sim.Millisecond + 6*c} {
 		j := dnn.Job{Model: uniform(4, false), Device: dev, Strategy: dnn.Strategy{Offload: true, Microbatches: 4, MicroBatch: 1, Schedule: sched}}
 		if got := run(t, j, nil); got != want {
 			t.Errorf("%s: step %v, want %v", sched, got, want)
@@ -404,5 +424,27 @@ func TestZeRO3MemoryByHand(t *testing.T) {
 		if got := j.Memory(); len(got) != 1 || got[0] != c.want {
 			t.Errorf("dp %d: %+v, want %+v", c.dp, got, c.want)
 		}
+	}
+}
+
+// ZeRO-3 does not gather a layer it still holds: the backward pass right
+// after a forward starts with the layer the forward ended with, and the
+// forward after a backward with the layer that backward ended with. With
+// 4 layers, 2 microbatches, 1F1B on one stage (forward 0, backward 0,
+// forward 1, backward 1), dp 2: gathers 4 + 3 + 3 + 3 = 13 and
+// reduce-scatters 2 x 4 = 8, each a ring of one step on 2 ranks, 2
+// messages: 42 messages (each layer gathered every pass made 48).
+func TestZeRO3KeepsTheLayerItHolds(t *testing.T) {
+	j := dnn.Job{Model: uniform(4, false), Device: device, Strategy: dnn.Strategy{DP: 2, ZeRO3: true, Microbatches: 2, MicroBatch: 1}}
+	comp, err := j.Composition(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.Instant(net(t, 2), dnn.FreeTags(nil)), Host: sim.HostParams{EagerLimit: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Messages != 42 {
+		t.Errorf("%d messages, want 42", res.Messages)
 	}
 }

@@ -76,7 +76,7 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 		Lanes: lanes,
 		Script: func(r int) collectives.Script {
 			d, t, s := mp.coords(r)
-			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1, prevCompute: -1, prev2Compute: -1}
+			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1, prevCompute: -1, prev2Compute: -1, lastLayer: -1}
 			rs.plan()
 			rs.phased = &workloads.Phased{Fill: rs.fill}
 			return rs.phased
@@ -130,6 +130,10 @@ type rankScript struct {
 	// layer prefetched, as DeepSpeed's stage 3 does), and no further
 	// ahead, across passes too (memory holds one gathered layer more).
 	prevCompute, prev2Compute int32
+	// lastLayer is the layer computed last (-1: none): a pass that starts
+	// with it (the backward after a forward; a stage of one layer) still
+	// has it gathered, and does not gather it again.
+	lastLayer int
 	// The compute lane's last compute item (-1: none yet).
 	lastCompute int32
 }
@@ -330,11 +334,11 @@ func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
 	for i := rs.lo; i < rs.hi; i++ {
 		after := wait
 		wait = nil
-		if st.ZeRO3 && st.DP > 1 {
+		if st.ZeRO3 && st.DP > 1 && i != rs.lastLayer {
 			after = append(after, rs.gather(w, i))
 		}
 		last = rs.layerPass(w, i, false, after...)
-		rs.prevCompute, rs.prev2Compute = last, rs.prevCompute
+		rs.prevCompute, rs.prev2Compute, rs.lastLayer = last, rs.prevCompute, i
 	}
 	if next := rs.nextPhase(); st.Offload && !(next.backward && next.mb == ph.mb) {
 		// (A microbatch whose backward pass comes right after, as on
@@ -408,7 +412,9 @@ func (rs *rankScript) prefetch(w *workloads.Writer) {
 	if rs.reloaded == nil {
 		rs.reloaded = map[int]int32{}
 	}
-	rs.reloaded[next.mb] = rs.reload(w, next.mb, rs.lastCompute)
+	// Also after every copy out but the last, as the phase's compute: the
+	// device holds the one in use, one going out and this one.
+	rs.reloaded[next.mb] = rs.reload(w, next.mb, append(rs.outWait(), rs.lastCompute)...)
 }
 
 func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
@@ -436,7 +442,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 		l := rs.layer(i)
 		after := reload
 		reload = nil
-		if st.ZeRO3 && st.DP > 1 {
+		if st.ZeRO3 && st.DP > 1 && i != rs.lastLayer {
 			after = append(after, rs.gather(w, i))
 		}
 		if st.Recompute {
@@ -444,7 +450,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 			after = nil
 		}
 		done := rs.layerPass(w, i, true, after...)
-		rs.prevCompute, rs.prev2Compute = done, rs.prevCompute
+		rs.prevCompute, rs.prev2Compute, rs.lastLayer = done, rs.prevCompute, i
 		grads := l.Params / rs.tpDiv(l) * st.GradBytes
 		switch {
 		case st.DP == 1:
