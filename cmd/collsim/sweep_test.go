@@ -400,6 +400,8 @@ func TestSweepBadFiles(t *testing.T) {
 		{"base: {collective: allreduse}\naxes:\n  ranks: [4, 8]\n", `sweep.yaml:1: collective "allreduse" is not one of allreduce, bcast`, 1},
 		{"axes:\n  ranks: [4, 8]\n  algo:\n", `sweep.yaml:3: axis algo has no values`, 1},
 		{"base: {algo: }\naxes:\n  ranks: [4, 8]\n", `sweep.yaml:1: algo has no value; give one, or leave the key out`, 1},
+		{"base: {collective: \"allreduce,bcast\"}\naxes:\n  ranks: [4, 8]\n", `sweep.yaml:1: collective "allreduce,bcast" is not one of`, 1},
+		{"axes:\n  ranks: [4, ~]\n", `sweep.yaml:2: ranks: an empty value in the list; give one`, 1},
 		{"axes:\n  ranks: [4, eight]\n", `sweep.yaml:2: .*eight`, 1},
 		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give a whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},

@@ -160,8 +160,9 @@ func Counter(p *Progress, what string, total int) (report func(done int), stop f
 		p.Count(what, done, total)
 	}
 	tick := time.NewTicker(time.Second)
-	quit := make(chan struct{})
+	quit, ended := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(ended)
 		for {
 			select {
 			case <-tick.C:
@@ -173,5 +174,14 @@ func Counter(p *Progress, what string, total int) (report func(done int), stop f
 			}
 		}
 	}()
-	return report, func() { tick.Stop(); close(quit); mu.Lock(); p.Done(); mu.Unlock() }
+	// stop waits for the ticker's goroutine, so that no line comes after
+	// Done has cleared it.
+	return report, func() {
+		tick.Stop()
+		close(quit)
+		<-ended
+		mu.Lock()
+		p.Done()
+		mu.Unlock()
+	}
 }

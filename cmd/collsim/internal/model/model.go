@@ -223,7 +223,7 @@ reduction rate) unless given.`,
 				models += " (level by level, nodes or groups, for the hierarchical algorithms)"
 			}
 			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\n"+
-				"best = the fastest these forms prove: an algorithm marked * may run faster than its bound (collsim run simulates it);\n"+
+				"best = the fastest by these forms, among those that price the costs the machine charges: an algorithm marked * may run faster than its bound (collsim run simulates it);\n"+
 				"bound = the lower bound no algorithm beats: the bytes the busiest rank must move and reduce, after Chan et al. 2007, and one latency%s)\n",
 				c, m.Name, models, eagerNote(m.Host.EagerLimit))
 			if err := cmdutil.Table(streams.Out, table); err != nil {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -277,13 +278,13 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 	return pl, nil
 }
 
-// powersOfTwo reports whether every x of the lines is a power of two of at
-// least 2 (rank counts), for ticks at them.
+// powersOfTwo reports whether every x of the lines is a power of two, 1
+// included (rank counts), for ticks at them.
 func powersOfTwo(lines []Series) bool {
 	n := 0
 	for _, l := range lines {
 		for _, x := range l.X {
-			if x < 2 || x != math.Exp2(math.Round(math.Log2(x))) {
+			if x < 1 || x != math.Exp2(math.Round(math.Log2(x))) {
 				return false
 			}
 			n++
@@ -375,12 +376,16 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 		}
 	}
-	if len(ticks) > 5 {
+	keep := func(v float64) bool {
+		m := math.Round(v / math.Pow(10, math.Floor(math.Log10(v)+1e-9)))
+		return m == 1 || m == 2 || m == 3 || m == 5
+	}
+	if kept := slices.DeleteFunc(slices.Clone(ticks), func(t plot.Tick) bool { return !keep(t.Value) }); len(ticks) > 5 && len(kept) >= 2 {
 		// Nine labels crowd a short panel: 1, 2, 3 and 5 times the
-		// decade keep their labels, the others are marks.
-		for i, t := range ticks {
-			m := math.Round(t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)))
-			if m != 1 && m != 2 && m != 3 && m != 5 {
+		// decade keep their labels (where two or more do), the others
+		// are marks.
+		for i := range ticks {
+			if !keep(ticks[i].Value) {
 				ticks[i].Label = ""
 			}
 		}

@@ -60,6 +60,16 @@ func TestLogTicksInsideADecadeThinOut(t *testing.T) {
 	if want := []string{"0.002", "0.003", "0.005"}; !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
+	// Thinned to one label it would say too little: 0.004..0.009 all stay.
+	got = got[:0]
+	for _, tk := range (logTicks{}).Ticks(0.0035, 0.0099) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	if want := []string{"0.004", "0.005", "0.006", "0.007", "0.008", "0.009"}; !slices.Equal(got, want) {
+		t.Errorf("0.0035..0.0099: labels %q, want %q", got, want)
+	}
 }
 
 // Powers-of-two axes label at most maxTickLabels ticks, at exponents a
@@ -83,8 +93,11 @@ func TestPowerOfTwoTicks(t *testing.T) {
 	if got, want := labels(rankTicks{}.Ticks(8, 64)), []string{"8", "16", "32", "64"}; !slices.Equal(got, want) {
 		t.Errorf("ranks 8..64: %q, want %q", got, want)
 	}
-	if !powersOfTwo([]Series{{X: []float64{64, 256, 1024}}}) || powersOfTwo([]Series{{X: []float64{64, 100}}}) || powersOfTwo(nil) {
+	if !powersOfTwo([]Series{{X: []float64{64, 256, 1024}}}) || !powersOfTwo([]Series{{X: []float64{1, 2, 4}}}) || powersOfTwo([]Series{{X: []float64{64, 100}}}) || powersOfTwo(nil) {
 		t.Error("powersOfTwo")
+	}
+	if got, want := labels(rankTicks{}.Ticks(1, 8)), []string{"1", "2", "4", "8"}; !slices.Equal(got, want) {
+		t.Errorf("ranks 1..8: %q, want %q", got, want)
 	}
 }
 

@@ -342,6 +342,9 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 	at := fmt.Sprintf("%s:%d", file, val.Line)
 	k := key.Value
 	if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		if axis {
+			return fmt.Errorf("%s: %s: an empty value in the list; give one", at, k)
+		}
 		return fmt.Errorf("%s: %s has no value; give one, or leave the key out", at, k)
 	}
 	switch {
@@ -368,9 +371,7 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", at, err)
 		}
-		if c := strings.Split(val.Value, ","); (k == "collective" || k == "c") && slices.ContainsFunc(c, func(name string) bool {
-			return !slices.Contains(collectives.Collectives, collectives.Collective(strings.TrimSpace(name)))
-		}) {
+		if k == "collective" && !slices.Contains(collectives.Collectives, collectives.Collective(strings.TrimSpace(val.Value))) {
 			// Checked here, as algo below: it failed every point.
 			return fmt.Errorf("%s: collective %q is not one of %s", at, val.Value, cmdutil.CollectiveNames())
 		}

@@ -92,13 +92,13 @@ func runModel(streams *cmdutil.IO, o *options) error {
 				last := int64(-1)
 				for _, size := range ss {
 					done++
-					count(done)
 					if params, err := collsim.Call(a.Collective, p, size, 8, 0); err == nil && params.SizeBytes(a.Collective) == last {
 						continue // the same call as the size before (a barrier, or an alltoall split that rounds down)
 					} else if err == nil {
 						last = params.SizeBytes(a.Collective)
 					}
 					pt, ok, err := modelAt(m, pricing, a, p, size, networks)
+					count(done)
 					if err != nil {
 						return err
 					}

@@ -146,6 +146,11 @@ any error is larger than that fraction.`,
 			if o.maxDrift > 0 && o.interleave && o.iterations < 2 {
 				return cmdutil.Flagf("--max-drift with --iterations %d: the drift is between the first and the second half of the rounds, which takes 2 or more", o.iterations)
 			}
+			if o.real {
+				if err := cmdutil.NotApplicable(cmd.Flags(), "they show the progress of a grid of simulations, which --real does not run", "quiet", "progress"); err != nil {
+					return err
+				}
+			}
 			if !o.real {
 				if err := cmdutil.NotApplicable(cmd.Flags(), "they apply to real runs: give --real", "interleave", "max-drift", "max-fit-spread", "pingpong", "exchange", "iterations", "warmup", "timeout", "transport", "single-copy"); err != nil {
 					return err
