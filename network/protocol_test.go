@@ -15,6 +15,26 @@ func models(t *testing.T, top *topology.Topology, ranks int) map[string]sim.Netw
 	return modelsWithGap(t, top, ranks, 0)
 }
 
+// onBoth builds a's schedule for params and returns its makespan on the
+// analytic network and on the flow network of nets (64 KiB eager limit,
+// reductions at 50 ps/B).
+func onBoth(t *testing.T, a collectives.Algorithm, params collectives.Params, nets map[string]sim.NetworkFactory) [2]sim.Time {
+	t.Helper()
+	s, err := a.Build(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times [2]sim.Time
+	for i, name := range []string{"analytic", "flow"} {
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: nets[name], Host: sim.HostParams{EagerLimit: 64 << 10, ReducePsPerByte: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times[i] = res.Makespan
+	}
+	return times
+}
+
 // modelsWithGap is models with NICs that charge gap per message.
 func modelsWithGap(t *testing.T, top *topology.Topology, ranks int, gap sim.Time) map[string]sim.NetworkFactory {
 	t.Helper()
@@ -192,18 +212,7 @@ func TestTreesFlowEqualsAnalytic(t *testing.T) {
 				nets := models(t, cross, p)
 				for _, n := range []int64{1, 1000, 1 << 16, 1<<17 + 3} { // 8 B to 1 MiB of 8-byte elements
 					params := collectives.Params{Ranks: p, Count: n, Root: (p / 3) * (int(n) % 2)}
-					s, err := a.Build(params)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var times [2]sim.Time
-					for i, name := range []string{"analytic", "flow"} {
-						res, err := sim.Execute(sim.New(1), s, sim.Config{Network: nets[name], Host: sim.HostParams{EagerLimit: 64 << 10, ReducePsPerByte: 50}})
-						if err != nil {
-							t.Fatal(err)
-						}
-						times[i] = res.Makespan
-					}
+					times := onBoth(t, a, params, nets)
 					what := fmt.Sprintf("%s p=%d n=%d root=%d: analytic %v, flow %v", a.ID(), p, n, params.Root, times[0], times[1])
 					if group.equal && times[0] != times[1] {
 						t.Error(what)
@@ -247,18 +256,7 @@ func TestGapFlowEqualsAnalytic(t *testing.T) {
 				nets := modelsWithGap(t, cross, p, gap)
 				for _, n := range []int64{1, 1000, 1<<17 + 3} {
 					params := collectives.Params{Ranks: p, Count: n}
-					s, err := a.Build(params)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var times [2]sim.Time
-					for i, name := range []string{"analytic", "flow"} {
-						res, err := sim.Execute(sim.New(1), s, sim.Config{Network: nets[name], Host: sim.HostParams{EagerLimit: 64 << 10, ReducePsPerByte: 50}})
-						if err != nil {
-							t.Fatal(err)
-						}
-						times[i] = res.Makespan
-					}
+					times := onBoth(t, a, params, nets)
 					if times[0] != times[1] {
 						t.Errorf("%s p=%d n=%d gap %v: analytic %v, flow %v", a.ID(), p, n, gap, times[0], times[1])
 					}

@@ -49,27 +49,31 @@ func TestLogTicksInsideADecade(t *testing.T) {
 }
 
 // Many multiples inside one decade keep labels at 1, 2, 3 and 5 times it
-// (0.0002, 0.0003, ... 0.0009 crowded a short panel).
+// (0.0002, 0.0003, ... 0.0009 crowded a short panel), where two or more
+// remain: thinned to one label, 0.0035..0.0099 would say too little.
 func TestLogTicksInsideADecadeThinOut(t *testing.T) {
-	var got []string
-	for _, tk := range (logTicks{}).Ticks(0.0011, 0.0095) {
-		if tk.Label != "" {
-			got = append(got, tk.Label)
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0.0011, 0.0095, []string{"0.002", "0.003", "0.005"}},
+		{0.0035, 0.0099, []string{"0.004", "0.005", "0.006", "0.007", "0.008", "0.009"}},
+	} {
+		if got := labelsOf((logTicks{}).Ticks(c.lo, c.hi)); !slices.Equal(got, c.want) {
+			t.Errorf("%g..%g: labels %q, want %q", c.lo, c.hi, got, c.want)
 		}
 	}
-	if want := []string{"0.002", "0.003", "0.005"}; !slices.Equal(got, want) {
-		t.Errorf("labels %q, want %q", got, want)
-	}
-	// Thinned to one label it would say too little: 0.004..0.009 all stay.
-	got = got[:0]
-	for _, tk := range (logTicks{}).Ticks(0.0035, 0.0099) {
+}
+
+// labelsOf is the labels of the ticks that have one.
+func labelsOf(ticks []plot.Tick) []string {
+	var l []string
+	for _, tk := range ticks {
 		if tk.Label != "" {
-			got = append(got, tk.Label)
+			l = append(l, tk.Label)
 		}
 	}
-	if want := []string{"0.004", "0.005", "0.006", "0.007", "0.008", "0.009"}; !slices.Equal(got, want) {
-		t.Errorf("0.0035..0.0099: labels %q, want %q", got, want)
-	}
+	return l
 }
 
 // Powers-of-two axes label at most maxTickLabels ticks, at exponents a
@@ -78,15 +82,7 @@ func TestLogTicksInsideADecadeThinOut(t *testing.T) {
 // together); rank counts 8..64 every one, as numbers; and an axis of rank
 // counts gets them only when every x is a power of two.
 func TestPowerOfTwoTicks(t *testing.T) {
-	labels := func(ticks []plot.Tick) []string {
-		var l []string
-		for _, tk := range ticks {
-			if tk.Label != "" {
-				l = append(l, tk.Label)
-			}
-		}
-		return l
-	}
+	labels := labelsOf
 	if got, want := labels(byteTicks{}.Ticks(8, 256<<20)), []string{"32B", "1KiB", "32KiB", "1MiB", "32MiB"}; !slices.Equal(got, want) {
 		t.Errorf("8B..256MiB: %q, want %q", got, want)
 	}
