@@ -116,6 +116,11 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--efficiency", "0"}, 2, "--efficiency 0"},
 		{[]string{"--compress", "0"}, 2, "--compress 0"},
 		{[]string{"--algo", "alltoall=bruck"}, 2, "not alltoall"},
+		// Flags the run would have ignored (a new user's trial).
+		{[]string{"--algo", "allgather=bruck", "--devices", "8"}, 2, "--algo allgather= does not apply: the step runs no allgather"},
+		{[]string{"--algo", "allreduce=ring", "--algo", "allreduce=rabenseifner", "--devices", "8"}, 2, "--algo allreduce= is given twice"},
+		{[]string{"--devices", "1", "--compress", "10", "--compress-rate", "10GB/s"}, 2, "--compress does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--search", "--global-batch", "64", "--devices", "8", "--top", "-1"}, 2, "--top must be at least 1"},
 		{[]string{"--placement", "diagonal"}, 2, "--placement \"diagonal\""},
 		// tp groups spread over nodes by the placement, as --order's are refused.
 		{[]string{"--model", "bert-large", "--devices", "64", "--tp", "8", "--placement", "round_robin"}, 2, "the placement puts ranks 0 and 1 of a tensor-parallel group on nodes 0 and 1"},
@@ -190,6 +195,7 @@ func TestWorkloadFFT(t *testing.T) {
 		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 x --pc 0 is not the 6 ranks"},
 		{[]string{"--decomp", "cube"}, "--decomp \"cube\""},
 		{[]string{"--decomp", "slab", "--pr", "4"}, "--pr does not apply"},
+		{[]string{"--decomp", "slab", "--layout", "aligned"}, "--layout does not apply"},
 		{[]string{"--host-link", "1GB/s"}, "--host-link does not apply"},
 		{[]string{"--grid", "8,8"}, "--grid \"8,8\""},
 		{[]string{"--algo", "nosuch", "--grid", "8", "--ranks", "4"}, "unknown alltoall algorithm"},

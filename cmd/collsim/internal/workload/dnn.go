@@ -196,6 +196,9 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 			return cmdutil.Flagf("--%s must be at least 1, not %d", name, v)
 		}
 	}
+	if o.top < 1 {
+		return cmdutil.Flagf("--top must be at least 1, not %d (--json prints every strategy)", o.top)
+	}
 	if f.Changed("efficiency") && !(o.efficiency > 0 && o.efficiency <= 1) {
 		return cmdutil.Flagf("--efficiency %g: a share of peak in (0, 1]", o.efficiency)
 	}
@@ -307,6 +310,17 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	}
 	if devices < 1 {
 		return j, 0, cmdutil.Flagf("tp %d x pp %d is more devices than the machine's %d slots", o.tp, o.pp, slots)
+	}
+	if dp == 1 && !o.search && o.scaling == "" && cmd.Flags().Changed("compress") {
+		return j, 0, cmdutil.Flagf("--compress does not apply: dp 1 exchanges no gradients")
+	}
+	// The collectives the step runs: allreduce always (tp, dp); allgather
+	// and reduce_scatter under ZeRO-3, allgather for sparse compression.
+	for c := range algos {
+		used := c == "allreduce" || o.zero3 && (c == "allgather" || c == "reduce_scatter") || c == "allgather" && o.compress != 1 && o.compressExch == "allgather"
+		if !used {
+			return j, 0, cmdutil.Flagf("--algo %s= does not apply: the step runs no %s (allgather and reduce_scatter come with --zero3; allgather with --compress-exchange allgather)", c, c)
+		}
 	}
 	j = dnn.Job{Model: model, Device: dev, AllowTPAcrossNodes: o.tpAcross, Transport: o.transport, Strategy: dnn.Strategy{
 		DP: dp, TP: o.tp, PP: o.pp, Order: o.order, Schedule: o.schedule, Microbatches: o.microbatches, MicroBatch: o.microBatch,

@@ -65,7 +65,7 @@ one Dragonfly group; --placement random scatters ranks instead.`,
 func (o *fftFlags) job(cmd *cobra.Command, e *collsim.Experiment) (fft.Job, error) {
 	f := cmd.Flags()
 	if o.decomp == "slab" {
-		if err := cmdutil.NotApplicable(f, "a slab is one row of ranks (Pr = ranks, Pc = 1)", "pr", "pc"); err != nil {
+		if err := cmdutil.NotApplicable(f, "a slab is one row of ranks (Pr = ranks, Pc = 1), which a layout does not renumber", "pr", "pc", "layout"); err != nil {
 			return fft.Job{}, err
 		}
 	}

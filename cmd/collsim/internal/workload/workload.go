@@ -146,6 +146,10 @@ func algoMap(list []string) (map[string]string, error) {
 		if alg == "lp" {
 			alg = "linear_pipeline" // the seed's name for it
 		}
+		if _, twice := out[c]; twice {
+			// (The last one given won, silently.)
+			return nil, cmdutil.Flagf("--algo %s= is given twice; give one algorithm per collective", c)
+		}
 		out[c] = alg
 	}
 	return out, nil
