@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,4 +148,30 @@ func mustFloat(s string) any {
 		return s
 	}
 	return f
+}
+
+// TestReportPicksTheAxisWithMostValues: a table of a user's own, with the
+// sweep file's names (algo, size), is plotted against size, its axis of
+// most values (5 sizes against 3 rank counts), as --help says; it was
+// plotted against ranks, averaging over the sizes.
+func TestReportPicksTheAxisWithMostValues(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("algo,size,ranks,time_s\n")
+	for _, a := range []string{"ring", "rabenseifner"} {
+		for _, r := range []int{8, 16, 64} {
+			for i, s := range []int{8, 1024, 65536, 1048576, 16777216} {
+				fmt.Fprintf(&b, "%s,%d,%d,%g\n", a, s, r, float64(r*(i+1))*1e-6)
+			}
+		}
+	}
+	in, out := filepath.Join(dir, "own.csv"), filepath.Join(dir, "own.html")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	if _, stderr, code := collsim(t, "report", in, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html, _ := os.ReadFile(out)
+	if !strings.Contains(string(html), "against size") || strings.Contains(string(html), "against ranks") {
+		t.Errorf("the report's plots are not against size")
+	}
 }

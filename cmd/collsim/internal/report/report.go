@@ -176,7 +176,9 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 	po := o.Plot
 	candidates := axes
 	if candidates == nil {
-		for _, c := range []string{"algorithm", "machine", "ranks", "size_bytes"} {
+		// (A table of a user's own, with sweep-file names such as algo
+		// and size, once lost its size axis to ranks.)
+		for _, c := range []string{"algorithm", "algo", "machine", "ranks", "size_bytes", "size"} {
 			if slices.Contains(t.Columns, c) {
 				candidates = append(candidates, c)
 			}
