@@ -128,21 +128,7 @@ func TestTuneBadInput(t *testing.T) {
 // (--set host.overhead=500ns); on a machine that charges o, nothing is
 // flagged.
 func TestTuneFlagsZeroOverheadWins(t *testing.T) {
-	out, stderr, code := collsim(t, "tune", "-m", "small", "-n", "16", "-s", "8,1MiB", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var res struct {
-		Choices []struct {
-			SizeBytes int64  `json:"size_bytes"`
-			Fastest   string `json:"fastest"`
-			Note      string `json:"zero_overhead_note"`
-		} `json:"choices"`
-		Rules string `json:"rules"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Choices) != 2 {
-		t.Fatalf("%v: %s", err, out)
-	}
+	res := tuneJSON(t, 2, "-m", "small", "-n", "16", "-s", "8,1MiB")
 	// The rules file, for a real MPI library (which pays some overhead),
 	// takes recursive doubling (Open MPI's allreduce 3) from 0 bytes, not
 	// the linear one (1) that wins only at o = 0; and says so.
@@ -154,19 +140,14 @@ func TestTuneFlagsZeroOverheadWins(t *testing.T) {
 		t.Errorf("8 B: %s %q; 1 MiB: %s %q", small.Fastest, small.Note, large.Fastest, large.Note)
 	}
 	timeOf := func(algo string) float64 {
-		js, _, _ := collsim(t, "run", "-a", algo, "-n", "16", "-s", "8", "--set", "host.overhead=500ns", "--json")
-		var r struct {
-			Time float64 `json:"time_s"`
-		}
-		json.Unmarshal([]byte(js), &r)
-		return r.Time
+		return simTime(t, "-a", algo, "-n", "16", "-s", "8", "--set", "host.overhead=500ns")
 	}
 	if lin, rd := timeOf("linear"), timeOf("recursive_doubling"); !(rd < lin) {
 		t.Errorf("with o = 500ns: linear %g s, recursive_doubling %g s", lin, rd)
 	}
 	machine := filepath.Join(t.TempDir(), "o.yaml")
 	os.WriteFile(machine, []byte("network:\n  crossbar: {hosts: 64, link: {bandwidth: 100Gbit/s, latency: 500ns}}\nhost: {overhead: 1us, reduce_bandwidth: 10GB/s}\n"), 0o644)
-	out, _, _ = collsim(t, "tune", "-m", machine, "-n", "16", "-s", "8,1MiB")
+	out, _, _ := collsim(t, "tune", "-m", machine, "-n", "16", "-s", "8,1MiB")
 	if strings.Contains(out, "(!)") {
 		t.Errorf("a machine with o = 1 µs got a flag:\n%s", out)
 	}
@@ -238,27 +219,40 @@ func TestTuneSegmentsAtAModestOverhead(t *testing.T) {
 // machine charging o = 1 µs the alpha-beta-gamma forms underestimate: a
 // linear alltoall's form (no o) set the pruning bar and Bruck, 3.4x
 // faster simulated, was pruned (gain 0.29x at 1-32 KiB).
-func TestTuneNeverSlowerThanTheFixedRule(t *testing.T) {
-	out, stderr, code := collsim(t, "tune", "-m", "../../configs/examples/fattree-1024-overhead.yaml", "-c", "alltoall,allreduce,bcast", "-n", "64", "-s", "1KiB,32KiB,1MiB", "--json")
+// tuneResult is tune --json's output, the fields the tests read.
+type tuneResult struct {
+	Choices []struct {
+		Collective string  `json:"collective"`
+		SizeBytes  int64   `json:"size_bytes"`
+		Fastest    string  `json:"fastest"`
+		Time       float64 `json:"time_s"`
+		Fixed      string  `json:"ompi_fixed"`
+		FixedTime  float64 `json:"ompi_fixed_time_s"`
+		Note       string  `json:"zero_overhead_note"`
+	} `json:"choices"`
+	Rules string `json:"rules"`
+}
+
+// tuneJSON runs tune --json with args and reads its output, which must
+// hold choices choices.
+func tuneJSON(t *testing.T, choices int, args ...string) tuneResult {
+	t.Helper()
+	out, stderr, code := collsim(t, append([]string{"tune", "--json"}, args...)...)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("tune %v: exit %d: %s", args, code, stderr)
 	}
-	var r struct {
-		Choices []struct {
-			Collective string  `json:"collective"`
-			Size       int64   `json:"size_bytes"`
-			Fastest    string  `json:"fastest"`
-			Time       float64 `json:"time_s"`
-			Fixed      string  `json:"ompi_fixed"`
-			FixedTime  float64 `json:"ompi_fixed_time_s"`
-		} `json:"choices"`
+	var r tuneResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Choices) != choices {
+		t.Fatalf("tune %v: %v, %d choices, want %d", args, err, len(r.Choices), choices)
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Choices) != 9 {
-		t.Fatalf("%v, %d choices", err, len(r.Choices))
-	}
+	return r
+}
+
+func TestTuneNeverSlowerThanTheFixedRule(t *testing.T) {
+	r := tuneJSON(t, 9, "-m", "../../configs/examples/fattree-1024-overhead.yaml", "-c", "alltoall,allreduce,bcast", "-n", "64", "-s", "1KiB,32KiB,1MiB")
 	for _, c := range r.Choices {
 		if c.FixedTime > 0 && c.Time > c.FixedTime*(1+1e-12) {
-			t.Errorf("%s %d B: tune chose %s (%g s), slower than the fixed rule's %s (%g s)", c.Collective, c.Size, c.Fastest, c.Time, c.Fixed, c.FixedTime)
+			t.Errorf("%s %d B: tune chose %s (%g s), slower than the fixed rule's %s (%g s)", c.Collective, c.SizeBytes, c.Fastest, c.Time, c.Fixed, c.FixedTime)
 		}
 	}
 }
