@@ -82,10 +82,13 @@ func Model(arg string) (*dnn.Model, error) {
 	if m, err := dnn.Builtin(arg); err == nil {
 		return m, nil
 	}
-	data, err := os.ReadFile(arg)
-	if err != nil {
+	if _, err := os.Stat(arg); err != nil {
 		_, berr := dnn.Builtin(arg)
 		return nil, fmt.Errorf("%w (and not a readable file)", berr)
+	}
+	data, err := ReadFile(arg, MaxConfigBytes, "a model file")
+	if err != nil {
+		return nil, err
 	}
 	return ParseModel(arg, data)
 }
@@ -323,9 +326,12 @@ func Device(arg string) (dnn.Device, error) {
 	if d, ok := dnn.Devices[arg]; ok {
 		return d, nil
 	}
-	data, err := os.ReadFile(arg)
-	if err != nil {
+	if _, err := os.Stat(arg); err != nil {
 		return dnn.Device{}, fmt.Errorf("device %q is neither a preset (a100, h100, v100, haswell) nor a readable file", arg)
+	}
+	data, err := ReadFile(arg, MaxConfigBytes, "a device file")
+	if err != nil {
+		return dnn.Device{}, err
 	}
 	return ParseDevice(arg, data)
 }
@@ -451,7 +457,7 @@ type StrategyFile struct {
 
 // LoadStrategy reads a strategy file.
 func LoadStrategy(path string) (*StrategyFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxConfigBytes, "a strategy file")
 	if err != nil {
 		return nil, err
 	}

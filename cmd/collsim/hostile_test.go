@@ -389,6 +389,18 @@ var hostileCases = []hostile{
 	{args: []string{"calibrate", "--osu-latency", tf("osu-long-line.txt")}, code: 1, want: `line|long|figure`, at: tf("osu-long-line.txt:3")},
 	{args: []string{"calibrate", "--nccl", tf("nccl-long-line.txt")}, code: 1, want: `line|long|header`, at: tf("nccl-long-line.txt:2")},
 	{args: []string{"calibrate", "--osu-latency", hostileDir}, code: 1, want: `directory`, at: hostileDir},
+	// Results tables, model, device, durations and tile-map files are read
+	// with bounds too (a results table's lines as well); a durations
+	// file's or a tile map's bad line is bad input (1), as a config's is.
+	{args: []string{"plot", "/dev/zero", "--x", "size", "-o", tf("zero.png")}, code: 1, want: `line.*long`, at: "/dev/zero", limit: fast},
+	{args: []string{"report", "/dev/zero", "-o", tf("zero.html")}, code: 1, want: `line.*long`, at: "/dev/zero", limit: fast},
+	{args: []string{"merge", "/dev/zero"}, code: 1, want: `line.*long`, at: "/dev/zero", limit: fast},
+	{args: []string{"workload", "dnn", "--model", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
+	{args: []string{"workload", "dnn", "--device", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
+	{args: []string{"workload", "farm", "--durations", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
+	{args: []string{"workload", "redistribute", "--from", "/dev/zero/256"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
+	{args: []string{"workload", "farm", "--durations", hf("durations-bad.txt")}, code: 1, want: `"abc".*number`, at: hf("durations-bad.txt:4")},
+	{args: []string{"workload", "redistribute", "--from", hf("tilemap-bad.txt") + "/256"}, code: 1, want: `owner "x"`, at: hf("tilemap-bad.txt:3")},
 	// §2: "model -s 64GiB takes 33 s and 1 GB and -s 1e18 never ends (also
 	// tune)": closed forms are O(1) or O(log) in the size.
 	{args: []string{"model", "-s", "64GiB"}, code: 0, limit: fast},

@@ -415,11 +415,14 @@ func TestWorkloadRedistribute(t *testing.T) {
 		{[]string{"--from", "2x2/0"}, `tile "0"`},
 		{[]string{"--to", "nosuch.txt/4"}, "neither a grid PxQ nor a readable map file"},
 		{[]string{"--size", "8", "--from", "2x2/4", "--to", bad + "/4"}, "gives tile (1, 1) to rank 7, but the job has ranks 0..3"},
-		{[]string{"--size", "8", "--from", "2x2/4", "--to", short + "/4"}, "short.txt:2: 1 tiles in this row, 2 in the rows before"},
 		{[]string{"--size", "8", "--from", "2x2/4", "--to", bad + "/2"}, "gives 4 owners, but a 8x8 matrix in 2x2 tiles has 4 x 4 = 16 tiles"},
 		{[]string{"--schedule", "scalapack", "--messages", "tile"}, "one packed message per pair"},
 		{[]string{"--size", "0"}, `--size "0"`},
 	})
+	// A map file's bad line is bad input (1), as a config's is.
+	if _, errs, code := collsim(t, "workload", "redistribute", "-m", "small", "--size", "8", "--from", "2x2/4", "--to", short+"/4"); code != 1 || !strings.Contains(errs, "short.txt:2: 1 tiles in this row, 2 in the rows before") {
+		t.Errorf("a map with a short row: exit %d: %s; want exit 1 naming short.txt:2", code, errs)
+	}
 	// Ranks that do not fit are an error, exit 1 (the README's rule).
 	if _, errs, code := collsim(t, "workload", "redistribute", "-m", "small", "--from", "16x16/4"); code != 1 || !strings.Contains(errs, "256 ranks, but machine small has 64 slots") {
 		t.Errorf("256 ranks on 64 slots: exit %d %q", code, errs)
@@ -459,7 +462,6 @@ func TestWorkloadFarm(t *testing.T) {
 	refuses(t, []string{"workload", "farm", "-m", "small"}, []refusal{
 		// 1.1e9 s a task wrapped the clock into a negative cost.
 		{[]string{"--serialize", "1KB/s", "--arg", "1TiB", "--tasks", "1", "--workers", "1"}, "serializing a 1099511627776-byte argument at 1000 bytes/s takes 1.1e+09 s, over an hour a task"},
-		{[]string{"--durations", file}, `d.txt:4: "lots" does not start with a number`},
 		{[]string{"--durations", file, "--dist", "exponential"}, "--dist does not apply"},
 		{[]string{"--dist", "file"}, "give the file with --durations"},
 		{[]string{"--chunk", "0"}, "--chunk 0"},
@@ -467,6 +469,10 @@ func TestWorkloadFarm(t *testing.T) {
 		{[]string{"--arg", "-1"}, "--arg"},
 		{[]string{"--serialize", "fast"}, "--serialize"},
 	})
+	// A durations file's bad line is bad input (1), as a config's is.
+	if _, errs, code := collsim(t, "workload", "farm", "-m", "small", "--durations", file); code != 1 || !strings.Contains(errs, `d.txt:4: "lots" does not start with a number`) {
+		t.Errorf("--durations with a bad line: exit %d: %s; want exit 1 naming d.txt:4", code, errs)
+	}
 	_, errs, code = collsim(t, "workload", "farm", "-m", "small", "--workers", "64")
 	if code != 1 || !strings.Contains(errs, "need 65 ranks, but machine small has 64 slots") {
 		t.Errorf("64 workers on 64 slots: exit %d %q", code, errs)

@@ -103,6 +103,18 @@ func number(cell string) (float64, bool) {
 	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
+// LoadTable reads the table in file (see ReadTable), refusing one larger
+// than configs.MaxTableBytes or with a line longer than
+// configs.MaxLineBytes.
+func LoadTable(file string) (*Table, error) {
+	in, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return ReadTable(file, configs.BoundedTable(in, "a results table"))
+}
+
 // ReadTable reads CSV with a header, or JSON Lines (by the name's .jsonl
 // or .ndjson), whose objects' keys are the columns in first-seen order.
 func ReadTable(name string, r io.Reader) (*Table, error) {
@@ -140,12 +152,15 @@ func ReadTable(name string, r io.Reader) (*Table, error) {
 				t.Rows[i] = append(r, make([]string, len(t.Columns)-len(r))...)
 			}
 		}
-		return t, sc.Err()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return t, nil
 	}
 	cr := csv.NewReader(r)
 	recs, err := cr.ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: empty; give a table with a header (a sweep's output, or run --csv)", name)
@@ -188,12 +203,7 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	if !strings.HasSuffix(o.Output, ".png") && !strings.HasSuffix(o.Output, ".svg") {
 		return cmdutil.Flagf("-o %s: give a .png or .svg file", o.Output)
 	}
-	in, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	t, err := ReadTable(file, in)
+	t, err := LoadTable(file)
 	if err != nil {
 		return err
 	}

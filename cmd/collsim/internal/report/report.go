@@ -62,12 +62,7 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	if ext := filepath.Ext(o.Output); ext != ".html" && ext != ".htm" {
 		return cmdutil.Flagf("-o %s: the report is HTML; give a .html file", o.Output)
 	}
-	in, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	t, err := plotcmd.ReadTable(file, in)
-	in.Close()
+	t, err := plotcmd.LoadTable(file)
 	if err != nil {
 		return err
 	}

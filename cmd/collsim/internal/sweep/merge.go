@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/configs"
 )
 
 // key is what identifies a row: its point, the sweep's point count and
@@ -206,7 +208,7 @@ func Merge(w io.Writer, names []string) error {
 			return err
 		}
 		defer f.Close()
-		p := &part{name: name, r: bufio.NewReaderSize(f, 1<<20)}
+		p := &part{name: name, r: bufio.NewReaderSize(configs.BoundedTable(f, "a sweep's output"), 1<<20)}
 		if format == CSV {
 			line, err := p.r.ReadBytes('\n')
 			if err != nil && err != io.EOF {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/collsim/collsim/configs"
 )
 
 // resume reads the rows an earlier run of s wrote to the file name, for
@@ -23,7 +25,7 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	r := bufio.NewReader(configs.BoundedTable(f, "a sweep's output"))
 	done := map[int]bool{}
 	seen := map[int]int{} // point -> line
 	var good int64        // bytes of whole rows
@@ -31,7 +33,7 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil && err != io.EOF {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if len(line) == 0 {
 			break
@@ -158,7 +160,7 @@ func leadingCells(format string, line []byte, n int) ([]string, error) {
 // sortRows puts the rows of the sweep output name in point order, if they
 // are not: it writes them to a file beside it and renames that over it.
 func sortRows(name, format string) error {
-	data, err := os.ReadFile(name)
+	data, err := configs.ReadTable(name, "a sweep's output")
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -68,12 +67,13 @@ func (o *farmFlags) job(cmd *cobra.Command) (farm.Job, error) {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "--durations gives every task's", "duration", "dist"); err != nil {
 			return j, err
 		}
-		data, err := os.ReadFile(o.file)
+		// The file's faults are bad input (exit 1), as a config's are.
+		data, err := configs.ReadFile(o.file, configs.MaxTraceBytes, "a durations file")
 		if err != nil {
-			return j, cmdutil.Flagf("--durations: %v", err)
+			return j, fmt.Errorf("--durations: %w", err)
 		}
 		if j.Durations, err = configs.ParseDurations(o.file, data); err != nil {
-			return j, &cmdutil.FlagError{Err: err}
+			return j, err
 		}
 		j.Dist = "file"
 	} else if o.dist == "file" {

@@ -78,13 +78,17 @@ func parseLayout(flag, spec string) (redist.Layout, error) {
 		l.P, l.Q = p, q
 		return l, nil
 	}
-	data, err := os.ReadFile(grid)
-	if err != nil {
+	if _, err := os.Stat(grid); err != nil {
 		return l, cmdutil.Flagf("--%s %q: %q is neither a grid PxQ nor a readable map file: %v", flag, spec, grid, err)
+	}
+	// A map file's faults are bad input (exit 1), as a config's are.
+	data, err := configs.ReadFile(grid, configs.MaxTraceBytes, "a tile map")
+	if err != nil {
+		return l, fmt.Errorf("--%s: %w", flag, err)
 	}
 	owners, _, _, err := redist.ParseMap(grid, data)
 	if err != nil {
-		return l, &cmdutil.FlagError{Err: err}
+		return l, err
 	}
 	l.Owners, l.Name = owners, grid
 	return l, nil
