@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,12 +41,18 @@ func (r *NCCLResult) Samples() []Sample {
 //	size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
 //
 // (out-of-place, then in-place; times in microseconds). The out-of-place
-// time is read. name is used in errors, which give the line.
+// time is read. Releases before 2.0, still common in the wild and in
+// rccl-tests, have no root column and an error column (the largest error
+// seen) for #wrong: the columns are found by the header's names. name is
+// used in errors, which give the line.
 func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 	res := &NCCLResult{}
 	sc := lines.New(r, name, 1<<20)
 	line := 0
 	header := false
+	// timeCol is where the out-of-place time is (busbw 2 and the check 3
+	// after it); maxError whether the check is an error, not a count.
+	timeCol, maxError := 5, false
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -59,6 +66,11 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 				res.Ranks++
 			case len(f) >= 6 && f[0] == "size" && f[1] == "count":
 				header = true
+				timeCol = slices.Index(f, "time")
+				if timeCol < 0 || len(f) < timeCol+4 || f[timeCol+2] != "busbw" {
+					return nil, fmt.Errorf("%s:%d: header %s: no time, algbw, busbw columns after size and count; is this nccl-tests output?", name, line, lines.Quote(text))
+				}
+				maxError = f[timeCol+3] == "error"
 			}
 			continue
 		}
@@ -66,23 +78,30 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 			return nil, fmt.Errorf("%s:%d: a data row before the column header (\"# size count type redop root time algbw busbw ...\"): is this nccl-tests output?", name, line)
 		}
 		f := strings.Fields(text)
-		if len(f) < 9 {
-			return nil, fmt.Errorf("%s:%d: %d columns; nccl-tests rows have 13 (size, count, type, redop, root, then time, algbw, busbw, #wrong out of place and in place): is the file truncated?", name, line, len(f))
+		if len(f) < timeCol+4 {
+			return nil, fmt.Errorf("%s:%d: %d columns; nccl-tests rows have %d (size, count, type, redop%s, then time, algbw, busbw, #wrong out of place and in place): is the file truncated?", name, line, len(f), 2*timeCol+8, map[bool]string{true: ", root", false: ""}[timeCol == 5])
 		}
 		size, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || size < 0 {
 			return nil, fmt.Errorf("%s:%d: size %s is not a byte count", name, line, lines.Quote(f[0]))
 		}
-		us, err := strconv.ParseFloat(f[5], 64)
+		us, err := strconv.ParseFloat(f[timeCol], 64)
 		if err != nil || !(us > 0) || math.IsInf(us, 0) {
-			return nil, fmt.Errorf("%s:%d: time %s is not a positive number of microseconds", name, line, lines.Quote(f[5]))
+			return nil, fmt.Errorf("%s:%d: time %s is not a positive number of microseconds", name, line, lines.Quote(f[timeCol]))
 		}
-		bus, err := strconv.ParseFloat(f[7], 64)
+		bus, err := strconv.ParseFloat(f[timeCol+2], 64)
 		if err != nil || bus < 0 || math.IsNaN(bus) || math.IsInf(bus, 0) {
-			return nil, fmt.Errorf("%s:%d: bus bandwidth %s is not a number of GB/s", name, line, lines.Quote(f[7]))
+			return nil, fmt.Errorf("%s:%d: bus bandwidth %s is not a number of GB/s", name, line, lines.Quote(f[timeCol+2]))
 		}
-		if wrong := f[8]; wrong != "0" && wrong != "N/A" {
-			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, wrong, size)
+		check := f[timeCol+3]
+		if maxError {
+			// Rounding leaves errors of 1e-7 or so in float sums; the
+			// releases' own checks flagged 1e-2 and more as wrong.
+			if e, err := strconv.ParseFloat(check, 64); check != "N/A" && (err != nil || !(e < 1e-2)) {
+				return nil, fmt.Errorf("%s:%d: nccl-tests found an error of %s at %d bytes: the run was broken, do not fit it", name, line, check, size)
+			}
+		} else if check != "0" && check != "N/A" {
+			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, check, size)
 		}
 		res.Points = append(res.Points, NCCLPoint{Bytes: size, Seconds: us * 1e-6, BusBW: bus, Line: line})
 	}
@@ -107,8 +126,8 @@ type CollectiveFit struct {
 
 // FitCollective fits the alpha and beta of the Hockney model to measured
 // times of algorithm a on ranks ranks (8-byte elements; sizes as
-// collectives.Params.SizeBytes counts them, which is nccl-tests' and OSU's
-// size), taking gamma as
+// collectives.Params.SizeBytes counts them, which is nccl-tests' size, and
+// OSU's but where OSUCountsABlock), taking gamma as
 // given (a single collective cannot tell moving a byte from reducing it).
 // It needs an exact closed form for a at these ranks: the form is then
 // linear in alpha, beta and gamma, t(n) = A alpha + B(n) beta + C(n) gamma,

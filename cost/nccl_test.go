@@ -104,3 +104,39 @@ func FuzzParseNCCLTests(f *testing.F) {
 		}
 	})
 }
+
+// TestParseNCCLTestsOldColumns: nccl-tests before 2.0 (and rccl-tests)
+// print no root column and an error figure where #wrong is now. Read by
+// fixed columns, the in-place time was taken for a count of wrong
+// elements (a new user's trial); the columns are found by name now.
+func TestParseNCCLTestsOldColumns(t *testing.T) {
+	text := `# nThread 1 nGpus 8 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 5 iters: 20 validation: 1
+#   Rank  0 Pid  12345 on     node01 device  0 [0x1a] Tesla V100-SXM2-16GB
+#   Rank  1 Pid  12345 on     node01 device  1 [0x1b] Tesla V100-SXM2-16GB
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2   float     sum    12.51    0.00    0.00  0e+00    12.23    0.00    0.00  0e+00
+        1024           256   float     sum    14.02    0.07    0.07  2e-07    13.88    0.07    0.07  2e-07
+     1048576        262144   float     sum    95.40   10.99   10.99  1e-07    96.01   10.92   10.92  1e-07
+`
+	r, err := ParseNCCLTests("old.txt", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []NCCLPoint{{8, 12.51e-6, 0, 8}, {1024, 14.02e-6, 0.07, 9}, {1048576, 95.40e-6, 10.99, 10}}
+	if r.Ranks != 2 || len(r.Points) != len(want) {
+		t.Fatalf("%d ranks, points %+v; want 2 ranks and %+v", r.Ranks, r.Points, want)
+	}
+	for i, p := range r.Points {
+		if p.Bytes != want[i].Bytes || math.Abs(p.Seconds-want[i].Seconds) > 1e-15 || p.BusBW != want[i].BusBW || p.Line != want[i].Line {
+			t.Errorf("row %d: %+v, want %+v", i, p, want[i])
+		}
+	}
+	// An error of the size of the data is a broken run, as #wrong > 0 is.
+	broken := strings.Replace(text, "10.99  1e-07    96.01", "10.99  4e+00    96.01", 1)
+	if _, err := ParseNCCLTests("old.txt", strings.NewReader(broken)); err == nil || !strings.Contains(err.Error(), "old.txt:10: nccl-tests found an error of 4e+00 at 1048576 bytes") {
+		t.Errorf("a broken run: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim/lines"
 )
 
@@ -30,11 +31,65 @@ type OSUPoint struct {
 type OSUResult struct {
 	Kind   OSUKind
 	Column string // the header of the column read: "Latency (us)", "Avg Latency(us)", "Bandwidth (MB/s)"
-	// Benchmark is what the title line names between "OSU MPI" and
-	// "Latency Test", lower case with '_' for '-' ("allreduce", "bcast");
-	// "" for a point-to-point test or a file without the title.
+	// Benchmark is the OSU program the title line names, without its
+	// osu_ prefix: "latency", "bw", "bibw", or one of collsim's
+	// collectives ("allreduce", "bcast", "alltoall", ...); "" for a file
+	// without the title or a program not among those (Title says which).
 	Benchmark string
-	Points    []OSUPoint
+	// Title is what the title line says between "OSU <library>" and
+	// "Test" ("Allgatherv Latency", "Broadcast Latency"); "" if none.
+	Title  string
+	Points []OSUPoint
+}
+
+// osuTitles are the benchmarks OSU's titles name, as osuBenchmark keys
+// them: "OSU MPI%s Broadcast Latency Test" is osu_bcast (older releases
+// say Bcast), "All-to-All Personalized Exchange" osu_alltoall.
+var osuTitles = map[string]string{
+	"latency":                  "latency",
+	"bandwidth":                "bw",
+	"bi_directional bandwidth": "bibw",
+	"allgather latency":        "allgather",
+	"allreduce latency":        "allreduce",
+	"all_to_all personalized exchange latency": "alltoall",
+	"barrier latency":                          "barrier",
+	"broadcast latency":                        "bcast",
+	"bcast latency":                            "bcast",
+	"gather latency":                           "gather",
+	"reduce latency":                           "reduce",
+	"reduce_scatter latency":                   "reduce_scatter",
+	"scatter latency":                          "scatter",
+}
+
+// osuBenchmark reads a title line's text (after '#'): the benchmark it
+// names (osuTitles) and its title, or ok false if the line is no title.
+// A title is "OSU <library> <title> Test [version]", the library MPI,
+// MPI-CUDA, NCCL and so on.
+func osuBenchmark(text string) (benchmark, title string, ok bool) {
+	rest, ok := strings.CutPrefix(text, "OSU ")
+	if !ok {
+		return "", "", false
+	}
+	_, rest, _ = strings.Cut(rest, " ") // the library
+	title, _, ok = strings.Cut(rest, " Test")
+	if !ok || title == "" {
+		return "", "", false
+	}
+	return osuTitles[strings.ReplaceAll(strings.ToLower(title), "-", "_")], title, true
+}
+
+// OSUCountsABlock reports whether OSU's size for collective c is a
+// rank's block, 1/ranks of the size collsim gives the call
+// (collectives.Params.SizeBytes): osu_allgather, osu_gather and
+// osu_scatter give what each rank sends or receives, osu_alltoall what
+// goes to each peer (MPI's sendcount). Its allreduce, bcast, reduce and
+// reduce_scatter give the whole vector, as collsim does.
+func OSUCountsABlock(c collectives.Collective) bool {
+	switch c {
+	case collectives.Allgather, collectives.Alltoall, collectives.Gather, collectives.Scatter:
+		return true
+	}
+	return false
 }
 
 // Samples returns a latency result's points as timing samples.
@@ -61,7 +116,7 @@ func samplesOf[P any](points []P, sample func(P) Sample) []Sample {
 // line.
 func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 	var res *OSUResult
-	title := "" // the benchmark the title line names
+	benchmark, title := "", "" // what the title line names
 	sc := lines.New(r, name, 1<<20)
 	line := 0
 	var scale float64
@@ -72,11 +127,9 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 			continue
 		}
 		if strings.HasPrefix(text, "#") {
-			if res == nil {
-				if t, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(text, "#")), "OSU MPI "); ok {
-					if b, _, ok := strings.Cut(t, " Latency Test"); ok && !strings.Contains(b, " ") {
-						title = strings.ReplaceAll(strings.ToLower(b), "-", "_")
-					}
+			if res == nil && title == "" {
+				if b, t, ok := osuBenchmark(strings.TrimSpace(strings.TrimPrefix(text, "#"))); ok {
+					benchmark, title = b, t
 				}
 			}
 			if res != nil || !strings.Contains(text, "Size") {
@@ -92,7 +145,7 @@ func ParseOSU(name string, r io.Reader) (*OSUResult, error) {
 			default:
 				return nil, fmt.Errorf("%s:%d: header %s names neither a latency in us nor a bandwidth in MB/s; give the output of osu_latency, osu_bw or a collective benchmark", name, line, lines.Quote(text))
 			}
-			res.Column, res.Benchmark = firstColumn(h), title
+			res.Column, res.Benchmark, res.Title = firstColumn(h), benchmark, title
 			continue
 		}
 		if res == nil {

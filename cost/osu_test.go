@@ -63,14 +63,43 @@ func TestParseOSU(t *testing.T) {
 	if ar.Column != "Avg Latency(us)" || relErr(ar.Points[1].Value, 3.2e-6) > 1e-12 {
 		t.Fatalf("read %q %+v, want the average column", ar.Column, ar.Points)
 	}
-	// The title names the benchmark: a collective's, or none for the
-	// point-to-point tests.
-	if ar.Benchmark != "allreduce" || lat.Benchmark != "" || bw.Benchmark != "" {
-		t.Errorf("benchmarks %q, %q, %q; want allreduce and none twice", ar.Benchmark, lat.Benchmark, bw.Benchmark)
+	// The title names the benchmark.
+	if ar.Benchmark != "allreduce" || lat.Benchmark != "latency" || bw.Benchmark != "bw" {
+		t.Errorf("benchmarks %q, %q, %q; want allreduce, latency and bw", ar.Benchmark, lat.Benchmark, bw.Benchmark)
 	}
-	rs, err := ParseOSU("rs.txt", strings.NewReader("# OSU MPI Reduce-Scatter Latency Test v7.3\n# Size  Avg Latency(us)\n8  2.5\n"))
-	if err != nil || rs.Benchmark != "reduce_scatter" {
-		t.Errorf("reduce-scatter's title read as %q (%v)", rs.Benchmark, err)
+}
+
+// The titles of OSU's programs as they print them (OMB 5-7: the library
+// after "OSU", bcast's "Broadcast", alltoall's "All-to-All Personalized
+// Exchange"), each read as the program it is; a program calibrate cannot
+// fit keeps its title and no benchmark.
+func TestOSUTitles(t *testing.T) {
+	for _, c := range []struct{ title, benchmark, name string }{
+		{"OSU MPI Latency Test v7.3", "latency", "Latency"},
+		{"OSU MPI-CUDA Bandwidth Test v5.6.3", "bw", "Bandwidth"},
+		{"OSU MPI Bi-Directional Bandwidth Test v7.3", "bibw", "Bi-Directional Bandwidth"},
+		{"OSU MPI Broadcast Latency Test v7.3", "bcast", "Broadcast Latency"},
+		{"OSU MPI Bcast Latency Test", "bcast", "Bcast Latency"},
+		{"OSU MPI All-to-All Personalized Exchange Latency Test v5.6.2", "alltoall", "All-to-All Personalized Exchange Latency"},
+		{"OSU MPI Allgather Latency Test v7.1", "allgather", "Allgather Latency"},
+		{"OSU MPI Reduce_scatter Latency Test v7.3", "reduce_scatter", "Reduce_scatter Latency"},
+		{"OSU MPI Reduce-Scatter Latency Test v7.3", "reduce_scatter", "Reduce-Scatter Latency"},
+		{"OSU NCCL Allreduce Latency Test v7.3", "allreduce", "Allreduce Latency"},
+		{"OSU MPI Gather Latency Test v7.3", "gather", "Gather Latency"},
+		{"OSU MPI Scatter Latency Test v7.3", "scatter", "Scatter Latency"},
+		{"OSU MPI Reduce Latency Test v7.3", "reduce", "Reduce Latency"},
+		{"OSU MPI Barrier Latency Test v7.3", "barrier", "Barrier Latency"},
+		{"OSU MPI Allgatherv Latency Test v7.3", "", "Allgatherv Latency"},
+		{"OSU MPI Non-blocking Allreduce Latency Test v7.3", "", "Non-blocking Allreduce Latency"},
+		{"OSU MPI Reduce_scatter_block Latency Test v7.3", "", "Reduce_scatter_block Latency"},
+		{"OSU MPI Multiple Bandwidth / Message Rate Test v7.3", "", "Multiple Bandwidth / Message Rate"},
+	} {
+		r, err := ParseOSU("t.txt", strings.NewReader("# "+c.title+"\n# Size  Avg Latency(us)\n8  2.5\n"))
+		if err != nil {
+			t.Errorf("%q: %v", c.title, err)
+		} else if r.Benchmark != c.benchmark || r.Title != c.name {
+			t.Errorf("%q: read as %q, title %q; want %q, %q", c.title, r.Benchmark, r.Title, c.benchmark, c.name)
+		}
 	}
 }
 

@@ -491,7 +491,10 @@ var hostileCases = []hostile{
 	{args: []string{"calibrate", "--osu-latency", hf("osu-latency.txt"), "--nccl", hf("nccl-ok.txt")}, code: 2, want: `one of`},
 	{args: []string{"calibrate", "--osu-latency", hf("osu-latency.txt"), "--hosts", "1"}, code: 2, want: `hosts`},
 	{args: []string{"calibrate", "--osu-latency", hf("osu-latency.txt"), "--reduce-bandwidth", "0"}, code: 2, want: `reduce-bandwidth`},
-	{args: []string{"calibrate", "--osu-collective", hf("osu-latency.txt")}, code: 2, want: `--ranks`},
+	{args: []string{"calibrate", "--osu-collective", hf("osu-allreduce.txt")}, code: 2, want: `--ranks`},
+	// osu_latency's times fitted as an 8-rank allreduce's (a new user's
+	// trial): the title says which program wrote them.
+	{args: []string{"calibrate", "--osu-collective", hf("osu-latency.txt"), "--ranks", "8"}, code: 1, want: `osu_latency's output.*--osu-latency`, at: hf("osu-latency.txt")},
 	{args: []string{"calibrate", "--nccl", hf("nccl-ok.txt"), "-c", "scan"}, code: 2, want: `scan`},
 	{args: []string{"calibrate", "--nccl", hf("nccl-ok.txt"), "-a", "nosuch"}, code: 2, want: `nosuch`},
 	{args: []string{"calibrate", "--osu-latency", hf("osu-latency.txt"), "-o", "/dev/null/no-dir/m.yaml"}, code: 1, want: `no such|directory`, at: "/dev/null/no-dir/m.yaml"},

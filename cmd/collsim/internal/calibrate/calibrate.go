@@ -81,7 +81,7 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 				return cmdutil.Flagf("--reduce-bandwidth: %v", err)
 			}
 			var fit cost.HockneyFit
-			what := latFile
+			what, warnBW := latFile, ""
 			// The machine written charges a handshake above its eager limit
 			// only where the fit priced one: else the times' own protocol
 			// costs, if any, are in alpha and beta already.
@@ -90,6 +90,9 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			case latFile != "":
 				lat, err := parse(latFile, cost.OSULatency)
 				if err != nil {
+					return err
+				}
+				if err := pointToPoint(latFile, lat, "latency"); err != nil {
 					return err
 				}
 				// A handshake is the request's and the reply's latency: 2
@@ -115,9 +118,18 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 				if err != nil {
 					return err
 				}
+				if err := pointToPoint(bwFile, bw, "bw"); err != nil {
+					return err
+				}
 				bandwidth, source = 0, "peak of "+bwFile
-				for _, p := range bw.Points {
-					bandwidth = max(bandwidth, p.Value)
+				peak := 0
+				for i, p := range bw.Points {
+					if p.Value > bandwidth {
+						bandwidth, peak = p.Value, i
+					}
+				}
+				if spike := spikeOver(bw.Points, peak); spike > 0 {
+					warnBW = fmt.Sprintf("the peak, %s at %s (%s:%d), is %.1fx its neighbours: one bad row? the machine uses it", configs.FormatBandwidth(bandwidth), configs.FormatBytes(bw.Points[peak].Bytes), bwFile, bw.Points[peak].Line, spike)
 				}
 			}
 			from := "collsim calibrate from " + what
@@ -142,8 +154,8 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 					"beta_s_per_byte": fit.Model.Beta, "beta_stderr_s_per_byte": fit.BetaErr,
 					"max_rel_residual": fit.MaxRelResidual, "samples": fit.Samples,
 					"bandwidth_bytes_per_s": bandwidth, "bandwidth_source": source,
-					"machine_alpha_s": alpha, "machine_beta_s_per_byte": beta, "config": out,
-					"eager_limit": eager, "eager_limit_source": eagerWhy,
+					"machine_alpha_s": alpha, "machine_beta_s_per_byte": beta, "config": out, "config_yaml": string(yaml),
+					"eager_limit": eager, "eager_limit_source": eagerWhy, "bandwidth_warning": warnBW,
 				})
 			}
 			rows := [][]string{
@@ -154,6 +166,9 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 				{"bandwidth used", fmt.Sprintf("%s (%s)", configs.FormatBandwidth(bandwidth), source)},
 				{"eager limit", fmt.Sprintf("%s (%s)", eager, eagerWhy)},
 				{"machine", fmt.Sprintf("%d hosts on one switch: alpha %s, beta %s per MiB host to host", hosts, cmdutil.Seconds(alpha), cmdutil.Seconds(beta*(1<<20)))},
+			}
+			if warnBW != "" {
+				rows = append(rows, []string{"(!) bandwidth", warnBW})
 			}
 			if fit.MaxRelResidual > poorFit {
 				rows = append(rows, []string{"(!) poor fit", fmt.Sprintf("a measurement is %.0f%% off the fitted times: they do not follow alpha + beta n (with at most one jump of a handshake); check the file, or fit the sizes that do", 100*fit.MaxRelResidual)})
@@ -169,7 +184,7 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 	f.StringVar(&reduceBW, "reduce-bandwidth", "10GB/s", "local reduction speed (OSU point-to-point files do not measure it)")
 	f.StringVarP(&out, "output", "o", "", "write the machine config here (default: print it)")
 	f.StringVar(&ncclFile, "nccl", "", "nccl-tests output (all_reduce_perf, ...): fit alpha and beta through the closed form of -c/-a")
-	f.StringVar(&collFile, "osu-collective", "", "osu_allreduce (or another OSU collective) output: fit through the closed form of -c/-a on --ranks")
+	f.StringVar(&collFile, "osu-collective", "", "osu_allreduce (or another OSU collective) output: fit through the closed form of -c/-a on --ranks (the sizes of osu_allgather, osu_alltoall, osu_gather and osu_scatter, a rank's block, are multiplied by the ranks)")
 	f.StringVarP(&coll, "collective", "c", "allreduce", "with --nccl or --osu-collective: the collective measured")
 	f.StringVarP(&algo, "algo", "a", "ring", "with --nccl or --osu-collective: the algorithm that ran (its closed form must be exact on those ranks)")
 	f.IntVar(&ranks, "ranks", 0, "with --osu-collective: the ranks it ran on (nccl-tests output lists them)")
@@ -195,7 +210,11 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	p := fit.Model
-	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW, "64KiB")
+	// No eager limit: LogGP prices no handshake, so what the times'
+	// protocol costs is in L, o, g and G already (with one, the machine
+	// charged it twice above the limit: 12% over its own PRTT at 72 KiB).
+	const eager, eagerWhy = "none", "LogGP prices no handshake: what the times' protocol costs is in L, o, g and G"
+	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW, eager)
 	if _, err := configs.Parse(name+".yaml", yaml); err != nil {
 		return fmt.Errorf("internal error: the written config does not load: %w", err)
 	}
@@ -207,7 +226,8 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 	if asJSON {
 		return cmdutil.JSON(streams.Out, map[string]any{
 			"L_s": p.L, "o_s": p.O, "g_s": p.Gap, "G_s_per_byte": p.G, "o_spread_s": fit.OSpread,
-			"gap_fit_max_rel_residual": fit.GapFit.MaxRelResidual, "sizes": len(series.One), "n": series.N, "config": out,
+			"gap_fit_max_rel_residual": fit.GapFit.MaxRelResidual, "sizes": len(series.One), "n": series.N, "config": out, "config_yaml": string(yaml),
+			"eager_limit": eager, "eager_limit_source": eagerWhy,
 		})
 	}
 	rows := [][]string{
@@ -216,6 +236,7 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		{"o", fmt.Sprintf("%s (per-size estimates spread over %s)", cmdutil.Seconds(p.O), cmdutil.Seconds(fit.OSpread))},
 		{"g", fmt.Sprintf("%s ± %s", cmdutil.Seconds(p.Gap), cmdutil.Seconds(fit.GapFit.AlphaErr))},
 		{"G", fmt.Sprintf("%s per MiB = %s (worst residual of g + (s-1)G: %.2f%%)", cmdutil.Seconds(p.G*(1<<20)), configs.FormatBandwidth(1/p.G), 100*fit.GapFit.MaxRelResidual)},
+		{"eager limit", fmt.Sprintf("%s (%s)", eager, eagerWhy)},
 		{"machine", fmt.Sprintf("%d hosts on one switch: latency L, bandwidth 1/G, host overhead o and gap g", hosts)},
 	}
 	return printMachine(streams, rows, out, yaml)
@@ -235,6 +256,38 @@ func printMachine(streams *cmdutil.IO, rows [][]string, out string, yaml []byte)
 		return err
 	}
 	return nil
+}
+
+// spikeOver returns how many times the bandwidth of points[i] is that of
+// the larger of its neighbours when more than twice it, else 0: osu_bw's
+// figures rise to a plateau, and a lone row far above both neighbours is
+// more likely a bad row than the link's peak.
+func spikeOver(points []cost.OSUPoint, i int) float64 {
+	near := 0.0
+	for _, j := range []int{i - 1, i + 1} {
+		if j >= 0 && j < len(points) {
+			near = max(near, points[j].Value)
+		}
+	}
+	if near > 0 && points[i].Value > 2*near {
+		return points[i].Value / near
+	}
+	return 0
+}
+
+// pointToPoint refuses a file whose title names another program than
+// osu_<want>: a collective's times fitted as a ping-pong's, or osu_bibw's
+// bandwidth, which counts both directions, taken for one link's.
+func pointToPoint(file string, res *cost.OSUResult, want string) error {
+	switch b := res.Benchmark; {
+	case res.Title == "" || b == want:
+		return nil
+	case b == "bibw":
+		return fmt.Errorf("%s is osu_bibw's output, whose bandwidth counts both directions; give osu_bw's", file)
+	case slices.Contains(collectives.Collectives, collectives.Collective(b)):
+		return fmt.Errorf("%s is osu_%s's output, a collective's times; give it with --osu-collective %s -c %s --ranks N (and -a, the algorithm that ran)", file, b, file, b)
+	}
+	return fmt.Errorf("%s: its title says %q; give osu_%s's output", file, res.Title, want)
 }
 
 func parse(file string, want cost.OSUKind) (*cost.OSUResult, error) {
@@ -288,7 +341,12 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 		if err != nil {
 			return cost.HockneyFit{}, "", err
 		}
-		if b := res.Benchmark; slices.Contains(collectives.Collectives, collectives.Collective(b)) && b != coll {
+		switch b := res.Benchmark; {
+		case b == "latency":
+			return cost.HockneyFit{}, "", fmt.Errorf("%s is osu_latency's output, a ping-pong's times; give it with --osu-latency", osuFile)
+		case b == "" && res.Title != "":
+			return cost.HockneyFit{}, "", fmt.Errorf("%s: its title says %q, not a collective that calibrate fits; give the output of osu_allreduce, osu_bcast, osu_allgather, osu_alltoall, osu_reduce, osu_reduce_scatter, osu_gather or osu_scatter", osuFile, res.Title)
+		case b != "" && b != coll:
 			// (It fitted osu_allreduce's times through a bcast's form.)
 			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s is osu_%s's output; give -c %s", coll, osuFile, b, b)
 		}
@@ -297,12 +355,20 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 	if ranks < 2 {
 		return cost.HockneyFit{}, "", cmdutil.Flagf("%s: on how many ranks did it run? give --ranks (at least 2)", file)
 	}
+	sizes := ""
+	if osuFile != "" && cost.OSUCountsABlock(a.Collective) {
+		// OSU's size is a rank's block; the form's is the whole call's.
+		for i := range samples {
+			samples[i].Bytes *= float64(ranks)
+		}
+		sizes = fmt.Sprintf("; OSU's sizes, a rank's block, times %d ranks", ranks)
+	}
 	fit, err := cost.FitCollective(a, ranks, gamma, samples)
 	if err != nil {
 		return cost.HockneyFit{}, "", fmt.Errorf("%s: %w", file, err)
 	}
 	return cost.HockneyFit{Model: fit.Model, AlphaErr: fit.AlphaErr, BetaErr: fit.BetaErr, MaxRelResidual: fit.MaxRelResidual, Samples: fit.Samples},
-		fmt.Sprintf("%s (%s on %d ranks)", file, a.ID(), ranks), nil
+		fmt.Sprintf("%s (%s on %d ranks%s)", file, a.ID(), ranks, sizes), nil
 }
 
 // poorFit is the worst residual above which calibrate warns that the
