@@ -364,7 +364,13 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 	}
 	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
 	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
-	s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
+	if s.i == 0 {
+		// Its own block: a local copy, as the libraries' sendrecv to
+		// oneself is.
+		s.last = only(b.copy(out, in))
+	} else {
+		s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
+	}
 	s.i++
 	return true
 }
@@ -373,8 +379,8 @@ func (s *pairwiseAlltoall) step(b *builder) bool {
 // (ompi_coll_base_alltoall_intra_two_procs, which its fixed rules pick on
 // 2 ranks: 4.0's at every size, 4.1's at some): one MPI_Sendrecv with the
 // other rank, then the
-// rank's own block copied locally (a message to itself, as collsim models
-// local copies). Pairwise on 2 ranks moves the same, the copy first.
+// rank's own block copied locally. Pairwise on 2 ranks moves the same, the
+// copy first.
 type twoProcsAlltoall struct {
 	r    int
 	c    int64 // elements per pair
@@ -390,8 +396,7 @@ func (s *twoProcsAlltoall) step(b *builder) bool {
 		return sim.Region{Buf: buf, Off: int64(owner) * s.c, Count: s.c}
 	}
 	end := b.exchange(other, other, 0, block(0, other), block(1, other), false)
-	var cp copier
-	cp.copy(b, s.r, block(0, s.r), block(1, s.r), end[:]...)
+	b.copy(block(0, s.r), block(1, s.r), end[:]...)
 	s.done = true
 	return true
 }
@@ -399,8 +404,8 @@ func (s *twoProcsAlltoall) step(b *builder) bool {
 // linearAlltoall posts every receive, then every send, at once, sending to
 // r+1, r+2, ... in turn (Open MPI's basic linear): no step waits for
 // another, and the sends are concurrent (sim.Op.Concurrent): they share
-// the NIC rather than leave one after another. Rank r's own block is a
-// message to itself.
+// the NIC rather than leave one after another. Rank r's own block is
+// copied first, locally, as Open MPI does.
 type linearAlltoall struct {
 	r, p int
 	c    int64
@@ -411,11 +416,12 @@ func (s *linearAlltoall) step(b *builder) bool {
 	if s.done {
 		return false
 	}
-	for i := range s.p {
+	b.copy(sim.Region{Buf: 0, Off: int64(s.r) * s.c, Count: s.c}, sim.Region{Buf: 1, Off: int64(s.r) * s.c, Count: s.c})
+	for i := 1; i < s.p; i++ {
 		from := mod(s.r-i, s.p)
 		b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c})
 	}
-	for i := range s.p {
+	for i := 1; i < s.p; i++ {
 		to := mod(s.r+i, s.p)
 		b.sendConcurrent(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c})
 	}

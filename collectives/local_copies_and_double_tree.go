@@ -2,18 +2,6 @@ package collectives
 
 import "github.com/collsim/collsim/sim"
 
-// copier emits local copies as a message to oneself: the model charges no
-// network for them, only the CPU overhead o.
-type copier struct{ tag int }
-
-// copy moves src to dst on rank r after the ops in after and returns the op
-// after which dst holds the data.
-func (c *copier) copy(b *builder, r int, src, dst sim.Region, after ...int32) int32 {
-	c.tag++
-	b.send(r, c.tag, src, after...)
-	return b.recv(r, c.tag, dst, after...)
-}
-
 // bruckAlltoall keeps the blocks in a working buffer W (buffer 2) indexed
 // by distance: W[i] is the block that must travel i ranks forward. As
 // MPICH's Bruck does with an indexed datatype, each round packs the blocks
@@ -25,7 +13,6 @@ type bruckAlltoall struct {
 	dist  int
 	stage int
 	waits []int32 // what the next round waits for: the last receive into W (or rotation), and the round's send
-	cp    copier
 }
 
 func (s *bruckAlltoall) region(buf uint8, first, count int) sim.Region {
@@ -51,14 +38,11 @@ func (s *bruckAlltoall) reversed(buf uint8, first, count int) sim.Region {
 }
 
 func (s *bruckAlltoall) step(b *builder) bool {
-	if s.cp.tag == 0 {
-		s.cp.tag = 1 << 16 // local copies use tags above the rounds'
-	}
 	switch s.stage {
 	case 0: // W[i] = send[r+i]
-		last := s.cp.copy(b, s.r, s.region(0, s.r, s.p-s.r), s.region(2, 0, s.p-s.r))
+		last := b.copy(s.region(0, s.r, s.p-s.r), s.region(2, 0, s.p-s.r))
 		if s.r > 0 {
-			last = s.cp.copy(b, s.r, s.region(0, 0, s.r), s.region(2, s.p-s.r, s.r), last)
+			last = b.copy(s.region(0, 0, s.r), s.region(2, s.p-s.r, s.r), last)
 		}
 		s.waits = []int32{last}
 		s.stage, s.dist = 1, 1
@@ -70,7 +54,7 @@ func (s *bruckAlltoall) step(b *builder) bool {
 		moved := s.moved(s.dist)
 		packed := sim.Region{Buf: 3, Count: moved.Count}
 		// The pack reads W, which the last round's receive wrote.
-		pack := s.cp.copy(b, s.r, moved, packed, b.join(s.waits))
+		pack := b.copy(moved, packed, b.join(s.waits))
 		tag := ceilLog2(s.dist + 1)
 		// One MPI_Sendrecv: the next round also waits for the send (see
 		// exchange), unless the call overlaps them.
@@ -82,9 +66,9 @@ func (s *bruckAlltoall) step(b *builder) bool {
 		s.dist *= 2
 	case 2: // recv[r-i] = W[i]: W[0..r] lands in blocks r..0, W[r+1..p-1] in p-1..r+1
 		ready := b.join(s.waits)
-		s.cp.copy(b, s.r, s.region(2, 0, s.r+1), s.reversed(1, s.r, s.r+1), ready)
+		b.copy(s.region(2, 0, s.r+1), s.reversed(1, s.r, s.r+1), ready)
 		if s.r < s.p-1 {
-			s.cp.copy(b, s.r, s.region(2, s.r+1, s.p-1-s.r), s.reversed(1, s.p-1, s.p-1-s.r), ready)
+			b.copy(s.region(2, s.r+1, s.p-1-s.r), s.reversed(1, s.p-1, s.p-1-s.r), ready)
 		}
 		s.stage = 3
 	default:
@@ -109,6 +93,10 @@ func (s *linearSync) step(b *builder) bool {
 	prev := b.join(s.prev) // the batch before must be done
 	for end := min(s.i+s.window, s.p); s.i < end; s.i++ {
 		to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
+		if s.i == 0 { // its own block: a local copy
+			batch = append(batch, b.copy(sim.Region{Buf: 0, Off: int64(s.r) * s.c, Count: s.c}, sim.Region{Buf: 1, Off: int64(s.r) * s.c, Count: s.c}, prev))
+			continue
+		}
 		batch = append(batch, b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}, prev))
 		batch = append(batch, b.sendConcurrent(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}, prev))
 	}
@@ -124,7 +112,6 @@ type allgatherReduce struct {
 	k     int
 	stage int
 	last  stepEnd
-	cp    copier
 }
 
 func (s *allgatherReduce) vec(j int) sim.Region {
@@ -132,12 +119,9 @@ func (s *allgatherReduce) vec(j int) sim.Region {
 }
 
 func (s *allgatherReduce) step(b *builder) bool {
-	if s.cp.tag == 0 {
-		s.cp.tag = 1 << 16
-	}
 	switch s.stage {
 	case 0:
-		s.last = only(s.cp.copy(b, s.r, sim.Region{Count: s.n}, s.vec(s.r)))
+		s.last = only(b.copy(sim.Region{Count: s.n}, s.vec(s.r)))
 		s.stage = 1
 	case 1:
 		if s.k >= s.p-1 {
@@ -153,9 +137,7 @@ func (s *allgatherReduce) step(b *builder) bool {
 		prev := int32(-1)
 		for j := range s.p {
 			if j != s.r {
-				s.cp.tag++
-				b.send(s.r, s.cp.tag, s.vec(j), s.last[:]...)
-				prev = b.recvReduce(s.r, s.cp.tag, sim.Region{Count: s.n}, s.last[0], s.last[1], prev)
+				prev = b.reduceLocal(s.vec(j), sim.Region{Count: s.n}, s.last[0], s.last[1], prev)
 			}
 		}
 		s.stage = 3

@@ -242,8 +242,7 @@ func (s *bruckAllgather) step(b *builder) bool {
 	switch s.stage {
 	case 0: // own block to the front of the scratch buffer
 		own := block(0, s.n, s.p, s.r)
-		b.send(s.r, 0, own)
-		s.last = only(b.recv(s.r, 0, sim.Region{Buf: 1, Count: own.Count}))
+		s.last = only(b.copy(own, sim.Region{Buf: 1, Count: own.Count}))
 		s.stage, s.dist = 1, 1
 	case 1:
 		if s.dist >= s.p {
@@ -259,10 +258,10 @@ func (s *bruckAllgather) step(b *builder) bool {
 	case 2: // rotate home: scratch holds blocks r, r+1, ..., r-1
 		head := span(s.n, s.p, s.r, s.p-s.r) // blocks r..p-1
 		start := block(0, s.n, s.p, s.r).Off
-		b.send(s.r, 99, sim.Region{Buf: 1, Count: head}, s.last[:]...)
-		b.recv(s.r, 99, sim.Region{Buf: 0, Off: start, Count: head}, s.last[:]...)
-		b.send(s.r, 100, sim.Region{Buf: 1, Off: head, Count: s.n - head}, s.last[:]...)
-		b.recv(s.r, 100, sim.Region{Buf: 0, Count: s.n - head}, s.last[:]...)
+		b.copy(sim.Region{Buf: 1, Count: head}, sim.Region{Buf: 0, Off: start, Count: head}, s.last[:]...)
+		if head < s.n {
+			b.copy(sim.Region{Buf: 1, Off: head, Count: s.n - head}, sim.Region{Buf: 0, Count: s.n - head}, s.last[:]...)
+		}
 		s.stage = 3
 	default:
 		return false

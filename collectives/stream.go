@@ -58,10 +58,9 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 			}
 			op.Tag = int32(tag)
 		}
-		if op.Data.Buf > 0 && b.scratchOff != 0 {
-			op.Data.Off += b.scratchOff
-		} else {
-			op.Data.Off += b.offset
+		op.Data = b.inSubRegion(op.Data)
+		if op.Src.Count > 0 {
+			op.Src = b.inSubRegion(op.Src)
 		}
 		// An op that waits for an earlier op of its sub waits for the
 		// floor through it: only the sub's first ops need the floor's
@@ -75,14 +74,49 @@ func (b *builder) emit(op sim.Op, after []int32) int32 {
 		}
 	}
 	if b.places != nil {
-		pl := b.places[op.Data.Buf]
-		op.Data.Buf, op.Data.Off = pl.Buf, op.Data.Off+pl.Off
+		op.Data = b.placed(op.Data)
+		if op.Src.Count > 0 {
+			op.Src = b.placed(op.Src)
+		}
 	}
 	op.CPU = b.cpu
 	op.After = b.deps[start:len(b.deps):len(b.deps)]
 	b.ops = append(b.ops, op)
 	b.next++
 	return b.next - 1
+}
+
+// inSubRegion is where region, of the innermost sub's buffers, lies in
+// the call's: its scratch buffers past scratchOff, its data past offset.
+func (b *builder) inSubRegion(region sim.Region) sim.Region {
+	if region.Buf > 0 && b.scratchOff != 0 {
+		region.Off += b.scratchOff
+	} else {
+		region.Off += b.offset
+	}
+	return region
+}
+
+// placed is where region, of the call's buffers, lies in the rank's.
+func (b *builder) placed(region sim.Region) sim.Region {
+	pl := b.places[region.Buf]
+	region.Buf, region.Off = pl.Buf, region.Off+pl.Off
+	return region
+}
+
+// copy emits a local copy of src to dst (same count), as MPI libraries
+// make one (Open MPI's sendrecv to oneself is a datatype copy): a free
+// computation that copies when it starts, not a message to oneself,
+// which the LogGOPS model would charge o, g, L and G like any other.
+func (b *builder) copy(src, dst sim.Region, after ...int32) int32 {
+	return b.emit(sim.Op{Kind: sim.OpCalc, Src: src, Data: dst}, after)
+}
+
+// reduceLocal emits a local reduction of src into dst (same count), as
+// an MPI library's ompi_op_reduce: a computation charged at the host's
+// reduction rate, combining when it starts.
+func (b *builder) reduceLocal(src, dst sim.Region, after ...int32) int32 {
+	return b.emit(sim.Op{Kind: sim.OpCalc, Src: src, Data: dst, Reduce: true, Bytes: dst.Count * b.elemSize}, after)
 }
 
 // send emits a send of the elements in region to peer.

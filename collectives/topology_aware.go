@@ -17,7 +17,6 @@ type twoLevelAlltoall struct {
 	r, p, ns int
 	c        int64
 	stage    int
-	cp       copier
 	unpacked []int32
 }
 
@@ -26,37 +25,39 @@ func (s *twoLevelAlltoall) blocks(buf uint8, first, count int) sim.Region {
 }
 
 func (s *twoLevelAlltoall) step(b *builder) bool {
-	if s.cp.tag == 0 {
-		s.cp.tag = 1 << 16
-	}
 	nodes := s.p / s.ns
 	n, l := s.r/s.ns, s.r%s.ns
 	switch s.stage {
 	case 0: // intra-node: pack for each local peer, send, receive, unpack
-		for dl := range s.ns {
+		// Its own blocks for itself go straight to their places.
+		for x := range nodes {
+			s.unpacked = append(s.unpacked, b.copy(s.blocks(0, x*s.ns+l, 1), s.blocks(2, x*s.ns+l, 1)))
+		}
+		for dl := 1; dl < s.ns; dl++ {
 			peer := n*s.ns + (l+dl)%s.ns
 			lp := peer % s.ns
 			var packs []int32
 			for x := range nodes {
-				packs = append(packs, s.cp.copy(b, s.r, s.blocks(0, x*s.ns+lp, 1), s.blocks(3, lp*nodes+x, 1)))
+				packs = append(packs, b.copy(s.blocks(0, x*s.ns+lp, 1), s.blocks(3, lp*nodes+x, 1)))
 			}
 			b.sendConcurrent(peer, 1, s.blocks(3, lp*nodes, nodes), packs...)
 		}
-		for dl := range s.ns {
+		for dl := 1; dl < s.ns; dl++ {
 			src := n*s.ns + (l-dl+s.ns)%s.ns
 			ls := src % s.ns
 			got := b.recv(src, 1, s.blocks(4, ls*nodes, nodes))
 			for x := range nodes {
-				s.unpacked = append(s.unpacked, s.cp.copy(b, s.r, s.blocks(4, ls*nodes+x, 1), s.blocks(2, x*s.ns+ls, 1), got))
+				s.unpacked = append(s.unpacked, b.copy(s.blocks(4, ls*nodes+x, 1), s.blocks(2, x*s.ns+ls, 1), got))
 			}
 		}
 		s.stage = 1
 	case 1: // inter-node: one aggregated message per node
-		for dx := range nodes {
+		b.copy(s.blocks(2, n*s.ns, s.ns), s.blocks(1, n*s.ns, s.ns), s.unpacked...) // its own node's
+		for dx := 1; dx < nodes; dx++ {
 			x := (n + dx) % nodes
 			b.sendConcurrent(x*s.ns+l, 2, s.blocks(2, x*s.ns, s.ns), s.unpacked...)
 		}
-		for dx := range nodes {
+		for dx := 1; dx < nodes; dx++ {
 			x := (n - dx + nodes) % nodes
 			b.recv(x*s.ns+l, 2, s.blocks(1, x*s.ns, s.ns), s.unpacked...)
 		}

@@ -23,23 +23,23 @@ func TestTwoProcsExchangesFirst(t *testing.T) {
 	}
 	for r, prog := range sim.Materialize(s) {
 		other := int32(1 - r)
-		if len(prog) != 4 {
-			t.Fatalf("rank %d: %d ops, want an exchange and a copy (4): %v", r, len(prog), prog)
+		if len(prog) != 3 {
+			t.Fatalf("rank %d: %d ops, want an exchange and a copy (3): %v", r, len(prog), prog)
 		}
-		for i, op := range prog {
-			peer, buf, off := other, uint8(0), int64(other)*c
+		for i, op := range prog[:2] {
+			buf := uint8(0)
 			if op.Kind == sim.OpRecv {
 				buf = 1
 			}
-			if i >= 2 { // the copy of the rank's own block
-				peer, off = int32(r), int64(r)*c
+			if op.Peer != other || op.Data != (sim.Region{Buf: buf, Off: int64(other) * c, Count: c}) {
+				t.Errorf("rank %d op %d: %v, want peer %d region {buf %d off %d count %d}", r, i, op, other, buf, other*c, c)
 			}
-			if op.Peer != peer || op.Data != (sim.Region{Buf: buf, Off: off, Count: c}) {
-				t.Errorf("rank %d op %d: %v, want peer %d region {buf %d off %d count %d}", r, i, op, peer, buf, off, c)
-			}
-			if i >= 2 && len(op.After) != 2 {
-				t.Errorf("rank %d op %d (the copy) waits for %v, want both ops of the exchange", r, i, op.After)
-			}
+		}
+		// The copy of the rank's own block, a local copy after the
+		// exchange.
+		cp := prog[2]
+		if cp.Kind != sim.OpCalc || cp.Src != (sim.Region{Buf: 0, Off: int64(r) * c, Count: c}) || cp.Data != (sim.Region{Buf: 1, Off: int64(r) * c, Count: c}) || len(cp.After) != 2 {
+			t.Errorf("rank %d op 2: %+v, want a copy of its own block from buffer 0 to 1 after both ops of the exchange", r, cp)
 		}
 	}
 	for _, p := range []int{1, 3, 4} {

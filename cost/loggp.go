@@ -153,12 +153,10 @@ func logGPRingReduceScatter(m Hockney, o, g float64, s size) Prediction {
 	return logGPSteps(m, o, g, s.p-1, hi, lo, true)
 }
 
-// logGPPairwise: a rank's copy of its own block (a send to itself and its
-// receive, o each, through no NIC), then p-1 exchanges of n bytes, each
-// after the last.
+// logGPPairwise: a rank's copy of its own block (a local copy: free),
+// then p-1 exchanges of n bytes, each after the last.
 func logGPPairwise(m Hockney, o, g float64, s size) Prediction {
-	steps := logGPSteps(m, o, g, s.p-1, s.n, s.n, false)
-	return exact(2*o + steps.Time)
+	return logGPSteps(m, o, g, s.p-1, s.n, s.n, false)
 }
 
 // logGPRecursiveDoubling: log2 p exchanges of the whole vector, each
@@ -315,23 +313,24 @@ func logGPLinearAllgather(m Hockney, o, g float64, s size) Prediction {
 	return Prediction{Time: gather.Time + bcast, Lower: gather.Lower + bcast, Exact: gather.Exact}
 }
 
-// logGPLinearAlltoall: every rank's CPU issues its p sends o apart (the
-// first to itself, through no NIC), then takes in its p messages (o
-// each). Its i-th send to another rank leaves at 2o + (i-1) q, q =
+// logGPLinearAlltoall: every rank copies its own block (a local copy:
+// free), its CPU issues its p-1 sends to the others o apart, then takes
+// in their p-1 messages (o each). Its i-th send leaves at o + (i-1) q, q =
 // max(o, g + n beta), and arrives alpha + n beta later; rank r takes in
 // the i-th send of rank r-i, so each rank's messages arrive in that order,
 // and its CPU takes them in once it has issued every send, or as they come.
 func logGPLinearAlltoall(m Hockney, o, g float64, s size) Prediction {
 	if s.p == 1 {
-		return exact(2 * o)
+		return exact(0)
 	}
 	p := float64(s.p)
 	nb := s.n * m.Beta
 	q := max(o, g+nb)
-	arrive := func(i float64) float64 { return 2*o + (i-1)*q + m.Alpha + nb }
-	// The last arrival plus its o, or the CPU's 2p o; the first arrival
-	// plus p-1 receives is never later than the last plus one (q >= o).
-	return exact(max(2*p*o, arrive(p-1)+o))
+	arrive := func(i float64) float64 { return o + (i-1)*q + m.Alpha + nb }
+	// The last arrival plus its o, or the CPU's 2(p-1) o; the first
+	// arrival plus p-2 receives is never later than the last plus one
+	// (q >= o).
+	return exact(max(2*(p-1)*o, arrive(p-1)+o))
 }
 
 // logGPLinearBarrier: the linear allreduce's messages, empty.

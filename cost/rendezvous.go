@@ -92,8 +92,7 @@ var serialHandshakes = map[string]bool{
 }
 
 // msgSizes gives the smallest and the largest message (bytes) an
-// algorithm's ranks send each other (messages to oneself, which never
-// leave, left out); an estimate above the largest is safe (the form is
+// algorithm's ranks send each other (local copies left out); an estimate above the largest is safe (the form is
 // then a bound where it could have been exact).
 var msgSizes = map[string]func(s size) (lo, hi float64){}
 

@@ -72,7 +72,7 @@ type TraceEvent struct {
 	Rank      int32
 	Index     int32 // program index of the op
 	Completed bool  // false: the op started
-	Op        Op    // kind, peer, tag, bytes; Data only in data mode
+	Op        Op    // kind, peer, tag, bytes; Data, and a starting copy's Src, only in data mode
 }
 
 // Result is what an execution measured.
@@ -338,6 +338,9 @@ func (x *executor) started(r, idx int32, at Time) {
 	if x.trace != nil {
 		x.emitTrace(r, idx, at, false)
 	}
+	if x.data != nil && s.kind == OpCalc {
+		delete(x.ranks[r].copies, idx) // its trace had its source
+	}
 	if rk := &x.ranks[r]; rk.reactive != nil && rk.reactive.NeedsStarts() {
 		if at == x.eng.Now() {
 			rk.reactive.Started(idx)
@@ -378,6 +381,9 @@ func (x *executor) emitTrace(r, idx int32, at Time, completed bool) {
 	op := Op{Kind: s.kind, Reduce: s.reduce, Peer: s.peer, Tag: s.tag, Bytes: s.bytes, Dur: s.dur, CPU: s.cpu, NIC: s.nic}
 	if x.data != nil {
 		op.Data = x.region(r, idx)
+		if s.kind == OpCalc && !completed {
+			op.Src = x.ranks[r].copies[idx] // a local copy's source
+		}
 	}
 	x.trace(TraceEvent{At: at, Rank: r, Index: idx, Completed: completed, Op: op})
 }
@@ -689,14 +695,17 @@ func (x *executor) issue(r, idx int32) {
 	switch s.kind {
 	case OpCalc:
 		if x.data != nil {
-			if src, ok := x.ranks[r].copies[idx]; ok {
-				delete(x.ranks[r].copies, idx)
+			if src, ok := x.ranks[r].copies[idx]; ok { // forgotten once started (started)
 				dst := x.region(r, idx)
 				bufs := x.data[r]
 				// Through a scratch copy: a pack or unpack's regions may
 				// interleave in one buffer.
 				x.copyBuf = src.Gather(x.copyBuf[:0], bufs[src.Buf])
-				dst.Scatter(bufs[dst.Buf], x.copyBuf, nil)
+				var apply func(dst, src []uint64)
+				if s.reduce {
+					apply = x.reduce.Apply
+				}
+				dst.Scatter(bufs[dst.Buf], x.copyBuf, apply)
 			}
 		}
 		x.p.calc(r, uint32(idx), s.cpu, s.dur+x.reduceCost(s.bytes))

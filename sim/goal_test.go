@@ -281,13 +281,19 @@ func dependencyLimits(t *testing.T, hubLast bool) {
 	}
 }
 
-// comparable strips what GOAL does not carry (data regions, the reduce
-// flag) from a program.
+// comparable strips what GOAL does not carry (data regions, copies'
+// sources, the reduce flag, a calc's bytes) from a program.
 func comparable(progs []sim.Program) []sim.Program {
 	out := make([]sim.Program, len(progs))
 	for r, p := range progs {
 		for _, op := range p {
-			op.Data, op.Reduce = sim.Region{}, false
+			op.Data, op.Src, op.Reduce = sim.Region{}, sim.Region{}, false
+			if op.Kind == sim.OpCalc {
+				// GOAL's calc is a duration: a local reduction's bytes
+				// are free, as a reducing receive's are, unless written
+				// with a reduction rate (GOALOptions.ReducePsPerByte).
+				op.Bytes = 0
+			}
 			op.After, op.StartAfter = onceEach(op.After, nil), onceEach(op.StartAfter, op.After)
 			if len(op.After) == 0 {
 				op.After = nil

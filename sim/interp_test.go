@@ -93,8 +93,12 @@ func drive(s sim.Schedule, data [][][]uint64, pick func(n int) int) error {
 			}
 			switch op.Kind {
 			case sim.OpCalc:
-				if op.Src.Count > 0 { // a local copy
-					op.Data.Scatter(data[r][op.Data.Buf], op.Src.Gather(nil, data[r][op.Src.Buf]), nil)
+				if op.Src.Count > 0 { // a local copy, or reduction
+					var reduce func(dst, src []uint64)
+					if op.Reduce {
+						reduce = s.ReduceOp.Apply
+					}
+					op.Data.Scatter(data[r][op.Data.Buf], op.Src.Gather(nil, data[r][op.Src.Buf]), reduce)
 				}
 				in.Complete(idx)
 			case sim.OpSend:

@@ -61,7 +61,9 @@ type Op struct {
 	Concurrent bool
 	// Reduce, on a Recv, combines the incoming elements into Data with the
 	// schedule's ReduceOp instead of overwriting them, and charges the
-	// reduction (Bytes at the host's reduce rate) on the receiving CPU.
+	// reduction (Bytes at the host's reduce rate) on the receiving CPU; on
+	// a Calc with Src, it combines Src into Data the same way (a local
+	// reduction, such as MPI's ompi_op_reduce), charged as the Calc is.
 	Reduce bool
 	Peer   int32  // Send, Recv: the other rank; a Recv may use AnySource
 	Tag    int32  // Send, Recv: matched FIFO per (source, tag), as MPI does; a Recv may use AnyTag

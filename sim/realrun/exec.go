@@ -277,13 +277,17 @@ func (r *Rank) copyLocal(idx int32, op *sim.Op) error {
 		return err
 	}
 	r.unlendSelf(dst)
+	var apply func(dst, src []uint64)
+	if op.Reduce {
+		apply = r.reduce.Apply
+	}
 	if src.Runs() == 1 && !overlap(src, dst) {
-		dst.Scatter(r.data[dst.Buf], r.data[src.Buf][src.Off:src.Off+src.Count], nil)
+		dst.Scatter(r.data[dst.Buf], r.data[src.Buf][src.Off:src.Off+src.Count], apply)
 		return nil
 	}
 	// Through a scratch copy: the two regions may interleave in one buffer.
 	tmp := src.Gather(r.mesh.pool.get(int(src.Count))[:0], r.data[src.Buf])
-	dst.Scatter(r.data[dst.Buf], tmp, nil)
+	dst.Scatter(r.data[dst.Buf], tmp, apply)
 	r.mesh.pool.put(tmp)
 	return nil
 }

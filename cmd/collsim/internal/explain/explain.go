@@ -128,7 +128,7 @@ func elements(c collectives.Collective, r sim.Region) string {
 type Step struct {
 	Time   float64 `json:"time_s"`
 	Rank   int32   `json:"rank"`
-	Kind   string  `json:"kind"` // send, copy, recv, recv_reduce, copy_in
+	Kind   string  `json:"kind"` // send, recv, recv_reduce, copy, reduce_local (Buffer, First, Count: where it lands)
 	Peer   int32   `json:"peer"`
 	Bytes  int64   `json:"bytes"`
 	Buffer string  `json:"buffer"`
@@ -194,11 +194,11 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 		fmt.Fprintf(out, "chosen by %s\n", chosenBy)
 	}
 	fmt.Fprintf(out, "\n%s\n\n", cmdutil.Wrap(a.Summary, 78, ""))
-	// Sends at the moment they start, receives when they complete: the
-	// order in which data moves.
+	// Sends and local copies at the moment they start, receives when they
+	// complete: the order in which data moves.
 	var shown []sim.TraceEvent
 	for _, e := range events {
-		if e.Op.Kind == sim.OpSend && !e.Completed || e.Op.Kind == sim.OpRecv && e.Completed {
+		if e.Op.Kind == sim.OpSend && !e.Completed || e.Op.Kind == sim.OpRecv && e.Completed || isCopy(e) {
 			shown = append(shown, e)
 		}
 	}
@@ -224,14 +224,14 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 			what, kind = fmt.Sprintf("rank %d signals rank %d (an empty message)", e.Rank, e.Op.Peer), "send"
 		case c == collectives.Barrier:
 			what, kind = fmt.Sprintf("  rank %d has heard from rank %d", e.Rank, e.Op.Peer), "recv"
-		case e.Op.Kind == sim.OpSend && int(e.Op.Peer) == int(e.Rank):
-			what, kind = fmt.Sprintf("rank %d copies %s", e.Rank, elements(c, e.Op.Data)), "copy"
+		case isCopy(e) && e.Op.Reduce:
+			what, kind = fmt.Sprintf("rank %d adds its %s into %s", e.Rank, elements(c, e.Op.Src), elements(c, e.Op.Data)), "reduce_local"
+		case isCopy(e):
+			what, kind = fmt.Sprintf("rank %d copies its %s into %s", e.Rank, elements(c, e.Op.Src), elements(c, e.Op.Data)), "copy"
 		case e.Op.Kind == sim.OpSend && e.Op.Bytes > m.Host.EagerLimit:
 			what, kind = fmt.Sprintf("rank %d sends %s to rank %d (%d B, by rendezvous: the data leaves once a request and a reply have crossed)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes), "send"
 		case e.Op.Kind == sim.OpSend:
 			what, kind = fmt.Sprintf("rank %d sends %s to rank %d (%d B)", e.Rank, elements(c, e.Op.Data), e.Op.Peer, e.Op.Bytes), "send"
-		case int(e.Op.Peer) == int(e.Rank):
-			what, kind = fmt.Sprintf("  rank %d puts the copy into %s", e.Rank, elements(c, e.Op.Data)), "copy_in"
 		case e.Op.Reduce:
 			what, kind = fmt.Sprintf("  rank %d has received from rank %d and added into %s", e.Rank, e.Op.Peer, elements(c, e.Op.Data)), "recv_reduce"
 		default:
@@ -264,7 +264,7 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	}
 	msgs := 0
 	for _, e := range shown {
-		if e.Op.Kind == sim.OpSend && int(e.Op.Peer) != int(e.Rank) {
+		if e.Op.Kind == sim.OpSend {
 			msgs++
 		}
 	}
@@ -279,6 +279,12 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	}
 	fmt.Fprintf(out, "cost: %s (collsim algos: a the latency, b and g the seconds per byte moved and reduced).\n", cost)
 	return nil
+}
+
+// isCopy reports whether e is the start of a local copy (or reduction):
+// a computation with a source.
+func isCopy(e sim.TraceEvent) bool {
+	return e.Op.Kind == sim.OpCalc && !e.Completed && e.Op.Src.Count > 0
 }
 
 // rendezvousNote says how many of the messages went by rendezvous, if any.

@@ -88,10 +88,14 @@ func pictures(m *configs.Machine, a collectives.Algorithm, p collectives.Params)
 	}
 	var events []landed
 	trace := func(e sim.TraceEvent) {
-		if !e.Completed || e.Op.Kind != sim.OpRecv || int(e.Op.Data.Buf) >= shown {
+		copied := e.Op.Kind == sim.OpCalc && !e.Completed && e.Op.Src.Count > 0 // done when it starts
+		if !copied && (!e.Completed || e.Op.Kind != sim.OpRecv) || int(e.Op.Data.Buf) >= shown {
 			return
 		}
 		ar := arrival{from: e.Op.Peer, to: e.Rank, data: e.Op.Data, bytes: e.Op.Bytes, reduce: e.Op.Reduce}
+		if copied {
+			ar.from = e.Rank // a local copy
+		}
 		alpha, beta := m.PathParams(int(place[ar.from]), int(place[ar.to]))
 		ar.cost = alpha + float64(ar.bytes)*beta
 		if ar.reduce {
