@@ -96,6 +96,10 @@ type Experiment struct {
 
 	Network string       // Analytic (""), Flow or LogGOPS
 	LogGOPS *sim.LogGOPS // the LogGOPS network's costs; nil: LogGOPSim's defaults
+	// ReduceBandwidth is the hosts' reduction rate in bytes per second on
+	// the LogGOPS network, which has none of its own (0: reductions
+	// free); a machine's network takes its host.reduce_bandwidth.
+	ReduceBandwidth float64
 	// Routing overrides the machine's (Flow only: "minimal", "valiant",
 	// "ugal", "ecmp").
 	Routing   string
@@ -391,6 +395,9 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	}
 	if net == LogGOPS {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
+		if reduces := c == collectives.Allreduce || c == collectives.Reduce || c == collectives.ReduceScatter; reduces && e.ReduceBandwidth == 0 {
+			out.Note = joinNotes(out.Note, "reductions are free here: the LogGOPS model has no reduction rate; give --reduce-bandwidth (e.g. 10GB/s) to charge them")
+		}
 	}
 	e.conditions(out, m, net, cfg)
 	if cfg.Noise != nil && !cfg.Noise.Detours() && !chargesCPU(c, cfg) {
@@ -482,8 +489,8 @@ func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *net
 	cfg.Noise = noise
 	switch net {
 	case Analytic, Flow:
-		if e.LogGOPS != nil {
-			return cfg, nil, optionf("--L, --o, --g, --G, --O and --S set the loggops network; with --network %s the machine config sets the costs", net)
+		if e.LogGOPS != nil || e.ReduceBandwidth != 0 {
+			return cfg, nil, optionf("--L, --o, --g, --G, --O, --S and --reduce-bandwidth set the loggops network; with --network %s the machine config sets the costs", net)
 		}
 		place, err := m.Place(ranks, e.Placement, e.Seed)
 		if err != nil {
@@ -509,6 +516,12 @@ func (e *Experiment) config(m *configs.Machine, net string, ranks int, load *net
 			p = *e.LogGOPS
 		}
 		cfg.LogGOPS = &p
+		if e.ReduceBandwidth < 0 || math.IsNaN(e.ReduceBandwidth) || math.IsInf(e.ReduceBandwidth, 0) {
+			return cfg, nil, optionf("--reduce-bandwidth %g B/s: give a positive rate, or none for free reductions", e.ReduceBandwidth)
+		}
+		if e.ReduceBandwidth > 0 {
+			cfg.Host.ReducePsPerByte = 1e12 / e.ReduceBandwidth
+		}
 		return cfg, nil, nil
 	}
 	return cfg, nil, e.Check() // an unknown network
@@ -746,7 +759,7 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	}
 	wall := time.Since(start).Seconds()
 	if err != nil {
-		return nil, runError(goalClockHint(err, g, cfg, m))
+		return nil, runError(e.goalClockHint(err, g, cfg, m))
 	}
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
 	e.conditions(out, m, net, cfg)
@@ -829,32 +842,28 @@ func (e *Experiment) conditions(out *Result, m *configs.Machine, net string, cfg
 	}
 }
 
-// goalClockHint adds to the error of a GOAL run past the clock's limit the
-// op that likely caused it, and where it is written: the largest send, at
-// the model's cost per byte (LogGOPS's G, or the machine's slowest link),
-// or the longest calc, whichever costs more by itself.
-func goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) error {
+// goalClockHint names what likely made a GOAL run pass the clock: the
+// input (a LogGOPS flag, a machine's value, the noise trace's longest
+// detour) that costs the schedule's largest send the most, or its
+// largest calc when that costs more, each at its file and line.
+func (e *Experiment) goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *configs.Machine) error {
 	if !errors.Is(err, sim.ErrClockLimit) {
 		return err
 	}
 	send, sendAt, calc, calcAt := g.Largest()
-	var perByte float64 // seconds
-	var rate string
-	switch {
-	case cfg.LogGOPS != nil:
-		perByte = cfg.LogGOPS.GPerByte / 1e12
-		rate = fmt.Sprintf("G = %v per byte (--G)", sim.FromSeconds(perByte))
-	case m != nil:
-		slowest := math.Inf(1)
-		for _, l := range m.Topology.Links() {
-			slowest = min(slowest, l.Bandwidth)
+	var best configs.Input
+	most := -1.0
+	if sendAt != "" {
+		for _, in := range e.inputs(m, cfg) {
+			if c := in.Cost(float64(send)); c > most && !in.Reduces {
+				best, most = in, c
+			}
 		}
-		perByte, rate = 1/slowest, "the slowest link's "+configs.FormatBandwidth(slowest)
 	}
-	sendCost, calcCost := float64(send)*perByte, float64(calc)*1e-9
+	calcCost := float64(calc) * 1e-9
 	switch {
-	case sendAt != "" && sendCost >= calcCost:
-		return fmt.Errorf("%w; the costliest op is the send of %d bytes at %s: %s at %s", err, send, sendAt, ClockCost(sendCost), rate)
+	case most >= 0 && most >= calcCost:
+		return fmt.Errorf("%w; the costliest input is %s %s (%s): %s for the largest send, of %d bytes at %s", err, best.Key, best.Value, best.Where, ClockCost(most), send, sendAt)
 	case calcAt != "":
 		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, ClockCost(calcCost))
 	}

@@ -990,6 +990,9 @@ type Input struct {
 	Key, Value, Where string // "network.crossbar.link.bandwidth", "1e-30B/s", "my.yaml:5"
 	// Cost is what it costs one message of n bytes, in seconds.
 	Cost func(n float64) float64
+	// Reduces says the cost is a reduction's (of the message's bytes),
+	// which a plain message (a GOAL send) does not pay.
+	Reduces bool
 }
 
 // Fixed is the cost of an input that costs every message d, whatever its
@@ -1105,6 +1108,7 @@ func (v *validator) machine(f *fileYAML) *Machine {
 		} else {
 			m.Host.ReducePsPerByte = 1e12 / bw
 			v.input(with(hk, "reduce_bandwidth"), f.Host.ReduceBandwidth, func(n float64) float64 { return n / bw })
+			v.inputs[len(v.inputs)-1].Reduces = true
 		}
 	}
 	m.Host.EagerLimit = 64 << 10

@@ -83,8 +83,9 @@ type Result struct {
 	Messages uint64 // messages sent
 	Bytes    uint64 // message bytes sent
 	// Rendezvous counts the messages to other ranks above the eager limit
-	// (Config.Host.EagerLimit, or LogGOPS's S), which waited for their
-	// receive's reply before their data left.
+	// (Config.Host.EagerLimit, or LogGOPS's S): with a Network each waited
+	// for its receive's reply before its data left; in the LogGOPS model
+	// (LogGOPSim's rule) its send completed only once the receiver took it.
 	Rendezvous uint64
 	Events     uint64 // engine events run
 	// Partitions is how many partitions of ranks ran in parallel (see

@@ -665,6 +665,11 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--goal", hf("goal-two-calcs.goal"), "--network", "analytic"}, code: 1, want: `calc|clock|too long`, at: hf("goal-two-calcs.goal:")},
 	{args: []string{"run", "--goal", hf("goal-size-g.goal")}, code: 1, want: `size|clock|too long`, at: hf("goal-size-g.goal:")},
 	{args: []string{"run", "--goal", hf("goal-size-g.goal"), "--network", "analytic"}, code: 1, want: `size|clock|too long`, at: hf("goal-size-g.goal:")},
+	// The input to blame is the one that costs a message the most: --o
+	// here, not G (a new user's trial), and a link's bandwidth on the
+	// analytic network, not the reduction rate a send does not pay.
+	{args: []string{"run", "--goal", hf("goal-ok.goal"), "--o", "5000000s"}, code: 1, want: `costliest input is --o 5000000s \(the command line\)`, at: hf("goal-ok.goal:")},
+	{args: []string{"run", "--goal", hf("goal-size-g.goal"), "--network", "analytic", "-m", "small"}, code: 1, want: `costliest input is network.crossbar.link.bandwidth`, at: hf("goal-size-g.goal:4")},
 	// Broken schedules, each at its line.
 	{args: []string{"run", "--goal", hf("goal-missing-brace.goal")}, code: 1, want: `closed|\}`, at: hf("goal-missing-brace.goal:6")},
 	{args: []string{"run", "--goal", hf("goal-extra-brace.goal")}, code: 1, want: `rank|\}`, at: hf("goal-extra-brace.goal:9")},

@@ -20,12 +20,15 @@ import (
 // LogGOPSim's defaults.
 type LogGOPSFlags struct {
 	L, O, G, GPerByte, OPerByte, S string
-	flags                          *pflag.FlagSet
+	// Reduce is the hosts' reduction rate, which LogGOPS has not ("":
+	// reductions free).
+	Reduce string
+	flags  *pflag.FlagSet
 }
 
 // Changed reports whether any of the flags was given.
 func (l *LogGOPSFlags) Changed() bool {
-	for _, name := range []string{"L", "o", "g", "G", "O", "S"} {
+	for _, name := range []string{"L", "o", "g", "G", "O", "S", "reduce-bandwidth"} {
 		if l.flags != nil && l.flags.Changed(name) {
 			return true
 		}
@@ -42,6 +45,20 @@ func (l *LogGOPSFlags) Register(f *pflag.FlagSet) {
 	f.StringVar(&l.GPerByte, "G", "6ns", "loggops: gap G per byte")
 	f.StringVar(&l.OPerByte, "O", "0ns", "loggops: CPU overhead O per byte")
 	f.StringVar(&l.S, "S", "65535", "loggops: eager/rendezvous threshold S in bytes")
+	f.StringVar(&l.Reduce, "reduce-bandwidth", "", "loggops: the hosts' reduction rate, e.g. 10GB/s, charged on the receiving CPU (LogGOPS has none: default free; a machine's host.reduce_bandwidth sets it on the other networks)")
+}
+
+// ReduceBandwidth parses --reduce-bandwidth: bytes per second, 0 when not
+// given.
+func (l *LogGOPSFlags) ReduceBandwidth() (float64, error) {
+	if l.Reduce == "" {
+		return 0, nil
+	}
+	bw, err := configs.ParseBandwidth(l.Reduce)
+	if err != nil {
+		return 0, Flagf("--reduce-bandwidth: %v", err)
+	}
+	return bw, nil
 }
 
 // Params parses the flags.
@@ -311,13 +328,19 @@ func (l *LogGOPSFlags) Inputs(p *sim.LogGOPS) []configs.Input {
 		return nil
 	}
 	perByte := func(ps float64) func(float64) float64 { return func(n float64) float64 { return n * ps / 1e12 } }
-	return []configs.Input{
+	in := []configs.Input{
 		FlagInput("--L", l.L, configs.Fixed(p.L)),
 		FlagInput("--o", l.O, configs.Fixed(p.O)),
 		FlagInput("--g", l.G, configs.Fixed(p.G)),
 		FlagInput("--G", l.GPerByte, perByte(p.GPerByte)),
 		FlagInput("--O", l.OPerByte, perByte(p.OPerByte)),
 	}
+	if bw, err := l.ReduceBandwidth(); err == nil && bw > 0 {
+		red := FlagInput("--reduce-bandwidth", l.Reduce, func(n float64) float64 { return n / bw })
+		red.Reduces = true
+		in = append(in, red)
+	}
+	return in
 }
 
 // FlagInput is the value of a flag that costs time, as an input for

@@ -178,6 +178,9 @@ func checkFlags(f *pflag.FlagSet, o *Options) error {
 			"size", "elem-size", "root", "verify", "segment", "node-size", "group-size", "inner", "intra", "groups", "steps", "overlap", "trace", "timeline"); err != nil {
 			return err
 		}
+		if f.Changed("reduce-bandwidth") {
+			return cmdutil.Flagf("--reduce-bandwidth does not apply: a GOAL file has no reductions (collsim schedule --reduce-bandwidth writes them into it as calcs)")
+		}
 	}
 	if o.Network == "loggops" || o.Network == "" && o.GOAL != "" {
 		return cmdutil.NotApplicable(f, "the loggops network has no machine: every message costs L, o, g and G (use --network analytic or flow to run on the machine)",
@@ -368,6 +371,9 @@ func (o *Options) experiment() (*collsim.Experiment, error) {
 		if e.LogGOPS, err = o.LogGOPS.Params(); err != nil {
 			return nil, err
 		}
+		if e.ReduceBandwidth, err = o.LogGOPS.ReduceBandwidth(); err != nil {
+			return nil, err
+		}
 	}
 	e.Inputs = o.inputs(e.LogGOPS)
 	return e, nil
@@ -446,7 +452,7 @@ func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()
 		{"  routing", out.Routing},
 		{"  faults", cmp.Or(strings.Join(out.Faults, ", "), "none")},
 		{"  noise", cmp.Or(out.NoiseModel, "none")},
-		{"  protocol", protocolLine(out.EagerLimit, out.Rendezvous, out.Messages)},
+		{"  protocol", protocolLine(out.Network, out.EagerLimit, out.Rendezvous, out.Messages)},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", out.Events, out.Ops, out.Messages)},
 		{"  parse time", cmdutil.Seconds(out.Parse)},
 		{"  wall time", fmt.Sprintf("%s (%.3g ops/s)%s", cmdutil.Seconds(out.Wall), out.OpsPerSecond, partitions(out.Partitions))},
@@ -524,7 +530,7 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		{"  routing", r.Routing},
 		{"  faults", cmp.Or(strings.Join(r.Faults, ", "), "none")},
 		{"  noise", cmp.Or(r.NoiseModel, "none")},
-		{"  protocol", protocolLine(r.EagerLimit, r.Rendezvous, r.Messages)},
+		{"  protocol", protocolLine(r.Network, r.EagerLimit, r.Rendezvous, r.Messages)},
 		{"  data", data},
 		{"  closed form", model},
 		{"  simulated", fmt.Sprintf("%d events, %d ops, %d messages", r.Events, r.Ops, r.Messages)},
@@ -536,18 +542,25 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 	return printLinks(streams, r.Links)
 }
 
-// protocolLine says which messages went eagerly and which by rendezvous,
-// which costs a message its request's and its reply's latencies on top of
-// its own: the closed forms and the step-by-step times include them.
-func protocolLine(eagerLimit *int64, rendezvous, messages uint64) string {
+// protocolLine says which messages went eagerly and which by rendezvous.
+// On a machine's network a rendezvous costs a message its request's and
+// its reply's latencies on top of its own (the closed forms and the
+// step-by-step times include them); in the LogGOPS model, as in
+// LogGOPSim, it costs no latency: the send completes only once the
+// receiver has taken the message in.
+func protocolLine(network string, eagerLimit *int64, rendezvous, messages uint64) string {
 	switch {
 	case eagerLimit == nil:
 		return "every message eager (no eager limit)"
 	case rendezvous == 0:
 		return fmt.Sprintf("eager up to %s: every message went eagerly", configs.FormatBytes(*eagerLimit))
 	}
-	return fmt.Sprintf("eager up to %s: %d of %d messages went by rendezvous (a request and a reply first: 2 latencies more each)",
-		configs.FormatBytes(*eagerLimit), rendezvous, messages)
+	how := "a request and a reply first: 2 latencies more each"
+	if network == collsim.LogGOPS {
+		how = "LogGOPSim's: no latency more, but each send completes only once its receiver has taken it in"
+	}
+	return fmt.Sprintf("eager up to %s: %d of %d messages went by rendezvous (%s)",
+		configs.FormatBytes(*eagerLimit), rendezvous, messages, how)
 }
 
 // sizeLine is the call's size in bytes and elements: an alltoall's count
