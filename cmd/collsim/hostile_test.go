@@ -470,6 +470,9 @@ var hostileCases = []hostile{
 	{args: []string{"validate", "--max-error", "-1"}, code: 2, want: `max-error`},
 	{args: []string{"validate", "--np", "4"}, code: 2, want: `--real`},
 	{args: []string{"validate", "--real", "--np", "1"}, code: 2, want: `--np`},
+	// -m, -n and --network were ignored by validate --real (a new user's
+	// trial).
+	{args: []string{"validate", "--real", "--np", "2", "-n", "16", "-m", "fattree-1024", "--network", "analytic"}, code: 2, want: `-m/--machine, -n/--ranks, --network do not apply`, limit: fast},
 	{args: []string{"validate", "-n", "0"}, code: 2, want: `ranks`},
 	{args: []string{"validate", "-s", "garbage"}, code: 2, want: `sizes|garbage`},
 	{args: []string{"validate", "-a", "nosuch"}, code: 2, want: `nosuch`},

@@ -97,9 +97,12 @@ type ValidationError = collsim.CheckError
 func ExitCode(err error) int {
 	var fe *FlagError
 	var ve *ValidationError
+	var ie *Interrupted
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &ie):
+		return ie.status()
 	case errors.As(err, &fe):
 		return ExitUsage
 	case errors.As(err, &ve):

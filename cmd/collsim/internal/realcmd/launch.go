@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
@@ -121,7 +120,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	if l.NP < 1 || l.NP > maxLocalRanks {
 		return nil, cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
 	}
-	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigCtx, caught, stop := cmdutil.SignalContext()
 	defer stop()
 	// A rank that exits before the run is over ends it: the rendezvous
 	// would otherwise wait for it to register until the timeout.
@@ -245,7 +244,7 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 	realrun.RemoveFilesOf(pids)
 	switch {
 	case sigCtx.Err() != nil:
-		return nil, errors.New("interrupted: every rank was stopped")
+		return nil, &cmdutil.Interrupted{Signal: caught(), Err: errors.New("interrupted: every rank was stopped")}
 	case serr != nil:
 		for r, sig := range killedBy {
 			if sig != 0 { // the rank could not say why: the signal does

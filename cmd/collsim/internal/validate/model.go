@@ -367,7 +367,7 @@ func checkModel(maxError float64, points []modelPoint, networks []string) error 
 	if len(bad) > len(shown) {
 		more = fmt.Sprintf("; and %d more", len(bad)-len(shown))
 	}
-	return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %g%% (or outside their bounds): %s%s", len(bad), 100*maxError, strings.Join(shown, "; "), more)}
+	return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %s (or outside their bounds): %s%s", len(bad), threshold(maxError), strings.Join(shown, "; "), more)}
 }
 
 // plotModel draws time against size at the largest rank count and time

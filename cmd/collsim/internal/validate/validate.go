@@ -150,6 +150,10 @@ any error is larger than that fraction.`,
 				if err := cmdutil.NotApplicable(cmd.Flags(), "they show the progress of a grid of simulations, which --real does not run", "quiet", "progress"); err != nil {
 					return err
 				}
+				// (They were ignored without a word: a new user's trial.)
+				if err := cmdutil.NotApplicable(cmd.Flags(), "--real runs --np ranks on a machine it fits to their own ping-pong, and simulates it on both networks", "machine", "ranks", "network"); err != nil {
+					return err
+				}
 			}
 			if !o.real {
 				if err := cmdutil.NotApplicable(cmd.Flags(), "they apply to real runs: give --real", "interleave", "max-drift", "max-fit-spread", "pingpong", "exchange", "iterations", "warmup", "timeout", "transport", "single-copy"); err != nil {
@@ -602,7 +606,7 @@ func check(maxError float64, points []point) error {
 		}
 	}
 	if len(bad) > 0 {
-		return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %.0f%%: %s", len(bad), 100*maxError, strings.Join(bad, "; "))}
+		return &cmdutil.ValidationError{Err: fmt.Errorf("%d points off by more than %s: %s", len(bad), threshold(maxError), strings.Join(bad, "; "))}
 	}
 	return nil
 }
@@ -653,4 +657,11 @@ func printNotes(w io.Writer, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintln(w, cmdutil.Wrap("note: "+n, 100, ""))
 	}
+}
+
+// threshold writes --max-error as a percentage, to 6 significant digits:
+// 0.001 is 0.1%, not 0% (as %.0f had it), and 0.15 is 15%, not
+// 15.000000000000002%.
+func threshold(maxError float64) string {
+	return strconv.FormatFloat(100*maxError, 'g', 6, 64) + "%"
 }
