@@ -172,7 +172,7 @@ func TestUnusedLocalNoted(t *testing.T) {
 // TestCallRootOnlyWhereRooted: an allreduce has no root, so Call gives its
 // algorithms root 0 whatever was asked (Open MPI 5.0's HAN allreduce,
 // built of rooted parts, took --root 2 and ran twice as long: a helper's
-// audit); a bcast keeps its root.
+// audit), and an Experiment refuses one; a bcast keeps its root.
 func TestCallRootOnlyWhereRooted(t *testing.T) {
 	for _, tc := range []struct {
 		c    collectives.Collective
@@ -183,20 +183,51 @@ func TestCallRootOnlyWhereRooted(t *testing.T) {
 			t.Errorf("%s: root %d, %v; want %d", tc.c, p.Root, err, tc.want)
 		}
 	}
+	// An Experiment refuses the root of an allreduce outright, as the
+	// command line does (TestExperimentRefusesWhatItWouldIgnore).
 	m, err := configs.Resolve("small")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var times []float64
-	for _, root := range []int{0, 2} {
-		e := collsim.Experiment{Machine: m, Algorithm: "ompi5", Ranks: 3, Size: 8, Root: root, Shape: collsim.Shape{NodeSize: 2}}
-		r, err := e.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
-		times = append(times, r.Time)
+	e := collsim.Experiment{Machine: m, Algorithm: "ompi5", Ranks: 3, Size: 8, Root: 2, Shape: collsim.Shape{NodeSize: 2}}
+	if _, err := e.Run(); err == nil {
+		t.Error("ompi5's allreduce ran with root 2")
 	}
-	if times[0] != times[1] {
-		t.Errorf("ompi5's allreduce took %g s with root 0 and %g s with root 2", times[0], times[1])
+}
+
+// TestExperimentRefusesWhatItWouldIgnore: the API took what the command
+// line refuses, and ignored it (a new user's trial): a root for an
+// allreduce, a call's fields beside a GOAL schedule; RunGOAL(nil)
+// panicked. Each is an OptionError now. A GOAL file's second NIC, which
+// only the LogGOPS network models, is noted on the analytic network.
+func TestExperimentRefusesWhatItWouldIgnore(t *testing.T) {
+	var opt *collsim.OptionError
+	if _, err := (&collsim.Experiment{Root: 3}).Run(); !errors.As(err, &opt) || !strings.Contains(err.Error(), "Root 3: allreduce has no root") {
+		t.Errorf("Root 3 with an allreduce: %v", err)
+	}
+	if _, err := (&collsim.Experiment{Collective: collectives.Bcast, Root: 3, Ranks: 4, Size: 64}).Run(); err != nil {
+		t.Errorf("Root 3 with a bcast: %v", err)
+	}
+	if _, err := (&collsim.Experiment{}).RunGOAL(nil); !errors.As(err, &opt) {
+		t.Errorf("RunGOAL(nil): %v", err)
+	}
+	g, err := sim.ParseGOAL(strings.NewReader("num_ranks 3\nrank 0 {\nl0: send 8b to 1 tag 0\nl1: send 8b to 2 tag 0 cpu 0 nic 1\n}\nrank 1 {\nl0: recv 8b from 0 tag 0\n}\nrank 2 {\nl0: recv 8b from 0 tag 0\n}\n"), "nics.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&collsim.Experiment{Ranks: 5}).RunGOAL(g); !errors.As(err, &opt) || !strings.Contains(err.Error(), "leave Collective") {
+		t.Errorf("RunGOAL with Ranks 5: %v", err)
+	}
+	r, err := (&collsim.Experiment{Network: collsim.Analytic}).RunGOAL(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Note, "2 NICs, which only the LogGOPS network models") {
+		t.Errorf("note %q; want the NICs noted", r.Note)
+	}
+	if r, err := (&collsim.Experiment{}).RunGOAL(g); err != nil {
+		t.Errorf("on LogGOPS: %v", err)
+	} else if r.Note != "" {
+		t.Errorf("on LogGOPS: note %q; want none", r.Note)
 	}
 }

@@ -405,6 +405,7 @@ type GOALResult struct {
 	Faults     []string       `json:"faults,omitempty"`
 	NoiseModel string         `json:"noise_model,omitempty"`
 	Links      []collsim.Link `json:"busiest_links,omitempty"`
+	Note       string         `json:"note,omitempty"`
 }
 
 // runGOAL runs a GOAL schedule file.
@@ -441,7 +442,10 @@ func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()
 	out := GOALResult{File: o.GOAL, Network: r.Network, Seed: o.Seed, Ranks: g.Ranks, Parse: parse, Time: r.Time,
 		FinishMin: r.FinishMin, FinishMean: r.FinishMean, FinishMax: r.FinishMax, Events: r.Events, Ops: r.Ops,
 		Messages: r.Messages, Rendezvous: r.Rendezvous, EagerLimit: r.EagerLimit, Wall: r.Wall, OpsPerSecond: r.OpsPerSecond, Partitions: r.Partitions,
-		Routing: r.Routing, Faults: r.Faults, NoiseModel: r.NoiseModel, Links: r.Links}
+		Routing: r.Routing, Faults: r.Faults, NoiseModel: r.NoiseModel, Links: r.Links, Note: r.Note}
+	if r.Note != "" {
+		fmt.Fprintln(streams.Err, "collsim: note:", r.Note)
+	}
 	if o.JSON {
 		return cmdutil.JSON(streams.Out, out)
 	}
