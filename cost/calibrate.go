@@ -297,8 +297,13 @@ func FitLogGP(m PRTT) (LogGPFit, error) {
 			return LogGPFit{}, fmt.Errorf("PRTT size %d: the delay d of PRTT(n,d,s) is missing or negative", s)
 		}
 		gapAll := (burst - one) / n1
-		if d < gapAll {
-			return LogGPFit{}, fmt.Errorf("PRTT size %d: d = %g s is not above g+(s-1)G = %g s, so PRTT(n,d,s) measures the gap, not o; use d = PRTT(1,0,s)", s, d, gapAll)
+		switch {
+		case d < gapAll && math.Abs(d-one) <= 0.01*one:
+			// d is PRTT(1,0,s) already (the advice below, given to a
+			// measurement that followed it: a new user's trial).
+			return LogGPFit{}, fmt.Errorf("PRTT size %d: a burst's messages came %.4g s apart, g+(s-1)G by the method, more than a whole round trip, PRTT(1,0,s) = %.4g s: they waited for each other (flow control, or noise), which LogGP does not describe; measure again, or leave this size out", s, gapAll, one)
+		case d < gapAll:
+			return LogGPFit{}, fmt.Errorf("PRTT size %d: d = %.4g s is not above g+(s-1)G = %.4g s, so PRTT(n,d,s) measures the gap, not o; use d = PRTT(1,0,s)", s, d, gapAll)
 		}
 		os = append(os, (spaced-one)/n1-d)
 		oWeights = append(oWeights, 1/(spaced*spaced))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -425,5 +426,33 @@ func TestFitHockneyEagerHalvesTheResidual(t *testing.T) {
 	})
 	if decided[true] == 0 || decided[false] == 0 {
 		t.Errorf("limits found %d times, none %d times: the draws should reach both sides of the rule", decided[true], decided[false])
+	}
+}
+
+// TestFitLogGPSaysWhyABurstIsTooSlow: when a burst's messages come further
+// apart than a whole round trip, the PRTT method cannot hold. With d =
+// PRTT(1,0,s), as the method asks, the error says the messages waited
+// for each other (it told a measurement that had followed it to use d =
+// PRTT(1,0,s): a new user's trial); with a smaller d it still gives that
+// advice.
+func TestFitLogGPSaysWhyABurstIsTooSlow(t *testing.T) {
+	const n = 10
+	for _, c := range []struct {
+		d    float64
+		want string
+	}{
+		{64e-6, "a burst's messages came 0.0001 s apart, g+(s-1)G by the method, more than a whole round trip, PRTT(1,0,s) = 6.4e-05 s: they waited for each other"},
+		{10e-6, "d = 1e-05 s is not above g+(s-1)G = 0.0001 s, so PRTT(n,d,s) measures the gap, not o; use d = PRTT(1,0,s)"},
+	} {
+		m := PRTT{N: n, D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
+		for _, s := range []int64{1, 1 << 20} {
+			// One round trip of 64 us; a burst of n whose messages come
+			// 100 us apart: (burst - one)/(n-1) = 100 us > 64 us.
+			m.One[s], m.Burst[s], m.Spaced[s] = []float64{64e-6}, []float64{64e-6 + (n-1)*100e-6}, []float64{64e-6 + (n-1)*200e-6}
+			m.D[s] = c.d
+		}
+		if _, err := FitLogGP(m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("d = %g: %v; want %q", c.d, err, c.want)
+		}
 	}
 }

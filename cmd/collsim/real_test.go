@@ -78,6 +78,12 @@ type realRun struct {
 	SingleCopies   int64 `json:"single_copies"`
 	// Oversubscribed: a machine had more ranks than cores for them.
 	Oversubscribed bool `json:"oversubscribed"`
+	// PingPongFit is the fit the text prints, with --pingpong.
+	PingPongFit *struct {
+		Alpha float64 `json:"alpha_s"`
+		Beta  float64 `json:"beta_s_per_byte"`
+		Error string  `json:"error"`
+	} `json:"pingpong_fit"`
 	// CPUs each rank may run on.
 	CPUs []string `json:"cpus"`
 	// SingleCopyProbes: what each rank measured before the run under
@@ -1042,7 +1048,13 @@ func measurePRTT(t *testing.T) []string {
 // several processes is refused (each would start a job of its own), while
 // a launcher of one process (a batch script's step) may run --np.
 func TestRealLibrariesAndLaunchers(t *testing.T) {
-	got := realJSON(t, "--np", "3", "-a", "ompi,mpich", "-s", "8,300000", "--pingpong", "8,1000", "--iterations", "1", "--warmup", "0")
+	run := realOutput(t, "--np", "3", "-a", "ompi,mpich", "-s", "8,300000", "--pingpong", "8,1000", "--iterations", "1", "--warmup", "0")
+	got := run.Results
+	// The ping-pongs' fit, which the text prints, is in the JSON too (it
+	// was left out): a fit, or why there is none (the times are noise).
+	if f := run.PingPongFit; f == nil || f.Error == "" && !(f.Alpha > 0 && f.Beta > 0) {
+		t.Errorf("pingpong_fit %+v: want alpha and beta, or an error", f)
+	}
 	names := map[string]bool{}
 	for _, r := range got {
 		names[r.Name] = true

@@ -1063,6 +1063,25 @@ func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
 	}
 }
 
+// pingPongFit is real --json's fit of the ping-pongs (FitPingPong), or
+// why there is none.
+type pingPongFit struct {
+	Alpha          float64 `json:"alpha_s,omitempty"`
+	AlphaErr       float64 `json:"alpha_stderr_s,omitempty"`
+	Beta           float64 `json:"beta_s_per_byte,omitempty"`
+	BetaErr        float64 `json:"beta_stderr_s_per_byte,omitempty"`
+	MaxRelResidual float64 `json:"max_rel_residual,omitempty"`
+	Error          string  `json:"error,omitempty"`
+}
+
+// finite is x, or 0 when it is NaN or infinite (which JSON cannot hold).
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
 // report prints the summary of every call (and writes the timeline).
 func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 	if o.timeline != "" {
@@ -1111,6 +1130,9 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			Warmup      int   `json:"warmup"`
 			Interleaved bool  `json:"interleaved"`
 			Results     []row `json:"results"`
+			// PingPongFit is the text's fit of the ping-pongs' one-way
+			// times (with --pingpong; it was left out of the JSON).
+			PingPongFit *pingPongFit `json:"pingpong_fit,omitempty"`
 		}{Collective: o.collective, Ranks: size, Transport: o.transport, SharedPairs: sharedPairs(reports), Pairs: size * (size - 1) / 2,
 			Iterations: o.iterations, Warmup: o.warmup, Interleaved: o.interleave,
 			SingleCopyWays: singleCopyWays(reports), SingleCopies: singleCopyCount(reports), Oversubscribed: oversubscribed(reports)}
@@ -1122,6 +1144,17 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		for _, s := range sums {
 			alg := bandwidth(s.Bytes, s.Avg)
 			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * busFactor(s.Name, size), AvgSecs: s.Avg.Seconds()})
+		}
+		if o.pingpong != "" {
+			out.PingPongFit = &pingPongFit{}
+			if fitErr != nil {
+				out.PingPongFit.Error = fitErr.Error()
+			} else {
+				out.PingPongFit.Alpha, out.PingPongFit.Beta = fit.Model.Alpha, fit.Model.Beta
+				// An error that cannot be known (NaN: no spread) is left out.
+				out.PingPongFit.AlphaErr, out.PingPongFit.BetaErr = finite(fit.AlphaErr), finite(fit.BetaErr)
+				out.PingPongFit.MaxRelResidual = fit.MaxRelResidual
+			}
 		}
 		return cmdutil.JSON(w, out)
 	}
