@@ -21,6 +21,7 @@ import (
 type suaraOptions struct {
 	options
 	overhead string
+	network  string
 }
 
 func newSuara(streams *cmdutil.IO) *cobra.Command {
@@ -45,7 +46,9 @@ version. This study runs, for each rank count and size, three baselines:
 
 and SUARA2 (2 steps on a G x P/G grid, G and the subsets' algorithm chosen
 by the closed forms, as the paper chooses them by its model), all simulated
-on the machine's analytic network. It prints the speedups, fits the growth
+on the machine's analytic network, or with --network flow on the flow
+network, which shares links (SUARA2's traffic shares the dragonfly's, and
+its times there are longer: see the README). It prints the speedups, fits the growth
 of each in P per size (speedup ~ P^b: b = 1 is O(P), b = 0.5 O(sqrt P)), and
 says where each regime appears. --overhead sets a CPU overhead per message
 sent or received (LogP o) on every host, in place of the machine's: with
@@ -65,11 +68,15 @@ to stderr.`,
 				}
 				m.Host.Overhead = d
 			}
-			return runSuara(streams, &o.options, m, ps, ss)
+			if o.network != collsim.Analytic && o.network != collsim.Flow {
+				return cmdutil.Flagf("--network %q: analytic or flow", o.network)
+			}
+			return runSuara(streams, &o.options, o.network, m, ps, ss)
 		},
 	}
 	o.register(cmd, "xc40", "64,256,1024,4096", "8,16,64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB")
 	cmd.Flags().StringVar(&o.overhead, "overhead", "", "CPU time per message sent or received (LogP o) on every host, in place of the machine's")
+	cmd.Flags().StringVar(&o.network, "network", collsim.Analytic, "network model: analytic (no link sharing; the default, for its speed at 4,096 ranks) or flow (links shared: slower to simulate)")
 	return cmd
 }
 
@@ -106,7 +113,7 @@ type simKey struct {
 	params collectives.Params
 }
 
-func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64) error {
+func runSuara(streams *cmdutil.IO, o *options, network string, m *configs.Machine, ps []int, ss []int64) error {
 	// Plan every point: which algorithms run with which parameters.
 	var points []*suaraPoint
 	var jobs []simJob
@@ -160,7 +167,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 			points = append(points, pt)
 		}
 	}
-	times, err := simulateAll(streams, m, jobs)
+	times, err := simulateAll(streams, m, network, jobs)
 	if err != nil {
 		return err
 	}
@@ -177,7 +184,7 @@ func runSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss 
 		}
 		pt.suara = times[pl.suara.key()]
 	}
-	return reportSuara(streams, o, m, ps, ss, points)
+	return reportSuara(streams, o, network, m, ps, ss, points)
 }
 
 // bestSingleCandidates are the flat allreduces (not SUARA, and not the
@@ -218,7 +225,11 @@ func bestSingleCandidates(h cost.Hockney, params collectives.Params, hostCosts b
 
 // simulateAll runs the jobs on as many CPUs as Go has, reporting each
 // finished run on stderr; the results do not depend on the order.
-func simulateAll(streams *cmdutil.IO, m *configs.Machine, jobs []simJob) (map[simKey]float64, error) {
+func simulateAll(streams *cmdutil.IO, m *configs.Machine, network string, jobs []simJob) (map[simKey]float64, error) {
+	simulate := cmdutil.Simulate
+	if network == collsim.Flow {
+		simulate = cmdutil.SimulateFlow
+	}
 	// Longest first (ranks times elements is a fair guess), so that the
 	// big runs do not start last.
 	order := slices.Clone(jobs)
@@ -239,7 +250,7 @@ func simulateAll(streams *cmdutil.IO, m *configs.Machine, jobs []simJob) (map[si
 	start := time.Now()
 	workers.Each(len(order), func(i int) {
 		j := order[i]
-		times[i], errs[i] = cmdutil.Simulate(m, j.algo, j.params)
+		times[i], errs[i] = simulate(m, j.algo, j.params)
 		mu.Lock()
 		done++
 		fmt.Fprintf(streams.Err, "study suara: %d/%d runs (%s, P=%d, %s) after %.0fs\n", done, len(order), j.algo.ID(), j.params.Ranks,
@@ -256,9 +267,12 @@ func simulateAll(streams *cmdutil.IO, m *configs.Machine, jobs []simJob) (map[si
 	return out, nil
 }
 
-func reportSuara(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, ss []int64, points []*suaraPoint) error {
-	fmt.Fprintf(streams.Out, "allreduce on %s, analytic network, host overhead %s per message, %d-byte elements; SUARA2's grid and subsets' algorithm by the closed forms\n",
-		m.Name, cmdutil.Seconds(m.Host.Overhead.Seconds()), max(o.elem, 1))
+func reportSuara(streams *cmdutil.IO, o *options, network string, m *configs.Machine, ps []int, ss []int64, points []*suaraPoint) error {
+	fmt.Fprintf(streams.Out, "allreduce on %s, %s network, host overhead %s per message, %d-byte elements; SUARA2's grid and subsets' algorithm by the closed forms\n",
+		m.Name, network, cmdutil.Seconds(m.Host.Overhead.Seconds()), max(o.elem, 1))
+	if network == collsim.Analytic {
+		fmt.Fprintln(streams.Out, "(the analytic network shares no links: where messages share them, as SUARA2's and Rabenseifner's do on a dragonfly, --network flow's times are longer and the speedups below smaller; see the README)")
+	}
 	header := []string{"size", "ranks"}
 	for _, b := range suaraBaselines {
 		header = append(header, b.name, "time")
