@@ -266,6 +266,12 @@ func SimulateNoisy(m *configs.Machine, a collectives.Algorithm, params collectiv
 	return simulate(&collsim.Experiment{Machine: m, Noise: noise, Seed: seed}, a, params)
 }
 
+// SimulateNoisyOn is SimulateNoisy on the network model named (Analytic
+// or Flow).
+func SimulateNoisyOn(network string, m *configs.Machine, a collectives.Algorithm, params collectives.Params, noise *sim.Noise, seed uint64) (float64, error) {
+	return simulate(&collsim.Experiment{Machine: m, Network: network, Noise: noise, Seed: seed}, a, params)
+}
+
 // SimulateFlow is Simulate on the flow network: messages that cross the
 // same link at the same time share its bandwidth.
 func SimulateFlow(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {

@@ -22,6 +22,7 @@ type noiseOptions struct {
 	overhead, detour, rates string
 	random                  bool
 	seeds                   int
+	network                 string
 }
 
 func newNoise(streams *cmdutil.IO) *cobra.Command {
@@ -41,7 +42,8 @@ noise stretches CPU work, so a machine whose hosts do none feels none). It
 reports each algorithm's time, its slowdown against the noise-free run, and
 ADAPT's speedup over the lock-step tree: with noise, the mean over --seeds
 runs whose noise is seeded differently, and the least and most speedup
-among them.`,
+among them. It runs on the flow network, where a reduce's two children
+share their parent's link (--network analytic gives each the whole link).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runNoise(streams, o) },
 	}
@@ -52,6 +54,7 @@ among them.`,
 	f.StringVar(&o.rates, "rates", "0,100,1000,2000,5000", "detours per second per rank, a comma-separated list (0: no noise)")
 	f.BoolVar(&o.random, "random", false, "exponential intervals between detours instead of periodic ones")
 	f.IntVar(&o.seeds, "seeds", 10, "noisy runs of each point, with the noise seeded 1..N (its phases or intervals): times are their mean, and the speedup's range is shown")
+	f.StringVar(&o.network, "network", collsim.Flow, "network model: flow (a reduce's children share their parent's link) or analytic (no link shared)")
 	return cmd
 }
 
@@ -59,6 +62,9 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	m, ps, ss, err := o.parse()
 	if err != nil {
 		return err
+	}
+	if o.network != collsim.Analytic && o.network != collsim.Flow {
+		return cmdutil.Flagf("--network %q: flow or analytic", o.network)
 	}
 	if len(ps) != 1 || len(ss) != 1 {
 		return cmdutil.Flagf("study noise takes one rank count and one size (-n, -s); the noise rate is what varies")
@@ -91,7 +97,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		a, _ := collectives.Lookup(c, "adapt")
 		cases = append(cases, struct{ coll, lockstep, adapt collectives.Algorithm }{l, l, a})
 	}
-	fmt.Fprintf(streams.Out, "OS noise on %s: %d ranks, %s, o = %s per message, detours of %s (%s)\n", m.Name, ps[0], configs.FormatBytes(ss[0]), o.overhead, o.detour, map[bool]string{false: "periodic", true: "random intervals"}[o.random])
+	fmt.Fprintf(streams.Out, "OS noise on %s (%s network): %d ranks, %s, o = %s per message, detours of %s (%s)\n", m.Name, o.network, ps[0], configs.FormatBytes(ss[0]), o.overhead, o.detour, map[bool]string{false: "periodic", true: "random intervals"}[o.random])
 	if machineNoise {
 		fmt.Fprintf(streams.Out, "(%s's own noise is left out: each row has only the study's)\n", m.Name)
 	}
@@ -125,7 +131,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 			for seed := 1; seed <= seeds; seed++ {
 				var t [2]float64
 				for i, a := range []collectives.Algorithm{cs.lockstep, cs.adapt} {
-					if t[i], err = cmdutil.SimulateNoisy(m, a, params, noise, uint64(seed)); err != nil {
+					if t[i], err = cmdutil.SimulateNoisyOn(o.network, m, a, params, noise, uint64(seed)); err != nil {
 						return err
 					}
 					mean[i] += t[i] / float64(seeds)
@@ -154,7 +160,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		if err != nil {
 			return err
 		}
-		if waits[i], err = sendWait(m, a, params); err != nil {
+		if waits[i], err = sendWait(o.network, m, a, params); err != nil {
 			return err
 		}
 	}
@@ -200,7 +206,7 @@ func ratio(a, b float64) string {
 // last reduction to the start of its send to the parent: what the CPU,
 // busy with other work, makes it wait (sends and receives of one segment
 // share its tag).
-func sendWait(m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
+func sendWait(network string, m *configs.Machine, a collectives.Algorithm, params collectives.Params) (float64, error) {
 	s, err := a.Build(params)
 	if err != nil {
 		return 0, err
@@ -210,6 +216,9 @@ func sendWait(m *configs.Machine, a collectives.Algorithm, params collectives.Pa
 		return 0, err
 	}
 	net, err := m.Analytic(place)
+	if network == collsim.Flow {
+		net, err = m.Flow(place)
+	}
 	if err != nil {
 		return 0, err
 	}
