@@ -340,7 +340,11 @@ func (s *groupAligned) step(b *builder) bool {
 	from := mod(g-dg, groups)*s.gs + mod(l-dl, s.gs)
 	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
 	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
-	s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
+	if s.i == 0 { // its own block: a local copy, as pairwise's
+		s.last = only(b.copy(out, in))
+	} else {
+		s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
+	}
 	s.i++
 	return true
 }

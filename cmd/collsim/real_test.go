@@ -391,6 +391,37 @@ func TestRealInterrupted(t *testing.T) {
 			t.Errorf("%v: rank processes left behind: %v", c.sig, left)
 		}
 	}
+	// A rank of a cluster run (as srun starts it; scancel sends SIGTERM)
+	// waiting for its peer exits so too (it exited 1: an audit).
+	addr := freePort(t)
+	r0 := asRank(0, 2, "--rendezvous", addr, "-s", "8", "--timeout", "1m")
+	r0.Env = append(r0.Env, "COLLSIM_SECRET="+testSecret)
+	if err := r0.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Its rendezvous listens once it has taken the signals over.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			r0.Process.Kill()
+			t.Fatal("rank 0's rendezvous did not listen within 20s")
+		}
+	}
+	r0.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- r0.Wait() }()
+	select {
+	case <-done:
+		if got := r0.ProcessState.ExitCode(); got != 143 {
+			t.Errorf("a cluster rank's SIGTERM: exit status %d, want 143", got)
+		}
+	case <-time.After(20 * time.Second):
+		r0.Process.Kill()
+		t.Fatal("a cluster rank did not exit within 20s of SIGTERM")
+	}
 }
 
 // asRank starts this binary as one rank of a cluster run, as srun would.

@@ -16,7 +16,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -170,7 +169,7 @@ Three ways to start the ranks:
 	return cmd
 }
 
-func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
+func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 	rank, size, found, err := rankFromEnv(os.Getenv)
 	if err != nil {
 		return err
@@ -244,8 +243,15 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) error {
 	if !child && rank == 0 { // under srun or mpirun: rank 0 speaks
 		printNotes(streams.Err, o)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := cmdutil.SignalContext()
 	defer stop()
+	defer func() {
+		// A rank stopped by a signal (srun's on scancel, mpirun's on
+		// Ctrl-C) exits as the signal does (it exited 1: an audit).
+		if sig := caught(); err != nil && sig != nil {
+			err = &cmdutil.Interrupted{Signal: sig, Err: err}
+		}
+	}()
 	secret, err := givenSecret(o.secretFile, os.Getenv)
 	if err != nil {
 		return err
