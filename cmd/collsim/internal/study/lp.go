@@ -17,6 +17,7 @@ import (
 
 func newLP(streams *cmdutil.IO) *cobra.Command {
 	o := &options{}
+	var network string
 	cmd := &cobra.Command{
 		Use:   "lp",
 		Short: "Linear Pipelining's broadcast against the binomial tree and scatter-allgather, vs P",
@@ -28,7 +29,10 @@ with bcast/binomial, bcast/scatter_allgather and bcast/chain twice: with the
 paper's segment, the alpha-beta optimum sqrt(n alpha / ((P-2) beta)), which
 charges every segment a latency at every hop, and with the segment collsim
 chooses by default from the machine's own costs (latency once per hop, o and
-g per message, a handshake above the eager limit; see collsim run -a chain).`,
+g per message, a handshake above the eager limit; see collsim run -a chain).
+It runs on the flow network, where scatter-allgather's messages share the
+fat-tree's links (--network analytic gives each message its route's whole
+bandwidth).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, ps, ss, err := o.parse()
@@ -39,10 +43,14 @@ g per message, a handshake above the eager limit; see collsim run -a chain).`,
 				// (It ran the first and left the others out without a word.)
 				return cmdutil.Flagf("study lp takes one size (-s); the rank count is what varies")
 			}
-			return runLP(streams, o, m, ps, ss[0])
+			if network != collsim.Analytic && network != collsim.Flow {
+				return cmdutil.Flagf("--network %q: flow or analytic", network)
+			}
+			return runLP(streams, o, network, m, ps, ss[0])
 		},
 	}
 	o.register(cmd, "fattree-1024", "2..1024", "16MiB")
+	cmd.Flags().StringVar(&network, "network", collsim.Flow, "network model: flow (links shared) or analytic (no link shared)")
 	return cmd
 }
 
@@ -54,7 +62,12 @@ func paperSegment(h cost.Hockney, p int, bytes, elem int64) int64 {
 	return max(1, int64(s)/elem)
 }
 
-func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size int64) error {
+func runLP(streams *cmdutil.IO, o *options, network string, m *configs.Machine, ps []int, size int64) error {
+	simulate := cmdutil.Simulate
+	if network == collsim.Flow {
+		simulate = cmdutil.SimulateFlow
+	}
+	fmt.Fprintf(streams.Out, "%s broadcast on %s, %s network\n", configs.FormatBytes(size), m.Name, network)
 	names := []string{"paper", "chain", "binomial", "scatter_allgather"}
 	times := map[string][]float64{}
 	var xs []float64
@@ -80,7 +93,7 @@ func runLP(streams *cmdutil.IO, o *options, m *configs.Machine, ps []int, size i
 				q.Segment, _ = collsim.PipelineSegment(chain, collsim.TuneModelOf(m, h), p, q.Count, o.elem)
 			}
 			a, _ := collectives.Lookup(collectives.Bcast, algo)
-			t, err := cmdutil.Simulate(m, a, q)
+			t, err := simulate(m, a, q)
 			if err != nil {
 				return err
 			}
