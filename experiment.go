@@ -399,7 +399,7 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 	}
 	if net == LogGOPS {
 		out.Machine, out.Topology, out.Placement = "loggops", "no topology: every message costs L", "none"
-		if reduces := c == collectives.Allreduce || c == collectives.Reduce || c == collectives.ReduceScatter; reduces && e.ReduceBandwidth == 0 {
+		if collectives.Reduces(c) && e.ReduceBandwidth == 0 {
 			out.Note = joinNotes(out.Note, "reductions are free here: the LogGOPS model has no reduction rate; give --reduce-bandwidth (e.g. 10GB/s) to charge them")
 		}
 	}
@@ -790,8 +790,7 @@ func chargesCPU(c collectives.Collective, cfg sim.Config) bool {
 	if cfg.LogGOPS != nil {
 		overhead = cfg.LogGOPS.O
 	}
-	reduces := c == collectives.Allreduce || c == collectives.Reduce || c == collectives.ReduceScatter
-	return overhead > 0 || reduces && cfg.Host.ReducePsPerByte > 0
+	return overhead > 0 || collectives.Reduces(c) && cfg.Host.ReducePsPerByte > 0
 }
 
 // conditions records what the run ran under: its routing, the links

@@ -91,6 +91,12 @@ func Rooted(c Collective) bool {
 	return c == Bcast || c == Reduce || c == Gather || c == Scatter
 }
 
+// Reduces reports whether c's calls combine the ranks' data (and so pay
+// a reduction rate).
+func Reduces(c Collective) bool {
+	return c == Allreduce || c == Reduce || c == ReduceScatter
+}
+
 // Takes reports whether a's schedule depends on option (one of Options).
 func (a Algorithm) Takes(option string) bool {
 	return slices.Contains(optionsOf[a.ID()], option)

@@ -371,7 +371,16 @@ func TestRealInterrupted(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Second)
+		// The launcher takes the signals over before it starts a rank:
+		// once one runs, the signal is the launcher's to handle (sent
+		// earlier, on a busy machine, it would kill it outright).
+		for deadline := time.Now().Add(20 * time.Second); len(procsWith("--seed="+seed)) == 0; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%v: no rank started within 20s", c.sig)
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // the ranks reach their stall
 		cmd.Process.Signal(c.sig)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()

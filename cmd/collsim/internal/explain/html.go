@@ -88,7 +88,7 @@ func pictures(m *configs.Machine, a collectives.Algorithm, p collectives.Params)
 	}
 	var events []landed
 	trace := func(e sim.TraceEvent) {
-		copied := e.Op.Kind == sim.OpCalc && !e.Completed && e.Op.Src.Count > 0 // done when it starts
+		copied := isCopy(e) // done when it starts
 		if !copied && (!e.Completed || e.Op.Kind != sim.OpRecv) || int(e.Op.Data.Buf) >= shown {
 			return
 		}

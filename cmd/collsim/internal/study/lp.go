@@ -129,7 +129,7 @@ func runLP(streams *cmdutil.IO, o *options, network string, m *configs.Machine, 
 		}
 		lines = append(lines, plotutil.Series{Name: label, X: xs, Y: times[name]})
 	}
-	pl := plotutil.Plot{Title: fmt.Sprintf("Broadcast of %s on %s", configs.FormatBytes(size), m.Name), XLabel: "ranks P", YLabel: "time (s)", LegendDown: vg.Points(40), Lines: lines}
+	pl := plotutil.Plot{Title: fmt.Sprintf("Broadcast of %s on %s, %s network", configs.FormatBytes(size), m.Name, network), XLabel: "ranks P", YLabel: "time (s)", LegendDown: vg.Points(40), Lines: lines}
 	paths, err := pl.Save(o.out, "study-lp")
 	if err != nil {
 		return err

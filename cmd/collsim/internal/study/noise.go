@@ -185,7 +185,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		}
 		lines[i].X, lines[i].Y, lines[i].YLow, lines[i].YHigh = x, y, lo, hi
 	}
-	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT's speedup over the lock-step tree on %s, %d ranks (bars: least to most of %d seeds)", m.Name, ps[0], o.seeds), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: lines}
+	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT over the lock-step tree, %s (%s network), %d ranks; bars: least-most of %d seeds", m.Name, o.network, ps[0], o.seeds), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: lines}
 	paths, err := pl.Save(o.out, "study-noise")
 	if err != nil {
 		return err
