@@ -247,7 +247,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 			cfg.Links.reset(len(t.Links()))
 		}
 		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
-			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]*pairOrder{}, gap: cfg.Gap}
+			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]int32{}, gap: cfg.Gap}
 		if m.gap > 0 {
 			m.txNext, m.rxNext = make([]sim.Time, t.Hosts()), make([]sim.Time, t.Hosts())
 			m.psPerByte = make([]float64, len(t.Links()))
@@ -290,15 +290,19 @@ type flowModel struct {
 	flows    []flow      // pool
 	free     []int32
 	onLink   [][]int32 // per link: the flows sharing it now
-	order    map[[2]int32]*pairOrder
-	solver   MaxMinSolver
-	load     *LinkLoad // nil: not kept
-	routing  string
-	jitter   Jitter
-	jrng     *rand.Rand // jitter's draws
-	rng      *rand.Rand // Valiant's intermediate groups
-	routed   []int32    // UGAL: messages routed over each link and not finished
-	spare    []int32    // UGAL: the candidate detour being weighed
+	// order indexes pairs, the pairs with a message in flight: flows
+	// name theirs (flow.pair), so one map lookup a message finds it.
+	order     map[[2]int32]int32
+	pairs     []pairOrder
+	freePairs []int32
+	solver    MaxMinSolver
+	load      *LinkLoad // nil: not kept
+	routing   string
+	jitter    Jitter
+	jrng      *rand.Rand // jitter's draws
+	rng       *rand.Rand // Valiant's intermediate groups
+	routed    []int32    // UGAL: messages routed over each link and not finished
+	spare     []int32    // UGAL: the candidate detour being weighed
 	// The solution, kept from one solve to the next (see incremental.go):
 	// each link's fill (flow.neck and flow.units hold each flow's part).
 	filled []share
@@ -347,6 +351,7 @@ type flow struct {
 	gen      uint32   // bumped when the completion is rescheduled; never reset
 	timed    bool     // a completion is scheduled for the current rate
 	seq      uint64   // order within its pair
+	pair     int32    // its pair's index in pairs; -1 for a reply
 	active   bool
 	pos      []int32 // while active: its index in onLink of each link of its route
 	units    int64   // its rate in rate units
@@ -402,14 +407,10 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 	fl := &m.flows[f]
 	// The generation carries over from the slot's last flow: a completion
 	// event of that flow may still be queued, and must stay stale.
-	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), gen: fl.gen, control: tr.Control, neck: -1}
+	*fl = flow{id: tr.ID, src: tr.Src, dst: tr.Dst, route: fl.route[:0], pos: fl.pos[:0], rem: float64(tr.Bytes), gen: fl.gen, control: tr.Control, neck: -1, pair: -1}
 	if tr.Control != sim.ControlReply {
-		pair := [2]int32{tr.Src, tr.Dst}
-		po := m.order[pair]
-		if po == nil {
-			po = &pairOrder{}
-			m.order[pair] = po
-		}
+		fl.pair = m.pairOf(tr.Src, tr.Dst)
+		po := &m.pairs[fl.pair]
 		fl.seq = po.sent
 		po.sent++
 	}
@@ -432,7 +433,7 @@ func (m *flowModel) Inject(tr sim.Transfer) {
 		m.eng.After(fl.latency, m.id, flowArg(flowArrive, f, 0))
 		return
 	}
-	if po := m.order[[2]int32{fl.src, fl.dst}]; po.busy {
+	if po := &m.pairs[fl.pair]; po.busy {
 		po.waiting = append(po.waiting, f)
 		return
 	}
@@ -569,7 +570,7 @@ func (m *flowModel) markDirty(l int32) {
 // if it has none; its pair is busy until it finishes.
 func (m *flowModel) activate(f int32) {
 	fl := &m.flows[f]
-	m.order[[2]int32{fl.src, fl.dst}].busy = true
+	m.pairs[fl.pair].busy = true
 	if m.gap > 0 {
 		src := m.place[fl.src]
 		at := max(m.eng.Now(), m.txNext[src])
@@ -620,11 +621,11 @@ func (m *flowModel) finish(f int32) {
 		src := m.place[m.flows[f].src]
 		m.txNext[src] = max(m.txNext[src], m.eng.Now().Plus(m.gap))
 	}
-	po := m.order[[2]int32{m.flows[f].src, m.flows[f].dst}]
-	po.busy = false
+	i := m.flows[f].pair
+	m.pairs[i].busy = false
 	m.eng.After(m.flows[f].latency, m.id, flowArg(flowArrive, f, 0))
-	m.sink.Injected(m.flows[f].id, m.eng.Now())
-	if len(po.waiting) > 0 { // the pair's next message goes out now
+	m.sink.Injected(m.flows[f].id, m.eng.Now()) // may Inject: pairs may move
+	if po := &m.pairs[i]; len(po.waiting) > 0 { // the pair's next message goes out now
 		next := po.waiting[0]
 		po.waiting = po.waiting[1:]
 		m.activate(next)
@@ -672,19 +673,20 @@ func (m *flowModel) leave(f int32) {
 // p^2 pairs, an entry each would cost more than the flows.
 func (m *flowModel) deliver(f int32) {
 	fl := &m.flows[f]
-	pair := [2]int32{fl.src, fl.dst}
-	po := m.order[pair]
+	i, id, seq, key := fl.pair, fl.id, fl.seq, [2]int32{fl.src, fl.dst}
 	m.free = append(m.free, f)
-	if fl.seq != po.next {
+	if po := &m.pairs[i]; seq != po.next {
 		if po.done == nil {
 			po.done = map[uint64]uint32{}
 		}
-		po.done[fl.seq] = fl.id
+		po.done[seq] = id
 		return
 	}
-	m.sink.Delivered(fl.id)
-	po.next++
-	for len(po.done) > 0 {
+	// A delivery may start the receiver's next messages (Inject), which
+	// may move pairs and reuse f: each step looks its pair up again.
+	m.sink.Delivered(id)
+	m.pairs[i].next++
+	for po := &m.pairs[i]; len(po.done) > 0; po = &m.pairs[i] {
 		id, ok := po.done[po.next]
 		if !ok {
 			break
@@ -693,9 +695,33 @@ func (m *flowModel) deliver(f int32) {
 		po.next++
 		m.sink.Delivered(id)
 	}
-	if po.next == po.sent && !po.busy {
-		delete(m.order, pair)
+	if po := &m.pairs[i]; po.next == po.sent && !po.busy {
+		delete(m.order, key)
+		m.freePairs = append(m.freePairs, i)
 	}
+}
+
+// pairOf returns the index in pairs of the pair src -> dst, made idle if
+// it had nothing in flight. Idle pairs' entries are reused, with their
+// maps and queues emptied.
+func (m *flowModel) pairOf(src, dst int32) int32 {
+	key := [2]int32{src, dst}
+	if i, ok := m.order[key]; ok {
+		return i
+	}
+	var i int32
+	if n := len(m.freePairs); n > 0 {
+		i = m.freePairs[n-1]
+		m.freePairs = m.freePairs[:n-1]
+		po := &m.pairs[i]
+		clear(po.done)
+		*po = pairOrder{done: po.done, waiting: po.waiting[:0]}
+	} else {
+		i = int32(len(m.pairs))
+		m.pairs = append(m.pairs, pairOrder{})
+	}
+	m.order[key] = i
+	return i
 }
 
 // solve computes the max-min fair rates after this instant's changes and
