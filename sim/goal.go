@@ -558,6 +558,12 @@ func (c *chunked[T]) newChunk() []T {
 
 func (c *chunked[T]) at(i uint32) *T { return &c.chunks[i>>chunkBits][i&chunkMask] }
 
+// run returns entries i to i+n, which must lie in one chunk.
+func (c *chunked[T]) run(i, n uint32) []T {
+	off := i & chunkMask
+	return c.chunks[i>>chunkBits][off : off+n]
+}
+
 func (c *chunked[T]) len() uint32 { return c.n }
 
 // floors are the ops of a rank that wait, besides their other
