@@ -30,7 +30,7 @@ func (e *GOALError) Error() string {
 // without allocating per op beyond the compact arrays and label maps.
 type goalParser struct {
 	file    string
-	in      *bufio.Reader
+	in      goalInput
 	line    int
 	text    []byte // current line
 	pos     int
@@ -102,12 +102,16 @@ type parsedOp struct {
 // and what was expected. Memory follows the size of the input: a number of
 // ranks is checked against the rank blocks that actually follow.
 func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
-	p := &goalParser{file: file, in: bufio.NewReaderSize(r, goalBuffer(r)), g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
+	p := newGOALParser(bufio.NewReaderSize(r, goalBuffer(r)), file)
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
 	p.g.layout()
 	return p.g, nil
+}
+
+func newGOALParser(in goalInput, file string) *goalParser {
+	return &goalParser{file: file, in: in, g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
 }
 
 // goalBuffer returns the size of the buffer ParseGOAL reads r through:

@@ -410,18 +410,13 @@ type GOALResult struct {
 
 // runGOAL runs a GOAL schedule file.
 func runGOAL(streams *cmdutil.IO, o *Options, e *collsim.Experiment, done func()) error {
-	f, err := os.Open(o.GOAL)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	display := o.display(streams)
-	var in io.Reader = f
-	if st, err := f.Stat(); err == nil && display != nil {
-		in = &readProgress{r: f, total: st.Size(), show: func(done, total int64) { display.Reading(o.GOAL, done, total) }}
+	var progress func(done, total int64)
+	if display != nil {
+		progress = func(done, total int64) { display.Reading(o.GOAL, done, total) }
 	}
 	start := time.Now()
-	g, err := sim.ParseGOAL(in, o.GOAL)
+	g, err := sim.ParseGOALFile(o.GOAL, progress)
 	if err != nil {
 		return err
 	}
@@ -617,20 +612,6 @@ func (o *Options) inputs(p *sim.LogGOPS) []configs.Input {
 		fixed("--noise-periodic", o.Noise.Periodic, d)
 	}
 	return in
-}
-
-// readProgress counts the bytes read through it and shows the count.
-type readProgress struct {
-	r           io.Reader
-	done, total int64
-	show        func(done, total int64)
-}
-
-func (p *readProgress) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.done += int64(n)
-	p.show(p.done, p.total)
-	return n, err
 }
 
 // pointRows prints one row per run, as nccl-tests does: a table that

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package sim
+
+import "os"
+
+const pageMask = 1<<12 - 1
+
+// mapFile does not map files here: ParseGOALFile reads them.
+func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
+	return nil, nil, false
+}
+
+func releasePages(b []byte) {}
