@@ -271,12 +271,14 @@ func (m *analytic) Inject(tr sim.Transfer) {
 	m.txFree[src] = start.Plus(m.portGap(src)).Plus(ser)
 	m.txLast[src] = start
 	m.share(&m.rxFree[src], share, ser)
-	// The model knows now when the last byte will leave: it says so at
-	// once, which spares the executor an event per message.
-	m.sink.Injected(tr.ID, start.Plus(ser))
 	f := m.newFlight()
 	m.flights[f] = flight{id: tr.ID, src: src, dst: dst, ser: ser, share: share, next: -1}
 	m.eng.At(start.Plus(latency), m.id, evArrived<<62|uint64(f))
+	// The model knows now when the last byte will leave: it says so at
+	// once, which spares the executor an event per message. (After the
+	// arrival is queued: a message the sink sends in reply, which may
+	// arrive at the same instant, arrives after this one.)
+	m.sink.Injected(tr.ID, start.Plus(ser))
 }
 
 // Handle implements sim.Handler.

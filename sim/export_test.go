@@ -33,6 +33,15 @@ func SetBlockRanks(on bool) (restore func()) {
 	return func() { blockRanks = before }
 }
 
+// SetMaxBlockOps bounds the ops of a block of ranks (see planLayout), so
+// that tests can have blocks of few ranks, and returns a function that
+// restores the bound.
+func SetMaxBlockOps(n uint32) (restore func()) {
+	before := maxBlockOps
+	maxBlockOps = n
+	return func() { maxBlockOps = before }
+}
+
 // SetFinishInOrder lets the GOAL parser store a rank whose dependencies
 // are written in order in one pass (on), or sort every rank's (off), and
 // returns a function that restores the setting.

@@ -433,6 +433,19 @@ func FuzzParseGOAL(f *testing.F) {
 		if g.Ranks >= 2 {
 			sameParallel(t, g, p, min(3, g.Ranks))
 		}
+		// Stored by id, or in blocks of few ranks (staged a group at a
+		// time), it runs the same.
+		for _, knob := range []func() func(){func() func() { return sim.SetBlockRanks(false) }, func() func() { return sim.SetMaxBlockOps(16) }} {
+			restore := knob()
+			other, err := sim.ParseGOAL(bytes.NewReader(data), "fuzz.goal")
+			restore()
+			if err != nil {
+				t.Fatalf("parsed one way, not another: %v", err)
+			}
+			if o := sameRun(t, other, p, func() *sim.Noise { return nil }, 1); (o == nil) != (got == nil) || o != nil && !sameResult(o, got) {
+				t.Fatalf("stored another way, it runs otherwise: %+v against %+v", o, got)
+			}
+		}
 		if err == nil && !slices.Equal(plain.Finish, got.Finish) {
 			t.Fatalf("plain run finishes at %v, reactive at %v", plain.Finish, got.Finish)
 		}

@@ -43,12 +43,12 @@ type opLayout struct {
 // the part of a block read so far.
 const maxBlockRanks = 256
 
-// maxBlockOps bounds a block's ops (24 MiB of them), fewer ranks a block
+// maxBlockOps bounds a block's ops (16 MiB of them), fewer ranks a block
 // when ranks have many ops: a block's first rank makes room for the whole
 // block before the next rank is read, so the table runs at most this far
 // ahead of the schedule read (a rank 0 of 200,000 ops followed by ranks of
 // one would otherwise make room for 51 million).
-const maxBlockOps = 1 << 20
+var maxBlockOps uint32 = 1 << 20 // (tests lower it: blocks of few ranks)
 
 // blockRanks decides whether ranks are stored in blocks at all (tests
 // compare runs with and without).

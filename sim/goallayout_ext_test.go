@@ -72,8 +72,12 @@ func TestBlockedRanksRunAsByID(t *testing.T) {
 // deadlocks and errors included, whose reports name the same ops.
 func TestBlockedRandomSchedulesRunAsByID(t *testing.T) {
 	blockedRuns := 0
+	defer sim.SetMaxBlockOps(1 << 20)()
 	rapid.Check(t, func(t *rapid.T) {
 		text := evenGOAL(t, randomGOAL(t))
+		// Blocks of up to 256 ranks, or of a few: groups of ranks staged
+		// as the parser stores them cover a whole block or part of one.
+		sim.SetMaxBlockOps(rapid.SampledFrom([]uint32{1 << 20, 8, 24, 64}).Draw(t, "most ops a block"))
 		blocked, byID := parseBlocked(t, text, true), parseBlocked(t, text, false)
 		if blocked.BlockedRanks() > 0 {
 			blockedRuns++

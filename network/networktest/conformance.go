@@ -63,6 +63,31 @@ func (r *recorder) Delivered(id uint32) {
 	r.log = append(r.log, report{true, id, r.eng.Now()})
 }
 
+// resender sends rank 0's next message to rank 1 from inside Injected,
+// left more times.
+type resender struct {
+	*recorder
+	net   sim.Network
+	next  uint32
+	left  int
+	bytes int64
+}
+
+func (s *resender) send(bytes int64) {
+	s.bytes = bytes
+	id := s.next
+	s.next++
+	s.net.Inject(sim.Transfer{ID: id, Src: 0, Dst: 1, Bytes: bytes})
+}
+
+func (s *resender) Injected(id uint32, at sim.Time) {
+	s.recorder.Injected(id, at)
+	if s.left > 0 {
+		s.left--
+		s.send(s.bytes)
+	}
+}
+
 // injector starts planned transfers at their times.
 type injector struct {
 	eng  *sim.Engine
@@ -231,6 +256,39 @@ func Conformance(t *testing.T, build Builder) {
 		for id, want := range []sim.Time{l2, l2, l2 + data, l2 + data, l2} {
 			if got := rec.delivered[uint32(id)]; got != want {
 				t.Errorf("transfer %d delivered at %v, want %v", id, got, want)
+			}
+		}
+	})
+
+	t.Run("PairOrderFromInjected", func(t *testing.T) {
+		// A sender that sends again as soon as its last message has left
+		// (the executor's eager sends): the new message, injected from
+		// inside Injected, is delivered after the earlier ones of its
+		// pair, also when both are empty and arrive at one instant, on
+		// one host or across the network.
+		for _, where := range [][]int32{{0, 1}, {0, 0}} {
+			for _, bytes := range []int64{0, 1000} {
+				factory, err := build(cross, where)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eng := sim.New(42)
+				s := &resender{recorder: newRecorder(t, eng), left: 6}
+				if s.net, err = factory(eng, s, len(where)); err != nil {
+					t.Fatal(err)
+				}
+				s.send(bytes)
+				s.send(bytes)
+				eng.Run()
+				var got []uint32
+				for _, r := range s.log {
+					if r.delivered {
+						got = append(got, r.id)
+					}
+				}
+				if want := []uint32{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(got, want) {
+					t.Errorf("ranks on hosts %v, %d B: delivered in the order %v, want %v", where, bytes, got, want)
+				}
 			}
 		}
 	})
