@@ -672,6 +672,7 @@ var hostileCases = []hostile{
 	// here, not G (a new user's trial), and a link's bandwidth on the
 	// analytic network, not the reduction rate a send does not pay.
 	{args: []string{"run", "--goal", hf("goal-ok.goal"), "--o", "5000000s"}, code: 1, want: `costliest input is --o 5000000s \(the command line\)`, at: hf("goal-ok.goal:")},
+	{args: []string{"run", "--goal", hf("goal-send-huge.goal")}, code: 1, want: `costliest input is --G 6ns \(its default\)`, at: hf("goal-send-huge.goal:3")},
 	{args: []string{"run", "--goal", hf("goal-size-g.goal"), "--network", "analytic", "-m", "small"}, code: 1, want: `costliest input is network.crossbar.link.bandwidth`, at: hf("goal-size-g.goal:4")},
 	// Broken schedules, each at its line.
 	{args: []string{"run", "--goal", hf("goal-missing-brace.goal")}, code: 1, want: `closed|\}`, at: hf("goal-missing-brace.goal:6")},

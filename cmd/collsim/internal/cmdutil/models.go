@@ -328,12 +328,21 @@ func (l *LogGOPSFlags) Inputs(p *sim.LogGOPS) []configs.Input {
 		return nil
 	}
 	perByte := func(ps float64) func(float64) float64 { return func(n float64) float64 { return n * ps / 1e12 } }
+	// A flag left alone is its default, not something the command line
+	// said.
+	flag := func(name, value string, cost func(float64) float64) configs.Input {
+		in := FlagInput("--"+name, value, cost)
+		if l.flags != nil && !l.flags.Changed(name) {
+			in.Where = "its default"
+		}
+		return in
+	}
 	in := []configs.Input{
-		FlagInput("--L", l.L, configs.Fixed(p.L)),
-		FlagInput("--o", l.O, configs.Fixed(p.O)),
-		FlagInput("--g", l.G, configs.Fixed(p.G)),
-		FlagInput("--G", l.GPerByte, perByte(p.GPerByte)),
-		FlagInput("--O", l.OPerByte, perByte(p.OPerByte)),
+		flag("L", l.L, configs.Fixed(p.L)),
+		flag("o", l.O, configs.Fixed(p.O)),
+		flag("g", l.G, configs.Fixed(p.G)),
+		flag("G", l.GPerByte, perByte(p.GPerByte)),
+		flag("O", l.OPerByte, perByte(p.OPerByte)),
 	}
 	if bw, err := l.ReduceBandwidth(); err == nil && bw > 0 {
 		red := FlagInput("--reduce-bandwidth", l.Reduce, func(n float64) float64 { return n / bw })
