@@ -548,6 +548,7 @@ func (m *flowModel) initSolver(capUnits []int64) {
 	m.capUnits, m.onLink, m.isDirty = capUnits, make([][]int32, links), make([]bool, links)
 	m.filled, m.newFill = make([]share, links), make([]share, links)
 	m.linkDirty, m.linkDone = make([]uint32, links), make([]uint32, links)
+	m.heap.at = make([]int32, links)
 }
 
 // changed schedules one solve for the current instant.

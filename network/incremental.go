@@ -49,7 +49,7 @@ func (m *flowModel) sweep() bool {
 		}
 		m.epoch = 1
 	}
-	m.heap = m.heap[:0]
+	m.heap.reset()
 	m.sweepLinks, m.sweepFlows = m.sweepLinks[:0], m.sweepFlows[:0]
 	for _, l := range m.dirty {
 		m.isDirty[l] = false
@@ -57,7 +57,7 @@ func (m *flowModel) sweep() bool {
 	}
 	m.dirty = m.dirty[:0]
 	at := startShare
-	for len(m.heap) > 0 {
+	for m.heap.len() > 0 {
 		top := m.heap.pop()
 		switch top.kind() {
 		case entryCheck:
@@ -75,7 +75,7 @@ func (m *flowModel) sweep() bool {
 		default:
 			e := top.link
 			if m.linkDone[e] == m.epoch || top.users != m.newFill[e].users {
-				continue // stale: the link's share changed since
+				continue // stale: the link is done (setFill keeps one entry a link)
 			}
 			if top.cmp(at) < 0 {
 				return false
@@ -143,7 +143,7 @@ func (m *flowModel) setShare(l int32, s share) {
 		m.linkDone[l], m.newFill[l] = m.epoch, share{}
 		return
 	}
-	m.heap.push(heapEntry{share: s})
+	m.heap.setFill(heapEntry{share: s})
 }
 
 // leaveShare takes a flow frozen at a rate of units off dirty link l.
