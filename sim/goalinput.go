@@ -58,7 +58,7 @@ func parseMapped(in *mappedInput, file string) (g *GOAL, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if e, ok := r.(interface{ Addr() uintptr }); ok && e != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); ok {
 				g, err = nil, fmt.Errorf("%s: the file changed while it was read (it is mapped into memory): %v", file, r)
 				return
 			}
@@ -108,6 +108,9 @@ const (
 	mappedWindow = 1 << 20 // goalBuffer's size for a file
 	releaseEvery = 8 << 20
 	keepBehind   = 2 * mappedWindow
+	// pageMask rounds an offset into a mapping down to a page (4 KiB
+	// pages; a larger page only makes a release give back less).
+	pageMask = 1<<12 - 1
 )
 
 var _ goalInput = (*mappedInput)(nil)

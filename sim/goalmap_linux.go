@@ -7,10 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pageMask rounds an offset into a mapping down to a page (4 KiB pages;
-// a larger page only makes a release give back less).
-const pageMask = 1<<12 - 1
-
 // mapFile maps the first size bytes of f for reading; ok is false where
 // it cannot (the caller reads the file instead).
 func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {

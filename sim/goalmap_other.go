@@ -4,8 +4,6 @@ package sim
 
 import "os"
 
-const pageMask = 1<<12 - 1
-
 // mapFile does not map files here: ParseGOALFile reads them.
 func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
 	return nil, nil, false
