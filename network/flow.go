@@ -622,17 +622,20 @@ func (m *flowModel) finish(f int32) {
 		src := m.place[m.flows[f].src]
 		m.txNext[src] = max(m.txNext[src], m.eng.Now().Plus(m.gap))
 	}
-	po := &m.pairs[m.flows[f].pair]
-	po.busy = false
+	i := m.flows[f].pair
 	m.eng.After(m.flows[f].latency, m.id, flowArg(flowArrive, f, 0))
-	// The pair's next message goes out now, before the sink hears of this
-	// one: what the sink sends the same way in reply queues behind it.
-	if len(po.waiting) > 0 {
+	// The pair stays busy while the sink hears of this message: what the
+	// sink sends the same way then queues behind the messages waiting
+	// already. Then the next goes out (after this one's report, also when
+	// it is empty and finishes at once).
+	m.sink.Injected(m.flows[f].id, m.eng.Now()) // may Inject: pairs may move
+	if po := &m.pairs[i]; len(po.waiting) > 0 {
 		next := po.waiting[0]
 		po.waiting = po.waiting[1:]
 		m.activate(next)
+	} else {
+		po.busy = false
 	}
-	m.sink.Injected(m.flows[f].id, m.eng.Now())
 }
 
 // join puts flow f on the links of its route: the next solve shares them

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"unsafe"
 )
 
 // goalInput is what the GOAL parser reads through: a bufio.Reader, or a
@@ -53,12 +54,12 @@ const minMappedGOAL = 1 << 20
 
 // parseMapped parses a mapped file. A file cut short while it is mapped
 // faults on the pages past its new end: that is an error here, not a
-// crash.
+// crash. Any other fault is the parser's, and still a crash.
 func parseMapped(in *mappedInput, file string) (g *GOAL, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); ok {
+			if f, ok := r.(interface{ Addr() uintptr }); ok && in.holds(f.Addr()) {
 				g, err = nil, fmt.Errorf("%s: the file changed while it was read (it is mapped into memory): %v", file, r)
 				return
 			}
@@ -114,6 +115,15 @@ const (
 )
 
 var _ goalInput = (*mappedInput)(nil)
+
+// holds reports whether addr lies in the mapped file.
+func (m *mappedInput) holds(addr uintptr) bool {
+	if len(m.data) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
+	return addr >= start && addr-start < uintptr(len(m.data))
+}
 
 func (m *mappedInput) Buffered() int { return min(len(m.data)-m.pos, m.window) }
 

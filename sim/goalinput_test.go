@@ -139,3 +139,47 @@ func TestParseGOALFileMapsAndReleases(t *testing.T) {
 		t.Fatalf("released up to %d of %d", last, len(text))
 	}
 }
+
+// A mapped file whose lines end in comments, or hold block comments,
+// parses as its text does: the parser strips comments in place, in the
+// process's own copy of the pages it writes, never in the file.
+func TestMappedFileWithComments(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("num_ranks 2 // two\n")
+	for r := range 2 {
+		fmt.Fprintf(&b, "rank %d { /* rank */\n", r)
+		for i := range 20000 {
+			if r == 0 {
+				fmt.Fprintf(&b, "l%d: send 8b to 1 tag %d // out\n", i, i)
+			} else {
+				fmt.Fprintf(&b, "l%d: recv /* in */ 8b from 0 tag %d\n", i, i)
+			}
+			if i > 0 {
+				fmt.Fprintf(&b, "l%d requires l%d /* chain */ // in order\n", i, i-1)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	text := b.String()
+	if len(text) < minMappedGOAL {
+		t.Fatalf("%d bytes: too short to be mapped", len(text))
+	}
+	file := filepath.Join(t.TempDir(), "comments.goal")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseGOAL(strings.NewReader(text), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseGOALFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatal("the mapped file's schedule differs from the text's")
+	}
+	if after, err := os.ReadFile(file); err != nil || string(after) != text {
+		t.Fatalf("the file changed (%v)", err)
+	}
+}

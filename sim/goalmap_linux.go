@@ -7,13 +7,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps the first size bytes of f for reading; ok is false where
-// it cannot (the caller reads the file instead).
+// mapFile maps the first size bytes of f; ok is false where it cannot
+// (the caller reads the file instead). The mapping is private and
+// writable: the parser strips a line's comments in place, and a page it
+// writes becomes the process's own copy (the file is never written).
 func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
 	if size <= 0 || uint64(size) > uint64(^uint(0)>>1) || unsafe.Sizeof(uintptr(0)) < 8 {
 		return nil, nil, false // a 32-bit address space is better left to read
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE)
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
 	if err != nil {
 		return nil, nil, false
 	}
