@@ -707,9 +707,9 @@ func (m *flowModel) deliver(f int32) {
 	}
 }
 
-// pairOf returns the index in pairs of the pair src -> dst, made idle if
-// it had nothing in flight. Idle pairs' entries are reused, with their
-// maps and queues emptied.
+// pairOf returns the index in pairs of the pair src -> dst, giving the
+// pair an entry if it has none (nothing in flight). Entries freed by idle
+// pairs are reused, their maps and queues emptied.
 func (m *flowModel) pairOf(src, dst int32) int32 {
 	key := [2]int32{src, dst}
 	if i, ok := m.order[key]; ok {

@@ -90,27 +90,13 @@ func bigGOAL(size int) string {
 // up to the file's size.
 func TestParseGOALFileMapsAndReleases(t *testing.T) {
 	text := bigGOAL(3*releaseEvery + 12345)
-	file := filepath.Join(t.TempDir(), "big.goal")
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, err := ParseGOAL(strings.NewReader(text), file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dones []int64
-	got, err := ParseGOALFile(file, func(done, total int64) {
+	mappedAsText(t, "big.goal", text, func(done, total int64) {
 		if total != int64(len(text)) {
 			t.Fatalf("progress: total %d, want %d", total, len(text))
 		}
 		dones = append(dones, done)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(want, got) {
-		t.Fatal("the mapped file's schedule differs from the text's")
-	}
 	if len(dones) < 3 || dones[len(dones)-1] != int64(len(text)) {
 		t.Fatalf("progress %v: want several steps, ending at %d", dones, len(text))
 	}
@@ -164,7 +150,18 @@ func TestMappedFileWithComments(t *testing.T) {
 	if len(text) < minMappedGOAL {
 		t.Fatalf("%d bytes: too short to be mapped", len(text))
 	}
-	file := filepath.Join(t.TempDir(), "comments.goal")
+	file := mappedAsText(t, "comments.goal", text, nil)
+	if after, err := os.ReadFile(file); err != nil || string(after) != text {
+		t.Fatalf("the file changed (%v)", err)
+	}
+}
+
+// mappedAsText writes text to a file called name, requires ParseGOALFile
+// (with progress) to give the schedule ParseGOAL gives for the text, and
+// returns the file's path.
+func mappedAsText(t *testing.T, name, text string, progress func(done, total int64)) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +169,12 @@ func TestMappedFileWithComments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseGOALFile(file, nil)
+	got, err := ParseGOALFile(file, progress)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(want, got) {
 		t.Fatal("the mapped file's schedule differs from the text's")
 	}
-	if after, err := os.ReadFile(file); err != nil || string(after) != text {
-		t.Fatalf("the file changed (%v)", err)
-	}
+	return file
 }

@@ -169,8 +169,9 @@ func FatTreeTapered(k, levels int, link LinkSpec, taper float64, mode string) (*
 	}
 	// climb routes up to the lowest common level, taking at level l the up
 	// port upPort(l, dst, h) gives (D-mod-k, or by hash for ECMP), and down
-	// again. (A port function passed in would escape: one allocation a
-	// route, 10% of a 256-rank pairwise alltoall on the flow model.)
+	// again. (A port function passed in escaped: an allocation a route,
+	// 65,280 of the 134,538 a 256-rank pairwise alltoall made on the flow
+	// model.)
 	upPort := func(l int, dst int32, h uint64, byHash bool) int {
 		switch {
 		case byHash && l == 0:
