@@ -166,32 +166,53 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	}
 	fmt.Fprintf(streams.Out, "reduce without noise: a segment leaves for the parent %s after its last reduction on average (lock-step: %s), on the ranks with a parent and children\n",
 		cmdutil.Seconds(waits[1]), cmdutil.Seconds(waits[0]))
-	var xs, ys []float64
-	for i, r := range lines[0].X { // a log axis has no place for rate 0
-		if r > 0 {
-			xs, ys = append(xs, r), append(ys, lines[0].Y[i])
-		}
-	}
-	if len(xs) == 0 {
+	plotted := withoutNoiseLines(lines)
+	if plotted == nil {
 		return nil
 	}
-	for i := range lines {
-		var x, y, lo, hi []float64
-		for j, r := range lines[i].X {
-			if r > 0 {
-				x, y = append(x, r), append(y, lines[i].Y[j])
-				lo, hi = append(lo, lines[i].YLow[j]), append(hi, lines[i].YHigh[j])
-			}
-		}
-		lines[i].X, lines[i].Y, lines[i].YLow, lines[i].YHigh = x, y, lo, hi
-	}
-	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT over the lock-step tree, %s (%s network), %d ranks; bars: least-most of %d seeds", m.Name, o.network, ps[0], o.seeds), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: lines}
+	pl := plotutil.Plot{Title: fmt.Sprintf("ADAPT over the lock-step tree, %s (%s network), %d ranks; bars: least-most of %d seeds", m.Name, o.network, ps[0], o.seeds), XLabel: "detours per second", YLabel: "lock-step time / ADAPT time", LegendDown: vg.Points(0), Lines: plotted}
 	paths, err := pl.Save(o.out, "study-noise")
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(streams.Out, "plots: %s\n", strings.Join(paths, ", "))
 	return err
+}
+
+// withoutNoiseLines returns the speed-up lines for the plot's log axis,
+// which has no place for rate 0: each line's points at positive rates,
+// followed, where it has a rate 0, by that ratio without noise as a dotted
+// level line in its colour across the rates (left out, the plot lost the
+// baseline the other points are read against). nil when no rate is
+// positive: there is nothing to plot.
+func withoutNoiseLines(lines []plotutil.Series) []plotutil.Series {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range lines[0].X {
+		if r > 0 {
+			lo, hi = min(lo, r), max(hi, r)
+		}
+	}
+	if lo > hi {
+		return nil
+	}
+	var out []plotutil.Series
+	for _, l := range lines {
+		noisy := plotutil.Series{Name: l.Name}
+		base := math.NaN()
+		for j, r := range l.X {
+			if r == 0 {
+				base = l.Y[j]
+				continue
+			}
+			noisy.X, noisy.Y = append(noisy.X, r), append(noisy.Y, l.Y[j])
+			noisy.YLow, noisy.YHigh = append(noisy.YLow, l.YLow[j]), append(noisy.YHigh, l.YHigh[j])
+		}
+		out = append(out, noisy)
+		if !math.IsNaN(base) {
+			out = append(out, plotutil.Series{Name: l.Name + ", no noise", X: []float64{lo, hi}, Y: []float64{base, base}, Dotted: true, Pair: true})
+		}
+	}
+	return out
 }
 
 func ratio(a, b float64) string {
