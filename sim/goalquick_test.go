@@ -311,3 +311,142 @@ func seq(n int) []int {
 	}
 	return s
 }
+
+// TestEightDigits compares eightDigits with reading the digits a byte at
+// a time, on words of digits, the bytes around them ('/' and ':', next to
+// '0' and '9'), and any byte (0xfa and up carry when 6 is added).
+func TestEightDigits(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b := make([]byte, 8)
+		for i := range b {
+			b[i] = rapid.OneOf(
+				rapid.ByteRange('0', '9'),
+				rapid.SampledFrom([]byte{'/', ':', '@', ' ', '\n', 0x30 - 6, 0x3a + 6, 0xf9, 0xfa, 0xff, 0}),
+				rapid.Byte(),
+			).Draw(t, fmt.Sprint("byte", i))
+		}
+		wantN, want := 0, 0
+		for wantN < 8 && b[wantN] >= '0' && b[wantN] <= '9' {
+			want = want*10 + int(b[wantN]-'0')
+			wantN++
+		}
+		if got, n := eightDigits(b); got != want || n != wantN {
+			t.Fatalf("eightDigits(%q) = %d, %d; want %d, %d", b, got, n, want, wantN)
+		}
+	})
+	for _, s := range []string{"00000000", "99999999", "12345678", "1234567x", "0\xff999999", "\xfa9999999", "7       "} {
+		wantN := 0
+		for wantN < 8 && s[wantN] >= '0' && s[wantN] <= '9' {
+			wantN++
+		}
+		want, _ := strconv.Atoi(s[:wantN])
+		if got, n := eightDigits([]byte(s)); got != want || n != wantN {
+			t.Errorf("eightDigits(%q) = %d, %d; want %d, %d", s, got, n, want, wantN)
+		}
+	}
+}
+
+// TestUsualLineNearMisses: lines that differ from the usual ones by a
+// little, in the middle of a file of usual lines (usualLine reads a line
+// only with 64 bytes of text from its start), parse as the general path
+// parses them: the same schedule or the same error. The rapid test's
+// short files reach few such lines.
+func TestUsualLineNearMisses(t *testing.T) {
+	for _, odd := range []struct {
+		form string // %[1]d, %[2]d: the next two labels
+		bad  bool   // the file is not valid GOAL
+	}{
+		{"l%[1]d: calc 5\nl%[1]d requires l0", false},
+		{"l%[1]d: calc 5\nl0%[1]d requires l0", true},           // a leading zero: another label, undefined
+		{"l0%[1]d: calc 5\nl0%[1]d requires l0", false},         // ... and defined
+		{"l%[1]d: calc 5\nl%[1]d requires l00", true},           // l00 is not l0
+		{"l%[1]d: calc 5\nl%[1]d requires l%[1]d", true},        // on itself
+		{"l%[1]d: calc 5\nl%[1]d requires l%[2]d", true},        // on a later op
+		{"l%[1]d: calc 5\nl%[2]d requires l0", true},            // of an undefined op
+		{"l%[1]d: calc 5\nl%[1]d requires  l0", false},          // two spaces
+		{"l%[1]d: calc 5\nl%[1]d  requires l0", false},          // two spaces
+		{"l%[1]d: calc 5\nl%[1]d requires l0 ", false},          // a trailing space
+		{"l%[1]d: calc 5\nl%[1]d requires l0\r", false},         // CRLF
+		{"l%[1]d: calc 5\nl%[1]d requires l0 // c", false},      // a comment
+		{"l%[1]d: calc 5\nl%[1]d irequires l0", false},          // irequires
+		{"l%[1]d: calc 5\nl%[1]d Requires l0", true},            // not the keyword
+		{"l%[1]d: calc 5\nl%[1]d requiresl0", true},             // no space
+		{"l%[1]d: calc 5\nl%[1]d requires l0x", true},           // a longer word
+		{"l%[1]d: calc 5\nl%[1]d requires l16777216", true},     // 2^24: not a numbered label
+		{"l%[1]d: calc 5\nl%[1]d requires l123456789", true},    // 9 digits
+		{"l16777215: calc %[1]d\nl16777215 requires l0", false}, // a numbered label kept in the map
+		{"l12345678: calc %[1]d\nl12345678 requires l0", false},
+		{"l16777215: calc %[1]d\nl16777215: calc 5", true}, // defined before, in the map
+		{"l%[1]d: send 123456789b to 0", false},            // 9 digits
+		{"l%[1]d: send 8b to 0 tag 123456789", false},      // 9 digits
+		{"l%[1]d: calc 123456789", false},                  // 9 digits // 8 digits
+		{"l%[1]d: calc ", true},                            // no number
+		{"l%[1]d: send b to 0", true},
+		{"l%[1]d: send 8b to 0 tag ", true},           // no tag number                      // no size
+		{"l%[1]d: send 8b to ", true},                 // no peer
+		{"a%[1]d: calc 5\na%[1]d requires l0", false}, // not l<i>
+		{"l%[1]d: send 8b to 0 tag 1", false},
+		{"l%[1]d: send 8b to 0", false},
+		{"l%[1]d: recv 8b from 0 tag 1", false},
+		{"l%[1]d: recv 8b from 0", false},
+		{"l%[1]d: calc 5", false},
+		{"l%[1]d: recv 8b to 0", true},
+		{"l%[1]d: send 8b from 0", true},
+		{"l%[1]d: send 8b to 1", true},                   // no rank 1
+		{"l%[1]d: send 8b to 00", false},                 // leading zeros
+		{"l%[1]d: send 007b to 0", false},                // leading zeros
+		{"l%[1]d: send 1234567b to 0", false},            // 7 digits
+		{"l%[1]d: send 12345678b to 0", false},           // 8
+		{"l%[1]d: send 4611686018427387905b to 0", true}, // above 2^62
+		{"l%[1]d: send 8 b to 0", true},                  // a space before b
+		{"l%[1]d: send 8B to 0", true},                   // B
+		{"l%[1]d: send 8b  to 0", false},                 // two spaces
+		{"l%[1]d: send 8b to 0 tag", true},               // no tag
+		{"l%[1]d: send 8b to 0 tag x", true},             // not a tag
+		{"l%[1]d: send 8b to 0 tag 12345678", false},     // 8 digits
+		{"l%[1]d: send 8b to 0 tag 2147483647", false},   // the largest
+		{"l%[1]d: send 8b to 0 tag 2147483648", true},    // above it
+		{"l%[1]d: send 8b to 0 tags 1", true},            // not the keyword
+		{"l%[1]d: send 8b to 0 tag 1 cpu 1", false},      // an option
+		{"l%[1]d: send 8b to 0 cpu 1", false},            // an option
+		{"l%[1]d: send 8b to 0 tag 1 ", false},           // a trailing space
+		{"l%[1]d: send 8b to 0 tag 1\r", false},          // CRLF
+		{"l%[1]d: sned 8b to 0", true},                   // not send
+		{"l%[1]d:send 8b to 0", false},                   // no space
+		{"l%[1]d: calc 12345678", false},                 // 8 digits
+		{"l%[1]d: calc x", true},                         // not a number
+		{"l%[1]d: calc -1", true},                        // a sign
+		{"l0: calc %[1]d", true},                         // defined before
+		{"l%[1]d: calc 5\nl%[1]d: calc 6", true},         // twice
+		{"l0%[1]d: calc 5", false},                       // another label
+		{"x%[1]d: calc 5", false},                        // kept in the map: l<i> after it too
+		{"l%[2]d: calc 5\nl%[1]d: calc 6", false},        // out of order
+	} {
+		text := oddLineAt(odd.form, 2000)
+		if _, err := ParseGOAL(bytes.NewReader(text), "x.goal"); (err != nil) != odd.bad {
+			t.Fatalf("%q: error %v, want one: %t", odd.form, err, odd.bad)
+		}
+		parseBothWays(t, text)
+	}
+}
+
+// TestReadLabel: the word's end, and its number only for the labels
+// l<i> with i < 2^24 written without leading zeros, whether the word is
+// shorter than the 8 bytes eightDigits reads or not.
+func TestReadLabel(t *testing.T) {
+	for _, c := range []struct {
+		text        string
+		end, number int
+	}{
+		{"l", 1, -1}, {"l ", 1, -1}, {"l:", 1, -1}, {"lx", 2, -1}, {"x5", 2, -1},
+		{"l0", 2, 0}, {"l0 requires", 2, 0}, {"l00", 3, -1}, {"l01", 3, -1},
+		{"l5:", 2, 5}, {"l5 x", 2, 5}, {"l5x", 3, -1}, {"l5\n", 2, 5},
+		{"l12345678", 9, 12345678}, {"l12345678 requires l0", 9, 12345678},
+		{"l16777215", 9, 16777215}, {"l16777216", 9, -1}, {"l99999999: calc", 9, -1},
+		{"l123456789", 10, -1}, {"l123456789 requires l0", 10, -1},
+	} {
+		if end, number := readLabel([]byte(c.text)); end != c.end || number != c.number {
+			t.Errorf("readLabel(%q) = %d, %d; want %d, %d", c.text, end, number, c.end, c.number)
+		}
+	}
+}
