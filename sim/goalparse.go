@@ -488,8 +488,8 @@ func (p *goalParser) rankBody(r int) error {
 }
 
 // quickLines reads the lines that follow, straight from the reader's
-// buffer, as long as quickLine reads each whole, appending their ops to
-// ops. It stops, leaving the rest to nextLine, at the first line it does
+// buffer, as long as usualLine or quickLine reads each whole, appending
+// their ops to ops. It stops, leaving the rest to nextLine, at the first line it does
 // not read (a comment in it, a closing brace, any other form) and at the
 // end of what the reader holds. Reading the usual lines this way skips
 // nextLine's work on each (bufio's ReadSlice, the search for comments,
@@ -524,8 +524,9 @@ func (p *goalParser) quickLines(ops []parsedOp) []parsedOp {
 // up to 8 digits, read 8 bytes at a time (eightDigits: a ninth digit is
 // not the byte that must follow). It does with such
 // a line what quickLine does (a requires line's labels defined in
-// p.numbered, an op's label new) and returns its length and whether it is
-// an op, or 0 for any other line, which quickLine then reads, or not.
+// p.numbered; an op's label new, and none kept in p.labels) and returns
+// its length and whether it is an op, or 0 for any other line, which
+// quickLine then reads, or not.
 // The collsim and Schedgen schedules are made of these lines, two of
 // three of them requires lines: read by quickLine, a 256-rank ring's parse
 // ran 540 instructions a line.
@@ -560,8 +561,8 @@ func (p *goalParser) usualLine(t []byte, index int, op *parsedOp) (n int, isOp b
 // usualOp is usualLine for an op labelled l<a>, whose colon is t[i]: the
 // length of the line, or 0.
 func (p *goalParser) usualOp(t []byte, i, a, index int, op *parsedOp) int {
-	// A label defined before, or kept in p.labels, is for quickOp to
-	// look up.
+	// A label defined before is for quickOp to report, and so is every
+	// op of a rank with a label kept in p.labels (where l<a> may be).
 	if a < len(p.numbered) && p.numbered[a] > 0 || len(p.labels) > 0 {
 		return 0
 	}

@@ -375,16 +375,16 @@ func TestUsualLineNearMisses(t *testing.T) {
 		{"l%[1]d: calc 5\nl%[1]d requires l16777216", true},     // 2^24: not a numbered label
 		{"l%[1]d: calc 5\nl%[1]d requires l123456789", true},    // 9 digits
 		{"l16777215: calc %[1]d\nl16777215 requires l0", false}, // a numbered label kept in the map
-		{"l12345678: calc %[1]d\nl12345678 requires l0", false},
-		{"l16777215: calc %[1]d\nl16777215: calc 5", true}, // defined before, in the map
-		{"l%[1]d: send 123456789b to 0", false},            // 9 digits
-		{"l%[1]d: send 8b to 0 tag 123456789", false},      // 9 digits
-		{"l%[1]d: calc 123456789", false},                  // 9 digits // 8 digits
-		{"l%[1]d: calc ", true},                            // no number
-		{"l%[1]d: send b to 0", true},
-		{"l%[1]d: send 8b to 0 tag ", true},           // no tag number                      // no size
-		{"l%[1]d: send 8b to ", true},                 // no peer
-		{"a%[1]d: calc 5\na%[1]d requires l0", false}, // not l<i>
+		{"l12345678: calc %[1]d\nl12345678 requires l0", false}, // 8 digits
+		{"l16777215: calc %[1]d\nl16777215: calc 5", true},      // defined before, in the map
+		{"l%[1]d: send 123456789b to 0", false},                 // 9 digits
+		{"l%[1]d: send 8b to 0 tag 123456789", false},           // 9 digits
+		{"l%[1]d: calc 123456789", false},                       // 9 digits
+		{"l%[1]d: calc ", true},                                 // no number
+		{"l%[1]d: send b to 0", true},                           // no size
+		{"l%[1]d: send 8b to 0 tag ", true},                     // no tag number
+		{"l%[1]d: send 8b to ", true},                           // no peer
+		{"a%[1]d: calc 5\na%[1]d requires l0", false},           // not l<i>
 		{"l%[1]d: send 8b to 0 tag 1", false},
 		{"l%[1]d: send 8b to 0", false},
 		{"l%[1]d: recv 8b from 0 tag 1", false},
@@ -421,10 +421,47 @@ func TestUsualLineNearMisses(t *testing.T) {
 		{"l0%[1]d: calc 5", false},                       // another label
 		{"x%[1]d: calc 5", false},                        // kept in the map: l<i> after it too
 		{"l%[2]d: calc 5\nl%[1]d: calc 6", false},        // out of order
+		{"l%[1]d: calc 5\nl%[1]d requireXYl0", true},     // the keyword's last 2 bytes
+		{"l%[1]d: calc 5\nl%[1]d requirXs l0", true},     // its first 8
+		{"l%[1]d: calc 5\nl%[1]d requires x0", true},     // the second label's l
+		{"l%[1]d; send 8b to 0", true},                   // not a colon
+		{"l%[1]d: sendX8b to 0", true},                   // the op's word
+		{"l%[1]d: send 8b toX0", true},                   // to
+		{"l%[1]d: recv 8b fromX0", true},                 // from
+		{"l%[1]d: send 8b to 0 tagX1", true},             // tag
+		{"l%[1]d: calcX5", true},                         // calc
 	} {
 		text := oddLineAt(odd.form, 2000)
 		if _, err := ParseGOAL(bytes.NewReader(text), "x.goal"); (err != nil) != odd.bad {
 			t.Fatalf("%q: error %v, want one: %t", odd.form, err, odd.bad)
+		}
+		parseBothWays(t, text)
+	}
+	// A rank after a longer one: the labels table keeps its length, with
+	// the longer rank's labels cleared, so a label beyond the shorter
+	// rank's ops is found in range and undefined.
+	for _, odd := range []struct {
+		line string
+		bad  bool
+	}{
+		{"l1 requires l0", false},
+		{"l50 requires l0", true},
+		{"l1 requires l50", true},
+		{"l50: calc 7\nl50 requires l1", false},
+	} {
+		var b strings.Builder
+		b.WriteString("num_ranks 2\nrank 0 {\n")
+		for l := range 100 {
+			fmt.Fprintf(&b, "l%d: calc 1\n", l)
+		}
+		b.WriteString("}\nrank 1 {\nl0: calc 1\nl1: calc 2\n" + odd.line + "\n")
+		for l := 2; l < 20; l++ {
+			fmt.Fprintf(&b, "l%d: send 8b to 0 tag 1\nl%d requires l%d\n", l, l, l-1)
+		}
+		b.WriteString("}\n")
+		text := []byte(b.String())
+		if _, err := ParseGOAL(bytes.NewReader(text), "x.goal"); (err != nil) != odd.bad {
+			t.Fatalf("%q after a longer rank: error %v, want one: %t", odd.line, err, odd.bad)
 		}
 		parseBothWays(t, text)
 	}
