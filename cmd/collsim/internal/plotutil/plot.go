@@ -44,6 +44,9 @@ type Series struct {
 	X, Y   []float64
 	Dashed bool
 	Dotted bool // a second measurement beside a solid one
+	// Level draws the line without point markers: a reference level,
+	// not measurements at its ends.
+	Level bool
 	// Pair draws the line in the colour of the one before it: a model
 	// beside its measurement.
 	Pair bool
@@ -247,7 +250,11 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 		case s.Dotted:
 			l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 		}
-		pl.Add(l, sc)
+		if s.Level {
+			pl.Add(l)
+		} else {
+			pl.Add(l, sc)
+		}
 		if errs != nil {
 			bars := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: l.LineStyle, CapWidth: vg.Points(4)}
 			bars.LineStyle.Dashes = nil
@@ -255,7 +262,11 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 		}
 		if s.Name != "" && colorOf[s.Name] == 0 {
 			colorOf[s.Name] = c + 1
-			legend.Add(s.Name, l, sc)
+			if s.Level {
+				legend.Add(s.Name, l)
+			} else {
+				legend.Add(s.Name, l, sc)
+			}
 		}
 	}
 	// A log axis of a panel with nothing on it (every point left out)

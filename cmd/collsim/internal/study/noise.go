@@ -182,8 +182,9 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 // withoutNoiseLines returns the speed-up lines for the plot's log axis,
 // which has no place for rate 0: each line's points at positive rates,
 // followed, where it has a rate 0, by that ratio without noise as a dotted
-// level line in its colour across the rates (left out, the plot lost the
-// baseline the other points are read against). nil when no rate is
+// level line in its colour, without markers, across the rates (a factor
+// of 2 each side of a single one; left out, the plot lost the baseline
+// the other points are read against). nil when no rate is
 // positive: there is nothing to plot.
 func withoutNoiseLines(lines []plotutil.Series) []plotutil.Series {
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -194,6 +195,9 @@ func withoutNoiseLines(lines []plotutil.Series) []plotutil.Series {
 	}
 	if lo > hi {
 		return nil
+	}
+	if lo == hi { // one rate: the level spans a factor of 2 each side of it
+		lo, hi = lo/2, hi*2
 	}
 	var out []plotutil.Series
 	for _, l := range lines {
@@ -209,7 +213,7 @@ func withoutNoiseLines(lines []plotutil.Series) []plotutil.Series {
 		}
 		out = append(out, noisy)
 		if !math.IsNaN(base) {
-			out = append(out, plotutil.Series{Name: l.Name + ", no noise", X: []float64{lo, hi}, Y: []float64{base, base}, Dotted: true, Pair: true})
+			out = append(out, plotutil.Series{Name: l.Name + ", no noise", X: []float64{lo, hi}, Y: []float64{base, base}, Dotted: true, Pair: true, Level: true})
 		}
 	}
 	return out

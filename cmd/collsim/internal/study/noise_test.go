@@ -25,11 +25,15 @@ func TestWithoutNoiseLines(t *testing.T) {
 	})
 	want := []plotutil.Series{
 		{Name: "reduce", X: []float64{100, 1000}, Y: []float64{2, 3}, YLow: []float64{1.9, 2.9}, YHigh: []float64{2.1, 3.1}},
-		{Name: "reduce, no noise", X: []float64{100, 1000}, Y: []float64{1.5, 1.5}, Dotted: true, Pair: true},
+		{Name: "reduce, no noise", X: []float64{100, 1000}, Y: []float64{1.5, 1.5}, Dotted: true, Pair: true, Level: true},
 		{Name: "allreduce", X: []float64{100, 1000}, Y: []float64{1.25, 1.75}, YLow: []float64{1.15, 1.65}, YHigh: []float64{1.35, 1.85}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	one := withoutNoiseLines([]plotutil.Series{line("reduce", []float64{0, 1000}, []float64{1.5, 2})})
+	if len(one) != 2 || !reflect.DeepEqual(one[1].X, []float64{500, 2000}) {
+		t.Errorf("one rate above 0: got %+v, want the level from 500 to 2000", one)
 	}
 	if got := withoutNoiseLines([]plotutil.Series{line("reduce", []float64{0}, []float64{1})}); got != nil {
 		t.Errorf("rate 0 alone: got %+v, want nothing to plot", got)
