@@ -246,9 +246,21 @@ func TestNoise(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	stdout, stderr, code := collsim(t, "study", "noise", "--rates", "0,1000", "-n", "16", "-s", "256KiB", "-o", dir)
-	if code != 0 || !strings.Contains(stdout, "ADAPT speedup") || !strings.Contains(stdout, "reduce      1000") {
+	// Rates given out of order and twice run in order, once each, each
+	// slowdown against rate 0.
+	stdout, stderr, code := collsim(t, "study", "noise", "--rates", "1000,0,1000", "-n", "16", "-s", "256KiB", "-o", dir)
+	if code != 0 || !strings.Contains(stdout, "ADAPT speedup") {
 		t.Errorf("study noise: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rows []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && (f[0] == "bcast" || f[0] == "reduce") && f[1] != "without" {
+			rows = append(rows, f[0]+" "+f[1]+" "+f[3])
+		}
+	}
+	if len(rows) != 4 || rows[0] != "bcast 0 1.00x" || !strings.HasPrefix(rows[1], "bcast 1000 ") || rows[1] == "bcast 1000 -" ||
+		rows[2] != "reduce 0 1.00x" || !strings.HasPrefix(rows[3], "reduce 1000 ") || rows[3] == "reduce 1000 -" {
+		t.Errorf("study noise --rates 1000,0,1000: rows (collective, rate, lock-step slowdown) %q, want rate 0 then 1000 for each, slowdowns against 0\n%s", rows, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "study-noise.png")); err != nil {
 		t.Error(err)

@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,10 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		}
 		rates = append(rates, r)
 	}
+	// In order, once each: the plot's line runs along them, and each
+	// slowdown is against rate 0, which must come first.
+	slices.Sort(rates)
+	rates = slices.Compact(rates)
 	if o.seeds < 1 || o.seeds > 1000 {
 		return cmdutil.Flagf("--seeds %d: give 1..1000 noisy runs a point", o.seeds)
 	}
