@@ -489,9 +489,9 @@ func (p *goalParser) rankBody(r int) error {
 
 // quickLines reads the lines that follow, straight from the reader's
 // buffer, as long as usualLine or quickLine reads each whole, appending
-// their ops to ops. It stops, leaving the rest to nextLine, at the first line it does
-// not read (a comment in it, a closing brace, any other form) and at the
-// end of what the reader holds. Reading the usual lines this way skips
+// their ops to ops. It stops, leaving the rest to nextLine, at the first
+// line it does not read (a comment in it, a closing brace, any other
+// form) and at the end of what the reader holds. Reading the usual lines this way skips
 // nextLine's work on each (bufio's ReadSlice, the search for comments,
 // skipping space): the 1,024-rank ring's 12.6 million lines took 0.75 s
 // instead of 0.86-1.07 s (the command line's parse_s, 3 alternated runs).
@@ -522,14 +522,13 @@ func (p *goalParser) quickLines(ops []parsedOp) []parsedOp {
 // either with " tag <t>", and "l<a>: calc <n>", each with its newline,
 // one space between words, labels l<i> (numberedLabel) and numbers of
 // up to 8 digits, read 8 bytes at a time (eightDigits: a ninth digit is
-// not the byte that must follow). It does with such
-// a line what quickLine does (a requires line's labels defined in
-// p.numbered; an op's label new, and none kept in p.labels) and returns
-// its length and whether it is an op, or 0 for any other line, which
-// quickLine then reads, or not.
+// not the byte that must follow). It does with such a line what quickLine
+// does (a requires line's labels defined in p.numbered; an op's label
+// new, and none kept in p.labels) and returns its length and whether it
+// is an op, or 0 for any other line, which quickLine then reads, or not.
 // The collsim and Schedgen schedules are made of these lines, two of
-// three of them requires lines: read by quickLine, a 256-rank ring's parse
-// ran 540 instructions a line.
+// three of them requires lines: read by quickLine, a 256-rank ring's
+// parse ran 540 instructions a line.
 func (p *goalParser) usualLine(t []byte, index int, op *parsedOp) (n int, isOp bool) {
 	// 64 bytes cover the longest such line read 8 bytes at a time: "l",
 	// 8 digits, ": recv ", 8 digits, "b from ", 8 digits, " tag ", 8

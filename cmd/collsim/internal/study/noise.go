@@ -186,16 +186,18 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 
 // withoutNoiseLines returns the speed-up lines for the plot's log axis,
 // which has no place for rate 0: each line's points at positive rates,
-// followed, where it has a rate 0, by that ratio without noise as a dotted
-// level line in its colour, without markers, across the rates (a factor
-// of 2 each side of a single one; left out, the plot lost the baseline
-// the other points are read against). nil when no rate is
+// followed, where it has a rate 0, by that ratio without noise as a
+// dotted level line in its colour, without markers, across the rates (a
+// factor of 2 each side of a single one; left out, the plot lost the
+// baseline the other points are read against). nil when no rate is
 // positive: there is nothing to plot.
 func withoutNoiseLines(lines []plotutil.Series) []plotutil.Series {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range lines[0].X {
-		if r > 0 {
-			lo, hi = min(lo, r), max(hi, r)
+	for _, l := range lines {
+		for _, r := range l.X {
+			if r > 0 {
+				lo, hi = min(lo, r), max(hi, r)
+			}
 		}
 	}
 	if lo > hi {

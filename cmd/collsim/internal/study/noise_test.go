@@ -35,6 +35,9 @@ func TestWithoutNoiseLines(t *testing.T) {
 	if len(one) != 2 || !reflect.DeepEqual(one[1].X, []float64{500, 2000}) {
 		t.Errorf("one rate above 0: got %+v, want the level from 500 to 2000", one)
 	}
+	if got := withoutNoiseLines(nil); got != nil {
+		t.Errorf("no lines: got %+v, want nothing to plot", got)
+	}
 	if got := withoutNoiseLines([]plotutil.Series{line("reduce", []float64{0}, []float64{1})}); got != nil {
 		t.Errorf("rate 0 alone: got %+v, want nothing to plot", got)
 	}
