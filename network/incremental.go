@@ -141,6 +141,7 @@ func (m *flowModel) setShare(l int32, s share) {
 	m.newFill[l] = s
 	if s.users == 0 {
 		m.linkDone[l], m.newFill[l] = m.epoch, share{}
+		m.heap.dropFill(l)
 		return
 	}
 	m.heap.setFill(heapEntry{share: s})

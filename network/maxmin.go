@@ -303,6 +303,30 @@ func (h *shareHeap) setFill(x heapEntry) {
 	}
 }
 
+// dropFill takes link l's fill entry out of an indexed heap, if it has
+// one: a link whose flows are all frozen fills no more, and its entry,
+// left in, would cost a pop from the root (a removal starts where the
+// entry is, most often near the leaves). In a sweep of a 256-rank pairwise
+// alltoall three links in four end so.
+func (h *shareHeap) dropFill(l int32) {
+	i := int(h.at[l]) - 1
+	if i < 0 {
+		return
+	}
+	h.at[l] = 0
+	last := len(h.a) - 1
+	x := h.a[last]
+	h.a = h.a[:last]
+	if i == last {
+		return
+	}
+	if x.less(&h.a[i]) {
+		h.up(i, x)
+	} else {
+		h.down(i, x)
+	}
+}
+
 // up stores x at hole i or above it.
 func (h *shareHeap) up(i int, x heapEntry) {
 	a := h.a

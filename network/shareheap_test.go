@@ -9,8 +9,9 @@ import (
 
 // An indexed heap pops what an unindexed one pops after skipping stale
 // entries: every link at the share it was last given, in share order,
-// then freeze and check entries among them as they were pushed; and its
-// index always names each queued link's entry.
+// then freeze and check entries among them as they were pushed; a link
+// whose fill was dropped comes out of neither; and its index always names
+// each queued link's entry.
 func TestIndexedHeapPopsAsStaleSkipping(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const links = 12
@@ -19,7 +20,7 @@ func TestIndexedHeapPopsAsStaleSkipping(t *testing.T) {
 		current := map[int32]share{} // each queued link's share now
 		done := [2]map[int32]bool{{}, {}}
 		for range rapid.IntRange(0, 120).Draw(t, "steps") {
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
 			case 0, 1: // a link's share, new or changed (ties are common)
 				l := int32(rapid.IntRange(0, links-1).Draw(t, "link"))
 				s := share{left: rapid.Int64Range(0, 6).Draw(t, "left"), users: int32(rapid.IntRange(1, 3).Draw(t, "users")), link: l}
@@ -38,6 +39,13 @@ func TestIndexedHeapPopsAsStaleSkipping(t *testing.T) {
 				got, gok := popCurrent(&indexed, current, done[1])
 				if ok != gok || ok && (want.share != got.share || want.kindOn != got.kindOn) {
 					t.Fatalf("popped %+v (%v), want %+v (%v)", got, gok, want, ok)
+				}
+			case 4: // a link's flows all froze: it fills no more
+				l := int32(rapid.IntRange(0, links-1).Draw(t, "done link"))
+				delete(current, l)
+				indexed.dropFill(l)
+				if indexed.at[l] != 0 {
+					t.Fatalf("link %d dropped, still indexed at %d", l, indexed.at[l]-1)
 				}
 			default: // a new sweep
 				indexed.reset()
