@@ -324,6 +324,8 @@ type flowModel struct {
 	solves     uint64 // solves run, and the rates they changed (benchmarks
 	rerated    uint64 // report the mean: how far a change reaches)
 	whole      bool   // solve every flow with MaxMinSolver each time (tests: the same rates?)
+	noAlone    bool   // fill lone flows through the heap too (tests: the same solution?)
+	lone       uint64 // flows alone froze (tests: is the path taken?)
 	comp       []int32
 	routeBuf   [][]int32
 	// pending: a solve is scheduled at the current time, after every

@@ -53,7 +53,10 @@ func (m *flowModel) sweep() bool {
 	m.sweepLinks, m.sweepFlows = m.sweepLinks[:0], m.sweepFlows[:0]
 	for _, l := range m.dirty {
 		m.isDirty[l] = false
-		m.makeDirty(l, startShare) // below every fill: cannot fail
+		if on := m.onLink[l]; len(on) == 1 && m.linkDirty[l] != m.epoch && !m.noAlone {
+			m.alone(on[0])
+		}
+		m.makeDirty(l, startShare) // below every fill: cannot fail (nor run, if l was alone's)
 	}
 	m.dirty = m.dirty[:0]
 	at := startShare
@@ -87,6 +90,37 @@ func (m *flowModel) sweep() bool {
 		}
 	}
 	m.commit()
+	return true
+}
+
+// alone freezes flow f in this sweep, outside the heap, if no other flow
+// shares a link of its route: filling would then freeze it at its route's
+// least capacity (ties to the lower link), its bottleneck filling at that
+// share, and leave its other links empty, as this does. A permutation on a
+// non-blocking fat-tree (each step of a pairwise alltoall or a ring, D-mod-k
+// routes) is all such flows. It reports whether f was alone.
+func (m *flowModel) alone(f int32) bool {
+	fl := &m.flows[f]
+	neck := int32(-1)
+	for _, l := range fl.route {
+		if len(m.onLink[l]) != 1 {
+			return false // shared, or crossed twice
+		}
+		if neck < 0 || m.capUnits[l] < m.capUnits[neck] || m.capUnits[l] == m.capUnits[neck] && l < neck {
+			neck = l
+		}
+	}
+	if neck < 0 {
+		return false
+	}
+	for _, l := range fl.route {
+		m.linkDirty[l], m.linkDone[l], m.newFill[l] = m.epoch, m.epoch, share{}
+		m.sweepLinks = append(m.sweepLinks, l)
+	}
+	m.newFill[neck] = share{left: m.capUnits[neck], users: 1, link: neck}
+	fl.sweep, fl.newNeck, fl.newUnits = m.epoch, neck, m.capUnits[neck]
+	m.sweepFlows = append(m.sweepFlows, f)
+	m.lone++
 	return true
 }
 

@@ -68,6 +68,93 @@ func TestSweepMatchesWholeSolve(t *testing.T) {
 	})
 }
 
+// TestAloneKeepsTheSolution runs two incremental solvers in lockstep over
+// random batches, one freezing lone flows outside the heap (alone) and one
+// filling every link through it, and requires the same solution after
+// every sweep: each link's fill and each flow's bottleneck and rate. Rates
+// alone would not tell: a lone flow between links of equal capacity gets
+// the same rate whichever of them is called its bottleneck, but the next
+// repairs start from that choice. Capacities repeat and routes are short,
+// so that lone flows, ties between their links and flows later joining
+// them are all common.
+func TestAloneKeepsTheSolution(t *testing.T) {
+	lone, sharedTies := uint64(0), 0
+	rapid.Check(t, func(t *rapid.T) {
+		links := rapid.IntRange(1, 12).Draw(t, "links")
+		caps := make([]int64, links)
+		for i := range caps {
+			caps[i] = rapid.Int64Range(1, 3).Draw(t, "capacity") * 1000
+		}
+		var m [2]flowModel
+		m[0].initSolver(caps)
+		m[1].initSolver(caps)
+		m[1].noAlone = true
+		var active []int32
+		for batch := rapid.IntRange(1, 30).Draw(t, "batches"); batch > 0; batch-- {
+			var leave []int
+			for range rapid.IntRange(0, 4).Draw(t, "leave") {
+				if len(active) > len(leave) {
+					leave = append(leave, rapid.IntRange(0, len(active)-1).Draw(t, "which"))
+				}
+			}
+			var routes [][]int32
+			for range rapid.IntRange(0, 5).Draw(t, "join") {
+				routes = append(routes, rapid.SliceOfN(rapid.Int32Range(0, int32(links-1)), 1, 4).Draw(t, "route"))
+			}
+			var joined []int32
+			for k := range m {
+				model := &m[k]
+				act := slices.Clone(active)
+				for _, i := range leave {
+					i %= len(act)
+					model.leave(act[i])
+					model.free = append(model.free, act[i])
+					act = slices.Delete(act, i, i+1)
+				}
+				for _, route := range routes {
+					f := model.newFlow()
+					fl := &model.flows[f]
+					*fl = flow{route: append(fl.route[:0], route...), pos: fl.pos[:0], neck: -1}
+					model.join(f)
+					act = append(act, f)
+				}
+				model.rated = model.rated[:0]
+				if !model.sweep() {
+					t.Fatalf("model %d, batch %d: the repair met a link after its fill", k, batch)
+				}
+				for _, f := range model.rated {
+					model.flows[f].timed = true
+				}
+				if k == 0 {
+					joined = act
+				} else if !slices.Equal(act, joined) {
+					t.Fatalf("the models' flows differ: %v and %v", joined, act)
+				}
+			}
+			active = joined
+			if !slices.Equal(m[0].filled, m[1].filled) {
+				t.Fatalf("batch %d: fills %v, through the heap %v", batch, m[0].filled, m[1].filled)
+			}
+			for _, f := range active {
+				a, b := &m[0].flows[f], &m[1].flows[f]
+				if a.neck != b.neck || a.units != b.units {
+					t.Fatalf("batch %d: flow on %v froze on link %d at %d units, through the heap on %d at %d", batch, a.route, a.neck, a.units, b.neck, b.units)
+				}
+				if len(a.route) > 1 && a.sweep == m[0].epoch && caps[a.route[0]] == caps[a.route[1]] && a.route[0] != a.route[1] {
+					sharedTies++ // a tie for its bottleneck, decided this sweep
+				}
+			}
+		}
+		lone += m[0].lone
+		if m[1].lone != 0 {
+			t.Fatalf("%d flows frozen alone with alone off", m[1].lone)
+		}
+	})
+	if lone == 0 || sharedTies == 0 {
+		t.Fatalf("%d flows frozen alone, %d ties decided: the checks did not reach the path", lone, sharedTies)
+	}
+}
+
 // The largest and smallest capacities capacityUnits accepts: 2^62 less a
 // float64's spacing there (512), and one unit.
 const (
