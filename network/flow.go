@@ -657,19 +657,22 @@ func (m *flowModel) leave(f int32) {
 	fl := &m.flows[f]
 	for i, l := range fl.route {
 		on := m.onLink[l]
-		last := on[len(on)-1]
-		on[fl.pos[i]] = last
-		lf := &m.flows[last]
-		for j, l2 := range lf.route { // the entry of l that sat last (a route may cross l twice)
-			if last == f && j <= i {
-				continue // f's own entries already taken off
-			}
-			if l2 == l && lf.pos[j] == int32(len(on)-1) {
-				lf.pos[j] = fl.pos[i]
-				break
+		n := int32(len(on) - 1)
+		if p := fl.pos[i]; p != n { // the entry that sat last moves into f's place
+			last := on[n]
+			on[p] = last
+			lf := &m.flows[last]
+			for j, l2 := range lf.route { // its entry for l (a route may cross l twice)
+				if last == f && j <= i {
+					continue // f's own entries already taken off
+				}
+				if l2 == l && lf.pos[j] == n {
+					lf.pos[j] = p
+					break
+				}
 			}
 		}
-		m.onLink[l] = on[:len(on)-1]
+		m.onLink[l] = on[:n]
 		m.markDirty(l)
 	}
 	fl.pos = fl.pos[:0]
