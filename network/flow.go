@@ -289,7 +289,7 @@ type flowModel struct {
 	lat      []sim.Time  // per link
 	flows    []flow      // pool
 	free     []int32
-	onLink   [][]int32 // per link: the flows sharing it now
+	links    []linkState // per link: its flows and its part of the solution
 	// order indexes pairs, the pairs with a message in flight: flows
 	// name theirs (flow.pair), so one map lookup a message finds it.
 	order     map[[2]int32]int32
@@ -303,19 +303,13 @@ type flowModel struct {
 	rng       *rand.Rand // Valiant's intermediate groups
 	routed    []int32    // UGAL: messages routed over each link and not finished
 	spare     []int32    // UGAL: the candidate detour being weighed
-	// The solution, kept from one solve to the next (see incremental.go):
-	// each link's fill (flow.neck and flow.units hold each flow's part).
-	filled []share
 	// The next solve's changes: dirty links, a flow joined or left them.
 	dirty   []int32
 	isDirty []bool // per link: in dirty
-	// A sweep's state: links made dirty in it (marked with epoch in
-	// linkDirty) and filled or found empty (linkDone, newFill), the flows
-	// it froze (flow.sweep), and the flows whose rate changed.
+	// A sweep's state: links made dirty in it and filled or found empty
+	// (linkState.dirty, done, newFill), the flows it froze (flow.sweep),
+	// and the flows whose rate changed.
 	epoch      uint32
-	linkDirty  []uint32
-	linkDone   []uint32
-	newFill    []share
 	heap       shareHeap
 	sweepLinks []int32
 	sweepFlows []int32
@@ -355,7 +349,7 @@ type flow struct {
 	seq      uint64   // order within its pair
 	pair     int32    // its pair's index in pairs; -1 for a reply
 	active   bool
-	pos      []int32 // while active: its index in onLink of each link of its route
+	pos      []int32 // while active: its index in links[l].on of each link l of its route
 	units    int64   // its rate in rate units
 	neck     int32   // the link that froze it in the solution; -1: none yet
 	// A sweep that froze it: the epoch, the link, the rate.
@@ -547,9 +541,7 @@ func (m *flowModel) cost(route []int32) int {
 // capacities in rate units.
 func (m *flowModel) initSolver(capUnits []int64) {
 	links := len(capUnits)
-	m.capUnits, m.onLink, m.isDirty = capUnits, make([][]int32, links), make([]bool, links)
-	m.filled, m.newFill = make([]share, links), make([]share, links)
-	m.linkDirty, m.linkDone = make([]uint32, links), make([]uint32, links)
+	m.capUnits, m.links, m.isDirty = capUnits, make([]linkState, links), make([]bool, links)
 	m.heap.at = make([]int32, links)
 }
 
@@ -646,8 +638,8 @@ func (m *flowModel) join(f int32) {
 	fl := &m.flows[f]
 	fl.active = true
 	for _, l := range fl.route {
-		fl.pos = append(fl.pos, int32(len(m.onLink[l])))
-		m.onLink[l] = append(m.onLink[l], f)
+		fl.pos = append(fl.pos, int32(len(m.links[l].on)))
+		m.links[l].on = append(m.links[l].on, f)
 		m.markDirty(l)
 	}
 }
@@ -656,7 +648,7 @@ func (m *flowModel) join(f int32) {
 func (m *flowModel) leave(f int32) {
 	fl := &m.flows[f]
 	for i, l := range fl.route {
-		on := m.onLink[l]
+		on := m.links[l].on
 		n := int32(len(on) - 1)
 		if p := fl.pos[i]; p != n { // the entry that sat last moves into f's place
 			last := on[n]
@@ -672,7 +664,7 @@ func (m *flowModel) leave(f int32) {
 				}
 			}
 		}
-		m.onLink[l] = on[:n]
+		m.links[l].on = on[:n]
 		m.markDirty(l)
 	}
 	fl.pos = fl.pos[:0]
@@ -801,7 +793,7 @@ func (m *flowModel) starved(fl *flow) error {
 	if fl.neck >= 0 {
 		l := m.topo.Links()[fl.neck]
 		msg += fmt.Sprintf(": link %d (%d to %d) of %g B/s is shared by %d flows, less than %g B/s each (the flow model's unit); give it more bandwidth",
-			fl.neck, l.From, l.To, l.Bandwidth, len(m.onLink[fl.neck]), 1.0/rateUnitsPerByte)
+			fl.neck, l.From, l.To, l.Bandwidth, len(m.links[fl.neck].on), 1.0/rateUnitsPerByte)
 	}
 	return errors.New(msg)
 }
