@@ -78,7 +78,7 @@ func TestSweepMatchesWholeSolve(t *testing.T) {
 // so that lone flows, ties between their links and flows later joining
 // them are all common.
 func TestAloneKeepsTheSolution(t *testing.T) {
-	lone, sharedTies := uint64(0), 0
+	lone, loneTies := uint64(0), 0
 	rapid.Check(t, func(t *rapid.T) {
 		links := rapid.IntRange(1, 12).Draw(t, "links")
 		caps := make([]int64, links)
@@ -122,6 +122,7 @@ func TestAloneKeepsTheSolution(t *testing.T) {
 				if !model.sweep() {
 					t.Fatalf("model %d, batch %d: the repair met a link after its fill", k, batch)
 				}
+				slices.Sort(model.rated)
 				for _, f := range model.rated {
 					model.flows[f].timed = true
 				}
@@ -132,6 +133,9 @@ func TestAloneKeepsTheSolution(t *testing.T) {
 				}
 			}
 			active = joined
+			if !slices.Equal(m[0].rated, m[1].rated) {
+				t.Fatalf("batch %d: rates changed for flows %v, through the heap %v", batch, m[0].rated, m[1].rated)
+			}
 			for l := range m[0].links {
 				if a, b := m[0].links[l].filled, m[1].links[l].filled; a != b {
 					t.Fatalf("batch %d: link %d filled at %v, through the heap at %v", batch, l, a, b)
@@ -142,8 +146,8 @@ func TestAloneKeepsTheSolution(t *testing.T) {
 				if a.neck != b.neck || a.units != b.units {
 					t.Fatalf("batch %d: flow on %v froze on link %d at %d units, through the heap on %d at %d", batch, a.route, a.neck, a.units, b.neck, b.units)
 				}
-				if len(a.route) > 1 && a.sweep == m[0].epoch && caps[a.route[0]] == caps[a.route[1]] && a.route[0] != a.route[1] {
-					sharedTies++ // a tie for its bottleneck, decided this sweep
+				if a.sweep == m[0].epoch && loneTie(&m[0], a, caps) {
+					loneTies++
 				}
 			}
 		}
@@ -152,9 +156,32 @@ func TestAloneKeepsTheSolution(t *testing.T) {
 			t.Fatalf("%d flows frozen alone with alone off", m[1].lone)
 		}
 	})
-	if lone == 0 || sharedTies == 0 {
-		t.Fatalf("%d flows frozen alone, %d ties decided: the checks did not reach the path", lone, sharedTies)
+	if lone == 0 || loneTies == 0 {
+		t.Fatalf("%d flows frozen alone, %d of them between links of equal capacity: the checks did not reach the path", lone, loneTies)
 	}
+}
+
+// loneTie reports whether fl is alone on its route (no other flow on any
+// of its links) and two distinct links of the route tie for its least
+// capacity: which of them is its bottleneck is the tie rule's to decide.
+func loneTie(m *flowModel, fl *flow, caps []int64) bool {
+	least := int64(math.MaxInt64)
+	for _, l := range fl.route {
+		if len(m.links[l].on) != 1 {
+			return false
+		}
+		least = min(least, caps[l])
+	}
+	var first int32 = -1
+	for _, l := range fl.route {
+		if caps[l] == least {
+			if first >= 0 && l != first {
+				return true
+			}
+			first = l
+		}
+	}
+	return false
 }
 
 // The largest and smallest capacities capacityUnits accepts: 2^62 less a
