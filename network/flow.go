@@ -247,7 +247,7 @@ func Flow(cfg FlowConfig) (sim.NetworkFactory, error) {
 			cfg.Links.reset(len(t.Links()))
 		}
 		m := &flowModel{eng: eng, sink: sink, topo: t, place: cfg.Placement, load: cfg.Links, routing: cfg.Routing, jitter: cfg.Jitter,
-			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, order: map[[2]int32]int32{}, gap: cfg.Gap}
+			lat: make([]sim.Time, len(t.Links())), whole: cfg.wholeNetwork, gap: cfg.Gap}
 		if m.gap > 0 {
 			m.txNext, m.rxNext = make([]sim.Time, t.Hosts()), make([]sim.Time, t.Hosts())
 			m.psPerByte = make([]float64, len(t.Links()))
@@ -291,8 +291,8 @@ type flowModel struct {
 	free     []int32
 	links    []linkState // per link: its flows and its part of the solution
 	// order indexes pairs, the pairs with a message in flight: flows
-	// name theirs (flow.pair), so one map lookup a message finds it.
-	order     map[[2]int32]int32
+	// name theirs (flow.pair), so one lookup a message finds it.
+	order     pairTable
 	pairs     []pairOrder
 	freePairs []int32
 	solver    MaxMinSolver
@@ -699,7 +699,7 @@ func (m *flowModel) deliver(f int32) {
 		m.sink.Delivered(id)
 	}
 	if po := &m.pairs[i]; po.next == po.sent && !po.busy {
-		delete(m.order, key)
+		m.order.remove(key[0], key[1])
 		m.freePairs = append(m.freePairs, i)
 	}
 }
@@ -708,8 +708,7 @@ func (m *flowModel) deliver(f int32) {
 // pair an entry if it has none (nothing in flight). Entries freed by idle
 // pairs are reused, their maps and queues emptied.
 func (m *flowModel) pairOf(src, dst int32) int32 {
-	key := [2]int32{src, dst}
-	if i, ok := m.order[key]; ok {
+	if i, ok := m.order.get(src, dst); ok {
 		return i
 	}
 	var i int32
@@ -723,7 +722,7 @@ func (m *flowModel) pairOf(src, dst int32) int32 {
 		i = int32(len(m.pairs))
 		m.pairs = append(m.pairs, pairOrder{})
 	}
-	m.order[key] = i
+	m.order.put(src, dst, i)
 	return i
 }
 

@@ -41,8 +41,8 @@ func TestFlowPairEntriesReused(t *testing.T) {
 	}
 	eng.Run()
 	m := n.(*flowModel)
-	if sink.n != 1000 || len(m.order) != 0 || len(m.pairs) > 2 || len(m.freePairs) != len(m.pairs) {
-		t.Fatalf("%d delivered; after the run %d pairs mapped, %d entries, %d free", sink.n, len(m.order), len(m.pairs), len(m.freePairs))
+	if sink.n != 1000 || m.order.len() != 0 || len(m.pairs) > 2 || len(m.freePairs) != len(m.pairs) {
+		t.Fatalf("%d delivered; after the run %d pairs mapped, %d entries, %d free", sink.n, m.order.len(), len(m.pairs), len(m.freePairs))
 	}
 	// A reused entry starts the pair afresh: its next message is its
 	// first (sequence 0, which ECMP's hash of the message takes).
