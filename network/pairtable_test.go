@@ -66,3 +66,33 @@ func TestPairKeyDistinct(t *testing.T) {
 		}
 	}
 }
+
+// Probes stay short on the pairs a collective puts in flight: every pair
+// of p ranks at once, as a linear alltoall does. Linear probing with a
+// random hash at a load of at most one half expects a held pair 0.5 slots
+// past its home (Knuth: (1 + 1/(1-a))/2 probes, less the first); this
+// allows twice that on average, and checks the load, so that a hash that
+// ignores part of the key or part of the table, or a table let fill up,
+// fails here rather than only running slowly.
+func TestPairTableProbesStayShort(t *testing.T) {
+	for _, p := range []int32{64, 256, 1024} {
+		var table pairTable
+		for src := range p {
+			for dst := range p {
+				table.put(src, dst, src^dst)
+				if 2*table.len() > len(table.keys) {
+					t.Fatalf("%d ranks: %d pairs in %d slots, more than half full", p, table.len(), len(table.keys))
+				}
+			}
+		}
+		mask, total := len(table.keys)-1, 0
+		for i, k := range table.keys {
+			if k != 0 {
+				total += (i - table.home(k)) & mask
+			}
+		}
+		if avg := float64(total) / float64(table.len()); avg > 1 {
+			t.Fatalf("%d ranks: pairs sit %.2f slots past their homes on average, want at most 1", p, avg)
+		}
+	}
+}
