@@ -676,7 +676,7 @@ func (m *flowModel) leave(f int32) {
 // p^2 pairs, an entry each would cost more than the flows.
 func (m *flowModel) deliver(f int32) {
 	fl := &m.flows[f]
-	i, id, seq, key := fl.pair, fl.id, fl.seq, [2]int32{fl.src, fl.dst}
+	i, id, seq, src, dst := fl.pair, fl.id, fl.seq, fl.src, fl.dst
 	m.free = append(m.free, f)
 	if po := &m.pairs[i]; seq != po.next {
 		if po.done == nil {
@@ -699,7 +699,7 @@ func (m *flowModel) deliver(f int32) {
 		m.sink.Delivered(id)
 	}
 	if po := &m.pairs[i]; po.next == po.sent && !po.busy {
-		m.order.remove(key[0], key[1])
+		m.order.remove(src, dst)
 		m.freePairs = append(m.freePairs, i)
 	}
 }

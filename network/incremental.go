@@ -120,20 +120,20 @@ func (m *flowModel) sweep() bool {
 // least capacity (ties to the lower link), its bottleneck filling at that
 // share, and leave its other links empty, as this does. A permutation on a
 // non-blocking fat-tree (each step of a pairwise alltoall or a ring, D-mod-k
-// routes) is all such flows. It reports whether f was alone.
-func (m *flowModel) alone(f int32) bool {
+// routes) is all such flows. Any other flow is left to the heap.
+func (m *flowModel) alone(f int32) {
 	fl := &m.flows[f]
 	neck := int32(-1)
 	for _, l := range fl.route {
 		if len(m.links[l].on) != 1 {
-			return false // shared, or crossed twice
+			return // shared, or crossed twice
 		}
 		if neck < 0 || m.capUnits[l] < m.capUnits[neck] || m.capUnits[l] == m.capUnits[neck] && l < neck {
 			neck = l
 		}
 	}
 	if neck < 0 {
-		return false
+		return
 	}
 	for _, l := range fl.route {
 		m.links[l].dirty, m.links[l].done, m.links[l].newFill = m.epoch, m.epoch, share{}
@@ -143,7 +143,6 @@ func (m *flowModel) alone(f int32) bool {
 	fl.sweep, fl.newNeck, fl.newUnits = m.epoch, neck, m.capUnits[neck]
 	m.sweepFlows = append(m.sweepFlows, f)
 	m.lone++
-	return true
 }
 
 // makeDirty puts link l in this sweep, its state changing from share at

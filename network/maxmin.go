@@ -296,10 +296,16 @@ func (h *shareHeap) setFill(x heapEntry) {
 		return
 	}
 	x.approx = float64(x.left) / float64(x.users)
+	h.fix(int(i), x)
+}
+
+// fix stores x at hole i, whose entry it replaces, or wherever above or
+// below it heap order puts x.
+func (h *shareHeap) fix(i int, x heapEntry) {
 	if x.less(&h.a[i]) {
-		h.up(int(i), x)
+		h.up(i, x)
 	} else {
-		h.down(int(i), x)
+		h.down(i, x)
 	}
 }
 
@@ -317,13 +323,8 @@ func (h *shareHeap) dropFill(l int32) {
 	last := len(h.a) - 1
 	x := h.a[last]
 	h.a = h.a[:last]
-	if i == last {
-		return
-	}
-	if x.less(&h.a[i]) {
-		h.up(i, x)
-	} else {
-		h.down(i, x)
+	if i != last {
+		h.fix(i, x)
 	}
 }
 
