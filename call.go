@@ -150,12 +150,12 @@ func predictOrInf(h cost.Hockney, a collectives.Algorithm, p collectives.Params)
 // model when the user left them: a pipeline's segment (PipelineSegment),
 // and SUARA's grid and subsets' algorithm. It says what it chose.
 func Tune(a collectives.Algorithm, p *collectives.Params, t TuneModel) string {
-	if _, ok := pipelineOf(a, p.Ranks); ok && p.Segment == 0 {
+	switch openOption(a, *p) {
+	case openSegment:
 		var why string
 		p.Segment, why = PipelineSegment(a, t, p.Ranks, p.Count, p.ElemSize)
 		return why
-	}
-	if a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2 {
+	case openSuaraGrid:
 		plan, _ := SuaraPlan(t.Hockney, *p)
 		if plan.Groups > 0 {
 			*p = plan
@@ -163,6 +163,29 @@ func Tune(a collectives.Algorithm, p *collectives.Params, t TuneModel) string {
 		}
 	}
 	return ""
+}
+
+// An option Tune chooses.
+type tunedOption int
+
+const (
+	openNothing   tunedOption = iota
+	openSegment               // a pipeline's segment
+	openSuaraGrid             // SUARA's grid and subsets' algorithm
+)
+
+// openOption returns the option of a that p leaves for Tune to choose:
+// where there is none, Tune needs no model of the machine, whose making
+// (Hockney) prices every route between the placed ranks (65,280 routes
+// on 256 ranks, 5% of a pairwise alltoall's run on the flow model).
+func openOption(a collectives.Algorithm, p collectives.Params) tunedOption {
+	if _, ok := pipelineOf(a, p.Ranks); ok && p.Segment == 0 {
+		return openSegment
+	}
+	if a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2 {
+		return openSuaraGrid
+	}
+	return openNothing
 }
 
 // Resolve turns a collective call into its algorithm and parameters on m

@@ -248,7 +248,7 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 	if pr.cfg, pr.place, pr.load, err = e.onNetwork(m, pr.net, params.Ranks); err != nil {
 		return pr, err
 	}
-	if pr.place != nil && tune {
+	if pr.place != nil && tune && openOption(alg, pr.params) != openNothing {
 		h, _ := Hockney(m, pr.place)
 		pr.tuned = Tune(alg, &pr.params, TuneModelOf(m, h))
 	}

@@ -63,3 +63,40 @@ func TestPipelineTimeFirstTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneNeedsAModelOnlyWhereAnOptionIsOpen: run skips making the
+// machine's model (every route priced) when openOption says Tune has
+// nothing to choose, so for every algorithm, on 2-64 ranks, Tune given a
+// real model must then leave the parameters as they were and say nothing;
+// and where an option is open it must be the one Tune fills in.
+func TestTuneNeedsAModelOnlyWhereAnOptionIsOpen(t *testing.T) {
+	model := TuneModel{Hockney: cost.Hockney{Alpha: 1e-6, Beta: 1e-10, Gamma: 1e-10, EagerLimit: 65536}}
+	opened := map[tunedOption]int{}
+	for _, a := range collectives.All() {
+		for _, ranks := range []int{2, 7, 16, 64} {
+			p, err := Call(a.Collective, ranks, 1<<20, 8, 0)
+			if err != nil {
+				continue // a collective whose sizes do not split so
+			}
+			open := openOption(a, p)
+			opened[open]++
+			q := p
+			why := Tune(a, &q, model)
+			switch open {
+			case openNothing:
+				if q != p || why != "" {
+					t.Errorf("%s on %d ranks: nothing open, yet Tune changed %+v to %+v (%q)", a.ID(), ranks, p, q, why)
+				}
+			case openSegment:
+				if q.Segment == 0 {
+					t.Errorf("%s on %d ranks: its segment is open, and Tune left it 0", a.ID(), ranks)
+				}
+			}
+		}
+	}
+	for _, o := range []tunedOption{openNothing, openSegment, openSuaraGrid} {
+		if opened[o] == 0 {
+			t.Errorf("no algorithm had option %d open: the test checked nothing of it", o)
+		}
+	}
+}
