@@ -3,9 +3,11 @@
 # use to optimize collsim (profile-guided optimization, -pgo=auto): the
 # merged profiles of the main job, of GOAL runs in the LogGOPS model (a
 # ring, a recursive doubling and a linear alltoall, as the README measures
-# them) and of the simulator's LogGOPS benchmarks. It inlines the hot calls
-# of the event loop: the GOAL ring runs about 12% faster with it (README,
-# "Speed on GOAL input"). Rerun it after large changes to the hot paths;
+# them), of the simulator's LogGOPS benchmarks, and of two flow-network
+# runs the README measures (a pairwise alltoall on a fat-tree, Valiant
+# routing on a dragonfly). It inlines the hot calls of the event loop and
+# of the flow model's solver: the GOAL ring runs about 12% faster with it
+# (README, "Speed on GOAL input"). Rerun it after large changes to the hot paths;
 # a stale profile still builds, it only helps less.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,6 +22,8 @@ $c run --cpuprofile "$tmp/main.prof" >/dev/null
 for g in ring rd alltoall; do
 	GOMAXPROCS=1 $c run --goal "$tmp/$g.goal" --cpuprofile "$tmp/$g.prof" >/dev/null
 done
+$c run -m fattree-1024 --network flow -c alltoall -a pairwise -n 1024 -s 4MiB --verify off -q --cpuprofile "$tmp/pairwise.prof" >/dev/null
+$c run -m configs/examples/dragonfly-576.yaml --network flow --routing valiant -c alltoall -n 512 -s 64MiB --verify off -q --cpuprofile "$tmp/valiant.prof" >/dev/null
 go test ./sim -run '^$' -bench 'RunLogGOPS(Ring|RecursiveDoubling|LinearAlltoall)$' -benchtime 100x -cpu 1 -cpuprofile "$tmp/bench.prof" -o "$tmp/sim.test" >/dev/null
 go tool pprof -proto "$tmp"/*.prof >cmd/collsim/default.pgo
 echo "wrote cmd/collsim/default.pgo" >&2
