@@ -225,6 +225,11 @@ const (
 	entryFreeze                  // a flow freezes on a clean link (share.link), off a dirty one (on)
 )
 
+// less orders entries by share, then link, then kind. Written so, it is
+// within the inliner's budget (as two ifs it was one over): the heap's
+// loops compare without a call where approx decides, as it most often
+// does (3.6% fewer instructions on the 512-rank Valiant benchmark, built
+// without a profile; cmd/collsim's profile inlined it already).
 func (a *heapEntry) less(b *heapEntry) bool {
 	// approx is within 4e-16 of the exact share, relatively: shares
 	// further apart than that compare by it.
@@ -232,9 +237,12 @@ func (a *heapEntry) less(b *heapEntry) bool {
 	if a.approx < b.approx*sure {
 		return true
 	}
-	if b.approx < a.approx*sure {
-		return false
-	}
+	return !(b.approx < a.approx*sure) && a.lessTied(b)
+}
+
+// lessTied is less for entries whose approximate shares are too close to
+// tell apart.
+func (a *heapEntry) lessTied(b *heapEntry) bool {
 	if a.left != b.left || a.users != b.users { // equal shares are common on a symmetric network
 		if c := a.share.cmp(b.share); c != 0 {
 			return c < 0
