@@ -94,3 +94,11 @@ func SetMaxDeps(n uint64) (restore func()) {
 	maxDeps = n
 	return func() { maxDeps = before }
 }
+
+// SetMaxHostSlots sets the most clocks (ranks times distinct CPU or NIC
+// indices) a schedule may need, and returns the setting to restore.
+func SetMaxHostSlots(n int) (restore func()) {
+	before := maxHostSlots
+	maxHostSlots = n
+	return func() { maxHostSlots = before }
+}

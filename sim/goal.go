@@ -24,7 +24,9 @@ import (
 // neighbouring ranks have as many ops each, op i of those ranks side by
 // side.
 type GOAL struct {
-	Ranks      int
+	Ranks int
+	// CPUs and NICs count the distinct cpu and nic indices the ops use
+	// (with 0, the default), numbered 0.. in the order they first appear.
 	CPUs, NICs int
 	// Rank r's ops, in program order, are ids first[r] .. first[r+1]-1.
 	first []uint32

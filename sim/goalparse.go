@@ -84,6 +84,7 @@ type goalParser struct {
 	stageFrom  int
 	stageRanks int
 	headers    [][3]uint32 // fillUsers' scratch: where each list's two words go in GOAL.users, and what they say
+	cpus, nics denseIndex  // the schedule's CPU and NIC indices, as numbered for its run
 }
 
 // goalEdge is one "op requires dep" (or irequires, when start) as read.
@@ -1070,17 +1071,58 @@ func (p *goalParser) options(op *parsedOp, message bool) error {
 			if err != nil {
 				return err
 			}
+			used, count := &p.cpus, &p.g.CPUs
+			if w == "nic" {
+				used, count = &p.nics, &p.g.NICs
+			}
+			i := used.index(uint16(v))
+			if *count = used.n; p.g.Ranks*used.n > maxHostSlots {
+				p.pos = start
+				return p.errf("%s %d makes %d distinct %s indices in a schedule of %d ranks: a run keeps a clock for each %s of each rank, %d in all, more than the %d it allows; use fewer distinct %s indices",
+					w, v, used.n, w, p.g.Ranks, w, p.g.Ranks*used.n, maxHostSlots, w)
+			}
 			if w == "cpu" {
-				op.cpu = uint16(v)
-				p.g.CPUs = max(p.g.CPUs, int(v)+1)
+				op.cpu = i
 			} else {
-				op.nic = uint16(v)
-				p.g.NICs = max(p.g.NICs, int(v)+1)
+				op.nic = i
 			}
 		}
 	}
 	return nil
 }
+
+// denseIndex numbers the distinct CPU (or NIC) indices of a schedule in
+// the order they first appear, 0 always first (an op without the option
+// runs on 0): a run keeps a clock per rank for each, so that a file whose
+// one op says "cpu 65535" costs two clocks a rank, not 65,536 (4,096
+// ranks had taken 16 GB). A rank's CPUs are alike, so which number each
+// gets changes nothing that is simulated.
+type denseIndex struct {
+	of []uint16 // by index as written: its number, 0 for none but index 0
+	n  int      // how many are numbered
+}
+
+// index returns the number of v, numbering it if it is new.
+func (d *denseIndex) index(v uint16) uint16 {
+	if d.n == 0 {
+		d.n = 1 // 0 is numbered 0
+	}
+	if v == 0 {
+		return 0
+	}
+	if d.of == nil {
+		d.of = make([]uint16, 1<<16)
+	}
+	if d.of[v] == 0 {
+		d.of[v] = uint16(d.n)
+		d.n++
+	}
+	return d.of[v]
+}
+
+// maxHostSlots bounds ranks times distinct CPU (or NIC) indices: the
+// clocks of a run's hosts, 8 bytes each (512 MB; tests lower it).
+var maxHostSlots = 1 << 26
 
 // dependency reads "A requires B" or "A irequires B" (A already read).
 func (p *goalParser) dependency(a []byte, startPos int) error {
