@@ -88,8 +88,13 @@ func (p *Progress) Reading(name string, done, total int64) {
 	if !p.due(t) {
 		return
 	}
+	wall := t.Sub(p.start).Round(time.Second)
+	if total <= 0 { // a pipe: its size is not known
+		p.show(t, fmt.Sprintf("collsim: %s wall, reading %s: %.0f MB", wall, name, float64(done)/1e6))
+		return
+	}
 	p.show(t, fmt.Sprintf("collsim: %s wall, reading %s: %.0f of %.0f MB (%.0f%%)",
-		t.Sub(p.start).Round(time.Second), name, float64(done)/1e6, float64(total)/1e6, 100*float64(done)/float64(max(total, 1))))
+		wall, name, float64(done)/1e6, float64(total)/1e6, 100*float64(done)/float64(total)))
 }
 
 // Writing is told how many bytes of an output have been written: a line
@@ -117,7 +122,9 @@ func (p *Progress) Count(name string, done, total int) {
 // Update is a sim.Config.Progress: it prints when a line is due.
 func (p *Progress) Update(s sim.Progress) {
 	t := p.now()
-	if !p.rated {
+	if !p.rated || s.Events < p.rateEv {
+		// The first report, or the first of the next run of a list of
+		// points, whose events count from 0 again.
 		p.rateAt, p.rateEv, p.rated = t, s.Events, true
 		return // no rate yet
 	}
@@ -135,11 +142,14 @@ func (p *Progress) Update(s sim.Progress) {
 	p.rateAt, p.rateEv = t, s.Events
 }
 
-// Done clears the line on a terminal, so that the result starts on a clean
-// line; in a log the lines stay.
+// Done clears the line on a terminal, so that what is printed next (a
+// result, a note, a point's row) starts on a clean line; in a log the
+// lines stay. A later report shows the line again (the next point of a
+// list).
 func (p *Progress) Done() {
 	if p.terminal && p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
 	}
 }
 

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,56 @@ func TestProgressWriting(t *testing.T) {
 	want := "collsim: 2s wall, writing big.goal: 950 MB (475 MB/s)\ncollsim: 12s wall, writing big.goal: 5950 MB (496 MB/s)\n"
 	if b.String() != want {
 		t.Errorf("%q, want %q", b.String(), want)
+	}
+}
+
+// A list of points runs one simulation after another on one display: the
+// line is cleared before each point's row, shown again for the next
+// point, and the next point's rate is measured from its own first report
+// (its events count from 0 again; measured from the last point's count,
+// the rate had wrapped around to 49945395643877.70 M/s).
+func TestProgressAcrossPoints(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, true, func() time.Time { return clock })
+	run := func(events uint64) {
+		for e := uint64(0); e <= events; e += events / 10 {
+			p.Update(sim.Progress{Events: e})
+			clock = clock.Add(time.Second)
+		}
+	}
+	run(10e6) // 1 M events a second
+	p.Done()
+	b.WriteString("ROW 1\n")
+	run(20e6) // 2 M events a second
+	p.Done()
+	out := b.String()
+	first, second, ok := strings.Cut(out, "ROW 1\n")
+	if !ok || !strings.HasSuffix(first, "\r\033[K") || !strings.HasSuffix(second, "\r\033[K") {
+		t.Fatalf("the line is not cleared before the row and at the end: %q", out)
+	}
+	for i, c := range []struct{ lines, rate string }{{first, "1.00"}, {second, "2.00"}} {
+		rates := regexp.MustCompile(`\(([^ ]+) M/s\)`).FindAllStringSubmatch(c.lines, -1)
+		if len(rates) == 0 {
+			t.Fatalf("point %d: no rate in %q", i+1, c.lines)
+		}
+		for _, r := range rates {
+			if r[1] != c.rate {
+				t.Fatalf("point %d: a rate of %s M/s, want %s: %q", i+1, r[1], c.rate, c.lines)
+			}
+		}
+	}
+}
+
+// A schedule read from a pipe has no known size: the line says how much
+// is read, without a total or a share.
+func TestProgressReadingAPipe(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, false, func() time.Time { return clock })
+	clock = clock.Add(3 * time.Second)
+	p.Reading("/dev/stdin", 200e6, 0)
+	if got, want := b.String(), "collsim: 3s wall, reading /dev/stdin: 200 MB\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

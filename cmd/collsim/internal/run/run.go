@@ -280,8 +280,8 @@ func Run(streams *cmdutil.IO, o *Options) error {
 					p := *e
 					p.Algorithm, p.Ranks, p.Size = strings.TrimSpace(algo), n, size
 					out, err := p.Run()
+					done() // the line off before a note, a row or an error
 					if err != nil {
-						done()
 						if points > 1 {
 							return fmt.Errorf("%s on %d ranks of %s, %s: %w", cmp.Or(p.Algorithm, "the default algorithm"), n, m.Name, configs.FormatBytes(size), err)
 						}
@@ -293,7 +293,6 @@ func Run(streams *cmdutil.IO, o *Options) error {
 					}
 					if rows != nil {
 						if err := rows.add(out, p.Algorithm); err != nil {
-							done()
 							return err
 						}
 					}
