@@ -1076,11 +1076,12 @@ func (p *goalParser) options(op *parsedOp, message bool) error {
 				used, count = &p.nics, &p.g.NICs
 			}
 			i := used.index(uint16(v))
-			if *count = used.n; p.g.Ranks*used.n > maxHostSlots {
+			if clocks := int64(p.g.Ranks) * int64(used.n); clocks > int64(maxHostSlots) {
 				p.pos = start
 				return p.errf("%s %d makes %d distinct %s indices in a schedule of %d ranks: a run keeps a clock for each %s of each rank, %d in all, more than the %d it allows; use fewer distinct %s indices",
-					w, v, used.n, w, p.g.Ranks, w, p.g.Ranks*used.n, maxHostSlots, w)
+					w, v, used.n, w, p.g.Ranks, w, clocks, maxHostSlots, w)
 			}
+			*count = used.n
 			if w == "cpu" {
 				op.cpu = i
 			} else {
