@@ -188,7 +188,11 @@ func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 		}
 		return append(path, devBase+2*dst+1)
 	}
-	route := func(src, dst int32, path []int32) []int32 {
+	// via routes from device src to device dst: inside a node on its
+	// fabric, between nodes through the network, by ECMP's hash h when
+	// byHash (the network's equal shortest paths: a node's own paths are
+	// one a pair).
+	via := func(src, dst int32, h uint64, byHash bool, path []int32) []int32 {
 		sn, dn := int(src)/D, int(dst)/D
 		switch {
 		case sn == dn && node.Kind == FabricMesh:
@@ -200,10 +204,19 @@ func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 		}
 		rail := int(src) % D * rails / D
 		path = append(up(src, path), nicBase+2*int32(rail*nodes+sn))
-		path = network.Route(rail*nodes+sn, rail*nodes+dn, path)
+		if byHash {
+			path = network.RouteHashed(rail*nodes+sn, rail*nodes+dn, h, path)
+		} else {
+			path = network.Route(rail*nodes+sn, rail*nodes+dn, path)
+		}
 		return down(dst, append(path, nicBase+2*int32(rail*nodes+dn)+1))
 	}
-	return b.done(route, nodeBisection(network, node, nodes, rails, switches)), nil
+	t := b.done(func(src, dst int32, path []int32) []int32 { return via(src, dst, 0, false, path) },
+		nodeBisection(network, node, nodes, rails, switches))
+	if network.Hashes() {
+		t.hashed = func(src, dst int32, h uint64, path []int32) []int32 { return via(src, dst, h, true, path) }
+	}
+	return t, nil
 }
 
 // nodeBisection is MultiNode's bisection (see there).

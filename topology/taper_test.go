@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -462,5 +463,78 @@ func TestFailedRoutesConcurrent(t *testing.T) {
 				t.Fatalf("goroutine %d, route %d: %v, alone %v", g, i, got[g][i], want[i])
 			}
 		}
+	}
+}
+
+// TestMultiNodeECMP: GPU nodes on a fat-tree route between nodes by ECMP
+// as the fat-tree does (they had refused --routing ecmp, saying the
+// machine had one route a pair): on random node shapes, rails and trees,
+// every hashed route is a whole path of the same length as the D-mod-k
+// route, inside a node the same path, and between nodes under two leaf
+// switches different hashes take at least two different paths. On a
+// torus, which does not hash, hashed routes are the routes.
+func TestMultiNodeECMP(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		k := rapid.IntRange(2, 4).Draw(rt, "k")
+		tree, err := FatTree(k, 2, gig, 1)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		devices := rapid.IntRange(1, 4).Draw(rt, "devices")
+		spec := NodeSpec{Devices: devices, Fabric: gig, NIC: gig, Kind: rapid.SampledFrom(Fabrics).Draw(rt, "fabric")}
+		if spec.Kind == FabricTree {
+			spec.Switches = rapid.IntRange(1, devices).Draw(rt, "switches")
+		}
+		if devices >= 2 && rapid.Bool().Draw(rt, "two rails") {
+			spec.Rails = 2 // the tree's hosts are the nodes' NICs, half on each rail
+		}
+		m, err := MultiNode(tree, spec)
+		if err != nil {
+			rt.Skip(err)
+		}
+		if !m.Hashes() {
+			rt.Fatalf("%s on a fat-tree does not hash", m.Name())
+		}
+		spread := false
+		for s := range m.Hosts() {
+			for d := range m.Hosts() {
+				base := m.Route(s, d, nil)
+				seen := map[string]bool{}
+				for h := range uint64(8) {
+					p := m.RouteHashed(s, d, splitmix(h+uint64(s*m.Hosts()+d)), nil)
+					if !validPath(m, s, d, p) || len(p) != len(base) {
+						rt.Fatalf("%s: hashed route %d->%d %v against %v", m.Name(), s, d, p, base)
+					}
+					if s/devices == d/devices && !slices.Equal(p, base) {
+						rt.Fatalf("%s: inside a node, hashed route %d->%d %v differs from %v", m.Name(), s, d, p, base)
+					}
+					seen[fmt.Sprint(p)] = true
+				}
+				spread = spread || len(seen) > 1
+			}
+		}
+		// Some pair can spread when some rail's NICs sit under two leaf
+		// switches (a route of 4 links: up to a spine and down).
+		rails := max(spec.Rails, 1)
+		nodes := tree.Hosts() / rails
+		canSpread := false
+		for r := range rails {
+			for a := range nodes {
+				for b := range nodes {
+					canSpread = canSpread || len(tree.Route(r*nodes+a, r*nodes+b, nil)) > 2
+				}
+			}
+		}
+		if spread != canSpread {
+			rt.Fatalf("%s: pairs took several paths over 8 hashes: %v; some pair can: %v", m.Name(), spread, canSpread)
+		}
+	})
+	torus, _ := Torus([]int{4}, gig)
+	m, err := MultiNode(torus, NodeSpec{Devices: 2, Fabric: gig, NIC: gig, Kind: FabricSwitch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Hashes() || !slices.Equal(m.RouteHashed(0, 7, 12345, nil), m.Route(0, 7, nil)) {
+		t.Fatalf("a torus's nodes hash, or route otherwise when hashed")
 	}
 }
