@@ -120,6 +120,22 @@ func TestParseGOALErrors(t *testing.T) {
 		"open comment":   {"num_ranks 1\n/* rank 0 {\n", "unterminated /* comment"},
 		"extra rank":     {"num_ranks 1\nrank 0 {\n}\nrank 1 {\n}\n", "more rank blocks than num_ranks 1"},
 		"huge num_ranks": {"num_ranks 268435456\nrank 0 {\n}\n", "ends after 1 rank blocks; num_ranks says 268435456"},
+		// A comment the file ends inside is named at the line that opened
+		// it, whether or not the last line has its newline.
+		"open comment, line":  {"num_ranks 1\nrank 0 {\n}\n/* x\ny\nz\n", "x.goal:4: unterminated /* comment"},
+		"open comment at end": {"num_ranks 1\nrank 0 {\n}\n/* x", "x.goal:4: unterminated /* comment"},
+		"bare open at end":    {"num_ranks 1\nrank 0 {\n}\n/*", "x.goal:4: unterminated /* comment"},
+		// Columns count the file's bytes, comments included: "bogus"
+		// starts at the 13th byte of "  more */   bogus 0" (2 + 4 + 1 + 2
+		// + 3 before it), and in "a /* c */ b" the "b" is the 11th.
+		"after a spanning comment": {"num_ranks 1\nrank 0 {\n/* one\n  more */   bogus 0\n}\n", `x.goal:4:13: "bogus" is not a label`},
+		"after an inline comment":  {"num_ranks 1\nrank 0 {\na: calc 1\na /* c */ b\n}\n", `x.goal:4:11: expected requires or irequires after "a", found "b"`},
+		// A "}" where a word should be is called so, not "end of line".
+		"brace for a tag":  {"num_ranks 2\nrank 0 {\nl0: send 8b to 1 }\n}\nrank 1 {\n}\n", `x.goal:3:18: unexpected "}"; expected tag, cpu, nic`},
+		"brace for a peer": {"num_ranks 2\nrank 0 {\nl0: send 8b to }\n}\nrank 1 {\n}\n", `x.goal:3:16: expected a destination rank, a whole number from 0 to 1; found "}"`},
+		// Text after the last block is not taken for a rank block.
+		"text after the last block":  {"num_ranks 1\nrank 0 {\n}\ngarbage\n", `x.goal:4:1: unexpected "garbage" after the last rank block (num_ranks 1)`},
+		"brace after the last block": {"num_ranks 1\nrank 0 {\n}\n}\n", `x.goal:4:1: unexpected "}" after the last rank block`},
 	}
 	for name, tc := range cases {
 		_, err := sim.ParseGOAL(strings.NewReader(tc.src), "x.goal")

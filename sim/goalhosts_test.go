@@ -48,7 +48,7 @@ func TestGOALCPUAndNICIndicesAreNumberedDensely(t *testing.T) {
 	// Calcs of 100 ns without dependencies: on distinct CPUs at once, on
 	// one CPU one after another (by hand).
 	for src, want := range map[string]sim.Time{
-		"a: calc 100 cpu 7\nb: calc 100\nc: calc 100 cpu 65535\n": 100 * sim.Nanosecond,
+		"a: calc 100 cpu 7\nb: calc 100\nc: calc 100 cpu 65535\n":   100 * sim.Nanosecond,
 		"a: calc 100 cpu 7\nb: calc 100 cpu 7\nc: calc 100 cpu 3\n": 200 * sim.Nanosecond,
 		"a: calc 100 cpu 9\nb: calc 100 cpu 9\nc: calc 100 cpu 9\n": 300 * sim.Nanosecond,
 	} {

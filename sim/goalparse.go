@@ -36,8 +36,10 @@ type goalParser struct {
 	line    int
 	text    []byte // current line
 	pos     int
-	comment bool   // inside /* */
-	long    []byte // a line longer than the reader's buffer, gathered
+	comment bool // inside /* */
+	// commentLine is the line that opened the /* */ comment last opened.
+	commentLine int
+	long        []byte // a line longer than the reader's buffer, gathered
 	// skimmed: the last long line ran past what is kept, and skimBlock
 	// is whether it ended inside /* */.
 	skimmed, skimBlock bool
@@ -147,16 +149,16 @@ func (p *goalParser) nextLine() (bool, error) {
 		}
 		if len(raw) == 0 && err != nil {
 			if err == io.EOF {
-				if p.comment {
-					return false, &GOALError{File: p.file, Line: p.line, Msg: "unterminated /* comment"}
-				}
-				return false, nil
+				return false, p.unterminated()
 			}
 			return false, err
 		}
 		p.line++
 		p.text = p.stripComments(raw)
 		if p.skimmed {
+			if p.skimBlock && !p.comment { // opened in the part skimmed
+				p.commentLine = p.line
+			}
 			p.comment, p.skimmed = p.skimBlock, false
 		}
 		p.pos = 0
@@ -164,10 +166,19 @@ func (p *goalParser) nextLine() (bool, error) {
 		if p.pos < len(p.text) {
 			return true, nil
 		}
-		if err == io.EOF {
-			return false, nil
+		if err == io.EOF { // a last line without a newline
+			return false, p.unterminated()
 		}
 	}
+}
+
+// unterminated returns the error for a file that ends inside a /* */
+// comment, at the line that opened it, or nil when it does not.
+func (p *goalParser) unterminated() error {
+	if !p.comment {
+		return nil
+	}
+	return &GOALError{File: p.file, Line: p.commentLine, Msg: "unterminated /* comment: the file ends inside the comment opened on this line"}
 }
 
 // maxGOALLine bounds the text of a line that is kept: ops are short, and
@@ -256,13 +267,17 @@ func (p *goalParser) stripComments(raw []byte) []byte {
 	if !p.comment && bytes.IndexByte(raw, '/') < 0 {
 		return raw // most lines: no comment
 	}
+	// A comment's bytes become spaces, so that columns after it stay
+	// those of the file.
 	out := raw[:0]
 	for i := 0; i < len(raw); i++ {
 		if p.comment {
 			if raw[i] == '*' && i+1 < len(raw) && raw[i+1] == '/' {
 				p.comment = false
+				out = append(out, ' ')
 				i++
 			}
+			out = append(out, ' ')
 			continue
 		}
 		if raw[i] == '/' && i+1 < len(raw) {
@@ -270,9 +285,9 @@ func (p *goalParser) stripComments(raw []byte) []byte {
 				break
 			}
 			if raw[i+1] == '*' {
-				p.comment = true
+				p.comment, p.commentLine = true, p.line
+				out = append(out, ' ', ' ')
 				i++
-				out = append(out, ' ')
 				continue
 			}
 		}
@@ -352,9 +367,26 @@ func (p *goalParser) expect(what string) error {
 	w := p.word()
 	if string(w) != what {
 		p.pos -= len(w)
-		return p.errf("expected %q, found %q", what, shorten(w))
+		return p.errf("expected %q, found %q", what, p.found(w))
 	}
 	return nil
+}
+
+// found names, for an error, what stands where a word was read: the word
+// w, or when w is empty the character that ended it (a "}", ":" or "{"),
+// or the end of the line.
+func (p *goalParser) found(w []byte) string {
+	if len(w) > 0 {
+		return shorten(w)
+	}
+	i := p.pos
+	for i < len(p.text) && byteClass[p.text[i]]&isSpace != 0 {
+		i++
+	}
+	if i < len(p.text) {
+		return string(p.text[i : i+1])
+	}
+	return "end of line"
 }
 
 func shorten(w []byte) string {
@@ -375,7 +407,7 @@ func (p *goalParser) integer(what string, lo, hi int64) (int64, error) {
 	if !ok || v < lo || v > hi {
 		p.pos = start
 		p.skipSpace()
-		return 0, p.errf("expected %s, a whole number from %d to %d; found %q", what, lo, hi, shorten(w))
+		return 0, p.errf("expected %s, a whole number from %d to %d; found %q", what, lo, hi, p.found(w))
 	}
 	return v, nil
 }
@@ -400,7 +432,7 @@ func (p *goalParser) parse() error {
 		return err
 	}
 	if !p.atEnd() {
-		return p.errf("unexpected %q after num_ranks", shorten(p.word()))
+		return p.errf("unexpected %q after num_ranks", p.found(p.word()))
 	}
 	p.g.Ranks = int(n)
 	for r := 0; ; r++ {
@@ -415,6 +447,11 @@ func (p *goalParser) parse() error {
 			return nil
 		}
 		if r == p.g.Ranks {
+			if w := p.word(); string(w) != "rank" {
+				p.pos -= len(w)
+				return p.errf("unexpected %q after the last rank block (num_ranks %d)", p.found(w), p.g.Ranks)
+			}
+			p.pos -= len("rank")
 			return p.errf("more rank blocks than num_ranks %d", p.g.Ranks)
 		}
 		if err := p.expect("rank"); err != nil {
@@ -465,7 +502,7 @@ func (p *goalParser) rankBody(r int) error {
 		if p.text[p.pos] == '}' {
 			p.pos++
 			if !p.atEnd() {
-				return p.errf("unexpected %q after \"}\"", shorten(p.word()))
+				return p.errf("unexpected %q after \"}\"", p.found(p.word()))
 			}
 			p.ops = ops
 			return p.finishRank(r, ops)
@@ -483,7 +520,7 @@ func (p *goalParser) rankBody(r int) error {
 			p.defined = append(p.defined, p.line)
 		}
 		if !p.atEnd() {
-			return p.errf("unexpected %q; one statement per line", shorten(p.word()))
+			return p.errf("unexpected %q; one statement per line", p.found(p.word()))
 		}
 	}
 }
@@ -645,7 +682,7 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 		label = first
 		if !validLabel(label) {
 			p.pos = startPos
-			return false, p.errf("label %q: a label is an ASCII letter or _ followed by letters, digits and _", shorten(label))
+			return false, p.errf("label %q: a label is an ASCII letter or _ followed by letters, digits and _", p.found(label))
 		}
 		if _, dup := p.lookup(label); dup {
 			p.pos = startPos
@@ -693,7 +730,7 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 	default:
 		if label != nil {
 			p.pos -= len(first)
-			return false, p.errf("expected send, recv or calc after label %q, found %q", label, shorten(first))
+			return false, p.errf("expected send, recv or calc after label %q, found %q", label, p.found(first))
 		}
 		return false, p.dependency(first, startPos)
 	}
@@ -1021,12 +1058,12 @@ func (p *goalParser) bytesSize() (int64, error) {
 	w := p.word()
 	if len(w) < 2 || w[len(w)-1] != 'b' {
 		p.pos = start
-		return 0, p.errf("expected a size in bytes such as 1024b, found %q", shorten(w))
+		return 0, p.errf("expected a size in bytes such as 1024b, found %q", p.found(w))
 	}
 	v, ok := decimal(w[:len(w)-1])
 	if !ok || v < 0 || v > 1<<62 {
 		p.pos = start
-		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", shorten(w))
+		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", p.found(w))
 	}
 	return v, nil
 }
@@ -1053,7 +1090,7 @@ func (p *goalParser) options(op *parsedOp, message bool) error {
 			if !message {
 				valid = "cpu"
 			}
-			return p.errf("unexpected %q; expected %s or the end of the line", shorten([]byte(w)), valid)
+			return p.errf("unexpected %q; expected %s or the end of the line", p.found([]byte(w)), valid)
 		}
 		seen = order
 		switch w {
@@ -1138,7 +1175,7 @@ func (p *goalParser) dependency(a []byte, startPos int) error {
 	if !start && string(kind) != "requires" {
 		p.pos = kindPos
 		p.skipSpace()
-		return p.errf("expected requires or irequires after %q, found %q", a, shorten(kind))
+		return p.errf("expected requires or irequires after %q, found %q", a, p.found(kind))
 	}
 	bPos := p.pos
 	b := p.word()
