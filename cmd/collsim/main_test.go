@@ -228,6 +228,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-c", "allgather", "-a", "neighbor_exchange", "-n", "5"}, 1, "neighbor exchange needs an even number of ranks, not 5; use allgather/ring or allgather/bruck"},
 		{[]string{"run", "-n", "65"}, 1, "65 ranks do not fit on small"},
 		{[]string{"run", "-n", "0"}, 2, "--ranks must be at least 1"},
+		// A rank count out of the flag's range is a bad flag (2) for
+		// every command that takes one (schedule said so with 1).
+		{[]string{"schedule", "-n", "0"}, 2, "--ranks must be 1..268435456, not 0"},
+		{[]string{"schedule", "-n", "300000000"}, 2, "--ranks must be 1..268435456, not 300000000"},
 		{[]string{"run", "-s", "1 parsec"}, 2, `unknown unit "parsec"`},
 		{[]string{"run", "-s", "1001"}, 2, "not a whole number of 8-byte elements"},
 		{[]string{"run", "-c", "bcast", "--root", "70"}, 2, "--root 70 is not a rank"},

@@ -310,8 +310,8 @@ type Request struct {
 // may be nil: then no option defaults from a machine). chosenBy names the
 // selector and rule when the algorithm is a library's choice.
 func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy string, p collectives.Params, err error) {
-	if q.Ranks < 1 {
-		return a, "", p, Flagf("--ranks must be at least 1, not %d", q.Ranks)
+	if q.Ranks < 1 || q.Ranks > sim.MaxRanks {
+		return a, "", p, Flagf("--ranks must be 1..%d, not %d", sim.MaxRanks, q.Ranks)
 	}
 	bytes, err := configs.ParseSize(q.Size)
 	if err != nil {
