@@ -195,6 +195,11 @@ func TestBadInput(t *testing.T) {
 		// (a new user's trial: a copied config, its name left as it was).
 		{[]string{"run", "-m", four + "," + four2, "-n", "2"}, 2, `four.yaml and ` + four2 + ` are both named "four", so their rows could not be told apart: rename one (its name: key)`},
 		{[]string{"run", "-m", "small,small", "-n", "2"}, 2, "-m: builtin:small is given twice"},
+		// A list's bad point fails it before any point runs (it ran and
+		// printed the points before it, then failed).
+		{[]string{"run", "-m", "dragonfly-72,small", "--network", "flow", "--routing", "valiant", "-n", "16"}, 2, "the default algorithm on 16 ranks of small, 1MiB: --routing: valiant routing detours through a third group of a dragonfly"},
+		{[]string{"run", "-m", "dragonfly-72", "-n", "16,100"}, 1, "the default algorithm on 100 ranks of dragonfly-72, 1MiB: 100 ranks do not fit on dragonfly-72"},
+		{[]string{"run", "-m", "dragonfly-72,small", "--network", "flow", "--routing", "valiant"}, 2, "the default algorithm on its default ranks of small, 1MiB"},
 		// A grid's rank counts that do not fit name the flag's value, the
 		// default's too (it said "--ranks 5 does not fit on four (2..4)"
 		// to a user who gave no --ranks, and "(2..1)" on one slot).

@@ -271,35 +271,66 @@ func Run(streams *cmdutil.IO, o *Options) error {
 		rows = newPointRows(streams.Out, o.CSV)
 		rows.machines = len(machines) > 1
 	}
-	noted := map[string]bool{}
+	type point struct {
+		m    *configs.Machine
+		algo string
+		n    int
+		size int64
+	}
+	var list []point
 	for _, m := range machines {
-		e.Machine = m
 		for _, algo := range strings.Split(o.Algorithm, ",") {
 			for _, n := range ranks {
 				for _, size := range sizes {
-					p := *e
-					p.Algorithm, p.Ranks, p.Size = strings.TrimSpace(algo), n, size
-					out, err := p.Run()
-					done() // the line off before a note, a row or an error
-					if err != nil {
-						if points > 1 {
-							return fmt.Errorf("%s on %d ranks of %s, %s: %w", cmp.Or(p.Algorithm, "the default algorithm"), n, m.Name, configs.FormatBytes(size), err)
-						}
-						return err
-					}
-					if out.Note != "" && !noted[out.Note] { // once, not once a point
-						noted[out.Note] = true
-						fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
-					}
-					if rows != nil {
-						if err := rows.add(out, p.Algorithm); err != nil {
-							return err
-						}
-					}
-					outs = append(outs, out)
+					list = append(list, point{m, strings.TrimSpace(algo), n, size})
 				}
 			}
 		}
+	}
+	experiment := func(pt point) collsim.Experiment {
+		p := *e
+		p.Machine, p.Algorithm, p.Ranks, p.Size = pt.m, pt.algo, pt.n, pt.size
+		return p
+	}
+	pointErr := func(pt point, err error) error {
+		if points > 1 {
+			on := fmt.Sprintf("%d ranks", pt.n)
+			if pt.n == 0 {
+				on = "its default ranks"
+			}
+			return fmt.Errorf("%s on %s of %s, %s: %w", cmp.Or(pt.algo, "the default algorithm"), on, pt.m.Name, configs.FormatBytes(pt.size), err)
+		}
+		return err
+	}
+	if points > 1 {
+		// Every point is checked before the first runs: a bad one fails
+		// the list at once, not after the points before it have run.
+		for _, pt := range list {
+			p := experiment(pt)
+			if err := p.Dry(); err != nil {
+				done()
+				return pointErr(pt, err)
+			}
+		}
+	}
+	noted := map[string]bool{}
+	for _, pt := range list {
+		p := experiment(pt)
+		out, err := p.Run()
+		done() // the line off before a note, a row or an error
+		if err != nil {
+			return pointErr(pt, err)
+		}
+		if out.Note != "" && !noted[out.Note] { // once, not once a point
+			noted[out.Note] = true
+			fmt.Fprintln(streams.Err, "collsim: note:", out.Note)
+		}
+		if rows != nil {
+			if err := rows.add(out, pt.algo); err != nil {
+				return err
+			}
+		}
+		outs = append(outs, out)
 	}
 	done()
 	if rec != nil {
