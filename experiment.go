@@ -879,7 +879,13 @@ func (e *Experiment) goalClockHint(err error, g *sim.GOAL, cfg sim.Config, m *co
 	case most >= 0 && most >= calcCost:
 		return fmt.Errorf("%w; the costliest input is %s %s (%s): %s for the largest send, of %d bytes at %s", err, best.Key, best.Value, best.Where, ClockCost(most), send, sendAt)
 	case calcAt != "":
-		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, ClockCost(calcCost))
+		// In whole nanoseconds, not through float seconds, which round a
+		// calc near the clock's end past it.
+		alone := "more than the whole clock"
+		if calc <= int64(sim.MaxTime/sim.Nanosecond) {
+			alone = (sim.Time(calc) * sim.Nanosecond).String()
+		}
+		return fmt.Errorf("%w; the costliest op is the calc of %d ns at %s: %s by itself", err, calc, calcAt, alone)
 	}
 	return err
 }

@@ -667,6 +667,10 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--goal", hf("goal-two-calcs.goal")}, code: 1, want: `calc|clock|too long`, at: hf("goal-two-calcs.goal:")},
 	{args: []string{"run", "--goal", hf("goal-two-calcs.goal"), "--network", "analytic"}, code: 1, want: `calc|clock|too long`, at: hf("goal-two-calcs.goal:")},
 	{args: []string{"run", "--goal", hf("goal-size-g.goal")}, code: 1, want: `size|clock|too long`, at: hf("goal-size-g.goal:")},
+	// Each of two calcs at the clock's very end fits alone (2^63 ps is
+	// 9223372036854775.807 ns): by itself a calc costs its own time, not
+	// "more than the whole clock" (float seconds had rounded it past).
+	{args: []string{"run", "--goal", hf("goal-calc-edge.goal")}, code: 1, want: `the calc of 9223372036854775 ns at .*: 9223372\.0369s by itself`, at: hf("goal-calc-edge.goal:3")},
 	{args: []string{"run", "--goal", hf("goal-size-g.goal"), "--network", "analytic"}, code: 1, want: `size|clock|too long`, at: hf("goal-size-g.goal:")},
 	// The input to blame is the one that costs a message the most: --o
 	// here, not G (a new user's trial), and a link's bandwidth on the
