@@ -118,7 +118,7 @@ func TestParseGOALErrors(t *testing.T) {
 		"send any tag":   {"num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\nrank 1 {\n}\n", "a send needs a definite tag"},
 		"two per line":   {"num_ranks 1\nrank 0 {\ncalc 1 calc 2\n}\n", `unexpected "calc"`},
 		"open comment":   {"num_ranks 1\n/* rank 0 {\n", "unterminated /* comment"},
-		"extra rank":     {"num_ranks 1\nrank 0 {\n}\nrank 1 {\n}\n", "more rank blocks than num_ranks 1"},
+		"extra rank":     {"num_ranks 1\nrank 0 {\n}\nrank 1 {\n}\n", "x.goal:4:1: more rank blocks than num_ranks 1"},
 		"huge num_ranks": {"num_ranks 268435456\nrank 0 {\n}\n", "ends after 1 rank blocks; num_ranks says 268435456"},
 		// A comment the file ends inside is named at the line that opened
 		// it, whether or not the last line has its newline.
@@ -593,6 +593,26 @@ func TestGOALLongLinesAndLabels(t *testing.T) {
 	_, err := sim.ParseGOAL(strings.NewReader("num_ranks 1\nrank 0 {\nl0: calc 5 "+strings.Repeat("9", 2<<20)+"\n}\n"), "text.goal")
 	if err == nil || err.Error() != "text.goal:3: line longer than 1048576 bytes outside comments" {
 		t.Errorf("a 2 MiB line of text: %v", err)
+	}
+	// A comment the file ends inside is named at the line that opened it,
+	// also where that line is long enough to be skimmed past 1 MiB: opened
+	// in its kept part, in its skimmed part, or open on entry, closed and
+	// opened again in the skimmed part; or open on entry and never closed.
+	past := strings.Repeat("x", 1<<20+100)
+	for name, c := range map[string]struct {
+		src  string
+		line int
+	}{
+		"opened in the kept part":        {"num_ranks 1\nrank 0 {\n}\n/* " + past + "\nmore\n", 4},
+		"closed and opened when skimmed": {"num_ranks 1\nrank 0 {\n}\n/* " + past + " */ /* open\nmore\n", 4},
+		"reopened when skimmed":          {"num_ranks 1\nrank 0 {\n}\n/* start\n" + past + " */ /* reopened\nmore\n", 5},
+		"open across a long line":        {"num_ranks 1\nrank 0 {\n}\n/* start\n" + past + "\nmore\n", 4},
+	} {
+		_, err := sim.ParseGOAL(strings.NewReader(c.src), "open.goal")
+		want := fmt.Sprintf("open.goal:%d: unterminated /* comment", c.line)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
 	}
 	// More room than the message is MPI's normal case.
 	g, err := sim.ParseGOAL(strings.NewReader("num_ranks 2\nrank 0 {\nl0: send 8b to 1\n}\nrank 1 {\nl0: recv 16b from 0\n}\n"), "room.goal")

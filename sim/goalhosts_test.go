@@ -44,6 +44,10 @@ func TestGOALCPUAndNICIndicesAreNumberedDensely(t *testing.T) {
 	if g.CPUs != 2 || g.NICs != 2 {
 		t.Fatalf("one op on cpu 65535 and nic 65535: %d CPUs and %d NICs, want 2 and 2", g.CPUs, g.NICs)
 	}
+	// CPUs and NICs are numbered apart: cpu 5 and nic 6 make two of each.
+	if g, err := sim.ParseGOAL(strings.NewReader(hostsSchedule(2, []int{5}, []int{6}, 0)), "apart.goal"); err != nil || g.CPUs != 2 || g.NICs != 2 {
+		t.Fatalf("cpu 5, nic 6: %v CPUs and NICs (%v), want 2 and 2", g, err)
+	}
 	lg := sim.DefaultLogGOPS
 	// Calcs of 100 ns without dependencies: on distinct CPUs at once, on
 	// one CPU one after another (by hand).

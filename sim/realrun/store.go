@@ -264,7 +264,7 @@ func Serve(ctx context.Context, ln net.Listener, size int, register time.Duratio
 					missing = append(missing, fmt.Sprint(r))
 				}
 			}
-			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same --rendezvous?%s", strings.Join(missing, ","), ln.Addr(), register, refused.String())
+			msg := fmt.Sprintf("ranks %s never registered at the rendezvous %v within %v: were they started, with the same options and the same --rendezvous or --rendezvous-file?%s", strings.Join(missing, ","), ln.Addr(), register, refused.String())
 			if len(others) > 0 {
 				msg += "; refused as another job's (another collsim build, or different options): " + strings.Join(others, ", ")
 			}
