@@ -232,11 +232,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"explain", "-n", "17"}, 2, "--ranks must be 1..16 for an explanation"},
 		{[]string{"run", "-c", "allgather", "-a", "neighbor_exchange", "-n", "5"}, 1, "neighbor exchange needs an even number of ranks, not 5; use allgather/ring or allgather/bruck"},
 		{[]string{"run", "-n", "65"}, 1, "65 ranks do not fit on small"},
-		{[]string{"run", "-n", "0"}, 2, "--ranks must be at least 1"},
 		// A rank count out of the flag's range is a bad flag (2) for
-		// every command that takes one (schedule said so with 1).
+		// every command that takes one (schedule and run said so with 1
+		// above the largest); 268435456 is sim.MaxRanks, 2^28.
+		{[]string{"run", "-n", "0"}, 2, "--ranks must be 1..268435456, not 0"},
+		{[]string{"run", "-n", "268435457"}, 2, "--ranks must be 1..268435456, not 268435457"},
+		{[]string{"run", "-n", "4,268435457", "--network", "loggops"}, 2, "--ranks must be 1..268435456, not 268435457"},
 		{[]string{"schedule", "-n", "0"}, 2, "--ranks must be 1..268435456, not 0"},
-		{[]string{"schedule", "-n", "300000000"}, 2, "--ranks must be 1..268435456, not 300000000"},
+		{[]string{"schedule", "-n", "268435457"}, 2, "--ranks must be 1..268435456, not 268435457"},
 		{[]string{"run", "-s", "1 parsec"}, 2, `unknown unit "parsec"`},
 		{[]string{"run", "-s", "1001"}, 2, "not a whole number of 8-byte elements"},
 		{[]string{"run", "-c", "bcast", "--root", "70"}, 2, "--root 70 is not a rank"},

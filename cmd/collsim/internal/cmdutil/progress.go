@@ -123,8 +123,8 @@ func (p *Progress) Count(name string, done, total int) {
 func (p *Progress) Update(s sim.Progress) {
 	t := p.now()
 	if !p.rated || s.Events < p.rateEv {
-		// The first report, or the first of the next run of a list of
-		// points, whose events count from 0 again.
+		// The first report of a run (of a list's next point, after Done),
+		// or one whose events count from 0 again.
 		p.rateAt, p.rateEv, p.rated = t, s.Events, true
 		return // no rate yet
 	}
@@ -151,6 +151,7 @@ func (p *Progress) Done() {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.shown = false
 	}
+	p.rated = false // the next report is the first of another run
 }
 
 // Counter shows on p how many of total things (what: "strategies

@@ -172,3 +172,30 @@ func TestProgressReadingAPipe(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// A point too short to show a line leaves no rate behind: the next point's
+// rate is measured from its own first report (it was measured from the
+// short point's, 2.50 M/s here against the 10.00 M/s it ran at).
+func TestProgressAfterAShortPoint(t *testing.T) {
+	var b strings.Builder
+	clock := time.Unix(0, 0)
+	p := NewProgress(&b, true, func() time.Time { return clock })
+	for e := uint64(0); e < 10e6; e += 1e6 { // 1.5 s, no line
+		p.Update(sim.Progress{Events: e})
+		clock = clock.Add(150 * time.Millisecond)
+	}
+	p.Done()
+	for e := uint64(0); e <= 40e6; e += 1e6 { // 10 M events a second
+		p.Update(sim.Progress{Events: e})
+		clock = clock.Add(100 * time.Millisecond)
+	}
+	rates := regexp.MustCompile(`\(([^ ]+) M/s\)`).FindAllStringSubmatch(b.String(), -1)
+	if len(rates) == 0 {
+		t.Fatalf("no line: %q", b.String())
+	}
+	for _, r := range rates {
+		if r[1] != "10.00" {
+			t.Fatalf("a rate of %s M/s, want 10.00: %q", r[1], b.String())
+		}
+	}
+}

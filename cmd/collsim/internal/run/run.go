@@ -206,8 +206,8 @@ func Run(streams *cmdutil.IO, o *Options) error {
 			return &cmdutil.FlagError{Err: fmt.Errorf("--ranks: %w", err)}
 		}
 		for _, n := range ranks {
-			if n < 1 {
-				return cmdutil.Flagf("--ranks must be at least 1, not %d", n)
+			if n < 1 || n > sim.MaxRanks {
+				return cmdutil.Flagf("--ranks must be 1..%d, not %d", sim.MaxRanks, n)
 			}
 		}
 	}
