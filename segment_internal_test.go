@@ -99,4 +99,28 @@ func TestTuneNeedsAModelOnlyWhereAnOptionIsOpen(t *testing.T) {
 			t.Errorf("no algorithm had option %d open: the test checked nothing of it", o)
 		}
 	}
+	// What Tune does, not which option it says is open: SUARA's grid is
+	// chosen on 16 and 64 ranks, with L left at its default (2) or given
+	// as 2, and not for L = 3 or a grid given.
+	suara, err := collectives.Lookup(collectives.Allreduce, "suara")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ranks := range []int{16, 64} {
+		for _, c := range []struct {
+			steps, groups int
+			chosen        bool
+		}{{0, 0, true}, {2, 0, true}, {3, 0, false}, {0, 4, false}} {
+			p, err := Call(collectives.Allreduce, ranks, 1<<20, 8, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Steps, p.Groups = c.steps, c.groups
+			q := p
+			why := Tune(suara, &q, model)
+			if chosen := q.Groups > 0 && q.Groups != c.groups && why != ""; chosen != c.chosen {
+				t.Errorf("suara on %d ranks, L %d, G %d: grid chosen %v (%+v, %q), want %v", ranks, c.steps, c.groups, chosen, q, why, c.chosen)
+			}
+		}
+	}
 }

@@ -496,9 +496,19 @@ func TestMultiNodeECMP(t *testing.T) {
 			rt.Fatalf("%s on a fat-tree does not hash", m.Name())
 		}
 		spread := false
+		rails := max(spec.Rails, 1)
+		nodes := tree.Hosts() / rails
 		for s := range m.Hosts() {
 			for d := range m.Hosts() {
 				base := m.Route(s, d, nil)
+				// Unhashed, a route between nodes crosses the tree by its
+				// own (D-mod-k) route between the source rail's NICs.
+				if sn, dn := s/devices, d/devices; sn != dn {
+					rail := s % devices * rails / devices
+					if inner := tree.Route(rail*nodes+sn, rail*nodes+dn, nil); !containsRun(base, inner) {
+						rt.Fatalf("%s: route %d->%d %v does not cross the tree by its route %v", m.Name(), s, d, base, inner)
+					}
+				}
 				seen := map[string]bool{}
 				for h := range uint64(8) {
 					p := m.RouteHashed(s, d, splitmix(h+uint64(s*m.Hosts()+d)), nil)
@@ -515,8 +525,6 @@ func TestMultiNodeECMP(t *testing.T) {
 		}
 		// Some pair can spread when some rail's NICs sit under two leaf
 		// switches (a route of 4 links: up to a spine and down).
-		rails := max(spec.Rails, 1)
-		nodes := tree.Hosts() / rails
 		canSpread := false
 		for r := range rails {
 			for a := range nodes {
@@ -537,4 +545,14 @@ func TestMultiNodeECMP(t *testing.T) {
 	if m.Hashes() || !slices.Equal(m.RouteHashed(0, 7, 12345, nil), m.Route(0, 7, nil)) {
 		t.Fatalf("a torus's nodes hash, or route otherwise when hashed")
 	}
+}
+
+// containsRun reports whether run appears in a, in order and together.
+func containsRun(a, run []int32) bool {
+	for i := 0; i+len(run) <= len(a); i++ {
+		if slices.Equal(a[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
