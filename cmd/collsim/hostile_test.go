@@ -307,7 +307,9 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--network", "loggops", "--S", "-1"}, code: 2, want: `--S`},
 	{args: []string{"run", "--network", "loggops", "--L", "-1us"}, code: 2, want: `--L`},
 	{args: []string{"run", "--network", "loggops", "--G", "1e9s"}, code: 2, want: `--G`},
-	{args: []string{"run", "-n", "2147483648"}, code: 1, want: `fit`, limit: fast},
+	// Past the largest rank count (2^28) it is the flag's range (2), before
+	// any machine is asked whether it fits.
+	{args: []string{"run", "-n", "2147483648"}, code: 2, want: `--ranks must be 1\.\.268435456, not 2147483648`, limit: fast},
 	// §3: an 8-byte alltoall on 3 ranks "silently becomes 0 bytes (say how
 	// the size was split, or refuse)". Refusing is a bad --size for these
 	// ranks, as "not a whole number of 8-byte elements" is (2).
