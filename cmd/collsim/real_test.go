@@ -918,6 +918,12 @@ func TestValidateReal(t *testing.T) {
 			t.Errorf("%s is not a %s file", name, filepath.Ext(name))
 		}
 	}
+	// --timeout bounds a rank's wait for progress; starting and
+	// registering get SetupTimeout's 30 s whatever it says, as in real
+	// (validate gave them 1 ms, and every run failed at the rendezvous).
+	if _, stderr, _ := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "1", "--timeout", "1ms", "--max-fit-spread", "1e9"); strings.Contains(stderr, "never registered") {
+		t.Errorf("--timeout 1ms: the ranks were not given the time to register: %s", stderr)
+	}
 	// A spread of 0 allowed: real slopes never agree exactly.
 	if _, stderr, code := collsim(t, "validate", "--real", "--np", "2", "-a", "ring", "-s", "64KiB", "--pingpong", "8,256KiB..4MiB", "--iterations", "2", "--max-fit-spread", "0"); code != 1 || !strings.Contains(stderr, "the ping-pong fit is unstable") && !strings.Contains(stderr, "cannot be judged") && !strings.Contains(stderr, "fitting the ping-pong") {
 		t.Errorf("--max-fit-spread 0: exit %d, stderr %s", code, stderr)
@@ -1116,6 +1122,13 @@ func TestRealLibrariesAndLaunchers(t *testing.T) {
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
 	if _, errs, code := collsim(t, "real", "--np", "2"); code != 2 || !strings.Contains(errs, "--np 2 under a launcher that started 2 processes") {
 		t.Errorf("--np under mpirun -np 2: exit %d %q", code, errs)
+	}
+	// validate --real starts its own ranks: under mpirun -np 2 each
+	// process ran a whole validation of its own (a new user's trial).
+	for _, args := range [][]string{{"validate", "--real", "--np", "2"}, {"validate", "--real"}} {
+		if _, errs, code := collsim(t, args...); code != 2 || !strings.Contains(errs, "validate --real starts its ranks itself, with --np: run it outside srun or mpirun") {
+			t.Errorf("%v under mpirun -np 2: exit %d %q", args, code, errs)
+		}
 	}
 }
 

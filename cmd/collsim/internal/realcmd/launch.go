@@ -50,6 +50,9 @@ func (l *Launcher) AddFlags(f *pflag.FlagSet) {
 // CheckFlags refuses the emulated cluster's flags without --netns, which
 // would otherwise be ignored.
 func (l *Launcher) CheckFlags(f *pflag.FlagSet) error {
+	if f.Changed("np") && (l.NP < 1 || l.NP > maxLocalRanks) {
+		return cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
+	}
 	if l.BindTo != "core" && l.BindTo != "none" {
 		return cmdutil.Flagf("--bind-to %q: want core (a CPU for each rank, when there are enough) or none", l.BindTo)
 	}

@@ -90,17 +90,44 @@ func (o *options) note(what string) {
 // New returns the real command.
 func New(streams *cmdutil.IO) *cobra.Command { return newCmd(streams, &options{}) }
 
+// npUnderLauncher is the refusal of --np np in rank rank of size
+// processes that srun or mpirun started: mpirun -np 2 collsim real --np 2
+// would run two separate jobs of two ranks each, silently. instead says
+// what to do.
+func npUnderLauncher(np, rank, size int, instead string) error {
+	return cmdutil.Flagf("--np %d under a launcher that started %d processes (this is rank %d): each would start a job of its own; %s", np, size, rank, instead)
+}
+
+// RefuseUnderLauncher refuses a command that starts its own np local
+// ranks (validate --real) in a process that srun or mpirun started among
+// others: each would run the whole command.
+func RefuseUnderLauncher(np int) error {
+	rank, size, found, err := rankFromEnv(os.Getenv)
+	const instead = "validate --real starts its ranks itself, with --np: run it outside srun or mpirun"
+	switch {
+	case err != nil || !found || size <= 1:
+		return err
+	case np == 0:
+		return cmdutil.Flagf("a launcher started %d processes (this is rank %d); %s", size, rank, instead)
+	}
+	return npUnderLauncher(np, rank, size, instead)
+}
+
 // Check parses args as the rank processes of a launcher will ("real" and
 // its flags) and builds their jobs for ranks ranks, so that a launcher
-// reports bad flags once, before it starts any rank.
+// reports bad flags once, before it starts any rank, and that this
+// machine holds ranks local ranks running them (threads, memory).
 func Check(args []string, ranks int) error {
 	o := &options{}
 	cmd := newCmd(&cmdutil.IO{Out: io.Discard, Err: io.Discard}, o)
 	if err := cmd.ParseFlags(args[1:]); err != nil {
 		return &cmdutil.FlagError{Err: err}
 	}
-	_, _, err := buildJobs(o, 0, ranks)
-	return err
+	jobs, _, err := buildJobs(o, 0, ranks)
+	if err != nil {
+		return err
+	}
+	return launchRoom(jobs, ranks, o.interleave)
 }
 
 func newCmd(streams *cmdutil.IO, o *options) *cobra.Command {
@@ -207,17 +234,20 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 		}
 	}
 	if !child && o.NP > 0 && found && size > 1 {
-		// mpirun -np 2 collsim real --np 2 would run two separate jobs of
-		// two ranks each, silently.
-		return cmdutil.Flagf("--np %d under a launcher that started %d processes (this is rank %d): each would start a job of its own; let the launcher start the ranks (drop --np), or run collsim real --np outside it", o.NP, size, rank)
+		return npUnderLauncher(o.NP, rank, size, "let the launcher start the ranks (drop --np), or run collsim real --np outside it")
 	}
 	if !child && o.NP > 0 {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "with --np, collsim serves the rendezvous and makes each run's secret itself (these flags are for ranks that srun or mpirun start)",
 			"secret-file", "rendezvous", "rendezvous-file"); err != nil {
 			return err
 		}
-		// Check the flags here, once, rather than in every rank.
-		if _, _, err := buildJobs(o, 0, o.NP); err != nil {
+		// Check the flags here, once, rather than in every rank, and
+		// that the machine holds the ranks.
+		jobs, _, err := buildJobs(o, 0, o.NP)
+		if err != nil {
+			return err
+		}
+		if err := launchRoom(jobs, o.NP, o.interleave); err != nil {
 			return err
 		}
 		printNotes(streams.Err, o)
@@ -1009,6 +1039,7 @@ func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout t
 	deadline := time.Now().Add(timeout)
 	want := fmt.Sprintf("%016x", hash)
 	var last error
+	other := false // the file holds another job's address
 	for {
 		b, err := readPrivateFile(path, "the rendezvous file")
 		if err == nil {
@@ -1020,11 +1051,18 @@ func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout t
 				secret, err := realrun.ParseSecret(f[2], "the rendezvous file's secret")
 				return f[0], secret, err
 			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			last = err
+			other = len(f) == 2 || len(f) == 3 // an address for another key
+		} else {
+			other = false
+			if !errors.Is(err, os.ErrNotExist) {
+				last = err
+			}
 		}
 		if time.Now().After(deadline) {
 			msg := fmt.Sprintf("rank 0 did not write its rendezvous address to %s within %v (is the file on a filesystem every rank sees, and did rank 0 start?)", path, timeout)
+			if other {
+				msg = fmt.Sprintf("the rendezvous file %s is another job's: rank 0 runs with other options than this rank (every rank must be given the same), or the file is left from an earlier launch and rank 0 did not write it anew within %v", path, timeout)
+			}
 			if last != nil {
 				msg += "; the file there: " + last.Error()
 			}

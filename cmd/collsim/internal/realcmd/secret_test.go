@@ -134,3 +134,23 @@ func TestFileKeyFollowsTheLaunch(t *testing.T) {
 		t.Error("the key must follow the job hash and the launch, and only them")
 	}
 }
+
+// A rendezvous file that holds another job's address (rank 0 given other
+// options, or a file left from an earlier launch) is named as such when
+// the wait ends, not as a rank 0 that never wrote (a new user's trial:
+// both ranks blamed a missing start).
+func TestRendezvousFileOfAnotherJob(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rdv")
+	if err := writeRendezvousFile(path, "10.0.0.1:4000", 0xdef, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := readRendezvousFile(context.Background(), path, 0xabc, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "is another job's: rank 0 runs with other options than this rank (every rank must be given the same)") {
+		t.Errorf("another job's file: %v", err)
+	}
+	os.Remove(path)
+	_, _, err = readRendezvousFile(context.Background(), path, 0xabc, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "did not write its rendezvous address") {
+		t.Errorf("no file: %v", err)
+	}
+}

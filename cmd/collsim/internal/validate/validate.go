@@ -299,6 +299,9 @@ func run(streams *cmdutil.IO, o *options) error {
 	if o.algos == "" {
 		o.algos = "ring,recursive_doubling,rabenseifner"
 	}
+	if err := realcmd.RefuseUnderLauncher(o.NP); err != nil {
+		return err
+	}
 	switch {
 	case o.NP < 2:
 		return cmdutil.Flagf("--np must be at least 2: the fit needs a ping-pong between two ranks")
@@ -326,7 +329,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if err := realcmd.Check(args, o.NP); err != nil {
 		return err
 	}
-	o.Launcher.Timeout = o.timeout
+	o.Launcher.Timeout = realrun.SetupTimeout(o.timeout) // as real's: starting and registering take their time
 	// The root's flags go before the verb, as the user gave them.
 	reports, err := o.Launch(append(slices.Clip(o.rootArgs), args...), streams.Err)
 	if err != nil {
@@ -347,8 +350,8 @@ func run(streams *cmdutil.IO, o *options) error {
 	if !(fit.BetaErr <= o.maxSpread*fit.Model.Beta) {
 		// A fit this loose would make every prediction's error the fit's,
 		// not the model's.
-		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %.0f%%): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
-			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, 100*o.maxSpread)
+		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %s%%): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
+			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, percent(o.maxSpread))
 	}
 	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta}
 	var yaml []byte
@@ -392,8 +395,8 @@ func run(streams *cmdutil.IO, o *options) error {
 	}
 	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
 		when := driftTimes[d.Between]
-		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %.0f%%): run again on a quieter machine",
-			d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, 100*o.maxDrift)
+		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %s%%): run again on a quieter machine",
+			d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, percent(o.maxDrift))
 	}
 	var points []point
 	for _, s := range sums {
@@ -664,4 +667,10 @@ func printNotes(w io.Writer, notes []string) {
 // 15.000000000000002%.
 func threshold(maxError float64) string {
 	return strconv.FormatFloat(100*maxError, 'g', 6, 64) + "%"
+}
+
+// percent writes a fraction given as a limit in percent, as exactly as it
+// was given (--max-drift 0.0001 is 0.01%, not 0%).
+func percent(fraction float64) string {
+	return strconv.FormatFloat(100*fraction, 'g', 4, 64)
 }
