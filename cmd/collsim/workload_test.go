@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -682,6 +683,33 @@ func TestWorkloadTilesHostMemoryOnNode1(t *testing.T) {
 	for _, m := range []string{"gpu-cluster", "small"} {
 		if _, errs, code := collsim(t, "workload", "tiles", "-m", m); code != 2 || !strings.Contains(errs, "is not such a machine") {
 			t.Errorf("-m %s: exit %d, %s", m, code, errs)
+		}
+	}
+}
+
+// TestWorkloadStudiesPages: the workload studies, which draw no plots and
+// have no --out, write their --json and --html (every one of them had
+// crashed, exit 70, looking up --out; a new user's trial).
+func TestWorkloadStudiesPages(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"study", "farm", "--workers", "1,4", "--sizes", "1KiB", "--tasks", "100"},
+		{"study", "redistribute", "--sizes", "256", "--tiles", "64"},
+	} {
+		out, errs, code := collsim(t, append(slices.Clone(args), "--json")...)
+		var page struct {
+			Study  string `json:"study"`
+			Tables []any  `json:"tables"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &page) != nil || page.Study != args[1] || len(page.Tables) == 0 {
+			t.Errorf("%v --json: exit %d, %q: %s", args, code, errs, out)
+		}
+		file := filepath.Join(dir, args[1]+".html")
+		if _, errs, code := collsim(t, append(slices.Clone(args), "--html", file)...); code != 0 {
+			t.Errorf("%v --html: exit %d: %s", args, code, errs)
+		}
+		if b, err := os.ReadFile(file); err != nil || !bytes.Contains(b, []byte("<html")) {
+			t.Errorf("%v --html: %v", args, err)
 		}
 	}
 }

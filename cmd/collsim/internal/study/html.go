@@ -120,9 +120,14 @@ func number(cell string) any {
 }
 
 // newPlots lists the plots (of extension ext, "" for all) the study wrote
-// into its --out directory since start.
+// into its --out directory since start; none for a study that has no --out
+// (the workload studies draw none).
 func newPlots(c *cobra.Command, start time.Time, ext string) []string {
-	dir := c.Flags().Lookup("out").Value.String()
+	out := c.Flags().Lookup("out")
+	if out == nil {
+		return nil
+	}
+	dir := out.Value.String()
 	entries, _ := os.ReadDir(dir)
 	var plots []string
 	for _, e := range entries {
