@@ -199,7 +199,8 @@ func strictDecode(source string, data []byte, n *yaml.Node, v any) error {
 // wholeNumbers refuses a fraction where t, the type n decodes into, holds
 // a whole number: YAML's decoder truncates 2.5 into an int field without
 // a word (dp: 2.5 ran as dp 2, a new user's trial found), where a machine
-// config says it is not a whole number.
+// config says it is not a whole number; and a key of a nested mapping
+// that no field of its struct takes.
 func wholeNumbers(source, key string, n *yaml.Node, t reflect.Type) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -213,16 +214,38 @@ func wholeNumbers(source, key string, n *yaml.Node, t reflect.Type) error {
 			}
 		}
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
+		if n.Kind != yaml.MappingNode || reflect.PointerTo(t).Implements(reflect.TypeFor[yaml.Unmarshaler]()) {
 			return nil
 		}
+		var keys []string
+		inline := false
+		for j := range t.NumField() {
+			tag, opts, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ",")
+			inline = inline || strings.Contains(opts, "inline")
+			if tag != "" {
+				keys = append(keys, tag)
+			}
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			known := false
 			for j := range t.NumField() {
 				if tag, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ","); tag == n.Content[i].Value {
+					known = true
 					if err := wholeNumbers(source, tag, n.Content[i+1], t.Field(j).Type); err != nil {
 						return err
 					}
 				}
+			}
+			// A key no field takes, inside a mapping as at the top
+			// (strictDecode): compress: {exchang: allgather} ran as the
+			// default exchange without a word (a new user's trial).
+			if !known && !inline && len(keys) > 0 {
+				k := n.Content[i]
+				where := ""
+				if key != "" {
+					where = " in " + key
+				}
+				return fmt.Errorf("%s:%d: unknown key %q%s; valid keys here: %s", source, k.Line, k.Value, where, strings.Join(keys, ", "))
 			}
 		}
 	case reflect.Slice, reflect.Array:

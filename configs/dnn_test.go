@@ -39,9 +39,10 @@ func TestParseModelErrors(t *testing.T) {
 		"layers:\n  - {name: a}\n":                                        "m.yaml:2: layer 0 (a): no params, fwd_flops or fwd_time",
 		"layers:\n  - {name: a, params: 5, activation_bytes: 3 apples}\n": "m.yaml:2: layer 0 (a): activation_bytes:",
 		"name: x\n": "m.yaml:1: no layers",
-		"transformer: {layers: 2, hidden: 10, heads: 3, seq: 4, vocab: 5}\n": "m.yaml:1: transformer: hidden size 10 is not a multiple of 3 heads",
-		"layers:\n  - {name: a, params: 5, repeat: 100000}\n":                "m.yaml:2: layer 0 (a): repeat 100000 must be from 1 to 65536",
-		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                     "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
+		"transformer: {layers: 2, hidden: 10, heads: 3, seq: 4, vocab: 5}\n":   "m.yaml:1: transformer: hidden size 10 is not a multiple of 3 heads",
+		"transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocabb: 5}\n": `m.yaml:1: unknown key "vocabb" in transformer; valid keys here:`,
+		"layers:\n  - {name: a, params: 5, repeat: 100000}\n":                  "m.yaml:2: layer 0 (a): repeat 100000 must be from 1 to 65536",
+		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                       "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
 		"layers:\n\t- a\n": "m.yaml:2: a tab",
 		"layers: [1, 2]\n": "m.yaml:1: expected a mapping",
 	}
@@ -86,9 +87,13 @@ func TestParseStrategy(t *testing.T) {
 		t.Errorf("%+v %v", s, sf.Set)
 	}
 	for in, want := range map[string]string{
-		"dp: 2\ntp: 0\n":                         "s.yaml:2: tp: 0; at least 1",
-		"dp: 2\nbucket: 0\n":                     "s.yaml:2: bucket: \"0\": a size of at least 1 byte",
-		"tp: 2\nzero: true\n":                    `s.yaml:2: unknown key "zero"`,
+		"dp: 2\ntp: 0\n":      "s.yaml:2: tp: 0; at least 1",
+		"dp: 2\nbucket: 0\n":  "s.yaml:2: bucket: \"0\": a size of at least 1 byte",
+		"tp: 2\nzero: true\n": `s.yaml:2: unknown key "zero"`,
+		// Keys inside a nested mapping are checked too (compress's
+		// exchang ran as the default exchange, a new user's trial).
+		"dp: 8\ncompress: {ratio: 10, rate: 200GB/s, exchang: allgather}\n": `s.yaml:2: unknown key "exchang" in compress; valid keys here: ratio, rate, exchange`,
+		"compress:\n  ratio: 10\n  rate: 1GB/s\n  bogus: 3\n":               `s.yaml:4: unknown key "bogus" in compress`,
 		"prune: 1.5\n":                           "s.yaml:1: prune: 1.5 outside [0, 1)",
 		"compress: {ratio: 4}\n":                 "s.yaml:1: compress: ratio 4 (at least 1), a rate when compressing",
 		"compress: {ratio: 4, rate: 1 parsec}\n": "s.yaml:1: compress: rate:",
