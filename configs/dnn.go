@@ -3,6 +3,7 @@ package configs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim/lines"
 	"github.com/collsim/collsim/workloads/dnn"
 )
@@ -543,9 +545,19 @@ func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
 			return bad("compress", "ratio %g (at least 1), a rate when compressing, exchange %q (allreduce or allgather)", c.Ratio, c.Exchange)
 		}
 	}
-	for c, a := range f.Algo {
-		if c == "" || a == "" {
+	// Each pair is checked here, where the file's line is known (a bad
+	// name was reported as a bad --algo flag, exit 2, without the file).
+	for _, c := range slices.Sorted(maps.Keys(f.Algo)) {
+		a := f.Algo[c]
+		switch {
+		case c == "" || a == "":
 			return bad("algo", "give COLLECTIVE: ALGORITHM pairs, e.g. {allreduce: ring}")
+		case c != "allreduce" && c != "allgather" && c != "reduce_scatter":
+			return bad("algo", "%s: a training step calls allreduce (data and tensor parallel), allgather and reduce_scatter (ZeRO-3), not %s", c, c)
+		case !collectives.IsSelector(a):
+			if _, err := collectives.Lookup(collectives.Collective(c), a); err != nil {
+				return bad("algo", "%v", err)
+			}
 		}
 	}
 	out.Strategy = s

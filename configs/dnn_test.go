@@ -94,6 +94,10 @@ func TestParseStrategy(t *testing.T) {
 		// exchang ran as the default exchange, a new user's trial).
 		"dp: 8\ncompress: {ratio: 10, rate: 200GB/s, exchang: allgather}\n": `s.yaml:2: unknown key "exchang" in compress; valid keys here: ratio, rate, exchange`,
 		"compress:\n  ratio: 10\n  rate: 1GB/s\n  bogus: 3\n":               `s.yaml:4: unknown key "bogus" in compress`,
+		// algo's names at the file's line (they were reported as a bad
+		// --algo flag, without the file).
+		"dp: 2\nalgo: {allreduce: rign}\n":       `s.yaml:2: algo: unknown allreduce algorithm "rign"; valid: `,
+		"dp: 2\nalgo: {allreduc: ring}\n":        "s.yaml:2: algo: allreduc: a training step calls allreduce",
 		"prune: 1.5\n":                           "s.yaml:1: prune: 1.5 outside [0, 1)",
 		"compress: {ratio: 4}\n":                 "s.yaml:1: compress: ratio 4 (at least 1), a rate when compressing",
 		"compress: {ratio: 4, rate: 1 parsec}\n": "s.yaml:1: compress: rate:",
@@ -114,6 +118,9 @@ func TestParseStrategy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
+	}
+	if _, err := ParseStrategy("s.yaml", []byte("dp: 2\nalgo: {allreduce: ompi, reduce_scatter: ring}\n")); err != nil {
+		t.Errorf("a library's choice and an algorithm: %v", err)
 	}
 	// In a model file too, in a list's item and in a nested mapping.
 	for in, want := range map[string]string{
