@@ -240,6 +240,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-n", "4,268435457", "--network", "loggops"}, 2, "--ranks must be 1..268435456, not 268435457"},
 		{[]string{"schedule", "-n", "0"}, 2, "--ranks must be 1..268435456, not 0"},
 		{[]string{"schedule", "-n", "268435457"}, 2, "--ranks must be 1..268435456, not 268435457"},
+		// Files written when the work ends are checked before it starts
+		// (a METG sweep ran every kernel, then refused --plot x.jpg).
+		{[]string{"workload", "taskbench", "--metg", "--plot", "metg.jpg"}, 2, "--plot metg.jpg: give a .png or .svg file"},
+		{[]string{"workload", "taskbench", "--metg", "--plot", filepath.Join(dir, "none", "metg.png")}, 2, "there is no directory " + filepath.Join(dir, "none") + " to write it in"},
+		{[]string{"study", "farm", "--html", filepath.Join(dir, "none", "f.html")}, 2, "--html " + filepath.Join(dir, "none", "f.html") + ": there is no directory"},
 		{[]string{"run", "-s", "1 parsec"}, 2, `unknown unit "parsec"`},
 		{[]string{"run", "-s", "1001"}, 2, "not a whole number of 8-byte elements"},
 		{[]string{"run", "-c", "bcast", "--root", "70"}, 2, "--root 70 is not a rank"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -373,4 +374,20 @@ func SI(v float64, unit string) string {
 		}
 	}
 	return fmt.Sprintf("%.3g %s", v, unit)
+}
+
+// OutputFile refuses, before any work, a file that flag names for a
+// command to write when it ends: one whose name does not end in one of
+// exts (".png", ".svg"; none: any), or in a directory that does not
+// exist. (A METG sweep ran its every kernel, then refused --plot x.jpg.)
+func OutputFile(flag, path string, exts ...string) error {
+	if len(exts) > 0 && !slices.Contains(exts, filepath.Ext(path)) {
+		return Flagf("%s %s: give a %s file", flag, path, strings.Join(exts, " or "))
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return Flagf("%s %s: there is no directory %s to write it in", flag, path, dir)
+		}
+	}
+	return nil
 }

@@ -33,6 +33,11 @@ func withOutputs(streams *cmdutil.IO, cmd *cobra.Command) {
 			if file == "" && !asJSON {
 				return run(c, args)
 			}
+			if file != "" {
+				if err := cmdutil.OutputFile("--html", file); err != nil {
+					return err
+				}
+			}
 			var text bytes.Buffer
 			var tables [][][]string
 			out := streams.Out

@@ -81,6 +81,10 @@ func (o *taskbenchFlags) job(cmd *cobra.Command) (taskbench.Job, error) {
 		}
 	} else if err := cmdutil.NotApplicable(f, "--metg sweeps the kernel from --metg-from", "duration"); err != nil {
 		return j, err
+	} else if o.plot != "" {
+		if err := cmdutil.OutputFile("--plot", o.plot, ".png", ".svg"); err != nil {
+			return j, err
+		}
 	}
 	for _, param := range []string{"radix", "period", "fraction"} {
 		// (They were ignored without a word: --radix 5 with stencil_1d.)
