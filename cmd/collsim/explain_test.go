@@ -83,3 +83,20 @@ func TestExplainTwoRankAlgorithm(t *testing.T) {
 		t.Errorf("explain two_procs -n 4: exit %d, want 1 and why:\n%s", code, stderr)
 	}
 }
+
+// TestExplainDefaultSizeMovesData: without -s, an alltoall on 5 ranks is
+// shown at 40 B, one element to each rank (its default of 32 B sends
+// nothing there, and the explanation refused its own default); where 32 B
+// moves data it stays 32 B.
+func TestExplainDefaultSizeMovesData(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"-c alltoall -n 5", "alltoall/pairwise on 5 ranks, 40B (1 element of 8 B)"},
+		{"-c alltoall -n 4", "alltoall/pairwise on 4 ranks, 32B (1 element of 8 B)"},
+		{"-a ring -n 4", "allreduce/ring on 4 ranks, 32B (4 elements of 8 B)"},
+	} {
+		stdout, stderr, code := collsim(t, append([]string{"explain"}, strings.Fields(c.args)...)...)
+		if code != 0 || !strings.HasPrefix(stdout, c.want) {
+			t.Errorf("explain %s: exit %d, want %q:\n%s%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			}
 			if err := cmdutil.SizeApplies(cmd.Flags(), collectives.Collective(q.Collective)); err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("size") {
+				q.Size = defaultSize(collectives.Collective(q.Collective), q.Ranks, q.ElemSize)
 			}
 			m, err := configs.Resolve(machine)
 			if err != nil {
@@ -293,4 +297,20 @@ func rendezvousNote(n uint64, eagerLimit int64) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d above the %s eager limit, by rendezvous)", n, configs.FormatBytes(eagerLimit))
+}
+
+// defaultSize is the size an explanation shows when -s is not given: 32
+// bytes, or where a collective that splits each rank's data over the
+// ranks would send nothing of 32 (an alltoall on 5 ranks), the smallest
+// multiple of one element for each rank above it (the explanation had
+// refused its own default).
+func defaultSize(c collectives.Collective, ranks int, elem int64) string {
+	const size = 32
+	if p, err := collsim.Call(c, ranks, size, elem, 0); err == nil {
+		if _, err := collsim.Shortfall(c, p, size); err == nil {
+			return strconv.Itoa(size)
+		}
+	}
+	unit := max(elem, 1) * int64(ranks)
+	return strconv.FormatInt((size+unit-1)/unit*unit, 10)
 }
