@@ -193,7 +193,10 @@ func TestWorkloadFFT(t *testing.T) {
 	}
 	refuses(t, []string{"workload", "fft", "-m", "small"}, []refusal{
 		{[]string{"--grid", "9", "--ranks", "4"}, "must be multiples of Pr 2"},
-		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 x --pc 0 is not the 6 ranks"},
+		// --pc not given is not called 0 (a new user's trial).
+		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 does not divide the 6 ranks (--pc would be the rest)"},
+		{[]string{"--grid", "8", "--ranks", "6", "--pc", "4"}, "--pc 4 does not divide the 6 ranks (--pr would be the rest)"},
+		{[]string{"--grid", "8", "--ranks", "6", "--pr", "2", "--pc", "2"}, "--pr 2 x --pc 2 is not the 6 ranks"},
 		{[]string{"--decomp", "cube"}, "--decomp \"cube\""},
 		{[]string{"--decomp", "slab", "--pr", "4"}, "--pr does not apply"},
 		{[]string{"--decomp", "slab", "--layout", "aligned"}, "--layout does not apply"},

@@ -114,7 +114,13 @@ func (o *fftFlags) job(cmd *cobra.Command, e *collsim.Experiment) (fft.Job, erro
 		case j.Pr == 0 && o.ranks%j.Pc == 0:
 			j.Pr = o.ranks / j.Pc
 		}
-		if j.Pr*j.Pc != o.ranks {
+		switch {
+		case j.Pr*j.Pc == o.ranks:
+		case j.Pc == 0: // --pr alone, not dividing the ranks
+			return j, cmdutil.Flagf("--pr %d does not divide the %d ranks (--pc would be the rest)", o.pr, o.ranks)
+		case j.Pr == 0:
+			return j, cmdutil.Flagf("--pc %d does not divide the %d ranks (--pr would be the rest)", o.pc, o.ranks)
+		default:
 			return j, cmdutil.Flagf("--pr %d x --pc %d is not the %d ranks", o.pr, o.pc, o.ranks)
 		}
 	default:
