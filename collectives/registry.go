@@ -603,6 +603,15 @@ var sorted = sync.OnceValue(func() []Algorithm {
 	return out
 })
 
+// Canonical returns the registry's name for an algorithm name a user may
+// give: "lp", the Linear Pipelining paper's name, is linear_pipeline.
+func Canonical(name string) string {
+	if name == "lp" {
+		return "linear_pipeline"
+	}
+	return name
+}
+
 // Lookup finds an algorithm; the error lists the valid choices.
 func Lookup(c Collective, name string) (Algorithm, error) {
 	if !slices.Contains(Collectives, c) {

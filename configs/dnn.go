@@ -548,7 +548,8 @@ func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
 	// Each pair is checked here, where the file's line is known (a bad
 	// name was reported as a bad --algo flag, exit 2, without the file).
 	for _, c := range slices.Sorted(maps.Keys(f.Algo)) {
-		a := f.Algo[c]
+		a := collectives.Canonical(f.Algo[c])
+		f.Algo[c] = a
 		switch {
 		case c == "" || a == "":
 			return bad("algo", "give COLLECTIVE: ALGORITHM pairs, e.g. {allreduce: ring}")

@@ -122,6 +122,17 @@ func TestParseStrategy(t *testing.T) {
 	if _, err := ParseStrategy("s.yaml", []byte("dp: 2\nalgo: {allreduce: ompi, reduce_scatter: ring}\n")); err != nil {
 		t.Errorf("a library's choice and an algorithm: %v", err)
 	}
+	// lp, as --algo allreduce=lp, is linear_pipeline (the check above
+	// refused it, where --algo took it).
+	if sf, err := ParseStrategy("s.yaml", []byte("dp: 2\nalgo: {allreduce: lp}\n")); err != nil || sf.Strategy.Algorithms["allreduce"] != "linear_pipeline" {
+		t.Errorf("allreduce: lp: %v", err)
+	}
+	// Two bad pairs: the first in collective order is named, every time.
+	for range 5 {
+		if _, err := ParseStrategy("s.yaml", []byte("algo: {reduce_scatter: nope, allreduce: rign}\n")); err == nil || !strings.Contains(err.Error(), `unknown allreduce algorithm "rign"`) {
+			t.Fatalf("two bad pairs: %v", err)
+		}
+	}
 	// In a model file too, in a list's item and in a nested mapping.
 	for in, want := range map[string]string{
 		"name: rep\nlayers:\n  - {name: b, kind: transformer, repeat: 2.5, params: 1e6, fwd_flops: 1e9, activation_bytes: 1MiB, output_bytes: 1MiB}\n": `m.yaml:3: repeat: "2.5" is not a whole number`,

@@ -311,6 +311,9 @@ func defaultSize(c collectives.Collective, ranks int, elem int64) string {
 			return strconv.Itoa(size)
 		}
 	}
-	unit := max(elem, 1) * int64(ranks)
+	if elem < 1 || elem > size { // one element is the size already: let the call say what is wrong
+		return strconv.Itoa(size)
+	}
+	unit := elem * int64(ranks) // at most 32 x maxRanks
 	return strconv.FormatInt((size+unit-1)/unit*unit, 10)
 }

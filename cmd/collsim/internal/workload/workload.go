@@ -17,6 +17,7 @@ import (
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/cmd/collsim/internal/trace"
+	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/topology"
 )
 
@@ -143,9 +144,7 @@ func algoMap(list []string) (map[string]string, error) {
 		if !ok || c == "" || alg == "" {
 			return nil, cmdutil.Flagf("--algo %q: give COLLECTIVE=ALGORITHM, e.g. allreduce=ring or alltoall=ompi", a)
 		}
-		if alg == "lp" {
-			alg = "linear_pipeline" // the seed's name for it
-		}
+		alg = collectives.Canonical(alg)
 		if _, twice := out[c]; twice {
 			// (The last one given won, silently.)
 			return nil, cmdutil.Flagf("--algo %s= is given twice; give one algorithm per collective", c)
