@@ -27,6 +27,14 @@ import (
 // every other.
 const maxLocalRanks = 256
 
+// checkNP refuses an --np outside 1..maxLocalRanks.
+func (l *Launcher) checkNP() error {
+	if l.NP < 1 || l.NP > maxLocalRanks {
+		return cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
+	}
+	return nil
+}
+
 // Launcher says how to start the rank processes of a real run.
 type Launcher struct {
 	NP    int
@@ -50,8 +58,10 @@ func (l *Launcher) AddFlags(f *pflag.FlagSet) {
 // CheckFlags refuses the emulated cluster's flags without --netns, which
 // would otherwise be ignored.
 func (l *Launcher) CheckFlags(f *pflag.FlagSet) error {
-	if f.Changed("np") && (l.NP < 1 || l.NP > maxLocalRanks) {
-		return cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
+	if f.Changed("np") {
+		if err := l.checkNP(); err != nil {
+			return err
+		}
 	}
 	if l.BindTo != "core" && l.BindTo != "none" {
 		return cmdutil.Flagf("--bind-to %q: want core (a CPU for each rank, when there are enough) or none", l.BindTo)
@@ -120,8 +130,8 @@ const abortGrace = 300 * time.Millisecond
 // stderr. However the run ends (success, a failed rank, Ctrl-C), no rank
 // process and no namespace outlives it.
 func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, error) {
-	if l.NP < 1 || l.NP > maxLocalRanks {
-		return nil, cmdutil.Flagf("--np must be 1..%d, not %d", maxLocalRanks, l.NP)
+	if err := l.checkNP(); err != nil {
+		return nil, err
 	}
 	sigCtx, caught, stop := cmdutil.SignalContext()
 	defer stop()
