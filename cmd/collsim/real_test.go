@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -1223,6 +1224,64 @@ func TestRealInterleaved(t *testing.T) {
 		sorted := slices.Sorted(slices.Values(r.SlowestNs))
 		if !r.Verified || len(sorted) != 3 || sorted[1] != r.MedianNs || sorted[0] <= 0 {
 			t.Errorf("%s of %d B: verified %t, slowest %v, median %d; want verified, 3 positive times, the middle one the median", r.Name, r.Bytes, r.Verified, r.SlowestNs, r.MedianNs)
+		}
+	}
+}
+
+// TestRealRefusesWhatTheMachineCannotHold: real --np and validate --real
+// both check the machine's room before they start a rank (the room's
+// arithmetic is realcmd's TestThreadRoom and TestMemoryRoom). 4 ranks of
+// a 16 GiB allreduce hold 4 x 16 GiB x 2 = 128 GiB; 256 ranks need 256 x
+// 264 = 67,584 threads. Each case runs only where this machine's /proc
+// says it must be refused, so that no test starts such a job.
+func TestRealRefusesWhatTheMachineCannotHold(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the machine's room is read from Linux's /proc")
+	}
+	// procNumber is the number that follows field on a line of file, or
+	// with field "" the file's first word.
+	procNumber := func(file, field string) int64 {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Skipf("%s: %v", file, err)
+		}
+		f := strings.Fields(string(b))
+		at := 0
+		if field != "" {
+			at = slices.Index(f, field) + 1
+		}
+		if at < 0 || at >= len(f) || (field != "" && at == 0) {
+			t.Skipf("%s: no %q", file, field)
+		}
+		v, err := strconv.ParseInt(f[at], 10, 64)
+		if err != nil {
+			t.Skipf("%s: %v", file, err)
+		}
+		return v
+	}
+	const need = 128 << 30
+	if avail := procNumber("/proc/meminfo", "MemAvailable:") << 10; avail >= need {
+		t.Logf("skipping the memory cases: %d bytes available, 128 GiB would fit", avail)
+	} else {
+		for _, args := range [][]string{
+			{"real", "--np", "4", "-c", "allreduce", "-a", "ring", "-s", "16GiB", "--iterations", "1"},
+			{"validate", "--real", "--np", "4", "-a", "ring", "-s", "16GiB", "--iterations", "1"},
+		} {
+			if _, errs, code := collsim(t, args...); code != 2 || !strings.Contains(errs, "128.0 GiB") || !strings.Contains(errs, "memory this machine has available") {
+				t.Errorf("%v: exit %d %q; want exit 2 and the memory it would take", args, code, errs)
+			}
+		}
+	}
+	limit := min(procNumber("/proc/sys/kernel/threads-max", ""), procNumber("/proc/sys/kernel/pid_max", ""))
+	if limit >= 256*264 {
+		t.Skipf("the threads' limit %d holds 256 ranks", limit)
+	}
+	for _, args := range [][]string{
+		{"real", "--np", "256", "-c", "allreduce", "-s", "8", "--iterations", "1"},
+		{"validate", "--real", "--np", "256", "-a", "ring", "-s", "8", "--iterations", "1"},
+	} {
+		if _, errs, code := collsim(t, args...); code != 2 || !strings.Contains(errs, "256 ranks need about 67584 threads") {
+			t.Errorf("%v: exit %d %q; want exit 2 and the threads it would take", args, code, errs)
 		}
 	}
 }

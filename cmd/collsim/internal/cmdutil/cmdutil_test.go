@@ -1,7 +1,11 @@
 package cmdutil
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +37,35 @@ func TestLists(t *testing.T) {
 	for _, bad := range []string{"", "x", "0..8", "8..2", "1,,2"} {
 		if _, err := Ints(bad); err == nil {
 			t.Errorf("Ints(%q) accepted", bad)
+		}
+	}
+}
+
+// OutputFile refuses a file of another kind than exts, or in a directory
+// that is not one (missing, or a regular file), as a bad flag; a file in
+// the working directory or in one that exists passes.
+func TestOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		exts []string
+		want string // "" for no refusal
+	}{
+		{"x.png", []string{".png", ".svg"}, ""},
+		{filepath.Join(dir, "x.svg"), []string{".png", ".svg"}, ""},
+		{filepath.Join(dir, "x.anything"), nil, ""},
+		{"x.jpg", []string{".png", ".svg"}, "give a .png or .svg file"},
+		{filepath.Join(dir, "missing", "x.png"), []string{".png"}, "there is no directory " + filepath.Join(dir, "missing")},
+		{filepath.Join(file, "x.png"), []string{".png"}, "there is no directory " + file},
+	} {
+		err := OutputFile("--plot", c.path, c.exts...)
+		var fe *FlagError
+		if c.want == "" && err != nil || c.want != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("OutputFile(%q, %q) = %v; want %q", c.path, c.exts, err, c.want)
 		}
 	}
 }

@@ -83,7 +83,48 @@ func TestMemoryRoom(t *testing.T) {
 			t.Errorf("%d jobs, interleave %v, %d MiB available: %v", len(c.jobs), c.interleave, c.mib, err)
 		}
 	}
+	// Ranks hold buffers of their own sizes: rank r one of (r+1) Mi
+	// words, 8, 16, 24 and 32 MiB, 80 MiB held twice (by hand).
+	byRank := realrun.Job{Name: "byrank", Data: two[0].Data, Schedule: sim.Schedule{Buffers: func(r int) []int64 { return []int64{int64(r+1) << 20} }}}
+	if err := memoryRoom([]realrun.Job{byRank}, 4, false, avail(159)); err == nil || !strings.Contains(err.Error(), "byrank's buffers on 4 ranks") {
+		t.Errorf("160 MiB of buffers by rank, 159 MiB available: %v", err)
+	}
+	if err := memoryRoom([]realrun.Job{byRank}, 4, false, avail(160)); err != nil {
+		t.Errorf("160 MiB of buffers by rank, 160 MiB available: %v", err)
+	}
 	if err := memoryRoom(two, 4, true, fakeProc(nil)); err != nil {
 		t.Errorf("without /proc/meminfo: %v", err)
+	}
+}
+
+// RefuseUnderLauncher refuses validate --real in one of several processes
+// a launcher started, with or without --np, and lets it run alone or in
+// a launcher's only process (a batch script's step); a launcher's
+// variables that are not a rank of a size are an error.
+func TestRefuseUnderLauncher(t *testing.T) {
+	// The other launchers' variables, read before Open MPI's or after,
+	// are cleared: the test may itself run under one.
+	for _, v := range []string{"COLLSIM_RANK", "COLLSIM_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS"} {
+		t.Setenv(v, "")
+	}
+	for _, c := range []struct {
+		rank, size string
+		np         int
+		want       string // "" for no refusal
+	}{
+		{"", "", 2, ""},
+		{"0", "1", 2, ""},
+		{"0", "1", 0, ""},
+		{"1", "2", 2, "--np 2 under a launcher that started 2 processes (this is rank 1)"},
+		{"0", "3", 0, "a launcher started 3 processes (this is rank 0)"},
+		{"2", "2", 2, "is not a rank of"},
+		{"x", "2", 2, "must be whole numbers"},
+	} {
+		t.Setenv("OMPI_COMM_WORLD_RANK", c.rank)
+		t.Setenv("OMPI_COMM_WORLD_SIZE", c.size)
+		err := RefuseUnderLauncher(c.np)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("rank %q of %q, --np %d: %v; want %q", c.rank, c.size, c.np, err, c.want)
+		}
 	}
 }
