@@ -85,6 +85,10 @@ func mpich33Classic(c Collective, p Params) (string, Params, string, error) {
 		return "pairwise", p, "long: pairwise exchange", nil
 	case Barrier: // barrier.c, MPIR_Barrier_intra_auto
 		return "dissemination", p, "dissemination", nil
+	case Gather: // gather.c, MPIR_Gather_intra_auto
+		return "binomial", p, "binomial, at every size (MPIR_Gather_intra_auto)", nil
+	case Scatter: // scatter.c, MPIR_Scatter_intra_auto
+		return "binomial", p, "binomial, at every size (MPIR_Scatter_intra_auto)", nil
 	}
 	return "", p, "", &NotTranscribed{Library: "MPICH 3.3", Collective: c}
 }
@@ -202,6 +206,10 @@ func mpich4Flat(c Collective, p Params) (string, Params, string, error) {
 		return "pairwise", p, "pairwise", nil
 	case Barrier:
 		return "dissemination", p, "k_dissemination with k=2: dissemination", nil
+	case Gather, Scatter:
+		// ch4/generic.json picks composition alpha on every intra
+		// communicator, which calls the netmod's, the MPIR level's.
+		return "binomial", p, fmt.Sprintf("intra: MPIR_%s_intra_binomial, at every size (ch4/generic.json's composition alpha calls it: MPIDI_%s_intra_composition_alpha)", map[Collective]string{Gather: "Gather", Scatter: "Scatter"}[c], map[Collective]string{Gather: "Gather", Scatter: "Scatter"}[c]), nil
 	}
 	return "", p, "", &NotTranscribed{Library: "MPICH 4", Collective: c}
 }

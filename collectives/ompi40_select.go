@@ -39,11 +39,8 @@ type ompi40Step struct {
 // rank's block); for alltoall the bytes per pair; for reduce_scatter the
 // sum of the receive counts; for gather and scatter one rank's block.
 func ompi40Bytes(c Collective, p Params) (bytes int64, measure string) {
-	switch c {
-	case Allgather:
+	if c == Allgather {
 		return p.SizeBytes(c), "bytes in all"
-	case Gather, Scatter:
-		return p.SizeBytes(c) / int64(max(p.Ranks, 1)), "bytes per rank"
 	}
 	return OmpiMessageBytes(c, p)
 }

@@ -215,8 +215,9 @@ func TestOmpi40Others(t *testing.T) {
 		{lib: "ompi40", c: Scatter, ranks: 10, elem: 8, count: 10, want: "linear"},
 	})
 	// The approximations are named where they apply, and only there:
-	// collsim's binomial gather and scatter and linear scatter are Open
-	// MPI's for root 0; elsewhere the rule says how they differ.
+	// collsim's binomial gather and scatter are Open MPI's for every root
+	// (the tree rooted there), its linear scatter for root 0; elsewhere the
+	// rule says how they differ.
 	for _, tc := range []struct {
 		c      Collective
 		ranks  int
@@ -224,8 +225,8 @@ func TestOmpi40Others(t *testing.T) {
 		root   int
 		approx bool
 	}{
-		{Gather, 16, 8, 0, false}, {Gather, 16, 8, 3, true},
-		{Scatter, 16, 8, 0, false}, {Scatter, 16, 8, 3, true},
+		{Gather, 16, 8, 0, false}, {Gather, 16, 8, 3, false},
+		{Scatter, 16, 8, 0, false}, {Scatter, 16, 8, 3, false},
 		{Scatter, 4, 8, 0, false}, {Scatter, 4, 8, 2, true},
 	} {
 		s, err := Select("ompi40", tc.c, Params{Ranks: tc.ranks, Count: int64(tc.ranks), ElemSize: tc.elem, Root: tc.root})
@@ -238,16 +239,23 @@ func TestOmpi40Others(t *testing.T) {
 	}
 }
 
-// What Open MPI 4.0 picks and collsim lacks is an error naming it, never a
-// substitute: gather's linear_sync above 6000 B per rank.
-func TestOmpi40Missing(t *testing.T) {
+// Open MPI 4.0's gather above 6000 B per rank is linear_sync with a
+// first segment of 1024 B, above 92160 B of 32768 B
+// (COLL_BASE_COMPUTED_SEGCOUNT): on 16 ranks of 8-byte elements, 8000 B a
+// rank (1000 elements) has a first segment of 128 elements and 100,000 B
+// (12,500) one of 4096 (by hand); a segment not below the block is the
+// whole block (0).
+func TestOmpi40LinearSync(t *testing.T) {
 	for _, tc := range []struct {
-		elem int64
-		rule string
-	}{{6001, "over 6000 B per rank: algorithm 3, linear_sync, with 1024-byte segments: "}, {92161, "over 92160 B per rank: algorithm 3, linear_sync, with 32768-byte segments: "}} {
-		_, err := Select("ompi40", Gather, Params{Ranks: 16, Count: 16, ElemSize: tc.elem})
-		if err == nil || !strings.Contains(err.Error(), tc.rule) || !strings.Contains(err.Error(), "which collsim does not have yet") {
-			t.Errorf("gather of %d B per rank: %v", tc.elem, err)
+		perRank, elem int64
+		rule          string
+		seg           int64
+	}{{1000, 8, "over 6000 B per rank: algorithm 3, linear_sync, with 1024-byte segments", 128},
+		{12500, 8, "over 92160 B per rank: algorithm 3, linear_sync, with 32768-byte segments", 4096},
+		{1, 6001, "over 6000 B per rank: algorithm 3, linear_sync, with 1024-byte segments", 0}} {
+		s, err := Select("ompi40", Gather, Params{Ranks: 16, Count: 16 * tc.perRank, ElemSize: tc.elem})
+		if err != nil || s.Algorithm.ID() != "gather/linear_sync" || !strings.Contains(s.Rule, tc.rule) || s.Params.Segment != tc.seg {
+			t.Errorf("gather of %d elements of %d B per rank: %v, segment %d (%s), %v; want linear_sync, segment %d", tc.perRank, tc.elem, s.Algorithm.ID(), s.Params.Segment, s.Rule, err, tc.seg)
 		}
 	}
 }

@@ -34,7 +34,7 @@ type ompiAlg struct {
 // MPI's nonetheless: the trees Open MPI shapes differently are the same on
 // a power of two of ranks, or rooted at rank 0.
 var ompiExactOn = map[Collective]map[int]func(p Params) bool{
-	Bcast: {6: pow2Ranks}, Reduce: {7: pow2Ranks}, Gather: {2: rootZero}, Scatter: {1: rootZero, 2: rootZero},
+	Bcast: {6: pow2Ranks}, Reduce: {7: pow2Ranks}, Scatter: {1: rootZero},
 }
 
 func pow2Ranks(p Params) bool { return isPow2(p.Ranks) }
@@ -74,11 +74,11 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 	// ompi_coll_base_topo_build_in_order_bmtree rooted at the root, whose
 	// children (relative rank + 1, 2, 4, ...) are collsim's.
 	Gather: {1: {"basic_linear", "linear", "Open MPI's root receives the blocks in rank order, one MPI_Recv at a time; collsim's posts them all at once"},
-		2: {"binomial", "binomial", "for a root other than 0 Open MPI roots the binomial tree at the root (relative ranks); collsim's gathers to rank 0, which then sends the whole vector to the root: one more message"},
-		3: {"linear_sync", "", ""}},
+		2: {"binomial", "binomial", ""},
+		3: {"linear_sync", "linear_sync", ""}},
 	Scatter: {1: {"basic_linear", "linear", "for a root other than 0 Open MPI's root sends to ranks 0, 1, 2, ... in turn, collsim's to root+1, root+2, ..."},
-		2: {"binomial", "binomial", "for a root other than 0 Open MPI roots the binomial tree at the root (relative ranks); collsim's first hands the whole vector to rank 0, which scatters from there: one more message"},
-		3: {"linear_nb", "", ""}},
+		2: {"binomial", "binomial", ""},
+		3: {"linear_nb", "linear_nb", ""}},
 }
 
 // ompiTable is one of Open MPI's fixed decision functions: rows by
@@ -159,15 +159,23 @@ var ompiTables = map[Collective]ompiTable{
 		[]int64{2048, 512, 3, 1024, 4, 2048, 1, 16384, 4, 262144, 1, -1, 4}, []int64{4096, 1024, 3, 4096, 4, 8192, 1, 131072, 4, -1, 1},
 		[]int64{-1, 2048, 3, 8192, 4, 16384, 1, 32768, 4, 65536, 1, -1, 4}),
 	Barrier: rows([]int64{4, -1, 3}, []int64{8, -1, 1}, []int64{64, -1, 3}, []int64{256, -1, 4}, []int64{512, -1, 6}, []int64{1024, -1, 4}, []int64{4096, -1, 6}, []int64{-1, -1, 4}),
+	Gather: rows([]int64{4, 2, 3, 4, 1, 32768, 2, 65536, 1, 131072, 2, -1, 3},
+		[]int64{8, 1024, 2, 8192, 1, 32768, 2, 262144, 1, -1, 3}, []int64{256, -1, 2},
+		[]int64{512, 2048, 2, 8192, 1, -1, 2}, []int64{-1, -1, 2}),
+	Scatter: rows([]int64{4, 2, 3, 131072, 1, 262144, 3, -1, 1},
+		[]int64{8, 2048, 2, 4096, 1, 8192, 2, 32768, 1, 1048576, 3, -1, 1},
+		[]int64{16, 16384, 2, 1048576, 3, -1, 1}, []int64{32, 16384, 2, 32768, 1, -1, 3},
+		[]int64{64, 512, 2, 8192, 3, 16384, 2, -1, 3}, []int64{-1, 512, 2, -1, 3}),
 }
 
 // OmpiMessageBytes returns the message size by which Open MPI's tuned
 // decisions choose for c, and what it measures: the vector's bytes, each
-// rank's contribution for allgather, the bytes per pair for alltoall, the
-// sum of the receive counts for reduce_scatter.
+// rank's contribution for allgather, gather and scatter (the root's rcount
+// or scount), the bytes per pair for alltoall, the sum of the receive
+// counts for reduce_scatter.
 func OmpiMessageBytes(c Collective, p Params) (bytes int64, measure string) {
 	switch c {
-	case Allgather:
+	case Allgather, Gather, Scatter:
 		return p.SizeBytes(c) / int64(max(p.Ranks, 1)), "bytes per rank"
 	case Alltoall:
 		return p.Count * p.elemSize(), "bytes per pair"
@@ -342,6 +350,18 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 		case alg == 4:
 			return fall("linear", p, "max_requests 0 (coll_tuned_alltoall_max_requests' default) lets Open MPI's linear_sync post all p-1 exchanges at once: the linear alltoall (coll_base_alltoall.c, ompi_coll_base_alltoall_intra_linear_sync)")
 		}
+	case Gather:
+		if alg == 3 {
+			// linear_sync's first segment: COLL_BASE_COMPUTED_SEGCOUNT of
+			// the segment size and one rank's count (its rcount), the whole
+			// block for a segment size of 0, as every 4.1 and 5.0 rule
+			// gives.
+			block := n / int64(max(ranks, 1))
+			pick.params.Segment = 0
+			if k := ompiSegCount(segBytes, es, block); k < block {
+				pick.params.Segment = k
+			}
+		}
 	case Barrier:
 		if alg == 5 {
 			return fall("recursive_doubling", p, "two_proc is one exchange of empty messages between the two ranks, which recursive doubling on 2 ranks is (coll_base_barrier.c, ompi_coll_base_barrier_intra_two_procs)")
@@ -464,11 +484,16 @@ func ompi50Choice(c Collective, p Params) (choice, error) {
 		return choice{name: "han", params: q, rule: fmt.Sprintf("Open MPI 5.0: the ranks span several nodes (%d per node), so coll/han (priority 35) runs its %s (coll_han_%s.c, mca_coll_han_%s_intra): 64 KiB segments, libnbc among the nodes' ranks of the root's local rank, tuned inside each node", p.NodeSize, c, c, c)}, nil
 	case Barrier:
 		return choice{name: "han", params: p, rule: fmt.Sprintf("Open MPI 5.0: the ranks span several nodes (%d per node), so coll/han (priority 35) runs its barrier (coll_han_barrier.c, mca_coll_han_barrier_intra_simple): tuned barriers in each node, among the nodes' first ranks, and in each node again", p.NodeSize)}, nil
-	case Allgather:
+	case Allgather, Gather, Scatter:
 		if err != nil {
 			return tuned, err
 		}
-		tuned.rule += "; approximate: on several nodes Open MPI 5.0 runs coll/han's allgather (coll_han_allgather.c: a gather in each node, an allgather among the nodes, a bcast in each node), which collsim does not have yet; collsim runs coll/tuned's choice"
+		how := map[Collective]string{
+			Allgather: "a gather in each node, an allgather among the nodes, a bcast in each node",
+			Gather:    "a gather in each node, then among the nodes' leaders, reordered at the root",
+			Scatter:   "a scatter among the nodes' leaders, then in each node",
+		}[c]
+		tuned.rule += fmt.Sprintf("; approximate: on several nodes Open MPI 5.0 runs coll/han's %s (coll_han_%s.c: %s), which collsim does not have yet; collsim runs coll/tuned's choice", c, c, how)
 		return tuned, nil
 	}
 	if err == nil {

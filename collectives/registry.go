@@ -440,6 +440,18 @@ func init() {
 			newRank: func(p Params, r int) stepper {
 				return &linearRooted{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
+		{Collective: Gather, Name: "linear_sync",
+			Summary: "The root takes the ranks one at a time, in rank order: it sends each an empty go-ahead and waits for the first segment of its block (--segment elements; by default the whole block, then an empty message for the rest) before the next; the rest arrives meanwhile. Open MPI's linear_sync: p-1 round trips in a row, but never more than one rank's first segment heading for the root at once.",
+			Cost:    "(p-1)(2a + nb/p), one go-ahead and one block a rank, one after another",
+			newRank: func(p Params, r int) stepper {
+				return &linearSyncGather{r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: p.Segment}
+			}},
+		{Collective: Scatter, Name: "linear_nb",
+			Summary: "The root posts a non-blocking send of every rank's block at once, to ranks 0, 1, ..., p-1 in turn, and waits for them all: p-1 messages out of one port. Open MPI's linear_nb (with its default of no limit on requests).",
+			Cost:    "a + (p-1)/p nb",
+			newRank: func(p Params, r int) stepper {
+				return &linearNbScatter{r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
 		{Collective: Barrier, Name: "tree",
 			Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
 			Cost:    "2 ceil(log2 p) a",
@@ -507,17 +519,19 @@ func init() {
 				return nil
 			}},
 		{Collective: Gather, Name: "binomial",
-			Summary: "A binomial tree towards rank 0: the rank with bit m set sends the blocks of its subtree to r-m once it has gathered them; log2 p steps, growing messages (MPICH's gather). Rank 0 passes the result to another root.",
-			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count and root 0 (no closed form in collsim for other calls yet; another root adds about a + nb)",
+			Summary: "A binomial tree towards the root over ranks relative to it: the rank whose lowest set bit is m receives its children's subtrees (relative ranks v+1, v+2, v+4, ...) one after another, then sends its subtree's blocks to v-m; log2 p steps, growing messages. MPICH's gather, and Open MPI's binomial one (in-order binomial tree); with a root other than 0 the subtrees travel in a scratch copy of the vector rotated to start at the root, as in their temporary buffers.",
+			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count (no closed form in collsim for other calls yet)",
 			newRank: func(p Params, r int) stepper {
-				return &binomialGatherScatter{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-			}},
+				return newBinomialGatherScatter(Gather, p, r)
+			},
+			scratch: binomialScratch},
 		{Collective: Scatter, Name: "binomial",
-			Summary: "The binomial gather run backwards: rank 0 hands each child the blocks of its subtree, largest first; log2 p steps, shrinking messages (MPICH's scatter). Another root first hands its vector to rank 0.",
-			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count and root 0 (no closed form in collsim for other calls yet; another root adds about a + nb)",
+			Summary: "The binomial gather run backwards: the root hands each child its subtree's blocks, largest first, and each rank does the same once it has its own subtree; log2 p steps, shrinking messages. MPICH's scatter, and Open MPI's binomial one; ranks relative to the root, as in the gather.",
+			Cost:    "log2 p a + (p-1)/p nb for p a power of two dividing the count (no closed form in collsim for other calls yet)",
 			newRank: func(p Params, r int) stepper {
-				return &binomialGatherScatter{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
-			}},
+				return newBinomialGatherScatter(Scatter, p, r)
+			},
+			scratch: binomialScratch},
 		{Collective: Alltoall, Name: "bruck",
 			Summary: "Bruck et al. 1997: after a local rotation, ceil(log2 p) rounds; in round k every rank sends to r+2^k, in one message, all blocks whose index has bit k set, and receives as many from r-2^k; a final local permutation puts each block home. log p messages per rank instead of p-1, each carrying about half the data: the choice for short messages on many ranks (MPICH: at most 256 B per pair). As in MPICH, a round packs its blocks with one local copy (an indexed datatype) and receives straight into their places; the final permutation is two reversed copies (blocks 0..r land in r..0, the rest in p-1..r+1).",
 			Cost:    "the sum over rounds of a + m cb, m the blocks sent in the round (those among 1..p-1 with the round's bit set): ceil(log2 p)(a + (p/2)cb) for powers of two",

@@ -1,7 +1,6 @@
 package collectives
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -94,6 +93,46 @@ func TestOmpiTablePicks(t *testing.T) {
 		{lib: "ompi", c: Barrier, ranks: 300, want: "tree"},
 		// 64 <= size < 256: bruck, which is a dissemination barrier.
 		{lib: "ompi", c: Barrier, ranks: 100, want: "dissemination"},
+		// gather_intra_dec_fixed (one rank's block, rcount x type size),
+		// size < 4: < 2 B linear_sync, < 4 B linear, < 32768 B binomial,
+		// < 65536 B linear, < 131072 B binomial, else linear_sync (whole
+		// blocks: the rules pass a segment size of 0).
+		{lib: "ompi", c: Gather, ranks: 3, elem: 1, count: 3, want: "linear_sync", segment: 0},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 1, count: 3 * 3, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 4095, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 4096, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 8192, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 16384, want: "linear_sync", rule: "algorithm 3, linear_sync"},
+		// 4 <= size < 8: < 1024 B binomial, < 8192 B linear, < 32768 B
+		// binomial, < 262144 B linear, else linear_sync; 8 <= size < 256
+		// binomial; 256 <= size < 512: 2048 <= b < 8192 linear.
+		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 127, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 128, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 32768, want: "linear_sync"},
+		{lib: "ompi", c: Gather, ranks: 100, elem: 8, count: 100 * 32768, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 300, elem: 8, count: 300 * 256, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 300, elem: 8, count: 300 * 1024, want: "binomial"},
+		// scatter_intra_dec_fixed (the root's scount x type size), size < 4:
+		// < 2 B linear_nb, < 131072 B linear, < 262144 B linear_nb, else
+		// linear; 8 <= size < 16: < 16384 B binomial, < 1048576 B
+		// linear_nb, else linear; size >= 64: < 512 B binomial, else
+		// linear_nb.
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 1, count: 2, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 16383, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 16384, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 32768, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 2047, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 2048, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 131072, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 63, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 64, want: "linear_nb"},
+		// MPICH: binomial gather and scatter at every size, node-aware or
+		// not (MPIR_Gather_intra_auto, MPIR_Scatter_intra_auto; MPICH 4's
+		// composition alpha calls the same).
+		{lib: "mpich", c: Gather, ranks: 5, elem: 8, count: 5 << 20, want: "binomial"},
+		{lib: "mpich", c: Scatter, ranks: 12, elem: 8, count: 12, nodeSize: 4, want: "binomial"},
+		{lib: "mpich4", c: Gather, ranks: 12, elem: 8, count: 12, nodeSize: 4, want: "binomial", rule: "MPIDI_Gather_intra_composition_alpha"},
+		{lib: "mpich4", c: Scatter, ranks: 5, elem: 8, count: 5 << 20, want: "binomial", rule: "MPIR_Scatter_intra_binomial"},
 	})
 }
 
@@ -381,15 +420,6 @@ func TestLibraryVersions(t *testing.T) {
 	if want := "reduce/binomial/4/root0 reduce/rabenseifner/4/root0 bcast/linear/2/root0"; strings.Join(got, " ") != want {
 		t.Errorf("mpich4 smp reduce stages %v, want %s", got, want)
 	}
-	if _, err := Select("ompi", Scatter, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "not transcribed") {
-		t.Errorf("scatter: %v", err)
-	}
-	// Callers that run a list of collectives skip the ones a library's
-	// rules do not cover: the error says which.
-	var nt *NotTranscribed
-	if _, err := Select("ompi", Gather, Params{Ranks: 4, Count: 1}); !errors.As(err, &nt) || nt.Collective != Gather {
-		t.Errorf("gather: %v, want a NotTranscribed for gather", err)
-	}
 	if _, err := Select("intel", Allreduce, Params{Ranks: 4, Count: 1}); err == nil || !strings.Contains(err.Error(), "ompi, ompi40, ompi5, mpich, mpich4") {
 		t.Errorf("unknown selector: %v", err)
 	}
@@ -421,11 +451,8 @@ func TestEverySelectionRuns(t *testing.T) {
 								}
 								params := Params{Ranks: p, Count: n, ElemSize: es, NodeSize: ns, Root: p / 3}
 								s, err := Select(lib, c, params)
-								if covered := selectorCovers(lib, c, params); err != nil || !covered {
-									if covered || err == nil {
-										t.Fatalf("%s %s %+v: covered %v, error %v", lib, c, params, covered, err)
-									}
-									continue
+								if err != nil {
+									t.Fatalf("%s %s %+v: %v", lib, c, params, err)
 								}
 								q := s.Params
 								q.ElemSize = 0 // the element size changes the time, not the ops
@@ -459,18 +486,4 @@ func selectionRanks() []int {
 		ps = append(ps, p)
 	}
 	return append(ps, 20, 23, 24, 25, 29, 31, 32, 33, 37, 40, 47, 48, 49, 63, 64)
-}
-
-// selectorCovers reports whether lib chooses an algorithm collsim has for
-// c and p: every collective but gather and scatter, whose rules only
-// Open MPI 4.0's are transcribed for, and there not gather above 6000 B
-// per rank (its linear_sync, which collsim does not have).
-func selectorCovers(lib string, c Collective, p Params) bool {
-	switch {
-	case c != Gather && c != Scatter:
-		return true
-	case lib != "ompi40":
-		return false
-	}
-	return c == Scatter || p.SizeBytes(c)/int64(p.Ranks) <= 6000
 }

@@ -349,100 +349,174 @@ func (s *groupAligned) step(b *builder) bool {
 	return true
 }
 
-// binomialGather and binomialScatter move blocks along a binomial tree
-// rooted at rank 0: in gather, the rank with bit m set sends the blocks of
-// its subtree [r, r+m) to r-m once it has gathered them; scatter runs the
-// same tree the other way. A root other than 0 gets the whole result from
-// rank 0 (gather) or first hands its vector to rank 0 (scatter).
+// binomialGatherScatter moves blocks along a binomial tree rooted at the
+// root, over relative ranks v = r - root (mod p), as MPICH's
+// MPIR_Gather_intra_binomial and MPIR_Scatter_intra_binomial and Open MPI's
+// binomial gather and scatter (ompi_coll_base_topo_build_in_order_bmtree:
+// the children of v are v+1, v+2, v+4, ... below its lowest set bit) do.
+// In gather the rank whose lowest set bit is m sends the blocks of its
+// subtree, relative ranks [v, v+m), to v-m once it has received its
+// children's, one after another, smallest first; scatter runs the same tree
+// the other way, each rank handing its children their subtrees largest
+// first.
+//
+// A subtree's blocks are contiguous in relative order, which wraps around
+// the vector when the root is not 0: there, as the libraries do in a
+// temporary buffer, the subtrees travel in a scratch buffer holding the
+// vector rotated to start at the root's block (rotated), a rank with
+// children copies its own block between it and its data, and the root
+// copies the vector in (scatter) or out (gather) in two pieces. With root 0
+// the rotation is none, and everything moves in place.
 type binomialGatherScatter struct {
 	c       Collective
 	r, p    int
-	root    int
+	root, v int
 	n       int64
 	stage   int
 	mask    int
 	last    int32
-	masks   []int
-	parent  int
-	handoff int32
 }
 
-func (s *binomialGatherScatter) subtree(m int) sim.Region {
-	return blocks(0, s.n, s.p, s.r, min(s.r+m, s.p))
+func newBinomialGatherScatter(c Collective, p Params, r int) *binomialGatherScatter {
+	return &binomialGatherScatter{c: c, r: r, p: p.Ranks, root: p.Root, v: mod(r-p.Root, p.Ranks), n: p.Count, last: -1}
+}
+
+// binomialScratch: with a root other than 0, the rotated vector.
+func binomialScratch(p Params) []int64 {
+	if p.Root == 0 {
+		return nil
+	}
+	return []int64{p.Count}
+}
+
+// rotated is relative ranks [lo, hi)'s blocks where the subtrees travel:
+// the scratch buffer's rotated vector, or the data itself with root 0.
+func (s *binomialGatherScatter) rotated(lo, hi int) sim.Region {
+	if s.root == 0 {
+		return blocks(0, s.n, s.p, lo, hi)
+	}
+	at := func(j int) int64 {
+		if j == s.p {
+			return s.n
+		}
+		off, rootOff := block(0, s.n, s.p, (j+s.root)%s.p).Off, block(0, s.n, s.p, s.root).Off
+		if j < s.p-s.root {
+			return off - rootOff // blocks root..p-1 first
+		}
+		return off + s.n - rootOff // then blocks 0..root-1
+	}
+	return sim.Region{Buf: 1, Off: at(lo), Count: at(hi) - at(lo)}
+}
+
+// abs is relative rank v's rank.
+func (s *binomialGatherScatter) abs(v int) int { return (v + s.root) % s.p }
+
+// lowestBit is the lowest set bit of v, or the least power of two not
+// below p for the root (v = 0): the size its subtree may have.
+func (s *binomialGatherScatter) lowestBit() int {
+	m := 1
+	for m < s.p && s.v&m == 0 {
+		m <<= 1
+	}
+	return m
+}
+
+// wholeVector copies the root's data to the rotated scratch (scatter) or
+// back (gather), but for its own block, which stays: blocks root+1..p-1
+// and 0..root-1, relative ranks [1, p-root) and [p-root, p).
+func (s *binomialGatherScatter) wholeVector(b *builder, toScratch bool) int32 {
+	var done []int32
+	for _, part := range [][2]int{{1, s.p - s.root}, {s.p - s.root, s.p}} {
+		lo, hi := part[0], part[1]
+		if lo >= hi {
+			continue
+		}
+		data := blocks(0, s.n, s.p, s.abs(lo), s.abs(hi-1)+1)
+		if toScratch {
+			done = append(done, b.copy(data, s.rotated(lo, hi), s.last))
+		} else {
+			done = append(done, b.copy(s.rotated(lo, hi), data, s.last))
+		}
+	}
+	return b.join(done)
 }
 
 func (s *binomialGatherScatter) step(b *builder) bool {
-	all := sim.Region{Count: s.n}
 	if s.c == Gather {
-		switch s.stage {
-		case 0:
-			s.stage, s.mask, s.last = 1, 1, -1
-			return true
-		case 1:
-			if s.mask >= s.p {
-				s.stage = 2
-				return true
-			}
-			tag := ceilLog2(s.mask + 1)
-			if s.r&s.mask != 0 {
-				b.send(s.r-s.mask, tag, s.subtree(s.mask), s.last)
-				s.stage = 3
-				return true
-			}
-			if s.r+s.mask < s.p {
-				s.last = b.recv(s.r+s.mask, tag, blocks(0, s.n, s.p, s.r+s.mask, min(s.r+2*s.mask, s.p)), s.last)
-			}
-			s.mask <<= 1
-			return true
-		case 2: // rank 0 has everything
-			s.stage = 3
-			if s.root != 0 {
-				b.send(s.root, 100, all, s.last)
-				return true
-			}
-		case 3:
-			s.stage = 4
-			if s.r == s.root && s.root != 0 {
-				b.recv(0, 100, all, s.last)
-				return true
-			}
-		}
-		return false
+		return s.gather(b)
 	}
-	// Scatter.
+	return s.scatter(b)
+}
+
+func (s *binomialGatherScatter) gather(b *builder) bool {
 	switch s.stage {
 	case 0:
-		s.stage = 1
-		s.handoff = -1
-		if s.root != 0 && s.r == s.root {
-			b.send(0, 100, all)
-			return true
-		}
-		if s.root != 0 && s.r == 0 {
-			s.handoff = b.recv(s.root, 100, all)
-			return true
+		s.stage, s.mask = 1, 1
+		if s.root != 0 && s.v != 0 && s.v&1 == 0 {
+			// A rank with children gathers its subtree in the scratch
+			// buffer, its own block first.
+			s.last = b.copy(block(0, s.n, s.p, s.r), s.rotated(s.v, s.v+1))
 		}
 		return true
-	case 1: // find the parent: the lowest set bit
-		s.stage = 2
-		s.mask = 1
-		for s.mask < s.p && s.r&s.mask == 0 {
-			s.mask <<= 1
-		}
-		s.last = s.handoff
-		if s.r > 0 {
-			s.last = b.recv(s.r-s.mask, ceilLog2(s.mask+1), s.subtree(s.mask))
+	case 1:
+		if s.mask >= s.p {
+			s.stage = 2
 			return true
 		}
+		tag := ceilLog2(s.mask + 1)
+		if s.v&s.mask != 0 {
+			out := s.rotated(s.v, min(s.v+s.mask, s.p))
+			if s.mask == 1 {
+				out = block(0, s.n, s.p, s.r) // a leaf sends its block as it is
+			}
+			b.send(s.abs(s.v-s.mask), tag, out, s.last)
+			s.stage = 3
+			return true
+		}
+		if s.v+s.mask < s.p {
+			s.last = b.recv(s.abs(s.v+s.mask), tag, s.rotated(s.v+s.mask, min(s.v+2*s.mask, s.p)), s.last)
+		}
+		s.mask <<= 1
 		return true
-	case 2: // hand each child its subtree, largest first
+	case 2: // the root has every block
+		s.stage = 3
+		if s.root != 0 {
+			s.wholeVector(b, false)
+			return true
+		}
+	}
+	return false
+}
+
+func (s *binomialGatherScatter) scatter(b *builder) bool {
+	switch s.stage {
+	case 0:
+		s.stage, s.mask = 1, s.lowestBit()
+		if s.v == 0 {
+			if s.root != 0 {
+				s.last = s.wholeVector(b, true)
+			}
+			return true
+		}
+		tag := ceilLog2(s.mask + 1)
+		if s.mask == 1 { // a leaf receives its block in place
+			b.recv(s.abs(s.v-1), tag, block(0, s.n, s.p, s.r))
+			s.stage = 2
+			return true
+		}
+		s.last = b.recv(s.abs(s.v-s.mask), tag, s.rotated(s.v, min(s.v+s.mask, s.p)))
+		if s.root != 0 {
+			b.copy(s.rotated(s.v, s.v+1), block(0, s.n, s.p, s.r), s.last)
+		}
+		return true
+	case 1: // hand each child its subtree, largest first
 		for s.mask >>= 1; s.mask >= 1; s.mask >>= 1 {
-			if s.r+s.mask < s.p {
-				b.send(s.r+s.mask, ceilLog2(s.mask+1), blocks(0, s.n, s.p, s.r+s.mask, min(s.r+2*s.mask, s.p)), s.last)
+			if s.v+s.mask < s.p {
+				b.send(s.abs(s.v+s.mask), ceilLog2(s.mask+1), s.rotated(s.v+s.mask, min(s.v+2*s.mask, s.p)), s.last)
 				return true
 			}
 		}
-		s.stage = 3
+		s.stage = 2
 		return true
 	}
 	return false

@@ -137,6 +137,8 @@ var formulas = map[string]formula{
 	"reduce/linear":                    linearReduce,
 	"gather/linear":                    linearGatherScatter,
 	"scatter/linear":                   linearGatherScatter,
+	"scatter/linear_nb":                linearGatherScatter,
+	"gather/linear_sync":               linearSyncGather,
 	"allreduce/linear":                 linearAllreduce,
 	"allgather/linear":                 linearAllgather,
 	"allgather/recursive_doubling":     rdAllgather,
@@ -415,6 +417,34 @@ func linearGatherScatter(m Hockney, s size) Prediction {
 	return exact(m.Alpha + float64(s.count-own)*float64(s.elem)*m.Beta)
 }
 
+// linearSyncGather: the root takes the ranks one after another: its
+// empty go-ahead reaches rank i (alpha), whose block of c_i bytes then
+// reaches the root (alpha + c_i beta, and the handshake above the eager
+// limit, which the go-ahead's and the empty rest's messages never pass):
+// the sum over i of 2 alpha + c_i beta. The empty rest leaves once the
+// block is out and arrives with it. With a first segment shorter than a
+// block the rest travels while the root starts on the next rank, sharing
+// its port: no closed form here.
+func linearSyncGather(m Hockney, s size) Prediction {
+	var t float64
+	q, r := s.count/int64(s.p), s.count%int64(s.p)
+	for i := range int64(s.p) {
+		c := q
+		if i < r {
+			c++
+		}
+		if i == int64(s.root) {
+			continue
+		}
+		if s.segment > 0 && s.segment < c {
+			return noForm()
+		}
+		bytes := float64(c * s.elem)
+		t += m.Alpha + m.alphaFor(bytes) + bytes*m.Beta
+	}
+	return exact(t)
+}
+
 // linearAllreduce: a linear reduce to rank 0 (linearReduce), then rank 0
 // sends the result to the others back to back (linearBcast).
 func linearAllreduce(m Hockney, s size) Prediction {
@@ -550,16 +580,17 @@ func segmentedRing(m Hockney, s size) Prediction {
 	return between(f(lo), f(hi))
 }
 
-// binomialGatherScatter: for p a power of two and rank 0 the root, log2 p
-// steps whose messages double (gather) or halve (scatter): log2 p alpha +
-// (p-1) c beta, exact when p divides the count (Thakur et al. 2005 count
-// the same). Other cases: no closed form here yet.
+// binomialGatherScatter: for p a power of two, log2 p steps whose
+// messages double (gather) or halve (scatter): log2 p alpha + (p-1) c
+// beta, exact when p divides the count (Thakur et al. 2005 count the same),
+// whatever the root (the tree is rooted there; the local copies of a root
+// other than 0 cost nothing). Other cases: no closed form here yet.
 func binomialGatherScatter(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
 	hi, lo := s.block(s.p)
-	if !isPow2(s.p) || s.root != 0 || hi != lo {
+	if !isPow2(s.p) || hi != lo {
 		return noForm()
 	}
 	return exact(float64(log2Floor(s.p))*m.Alpha + float64(s.p-1)*hi*m.Beta)

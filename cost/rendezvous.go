@@ -142,7 +142,7 @@ func init() {
 		msgSizes[id] = empty
 	}
 	for _, id := range []string{"allreduce/ring", "allgather/ring", "reduce_scatter/ring", "reduce_scatter/pairwise",
-		"gather/linear", "scatter/linear", "bcast/scatter_allgather"} {
+		"gather/linear", "scatter/linear", "scatter/linear_nb", "bcast/scatter_allgather"} {
 		msgSizes[id] = blocks
 	}
 	for _, id := range []string{"allreduce/linear_pipeline", "bcast/chain", "reduce/chain", "bcast/adapt", "bcast/segmented_binary",
@@ -154,8 +154,8 @@ func init() {
 	msgSizes["reduce/rabenseifner"] = func(s size) (float64, float64) { return halving(s, s.root != 0) }
 	msgSizes["allgather/recursive_doubling"] = func(s size) (float64, float64) { return halving(s, false) }
 	msgSizes["bcast/scatter_allgather_rd"] = func(s size) (float64, float64) { return halving(s, false) }
-	binomialTree := func(s size) (float64, float64) { // blocks of subtrees, up to half; the whole to another root
-		lo, hi := halving(s, s.root != 0)
+	binomialTree := func(s size) (float64, float64) { // blocks of subtrees, up to half (a tree rooted at the root)
+		lo, hi := halving(s, false)
 		if s.p > 1 {
 			_, lo = s.block(s.p)
 			hi = max(hi, s.spans(s.p, s.p/2))

@@ -1133,18 +1133,30 @@ func TestRealLibrariesAndLaunchers(t *testing.T) {
 	}
 }
 
-// TestRealListsWithSelectors: -c all -a ompi runs every collective whose
-// Open MPI rules are transcribed and says which it skipped (it failed on
-// gather); sizes that make the same call run once (a barrier's four rows
+// TestRealListsWithSelectors: -c all -a ompi and -a mpich run every
+// collective by the library's rules (it failed on gather before they
+// were transcribed, then skipped gather and scatter): on 2 ranks and 8 B,
+// 4 B a rank, Open MPI's gather is binomial and its scatter basic_linear
+// (size < 4: 4 <= b < 32768, 2 <= b < 131072), MPICH's both binomial; sizes that make the same call run once (a barrier's four rows
 // were identical).
 func TestRealListsWithSelectors(t *testing.T) {
-	stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", "ompi", "-s", "8", "--iterations", "1")
-	if code != 0 || !strings.Contains(stderr, "note: skipped: Open MPI's fixed rules for gather are not transcribed") || strings.Contains(stdout, "ompi: gather/") || !strings.Contains(stdout, "ompi: allreduce/") {
-		t.Errorf("-c all -a ompi: exit %d:\n%s%s", code, stdout, stderr)
+	for lib, want := range map[string][]string{
+		"ompi":  {"ompi: allreduce/", "ompi: gather/binomial ", "ompi: scatter/linear "},
+		"mpich": {"mpich: allreduce/", "mpich: gather/binomial ", "mpich: scatter/binomial "},
+	} {
+		stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", lib, "-s", "8", "--iterations", "1")
+		if code != 0 || strings.Contains(stderr, "not transcribed") {
+			t.Errorf("-c all -a %s: exit %d:\n%s%s", lib, code, stdout, stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("-c all -a %s: no row %q:\n%s", lib, w, stdout)
+			}
+		}
 	}
 	// A barrier has no size: at three sizes it runs once, and says
 	// nothing of rounding.
-	stdout, stderr, code = collsim(t, "real", "--np", "2", "-c", "barrier", "-a", "linear", "-s", "8,16,1KiB", "--iterations", "1")
+	stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "barrier", "-a", "linear", "-s", "8,16,1KiB", "--iterations", "1")
 	if rows := strings.Count(stdout, "barrier/linear"); code != 0 || rows != 1 || strings.Contains(stderr, "note") {
 		t.Errorf("a barrier at 3 sizes: exit %d, %d rows, want 1 and no notes:\n%s%s", code, rows, stdout, stderr)
 	}
