@@ -85,3 +85,62 @@ func (s *linearNbScatter) step(b *builder) bool {
 	}
 	return true
 }
+
+// basicLinearGather is Open MPI's basic_linear gather
+// (ompi_coll_base_gather_intra_basic_linear): every other rank sends its
+// block to the root, which receives them in rank order, one blocking
+// receive after another. Eager blocks arrive whenever they are sent; above
+// the eager limit each block's handshake waits for the receive before it,
+// so the blocks come one after another, each a reply's latency apart.
+type basicLinearGather struct {
+	r, p, root int
+	n          int64
+	done       bool
+}
+
+func (s *basicLinearGather) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	if s.r != s.root {
+		b.send(s.root, 0, block(0, s.n, s.p, s.r))
+		return true
+	}
+	prev := int32(-1)
+	for i := range s.p {
+		if i != s.root {
+			prev = b.recv(i, 0, block(0, s.n, s.p, i), prev)
+		}
+	}
+	return true
+}
+
+// basicLinearScatter is Open MPI's basic_linear scatter
+// (ompi_coll_base_scatter_intra_basic_linear): the root sends each other
+// rank its block in rank order 0, 1, ..., p-1, one blocking send after
+// another, so that a send above the eager limit starts its handshake only
+// once the send before it is complete.
+type basicLinearScatter struct {
+	r, p, root int
+	n          int64
+	done       bool
+}
+
+func (s *basicLinearScatter) step(b *builder) bool {
+	if s.done {
+		return false
+	}
+	s.done = true
+	if s.r != s.root {
+		b.recv(s.root, 0, block(0, s.n, s.p, s.r))
+		return true
+	}
+	prev := int32(-1)
+	for i := range s.p {
+		if i != s.root {
+			prev = b.send(i, 0, block(0, s.n, s.p, i), prev)
+		}
+	}
+	return true
+}

@@ -32,13 +32,12 @@ type ompiAlg struct {
 
 // ompiExactOn are the calls on which an algorithm with a note is Open
 // MPI's nonetheless: the trees Open MPI shapes differently are the same on
-// a power of two of ranks, or rooted at rank 0.
+// a power of two of ranks.
 var ompiExactOn = map[Collective]map[int]func(p Params) bool{
-	Bcast: {6: pow2Ranks}, Reduce: {7: pow2Ranks}, Scatter: {1: rootZero},
+	Bcast: {6: pow2Ranks}, Reduce: {7: pow2Ranks},
 }
 
 func pow2Ranks(p Params) bool { return isPow2(p.Ranks) }
-func rootZero(p Params) bool  { return p.Root == 0 }
 
 // ompiAlgs are the algorithm numbers of coll/tuned (the do_this switches
 // in coll_tuned_<collective>_decision.c, v4.1.8 and v5.0.10 alike; v4.0.7
@@ -73,10 +72,10 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 	// coll_tuned_scatter_decision.c; both trees are
 	// ompi_coll_base_topo_build_in_order_bmtree rooted at the root, whose
 	// children (relative rank + 1, 2, 4, ...) are collsim's.
-	Gather: {1: {"basic_linear", "linear", "Open MPI's root receives the blocks in rank order, one MPI_Recv at a time; collsim's posts them all at once"},
+	Gather: {1: {"basic_linear", "basic_linear", ""},
 		2: {"binomial", "binomial", ""},
 		3: {"linear_sync", "linear_sync", ""}},
-	Scatter: {1: {"basic_linear", "linear", "for a root other than 0 Open MPI's root sends to ranks 0, 1, 2, ... in turn, collsim's to root+1, root+2, ..."},
+	Scatter: {1: {"basic_linear", "basic_linear", ""},
 		2: {"binomial", "binomial", ""},
 		3: {"linear_nb", "linear_nb", ""}},
 }

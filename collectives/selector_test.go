@@ -94,36 +94,36 @@ func TestOmpiTablePicks(t *testing.T) {
 		// 64 <= size < 256: bruck, which is a dissemination barrier.
 		{lib: "ompi", c: Barrier, ranks: 100, want: "dissemination"},
 		// gather_intra_dec_fixed (one rank's block, rcount x type size),
-		// size < 4: < 2 B linear_sync, < 4 B linear, < 32768 B binomial,
-		// < 65536 B linear, < 131072 B binomial, else linear_sync (whole
-		// blocks: the rules pass a segment size of 0).
+		// size < 4: < 2 B linear_sync, < 4 B basic_linear, < 32768 B
+		// binomial, < 65536 B basic_linear, < 131072 B binomial, else
+		// linear_sync (whole blocks: the rules pass a segment size of 0).
 		{lib: "ompi", c: Gather, ranks: 3, elem: 1, count: 3, want: "linear_sync", segment: 0},
-		{lib: "ompi", c: Gather, ranks: 3, elem: 1, count: 3 * 3, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 1, count: 3 * 3, want: "basic_linear"},
 		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 4095, want: "binomial"},
-		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 4096, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 4096, want: "basic_linear"},
 		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 8192, want: "binomial"},
 		{lib: "ompi", c: Gather, ranks: 3, elem: 8, count: 3 * 16384, want: "linear_sync", rule: "algorithm 3, linear_sync"},
-		// 4 <= size < 8: < 1024 B binomial, < 8192 B linear, < 32768 B
-		// binomial, < 262144 B linear, else linear_sync; 8 <= size < 256
-		// binomial; 256 <= size < 512: 2048 <= b < 8192 linear.
+		// 4 <= size < 8: < 1024 B binomial, < 8192 B basic_linear, < 32768
+		// B binomial, < 262144 B basic_linear, else linear_sync; 8 <= size
+		// < 256 binomial; 256 <= size < 512: 2048 <= b < 8192 basic_linear.
 		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 127, want: "binomial"},
-		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 128, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 128, want: "basic_linear"},
 		{lib: "ompi", c: Gather, ranks: 7, elem: 8, count: 7 * 32768, want: "linear_sync"},
 		{lib: "ompi", c: Gather, ranks: 100, elem: 8, count: 100 * 32768, want: "binomial"},
-		{lib: "ompi", c: Gather, ranks: 300, elem: 8, count: 300 * 256, want: "linear"},
+		{lib: "ompi", c: Gather, ranks: 300, elem: 8, count: 300 * 256, want: "basic_linear"},
 		{lib: "ompi", c: Gather, ranks: 300, elem: 8, count: 300 * 1024, want: "binomial"},
 		// scatter_intra_dec_fixed (the root's scount x type size), size < 4:
-		// < 2 B linear_nb, < 131072 B linear, < 262144 B linear_nb, else
-		// linear; 8 <= size < 16: < 16384 B binomial, < 1048576 B
-		// linear_nb, else linear; size >= 64: < 512 B binomial, else
-		// linear_nb.
+		// < 2 B linear_nb, < 131072 B basic_linear, < 262144 B linear_nb,
+		// else basic_linear; 8 <= size < 16: < 16384 B binomial, < 1048576
+		// B linear_nb, else basic_linear; size >= 64: < 512 B binomial,
+		// else linear_nb.
 		{lib: "ompi", c: Scatter, ranks: 2, elem: 1, count: 2, want: "linear_nb"},
-		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 16383, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 16383, want: "basic_linear"},
 		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 16384, want: "linear_nb"},
-		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 32768, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 2, elem: 8, count: 2 * 32768, want: "basic_linear"},
 		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 2047, want: "binomial"},
 		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 2048, want: "linear_nb"},
-		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 131072, want: "linear"},
+		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 131072, want: "basic_linear"},
 		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 63, want: "binomial"},
 		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 64, want: "linear_nb"},
 		// MPICH: binomial gather and scatter at every size, node-aware or

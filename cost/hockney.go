@@ -139,6 +139,8 @@ var formulas = map[string]formula{
 	"scatter/linear":                   linearGatherScatter,
 	"scatter/linear_nb":                linearGatherScatter,
 	"gather/linear_sync":               linearSyncGather,
+	"gather/basic_linear":              basicLinearGather,
+	"scatter/basic_linear":             basicLinearScatter,
 	"allreduce/linear":                 linearAllreduce,
 	"allgather/linear":                 linearAllgather,
 	"allgather/recursive_doubling":     rdAllgather,
@@ -426,22 +428,68 @@ func linearGatherScatter(m Hockney, s size) Prediction {
 // block the rest travels while the root starts on the next rank, sharing
 // its port: no closed form here.
 func linearSyncGather(m Hockney, s size) Prediction {
+	if s.segment > 0 {
+		hi, _ := s.block(s.p)
+		if s.segment*s.elem < int64(hi) {
+			return noForm()
+		}
+	}
 	var t float64
+	s.evenBlocks(func(bytes float64) { t += m.Alpha + m.alphaFor(bytes) + bytes*m.Beta })
+	return exact(t)
+}
+
+// evenBlocks calls f with the bytes of each block of the even split but
+// the root's, in rank order.
+func (s size) evenBlocks(f func(bytes float64)) {
 	q, r := s.count/int64(s.p), s.count%int64(s.p)
 	for i := range int64(s.p) {
 		c := q
 		if i < r {
 			c++
 		}
-		if i == int64(s.root) {
-			continue
+		if i != int64(s.root) {
+			f(float64(c * s.elem))
 		}
-		if s.segment > 0 && s.segment < c {
-			return noForm()
-		}
-		bytes := float64(c * s.elem)
-		t += m.Alpha + m.alphaFor(bytes) + bytes*m.Beta
 	}
+}
+
+// basicLinearGather: eager blocks come in back to back through the root's
+// port, as the linear gather's (linearGatherScatter), whatever the order
+// of its receives. Above the eager limit every request is in by the time
+// the root posts the receive for it after the first: the first block
+// takes alpha + the handshake + c beta, each next one the reply's latency
+// (half the handshake: request and reply cross the same route), alpha and
+// its c beta. Blocks of both kinds: no closed form here.
+func basicLinearGather(m Hockney, s size) Prediction {
+	eager, rndv := 0, 0
+	s.evenBlocks(func(bytes float64) {
+		if m.alphaFor(bytes) > m.Alpha {
+			rndv++
+		} else {
+			eager++
+		}
+	})
+	switch {
+	case rndv == 0:
+		return linearGatherScatter(m, s)
+	case eager > 0:
+		return noForm()
+	}
+	t := m.Handshake / 2
+	s.evenBlocks(func(bytes float64) { t += m.Alpha + m.Handshake/2 + bytes*m.Beta })
+	return exact(t)
+}
+
+// basicLinearScatter: the root's blocking sends leave one after another,
+// each once the one before is out: c beta each, and above the eager limit
+// the handshake first; the last arrives alpha after it left.
+func basicLinearScatter(m Hockney, s size) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
+	t := m.Alpha
+	s.evenBlocks(func(bytes float64) { t += m.alphaFor(bytes) - m.Alpha + bytes*m.Beta })
 	return exact(t)
 }
 

@@ -1141,7 +1141,7 @@ func TestRealLibrariesAndLaunchers(t *testing.T) {
 // were identical).
 func TestRealListsWithSelectors(t *testing.T) {
 	for lib, want := range map[string][]string{
-		"ompi":  {"ompi: allreduce/", "ompi: gather/binomial ", "ompi: scatter/linear "},
+		"ompi":  {"ompi: allreduce/", "ompi: gather/binomial ", "ompi: scatter/basic_linear "},
 		"mpich": {"mpich: allreduce/", "mpich: gather/binomial ", "mpich: scatter/binomial "},
 	} {
 		stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", lib, "-s", "8", "--iterations", "1")
