@@ -194,6 +194,10 @@ type analytic struct {
 	linkBytes []float64
 }
 
+// OneAtATime implements sim.SinglePort: each NIC sends one message at a
+// time.
+func (m *analytic) OneAtATime() bool { return true }
+
 // flight is a message whose head is on its way to the receiving port.
 type flight struct {
 	id      uint32

@@ -149,6 +149,9 @@ func Execute(eng *Engine, s Schedule, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		x.p.net, x.p.eager, x.p.overhead = net, cfg.Host.EagerLimit, cfg.Host.Overhead
+		if sp, ok := net.(SinglePort); ok {
+			x.p.ordered = sp.OneAtATime()
+		}
 		x.p.freeHosts = cfg.FreeHosts
 	}
 	for r := range x.ranks {

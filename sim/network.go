@@ -52,6 +52,15 @@ type Network interface {
 	Inject(tr Transfer)
 }
 
+// SinglePort is implemented by a Network whose NICs send one message at a
+// time, each message whole (the analytic model): there a rank's data goes
+// out in the order its port is handed it. OneAtATime reports whether that
+// is so; the protocol then lets a rank's Concurrent data out in the order
+// their sends were issued, as it does other data (see protocol.go).
+type SinglePort interface {
+	OneAtATime() bool
+}
+
 // NetworkFactory builds a Network for a run of the given number of ranks.
 type NetworkFactory func(eng *Engine, sink Sink, ranks int) (Network, error)
 

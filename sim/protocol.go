@@ -17,7 +17,16 @@ package sim
 //     nearer rank). A send marked Concurrent (an algorithm that really
 //     posts its non-blocking sends at once) leaves as soon as it reaches
 //     the front, alongside the others; a send behind it waits until every
-//     message ahead of it has left.
+//     message ahead of it has left. On a network whose NICs send one
+//     message at a time (SinglePort: the analytic model), Concurrent data
+//     also goes in the order the sends were issued, waiting for an
+//     earlier send's reply as other data does: handed to its port in the
+//     order replies came back from routes of different lengths, a linear
+//     alltoall's ranks each sent first to their nearest peer, and the
+//     ports' queues made of its p-1 conflict-free rounds a schedule up to
+//     twice as long (the closed form's a + (p-1)cb on a fat-tree's two
+//     leaves took 1.97 times it; the flow model, whose NICs share, took
+//     it).
 //
 // With a Network (the analytic, flow and test networks):
 //   - A send costs its CPU the host overhead o when it is issued; then it
@@ -184,6 +193,7 @@ type protocol struct {
 	x        opSide
 	h        hosts
 	net      Network // nil in the LogGOPS model
+	ordered  bool    // net's NICs send one at a time (SinglePort): Concurrent data keeps its program order too
 	eager    int64   // the largest eager message
 	overhead Time    // with a Network: o per send and per received message
 	// freeHosts picks the messages (by tag) whose o and reduction are
@@ -486,6 +496,11 @@ func (p *protocol) push(q int, id uint32) {
 	tq.tail = id
 }
 
+// inOrder reports whether message m's data keeps its place in its send
+// queue's program order (txQueue.issued): data not Concurrent, and all
+// data on a SinglePort network.
+func (p *protocol) inOrder(m *message) bool { return !m.conc || p.ordered }
+
 // waitsForReply reports whether a send issued before number seq has its
 // reply on the way.
 func (tq *txQueue) waitsForReply(seq uint32) bool {
@@ -504,7 +519,7 @@ func (p *protocol) insertInOrder(q int, id uint32) {
 	seq := p.msgs[id].seq
 	prev := uint32(noMsg)
 	for at := tq.head; at != noMsg; prev, at = at, p.msgs[at].next {
-		if o := &p.msgs[at]; o.state != msgRequest && !o.conc && int32(o.seq-seq) > 0 {
+		if o := &p.msgs[at]; o.state != msgRequest && p.inOrder(o) && int32(o.seq-seq) > 0 {
 			p.msgs[id].next = at
 			if prev == noMsg {
 				tq.head = id
@@ -585,10 +600,10 @@ func (p *protocol) txTry(r int32, nic uint16) {
 	for tq.head != noMsg {
 		id := tq.head
 		m := &p.msgs[id]
+		if m.state != msgRequest && p.inOrder(m) && tq.waitsForReply(m.seq) {
+			break // data issued before it will be back with its reply
+		}
 		if m.state != msgRequest && !m.conc {
-			if tq.waitsForReply(m.seq) {
-				break // data issued before it will be back with its reply
-			}
 			if tq.out > 0 || tq.free > p.eng.Now() {
 				if tq.out == 0 {
 					p.arm(r, nic, tq.free)
@@ -741,7 +756,7 @@ func (p *protocol) post(id uint32) {
 		p.rendezvous++
 	}
 	q := p.h.nic(m.src, m.nic)
-	if !m.conc {
+	if p.inOrder(m) {
 		tq := &p.tx[q]
 		m.seq = tq.issued
 		tq.issued++
@@ -779,7 +794,7 @@ func (p *protocol) Delivered(id uint32) {
 		// program order.
 		m.state = msgData
 		q := p.h.nic(m.src, m.nic)
-		if m.conc {
+		if !p.inOrder(m) {
 			p.push(q, id)
 		} else {
 			tq := &p.tx[q]
@@ -841,7 +856,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 	if m.state == msgRequestIn {
 		// Rendezvous: the receive is posted; the reply tells the sender.
 		m.recv, m.state = recv, msgReplyOut
-		if !m.conc {
+		if p.inOrder(m) {
 			tq := &p.tx[p.h.nic(m.src, m.nic)]
 			tq.replying = append(tq.replying, m.seq)
 		}
