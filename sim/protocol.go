@@ -64,8 +64,6 @@ package sim
 //     request that finds the CPU free and nobody waiting starts at once.
 
 import (
-	"slices"
-
 	"github.com/collsim/collsim/sim/hugepage"
 )
 
@@ -172,13 +170,62 @@ type txQueue struct {
 	// which on routes of different lengths may be after the data of a send
 	// issued later; it is put back in its place (insertInOrder), and
 	// later data waits for it while its reply is on the way (replying: the
-	// numbers of the sends whose replies are). Data does not wait for an
-	// earlier send whose receive is not posted yet: a library's progress
-	// engine cannot send that one either, and waiting could deadlock
-	// algorithms whose sends feed independent streams (two trees).
-	issued   uint32
-	replying []uint32
+	// numbers of the sends whose replies are, less those in replied, whose
+	// replies are back). Data does not wait for an earlier send whose
+	// receive is not posted yet: a library's progress engine cannot send
+	// that one either, and waiting could deadlock algorithms whose sends
+	// feed independent streams (two trees).
+	issued            uint32
+	replying, replied seqHeap
 }
+
+// seqHeap is a min-heap of send numbers, in the order of their issue
+// (numbers wrap: a before b when int32(a-b) < 0). The send queue's
+// replying and replied make a heap with deletion: the earliest send whose
+// reply is on the way is found in O(log n), where a linear alltoall's
+// rank on a single-port network waits for up to p-1 replies at once (a
+// scan of them per message made 1,024 ranks 13% slower).
+type seqHeap []uint32
+
+func seqBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+func (h *seqHeap) push(s uint32) {
+	*h = append(*h, s)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !seqBefore(a[i], a[up]) {
+			break
+		}
+		a[i], a[up] = a[up], a[i]
+		i = up
+	}
+}
+
+func (h *seqHeap) pop() {
+	a := *h
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		m, l := i, 2*i+1
+		if l < len(a) && seqBefore(a[l], a[m]) {
+			m = l
+		}
+		if l+1 < len(a) && seqBefore(a[l+1], a[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+}
+
+// replyBack takes send seq's reply off those on the way.
+func (tq *txQueue) replyBack(seq uint32) { tq.replied.push(seq) }
 
 // matching is one rank's two MPI queues.
 type matching struct {
@@ -504,12 +551,11 @@ func (p *protocol) inOrder(m *message) bool { return !m.conc || p.ordered }
 // waitsForReply reports whether a send issued before number seq has its
 // reply on the way.
 func (tq *txQueue) waitsForReply(seq uint32) bool {
-	for _, s := range tq.replying {
-		if int32(s-seq) < 0 {
-			return true
-		}
+	for len(tq.replied) > 0 && tq.replying[0] == tq.replied[0] {
+		tq.replying.pop()
+		tq.replied.pop()
 	}
-	return false
+	return len(tq.replying) > 0 && seqBefore(tq.replying[0], seq)
 }
 
 // insertInOrder puts the data of rendezvous send id into send queue q
@@ -798,9 +844,7 @@ func (p *protocol) Delivered(id uint32) {
 			p.push(q, id)
 		} else {
 			tq := &p.tx[q]
-			i := slices.Index(tq.replying, m.seq)
-			tq.replying[i] = tq.replying[len(tq.replying)-1]
-			tq.replying = tq.replying[:len(tq.replying)-1]
+			tq.replyBack(m.seq)
 			p.insertInOrder(q, id)
 		}
 		p.txTry(m.src, m.nic)
@@ -858,7 +902,7 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 		m.recv, m.state = recv, msgReplyOut
 		if p.inOrder(m) {
 			tq := &p.tx[p.h.nic(m.src, m.nic)]
-			tq.replying = append(tq.replying, m.seq)
+			tq.replying.push(m.seq)
 		}
 		p.net.Inject(Transfer{ID: id, Src: m.dst, Dst: m.src, Tag: m.tag, Control: ControlReply})
 		return
