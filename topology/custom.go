@@ -48,6 +48,7 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 	}
 	b := newBuilder(fmt.Sprintf("custom graph of %d hosts", hosts), hosts)
 	ids := map[string]int32{}
+	var firstEdge []int // per switch (vertex id - hosts): the first edge naming it
 	vertexID := func(name string) (int32, error) {
 		if id, ok := ids[name]; ok {
 			return id, nil
@@ -71,6 +72,7 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 			return 0, fmt.Errorf("more than %d vertices", maxCustomVertices)
 		}
 		ids[name] = b.vertex(name)
+		firstEdge = append(firstEdge, -1)
 		return ids[name], nil
 	}
 	for i, e := range edges {
@@ -87,6 +89,11 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 			}
 			if err == nil {
 				b.pair(a, bv, e.LinkSpec)
+				for _, v := range []int32{a, bv} {
+					if sw := int(v) - hosts; sw >= 0 && firstEdge[sw] < 0 {
+						firstEdge[sw] = i
+					}
+				}
 			}
 		}
 		if err != nil {
@@ -99,6 +106,9 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		if t.adjStart[h] == t.adjStart[h+1] {
 			return nil, fmt.Errorf("custom graph: host h%d has no edge; join it to a switch or another host", h)
 		}
+	}
+	if err := islandSwitch(t, hosts, firstEdge); err != nil {
+		return nil, err
 	}
 	if err := t.connected(); err != nil {
 		if joinedThroughHosts(hosts, b.t.vertices, t.links) {
@@ -122,6 +132,37 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		return t.walkHops(src, dst, hopsTo(dst), nil, pickHash, h, path)
 	}
 	return t, nil
+}
+
+// islandSwitch refuses a switch in a part of the graph that no host is
+// in, at the first edge naming it: no message can cross it, and the graph
+// is not connected, which the README promises is an error (an island such
+// as "s9 s10", or a part behind a misspelled name, was accepted
+// silently). A switch with one neighbour, useless too but harmless, is
+// left alone: generated graphs have them.
+func islandSwitch(t *Topology, hosts int, firstEdge []int) error {
+	seen := make([]bool, t.vertices)
+	queue := make([]int32, 0, t.vertices)
+	for h := range hosts {
+		seen[h] = true
+		queue = append(queue, int32(h))
+	}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, id := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
+			if w := t.links[id].To; !seen[w] {
+				seen[w] = true
+				queue = append(queue, w)
+			}
+		}
+	}
+	for v := int32(hosts); v < int32(t.vertices); v++ {
+		if !seen[v] {
+			return &EdgeError{Edge: firstEdge[int(v)-hosts], Err: fmt.Errorf("switch %s is in a part of the graph that no host is in, so no message can cross it: join that part to the rest, or correct a misspelled name (hosts are h0..h%d)", t.vertexOf[v], hosts-1)}
+		}
+	}
+	return nil
 }
 
 // splitmix is one step of the SplitMix64 generator: a fresh, well-mixed

@@ -84,6 +84,9 @@ func TestCustomErrors(t *testing.T) {
 		{"self loop", 2, []Edge{e("h0", "s0"), e("s0", "s0")}, "joins s0 to itself", 1},
 		{"bad link", 2, []Edge{e("h0", "s0"), {"h1", "s0", LinkSpec{Bandwidth: 0}}}, "bandwidth must be positive", 1},
 		{"too few hosts", 1, []Edge{e("h0", "s0")}, "hosts must be 2..", -1},
+		// An island of switches (a new user's trial: accepted silently).
+		{"island", 2, []Edge{e("h0", "s0"), e("h1", "s0"), e("s9", "s10"), e("s10", "s11")}, "switch s9 is in a part of the graph that no host is in", 2},
+		{"island behind a typo", 2, []Edge{e("h0", "s0"), e("h1", "s0"), e("S0", "t1"), e("t1", "t2")}, "switch S0 is in a part", 2},
 	} {
 		_, err := Custom(c.hosts, c.edges)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
