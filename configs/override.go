@@ -76,11 +76,27 @@ func CheckOverride(o Override) error {
 	return nil
 }
 
+// OverrideError is WithOverrides' error when the machine config is valid
+// as it is and one of the overrides makes it invalid: the override is to
+// blame (a command-line --set is then a bad flag).
+type OverrideError struct{ Err error }
+
+// Error implements error.
+func (e *OverrideError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error itself.
+func (e *OverrideError) Unwrap() error { return e.Err }
+
 // WithOverrides validates the machine config data (from source) with the
-// overrides applied; errors name the override that failed.
+// overrides applied; errors name the override that failed. An error of the
+// config itself is reported as Parse reports it, at its own file and line;
+// one the overrides make is an OverrideError.
 func WithOverrides(source string, data []byte, overrides []Override) (*Machine, error) {
 	if len(overrides) == 0 {
 		return Parse(source, data)
+	}
+	if _, err := Parse(source, data); err != nil {
+		return nil, err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -137,7 +153,7 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 		msg := strings.ReplaceAll(err.Error(), "\n"+src+":", "\n"+src+" line ")
 		msg = regexp.MustCompile(`^`+regexp.QuoteMeta(src)+`:\d+: `).ReplaceAllString(msg, src+": ")
 		msg = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(src)+` line \d+: `).ReplaceAllString(msg, src+": ")
-		return nil, fmt.Errorf("%s: %s", where, msg)
+		return nil, &OverrideError{Err: fmt.Errorf("%s: %s", where, msg)}
 	}
 	if m.Name == "" || m.Name == name {
 		m.Name = name

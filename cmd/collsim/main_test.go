@@ -277,6 +277,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--goal", "x.goal", "--set", "link.bandwidth=1GB/s"}, 2, "--set does not apply: the loggops network has no machine"},
 		{[]string{"run", "--goal", "x.goal", "--routing", "valiant", "--jitter", "normal:1us", "--links", "4"}, 2, "--routing, --jitter, --links do not apply: the loggops network has no machine"},
 		{[]string{"run", "--network", "loggops", "-c", "bcast", "--set", "link.bandwidth=1GB/s"}, 2, "--set does not apply: the loggops network has no machine"},
+		// A --set value the machine refuses is a bad flag, as an unknown
+		// key is (it exited 1; a new user's trial).
+		{[]string{"run", "-m", "fattree-1024", "--set", "network.fat_tree.link.bandwidth=-1GB/s"}, 2, `network.fat_tree.link.bandwidth: bandwidth "-1GB/s" must be positive`},
+		{[]string{"run", "--set", "host.eager_limit=abc"}, 2, `host.eager_limit: "abc" does not start with a number`},
 		// An alltoall's size is split evenly over the ranks: 8 B over 3
 		// ranks is no whole 8-byte element each, so nothing would move.
 		{[]string{"run", "-c", "alltoall", "-n", "3", "-s", "8"}, 2, "--size: nothing would be sent: alltoall splits each rank's 8B evenly over 3 ranks in whole 8-byte elements: 0 elements to each"},
@@ -848,5 +852,18 @@ func TestAnalyticLinkBoundNote(t *testing.T) {
 	out, _, _ = collsim(t, "run", "--json")
 	if strings.Contains(out, "shares no link") {
 		t.Errorf("the default run got the note: %s", out)
+	}
+}
+
+// A machine file that is wrong by itself is reported at its own line, and
+// exits 1, even when --set is given (the error was put on the --set).
+func TestSetOnABadMachine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("name: x\nnetwork:\n  crossbar: {hosts: 4, link: {bandwidth: -1GB/s, latency: 1us}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := collsim(t, "run", "-m", path, "--set", "host.eager_limit=1KiB")
+	if code != 1 || !strings.Contains(errs, path+":3: network.crossbar.link.bandwidth") || strings.Contains(errs, "--set") {
+		t.Errorf("exit %d: %q; want exit 1 at %s:3, not blaming --set", code, errs, path)
 	}
 }

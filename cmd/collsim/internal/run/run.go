@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -952,7 +953,11 @@ func Machine(name string, sets []string) (*configs.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return configs.WithOverrides(source, data, overrides)
+	m, err := configs.WithOverrides(source, data, overrides)
+	if oe := (*configs.OverrideError)(nil); errors.As(err, &oe) {
+		return nil, &cmdutil.FlagError{Err: err} // a --set value the machine refuses
+	}
+	return m, err
 }
 
 // Overrides reads --set values, "PATH=VALUE" with VALUE in YAML (a number,
