@@ -358,6 +358,9 @@ func (e *Experiment) machine() (*configs.Machine, error) {
 			return nil, err
 		}
 	}
+	if m.Topology == nil {
+		return nil, optionf("Experiment.Machine has no network (a configs.Machine not made by configs.Parse, Load or Resolve); build it with one of them")
+	}
 	mc := *m
 	return &mc, nil
 }
@@ -738,8 +741,8 @@ func overTime(out []Link, ids []int, links []topology.Link, changes []network.Ra
 // Shape) and ReduceBandwidth do not apply: the schedule sets them, and
 // setting one is an error; Result.Collective is "goal".
 func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
-	if g == nil {
-		return nil, optionf("RunGOAL: no schedule (a nil *sim.GOAL); read one with sim.ParseGOAL")
+	if g == nil || g.Ranks < 1 {
+		return nil, optionf("RunGOAL: no schedule (a nil or zero *sim.GOAL); read one with sim.ParseGOAL")
 	}
 	if e.Collective != "" || e.Algorithm != "" || e.Ranks != 0 || e.Size != 0 || e.ElemSize != 0 || e.Root != 0 || e.Shape != (Shape{}) || e.ReduceBandwidth != 0 {
 		return nil, optionf("RunGOAL: the GOAL schedule is the program (its ranks, sizes and dependencies); leave Collective, Algorithm, Ranks, Size, ElemSize, Root, Shape and ReduceBandwidth unset")

@@ -10,6 +10,8 @@ import (
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/workloads/dnn"
+	"github.com/collsim/collsim/workloads/taskbench"
 )
 
 // TestExperimentLeavesTheMachine: routing, degraded links and jitter
@@ -67,6 +69,8 @@ func TestExperimentErrors(t *testing.T) {
 		{"more ranks than slots", collsim.Experiment{Ranks: 65, Size: 8}, false},
 		{"a schedule that cannot be built", collsim.Experiment{Collective: "alltoall", Algorithm: "two_procs", Ranks: 6, Size: 48}, false},
 		{"data too large to verify", collsim.Experiment{Verify: collsim.VerifyOn, Ranks: 4, Size: 1 << 40}, false},
+		// A zero configs.Machine panicked (a new user's trial).
+		{"a machine not made by configs", collsim.Experiment{Machine: &configs.Machine{}, Ranks: 4, Size: 8}, true},
 	} {
 		_, err := tc.e.Run()
 		var oe *collsim.OptionError
@@ -229,5 +233,31 @@ func TestExperimentRefusesWhatItWouldIgnore(t *testing.T) {
 		t.Errorf("on LogGOPS: %v", err)
 	} else if r.Note != "" {
 		t.Errorf("on LogGOPS: note %q; want none", r.Note)
+	}
+}
+
+// The API's other entry points refuse zero values with an error, where a
+// new user's trial found panics (RunGOAL, RunDNN) and a NaN with no error
+// (METG with no durations).
+func TestZeroValuesAreRefused(t *testing.T) {
+	var e collsim.Experiment
+	for name, run := range map[string]func() error{
+		"a zero GOAL":               func() error { _, err := e.RunGOAL(&sim.GOAL{}); return err },
+		"a DNN job without a model": func() error { _, err := e.RunDNN(dnn.Job{}, false); return err },
+		"a METG sweep of no durations": func() error {
+			_, _, _, err := e.METG(taskbench.Job{}, nil, 0, nil)
+			return err
+		},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic %v", name, r)
+				}
+			}()
+			if err := run(); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		}()
 	}
 }

@@ -476,6 +476,9 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 // crossed is false when even the shortest kernel ran at 50% or more: METG
 // is then at most the value returned (the sweep should go shorter).
 func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, done func(finished, total int)) (curve []TaskBenchPoint, metg float64, crossed bool, err error) {
+	if len(durations) == 0 {
+		return nil, 0, false, optionf("METG: no kernel durations to try; give the sweep's (collsim workload taskbench --metg halves the kernel from --metg-from, 10 ms)")
+	}
 	curve = make([]TaskBenchPoint, len(durations))
 	errs := make([]error, len(durations))
 	parallel(len(durations), workers, done, func(i int) {

@@ -176,6 +176,18 @@ func (p Params) check(c Collective) error {
 		return fmt.Errorf("segment must not be negative, not %d elements", p.Segment)
 	case c == Alltoall && p.Count > (1<<62)/int64(p.Ranks):
 		return fmt.Errorf("alltoall of %d elements per pair on %d ranks overflows", p.Count, p.Ranks)
+	case p.Count > (1<<62)/p.elemSize():
+		return fmt.Errorf("%d elements of %d B are more than 2^62 bytes", p.Count, p.elemSize())
+	}
+	return nil
+}
+
+// CheckParams reports what makes p a call no algorithm of a's collective
+// can be given (ranks, counts, sizes, root and segment out of range), as
+// Build does before anything else.
+func (a *Algorithm) CheckParams(p Params) error {
+	if err := p.check(a.Collective); err != nil {
+		return fmt.Errorf("%s: %w", a.ID(), err)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func suara(m Hockney, s size) Prediction {
 			return noForm()
 		}
 		q := p
-		q.Ranks = d
+		q.Ranks, q.Root = d, 0 // an allreduce has no root; the grid's subsets are smaller than p
 		pr, err := m.Predict(inner, q)
 		if err != nil {
 			return noForm()
@@ -190,8 +190,8 @@ func (m Hockney) Predict(a collectives.Algorithm, p collectives.Params) (Predict
 	if !ok {
 		return Prediction{}, fmt.Errorf("no closed form for %s yet", a.ID())
 	}
-	if p.Ranks < 1 {
-		return Prediction{}, fmt.Errorf("%s: ranks must be at least 1", a.ID())
+	if err := a.CheckParams(p); err != nil {
+		return Prediction{}, err // a negative count was priced, and marked exact
 	}
 	return checked(a, p, m.priced(a.ID(), sizeOf(p), f))
 }

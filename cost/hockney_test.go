@@ -305,3 +305,22 @@ func TestRendezvousFormsProperty(t *testing.T) {
 		}
 	})
 }
+
+// Predict refuses what no call can be: a negative count was priced as a
+// negative time and 2^62 elements of 8 B overflowed to one, both marked
+// exact (a new user's trial); 2^59 elements of 8 B (4 EiB) are priced.
+func TestPredictRefusesImpossibleCalls(t *testing.T) {
+	m := Hockney{Alpha: 1e-6, Beta: 80e-12, Gamma: 100e-12}
+	ring, err := collectives.Lookup(collectives.Allreduce, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []int64{-5, 1 << 60, 1<<62 + 5} {
+		if p, err := m.Predict(ring, collectives.Params{Ranks: 4, Count: c}); err == nil {
+			t.Errorf("count %d: %+v, no error", c, p)
+		}
+	}
+	if p, err := m.Predict(ring, collectives.Params{Ranks: 4, Count: 1 << 59}); err != nil || !(p.Time > 0) {
+		t.Errorf("count 2^59: %+v, %v", p, err)
+	}
+}

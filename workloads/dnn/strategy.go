@@ -227,6 +227,9 @@ func (s *Strategy) defaults() {
 func (j *Job) Check(devices int) error {
 	s := &j.Strategy
 	s.defaults()
+	if j.Model == nil {
+		return fmt.Errorf("no model: set Job.Model (dnn.Builtin's, dnn.GPT's, or a model file's)")
+	}
 	if err := j.Model.Check(); err != nil {
 		return err
 	}
