@@ -27,6 +27,27 @@ type NCCLPoint struct {
 type NCCLResult struct {
 	Ranks  int // "#  Rank  N ..." lines in the header
 	Points []NCCLPoint
+	// Test is the benchmark its "# Collective test starting: NAME" line
+	// names (all_reduce_perf, ...), "" without one; TestLine is that
+	// line's number.
+	Test     string
+	TestLine int
+}
+
+// ncclTests are the nccl-tests benchmarks of collectives collsim has.
+var ncclTests = map[string]collectives.Collective{
+	"all_reduce_perf": collectives.Allreduce, "all_gather_perf": collectives.Allgather,
+	"broadcast_perf": collectives.Bcast, "reduce_perf": collectives.Reduce,
+	"reduce_scatter_perf": collectives.ReduceScatter, "alltoall_perf": collectives.Alltoall,
+	"gather_perf": collectives.Gather, "scatter_perf": collectives.Scatter,
+}
+
+// Collective is the collective the log's benchmark ran, and whether the
+// log names one collsim has (sendrecv_perf and hypercube_perf are not
+// collectives).
+func (r *NCCLResult) Collective() (collectives.Collective, bool) {
+	c, ok := ncclTests[r.Test]
+	return c, ok
 }
 
 // Samples returns the points as timing samples.
@@ -62,6 +83,8 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 		if strings.HasPrefix(text, "#") {
 			f := strings.Fields(strings.TrimPrefix(text, "#"))
 			switch {
+			case len(f) == 4 && f[0] == "Collective" && f[1] == "test" && f[2] == "starting:":
+				res.Test, res.TestLine = f[3], line
 			case len(f) >= 2 && f[0] == "Rank":
 				res.Ranks++
 			case len(f) >= 6 && f[0] == "size" && f[1] == "count":

@@ -179,7 +179,7 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	b.WriteString("# nThread 1 nGpus 1 minBytes 64 maxBytes 67108864 step: 4(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n")
+	b.WriteString("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 64 maxBytes 67108864 step: 4(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n")
 	for r := range 8 {
 		fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on     node%02d device  0 [0x07] NVIDIA H100\n", r, 100+r, r)
 	}
@@ -229,6 +229,13 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "--ranks", "16")
 	if code != 2 || !strings.Contains(stderr, "--ranks 16: "+file+" ran on 8 ranks; leave --ranks out, the log says") {
 		t.Errorf("--ranks 16 on a log of 8 ranks: exit %d, %s", code, stderr)
+	}
+	// A log of another collective than -c: it fitted all_reduce_perf's
+	// times through a bcast's form (alpha 23.3 us for 5 us; a new user's
+	// trial), as the OSU path already refused.
+	_, stderr, code = collsim(t, "calibrate", "--nccl", file, "-c", "bcast", "-a", "binomial")
+	if code != 2 || !strings.Contains(stderr, "-c bcast: "+file+":1 is all_reduce_perf's output, times of allreduce; give -c allreduce") {
+		t.Errorf("-c bcast on all_reduce_perf's log: exit %d, %s", code, stderr)
 	}
 }
 

@@ -334,6 +334,10 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 			// alpha and beta, without a word.)
 			return cost.HockneyFit{}, "", cmdutil.Flagf("--ranks %d: %s ran on %d ranks; leave --ranks out, the log says", ranks, ncclFile, res.Ranks)
 		}
+		if c, ok := res.Collective(); ok && string(c) != coll {
+			// (It fitted all_reduce_perf's times through a bcast's form.)
+			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s:%d is %s's output, times of %s; give -c %s", coll, ncclFile, res.TestLine, res.Test, c, c)
+		}
 		samples = res.Samples()
 	} else {
 		file = osuFile
