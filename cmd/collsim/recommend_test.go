@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -156,5 +157,26 @@ func TestModelBestPricesWhatTheMachineCharges(t *testing.T) {
 	out, _, _ = collsim(t, "run", "-m", ov, "-a", "rabenseifner", "-n", "256", "-s", "4KiB")
 	if !strings.Contains(out, "it leaves out the hosts' overhead o and gap g, which this machine charges; routes differ here") {
 		t.Errorf("run's closed-form line:\n%s", out)
+	}
+}
+
+// model --alpha prices the rendezvous handshake at two of the alpha given,
+// as the machine's own is two of its alpha: a linear bcast of 1 MiB on 2
+// ranks with alpha 10 us and beta 0.1 ns/B takes a + 2a + n beta =
+// 30 us + 104.8576 us = 134.8576 us (by hand; the handshake stayed 2 us,
+// twice the machine's alpha: 116.8576 us).
+func TestModelAlphaMovesTheHandshake(t *testing.T) {
+	out, stderr, code := collsim(t, "model", "-c", "bcast", "-n", "2", "-s", "1MiB", "--alpha", "1e-5", "--beta", "1e-10", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rows []struct {
+		Times map[string]float64 `json:"times_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got, want := rows[0].Times["linear"], 134.8576e-6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("linear bcast: %.10g s, want %.10g", got, want)
 	}
 }

@@ -117,7 +117,10 @@ reduction rate) unless given.`,
 				pricing := collsim.NewPricing(m, place, block)
 				h := &pricing.Flat
 				if cmd.Flags().Changed("alpha") {
-					h.Alpha = alpha
+					// The rendezvous handshake is a request's and a reply's
+					// latency: two of the alpha given (it stayed twice the
+					// machine's; a new user's trial).
+					h.Alpha, h.Handshake = alpha, 2*alpha
 				}
 				if cmd.Flags().Changed("beta") {
 					h.Beta = beta
