@@ -87,7 +87,7 @@ func (n *Noise) LongestDetour() (Time, string) {
 // their CPU work factor times slower.
 func (n *Noise) SetStragglers(count int, factor float64) error {
 	if count < 0 || !(factor >= 1) || factor > 1e6 {
-		return fmt.Errorf("stragglers: %d ranks %gx slower; need a count >= 0 and a factor of at least 1", count, factor)
+		return fmt.Errorf("stragglers: %d ranks %gx slower; need a count >= 0 and a factor from 1 to 1e6", count, factor)
 	}
 	n.Stragglers, n.Factor = count, factor
 	return nil

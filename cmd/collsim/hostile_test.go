@@ -226,6 +226,9 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--placment", "random"}, code: 2, want: `did you mean.*--placement\b`},
 	{args: []string{"model", "--size", "8"}, code: 2, want: `did you mean.*--sizes\b`},
 	{args: []string{"tune", "--collective", "bcast"}, code: 2, want: `did you mean.*--collectives\b`},
+	// A misspelled collective was said to have no Open MPI algorithm, from
+	// a list without gather and scatter.
+	{args: []string{"tune", "-c", "allredcue"}, code: 2, want: `"allredcue" is not a collective; choose from allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`, limit: fast},
 	{args: []string{"topo", "--machin", "xc40"}, code: 2, want: `did you mean.*--machine\b`},
 	{args: []string{"validate", "--max-eror", "0.1"}, code: 2, want: `did you mean.*--max-error\b`},
 	{args: []string{"calibrate", "--osu-latncy", hf("osu-latency.txt")}, code: 2, want: `did you mean.*--osu-latency\b`},
@@ -278,6 +281,9 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--network", "flow", "--routing", "nosuch"}, code: 2, want: `nosuch|routing`},
 	{args: []string{"run", "--routing", "valiant"}, code: 2, want: `flow`},
 	{args: []string{"run", "--network", "flow", "--jitter", "normal:-1ns"}, code: 2, want: `jitter`},
+	// The unit, not the sign, is what is wrong with 1h (a new user's
+	// trial: "a positive duration").
+	{args: []string{"run", "--network", "flow", "--jitter", "normal:1h"}, code: 2, want: `--jitter "normal:1h": duration "1h": unknown or missing unit "h"`, limit: fast},
 	{args: []string{"run", "--network", "flow", "--jitter", "gauss:1ns"}, code: 2, want: `jitter`},
 	{args: []string{"run", "--network", "flow", "--links", "-1"}, code: 2, want: `links`},
 	{args: []string{"run", "--degrade", "garbage"}, code: 2, want: `degrade`},
@@ -296,7 +302,7 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--stragglers", "2"}, code: 2, want: `stragglers`},
 	{args: []string{"run", "--stragglers", "2:0.5"}, code: 2, want: `stragglers`},
 	{args: []string{"run", "--stragglers", "-1:2"}, code: 2, want: `stragglers`},
-	{args: []string{"run", "--stragglers", "1:1e300"}, code: 2, want: `stragglers`},
+	{args: []string{"run", "--stragglers", "1:1e300"}, code: 2, want: `a factor from 1 to 1e6`},
 	// More slow ranks than ranks: a flag value out of range of another
 	// flag, as --root 70 is (2 in TestBadInput).
 	{args: []string{"run", "-n", "4", "-s", "64", "--stragglers", "10:2"}, code: 2, want: `stragglers`},

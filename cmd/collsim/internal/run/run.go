@@ -619,9 +619,17 @@ func printLinks(streams *cmdutil.IO, links []collsim.Link) error {
 // parseJitter reads --jitter.
 func parseJitter(v string) (network.Jitter, error) {
 	kind, d, ok := strings.Cut(v, ":")
-	sigma, err := configs.ParseDuration(d)
-	if !ok || err != nil || sigma <= 0 || kind != "normal" && kind != "lognormal" {
+	if !ok || kind != "normal" && kind != "lognormal" {
 		return network.Jitter{}, cmdutil.Flagf("--jitter %q: want normal:SIGMA or lognormal:MEDIAN with a positive duration, e.g. normal:200ns", v)
+	}
+	sigma, err := configs.ParseDuration(d)
+	switch {
+	case err != nil:
+		// Say what is wrong with the duration (a unit it does not know,
+		// 1h, was blamed on its sign).
+		return network.Jitter{}, cmdutil.Flagf("--jitter %q: %v", v, err)
+	case sigma <= 0:
+		return network.Jitter{}, cmdutil.Flagf("--jitter %q: the duration must be positive, e.g. %s:200ns", v, kind)
 	}
 	return network.Jitter{Sigma: sigma, Lognormal: kind == "lognormal"}, nil
 }

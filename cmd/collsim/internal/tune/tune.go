@@ -65,7 +65,19 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			for _, name := range strings.Split(colls, ",") {
 				c := collectives.Collective(strings.TrimSpace(name))
 				if len(candidates(c)) == 0 {
-					return cmdutil.Flagf("--collectives: %q has no algorithm in common with Open MPI's coll/tuned; choose from allreduce, bcast, reduce, allgather, reduce_scatter, alltoall, barrier", name)
+					// The list is the registry's (it named 7 when gather and
+					// scatter had gained Open MPI's algorithms too).
+					var tunable []string
+					for _, k := range collectives.Collectives {
+						if len(candidates(k)) > 0 {
+							tunable = append(tunable, string(k))
+						}
+					}
+					what := "has no algorithm in common with Open MPI's coll/tuned"
+					if !slices.Contains(collectives.Collectives, c) {
+						what = "is not a collective"
+					}
+					return cmdutil.Flagf("--collectives: %q %s; choose from %s", name, what, strings.Join(tunable, ", "))
 				}
 				cs = append(cs, c)
 			}
