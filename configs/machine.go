@@ -924,6 +924,9 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 		}
 	case n.Kind != yaml.ScalarNode:
 		bad("want a single value, not %s", kind)
+	case isInteger(t) && n.Tag == "!!float" && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
+		// yaml.v3 tags digits past int64 a float: a whole number, too large.
+		bad("%s is too large", lines.Quote(n.Value))
 	case isInteger(t) && n.Tag != "!!int":
 		bad("%s is not a whole number", lines.Quote(n.Value))
 	case isInteger(t) && overflowsInt(n.Value, t):

@@ -197,6 +197,10 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:5: network.torus.dims: 3.9 is not a whole number"}},
 		{"fractional ranks per host", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
 			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is not a whole number`}},
+		// Digits past int64, which yaml.v3 tags a float: too large, not a
+		// fraction (a new user's trial).
+		{"hosts past int64", "network:\n  crossbar:\n    hosts: 99999999999999999999999\n    link: {bandwidth: 1GB/s, latency: 1us}\n",
+			[]string{`bad.yaml:3: network.crossbar.hosts: "99999999999999999999999" is too large`}},
 		{"taper 0", "network:\n  fat_tree:\n    k: 4\n    levels: 2\n    taper: 0\n    link: {bandwidth: 1GB/s, latency: 0}\n",
 			[]string{"bad.yaml:5: network.fat_tree.taper: fat-tree: taper must be a ratio of at least 1", "not 0"}},
 		{"ranks per host 0", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 0\n",

@@ -240,10 +240,13 @@ func keptUplinks(k int, taper float64) (int, error) {
 			whole = append(whole, strconv.Itoa(t))
 		}
 	}
+	// The nearest tapers as numbers a config takes (within the 0.1% above),
+	// each with the uplinks it keeps: "8/6 = 1.333" was copied as 8/6,
+	// which is not a number.
 	var near []string
 	for _, n := range []float64{math.Floor(float64(k) / taper), math.Ceil(float64(k) / taper)} {
-		if n >= 1 && (len(near) == 0 || near[0] != fmt.Sprintf("%d/%g = %.4g", k, n, float64(k)/n)) {
-			near = append(near, fmt.Sprintf("%d/%g = %.4g", k, n, float64(k)/n))
+		if s := fmt.Sprintf("%.4g (%d/%g: %g kept)", float64(k)/n, k, n, n); n >= 1 && (len(near) == 0 || near[0] != s) {
+			near = append(near, s)
 		}
 	}
 	return 0, fmt.Errorf("fat-tree: taper %g would keep %d/%g = %.3g of each leaf switch's %d uplinks, but tapering removes whole uplinks: the taper must be %d/u for u uplinks kept (whole ratios: %s; nearest: %s), or taper by bandwidth instead",

@@ -166,8 +166,8 @@ func TestTaperErrors(t *testing.T) {
 		mode  string
 		want  string
 	}{
-		{"3 does not divide 32", 32, 2, 3, TaperLinks, "whole ratios: 1, 2, 4, 8, 16, 32; nearest: 32/10 = 3.2, 32/11 = 2.909"},
-		{"more than k", 4, 2, 8, "", "whole ratios: 1, 2, 4; nearest: 4/1 = 4"},
+		{"3 does not divide 32", 32, 2, 3, TaperLinks, "whole ratios: 1, 2, 4, 8, 16, 32; nearest: 3.2 (32/10: 10 kept), 2.909 (32/11: 11 kept)"},
+		{"more than k", 4, 2, 8, "", "whole ratios: 1, 2, 4; nearest: 4 (4/1: 1 kept)"},
 		{"one level", 4, 1, 2, TaperLinks, "1-level tree is one switch with no uplinks to taper"},
 		{"one level by bandwidth", 4, 1, 2, TaperBandwidth, "1-level tree"},
 		{"below one", 4, 2, 0.5, TaperBandwidth, "ratio of at least 1"},
