@@ -115,7 +115,7 @@ func runTime(t *testing.T, algo, ranks, size string) float64 {
 
 func TestTuneBadInput(t *testing.T) {
 	expectErrors(t, []badCase{
-		{[]string{"tune", "-c", "gather2"}, 2, "no algorithm in common with Open MPI"},
+		{[]string{"tune", "-c", "gather2"}, 2, `"gather2" is not a collective; choose from allreduce`},
 		{[]string{"tune", "-n", "1"}, 2, "--ranks 1: 1 is too few"},
 		{[]string{"tune", "-n", "128"}, 1, "--ranks 128: 128 does not fit on small"}, // README: exit 1, as run
 		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},

@@ -233,20 +233,41 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
 }
 
+// librarySet are the options a library's choice sets itself, whatever
+// was asked: its segments, and the algorithms inside its compositions
+// (--segment 4 and --inner ring with -a ompi changed nothing, silently;
+// a new user's trial). --overlap and --root still apply to what it runs.
+var librarySet = []string{"segment", "inner", "intra", "groups", "steps"}
+
 // OptionsApply refuses the algorithm options among f's flags that were set
 // and that none of algos (a comma-separated list of collective c's
 // algorithms; "" its default) takes: a flag that changes nothing must say
-// so. A library's choice (-a ompi) picks its algorithm as the call comes,
-// so the options are let through with it, as are names that are not
-// algorithms (their own error says so).
+// so. A library's choice (-a ompi) picks its algorithm as the call comes:
+// with libraries alone, the options they set themselves are refused, and
+// the others let through; names that are neither algorithms nor
+// libraries are let through too (their own error says so).
 func OptionsApply(f *pflag.FlagSet, c collectives.Collective, algos string) error {
 	var list []collectives.Algorithm
+	var libraries []string
 	for _, name := range strings.Split(cmp.Or(algos, collectives.DefaultAlgorithm(c)), ",") {
-		a, err := collectives.Lookup(c, strings.TrimSpace(name))
+		name = strings.TrimSpace(name)
+		if collectives.IsSelector(name) {
+			libraries = append(libraries, name)
+			continue
+		}
+		a, err := collectives.Lookup(c, name)
 		if err != nil {
 			return nil
 		}
 		list = append(list, a)
+	}
+	if len(list) == 0 {
+		for _, opt := range librarySet {
+			if fl := f.Lookup(opt); fl != nil && fl.Changed && fl.Value.String() != fl.DefValue {
+				return Flagf("--%s does not apply with -a %s: the library's rules choose it themselves (name an algorithm to set it)", opt, strings.Join(libraries, ","))
+			}
+		}
+		return nil
 	}
 	for _, opt := range collectives.Options {
 		// The node and group sizes describe the machine, as a machine

@@ -9,8 +9,8 @@ import (
 )
 
 // TestOptionsApply: an option is let through when some algorithm of the
-// run takes it, with a library's choice (which picks its own), and for the
-// machine's node and group sizes; refused when none takes it.
+// run takes it, and for the machine's node and group sizes; refused when
+// none takes it, and with libraries alone the options they set themselves.
 func TestOptionsApply(t *testing.T) {
 	for _, tc := range []struct {
 		c     collectives.Collective
@@ -19,7 +19,15 @@ func TestOptionsApply(t *testing.T) {
 		ok    bool
 	}{
 		{collectives.Allreduce, "ring,segmented_ring", []string{"--segment", "64"}, true},
-		{collectives.Allreduce, "ompi", []string{"--segment", "64"}, true},
+		// A library sets its segments and inner algorithms itself: they
+		// changed nothing, silently (a new user's trial); --overlap and
+		// --root apply to what it runs, and with an algorithm in the list
+		// the option is that algorithm's.
+		{collectives.Allreduce, "ompi", []string{"--segment", "64"}, false},
+		{collectives.Allreduce, "ompi5,mpich", []string{"--inner", "ring"}, false},
+		{collectives.Allreduce, "ompi", []string{"--overlap"}, true},
+		{collectives.Bcast, "mpich4", []string{"--root", "3"}, true},
+		{collectives.Allreduce, "ompi,segmented_ring", []string{"--segment", "64"}, true},
 		{collectives.Allreduce, "ring", []string{"--node-size", "4", "--group-size", "8"}, true},
 		{collectives.Bcast, "", []string{"--root", "3"}, true},
 		{collectives.Allreduce, "suara", []string{"--groups", "2", "--steps", "3", "--inner", "ring"}, true},
