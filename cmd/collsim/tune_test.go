@@ -116,6 +116,8 @@ func runTime(t *testing.T, algo, ranks, size string) float64 {
 func TestTuneBadInput(t *testing.T) {
 	expectErrors(t, []badCase{
 		{[]string{"tune", "-c", "gather2"}, 2, `"gather2" is not a collective; choose from allreduce`},
+		// Empty alltoalls were tuned under the sizes asked; run refuses them.
+		{[]string{"tune", "-c", "alltoall", "-n", "48", "-s", "8,64"}, 2, "--sizes: alltoall on 48 ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole 8-byte elements; give sizes of 384B or more"},
 		{[]string{"tune", "-n", "1"}, 2, "--ranks 1: 1 is too few"},
 		{[]string{"tune", "-n", "128"}, 1, "--ranks 128: 128 does not fit on small"}, // README: exit 1, as run
 		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},
@@ -254,5 +256,27 @@ func TestTuneNeverSlowerThanTheFixedRule(t *testing.T) {
 		if c.FixedTime > 0 && c.Time > c.FixedTime*(1+1e-12) {
 			t.Errorf("%s %d B: tune chose %s (%g s), slower than the fixed rule's %s (%g s)", c.Collective, c.SizeBytes, c.Fastest, c.Time, c.Fixed, c.FixedTime)
 		}
+	}
+}
+
+// Sizes of which an alltoall would send nothing (8 B to 64 B over 16
+// ranks: 0 elements a pair) are skipped with a note, not tuned under the
+// size asked (a new user's trial); the rules start at the first size
+// tuned, 128 B, and cover from 0.
+func TestTuneSkipsEmptyAlltoalls(t *testing.T) {
+	out, stderr, code := collsim(t, "tune", "-c", "alltoall", "-n", "16", "-s", "8..256")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{"8B", "16B", "32B", "64B"} {
+		if !strings.Contains(stderr, "note: skipped: alltoall of "+s+" on 16 ranks: nothing would be sent (a multiple of 128B moves everything)") {
+			t.Errorf("no note for %s:\n%s", s, stderr)
+		}
+		if strings.Contains(out, "alltoall    16     "+s+" ") {
+			t.Errorf("a row for %s:\n%s", s, out)
+		}
+	}
+	if strings.Count(stderr, "note: skipped") != 4 || !strings.Contains(out, "alltoall    16     128B") {
+		t.Errorf("want 4 notes and a row for 128B:\n%s%s", out, stderr)
 	}
 }

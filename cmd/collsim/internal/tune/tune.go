@@ -93,9 +93,12 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if big := slices.Max(ss); big > maxTuneSize {
 				return cmdutil.Flagf("--sizes %s: tune simulates every candidate, segment by segment, and sizes above %s would take days; use collsim model for closed forms at any size", configs.FormatBytes(big), configs.FormatBytes(maxTuneSize))
 			}
-			results, err := tuneAll(m, cs, ps, ss, elem, prune)
+			results, skipped, err := tuneAll(m, cs, ps, ss, elem, prune)
 			if err != nil {
 				return err
+			}
+			for _, s := range skipped {
+				fmt.Fprintf(streams.Err, "note: skipped: %s\n", s)
 			}
 			var rules bytes.Buffer
 			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sizes)
@@ -181,8 +184,10 @@ type point struct {
 // tuneAll simulates every candidate at every point, two points at a time
 // per core. Each simulation has its own engine, so the results do not
 // depend on the order they finish in.
-func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int64, elem int64, prune float64) ([]point, error) {
-	var pts []point
+func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int64, elem int64, prune float64) (pts []point, skipped []string, err error) {
+	// A size of which nothing would move (an alltoall's 8 B over 16
+	// ranks: 0 elements a pair) is skipped with a note, as real's lists
+	// skip it; tune simulated such empty calls under the size asked.
 	for _, c := range cs {
 		sizes := ss
 		if c == collectives.Barrier {
@@ -190,7 +195,21 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 		}
 		for _, p := range ps {
 			for _, s := range sizes {
+				// A size of which nothing would move (an alltoall's 8 B
+				// over 48 ranks) is refused, as run refuses it; tune
+				// tuned such empty calls under the size asked.
+				params, err := collsim.Call(c, p, s, elem, 0)
+				if err != nil {
+					return nil, nil, err
+				}
+				if _, err := collsim.Shortfall(c, params, s); err != nil {
+					skipped = append(skipped, fmt.Sprintf("%s of %s on %d ranks: nothing would be sent (a multiple of %s moves everything)", c, configs.FormatBytes(s), p, configs.FormatBytes(elem*int64(p))))
+					continue
+				}
 				pts = append(pts, point{c: c, ranks: p, size: s})
+			}
+			if len(pts) == 0 || pts[len(pts)-1].c != c || pts[len(pts)-1].ranks != p {
+				return nil, nil, cmdutil.Flagf("--sizes: %s on %d ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole %d-byte elements; give sizes of %s or more", c, p, elem, configs.FormatBytes(elem*int64(p)))
 			}
 		}
 	}
@@ -211,10 +230,10 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return pts, nil
+	return pts, skipped, nil
 }
 
 func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
