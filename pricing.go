@@ -1,6 +1,7 @@
 package collsim
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/collsim/collsim/collectives"
@@ -162,10 +163,16 @@ func (pr Pricing) ExactHere(pred cost.Prediction, kind string, alike bool) bool 
 func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pred cost.Prediction, kind string, alike bool, err error) {
 	m := pr.Machine
 	o, g := m.Host.Overhead.Seconds(), m.Gap.Seconds()
-	switch {
-	case (o > 0 || g > 0) && cost.HasLogGP(a):
+	if (o > 0 || g > 0) && cost.HasLogGP(a) {
 		pred, err = pr.Flat.PredictLogGP(a, p, o, g)
-		return pred, "LogGP", pr.Uniform, err
+		if !errors.Is(err, cost.ErrNoClosedForm) {
+			return pred, "LogGP", pr.Uniform, err
+		}
+		// No LogGP form for this call (recursive doubling on 7 ranks):
+		// the form below, which leaves o and g out and says so, rather
+		// than none (model printed "-" where the Hockney bound exists).
+	}
+	switch {
 	case cost.HasLevels(a) && pr.Blocks:
 		pred, err = pr.Levels.Predict(a, p)
 		return pred, "levels", pr.LevelsUniform, err

@@ -180,3 +180,30 @@ func TestModelAlphaMovesTheHandshake(t *testing.T) {
 		t.Errorf("linear bcast: %.10g s, want %.10g", got, want)
 	}
 }
+
+// Where an algorithm's LogGP form does not cover the call (recursive
+// doubling on 7 ranks, not a power of two), model gives its Hockney form,
+// marked as leaving o out, as it does for algorithms with no LogGP form;
+// it printed "-", no form, where the Hockney bound exists (a new user's
+// trial). On 8 ranks the LogGP form prices it.
+func TestModelFallsBackFromLogGP(t *testing.T) {
+	for _, tc := range []struct {
+		ranks   string
+		leftOut bool
+	}{{"7", true}, {"8", false}} {
+		out, stderr, code := collsim(t, "model", "-c", "allreduce", "-n", tc.ranks, "-s", "8", "--json", "-m", "../../configs/examples/fattree-1024-overhead.yaml")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var rows []struct {
+			Times   map[string]float64 `json:"times_s"`
+			LeftOut map[string]bool    `json:"host_costs_left_out"`
+		}
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if !(rows[0].Times["recursive_doubling"] > 0) || rows[0].LeftOut["recursive_doubling"] != tc.leftOut {
+			t.Errorf("%s ranks: recursive doubling %g s, o left out %v; want a time, left out %v", tc.ranks, rows[0].Times["recursive_doubling"], rows[0].LeftOut["recursive_doubling"], tc.leftOut)
+		}
+	}
+}
