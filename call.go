@@ -60,17 +60,28 @@ func Shortfall(c collectives.Collective, p collectives.Params, asked int64) (not
 	if c != collectives.Alltoall || moved == asked {
 		return "", nil
 	}
-	per := p.ElemSize * int64(p.Ranks)
+	per := AlltoallQuantum(p.ElemSize, p.Ranks)
 	each := fmt.Sprintf("%d elements", p.Count)
 	if p.Count == 1 {
 		each = "1 element"
 	}
 	note = fmt.Sprintf("alltoall splits each rank's %s evenly over %s in whole %d-byte elements: %s to each, %s in all (%s is not sent; a multiple of %s moves everything)",
-		configs.FormatBytes(asked), RankCount(p.Ranks), p.ElemSize, each, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), configs.FormatBytes(per))
+		configs.FormatBytes(asked), RankCount(p.Ranks), p.ElemSize, each, configs.FormatBytes(moved), configs.FormatBytes(asked-moved), per)
 	if p.Count == 0 {
 		return "", optionf("--size: nothing would be sent: %s", note)
 	}
 	return note, nil
+}
+
+// AlltoallQuantum is the size whose multiples an alltoall of elements of
+// elem bytes on ranks ranks moves whole: one element to each rank, in
+// words ("more than 2^63 bytes" where that overflows: absurd element sizes
+// were told "a multiple of 0B").
+func AlltoallQuantum(elem int64, ranks int) string {
+	if elem > math.MaxInt64/int64(max(ranks, 1)) {
+		return "more than 2^63 bytes"
+	}
+	return configs.FormatBytes(elem * int64(ranks))
 }
 
 // RankCount says n ranks in words: "1 rank", "4 ranks".

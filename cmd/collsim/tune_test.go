@@ -117,7 +117,7 @@ func TestTuneBadInput(t *testing.T) {
 	expectErrors(t, []badCase{
 		{[]string{"tune", "-c", "gather2"}, 2, `"gather2" is not a collective; choose from allreduce`},
 		// Empty alltoalls were tuned under the sizes asked; run refuses them.
-		{[]string{"tune", "-c", "alltoall", "-n", "48", "-s", "8,64"}, 2, "--sizes: alltoall on 48 ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole 8-byte elements; give sizes of 384B or more"},
+		{[]string{"tune", "-c", "alltoall", "-n", "48", "-s", "8,64"}, 2, "--sizes: alltoall on 48 ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole 8-byte elements; give a multiple of 384B"},
 		{[]string{"tune", "-n", "1"}, 2, "--ranks 1: 1 is too few"},
 		{[]string{"tune", "-n", "128"}, 1, "--ranks 128: 128 does not fit on small"}, // README: exit 1, as run
 		{[]string{"tune", "-s", "lots"}, 2, "--sizes"},

@@ -203,13 +203,13 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 					return nil, nil, err
 				}
 				if _, err := collsim.Shortfall(c, params, s); err != nil {
-					skipped = append(skipped, fmt.Sprintf("%s of %s on %d ranks: nothing would be sent (a multiple of %s moves everything)", c, configs.FormatBytes(s), p, configs.FormatBytes(elem*int64(p))))
+					skipped = append(skipped, fmt.Sprintf("%s of %s on %d ranks: nothing would be sent (a multiple of %s moves everything)", c, configs.FormatBytes(s), p, collsim.AlltoallQuantum(elem, p)))
 					continue
 				}
 				pts = append(pts, point{c: c, ranks: p, size: s})
 			}
 			if len(pts) == 0 || pts[len(pts)-1].c != c || pts[len(pts)-1].ranks != p {
-				return nil, nil, cmdutil.Flagf("--sizes: %s on %d ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole %d-byte elements; give sizes of %s or more", c, p, elem, configs.FormatBytes(elem*int64(p)))
+				return nil, nil, cmdutil.Flagf("--sizes: %s on %d ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole %d-byte elements; give a multiple of %s", c, p, elem, collsim.AlltoallQuantum(elem, p))
 			}
 		}
 	}
