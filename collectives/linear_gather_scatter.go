@@ -58,88 +58,51 @@ func (s *linearSyncGather) step(b *builder) bool {
 	return true
 }
 
-// linearNbScatter is Open MPI's linear_nb scatter
-// (ompi_coll_base_scatter_intra_linear_nb, coll_base_scatter.c, with its
-// default of no limit on requests): the root posts a non-blocking send of
-// every rank's block at once, in rank order 0, 1, ..., p-1, and waits for
-// them all; they leave together through its port.
-type linearNbScatter struct {
-	r, p, root int
-	n          int64
-	done       bool
+// rankOrderLinear is Open MPI's linear gather and scatter, which take the
+// other ranks in rank order 0, 1, ..., p-1 (collsim's linear ones start
+// from the root's neighbour and post everything at once):
+//   - basic_linear (ompi_coll_base_gather_intra_basic_linear,
+//     ompi_coll_base_scatter_intra_basic_linear): the root receives
+//     (sends) one block after another, each call blocking, so that above
+//     the eager limit each block's handshake waits for the call before it;
+//   - linear_nb (ompi_coll_base_scatter_intra_linear_nb, with its default
+//     of no limit on requests; nonblocking): the root posts a non-blocking
+//     send of every rank's block at once and waits for them all; they
+//     leave together through its port.
+//
+// The other ranks send (receive) their block.
+type rankOrderLinear struct {
+	c           Collective
+	r, p, root  int
+	n           int64
+	nonblocking bool
+	done        bool
 }
 
-func (s *linearNbScatter) step(b *builder) bool {
+func (s *rankOrderLinear) step(b *builder) bool {
 	if s.done {
 		return false
 	}
 	s.done = true
+	mine := block(0, s.n, s.p, s.r)
 	if s.r != s.root {
-		b.recv(s.root, 0, block(0, s.n, s.p, s.r))
-		return true
-	}
-	for i := range s.p {
-		if i != s.root {
-			b.sendConcurrent(i, 0, block(0, s.n, s.p, i))
+		if s.c == Gather {
+			b.send(s.root, 0, mine)
+		} else {
+			b.recv(s.root, 0, mine)
 		}
-	}
-	return true
-}
-
-// basicLinearGather is Open MPI's basic_linear gather
-// (ompi_coll_base_gather_intra_basic_linear): every other rank sends its
-// block to the root, which receives them in rank order, one blocking
-// receive after another. Eager blocks arrive whenever they are sent; above
-// the eager limit each block's handshake waits for the receive before it,
-// so the blocks come one after another, each a reply's latency apart.
-type basicLinearGather struct {
-	r, p, root int
-	n          int64
-	done       bool
-}
-
-func (s *basicLinearGather) step(b *builder) bool {
-	if s.done {
-		return false
-	}
-	s.done = true
-	if s.r != s.root {
-		b.send(s.root, 0, block(0, s.n, s.p, s.r))
 		return true
 	}
 	prev := int32(-1)
 	for i := range s.p {
-		if i != s.root {
-			prev = b.recv(i, 0, block(0, s.n, s.p, i), prev)
-		}
-	}
-	return true
-}
-
-// basicLinearScatter is Open MPI's basic_linear scatter
-// (ompi_coll_base_scatter_intra_basic_linear): the root sends each other
-// rank its block in rank order 0, 1, ..., p-1, one blocking send after
-// another, so that a send above the eager limit starts its handshake only
-// once the send before it is complete.
-type basicLinearScatter struct {
-	r, p, root int
-	n          int64
-	done       bool
-}
-
-func (s *basicLinearScatter) step(b *builder) bool {
-	if s.done {
-		return false
-	}
-	s.done = true
-	if s.r != s.root {
-		b.recv(s.root, 0, block(0, s.n, s.p, s.r))
-		return true
-	}
-	prev := int32(-1)
-	for i := range s.p {
-		if i != s.root {
-			prev = b.send(i, 0, block(0, s.n, s.p, i), prev)
+		switch theirs := block(0, s.n, s.p, i); {
+		case i == s.root:
+		case s.c == Gather:
+			prev = b.recv(i, 0, theirs, prev)
+		case s.nonblocking:
+			b.sendConcurrent(i, 0, theirs)
+		default:
+			prev = b.send(i, 0, theirs, prev)
 		}
 	}
 	return true

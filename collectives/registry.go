@@ -456,13 +456,13 @@ func init() {
 			Summary: "Every rank sends its block to the root, which receives them in rank order, one blocking receive after another. Open MPI's basic_linear: the same as the linear gather for eager blocks; above the eager limit each block's handshake waits for the receive before it, so the blocks arrive one after another.",
 			Cost:    "a + (p-1)/p nb; above the eager limit (p-1)(2a + nb/p) + a",
 			newRank: func(p Params, r int) stepper {
-				return &basicLinearGather{r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &rankOrderLinear{c: Gather, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Scatter, Name: "basic_linear",
 			Summary: "The root sends each rank its block in rank order 0, 1, ..., p-1, one blocking send after another. Open MPI's basic_linear: back to back out of one port, and above the eager limit each send's handshake starts only once the send before it is complete.",
 			Cost:    "a + (p-1)/p nb, plus 2a for each block above the eager limit",
 			newRank: func(p Params, r int) stepper {
-				return &basicLinearScatter{r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &rankOrderLinear{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count}
 			}},
 		{Collective: Gather, Name: "linear_sync",
 			Summary: "The root takes the ranks one at a time, in rank order: it sends each an empty go-ahead and waits for the first segment of its block (--segment elements; by default the whole block, then an empty message for the rest) before the next; the rest arrives meanwhile. Open MPI's linear_sync: p-1 round trips in a row, but never more than one rank's first segment heading for the root at once.",
@@ -474,7 +474,7 @@ func init() {
 			Summary: "The root posts a non-blocking send of every rank's block at once, to ranks 0, 1, ..., p-1 in turn, and waits for them all: p-1 messages out of one port. Open MPI's linear_nb (with its default of no limit on requests).",
 			Cost:    "a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper {
-				return &linearNbScatter{r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &rankOrderLinear{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count, nonblocking: true}
 			}},
 		{Collective: Barrier, Name: "tree",
 			Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
