@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,5 +279,56 @@ func TestTuneSkipsEmptyAlltoalls(t *testing.T) {
 	}
 	if strings.Count(stderr, "note: skipped") != 4 || !strings.Contains(out, "alltoall    16     128B") {
 		t.Errorf("want 4 notes and a row for 128B:\n%s%s", out, stderr)
+	}
+}
+
+// The rules file measures sizes as Open MPI reads one
+// (coll_tuned_decision_dynamic.c, v4.1.8 = v5.0.10): dsize times scount
+// times the ranks for allgather, alltoall, gather and scatter, that is -s
+// itself; it was written in the fixed decisions' measure, a rank's block
+// (a pair's for alltoall), p times too small, so that Open MPI switched
+// algorithms p times too early (an audit). Each rule after the first
+// starts at the -s of the first size whose choice it takes (on a machine
+// that charges o, so that the rules take the fastest everywhere).
+func TestTuneRulesFileMeasure(t *testing.T) {
+	changes := 0
+	for _, c := range []string{"scatter", "gather", "allgather", "alltoall"} {
+		out, stderr, code := collsim(t, "tune", "-m", "../../configs/examples/fattree-1024-overhead.yaml", "-c", c, "-n", "16", "-s", "1KiB..4MiB", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c, code, stderr)
+		}
+		var r struct {
+			Choices []struct {
+				Size    int64 `json:"size_bytes"`
+				Number  int   `json:"ompi_algorithm"`
+				Segment int64 `json:"segment_bytes"`
+			} `json:"choices"`
+			Rules string `json:"rules"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		var want []int64 // where the choice changes, in -s
+		for i, ch := range r.Choices {
+			if i == 0 || ch.Number != r.Choices[i-1].Number || ch.Segment != r.Choices[i-1].Segment {
+				want = append(want, ch.Size)
+			}
+		}
+		want[0] = 0
+		var got []int64 // the rules' first column ("bytes algorithm fan segment" lines)
+		for _, line := range strings.Split(r.Rules, "\n") {
+			if f := strings.Fields(line); len(f) == 4 && !strings.Contains(line, "#") {
+				var b int64
+				fmt.Sscan(f[0], &b)
+				got = append(got, b)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: rules start at %v B, the choices change at %v B:\n%s", c, got, want, r.Rules)
+		}
+		changes += len(want) - 1
+	}
+	if changes == 0 {
+		t.Error("no choice changed with the size: the test proves nothing")
 	}
 }

@@ -40,9 +40,11 @@ collective, rank count and message size asked for, on the analytic network of
 the machine, and keeps the fastest. It prints each choice beside Open MPI 4.1's
 fixed rule and its simulated time, and writes the choices as a rules file for
   mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE
-Consecutive sizes with the same winner become one rule. Message sizes are
-measured as Open MPI's tuned decisions measure them (the vector; each rank's
-part for allgather; the bytes per pair for alltoall). An algorithm whose
+Consecutive sizes with the same winner become one rule. The rules file
+measures sizes as Open MPI reads it (coll_tuned_decision_dynamic.c): the
+vector, and for allgather, alltoall, gather and scatter a rank's count times
+the ranks, as -s gives them; the table's fixed rules measure a rank's block
+(a pair's for alltoall), as Open MPI's fixed decisions do. An algorithm whose
 closed form says it is at least --prune times slower than the best closed
 form is not simulated (the pruned column counts them; on a machine that
 charges a per-message overhead or gap, only the forms that price it set
@@ -158,17 +160,22 @@ func candidates(c collectives.Collective) []collectives.Algorithm {
 
 // point is one (collective, ranks, size) and what tuning found there.
 type point struct {
-	c       collectives.Collective
-	ranks   int
-	size    int64
-	bytes   int64 // in Open MPI's measure
-	best    collectives.Algorithm
-	params  collectives.Params
-	time    float64
-	fixed   string  // Open MPI's fixed choice
-	fixedT  float64 // its simulated time; NaN if collsim cannot run it
-	skipped []string
-	pruned  int // candidates not simulated: closed form far above the best
+	c     collectives.Collective
+	ranks int
+	size  int64
+	bytes int64 // in the measure of Open MPI's fixed decisions
+	// rulesBytes is the size in the measure of its rules files
+	// (coll_tuned_decision_dynamic.c): the whole vector, or for
+	// allgather, alltoall, gather and scatter a rank's count times the
+	// ranks, where the fixed decisions take one rank's or one pair's.
+	rulesBytes int64
+	best       collectives.Algorithm
+	params     collectives.Params
+	time       float64
+	fixed      string  // Open MPI's fixed choice
+	fixedT     float64 // its simulated time; NaN if collsim cannot run it
+	skipped    []string
+	pruned     int // candidates not simulated: closed form far above the best
 	// zeroOverhead says the choice wins only on a machine that charges
 	// nothing per message, and what wins with a modest overhead: robust,
 	// with its parameters, which the rules file takes (a real MPI library
@@ -242,6 +249,7 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		return err
 	}
 	pt.bytes, _ = collectives.OmpiMessageBytes(pt.c, params)
+	pt.rulesBytes = params.SizeBytes(pt.c)
 	place, err := m.Place(pt.ranks, "", 1)
 	if err != nil {
 		return err
@@ -370,7 +378,7 @@ type Choice struct {
 	Collective    string   `json:"collective"`
 	Ranks         int      `json:"ranks"`
 	SizeBytes     int64    `json:"size_bytes"`
-	OmpiBytes     int64    `json:"ompi_message_bytes"` // the size as Open MPI's decision measures it
+	OmpiBytes     int64    `json:"ompi_message_bytes"` // the size as Open MPI's fixed decisions measure it (its rules file: size_bytes)
 	Fastest       string   `json:"fastest"`
 	OmpiNumber    int      `json:"ompi_algorithm"` // coll_tuned's number of the fastest
 	SegmentBytes  int64    `json:"segment_bytes"`
@@ -419,7 +427,7 @@ func merge(pts []point) []collectives.OmpiRules {
 		seg := collectives.OmpiSegmentBytes(alg, params)
 		by := out[len(out)-1].BySize
 		rules := by[pt.ranks]
-		from := pt.bytes
+		from := pt.rulesBytes // a rules file's measure: 1 KiB of scatter on 16 ranks was written as 64 B
 		if len(rules) == 0 {
 			from = 0
 		}
