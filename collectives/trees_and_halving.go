@@ -512,7 +512,7 @@ func (s *binomialGatherScatter) scatter(b *builder) bool {
 	case 1: // hand each child its subtree, largest first
 		for s.mask >>= 1; s.mask >= 1; s.mask >>= 1 {
 			if s.v+s.mask < s.p {
-				b.send(s.abs(s.v+s.mask), ceilLog2(s.mask+1), s.rotated(s.v+s.mask, min(s.v+2*s.mask, s.p)), s.last)
+				s.last = b.send(s.abs(s.v+s.mask), ceilLog2(s.mask+1), s.rotated(s.v+s.mask, min(s.v+2*s.mask, s.p)), s.last)
 				return true
 			}
 		}

@@ -12,9 +12,10 @@ import "github.com/collsim/collsim/collectives"
 // messages all pay the handshake is priced with alpha + Handshake, one
 // whose messages all go eagerly with alpha, and one with both kinds lies
 // between the two (a handshake never makes a message earlier), so it is
-// priced as a bound (except where a rank posts messages of both kinds at
-// once, see scatter/binomial below). The handshakes of one rank's
-// concurrent sends overlap
+// priced as a bound (the binomial scatter's, whose eager sends once left
+// while a larger one waited for its handshake, needed a margin until its
+// sends became one blocking send after another, as the libraries' are).
+// The handshakes of one rank's concurrent sends overlap
 // (their requests leave together), and so do a pipeline's (the next
 // segment's request travels while the last one's data leaves), which the
 // substitution takes as the forms' own structure does; the simulation
@@ -65,17 +66,7 @@ func (m Hockney) priced(id string, s size, f formula) Prediction {
 		return f(rndv, s)
 	}
 	e, r := f(eager, s), f(rndv, s)
-	up := r.Time
-	if id == "scatter/binomial" {
-		// A rank posts its children's subtrees at once, largest first:
-		// the eager (smaller) ones leave while the largest waits for its
-		// handshake, and hold it up by at most their bytes, the
-		// (sub/2 + sub/4 + ... < sub) blocks below one subtree of sub
-		// blocks: (p-1) blocks over the levels in all.
-		hi, _ := s.block(s.p)
-		up += float64(s.p-1) * hi * m.Beta
-	}
-	return Prediction{Time: up, Lower: e.Lower}
+	return Prediction{Time: r.Time, Lower: e.Lower}
 }
 
 // serialHandshakes are the pipelines that post the receive of a segment
