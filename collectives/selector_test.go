@@ -126,6 +126,37 @@ func TestOmpiTablePicks(t *testing.T) {
 		{lib: "ompi", c: Scatter, ranks: 10, elem: 8, count: 10 * 131072, want: "basic_linear"},
 		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 63, want: "binomial"},
 		{lib: "ompi", c: Scatter, ranks: 64, elem: 8, count: 64 * 64, want: "linear_nb"},
+		// Every row's steps at their boundaries, in bytes a rank (1-byte
+		// elements): the rows an audit's mutants survived.
+		// Gather, 4 <= size < 8: 8192 binomial, 32768 basic_linear, 262144
+		// linear_sync; 256 <= size < 512: < 2048 binomial; 512 and more:
+		// binomial.
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 8191, want: "basic_linear"},
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 8192, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 32767, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 32768, want: "basic_linear"},
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 262143, want: "basic_linear"},
+		{lib: "ompi", c: Gather, ranks: 5, elem: 1, count: 5 * 262144, want: "linear_sync"},
+		{lib: "ompi", c: Gather, ranks: 300, elem: 1, count: 300 * 2047, want: "binomial"},
+		{lib: "ompi", c: Gather, ranks: 600, elem: 1, count: 600 * 4096, want: "binomial"},
+		// Scatter, 4 <= size < 8: < 2048 binomial, < 4096 basic_linear,
+		// < 8192 binomial, < 32768 basic_linear, < 1048576 linear_nb, else
+		// basic_linear; 16 <= size < 32: < 16384 binomial, < 32768
+		// basic_linear, else linear_nb; 32 <= size < 64: < 512 binomial,
+		// < 8192 linear_nb, < 16384 binomial, else linear_nb.
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 2047, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 2048, want: "basic_linear"},
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 4096, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 8192, want: "basic_linear"},
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 32768, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 5, elem: 1, count: 5 * 1048576, want: "basic_linear"},
+		{lib: "ompi", c: Scatter, ranks: 20, elem: 1, count: 20 * 16383, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 20, elem: 1, count: 20 * 16384, want: "basic_linear"},
+		{lib: "ompi", c: Scatter, ranks: 20, elem: 1, count: 20 * 32768, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 40, elem: 1, count: 40 * 511, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 40, elem: 1, count: 40 * 8191, want: "linear_nb"},
+		{lib: "ompi", c: Scatter, ranks: 40, elem: 1, count: 40 * 8192, want: "binomial"},
+		{lib: "ompi", c: Scatter, ranks: 40, elem: 1, count: 40 * 16384, want: "linear_nb"},
 		// MPICH: binomial gather and scatter at every size, node-aware or
 		// not (MPIR_Gather_intra_auto, MPIR_Scatter_intra_auto; MPICH 4's
 		// composition alpha calls the same).

@@ -324,3 +324,39 @@ func TestPredictRefusesImpossibleCalls(t *testing.T) {
 		t.Errorf("count 2^59: %+v, %v", p, err)
 	}
 }
+
+// Open MPI's linear gathers and scatters take the other ranks in rank
+// order 0, 1, ..., p-1, whatever the root (collsim's own linear ones start
+// from the root's neighbour): above the eager limit, where each block
+// waits for the call before it or for its port, the ranks other than the
+// root finish in that order. 4 ranks, root 2, blocks of 128 KiB.
+func TestRankOrderLinearOrder(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6}
+	cross, err := topology.Crossbar(4, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceBlock, 4, 4, 1, 0)
+	net, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"gather/basic_linear", "gather/linear_sync", "scatter/basic_linear", "scatter/linear_nb"} {
+		c, name, _ := strings.Cut(id, "/")
+		a, err := collectives.Lookup(collectives.Collective(c), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := a.Build(collectives.Params{Ranks: 4, Count: 4 << 14, Root: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: sim.HostParams{EagerLimit: 64 << 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := res.Finish; !(f[0] < f[1] && f[1] < f[3]) {
+			t.Errorf("%s: ranks 0, 1, 3 finish at %v, %v, %v; want that order", id, f[0], f[1], f[3])
+		}
+	}
+}
