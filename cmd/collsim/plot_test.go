@@ -57,6 +57,13 @@ big,tree,2048,0.004,1
 	if code != 0 || !strings.Contains(stderr, "1 rows whose link.bandwidth or time_s is not a finite number left out") || !strings.Contains(stderr, "1 rows with a value of 0 or less on a log axis left out") {
 		t.Errorf("units: exit %d: %s", code, stderr)
 	}
+	// NaN or Inf in the first row is a point left out like any other (it
+	// refused the whole table as not numbers; a new user's trial).
+	first := filepath.Join(dir, "f.csv")
+	os.WriteFile(first, []byte("size,time_s\n8,NaN\n16,2e-6\n32,3e-6\n"), 0o644)
+	if _, stderr, code := collsim(t, "plot", first, "--x", "size", "--y", "time_s", "-o", filepath.Join(dir, "f.svg")); code != 0 || !strings.Contains(stderr, "1 rows whose size or time_s is not a finite number left out") {
+		t.Errorf("NaN in the first row: exit %d: %s", code, stderr)
+	}
 	// JSON Lines whose later objects have more keys: the earlier rows
 	// have no value there (they used to index past their end and panic).
 	jl := filepath.Join(dir, "k.jsonl")

@@ -89,6 +89,13 @@ func (t *Table) line(r int) string { return fmt.Sprintf("%s:%d", t.Name, r+2) }
 // them (a size in bytes, a bandwidth in bytes per second, a duration in
 // seconds: a sweep's axis "100Gbit/s" is 1.25e10). Infinities and NaN are
 // not numbers to draw.
+// nonFinite reports whether cell is a number that is not finite (NaN,
+// inf): a value of a column of numbers, not a column of words.
+func nonFinite(cell string) bool {
+	f, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+	return err == nil && (math.IsNaN(f) || math.IsInf(f, 0))
+}
+
 func number(cell string) (float64, bool) {
 	f, err := strconv.ParseFloat(cell, 64)
 	if err != nil {
@@ -274,7 +281,10 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		yv, oky := number(row[y])
 		if !okx || !oky {
 			bad++
-			if bad == 1 && r == 0 {
+			// A first row that is not numbers at all names the wrong
+			// column; NaN or inf there is a point like any other left
+			// out (it refused the whole table; a new user's trial).
+			if bad == 1 && r == 0 && !(okx || nonFinite(row[x])) || bad == 1 && r == 0 && !(oky || nonFinite(row[y])) {
 				return nil, nil, cmdutil.Flagf("%s: %s=%q, %s=%q: --x and --y need columns of numbers", t.line(r), o.X, row[x], o.Y, row[y])
 			}
 			continue

@@ -279,6 +279,13 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 		ax  *plot.Axis
 	}{{p.LogX, &pl.X}, {p.LogY, &pl.Y}} {
 		switch {
+		case !a.log && a.ax.Min == a.ax.Max && a.ax.Min != 0:
+			// A linear axis of one value v gonum widens to v-1..v+1: 285.6
+			// us of a sweep whose every row took that was drawn at "0.0"
+			// on a -0.8..0.8 s axis (a new user's trial). From 0 to 2v
+			// puts it in the middle, with 0 in sight.
+			v := a.ax.Min
+			a.ax.Min, a.ax.Max = min(0, 2*v), max(0, 2*v)
 		case !a.log:
 		case a.ax.Min <= 0 || a.ax.Min > a.ax.Max: // nothing drawn: Min is +Inf
 			a.ax.Min, a.ax.Max = 1, 10

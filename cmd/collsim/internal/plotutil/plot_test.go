@@ -175,3 +175,24 @@ func TestLegendFitsTheFigure(t *testing.T) {
 		}
 	}
 }
+
+// A linear axis of one value v runs from 0 to 2v (or 2v to 0): gonum's
+// v-1..v+1 drew 285.6 us at "0.0" on a -0.8..0.8 axis (a new user's
+// trial). A log axis of one value keeps its factor of two each way.
+func TestAxisOfOneValue(t *testing.T) {
+	for _, tc := range []struct {
+		y      float64
+		log    bool
+		lo, hi float64
+	}{{285.6e-6, false, 0, 571.2e-6}, {-3, false, -6, 0}, {285.6e-6, true, 142.8e-6, 571.2e-6}} {
+		p := Panel{Title: "t", XLabel: "x", YLabel: "y", LogY: tc.log, Lines: []Series{{Name: "a", X: []float64{1, 2, 4}, Y: []float64{tc.y, tc.y, tc.y}}}}
+		n := 0
+		pl, err := p.plot(map[string]int{}, &n, &plot.Legend{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(pl.Y.Min-tc.lo) > 1e-12 || math.Abs(pl.Y.Max-tc.hi) > 1e-12 {
+			t.Errorf("y %g (log %v): axis %g..%g, want %g..%g", tc.y, tc.log, pl.Y.Min, pl.Y.Max, tc.lo, tc.hi)
+		}
+	}
+}
