@@ -456,6 +456,10 @@ func (p *goalParser) parse() error {
 	if !ok {
 		return &GOALError{File: p.file, Line: max(p.line, 1), Msg: "empty schedule: expected \"num_ranks <N>\""}
 	}
+	if bytes.HasPrefix(p.text[p.pos:], []byte{0x1f, 0x8b}) {
+		// gzip's magic number: its bytes were printed as the word found.
+		return &GOALError{File: p.file, Line: p.line, Msg: "the file is gzip-compressed: decompress it first (gunzip), collsim reads GOAL text"}
+	}
 	if err := p.expect("num_ranks"); err != nil {
 		return err
 	}
@@ -763,6 +767,12 @@ func (p *goalParser) statement(r, index int, op *parsedOp) (bool, error) {
 		if label != nil {
 			p.pos -= len(first)
 			return false, p.errf("expected send, recv or calc after label %q, found %q", label, p.found(first))
+		}
+		if _, defined := p.lookup(first); !defined && string(first) == "rank" {
+			// A block whose "}" is missing runs into the next one, whose
+			// "rank" read as an undefined label (a new user's trial).
+			p.pos = startPos
+			return false, p.errf("\"rank\" inside rank %d's block: is the \"}\" closing rank %d's block missing before this line?", r, r)
 		}
 		return false, p.dependency(first, startPos)
 	}

@@ -64,6 +64,13 @@ big,tree,2048,0.004,1
 	if _, stderr, code := collsim(t, "plot", first, "--x", "size", "--y", "time_s", "-o", filepath.Join(dir, "f.svg")); code != 0 || !strings.Contains(stderr, "1 rows whose size or time_s is not a finite number left out") {
 		t.Errorf("NaN in the first row: exit %d: %s", code, stderr)
 	}
+	// run --json's output, a JSON document, read as CSV said "bare \" in
+	// non-quoted-field"; it is named for what it is.
+	doc := filepath.Join(dir, "r.json")
+	os.WriteFile(doc, []byte("[\n  {\"ranks\": 4, \"time_s\": 1e-6}\n]\n"), 0o644)
+	if _, stderr, code := collsim(t, "plot", doc, "--x", "ranks", "--y", "time_s", "-o", filepath.Join(dir, "r.svg")); code == 0 || !strings.Contains(stderr, "JSON, not CSV (run --json's output?)") {
+		t.Errorf("a JSON document: exit %d: %s", code, stderr)
+	}
 	// JSON Lines whose later objects have more keys: the earlier rows
 	// have no value there (they used to index past their end and panic).
 	jl := filepath.Join(dir, "k.jsonl")

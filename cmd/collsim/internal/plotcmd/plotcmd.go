@@ -4,6 +4,7 @@ package plotcmd
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -164,7 +165,12 @@ func ReadTable(name string, r io.Reader) (*Table, error) {
 		}
 		return t, nil
 	}
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(64); len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0 && strings.ContainsRune("[{", rune(bytes.TrimLeft(head, " \t\r\n\ufeff")[0])) {
+		// JSON read as CSV failed with "bare \" in non-quoted-field".
+		return nil, fmt.Errorf("%s: JSON, not CSV (run --json's output?): give a CSV with a header (run --csv, a sweep's output), or JSON Lines named .jsonl", name)
+	}
+	cr := csv.NewReader(br)
 	recs, err := cr.ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
