@@ -360,3 +360,24 @@ func TestRankOrderLinearOrder(t *testing.T) {
 		}
 	}
 }
+
+// linear_sync's rest follows its first segment once that send is
+// complete: 2 ranks, blocks of 8 KiB, a first segment of 4 KiB, both
+// above an eager limit of 1 KiB, a route latency a of 1.5 us and 10 GB/s.
+// By hand: the go-ahead reaches rank 1 at a; the first segment's request,
+// reply and data take it to 4a + 4096 beta, its last byte leaving at 3a +
+// 4096 beta; only then does the rest's request leave, whose reply is back
+// at 5a + 4096 beta and whose data arrives at 6a + 8192 beta = 9.8192 us.
+// (The rest's request sent at once, beside the first's, gave 4a + 8192
+// beta: an audit's surviving mutant.)
+func TestLinearSyncRestWaitsForTheFirstSegment(t *testing.T) {
+	a, err := collectives.Lookup(collectives.Gather, "linear_sync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6}
+	got := simulateEager(t, a, collectives.Params{Ranks: 2, Count: 2048, Segment: 512}, link, 0, 1024)
+	if want := sim.FromSeconds(6*1.5e-6 + 8192e-10); got != want {
+		t.Errorf("simulated %v, want %v", got, want)
+	}
+}
