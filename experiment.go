@@ -773,7 +773,7 @@ func (e *Experiment) RunGOAL(g *sim.GOAL) (*Result, error) {
 	}
 	wall := time.Since(start).Seconds()
 	if err != nil {
-		return nil, runError(e.goalClockHint(err, g, cfg, m))
+		return nil, runError(e.goalClockHint(g.Locate(err), g, cfg, m))
 	}
 	out := &Result{Collective: "goal", Network: net, Seed: e.Seed, Ranks: g.Ranks, Noise: cfg.Noise != nil, Partitions: res.Partitions}
 	if net != LogGOPS && g.NICs > 1 {

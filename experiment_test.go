@@ -2,6 +2,8 @@ package collsim_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -259,5 +261,37 @@ func TestZeroValuesAreRefused(t *testing.T) {
 				t.Errorf("%s: no error", name)
 			}
 		}()
+	}
+}
+
+// A deadlock in a GOAL file names each pending op's line, where the
+// message's op index is the op's place after its rank's reordering: in
+// rank 0, "a" (line 3) requires "b" (line 4), written after it, so a is
+// op 1 of the program but the file's first op (a new user's trial).
+func TestGOALDeadlockNamesTheLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dl.goal")
+	if err := os.WriteFile(path, []byte("num_ranks 2\nrank 0 {\na: recv 8b from 1\nb: calc 5\na requires b\n}\nrank 1 {\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := sim.ParseGOALFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, net := range []string{collsim.LogGOPS, collsim.Analytic} {
+		_, err := (&collsim.Experiment{Network: net}).RunGOAL(g)
+		if err == nil || !strings.Contains(err.Error(), "rank 0 op 1 ("+path+":3) recv 8B from 1") {
+			t.Errorf("%s: %v; want rank 0 op 1 at %s:3", net, err, path)
+		}
+	}
+	// Written in order, op 1 is the second op written: line 4.
+	inOrder := filepath.Join(t.TempDir(), "io.goal")
+	if err := os.WriteFile(inOrder, []byte("num_ranks 2\nrank 0 {\nx: calc 5\na: recv 8b from 1\na requires x\n}\nrank 1 {\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = sim.ParseGOALFile(inOrder, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&collsim.Experiment{}).RunGOAL(g); err == nil || !strings.Contains(err.Error(), "rank 0 op 1 ("+inOrder+":4) recv 8B from 1") {
+		t.Errorf("in order: %v; want rank 0 op 1 at %s:4", err, inOrder)
 	}
 }

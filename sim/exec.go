@@ -892,6 +892,7 @@ type PendingOp struct {
 	Index int32 // program index; -1 for a message nobody received
 	Op    string
 	State string
+	Where string // "file:line" of the op, where a file wrote it (GOAL.Locate); else ""
 }
 
 // DeadlockError reports a schedule that cannot finish: the blocked ranks and
@@ -907,6 +908,9 @@ type DeadlockError struct {
 
 const maxPendingReported = 1000
 
+// pendingShown is how many pending ops a DeadlockError's message names.
+const pendingShown = 8
+
 // Error lists the blocked ranks and the first pending ops, one clause each.
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
@@ -915,13 +919,14 @@ func (e *DeadlockError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "unmatched messages at %v: every rank finished but messages were never received", e.At)
 	}
-	const shown = 8
 	for i, p := range e.Pending {
-		if i == shown {
-			fmt.Fprintf(&b, "; and %d more", len(e.Pending)-shown+e.Omitted)
+		if i == pendingShown {
+			fmt.Fprintf(&b, "; and %d more", len(e.Pending)-pendingShown+e.Omitted)
 			break
 		}
-		if p.Index >= 0 {
+		if p.Index >= 0 && p.Where != "" {
+			fmt.Fprintf(&b, "; rank %d op %d (%s) %s: %s", p.Rank, p.Index, p.Where, p.Op, p.State)
+		} else if p.Index >= 0 {
 			fmt.Fprintf(&b, "; rank %d op %d %s: %s", p.Rank, p.Index, p.Op, p.State)
 		} else {
 			fmt.Fprintf(&b, "; at rank %d, %s: %s", p.Rank, p.Op, p.State)

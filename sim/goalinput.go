@@ -182,3 +182,46 @@ func (m *mappedInput) advance(n int) {
 		m.progress(int64(m.pos), int64(len(m.data)))
 	}
 }
+
+// Locate names, in a DeadlockError of a run of g, where the file wrote
+// each pending op its message shows ("file:line"): the error names an op
+// by its index in its rank's program, which a rank whose dependencies
+// point forward has reordered, and a user looks for it in the file (a
+// new user's trial). It reads the file again, once, and only on such an
+// error; err is returned as it is otherwise, or where the file cannot be
+// read again (standard input).
+func (g *GOAL) Locate(err error) error {
+	var de *DeadlockError
+	if !errors.As(err, &de) || g.file == "" || g.file == "-" {
+		return err
+	}
+	want := map[[2]int32]int{}
+	for i, p := range de.Pending {
+		if i == pendingShown {
+			break
+		}
+		if p.Index >= 0 {
+			want[[2]int32{p.Rank, p.Index}] = 0
+		}
+	}
+	if len(want) == 0 {
+		return err
+	}
+	f, oerr := os.Open(g.file)
+	if oerr != nil {
+		return err
+	}
+	defer f.Close()
+	p := newGOALParser(bufio.NewReaderSize(f, goalBuffer(f)), g.file)
+	p.opLines = want
+	if p.parse() != nil {
+		return err // changed since: leave the error as it was
+	}
+	for i := range de.Pending {
+		pe := &de.Pending[i]
+		if line := want[[2]int32{pe.Rank, pe.Index}]; line > 0 {
+			pe.Where = fmt.Sprintf("%s:%d", g.file, line)
+		}
+	}
+	return err
+}

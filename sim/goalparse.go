@@ -50,10 +50,14 @@ type goalParser struct {
 	// numbered[i] is 1 + the op labelled l<i>, the labels that Schedgen
 	// and collsim write: a slice look-up instead of a map insert per op.
 	numbered []int32
-	defined  []int      // line of each op of the current rank, for error messages
-	edges    []goalEdge // the current rank's dependencies, as read
-	seen     []int32    // finishRank's marks of dependencies already listed
-	ops      []parsedOp // the current rank's ops, as read
+	defined  []int // line of each op of the current rank, for error messages
+	// opLines, when not nil, asks for the lines of some ops (rank and
+	// index in the rank's program, as stored) and receives them
+	// (GOAL.Locate's second reading of the file).
+	opLines map[[2]int32]int
+	edges   []goalEdge // the current rank's dependencies, as read
+	seen    []int32    // finishRank's marks of dependencies already listed
+	ops     []parsedOp // the current rank's ops, as read
 	// Scratch for finishRank, reused from rank to rank.
 	count, list, order, newIndex []int32
 	// The ranks stored since their users were last listed (fillUsers):
@@ -1259,6 +1263,9 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 	if err != nil {
 		return err
 	}
+	if p.opLines != nil {
+		p.noteLines(r, n)
+	}
 	p.commit(r)
 	// Counted once each (a repeat, or an irequires of a required op, is
 	// not one), before their users are listed.
@@ -1273,6 +1280,24 @@ func (p *goalParser) finishRank(r int, ops []parsedOp) error {
 		return p.fillUsers(r + 1)
 	}
 	return nil
+}
+
+// noteLines records, for the ops of rank r (n of them) asked for in
+// p.opLines, the line that defined each: the op at index k of the rank's
+// program is the k-th read (storeInOrder) or the one sortAndStore's order
+// put there.
+func (p *goalParser) noteLines(r, n int) {
+	sorted := !(finishInOrder && edgesInOrder(p.edges))
+	for key := range p.opLines {
+		if int(key[0]) != r || key[1] < 0 || int(key[1]) >= n {
+			continue
+		}
+		read := key[1]
+		if sorted {
+			read = p.order[read]
+		}
+		p.opLines[key] = p.defined[read]
+	}
 }
 
 // maxDeps is the most dependencies a schedule may have: a users list's

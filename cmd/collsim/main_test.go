@@ -422,7 +422,7 @@ func TestGOALBadInput(t *testing.T) {
 	os.WriteFile(deadlock, []byte("num_ranks 2\nrank 0 {\nl1: recv 8b from 1\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\nl2: send 8b to 0\nl2 requires l1\n}\n"), 0o644)
 	cases := []badCase{
 		{[]string{"run", "--goal", bad}, 1, bad + `:3:6: expected a size in bytes such as 1024b, found "8"`},
-		{[]string{"run", "--goal", deadlock}, 3, "deadlock at 0s: 2 of 2 ranks cannot finish (ranks 0,1); rank 0 op 0 recv 8B from 1 tag 0: posted; no matching send arrived"},
+		{[]string{"run", "--goal", deadlock}, 3, "deadlock at 0s: 2 of 2 ranks cannot finish (ranks 0,1); rank 0 op 0 (" + deadlock + ":3) recv 8B from 1 tag 0: posted; no matching send arrived"},
 		{[]string{"run", "--goal", filepath.Join(dir, "none.goal")}, 1, "no such file"},
 		{[]string{"run", "--network", "analytic", "--L", "1us"}, 2, "--L, --o, --g, --G, --O, --S and --reduce-bandwidth set the loggops network"},
 		{[]string{"run", "--network", "loggops", "--G", "fast"}, 2, "--G (time per byte)"},
