@@ -183,28 +183,31 @@ func (m *mappedInput) advance(n int) {
 	}
 }
 
-// Locate names, in a DeadlockError of a run of g, where the file wrote
-// each pending op its message shows ("file:line"): the error names an op
-// by its index in its rank's program, which a rank whose dependencies
-// point forward has reordered, and a user looks for it in the file (a
-// new user's trial). It reads the file again, once, and only on such an
-// error; err is returned as it is otherwise, or where the file cannot be
-// read again (standard input).
+// Locate names, in a DeadlockError or a TruncationError of a run of g,
+// where the file wrote each op its message shows ("file:line"): the error
+// names an op by its index in its rank's program, which a rank whose
+// dependencies point forward has reordered, and a user looks for it in
+// the file (a new user's trial). It reads the file again, once, and only
+// on such an error; err is returned as it is otherwise, or where the file
+// cannot be read again (standard input).
 func (g *GOAL) Locate(err error) error {
 	var de *DeadlockError
-	if !errors.As(err, &de) || g.file == "" || g.file == "-" {
-		return err
-	}
+	var te *TruncationError
 	want := map[[2]int32]int{}
-	for i, p := range de.Pending {
-		if i == pendingShown {
-			break
+	switch {
+	case errors.As(err, &de):
+		for i, p := range de.Pending {
+			if i == pendingShown {
+				break
+			}
+			if p.Index >= 0 {
+				want[[2]int32{p.Rank, p.Index}] = 0
+			}
 		}
-		if p.Index >= 0 {
-			want[[2]int32{p.Rank, p.Index}] = 0
-		}
+	case errors.As(err, &te):
+		want[[2]int32{te.Rank, te.Op}], want[[2]int32{te.Src, te.Send}] = 0, 0
 	}
-	if len(want) == 0 {
+	if len(want) == 0 || g.file == "" || g.file == "-" {
 		return err
 	}
 	f, oerr := os.Open(g.file)
@@ -217,11 +220,18 @@ func (g *GOAL) Locate(err error) error {
 	if p.parse() != nil {
 		return err // changed since: leave the error as it was
 	}
-	for i := range de.Pending {
-		pe := &de.Pending[i]
-		if line := want[[2]int32{pe.Rank, pe.Index}]; line > 0 {
-			pe.Where = fmt.Sprintf("%s:%d", g.file, line)
+	at := func(rank, op int32) string {
+		if line := want[[2]int32{rank, op}]; line > 0 {
+			return fmt.Sprintf("%s:%d", g.file, line)
 		}
+		return ""
+	}
+	if de != nil {
+		for i := range de.Pending {
+			de.Pending[i].Where = at(de.Pending[i].Rank, de.Pending[i].Index)
+		}
+	} else {
+		te.RecvWhere, te.SendWhere = at(te.Rank, te.Op), at(te.Src, te.Send)
 	}
 	return err
 }

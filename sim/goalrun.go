@@ -497,11 +497,21 @@ type TruncationError struct {
 	Recv      string // the receive, described
 	Bytes     int64  // the message's size
 	Src, Send int32  // the send's rank and op
+	// RecvWhere and SendWhere are "file:line" of the two ops, where a
+	// file wrote them (GOAL.Locate); else "".
+	RecvWhere, SendWhere string
 }
 
 func (e *TruncationError) Error() string {
-	return fmt.Sprintf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d: larger than the receive (MPI_ERR_TRUNCATE)",
-		e.Rank, e.Op, e.Recv, e.Bytes, e.Src, e.Send)
+	recv, send := e.Recv, ""
+	if e.RecvWhere != "" {
+		recv += ", " + e.RecvWhere
+	}
+	if e.SendWhere != "" {
+		send = " (" + e.SendWhere + ")"
+	}
+	return fmt.Sprintf("rank %d op %d (%s) matched a message of %d bytes from rank %d op %d%s: larger than the receive (MPI_ERR_TRUNCATE)",
+		e.Rank, e.Op, recv, e.Bytes, e.Src, e.Send, send)
 }
 
 // index is the index in rank r's program of the op in slot.

@@ -214,7 +214,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"study", "lp", "-n", "2..8", "-s", "64KiB,1MiB"}, 2, "study lp takes one size (-s); the rank count is what varies"},
 		// A message larger than its receive is the schedule's mistake, as
 		// a deadlock is (3; it was 1, a new user's trial found).
-		{[]string{"run", "--goal", trunc}, 3, "rank 1 op 0 (recv 10B from 0 tag 0) matched a message of 100 bytes from rank 0 op 0: larger than the receive (MPI_ERR_TRUNCATE)"},
+		// Each op with the line that wrote it (as a deadlock's are).
+		{[]string{"run", "--goal", trunc}, 3, "rank 1 op 0 (recv 10B from 0 tag 0, " + trunc + ":6) matched a message of 100 bytes from rank 0 op 0 (" + trunc + ":3): larger than the receive (MPI_ERR_TRUNCATE)"},
 		{[]string{"run", "--goal", trunc, "--network", "analytic"}, 3, "larger than the receive (MPI_ERR_TRUNCATE)"},
 		// Files are read with a bound, and a refused line is quoted cut
 		// short; a bad file is bad input (1), not a bad flag (2).
