@@ -48,7 +48,7 @@ func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h
 	h.Gamma = m.Host.ReducePsPerByte * 1e-12
 	// Above the eager limit a message waits for its request to reach the
 	// receiver and the reply to come back: two route latencies.
-	h.Handshake, h.EagerLimit = 2*h.Alpha, float64(m.Host.EagerLimit)
+	h.Handshake, h.EagerLimit = cost.HandshakeOf(h.Alpha), float64(m.Host.EagerLimit)
 	return h, uniform
 }
 

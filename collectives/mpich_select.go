@@ -1,6 +1,9 @@
 package collectives
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // MPICH's choices. Two releases, since MPICH changed how it chooses:
 //
@@ -209,7 +212,8 @@ func mpich4Flat(c Collective, p Params) (string, Params, string, error) {
 	case Gather, Scatter:
 		// ch4/generic.json picks composition alpha on every intra
 		// communicator, which calls the netmod's, the MPIR level's.
-		return "binomial", p, fmt.Sprintf("intra: MPIR_%s_intra_binomial, at every size (ch4/generic.json's composition alpha calls it: MPIDI_%s_intra_composition_alpha)", map[Collective]string{Gather: "Gather", Scatter: "Scatter"}[c], map[Collective]string{Gather: "Gather", Scatter: "Scatter"}[c]), nil
+		name := strings.ToUpper(string(c[:1])) + string(c[1:]) // MPICH's spelling: Gather, Scatter
+		return "binomial", p, fmt.Sprintf("intra: MPIR_%s_intra_binomial, at every size (ch4/generic.json's composition alpha calls it: MPIDI_%s_intra_composition_alpha)", name, name), nil
 	}
 	return "", p, "", &NotTranscribed{Library: "MPICH 4", Collective: c}
 }

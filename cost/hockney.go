@@ -32,6 +32,10 @@ type Prediction struct {
 	Exact bool
 }
 
+// HandshakeOf is the handshake a rendezvous message adds on routes of
+// latency alpha alike: its request's latency and its reply's, 2 alpha.
+func HandshakeOf(alpha float64) float64 { return 2 * alpha }
+
 func exact(t float64) Prediction { return Prediction{Time: t, Lower: t, Exact: true} }
 
 // noForm says a formula does not cover the parameters (Predict turns it

@@ -120,7 +120,7 @@ reduction rate) unless given.`,
 					// The rendezvous handshake is a request's and a reply's
 					// latency: two of the alpha given (it stayed twice the
 					// machine's; a new user's trial).
-					h.Alpha, h.Handshake = alpha, 2*alpha
+					h.Alpha, h.Handshake = alpha, cost.HandshakeOf(alpha)
 				}
 				if cmd.Flags().Changed("beta") {
 					h.Beta = beta

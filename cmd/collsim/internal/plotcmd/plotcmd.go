@@ -90,13 +90,6 @@ func (t *Table) line(r int) string { return fmt.Sprintf("%s:%d", t.Name, r+2) }
 // them (a size in bytes, a bandwidth in bytes per second, a duration in
 // seconds: a sweep's axis "100Gbit/s" is 1.25e10). Infinities and NaN are
 // not numbers to draw.
-// nonFinite reports whether cell is a number that is not finite (NaN,
-// inf): a value of a column of numbers, not a column of words.
-func nonFinite(cell string) bool {
-	f, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
-	return err == nil && (math.IsNaN(f) || math.IsInf(f, 0))
-}
-
 func number(cell string) (float64, bool) {
 	f, err := strconv.ParseFloat(cell, 64)
 	if err != nil {
@@ -109,6 +102,13 @@ func number(cell string) (float64, bool) {
 		}
 	}
 	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// nonFinite reports whether cell is a number that is not finite (NaN,
+// inf): a value of a column of numbers, not a column of words.
+func nonFinite(cell string) bool {
+	f, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+	return err == nil && (math.IsNaN(f) || math.IsInf(f, 0))
 }
 
 // LoadTable reads the table in file (see ReadTable), refusing one larger
@@ -166,7 +166,8 @@ func ReadTable(name string, r io.Reader) (*Table, error) {
 		return t, nil
 	}
 	br := bufio.NewReader(r)
-	if head, _ := br.Peek(64); len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0 && strings.ContainsRune("[{", rune(bytes.TrimLeft(head, " \t\r\n\ufeff")[0])) {
+	head, _ := br.Peek(64)
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && (t[0] == '[' || t[0] == '{') {
 		// JSON read as CSV failed with "bare \" in non-quoted-field".
 		return nil, fmt.Errorf("%s: JSON, not CSV (run --json's output?): give a CSV with a header (run --csv, a sweep's output), or JSON Lines named .jsonl", name)
 	}
@@ -290,7 +291,7 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 			// A first row that is not numbers at all names the wrong
 			// column; NaN or inf there is a point like any other left
 			// out (it refused the whole table; a new user's trial).
-			if bad == 1 && r == 0 && !(okx || nonFinite(row[x])) || bad == 1 && r == 0 && !(oky || nonFinite(row[y])) {
+			if r == 0 && (!okx && !nonFinite(row[x]) || !oky && !nonFinite(row[y])) {
 				return nil, nil, cmdutil.Flagf("%s: %s=%q, %s=%q: --x and --y need columns of numbers", t.line(r), o.X, row[x], o.Y, row[y])
 			}
 			continue

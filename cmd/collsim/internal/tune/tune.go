@@ -202,9 +202,6 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 		}
 		for _, p := range ps {
 			for _, s := range sizes {
-				// A size of which nothing would move (an alltoall's 8 B
-				// over 48 ranks) is refused, as run refuses it; tune
-				// tuned such empty calls under the size asked.
 				params, err := collsim.Call(c, p, s, elem, 0)
 				if err != nil {
 					return nil, nil, err

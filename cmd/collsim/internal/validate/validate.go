@@ -350,8 +350,8 @@ func run(streams *cmdutil.IO, o *options) error {
 	if !(fit.BetaErr <= o.maxSpread*fit.Model.Beta) {
 		// A fit this loose would make every prediction's error the fit's,
 		// not the model's.
-		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %s%%): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
-			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, percent(o.maxSpread))
+		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %s): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
+			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, threshold(o.maxSpread))
 	}
 	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta}
 	var yaml []byte
@@ -395,8 +395,8 @@ func run(streams *cmdutil.IO, o *options) error {
 	}
 	if d != nil && o.maxDrift > 0 && math.Abs(d.BetaChange) > o.maxDrift {
 		when := driftTimes[d.Between]
-		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %s%%): run again on a quieter machine",
-			d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, percent(o.maxDrift))
+		return fmt.Errorf("the machine changed during the run: the ping-pong's beta was %.3g s/B %s and %.3g %s (%+.0f%%; allowed %s): run again on a quieter machine",
+			d.BetaBefore, when[0], d.BetaAfter, when[1], 100*d.BetaChange, threshold(o.maxDrift))
 	}
 	var points []point
 	for _, s := range sums {
@@ -662,15 +662,10 @@ func printNotes(w io.Writer, notes []string) {
 	}
 }
 
-// threshold writes --max-error as a percentage, to 6 significant digits:
+// threshold writes a limit given as a fraction (--max-error,
+// --max-fit-spread, --max-drift) as a percentage, to 6 significant digits:
 // 0.001 is 0.1%, not 0% (as %.0f had it), and 0.15 is 15%, not
 // 15.000000000000002%.
 func threshold(maxError float64) string {
 	return strconv.FormatFloat(100*maxError, 'g', 6, 64) + "%"
-}
-
-// percent writes a fraction given as a limit in percent, as exactly as it
-// was given (--max-drift 0.0001 is 0.01%, not 0%).
-func percent(fraction float64) string {
-	return strconv.FormatFloat(100*fraction, 'g', 4, 64)
 }
