@@ -644,7 +644,10 @@ func (m *flowModel) join(f int32) {
 	}
 }
 
-// leave takes flow f off the links of its route.
+// leave takes flow f off the links of its route. A link that froze no
+// flow in the solution (no fill) need not be solved again: its flows froze
+// on other links before its share came up, and with f gone its share only
+// rises (see fill, and noFillSkips in incremental.go).
 func (m *flowModel) leave(f int32) {
 	fl := &m.flows[f]
 	for i, l := range fl.route {
@@ -665,7 +668,9 @@ func (m *flowModel) leave(f int32) {
 			}
 		}
 		m.links[l].on = on[:n]
-		m.markDirty(l)
+		if m.links[l].filled.users > 0 {
+			m.markDirty(l)
+		}
 	}
 	fl.pos = fl.pos[:0]
 	fl.active = false

@@ -54,6 +54,25 @@ type linkState struct {
 // growing past).
 const _ = 64 - unsafe.Sizeof(linkState{})
 
+// noFillSkips: a link that froze no flow in the solution (its fill has
+// no users) keeps no fill while each flow crossing it keeps its rate and
+// the share it froze at, gets a lower rate, or leaves, so no sweep need
+// visit it for a flow that leaves it or freezes at a lower rate. Its flows
+// froze on other links while its share was above the level of the filling
+// (a link's share is left/users). A flow whose rate falls froze sooner
+// (its rate is its share rounded down), and from then on it is off the
+// link at a rate r no greater than that level, hence below the link's
+// share, and (left-r)/(users-1) > left/users; later on, a lower rate
+// leaves more. A flow that leaves does the same. A flow that keeps its
+// rate may have frozen at another share of the same whole unit, later,
+// which may let the link fill before it: such flows still make their links
+// dirty, as every flow whose rate rises does. The link's state is
+// recomputed from its flows whenever a sweep does visit it (makeDirty), so
+// nothing of it goes stale. On the 512-rank dragonfly alltoall, most links
+// of a route freeze nothing: its sweeps made 11.0 million links dirty
+// under Valiant routing, and 6.3 million with this (3.7 and 1.9 million
+// with minimal routing).
+
 // startShare is the share before any link fills: below every link's.
 var startShare = share{left: 0, users: 1, link: -1}
 
@@ -235,7 +254,13 @@ func (m *flowModel) fill(e int32, s share) bool {
 		if same && fl.neck == e {
 			continue // frozen as before: its other links see no change
 		}
+		// A clean link that froze no flow (no fill) sees no change that
+		// matters when the flow's rate does not rise (noFillSkips).
+		lower := fl.neck >= 0 && rate < fl.units
 		for _, l := range fl.route {
+			if lower && l != e && m.links[l].filled.users == 0 && m.links[l].dirty != m.epoch {
+				continue
+			}
 			if !m.makeDirty(l, s) {
 				return false
 			}
