@@ -356,6 +356,11 @@ type flow struct {
 	sweep    uint32
 	newNeck  int32
 	newUnits int64
+	// raised is the sweep (epoch) in which the flow stayed unfrozen past
+	// its bottleneck's old fill (check), its rate then bound only by
+	// least, its route's least capacity in rate units.
+	raised uint32
+	least  int64
 }
 
 // pairOrder holds back deliveries that overtook an earlier message of the
@@ -637,6 +642,10 @@ func (m *flowModel) finish(f int32) {
 func (m *flowModel) join(f int32) {
 	fl := &m.flows[f]
 	fl.active = true
+	fl.least = maxLinkUnits
+	for _, l := range fl.route {
+		fl.least = min(fl.least, m.capUnits[l])
+	}
 	for _, l := range fl.route {
 		fl.pos = append(fl.pos, int32(len(m.links[l].on)))
 		m.links[l].on = append(m.links[l].on, f)
