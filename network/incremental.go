@@ -58,16 +58,18 @@ const _ = 64 - unsafe.Sizeof(linkState{})
 // no users) is left clean, out of the sweep, where the sweep cannot make
 // it fill:
 //
-//   - for a flow that leaves it, or freezes at a lower rate. Its flows
-//     froze on other links while its share was above the level of the
-//     filling (a link's share is left/users). A flow whose rate falls
-//     froze sooner (its rate is its share rounded down), and from then on
-//     it is off the link at a rate r no greater than that level, hence
-//     below the link's share, and (left-r)/(users-1) > left/users; later
-//     on, a lower rate leaves more. A flow that leaves does the same. (A
-//     flow that keeps its rate may have frozen at another share of the
-//     same whole unit, later, which may let the link fill before it: its
-//     links need the test below.)
+//   - for a flow that leaves it, or freezes at no later share than
+//     before. The link's flows froze on other links while its share was
+//     above the level of the filling, or equal to it and after it in
+//     order of links (a link's share is left/users). A flow that freezes
+//     at a level no later than before, at a rate r no greater than that
+//     level (its share rounded down), is off the link from then on, and
+//     (left-r)/(users-1) >= left/users: the share does not fall. A flow
+//     that leaves does the same. A flow that would freeze later than
+//     before is still unfrozen when the sweep passes its old bottleneck's
+//     fill, where check tests every link of its route (below). In fill,
+//     a flow whose rate does not rise froze no later than before, or was
+//     tested so.
 //   - for any change, when the link has room (roomy): its capacity less
 //     the most its n flows (crossings) may get in this sweep is at least
 //     n units. At any level t of the filling, its u unfrozen flows get t
@@ -283,7 +285,7 @@ func (m *flowModel) fill(e int32, s share) bool {
 		// A clean link that froze no flow (no fill) sees no change that
 		// matters when the flow's rate does not rise, or when it has room
 		// for what its flows may take (noFillSkips).
-		lower := fl.neck >= 0 && rate < fl.units
+		lower := fl.neck >= 0 && rate <= fl.units
 		for _, l := range fl.route {
 			if l != e && m.links[l].filled.users == 0 && m.links[l].dirty != m.epoch && (lower || m.roomy(l)) {
 				continue

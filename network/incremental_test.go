@@ -1,6 +1,7 @@
 package network
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -528,5 +529,117 @@ func TestSweepAllocatesNothing(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, batch); allocs != 0 {
 		t.Errorf("%g allocations per batch, want 0", allocs)
+	}
+}
+
+// TestSweepExhaustiveSmall repairs every small case there is and compares
+// the rates with MaxMinSolver's and the stored solution (each link's fill,
+// each flow's bottleneck) with a solve from nothing of the same flows: 3
+// links of capacity 1, 2 or 3 units (shares tie and round down often), every
+// route of 1 to 3 crossings (repeats allowed), every set of up to 2 flows,
+// then every subset of them leaving and up to one flow joining, with and
+// without alone. The rules that leave links out of a sweep (noFillSkips)
+// must keep the very solution filling would find, not just its rates.
+func TestSweepExhaustiveSmall(t *testing.T) {
+	const links = 3
+	var routes [][]int32
+	var grow func(r []int32)
+	grow = func(r []int32) { // non-decreasing link sequences: each multiset once
+		if len(r) > 0 {
+			routes = append(routes, slices.Clone(r))
+		}
+		if len(r) == 3 {
+			return
+		}
+		from := int32(0)
+		if len(r) > 0 {
+			from = r[len(r)-1]
+		}
+		for l := from; l < links; l++ {
+			grow(append(r, l))
+		}
+	}
+	grow(nil)
+	// Sets of up to n routes (indices, non-decreasing: each multiset once).
+	sets := func(n int) [][]int {
+		out := [][]int{nil}
+		for range n {
+			for _, s := range out {
+				if len(s) < n {
+					from := 0
+					if len(s) > 0 {
+						from = s[len(s)-1]
+					}
+					for i := from; i < len(routes); i++ {
+						if c := append(slices.Clone(s), i); !slices.ContainsFunc(out, func(o []int) bool { return slices.Equal(o, c) }) {
+							out = append(out, c)
+						}
+					}
+				}
+			}
+		}
+		return out
+	}
+	starts, joins := sets(2), sets(1)
+	var oracle MaxMinSolver
+	solved := func(caps []int64, rs [][]int32, noAlone bool) *repairHarness {
+		h := newRepairHarness(caps)
+		h.m.noAlone = noAlone
+		for _, r := range rs {
+			h.join(r)
+		}
+		if _, ok := h.sweep(); !ok {
+			t.Fatalf("caps %v routes %v: a sweep from nothing met a link after its fill", caps, rs)
+		}
+		return h
+	}
+	cases := 0
+	for c := range 27 {
+		caps := []int64{int64(c%3 + 1), int64(c/3%3 + 1), int64(c/9 + 1)}
+		for _, start := range starts {
+			var first [][]int32
+			for _, i := range start {
+				first = append(first, routes[i])
+			}
+			for mask := range 1 << len(start) {
+				for _, join := range joins {
+					for _, noAlone := range []bool{false, true} {
+						cases++
+						h := solved(caps, first, noAlone)
+						for j := len(start) - 1; j >= 0; j-- {
+							if mask>>j&1 == 1 {
+								h.leave(j)
+							}
+						}
+						for _, i := range join {
+							h.join(routes[i])
+						}
+						got, ok := h.sweep()
+						what := fmt.Sprintf("caps %v, flows %v, leaving %b, joining %v, alone %v", caps, first, mask, join, !noAlone)
+						if !ok {
+							t.Fatalf("%s: the repair met a link after its fill", what)
+						}
+						rs := h.routes()
+						if want := oracle.Solve(caps, rs); !slices.Equal(got, want) {
+							t.Fatalf("%s: rates %v, filling gives %v", what, got, want)
+						}
+						fresh := solved(caps, rs, noAlone)
+						for l := range caps {
+							if a, b := h.m.links[l].filled, fresh.m.links[l].filled; (a.users != 0 || b.users != 0) && a != b {
+								t.Fatalf("%s: link %d's fill %+v, from nothing %+v", what, l, a, b)
+							}
+						}
+						for i, f := range h.active {
+							if a, b := h.m.flows[f].neck, fresh.m.flows[fresh.active[i]].neck; a != b {
+								t.Fatalf("%s: flow %d's bottleneck is link %d, from nothing %d", what, i, a, b)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if cases < 100000 {
+		t.Fatalf("only %d cases", cases)
 	}
 }
