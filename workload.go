@@ -72,7 +72,7 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool) (*Re
 		if errors.Is(err, sim.ErrClockLimit) {
 			// The workload's own inputs (its message sizes and compute
 			// times) are as likely as the machine's to be the cause.
-			return nil, runError(fmt.Errorf("%w; check the workload's message sizes and compute times (a task's output and duration, a model's FLOPs against the device's peak, the FFT's rate) and the machine's slowest links", err))
+			return nil, runError(fmt.Errorf("%w%s; check the workload's message sizes and compute times (a task's output and duration, a model's FLOPs against the device's peak, the FFT's rate) and the machine's slowest links", err, extremes(c)))
 		}
 		return nil, runError(err)
 	}
@@ -84,6 +84,57 @@ func (e *Experiment) runSchedule(c sim.Schedule, free func(tag int32) bool) (*Re
 		out.Links = busiest(m, load, e.BusiestLinks, res.Makespan, e.LinkBins)
 	}
 	return out, nil
+}
+
+// maxScannedOps bounds what extremes reads of a schedule.
+const maxScannedOps = 1 << 26
+
+// extremes names a schedule's longest compute step and its largest
+// message, for a run that went past the clock's limit: a rate or a size
+// far off shows there ("; its longest compute step is 2.1e+07s, on rank
+// 3, and its largest message 64MiB, from rank 0"). Programs that react
+// to what arrives are not read (their ops depend on the run), nor more
+// than maxScannedOps ops in all.
+func extremes(c sim.Schedule) string {
+	var calc sim.Time
+	var bytes int64
+	calcRank, sendRank, seen := -1, -1, 0
+	var ops []sim.Op
+	for r := 0; r < c.Ranks && seen < maxScannedOps; r++ {
+		src := c.Rank(r)
+		if _, ok := src.(sim.ReactiveSource); ok {
+			continue
+		}
+		for seen < maxScannedOps {
+			ops = src.Next(ops[:0])
+			if len(ops) == 0 {
+				break
+			}
+			seen += len(ops)
+			for _, op := range ops {
+				switch {
+				case op.Kind == sim.OpCalc && op.Dur > calc:
+					calc, calcRank = op.Dur, r
+				case op.Kind == sim.OpSend && op.Bytes > bytes:
+					bytes, sendRank = op.Bytes, r
+				}
+			}
+		}
+	}
+	var parts []string
+	switch {
+	case calcRank >= 0 && calc == sim.MaxTime: // a duration that saturated
+		parts = append(parts, fmt.Sprintf("a compute step of rank %d is itself past the limit", calcRank))
+	case calcRank >= 0:
+		parts = append(parts, fmt.Sprintf("its longest compute step is %v, on rank %d", calc, calcRank))
+	}
+	if sendRank >= 0 {
+		parts = append(parts, fmt.Sprintf("its largest message %s, from rank %d", configs.FormatBytes(bytes), sendRank))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", and ")
 }
 
 // placed returns the experiment's machine, adjusted as a run adjusts it,
@@ -129,7 +180,9 @@ type DNNResult struct {
 }
 
 // Breakdown splits a step's time. Compute is the busiest device's compute
-// (its compute lane's busy time); Bubble is what a run in which every
+// (its compute lane's busy time in a run in which every message is free:
+// device work done for communication, compression and host copies, is
+// communication); Bubble is what a run in which every
 // message is free (network and hosts' message costs: overhead,
 // reductions) adds to it (the pipeline's idle time); Exposed is what
 // communication adds on top of that. ExposedBy[kind] is how much faster
@@ -187,17 +240,13 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 			return nil, &OptionError{Err: err}
 		}
 		x := *e
-		switch {
-		case free != nil:
+		if free != nil {
 			x.Trace, x.Progress = nil, nil // the breakdown's runs are not the run traced
-		case busy != nil:
-			user := e.Trace
+		}
+		if busy != nil {
 			x.Trace = func(ev sim.TraceEvent) {
 				if ev.Completed && ev.Op.Kind == sim.OpCalc && ev.Op.CPU == 0 {
 					busy[ev.Rank] += ev.Op.Dur
-				}
-				if user != nil {
-					user(ev)
 				}
 			}
 		}
@@ -207,11 +256,7 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 		}
 		return x.runComposition(comp, pick)
 	}
-	var busy []sim.Time
-	if breakdown {
-		busy = make([]sim.Time, job.Devices())
-	}
-	res, err := run(nil, busy)
+	res, err := run(nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +276,13 @@ func (e *Experiment) RunDNN(job dnn.Job, breakdown bool) (*DNNResult, error) {
 	if !breakdown {
 		return out, nil
 	}
-	free, err := run(allKinds, nil)
+	// Compute is measured with communication free, so that the device
+	// work that exists for communication (compression, host copies) is
+	// not compute: with --no-overlap it ran on the compute lane, counted
+	// in Compute and, dropped from the free run, in Exposed too (the
+	// parts summed to 1.8x the step; a new user's trial).
+	busy := make([]sim.Time, job.Devices())
+	free, err := run(allKinds, busy)
 	if err != nil {
 		return nil, err
 	}

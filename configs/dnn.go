@@ -127,6 +127,9 @@ func ParseModel(source string, data []byte) (*dnn.Model, error) {
 	switch {
 	case f.Transformer != nil && len(f.Layers) > 0:
 		return nil, fmt.Errorf("%s:%d: both transformer and layers; a model is one or the other", source, line("layers"))
+	case f.Transformer != nil && hasKey(root.Content[0], "tokens"):
+		// It was ignored, -3 too (a new user's trial).
+		return nil, fmt.Errorf("%s:%d: tokens with transformer: a transformer's tokens per sample are its seq; leave tokens out", source, line("tokens"))
 	case f.Transformer != nil:
 		t := f.Transformer
 		m, err := dnn.GPT(dnn.Transformer{Name: f.Name, Layers: t.Layers, Hidden: t.Hidden, Heads: t.Heads, Seq: t.Seq, Vocab: t.Vocab, Encoder: t.Encoder})

@@ -45,6 +45,7 @@ func TestParseModelErrors(t *testing.T) {
 		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                       "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
 		"layers:\n\t- a\n": "m.yaml:2: a tab",
 		"layers: [1, 2]\n": "m.yaml:1: expected a mapping",
+		"tokens: -3\ntransformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 5}\n": "m.yaml:1: tokens with transformer: a transformer's tokens per sample are its seq",
 	}
 	for in, want := range cases {
 		_, err := ParseModel("m.yaml", []byte(in))

@@ -370,6 +370,12 @@ var hostileCases = []hostile{
 	// not fit GOAL's calc (an int64 of ns); must not wrap.
 	{args: []string{"schedule", "--reduce-bandwidth", "1e-30B/s"}, code: 1, alt: []int{2}, want: `reduce-bandwidth|reduc`},
 	{args: []string{"validate", "-n", "4", "-s", "72057594037927936", "-a", "ring"}, code: 1, alt: []int{2}, want: `size`},
+	// A workload names its longest compute step and its largest message
+	// (it said only what might be wrong; a new user's trial): 8 MiB
+	// copied at 1 B/s is 8388608 s; 1 FLOP/s makes an FFT line's step
+	// saturate the clock by itself.
+	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `its longest compute step is 8388608s, on rank 0, and its largest message 8MiB`},
+	{args: []string{"workload", "fft", "--fft-rate", "1FLOP/s"}, code: 1, want: `a compute step of rank 0 is itself past the limit`},
 	// §2: "run -a hierarchical -s 16GiB dies with an internal negative tag
 	// error: tags must not overflow". 262144 segments of 64 KiB on 2 ranks
 	// in one node: a valid call; it must run (or be refused in words). It

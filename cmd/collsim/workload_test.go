@@ -81,10 +81,53 @@ func TestWorkloadDNNOneKindIsAll(t *testing.T) {
 	}
 }
 
+// TestWorkloadDNNCompressionIsCommunication: compressing gradients is
+// device work done for communication. Without overlap it runs on the
+// compute lane, and the breakdown counted it both as compute and, since a
+// run with every message free drops it, as exposed communication: the
+// parts summed to 1.8x the step. Compute is the model's, with compression
+// or without it, overlapped or not, and the parts sum to the step.
+func TestWorkloadDNNCompressionIsCommunication(t *testing.T) {
+	type breakdown struct {
+		Step      float64 `json:"step_s"`
+		Breakdown struct {
+			Compute float64 `json:"compute_s"`
+			Bubble  float64 `json:"bubble_s"`
+			Exposed float64 `json:"exposed_comm_s"`
+		} `json:"breakdown"`
+	}
+	var plain float64
+	for i, extra := range [][]string{nil, {"--no-overlap", "--compress", "10", "--compress-rate", "100GB/s"}, {"--compress", "10", "--compress-rate", "100GB/s"},
+		{"--no-overlap", "--compress", "10", "--compress-rate", "100GB/s", "--compress-exchange", "allgather"}} {
+		out, errs, code := collsim(t, append([]string{"workload", "dnn", "--devices", "8", "--json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		var r breakdown
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		b := r.Breakdown
+		if i == 0 {
+			plain = b.Compute
+		}
+		if b.Compute != plain {
+			t.Errorf("%v: compute %g s, without compression %g s", extra, b.Compute, plain)
+		}
+		if d := b.Compute + b.Bubble + b.Exposed - r.Step; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%v: compute %g + bubble %g + exposed %g != step %g", extra, b.Compute, b.Bubble, b.Exposed, r.Step)
+		}
+	}
+}
+
 func TestWorkloadDNNRefuses(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("name: bad\nlayers:\n  - {name: a, params: 10}\n  - {name: b, params: -3}\n"), 0o644)
+	// 1e9 FLOPs in 1 us: 1e15 FLOP/s, above an A100's 312 TFLOP/s (it ran,
+	// at 240% of the peak; a new user's trial).
+	fast := filepath.Join(dir, "fast.yaml")
+	os.WriteFile(fast, []byte("name: fast\nlayers:\n  - {name: a, kind: fc, params: 5, fwd_flops: 1e9, fwd_time: 1us}\n"), 0o644)
 	cases := []struct {
 		args []string
 		code int
@@ -130,6 +173,12 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		// A schedule with nothing to order was ignored without a word.
 		{[]string{"--schedule", "gpipe", "--devices", "8"}, 2, "--schedule does not apply: the schedule orders the passes of several microbatches"},
 		{[]string{"--schedule", "gpipe", "--inference", "--pp", "2", "--devices", "4"}, 2, "--schedule does not apply: inference runs forward passes only"},
+		// Taken silently before (a new user's trial): offloading turned
+		// on, 0 read as 2, the machine ignored for LogGOPS's parameters.
+		{[]string{"--offload-serial", "--devices", "8"}, 2, "--offload-serial does not apply: it shapes offloading (give --offload)"},
+		{[]string{"--grad-bytes", "0", "--devices", "8"}, 2, "--grad-bytes must be at least 1, not 0"},
+		{[]string{"--network", "loggops", "--devices", "8"}, 2, `--network "loggops": a workload runs on its machine, with the analytic or the flow network`},
+		{[]string{"--model", fast, "--devices", "2"}, 2, `layer a: 1e+09 FLOPs a sample in 1µs is 1e+15 FLOP/s, above device a100's peak of 3.12e+14 FLOP/s`},
 	}
 	for _, c := range cases {
 		_, errs, code := collsim(t, append([]string{"workload", "dnn", "-m", "gpu-cluster"}, c.args...)...)
@@ -518,7 +567,13 @@ func TestWorkloadTiles(t *testing.T) {
 		{[]string{"--scheduler", "fifo"}, `scheduler "fifo"`},
 		{[]string{"--device-memory", "8MiB", "--tile", "1024"}, "holds 1 tiles of 8MiB; a task needs 3"},
 		{[]string{"--scaling", "1,2", "--devices", "4"}, "--devices does not apply with --scaling"},
+		{[]string{"--network", "analytic", "--busiest-links", "3"}, "--busiest-links needs --network flow"},
 	})
+	// 0 is none, which any network can print (it was refused with the
+	// analytic one; a new user's trial).
+	if out, errs, code := collsim(t, "workload", "tiles", "--n", "2048", "--tile", "512", "--network", "analytic", "--busiest-links", "0"); code != 0 || strings.Contains(out, "busiest links") {
+		t.Errorf("--busiest-links 0 on the analytic network: exit %d: %s%s", code, out, errs)
+	}
 	_, errs, code = collsim(t, "workload", "tiles", "--devices", "9")
 	if code != 1 || !strings.Contains(errs, "9 devices, but machine gpu-node-pcie has 8 on its node") {
 		t.Errorf("9 devices on 8: exit %d %q", code, errs)

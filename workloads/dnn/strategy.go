@@ -236,6 +236,15 @@ func (j *Job) Check(devices int) error {
 	if err := j.Device.Check(); err != nil {
 		return err
 	}
+	for _, l := range j.Model.Layers {
+		// A measured time prices the layer and its FLOPs count toward the
+		// FLOP/s reported (model FLOPs utilization); FLOPs that the time
+		// could not hold made that 240% of the peak (a new user's trial).
+		if l.FwdTime > 0 && l.FwdFLOPs > 0 && l.FwdFLOPs/l.FwdTime.Seconds() > j.Device.Peak {
+			return fmt.Errorf("model %q layer %s: %.4g FLOPs a sample in %v is %.4g FLOP/s, above device %s's peak of %.4g FLOP/s; one of fwd_flops and fwd_time is wrong",
+				j.Model.Name, l.Name, l.FwdFLOPs, l.FwdTime, l.FwdFLOPs/l.FwdTime.Seconds(), j.Device.Name, j.Device.Peak)
+		}
+	}
 	if s.DP < 1 || s.TP < 1 || s.PP < 1 {
 		return fmt.Errorf("dp, tp and pp must be at least 1")
 	}

@@ -373,6 +373,9 @@ func SI(v float64, unit string) string {
 			return fmt.Sprintf("%.3g %s%s", r/p.f, p.s, unit)
 		}
 	}
+	if unit == "" { // a bare count: no space left before a missing unit
+		return fmt.Sprintf("%.3g", v)
+	}
 	return fmt.Sprintf("%.3g %s", v, unit)
 }
 

@@ -173,6 +173,8 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		{o.search, "a search chooses the degrees and records no one run", []string{"dp", "tp", "pp", "scaling", "trace", "timeline", "microbatches"}},
 		{o.scaling != "", "--scaling sets the devices (dp grows)", []string{"devices", "dp", "trace", "timeline"}},
 		{o.compress == 1, "they shape compression (give --compress RATIO)", []string{"compress-rate", "compress-exchange"}},
+		// It turned offloading on without a word (a new user's trial).
+		{!o.offload, "it shapes offloading (give --offload)", []string{"offload-serial"}},
 		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
 		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3", "recompute", "offload", "offload-serial"}},
 		{o.inference, "inference runs forward passes only, in microbatch order", []string{"schedule"}},
@@ -195,6 +197,14 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		if v, _ := f.GetInt(name); v < 1 {
 			return cmdutil.Flagf("--%s must be at least 1, not %d", name, v)
 		}
+	}
+	if o.gradBytes < 1 {
+		// 0 ran as 2, the API's zero value for its default (a new user's
+		// trial).
+		if key, ok := o.fromStrategy["grad-bytes"]; ok && !f.Changed("grad-bytes") {
+			return cmdutil.Flagf("--strategy %s: %s must be at least 1, not %d (2: 16-bit gradients)", o.strategy, key, o.gradBytes)
+		}
+		return cmdutil.Flagf("--grad-bytes must be at least 1, not %d (2: 16-bit gradients)", o.gradBytes)
 	}
 	if o.top < 1 {
 		return cmdutil.Flagf("--top must be at least 1, not %d (--json prints every strategy)", o.top)
@@ -283,9 +293,6 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		if rate, err = configs.ParseBandwidth(o.compressRate); err != nil {
 			return j, 0, cmdutil.Flagf("--compress-rate: %v", err)
 		}
-	}
-	if o.offSerial {
-		o.offload = true
 	}
 	if o.tp < 1 || o.pp < 1 || o.dp < 0 || o.devices < 0 {
 		return j, 0, cmdutil.Flagf("--tp and --pp must be at least 1, --dp and --devices not negative")

@@ -133,7 +133,7 @@ func (o *tilesFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 	}
 	if e.Network == collsim.Flow {
 		e.BusiestLinks = o.links
-	} else if cmd.Flags().Changed("busiest-links") {
+	} else if o.links > 0 && cmd.Flags().Changed("busiest-links") {
 		return cmdutil.Flagf("--busiest-links needs --network flow: the analytic network shares no links, and records none")
 	}
 	var results []*collsim.TilesResult

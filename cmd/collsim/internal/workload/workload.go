@@ -111,6 +111,11 @@ func (m *machineFlags) experiment(streams *cmdutil.IO) (*collsim.Experiment, fun
 	if m.placement != "" && !slices.Contains(topology.Placements, m.placement) {
 		return nil, nil, cmdutil.Flagf("--placement %q; valid: %s", m.placement, strings.Join(topology.Placements, ", "))
 	}
+	if m.network != collsim.Analytic && m.network != collsim.Flow {
+		// A workload's costs are the machine's (its devices, links and
+		// routes); the loggops network has no machine.
+		return nil, nil, cmdutil.Flagf("--network %q: a workload runs on its machine, with the analytic or the flow network", m.network)
+	}
 	e := &collsim.Experiment{Machine: mach, Network: m.network, Routing: m.routing, Placement: m.placement, Seed: m.seed}
 	if err := e.Check(); err != nil {
 		return nil, nil, err
