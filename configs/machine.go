@@ -81,6 +81,51 @@ func (e *lineText) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// ratio is a number, or a fraction A/B of two (a fat-tree's taper:
+// 32/24 keeps 24 of a 32-ary leaf's uplinks).
+type ratio float64
+
+// UnmarshalYAML reads a number or a fraction such as 32/24.
+func (r *ratio) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		x, ok := parseRatio(n.Value)
+		if !ok {
+			// Read as "VALUE is ..." (CheckOverride); the config's own
+			// check (shapes) names the line.
+			return errors.New("not a number or a fraction such as 32/24")
+		}
+		*r = ratio(x)
+		return nil
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil {
+		return err
+	}
+	*r = ratio(f)
+	return nil
+}
+
+// parseRatio reads a fraction A/B of two finite numbers, B not 0.
+func parseRatio(s string) (float64, bool) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	x, errA := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, errB := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if errA != nil || errB != nil || y == 0 || math.IsInf(x/y, 0) || math.IsNaN(x/y) {
+		return 0, false
+	}
+	return x / y, true
+}
+
+// quotedNumber reports whether s, a quoted YAML value, would be a number
+// without its quotes.
+func quotedNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
+}
+
 type crossbarYAML struct {
 	Hosts int      `yaml:"hosts"`
 	Link  linkYAML `yaml:"link"`
@@ -89,7 +134,7 @@ type crossbarYAML struct {
 type fatTreeYAML struct {
 	K         int      `yaml:"k"`
 	Levels    int      `yaml:"levels"`
-	Taper     float64  `yaml:"taper"`
+	Taper     ratio    `yaml:"taper"`
 	TaperMode string   `yaml:"taper_mode"` // links (default) or bandwidth
 	Link      linkYAML `yaml:"link"`
 }
@@ -361,7 +406,17 @@ func Resolve(arg string) (*Machine, error) {
 		return Builtin(arg)
 	}
 	if _, err := os.Stat(arg); err != nil {
-		return nil, fmt.Errorf("machine %q is neither a built-in machine (%s) nor a readable file", arg, strings.Join(Builtins(), ", "))
+		msg := fmt.Sprintf("machine %q is neither a built-in machine (%s) nor a readable file", arg, strings.Join(Builtins(), ", "))
+		var near []string
+		for _, b := range Builtins() {
+			if lines.EditDistance(arg, b) <= 2 {
+				near = append(near, b)
+			}
+		}
+		if len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, " or ") + "?"
+		}
+		return nil, errors.New(msg)
 	}
 	return Load(arg)
 }
@@ -924,13 +979,20 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 		}
 	case n.Kind != yaml.ScalarNode:
 		bad("want a single value, not %s", kind)
-	case isInteger(t) && n.Tag == "!!float" && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
+	case (isInteger(t) || t.Kind() == reflect.Float64) && n.Tag == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && quotedNumber(n.Value):
+		// "8" said it was not a whole number (a new user's trial).
+		bad("%s is quoted, so it is text; write the number without quotes", lines.Quote(n.Value))
+	case isInteger(t) && n.Tag == "!!float" && len(strings.TrimLeft(n.Value, "+-")) > 18 && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
 		// yaml.v3 tags digits past int64 a float: a whole number, too large.
 		bad("%s is too large", lines.Quote(n.Value))
 	case isInteger(t) && n.Tag != "!!int":
 		bad("%s is not a whole number", lines.Quote(n.Value))
 	case isInteger(t) && overflowsInt(n.Value, t):
 		bad("%s is too large", lines.Quote(n.Value))
+	case t == reflect.TypeFor[ratio]() && n.Tag == "!!str":
+		if _, ok := parseRatio(n.Value); !ok {
+			bad("%s is not a number or a fraction such as 32/24", lines.Quote(n.Value))
+		}
 	case t.Kind() == reflect.Float64 && n.Tag != "!!int" && n.Tag != "!!float":
 		bad("%s is not a number", lines.Quote(n.Value))
 	case t.Kind() == reflect.Bool && n.Tag != "!!bool":
@@ -1164,7 +1226,11 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 		}
 	}
 	if len(kinds) != 1 {
-		v.fail(keys, "give exactly one of crossbar, fat_tree, dragonfly, torus, graph (found %d: %s)", len(kinds), strings.Join(kinds, ", "))
+		if len(kinds) == 0 {
+			v.fail(keys, "give one of crossbar, fat_tree, dragonfly, torus, graph (found none)")
+		} else {
+			v.fail(keys, "give exactly one of crossbar, fat_tree, dragonfly, torus, graph (found %d: %s)", len(kinds), strings.Join(kinds, ", "))
+		}
 		return nil
 	}
 	keys = with(keys, kinds[0])
@@ -1179,7 +1245,7 @@ func (v *validator) network(n *networkYAML) *topology.Topology {
 		}
 	case n.FatTree != nil:
 		link := v.link(n.FatTree.Link, with(keys, "link"))
-		taper := n.FatTree.Taper
+		taper := float64(n.FatTree.Taper)
 		if taper == 0 && !v.present(with(keys, "taper")...) {
 			taper = 1 // absent: no taper; a written 0 is refused as 0.5 is
 		}
@@ -1386,7 +1452,7 @@ func (m *Machine) degrade(spec string) (*Machine, func(n float64) float64, error
 	from, to, ok2 := strings.Cut(link, "->")
 	factor, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 	if !ok1 || !ok2 || err != nil {
-		return nil, nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5")
+		return nil, nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5%s", shellHint(spec))
 	}
 	id, err := m.linkNamed(strings.TrimSpace(from), strings.TrimSpace(to))
 	if err != nil {
@@ -1403,6 +1469,15 @@ func (m *Machine) degrade(spec string) (*Machine, func(n float64) float64, error
 // Fail returns a copy of m in which the links of specs ("FROM->TO", both
 // directions) have failed and are routed around (see
 // topology.WithoutLinks); it needs minimal or ECMP routing.
+// shellHint explains a link spec that ends in "-": a shell took the > of
+// an unquoted FROM->TO for a redirection (and wrote a file named TO).
+func shellHint(spec string) string {
+	if strings.HasSuffix(strings.TrimSpace(spec), "-") {
+		return " (quote it, as 's0.0->s1.0': an unquoted > is a shell's redirection)"
+	}
+	return ""
+}
+
 func (m *Machine) Fail(specs []string) (*Machine, error) {
 	if m.Routing != network.RouteMinimal && m.Routing != network.RouteECMP {
 		return nil, fmt.Errorf("failed links are routed around by minimal and ECMP routes; %s routing does not know them", m.Routing)
@@ -1413,7 +1488,7 @@ func (m *Machine) Fail(specs []string) (*Machine, error) {
 		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
 		id, err := m.linkNamed(from, to)
 		if !ok {
-			err = fmt.Errorf("want FROM->TO, e.g. s0.0->s1.0")
+			err = fmt.Errorf("want FROM->TO, e.g. s0.0->s1.0%s", shellHint(spec))
 		}
 		if err != nil {
 			return nil, &linkError{index: i, err: fmt.Errorf("%q: %w", spec, err)}

@@ -109,6 +109,16 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"wrong type", "network:\n  crossbar:\n    hosts: many\n",
 			[]string{`bad.yaml:3: network.crossbar.hosts: "many" is not a whole number`}},
 		{"syntax", "network: [\n", []string{"bad.yaml:"}},
+		// Messages that said something else than what was wrong (a new
+		// user's trial): "found 0: )", "does not start with a number",
+		// "is not a whole number" for a quoted number.
+		{"no network", "network: {}\n", []string{"bad.yaml:1: network: give one of crossbar, fat_tree, dragonfly, torus, graph (found none)"}},
+		{"latency out of range", "network:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 1e400us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.link.latency: "1e400us": 1e400 is out of range`}},
+		{"quoted number", "network:\n  crossbar: {hosts: \"8\", link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "8" is quoted, so it is text; write the number without quotes`}},
+		{"taper not a fraction", "network:\n  fat_tree: {k: 32, levels: 2, taper: 32/0, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.fat_tree.taper: "32/0" is not a number or a fraction such as 32/24`}},
 		{"empty", "", []string{"bad.yaml: empty config"}},
 		{"several problems", "network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: fast, latency: slow}\nplacement: scattered\n",
 			[]string{"bad.yaml:4: network.crossbar.link.bandwidth", "bad.yaml:4: network.crossbar.link.latency"}},
@@ -569,5 +579,25 @@ func TestLocalBandsConfig(t *testing.T) {
 				t.Errorf("%d bytes, %s: the exchange took %v, want %v", c.bytes, model, took, c.want)
 			}
 		}
+	}
+}
+
+// TestTaperFraction: the README's taper "such as 32/24" is read as the
+// fraction (it was refused as "not a number"): 24 of a 32-ary leaf's
+// uplinks kept, the same tree as the decimal 1.3333 builds.
+func TestTaperFraction(t *testing.T) {
+	tree := func(taper string) *Machine {
+		m, err := Parse("ft.yaml", []byte("network:\n  fat_tree: {k: 32, levels: 2, taper: "+taper+", link: {bandwidth: 1GB/s, latency: 1us}}\n"))
+		if err != nil {
+			t.Fatalf("taper %s: %v", taper, err)
+		}
+		return m
+	}
+	frac, dec := tree("32/24"), tree("1.3333")
+	if got, want := len(frac.Topology.Links()), len(dec.Topology.Links()); got != want || frac.Topology.Name() != dec.Topology.Name() {
+		t.Errorf("32/24: %s, %d links; 1.3333: %s, %d links", frac.Topology.Name(), got, dec.Topology.Name(), want)
+	}
+	if !strings.Contains(frac.Topology.Name(), "24 of 32 leaf uplinks") {
+		t.Errorf("32/24 built %s", frac.Topology.Name())
 	}
 }

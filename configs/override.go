@@ -118,11 +118,14 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 		}
 		paths, err := apply(root, o, name)
 		if err != nil {
-			return nil, err
+			// A path the machine lacks is the override's mistake, as a
+			// misspelled key is (it exited 1, the key 2; a new user's
+			// trial).
+			return nil, &OverrideError{Err: err}
 		}
 		for _, p := range paths {
 			if prev, ok := setBy[p]; ok {
-				return nil, fmt.Errorf("%s: %s and %s (%s) both set %s of machine %s; give one", o.Where, o.Path, prev.Path, prev.Where, p, name)
+				return nil, &OverrideError{Err: fmt.Errorf("%s: %s and %s (%s) both set %s of machine %s; give one", o.Where, o.Path, prev.Path, prev.Where, p, name)}
 			}
 			setBy[p] = o
 		}
@@ -229,7 +232,7 @@ func apply(root *yaml.Node, o Override, name string) ([]string, error) {
 					next = &yaml.Node{Kind: yaml.MappingNode}
 					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, next)
 				} else {
-					return nil, fmt.Errorf("%s: %s: machine %s has no %s (its settings: %s)", o.Where, o.Path, name, strings.Join(keys[:i+1], "."), strings.Join(leafPaths(root), ", "))
+					return nil, fmt.Errorf("%s: %s: machine %s has no %s (the settings its config writes: %s; sections other than network may be added)", o.Where, o.Path, name, strings.Join(keys[:i+1], "."), strings.Join(leafPaths(root), ", "))
 				}
 			}
 			if next.Kind != yaml.MappingNode {
@@ -248,7 +251,7 @@ func apply(root *yaml.Node, o Override, name string) ([]string, error) {
 		}
 	})
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: %s: machine %s has no setting ending with it (its settings: %s)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
+		return nil, fmt.Errorf("%s: %s: machine %s has no setting ending with it (the settings its config writes: %s; give a full path such as host.overhead to add one outside network)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
 	}
 	return paths, nil
 }
@@ -274,6 +277,13 @@ func schemaPath(keys []string) (reflect.Type, error) {
 		}
 		if t.Kind() == reflect.Slice {
 			return nil, fmt.Errorf("%s is a list, set whole: give it as one YAML list (--set '%s=[...]'), not %s under it", strings.Join(keys[:i], "."), strings.Join(keys[:i], "."), k)
+		}
+		if t.Kind() == reflect.Map || t == reflect.TypeFor[yaml.Node]() {
+			// A mapping of the user's keys (faults.degraded's links): its
+			// keys are no settings (it listed "valid: , , ,"), and link
+			// names hold dots.
+			p := strings.Join(keys[:i], ".")
+			return nil, fmt.Errorf("%s is a mapping, set whole: give it as one YAML mapping (--set '%s={%s: ...}'), not %s under it", p, p, strings.Join(keys[i:], "."), k)
 		}
 		if t.Kind() != reflect.Struct || t == reflect.TypeFor[lineText]() {
 			return nil, fmt.Errorf("%s is a value, not a section: %s cannot go under it", strings.Join(keys[:i], "."), k)

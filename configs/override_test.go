@@ -86,11 +86,13 @@ func TestOverrides(t *testing.T) {
 		{"fattree-1024", "network.fat_tree.taper", "[1, 2]", `t:9: network.fat_tree.taper: [1, 2] is not a number`},
 		{"fattree-1024", "bandwidth.link", "1", `t:9: no machine setting is or ends with "bandwidth.link"`},
 		{"fattree-1024", "host..overhead", "1", `t:9: "host..overhead" is not a setting path`},
-		{"dragonfly-72", "network.fat_tree.taper", "2", `machine dragonfly-72 has no network.fat_tree (its settings: name, description, network.dragonfly.p`},
+		{"dragonfly-72", "network.fat_tree.taper", "2", `machine dragonfly-72 has no network.fat_tree (the settings its config writes: name, description, network.dragonfly.p`},
 		{"dragonfly-72", "link.bandwidth", "1Gbit/s", `machine dragonfly-72 has no setting ending with it`},
 		{"small", "host.overhead", "fast", `t:9: small with host.overhead=fast: host.overhead: "fast" does not start with a number`},
 		{"small", "network.crossbar.hosts.x", "1", `network.crossbar.hosts is a value, not a section`},
 		{"small", "host.local_by_size.0.bandwidth", "1GB/s", `host.local_by_size is a list, set whole: give it as one YAML list (--set 'host.local_by_size=[...]'), not 0 under it`},
+		// It said "has no setting; valid: , , , ," (a new user's trial).
+		{"small", "faults.degraded.h0->s0.0", "0.5", `faults.degraded is a mapping, set whole: give it as one YAML mapping (--set 'faults.degraded={h0->s0.0: ...}'), not h0->s0 under it`},
 	} {
 		source, data, _ := Source(c.machine)
 		_, err := WithOverrides(source, data, []Override{{Path: c.path, Value: scalar(c.value), Where: "t:9"}})

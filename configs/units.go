@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -33,7 +34,11 @@ func splitNumber(s string) (float64, string, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+	if i > 0 && (errors.Is(err, strconv.ErrRange) || math.IsInf(v, 0)) {
+		// 1e400us said it did not start with a number (a new user's trial).
+		return 0, "", fmt.Errorf("%q: %s is out of range (a float64 goes to about 1.8e308)", s, s[:i])
+	}
+	if err != nil || math.IsNaN(v) {
 		return 0, "", fmt.Errorf("%q does not start with a number", s)
 	}
 	return v, strings.TrimSpace(s[i:]), nil

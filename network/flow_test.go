@@ -431,11 +431,45 @@ func TestFlowUnfinishableMessages(t *testing.T) {
 	if err := run(1, 9e6); err != nil {
 		t.Errorf("9 x 10^6 bytes at 1 B/s: %v", err)
 	}
-	// A link of 1.5 units (1.5 x 2^-16 B/s) shared by two flows: 0 units
-	// each.
-	if err := run(1.5/rateUnitsPerByte, 8); err == nil || !strings.Contains(err.Error(), "gets no bandwidth") || !strings.Contains(err.Error(), "shared by 2 flows") {
-		t.Errorf("two flows on 1.5 units: %v", err)
+	// Two flows on a link of 1 unit: 0 units each. (Links below 1 B/s,
+	// 2^16 units, are refused, and a flow of each pair runs at a time, so
+	// such a link is set here, past the check, rather than built.)
+	factory, err := Flow(FlowConfig{Topology: mustCrossbar(t, 3, 1), Placement: []int32{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	tiny := func(eng *sim.Engine, sink sim.Sink, ranks int) (sim.Network, error) {
+		n, err := factory(eng, sink, ranks)
+		if m, ok := n.(*flowModel); ok {
+			for l := range m.capUnits {
+				m.capUnits[l] = 1
+			}
+		}
+		return n, err
+	}
+	progs := []sim.Program{
+		{{Kind: sim.OpSend, Peer: 1, Bytes: 8, Concurrent: true}, {Kind: sim.OpSend, Peer: 2, Bytes: 8, Concurrent: true}},
+		{{Kind: sim.OpRecv, Peer: 0, Bytes: 8}},
+		{{Kind: sim.OpRecv, Peer: 0, Bytes: 8}},
+	}
+	_, err = sim.Execute(sim.New(1), sim.FromPrograms("two", progs, 1), sim.Config{Network: tiny, Host: sim.HostParams{EagerLimit: 1 << 40}})
+	if err == nil || !strings.Contains(err.Error(), "gets no bandwidth") || !strings.Contains(err.Error(), "shared by 2 flows") {
+		t.Errorf("two flows on 1 unit: %v", err)
+	}
+	// Below 1 B/s a link is refused: rounded down to whole units, 3e-5 B/s
+	// (1.97 units) ran at half its speed.
+	if _, err := Flow(FlowConfig{Topology: mustCrossbar(t, 2, 3e-5), Placement: []int32{0, 1}}); err == nil || !strings.Contains(err.Error(), "bandwidth 3e-05 B/s is outside the flow model's range, 1 to 7.04e+13 B/s") {
+		t.Errorf("3e-5 B/s: %v", err)
+	}
+}
+
+func mustCrossbar(t *testing.T, hosts int, bandwidth float64) *topology.Topology {
+	t.Helper()
+	c, err := topology.Crossbar(hosts, topology.LinkSpec{Bandwidth: bandwidth, Latency: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // timedInjector injects transfers at given times (arg: the index).

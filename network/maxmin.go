@@ -18,26 +18,32 @@ const (
 	// maxLinkUnits bounds a link's capacity in units so that no sum of
 	// rates overflows: about 70 TB/s.
 	maxLinkUnits = 1 << 62
+	// minLinkUnits is the slowest link it takes, 1 B/s: a capacity is
+	// rounded down to whole units, which below that lost a share that
+	// grows as the bandwidth falls (a link of 3e-5 B/s, 1.97 units, ran
+	// at half its speed; a new user's trial). From 1 B/s the rounding
+	// costs at most 1/65536 of it.
+	minLinkUnits = rateUnitsPerByte
 )
 
 // capacityUnits converts a link's bandwidth in bytes per second to rate
 // units, rounding down.
 func capacityUnits(bandwidth float64) (int64, error) {
 	u := math.Floor(bandwidth * rateUnitsPerByte)
-	if !(u >= 1) || u >= maxLinkUnits {
+	if !(u >= minLinkUnits) || u >= maxLinkUnits {
 		return 0, &BandwidthRangeError{Bandwidth: bandwidth}
 	}
 	return int64(u), nil
 }
 
 // BandwidthRangeError is a link bandwidth the flow model cannot hold:
-// below one rate unit, or so high that sums of rates could overflow.
+// below 1 B/s, or so high that sums of rates could overflow.
 type BandwidthRangeError struct {
 	Bandwidth float64 // B/s
 }
 
 func (e *BandwidthRangeError) Error() string {
-	return fmt.Sprintf("bandwidth %g B/s is outside the flow model's range, %.3g to %.3g B/s", e.Bandwidth, 1.0/rateUnitsPerByte, float64(maxLinkUnits)/rateUnitsPerByte)
+	return fmt.Sprintf("bandwidth %g B/s is outside the flow model's range, %.3g to %.3g B/s", e.Bandwidth, float64(minLinkUnits)/rateUnitsPerByte, float64(maxLinkUnits)/rateUnitsPerByte)
 }
 
 // unitsRate converts a rate in units to bytes per second (exactly).

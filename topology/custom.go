@@ -54,15 +54,17 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 			return id, nil
 		}
 		if n, ok := strings.CutPrefix(name, "h"); ok {
-			if h, err := strconv.Atoi(n); err == nil && strconv.Itoa(h) == n {
-				if h >= hosts {
-					return 0, fmt.Errorf("host %s does not exist: the graph has hosts h0..h%d (raise hosts, or name a switch without the h<number> form)", name, hosts-1)
+			digits := strings.TrimLeft(n, "+-")
+			if digits != "" && len(n)-len(digits) <= 1 && strings.Trim(digits, "0123456789") == "" {
+				if h, err := strconv.Atoi(n); err == nil && strconv.Itoa(h) == n && h >= 0 {
+					if h >= hosts {
+						return 0, fmt.Errorf("host %s does not exist: the graph has hosts h0..h%d (raise hosts, or name a switch without the h<number> form)", name, hosts-1)
+					}
+					return int32(h), nil
 				}
-				return int32(h), nil
-			}
-			if n != "" && strings.Trim(n, "0123456789") == "" {
-				// h01 read as a switch named so, silently.
-				return 0, fmt.Errorf("%s looks like a host, but hosts are named h0..h%d, with no leading zeros; name a switch otherwise", name, hosts-1)
+				// h01 was read as a switch named so, silently; h-1 as
+				// host -1, a crash (new users' trials).
+				return 0, fmt.Errorf("%s looks like a host, but hosts are named h0..h%d, with no sign or leading zeros; name a switch otherwise", name, hosts-1)
 			}
 		}
 		if name == "" || strings.ContainsAny(name, " \t") {

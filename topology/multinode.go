@@ -15,7 +15,9 @@ const (
 	// one link between any two; each device also has an uplink to the host
 	// bridge for traffic leaving the node.
 	FabricMesh = "mesh"
-	// FabricTree hangs the devices under PCIe switches, evenly, and the
+	// FabricTree hangs the devices under PCIe switches, device d under
+	// switch d*switches/devices (as evenly as the counts allow: 4 under 3
+	// switches are 2, 1 and 1), and the
 	// PCIe switches under the host bridge (a PCIe or shared-memory tree):
 	// devices under one PCIe switch are two links apart, others four, and
 	// the PCIe switches' uplinks are shared.

@@ -400,3 +400,39 @@ func TestMultiNodeFabrics(t *testing.T) {
 		t.Errorf("one mesh node of 8: bisection %g, want %g", mesh.Bisection(), want)
 	}
 }
+
+// TestTreeSplitsDevicesAsEvenlyAsTheCountsAllow: device d hangs under PCIe
+// switch d*switches/devices, as the README's machine reference says: 4
+// devices under 3 switches are 2, 1 and 1 (counted from each device's
+// first link, into its switch).
+func TestTreeSplitsDevicesAsEvenlyAsTheCountsAllow(t *testing.T) {
+	l := LinkSpec{Bandwidth: 1e9, Latency: 1e-6}
+	net, err := Crossbar(2, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MultiNode(net, NodeSpec{Devices: 4, Fabric: l, NIC: l, Kind: FabricTree, Switches: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	under := map[int32]int{}
+	var order []int32
+	for d := range int32(4) { // node 0's devices
+		for _, ln := range m.Links() {
+			if ln.From == d {
+				if under[ln.To] == 0 {
+					order = append(order, ln.To)
+				}
+				under[ln.To]++
+				break
+			}
+		}
+	}
+	var got []int
+	for _, s := range order {
+		got = append(got, under[s])
+	}
+	if want := []int{2, 1, 1}; !slices.Equal(got, want) {
+		t.Errorf("devices under each PCIe switch: %v, want %v", got, want)
+	}
+}

@@ -195,6 +195,17 @@ func TestBadInput(t *testing.T) {
 		// (a new user's trial: a copied config, its name left as it was).
 		{[]string{"run", "-m", four + "," + four2, "-n", "2"}, 2, `four.yaml and ` + four2 + ` are both named "four", so their rows could not be told apart: rename one (its name: key)`},
 		{[]string{"run", "-m", "small,small", "-n", "2"}, 2, "-m: builtin:small is given twice"},
+		// A new user's trial: an empty -m ran on the default machine; a
+		// typo got no suggestion; a path the machine lacks exited 1 where a
+		// misspelled key exits 2; a malformed value said "give PATH=VALUE".
+		{[]string{"topo", "-m", ""}, 2, "-m/--machine is empty: give a built-in machine"},
+		// An unquoted s0.0->s1.0 reaches collsim as s0.0- (the shell
+		// redirects to a file s1.0), as topo's own example was written.
+		{[]string{"topo", "-m", "fattree-1024", "--fail", "s0.0-"}, 2, "quote it, as 's0.0->s1.0': an unquoted > is a shell's redirection"},
+		{[]string{"run", "-m", "smal"}, 1, "nor a readable file; did you mean small?"},
+		{[]string{"run", "--set", "network.fat_tree.k=4"}, 2, "machine small has no network.fat_tree"},
+		{[]string{"run", "--set", "network.torus.dims=[2,2,2"}, 2, `the value "[2,2,2" is not YAML`},
+		{[]string{"run", "-m", "small", "--set", "faults.degraded.h0->s0.0=0.5"}, 2, "faults.degraded is a mapping, set whole"},
 		// A list's bad point fails it before any point runs (it ran and
 		// printed the points before it, then failed).
 		{[]string{"run", "-m", "dragonfly-72,small", "--network", "flow", "--routing", "valiant", "-n", "16"}, 2, "the default algorithm on 16 ranks of small, 1MiB: --routing: valiant routing detours through a third group of a dragonfly"},
@@ -306,6 +317,13 @@ func TestAlltoallShortfallIsReported(t *testing.T) {
 	want := "collsim: note: alltoall splits each rank's 56B evenly over 3 ranks in whole 8-byte elements: 2 elements to each, 48B in all (8B is not sent; a multiple of 24B moves everything)\n"
 	if errs != want {
 		t.Errorf("stderr %q, want %q", errs, want)
+	}
+	// schedule and explain left the 8 B out without a word (a new user's
+	// trial).
+	for _, cmd := range []string{"schedule", "explain"} {
+		if _, errs, code := collsim(t, cmd, "-c", "alltoall", "-n", "3", "-s", "56"); code != 0 || errs != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", cmd, code, errs, want)
+		}
 	}
 }
 
@@ -866,5 +884,18 @@ func TestSetOnABadMachine(t *testing.T) {
 	_, errs, code := collsim(t, "run", "-m", path, "--set", "host.eager_limit=1KiB")
 	if code != 1 || !strings.Contains(errs, path+":3: network.crossbar.link.bandwidth") || strings.Contains(errs, "--set") {
 		t.Errorf("exit %d: %q; want exit 1 at %s:3, not blaming --set", code, errs, path)
+	}
+}
+
+// TestTopoSet: topo describes the machine a run with the same --set would
+// use (it had no --set; a new user's trial): a 2:1 taper keeps 16 of a
+// 32-ary leaf's uplinks.
+func TestTopoSet(t *testing.T) {
+	out, errs, code := collsim(t, "topo", "-m", "fattree-1024", "--set", "network.fat_tree.taper=2")
+	if code != 0 || !strings.Contains(out, "taper 2:1 (16 of 32 leaf uplinks)") {
+		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+	if _, errs, code := collsim(t, "topo", "--set", "network.crossbar.hosts=x"); code != 2 || !strings.Contains(errs, "network.crossbar.hosts: x is not a whole number") {
+		t.Errorf("a bad value: exit %d %q", code, errs)
 	}
 }

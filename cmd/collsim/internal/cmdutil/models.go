@@ -325,6 +325,9 @@ type Request struct {
 	Ranks, Root                 int
 	ElemSize                    int64
 	Shape                       ShapeFlags
+	// Note is what Resolve found of the size that does not move (an
+	// alltoall's remainder; collsim.Shortfall), "" when all of it does.
+	Note string
 }
 
 // Resolve turns the request into an algorithm and its parameters on m (m
@@ -338,7 +341,7 @@ func (q *Request) Resolve(m *configs.Machine) (a collectives.Algorithm, chosenBy
 	if err != nil {
 		return a, "", p, &FlagError{Err: fmt.Errorf("--size: %w", err)}
 	}
-	a, chosenBy, p, _, err = collsim.Resolve(collectives.Collective(q.Collective), q.Algorithm, q.Ranks, bytes, q.ElemSize, q.Root, q.Shape.Shape, m)
+	a, chosenBy, p, q.Note, err = collsim.Resolve(collectives.Collective(q.Collective), q.Algorithm, q.Ranks, bytes, q.ElemSize, q.Root, q.Shape.Shape, m)
 	return a, chosenBy, p, err
 }
 

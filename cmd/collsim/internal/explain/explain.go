@@ -56,6 +56,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if q.Note != "" { // as run says it (it was left out here; a new user's trial)
+				fmt.Fprintln(streams.Err, "collsim: note:", q.Note)
+			}
 			var u *collectives.Unsupported
 			if _, err := a.Build(params); errors.As(err, &u) && !cmd.Flags().Changed("ranks") {
 				// Without --ranks, an algorithm that cannot run on 4

@@ -4,6 +4,8 @@ package root
 import (
 	"errors"
 	"fmt"
+	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim/lines"
 	"io"
 	"os"
 	"regexp"
@@ -48,7 +50,12 @@ modelled machine, checks that they move the right data, and compares them
 with their closed-form costs.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			// An empty -m ran on the default machine without a word (a new
+			// user's trial): every command's -m is checked here.
+			if f := c.Flags().Lookup("machine"); f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+				return cmdutil.Flagf("-m/--machine is empty: give a built-in machine (%s) or a YAML file", strings.Join(configs.Builtins(), ", "))
+			}
 			policy, err := hugepage.ParsePolicy(hugePages)
 			if err != nil {
 				return cmdutil.Flagf("--huge-pages: %v", err)
@@ -125,7 +132,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 	seen := map[string]bool{}
 	for _, fs := range []*pflag.FlagSet{c.Flags(), c.InheritedFlags()} {
 		fs.VisitAll(func(f *pflag.Flag) {
-			if !seen[f.Name] && !f.Hidden && (editDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+			if !seen[f.Name] && !f.Hidden && (lines.EditDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
 				seen[f.Name] = true
 				near = append(near, "--"+f.Name)
 			}
@@ -153,27 +160,6 @@ func plainFlagError(err error) error {
 		what = "out of range"
 	}
 	return fmt.Errorf("%s: %s", m[1], what)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Main runs collsim with args and returns its exit status. Errors are

@@ -975,8 +975,15 @@ func Overrides(sets []string) ([]configs.Override, error) {
 	for _, s := range sets {
 		path, value, ok := strings.Cut(s, "=")
 		var doc yaml.Node
-		if !ok || path == "" || yaml.Unmarshal([]byte(value), &doc) != nil || len(doc.Content) == 0 {
+		if !ok || path == "" {
 			return nil, cmdutil.Flagf("--set %q: give PATH=VALUE, e.g. network.fat_tree.taper=2", s)
+		}
+		if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
+			// [2,2,2 said "give PATH=VALUE" (a new user's trial).
+			return nil, cmdutil.Flagf("--set %q: the value %q is not YAML (%s); quote a list as '[2, 2, 2]'", s, value, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if len(doc.Content) == 0 {
+			return nil, cmdutil.Flagf("--set %q: no value after =; give PATH=VALUE, e.g. network.fat_tree.taper=2", s)
 		}
 		o := configs.Override{Path: strings.TrimSpace(path), Value: doc.Content[0], Where: "--set " + s}
 		if err := configs.CheckOverride(o); err != nil {

@@ -46,6 +46,9 @@ ops (GOAL has no reduction); without it, only communication is written.`,
 			if err != nil {
 				return err
 			}
+			if q.Note != "" { // as run says it (it was left out here; a new user's trial)
+				fmt.Fprintln(streams.Err, "collsim: note:", q.Note)
+			}
 			s, err := a.Build(params)
 			if err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/run"
 	"github.com/collsim/collsim/configs"
 )
 
@@ -14,19 +15,20 @@ import (
 func New(streams *cmdutil.IO) *cobra.Command {
 	var machine string
 	var dot, asJSON bool
-	var degrade, fail []string
+	var degrade, fail, set []string
 	cmd := &cobra.Command{
 		Use:   "topo",
 		Short: "Describe a machine: hosts, switches, links, diameter, bisection bandwidth",
 		Example: `  collsim topo -m xc40
-  collsim topo -m fattree-1024 --fail s0.0->s1.0
-  collsim topo -m my-cluster.yaml --dot > machine.dot`,
+  collsim topo -m fattree-1024 --fail 's0.0->s1.0'
+  collsim topo -m my-cluster.yaml --dot > machine.dot
+  collsim topo -m fattree-1024 --set network.fat_tree.taper=2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dot && asJSON {
 				return cmdutil.Flagf("--dot and --json are two formats; give one")
 			}
-			m, err := configs.Resolve(machine)
+			m, err := run.Machine(machine, set)
 			if err != nil {
 				return err
 			}
@@ -66,6 +68,7 @@ func New(streams *cmdutil.IO) *cobra.Command {
 	cmd.Flags().BoolVar(&dot, "dot", false, "print the topology as a Graphviz DOT graph")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON, numbers as numbers (bandwidths in bytes per second)")
 	cmd.Flags().StringArrayVar(&degrade, "degrade", nil, `a link "FROM->TO:FACTOR" at a fraction of its bandwidth, as collsim run --degrade; repeatable`)
+	cmd.Flags().StringArrayVar(&set, "set", nil, `a machine config setting "PATH=VALUE", as collsim run --set (the machine described as a run with it would use it); repeatable`)
 	cmd.Flags().StringArrayVar(&fail, "fail", nil, `a failed link "FROM->TO" (both directions), as collsim run --fail; the bisection and diameter count without it; repeatable`)
 	return cmd
 }
