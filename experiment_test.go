@@ -295,3 +295,35 @@ func TestGOALDeadlockNamesTheLine(t *testing.T) {
 		t.Errorf("in order: %v; want rank 0 op 1 at %s:4", err, inOrder)
 	}
 }
+
+// TestStrategiesSplitOnlyWhatSplits: a search offers tp > 1 only for a
+// model with layers that split across tensor-parallel ranks (resnet50's
+// tp 2, 4 and 8 were listed as refused and counted as strategies; a new
+// user's trial). On 8 devices of a node of 8 with a batch of 8, resnet50
+// has the 4 pipelines dp x pp = 8 (dp 1, 2, 4, 8), with both bucket sizes
+// where dp > 1: 7 strategies, all tp 1; a GPT also has tp 2, 4 and 8.
+func TestStrategiesSplitOnlyWhatSplits(t *testing.T) {
+	resnet, err := dnn.Builtin("resnet50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpt, err := dnn.GPT(dnn.Transformer{Layers: 8, Hidden: 64, Heads: 8, Seq: 16, Vocab: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(m *dnn.Model) (all, split int) {
+		for _, s := range collsim.Strategies(dnn.Job{Model: m, NodeSize: 8}, 8, 8) {
+			all++
+			if s.TP > 1 {
+				split++
+			}
+		}
+		return all, split
+	}
+	if all, split := count(resnet); all != 7 || split != 0 {
+		t.Errorf("resnet50: %d strategies, %d with tp > 1; want 7 and 0", all, split)
+	}
+	if _, split := count(gpt); split == 0 {
+		t.Error("a GPT: no strategy with tp > 1")
+	}
+}

@@ -329,7 +329,8 @@ type Candidate struct {
 
 // Strategies enumerates the strategies of a search for devices devices
 // and a global batch of globalBatch samples: every dp x tp x pp =
-// devices with tp up to a node (unless base allows more) and pp up to the
+// devices with tp up to a node (unless base allows more; 1 for a model
+// with no layer that splits across tensor-parallel ranks) and pp up to the
 // model's layers; for each, microbatches of each of microBatches samples
 // (none given: base's microbatch size), m = globalBatch / (dp x
 // microbatch) of them where that is whole; and bucket sizes 25 MiB and,
@@ -339,9 +340,16 @@ func Strategies(base dnn.Job, devices, globalBatch int, microBatches ...int) []d
 		microBatches = []int{max(base.Strategy.MicroBatch, 1)}
 	}
 	var out []dnn.Strategy
+	splits := base.Model != nil && slices.ContainsFunc(base.Model.Layers, func(l dnn.Layer) bool { return l.TP })
 	for tp := 1; tp <= devices; tp++ {
 		if devices%tp != 0 || base.NodeSize > 0 && tp > base.NodeSize && !base.AllowTPAcrossNodes {
 			continue
+		}
+		if tp > 1 && !splits {
+			// A model without layers that split runs on tp 1 only: the
+			// rest were listed as refused, counted among the strategies
+			// (a new user's trial).
+			break
 		}
 		for pp := 1; pp <= devices/tp; pp++ {
 			if (devices/tp)%pp != 0 || pp > len(base.Model.Layers) {

@@ -102,7 +102,7 @@ func TestParseStrategy(t *testing.T) {
 		"prune: 1.5\n":                           "s.yaml:1: prune: 1.5 outside [0, 1)",
 		"compress: {ratio: 4}\n":                 "s.yaml:1: compress: ratio 4 (at least 1), a rate when compressing",
 		"compress: {ratio: 4, rate: 1 parsec}\n": "s.yaml:1: compress: rate:",
-		"dp: two\n":                              "s.yaml:1: cannot unmarshal",
+		"dp: two\n":                              "s.yaml:1: two is not a whole number",
 		// Fractions were truncated without a word (a new user's trial).
 		"dp: 2.5\n":                  `s.yaml:1: dp: "2.5" is not a whole number`,
 		"tp: 2\nmicrobatches: 4.9\n": `s.yaml:2: microbatches: "4.9" is not a whole number`,

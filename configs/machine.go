@@ -553,6 +553,10 @@ func yamlError(source string, data []byte, err error) error {
 			if t, ok := schemaTypes[u[2]]; ok {
 				msg += "; valid keys here: " + validKeys(t)
 			}
+		} else if c := cannotUnmarshal.FindStringSubmatch(msg); c != nil && c[1] != "" {
+			// Go's words ("cannot unmarshal !!str `two` into int") in
+			// the user's (a new user's trial, in a strategy file).
+			msg = fmt.Sprintf("%s is %s", strings.Trim(c[1], " `"), yamlReason(errors.New(msg)))
 		}
 		if line == 0 {
 			errs = append(errs, fmt.Errorf("%s: %s", source, msg))

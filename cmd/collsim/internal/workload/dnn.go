@@ -176,7 +176,9 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		// It turned offloading on without a word (a new user's trial).
 		{!o.offload, "it shapes offloading (give --offload)", []string{"offload-serial"}},
 		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
-		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3", "recompute", "offload", "offload-serial"}},
+		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3"}},
+		// They were refused for exchanging no gradients (a new user's trial).
+		{o.inference, "inference keeps no activations for a backward pass", []string{"recompute", "offload", "offload-serial"}},
 		{o.inference, "inference runs forward passes only, in microbatch order", []string{"schedule"}},
 		{!o.search && o.pp == 1 && o.microbatches == 1, "the schedule orders the passes of several microbatches: give --microbatches or --pp above 1", []string{"schedule"}},
 	}
@@ -482,8 +484,12 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			fit++
 		}
 	}
-	fmt.Fprintf(streams.Out, "%s on %d %s devices of %s (%s network), global batch %d: %d strategies, %d fit\n",
-		j.Model.Name, devices, j.Device.Name, e.Machine.Name, cmp.Or(e.Network, collsim.Analytic), o.globalBatch, len(cands), fit)
+	noun := "strategies"
+	if len(cands) == 1 {
+		noun = "strategy"
+	}
+	fmt.Fprintf(streams.Out, "%s on %d %s devices of %s (%s network), global batch %d: %d %s, %d fit\n",
+		j.Model.Name, devices, j.Device.Name, e.Machine.Name, cmp.Or(e.Network, collsim.Analytic), o.globalBatch, len(cands), noun, fit)
 	rows := [][]string{{"rank", "strategy", "step", "samples/s", "% of peak", "memory/device", "note"}}
 	for i, c := range cands {
 		if i == o.top {
@@ -495,7 +501,11 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			if k := strings.Index(note, ";"); k > 0 {
 				note = note[:k]
 			}
-			rows = append(rows, []string{"-", c.Describe, "", "", "", fmt.Sprintf("%.1f GiB", c.MemoryGiB), note})
+			memory := "-" // refused before its memory was counted
+			if c.MemoryGiB > 0 {
+				memory = fmt.Sprintf("%.1f GiB", c.MemoryGiB)
+			}
+			rows = append(rows, []string{"-", c.Describe, "", "", "", memory, note})
 			continue
 		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), cmdutil.SI(c.SamplesPerS, ""),
