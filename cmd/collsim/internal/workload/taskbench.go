@@ -44,7 +44,8 @@ Prints the elapsed time, efficiency (kernel time over elapsed x cores) and
 task granularity (elapsed x cores / tasks). --metg runs the graph with the
 kernel halved --metg-points times from --metg-from, on all cores, and prints
 the curve and METG(50%): the smallest granularity with efficiency of at
-least 50%.`,
+least 50%, refined by 6 geometric bisections between the halvings around
+the crossing (rows of their own in the curve).`,
 		Example: `  collsim workload taskbench --ranks 64 --width 64 --steps 100 --pattern stencil_1d --duration 100us --overhead 10us -m small
   collsim workload taskbench --ranks 256 --width 256 --steps 50 --pattern nearest --radix 5 --overhead 1us --metg -m xc40 --plot metg.png`,
 		Args: cobra.NoArgs,
