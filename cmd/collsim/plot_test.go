@@ -91,3 +91,22 @@ big,tree,2048,0.004,1
 		}
 	}
 }
+
+// TestPlotRowsApartOnlyInY: rows that share an x and differ in nothing but
+// their y are averaged with a note that says so (it read "the rows differ
+// in:  (name one with --series...)", naming nothing; a new user's trial),
+// and values spanning more than a float64 holds are refused, not a hang.
+func TestPlotRowsApartOnlyInY(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "d.csv")
+	os.WriteFile(table, []byte("x,y\n1,1\n1,2\n2,3\n"), 0o644)
+	_, stderr, code := collsim(t, "plot", table, "--x", "x", "--y", "y", "-o", filepath.Join(dir, "d.svg"))
+	if code != 0 || !strings.Contains(stderr, "with nothing but their y apart (replicas, or the same point run twice)") || strings.Contains(stderr, "differ in:") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	wide := filepath.Join(dir, "w.csv")
+	os.WriteFile(wide, []byte("x,y\n1,1\n2,1e308\n3,-1e308\n"), 0o644)
+	if _, stderr, code := collsim(t, "plot", wide, "--x", "x", "--y", "y", "-o", filepath.Join(dir, "w.png")); code != 1 || !strings.Contains(stderr, "a span wider than a float64 holds") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

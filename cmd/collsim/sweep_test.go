@@ -392,7 +392,7 @@ func TestSweepBadFiles(t *testing.T) {
 		text, want string
 		code       int
 	}{
-		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; valid: machine, .*ranks`, 1},
+		{"axes:\n  rank: [4, 8]\n", `sweep.yaml:2: "rank" is not a setting of a sweep; did you mean ranks\?; valid: machine, .*ranks`, 1},
 		// A misspelt algorithm passed --dry-run and failed every point.
 		{"axes:\n  algo: [ring, rign]\n", `sweep.yaml:2: algo "rign" is not an algorithm of any collective, nor a library's choice`, 1},
 		// A misspelt collective failed every point, with no line; an axis
@@ -406,6 +406,13 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  ranks: [4, 0]\n", `sweep.yaml:2: ranks "0": give a whole number of at least 1`, 1},
 		{"axes:\n  network.fat_tree.tapir: [1, 2]\n", `sweep.yaml:2: network.fat_tree has no setting "tapir"; valid: k, levels, taper`, 1},
 		{"axes:\n  network.fat_tree.taper: [1, two]\n", `sweep.yaml:2: network.fat_tree.taper: two is not a number`, 1},
+		// A new user's trial: values twice made identical points that read
+		// as replicas; a flag's value in Go's words.
+		{"axes:\n  size: [8, 8, 1KiB]\n", `sweep.yaml:2: axis size: 8 is given twice; give each value once`, 1},
+		{"axes:\n  size: [1024, 1KiB]\n", `sweep.yaml:2: axis size: 1024 and 1KiB are the same value`, 1},
+		{"axes:\n  algo: [ring, ring]\n", `sweep.yaml:2: axis algo: ring is given twice`, 1},
+		{"axes:\n  seed: [abc]\n", `sweep.yaml:2: seed: invalid argument "abc" for "--seed" flag: not a whole number of 0 or more`, 1},
+		{"axes:\n  sise: [8]\n", `sweep.yaml:2: "sise" is not a setting of a sweep; did you mean size\?`, 1},
 		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},
 		{"axes:\n  algo: [ring]\n  size: [8, 16]\nzip: [[algo, size]]\n", `sweep.yaml:4: zipped axes need lists of one length`, 1},
 		{"axes:\n  algo: [ring]\nzip: [[algo, seed]]\n", `sweep.yaml:3: zip names "seed", which is not an axis; axes: algo`, 1},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -393,4 +394,22 @@ func OutputFile(flag, path string, exts ...string) error {
 		}
 	}
 	return nil
+}
+
+// pflagParse matches pflag's error for a value its parser refused, which
+// shows Go's strconv in the message.
+var pflagParse = regexp.MustCompile(`^(invalid argument "[^"]*" for "[^"]*" flag): strconv\.Parse(Int|Uint|Float|Bool)[^:]*: parsing "[^"]*": (invalid syntax|value out of range)$`)
+
+// PlainFlagError says what pflag's parse errors mean without Go's names:
+// "not a whole number", "not a number", "out of range".
+func PlainFlagError(err error) error {
+	m := pflagParse.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	what := map[string]string{"Int": "not a whole number", "Uint": "not a whole number of 0 or more", "Float": "not a number", "Bool": "not true or false"}[m[2]]
+	if m[3] == "value out of range" {
+		what = "out of range"
+	}
+	return fmt.Errorf("%s: %s", m[1], what)
 }

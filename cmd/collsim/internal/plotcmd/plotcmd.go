@@ -396,7 +396,13 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 				cols = append(cols, t.Columns[c])
 			}
 		}
-		notes = append(notes, fmt.Sprintf("several rows share an x in a line; drawn as their mean with an error bar from least to greatest; the rows differ in: %s (name one with --series or --facet to tell them apart)", strings.Join(cols, ", ")))
+		if len(cols) == 0 {
+			// Rows that differ only in their y (replicas, or repeated
+			// points) named no column (a new user's trial).
+			notes = append(notes, "several rows share an x in a line, with nothing but their y apart (replicas, or the same point run twice); drawn as their mean with an error bar from least to greatest")
+		} else {
+			notes = append(notes, fmt.Sprintf("several rows share an x in a line; drawn as their mean with an error bar from least to greatest; the rows differ in: %s (name one with --series or --facet to tell them apart)", strings.Join(cols, ", ")))
+		}
 	}
 	return fig, notes, nil
 }

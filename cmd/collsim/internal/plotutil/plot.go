@@ -293,6 +293,16 @@ func (p *Panel) plot(colorOf map[string]int, next *int, legend *plot.Legend) (*p
 			a.ax.Min, a.ax.Max = a.ax.Min/2, a.ax.Max*2
 		}
 	}
+	// Values from -1e308 to 1e308 span more than a float64 holds: gonum's
+	// ticks then never ended (a hang at full CPU; a new user's trial).
+	for _, a := range []struct {
+		name string
+		ax   *plot.Axis
+	}{{"x", &pl.X}, {"y", &pl.Y}} {
+		if a.ax.Min <= a.ax.Max && math.IsInf(a.ax.Max-a.ax.Min, 0) {
+			return nil, fmt.Errorf("the %s values run from %g to %g, a span wider than a float64 holds: plot a column of smaller values", a.name, a.ax.Min, a.ax.Max)
+		}
+	}
 	return pl, nil
 }
 
@@ -413,37 +423,48 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // linearTicks is gonum's DefaultTicks with labels written to as many
 // decimals as the labelled ticks need to read as their values: gonum's
-// can write a tick at 1.05 as "1" beside one at 0.99.
+// can write a tick at 1.05 as "1" beside one at 0.99. An axis of values
+// of 10 million or more, or under a thousandth, is labelled in scientific
+// notation with as few digits as read as the values: fixed decimals wrote
+// "0.000006025" for a time axis and 300 digits for 1.7e308 (a new user's
+// trial), and the shortest exact form "1.0002000000000001e-09".
 type linearTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	decimals := 0
-	for ; decimals < 12; decimals++ {
-		exact := true
+	tol := 1e-9 * math.Max(math.Max(math.Abs(lo), math.Abs(hi)), hi-lo)
+	reads := func(format func(float64) string) bool {
 		for _, t := range ticks {
 			if t.Label == "" {
 				continue
 			}
-			scale := math.Pow(10, float64(decimals))
-			if math.Abs(math.Round(t.Value*scale)/scale-t.Value) > 1e-9*math.Max(math.Abs(t.Value), hi-lo) {
-				exact = false
-				break
+			if v, err := strconv.ParseFloat(format(t.Value), 64); err != nil || math.Abs(v-t.Value) > tol {
+				return false
 			}
 		}
-		if exact {
-			break
+		return true
+	}
+	label := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	mag := math.Max(math.Abs(lo), math.Abs(hi))
+	found := false
+	if mag < 1e7 && (mag >= 1e-3 || mag == 0) {
+		for decimals := 0; decimals <= 6 && !found; decimals++ {
+			f := func(v float64) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+			if reads(f) {
+				label, found = f, true
+			}
+		}
+	}
+	for digits := 1; digits <= 17 && !found; digits++ {
+		f := func(v float64) string { return strconv.FormatFloat(v, 'g', digits, 64) }
+		if reads(f) {
+			label, found = f, true
 		}
 	}
 	for i := range ticks {
-		if ticks[i].Label == "" {
-			continue
-		}
-		if decimals < 12 {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', decimals, 64)
-		} else { // an axis too fine for decimals (1e-13 s): the shortest exact form
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', -1, 64)
+		if ticks[i].Label != "" {
+			ticks[i].Label = label(ticks[i].Value)
 		}
 	}
 	return ticks

@@ -98,15 +98,22 @@ func TestPowerOfTwoTicks(t *testing.T) {
 }
 
 // A linear axis's labels read as their ticks' values: gonum's labelled a
-// tick at 1.05 "1" on an axis from 0.92 to 1.06 (ticks 0.06 apart).
+// tick at 1.05 "1" on an axis from 0.92 to 1.06 (ticks 0.06 apart). They
+// are short: at most 12 characters (a time axis read "0.000006025", one
+// to 1.7e308 300 digits, one near 1e-9 "1.0002000000000001e-09"; a new
+// user's trial).
 func TestLinearTickLabelsReadAsTheirValues(t *testing.T) {
-	for _, r := range [][2]float64{{0.92, 1.06}, {0, 1}, {0.85, 1.36}, {-3, 17}, {1e-6, 3e-6}, {123, 129}, {1e-13, 3e-13}, {-1e-14, 1e-14}} {
+	for _, r := range [][2]float64{{0.92, 1.06}, {0, 1}, {0.85, 1.36}, {-3, 17}, {1e-6, 3e-6}, {123, 129}, {1e-13, 3e-13}, {-1e-14, 1e-14},
+		{6.02e-6, 6.18e-6}, {1.0001e-9, 1.0003e-9}, {1, 1.7e308}, {1.2e12, 1.4e12}} {
 		var labels []string
 		for _, tk := range (linearTicks{}).Ticks(r[0], r[1]) {
 			if tk.Label == "" {
 				continue
 			}
 			labels = append(labels, tk.Label)
+			if len(tk.Label) > 12 {
+				t.Errorf("axis %v: tick %g labelled %q, %d characters", r, tk.Value, tk.Label, len(tk.Label))
+			}
 			// Read back to within a millionth of the ticks' spacing, which
 			// is at least a tenth of the axis for gonum's few labels.
 			v, err := strconv.ParseFloat(tk.Label, 64)
@@ -194,5 +201,19 @@ func TestAxisOfOneValue(t *testing.T) {
 		if math.Abs(pl.Y.Min-tc.lo) > 1e-12 || math.Abs(pl.Y.Max-tc.hi) > 1e-12 {
 			t.Errorf("y %g (log %v): axis %g..%g, want %g..%g", tc.y, tc.log, pl.Y.Min, pl.Y.Max, tc.lo, tc.hi)
 		}
+	}
+}
+
+// TestAxisTooWide: values from -1e308 to 1e308 span more than a float64
+// holds; the plot is refused with the span (gonum's ticks never ended: a
+// hang at full CPU, found by a new user).
+func TestAxisTooWide(t *testing.T) {
+	p := Panel{Lines: []Series{{Name: "a", X: []float64{1, 2, 3}, Y: []float64{1, 1e308, -1e308}}}}
+	if _, err := p.plot(map[string]int{}, new(int), &plot.Legend{}); err == nil || !strings.Contains(err.Error(), "the y values run from -1e+308 to 1e+308, a span wider than a float64 holds") {
+		t.Errorf("%v", err)
+	}
+	q := Panel{Lines: []Series{{Name: "a", X: []float64{-1e308, 1e308}, Y: []float64{1, 2}}}}
+	if _, err := q.plot(map[string]int{}, new(int), &plot.Legend{}); err == nil || !strings.Contains(err.Error(), "the x values run from") {
+		t.Errorf("%v", err)
 	}
 }

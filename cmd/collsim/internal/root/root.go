@@ -8,7 +8,6 @@ import (
 	"github.com/collsim/collsim/sim/lines"
 	"io"
 	"os"
-	"regexp"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -88,7 +87,7 @@ with their closed-form costs.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.Err)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.FlagError{Err: plainFlagError(suggestFlag(c, err))}
+		return &cmdutil.FlagError{Err: cmdutil.PlainFlagError(suggestFlag(c, err))}
 	})
 	cmd.AddCommand(run.New(streams), algos.New(streams), topo.New(streams), model.New(streams), schedule.New(streams), study.New(streams), explain.New(streams), calibrate.New(streams), tune.New(streams), realcmd.New(streams), validate.New(streams), sweep.New(streams), sweep.NewMerge(streams), plotcmd.New(streams), report.New(streams), workload.New(streams))
 	refuseUnknownSubcommands(cmd)
@@ -142,24 +141,6 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
-}
-
-// pflagParse matches pflag's error for a value its parser refused, which
-// shows Go's strconv in the message.
-var pflagParse = regexp.MustCompile(`^(invalid argument "[^"]*" for "[^"]*" flag): strconv\.Parse(Int|Uint|Float|Bool)[^:]*: parsing "[^"]*": (invalid syntax|value out of range)$`)
-
-// plainFlagError says what pflag's parse errors mean without Go's names:
-// "not a whole number", "not a number", "out of range".
-func plainFlagError(err error) error {
-	m := pflagParse.FindStringSubmatch(err.Error())
-	if m == nil {
-		return err
-	}
-	what := map[string]string{"Int": "not a whole number", "Uint": "not a whole number of 0 or more", "Float": "not a number", "Bool": "not true or false"}[m[2]]
-	if m[3] == "value out of range" {
-		what = "out of range"
-	}
-	return fmt.Errorf("%s: %s", m[1], what)
 }
 
 // Main runs collsim with args and returns its exit status. Errors are

@@ -841,7 +841,9 @@ func (p *Points) Point(settings []Setting, m *configs.Machine) (*collsim.Experim
 			return nil, cmdutil.Flagf("%s is not a setting of a point; valid: %s", s.Flag, strings.Join(Flags(), ", "))
 		}
 		if err := f.Set(s.Flag, s.Value); err != nil {
-			return nil, cmdutil.Flagf("%s: %v", s.Flag, err)
+			// In the words run's flags use (a sweep said "strconv.ParseUint:
+			// parsing "abc": invalid syntax"; a new user's trial).
+			return nil, cmdutil.Flagf("%s: %v", s.Flag, cmdutil.PlainFlagError(err))
 		}
 	}
 	o.RanksGiven = f.Changed("ranks")

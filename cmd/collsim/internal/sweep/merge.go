@@ -47,6 +47,11 @@ func rowKey(format string, line []byte) (key, error) {
 		}
 	}
 	if len(fields) < 4 {
+		if len(bytes.TrimSpace(line)) == 0 {
+			// It was told "not a row", which did not say why (a new
+			// user's trial).
+			return key{}, errors.New("a blank line, which no sweep writes; remove it")
+		}
 		return key{}, errors.New("not a row of collsim sweep output (it starts with point, points and sweep)")
 	}
 	p, err1 := strconv.Atoi(string(fields[0]))

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/collsim/collsim/sim/lines"
 	"math"
 	"slices"
 	"strconv"
@@ -282,6 +283,33 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 		}
 		out = append(out, expanded...)
 	}
+	// A value twice made two identical points, which ran twice and read as
+	// replicas (size: [8, 8], or 1024 and 1KiB; a new user's trial).
+	seen := map[string]*yaml.Node{}
+	for _, v := range out {
+		if v.Kind != yaml.ScalarNode {
+			continue
+		}
+		same := strings.TrimSpace(v.Value)
+		switch key.Value {
+		case "size":
+			if n, err := configs.ParseSize(same); err == nil {
+				same = strconv.FormatInt(n, 10)
+			}
+		case "ranks":
+			if n, err := strconv.Atoi(same); err == nil {
+				same = strconv.Itoa(n)
+			}
+		}
+		if first, ok := seen[same]; ok {
+			what := fmt.Sprintf("%s is given twice", show(v))
+			if strings.TrimSpace(first.Value) != strings.TrimSpace(v.Value) {
+				what = fmt.Sprintf("%s and %s are the same value", show(first), show(v))
+			}
+			return nil, fmt.Errorf("%s:%d: axis %s: %s; give each value once (replicas: N repeats every point)", file, v.Line, key.Value, what)
+		}
+		seen[same] = v
+	}
 	return out, nil
 }
 
@@ -385,8 +413,18 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 	case strings.Contains(k, ".") || slices.Contains([]string{"name", "description", "network", "node", "host", "noise", "faults"}, k):
 		return configs.CheckOverride(configs.Override{Path: k, Value: val, Where: fmt.Sprintf("%s:%d", file, key.Line)})
 	}
-	return fmt.Errorf("%s:%d: %q is not a setting of a sweep; valid: machine, a machine config setting (e.g. network.fat_tree.taper, link.bandwidth), or a flag of collsim run: %s",
-		file, key.Line, k, strings.Join(run.Flags(), ", "))
+	var near []string // a typo's likely meaning (sise: size), as for flags
+	for _, f := range append([]string{"machine"}, run.Flags()...) {
+		if lines.EditDistance(k, f) <= 2 && len(k) > 2 {
+			near = append(near, f)
+		}
+	}
+	hint := ""
+	if len(near) > 0 {
+		hint = "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return fmt.Errorf("%s:%d: %q is not a setting of a sweep%s; valid: machine, a machine config setting (e.g. network.fat_tree.taper, link.bandwidth), or a flag of collsim run: %s",
+		file, key.Line, k, hint, strings.Join(run.Flags(), ", "))
 }
 
 // settings are the values that are run's flags, as run.Settings.
