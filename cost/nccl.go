@@ -32,6 +32,32 @@ type NCCLResult struct {
 	// line's number.
 	Test     string
 	TestLine int
+	// Redop and Root are the first row's reduction ("sum", "none", ...)
+	// and root (-1 for none; RootUnknown where the release has no root
+	// column), and RowLine that row's line: what a log without its test
+	// line still says of its collective.
+	Redop   string
+	Root    int
+	RowLine int
+}
+
+// RootUnknown is NCCLResult.Root for a release without a root column.
+const RootUnknown = math.MinInt
+
+// Fits reports whether the log's rows can be times of collective c:
+// nccl-tests' rooted collectives (broadcast, reduce, gather, scatter)
+// print a root rank and the others -1; the reductions (allreduce,
+// reduce, reduce_scatter) a reduction, the others none.
+func (r *NCCLResult) Fits(c collectives.Collective) bool {
+	if !slices.Contains([]string{"none", "sum", "prod", "max", "min", "avg", "mulsum"}, r.Redop) {
+		return true // no row, or a release that prints no reduction there
+	}
+	reduces := c == collectives.Allreduce || c == collectives.Reduce || c == collectives.ReduceScatter
+	rooted := c == collectives.Bcast || c == collectives.Reduce || c == collectives.Gather || c == collectives.Scatter
+	if reduces != (r.Redop != "none") {
+		return false
+	}
+	return r.Root == RootUnknown || rooted == (r.Root >= 0)
 }
 
 // ncclTests are the nccl-tests benchmarks of collectives collsim has.
@@ -125,6 +151,14 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 			}
 		} else if check != "0" && check != "N/A" {
 			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, check, size)
+		}
+		if res.Redop == "" {
+			res.Redop, res.Root, res.RowLine = f[3], RootUnknown, line
+			if timeCol == 5 {
+				if root, err := strconv.Atoi(f[4]); err == nil {
+					res.Root = root
+				}
+			}
 		}
 		res.Points = append(res.Points, NCCLPoint{Bytes: size, Seconds: us * 1e-6, BusBW: bus, Line: line})
 	}

@@ -237,6 +237,22 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "-c bcast: "+file+":1 is all_reduce_perf's output, times of allreduce; give -c allreduce") {
 		t.Errorf("-c bcast on all_reduce_perf's log: exit %d, %s", code, stderr)
 	}
+	// Without its test line the rows still tell: nccl-tests prints a
+	// reduction for the reducing collectives (none for the others) and a
+	// root for the rooted ones (-1 for the others). A broadcast's rows
+	// (none, 0) and an all-gather's (none, -1) were fitted as an
+	// allreduce's, at 999.9 GB/s (a new user's trial).
+	body := b.String()[strings.Index(b.String(), "\n")+1:] // the test line gone
+	for _, c := range []struct{ redop, root, want string }{{"none", "0", "(redop none, root 0) are not allreduce's"}, {"none", "-1", "(redop none, root -1) are not allreduce's"}} {
+		other := filepath.Join(t.TempDir(), "log.txt")
+		os.WriteFile(other, []byte(strings.ReplaceAll(body, "     sum      -1  ", fmt.Sprintf("  %6s  %6s  ", c.redop, c.root))), 0o644)
+		if _, stderr, code := collsim(t, "calibrate", "--nccl", other, "-c", "allreduce", "-a", "ring"); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("rows of redop %s, root %s as an allreduce's: exit %d, %s", c.redop, c.root, code, stderr)
+		}
+	}
+	if _, stderr, code := collsim(t, "calibrate", "--nccl", filepath.Join(filepath.Dir(file), "all_reduce_perf.txt"), "-c", "allreduce", "-a", "ring"); code != 0 {
+		t.Errorf("the allreduce's own log: exit %d, %s", code, stderr)
+	}
 }
 
 // measurePRTTOn runs one PRTT(n, d, s) on machine m's analytic network

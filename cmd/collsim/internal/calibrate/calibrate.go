@@ -338,6 +338,16 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 			// (It fitted all_reduce_perf's times through a bcast's form.)
 			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s:%d is %s's output, times of %s; give -c %s", coll, ncclFile, res.TestLine, res.Test, c, c)
 		}
+		if !res.Fits(collectives.Collective(coll)) {
+			// A log without its test line was fitted through any -c (a
+			// new user's trial: a bcast's rows as an allreduce's gave 999.9
+			// GB/s); its rows' redop and root still tell.
+			root := fmt.Sprint(res.Root)
+			if res.Root == cost.RootUnknown {
+				root = "none printed"
+			}
+			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s:%d's rows (redop %s, root %s) are not %s's: nccl-tests prints a reduction for allreduce, reduce and reduce_scatter (none for the others) and a root for broadcast, reduce, gather and scatter (-1 for the others); give the -c of the test that wrote it", coll, ncclFile, res.RowLine, res.Redop, root, coll)
+		}
 		samples = res.Samples()
 	} else {
 		file = osuFile
