@@ -126,11 +126,20 @@ func TestValidateModelBadInput(t *testing.T) {
 		{[]string{"validate", "-c", "bcast", "-a", "scatter_allgather_rd", "-n", "3"}, "no algorithm with a closed form can run on this grid"},
 		{[]string{"validate", "-c", "allreduce", "-a", "nope"}, "nope"},
 		{[]string{"validate", "-c", "allscatter"}, "unknown collective"},
+		// An alltoall of 8 B on 8 ranks sends nothing: run refuses it,
+		// validate ran it as "0B" without a word (a new user's trial).
+		{[]string{"validate", "-c", "alltoall", "-n", "8", "-s", "8"}, "--size: the alltoall calls of this grid would send nothing"},
 	} {
 		_, stderr, code := collsim(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// Of 8, 40 and 72 B on 8 ranks, 72 moves 64 (8 B to each) and the
+	// others nothing: one row, and both said.
+	stdout, stderr, code := collsim(t, "validate", "-c", "alltoall", "-a", "pairwise", "-n", "8", "-s", "8,40,72", "--points")
+	if code != 0 || strings.Count(stdout, "alltoall/pairwise  8") != 1 || !strings.Contains(stdout, "64B") || !strings.Contains(stdout, "2 alltoall calls would send nothing") || !strings.Contains(stdout, "1 alltoall calls move less than their size") {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
 	}
 	// Ranks that do not fit exit 1, as run's (README's exit codes).
 	if _, stderr, code := collsim(t, "validate", "-n", "1000"); code != 1 || !strings.Contains(stderr, "does not fit on small") {

@@ -63,7 +63,7 @@ func runModel(streams *cmdutil.IO, o *options) error {
 		return err
 	}
 	var points []modelPoint
-	skipped := 0
+	skipped, empty, short := 0, 0, 0
 	uniform := true
 	var gaps collsim.PlacementGaps
 	byColl := make([][]collectives.Algorithm, len(colls))
@@ -92,6 +92,19 @@ func runModel(streams *cmdutil.IO, o *options) error {
 				last := int64(-1)
 				for _, size := range ss {
 					done++
+					if params, err := collsim.Call(a.Collective, p, size, 8, 0); err == nil {
+						// An alltoall of a size that does not split into whole
+						// elements moves less, or nothing: run refuses the
+						// latter and notes the former (validate ran both
+						// without a word; a new user's trial).
+						if note, err := collsim.Shortfall(a.Collective, params, size); err != nil {
+							empty++
+							count(done)
+							continue
+						} else if note != "" {
+							short++
+						}
+					}
 					if params, err := collsim.Call(a.Collective, p, size, 8, 0); err == nil && params.SizeBytes(a.Collective) == last {
 						continue // the same call as the size before (a barrier, or an alltoall split that rounds down)
 					} else if err == nil {
@@ -111,11 +124,20 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			}
 		}
 	}
+	if len(points) == 0 && empty > 0 {
+		return cmdutil.Flagf("--size: the alltoall calls of this grid would send nothing (each rank's data splits over the ranks in whole 8-byte elements); give sizes of at least 8 bytes times the ranks")
+	}
 	if len(points) == 0 {
 		return cmdutil.Flagf("no algorithm with a closed form can run on this grid")
 	}
 	sums := summarize(points, networks)
 	notes := modelNotes(m, points, networks, uniform, gaps, skipped)
+	if empty > 0 {
+		notes = append(notes, fmt.Sprintf("%d alltoall calls would send nothing (each rank's data splits over the ranks in whole 8-byte elements) and were left out, as run refuses them", empty))
+	}
+	if short > 0 {
+		notes = append(notes, fmt.Sprintf("%d alltoall calls move less than their size (the rest does not split into whole 8-byte elements over the ranks): their rows give the bytes moved", short))
+	}
 	if o.plotDir != "" {
 		paths, err := plotModel(o, m, points, networks)
 		if err != nil {
