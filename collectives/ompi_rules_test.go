@@ -80,3 +80,18 @@ func TestWriteOmpiRules(t *testing.T) {
 		t.Error("rules not starting at 0 bytes accepted")
 	}
 }
+
+// TestOmpiMessageBytesWholeElements: Open MPI's rules read dsize x count,
+// a whole number of elements: 64 KiB of 8-byte elements (8192) over 6
+// ranks is 1365 whole elements a rank, 10920 bytes (it read 10922, a
+// fraction of an element, where the alltoall path read whole elements).
+func TestOmpiMessageBytesWholeElements(t *testing.T) {
+	for _, c := range []Collective{Gather, Scatter, Allgather} {
+		if got, _ := OmpiMessageBytes(c, Params{Ranks: 6, Count: 8192, ElemSize: 8}); got != 1365*8 {
+			t.Errorf("%s: %d bytes per rank, want 1365 x 8 = 10920", c, got)
+		}
+	}
+	if got, _ := OmpiMessageBytes(Alltoall, Params{Ranks: 6, Count: 1365, ElemSize: 8}); got != 10920 {
+		t.Errorf("alltoall: %d bytes per pair, want 10920", got)
+	}
+}
