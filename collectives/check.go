@@ -205,7 +205,9 @@ func CheckData(c Collective, p Params) error {
 		perRank += n
 	}
 	if float64(perRank)*float64(p.Ranks) > MaxDataElements {
-		return fmt.Errorf("data mode would need %d elements on each of %d ranks, more than %d in all; check data on a smaller call", perRank, p.Ranks, MaxDataElements)
+		// The total, then the limit (it read "134217728 on each of 4
+		// ranks, more than 134217728 in all"; a new user's trial).
+		return fmt.Errorf("data mode would need %d elements on each of %d ranks, %.0f in all, more than its limit of %d; check data on a smaller call", perRank, p.Ranks, float64(perRank)*float64(p.Ranks), MaxDataElements)
 	}
 	return nil
 }

@@ -84,6 +84,10 @@ func TestCalibrateBadInput(t *testing.T) {
 	bibw := write("bibw.txt", "# OSU MPI Bi-Directional Bandwidth Test v7.3\n# Size      Bandwidth (MB/s)\n8  20.5\n1024  2000\n")
 	expectErrors(t, []badCase{
 		{[]string{"calibrate"}, 2, "give one of --osu-latency"},
+		// Two logs, and --ranks 1, were told to give what was given (a new
+		// user's trial).
+		{[]string{"calibrate", "--osu-latency", latency, "--nccl", latency}, 2, "2 logs given: calibrate fits one at a time"},
+		{[]string{"calibrate", "--osu-collective", allreduce, "--ranks", "1"}, 2, "--ranks 1: a collective on one rank moves nothing to fit"},
 		{[]string{"calibrate", "--osu-latency", truncated}, 1, "trunc.txt:2: the file ends before its first measurement"},
 		{[]string{"calibrate", "--osu-latency", garbled}, 1, "garbled.txt:3: figure \"???\""},
 		{[]string{"calibrate", "--osu-latency", oneSize}, 1, "measure at least two message sizes"},

@@ -279,6 +279,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"model", "-n", "128"}, 1, "--ranks 128 does not fit on small"}, // README: exit 1, as run
 		{[]string{"algos", "-c", "scan"}, 2, `unknown collective "scan"`},
 		{[]string{"run", "-c", "alltoall", "-n", "64", "-s", "1GiB", "--verify", "on"}, 1, "data mode would need"},
+		// 2^27 elements of 8 B on each of 4 ranks: 2^29 in all, past the
+		// limit of 2^27 (it printed the limit as the total).
+		{[]string{"explain", "-a", "ring", "-n", "4", "-s", "1GiB"}, 1, "134217728 elements on each of 4 ranks, 536870912 in all, more than its limit of 134217728"},
 		// A flag value that is not a choice is a usage error, as
 		// --network's is; flags a run would ignore are refused.
 		{[]string{"run", "--placement", "diagonal"}, 2, `--placement "diagonal" is not a policy; valid: block, round_robin, random`},

@@ -61,6 +61,10 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 					sources++
 				}
 			}
+			if sources > 1 {
+				// It said "give one of", which reads as none given.
+				return cmdutil.Flagf("%d logs given: calibrate fits one at a time; give one of --osu-latency, --nccl, --osu-collective or --prtt", sources)
+			}
 			if sources != 1 {
 				return cmdutil.Flagf("give one of --osu-latency (osu_latency between two hosts), --nccl (nccl-tests output), --osu-collective (osu_allreduce and friends) or --prtt (a LogGP measurement)")
 			}
@@ -365,6 +369,10 @@ func fitCollective(ncclFile, osuFile, coll, algo string, ranks int, gamma float6
 			return cost.HockneyFit{}, "", cmdutil.Flagf("-c %s: %s is osu_%s's output; give -c %s", coll, osuFile, b, b)
 		}
 		samples = res.Samples()
+	}
+	if ranks == 1 {
+		// It asked "on how many ranks did it run?" of a --ranks 1.
+		return cost.HockneyFit{}, "", cmdutil.Flagf("--ranks 1: a collective on one rank moves nothing to fit; give the ranks %s ran on (at least 2)", file)
 	}
 	if ranks < 2 {
 		return cost.HockneyFit{}, "", cmdutil.Flagf("%s: on how many ranks did it run? give --ranks (at least 2)", file)
