@@ -142,6 +142,12 @@ func TestTuneFlagsZeroOverheadWins(t *testing.T) {
 	if small.Fastest != "linear" || !strings.Contains(small.Note, "with o = 500ns, recursive_doubling is fastest") || large.Note != "" {
 		t.Errorf("8 B: %s %q; 1 MiB: %s %q", small.Fastest, small.Note, large.Fastest, large.Note)
 	}
+	// The JSON says what the file gives as well as the fastest: 1 (linear)
+	// is the fastest at 8 B, 3 (recursive doubling) the rule there (a
+	// script reading ompi_algorithm got 1; a new user's trial).
+	if small.Number != 1 || small.Rules != 3 || large.Rules != large.Number {
+		t.Errorf("8 B: ompi_algorithm %d, rules_algorithm %d; 1 MiB: %d, %d", small.Number, small.Rules, large.Number, large.Rules)
+	}
 	timeOf := func(algo string) float64 {
 		return simTime(t, "-a", algo, "-n", "16", "-s", "8", "--set", "host.overhead=500ns")
 	}
@@ -232,6 +238,8 @@ type tuneResult struct {
 		Fixed      string  `json:"ompi_fixed"`
 		FixedTime  float64 `json:"ompi_fixed_time_s"`
 		Note       string  `json:"zero_overhead_note"`
+		Number     int     `json:"ompi_algorithm"`
+		Rules      int     `json:"rules_algorithm"`
 	} `json:"choices"`
 	Rules string `json:"rules"`
 }

@@ -384,7 +384,13 @@ type Choice struct {
 	OmpiFixedTime *float64 `json:"ompi_fixed_time_s"` // null: collsim cannot run it
 	Pruned        int      `json:"pruned"`
 	ZeroOverhead  string   `json:"zero_overhead_note,omitempty"` // the choice wins only at o = 0
-	SegmentNote   string   `json:"segment_note,omitempty"`       // how its segment was chosen where the machine's costs could not
+	// RulesAlgorithm and RulesSegment are what the rules file gives here:
+	// the fastest's, or where it wins only at o = 0, the fastest's at the
+	// probe's overhead (a script read ompi_algorithm, which differed from
+	// the file there; a new user's trial).
+	RulesAlgorithm int    `json:"rules_algorithm"`
+	RulesSegment   int64  `json:"rules_segment_bytes"`
+	SegmentNote    string `json:"segment_note,omitempty"` // how its segment was chosen where the machine's costs could not
 }
 
 // jsonReport is tune's --json output.
@@ -397,6 +403,9 @@ func jsonReport(m *configs.Machine, pts []point, rules, file string) any {
 		if !math.IsNaN(pt.fixedT) {
 			c.OmpiFixedTime = &pt.fixedT
 		}
+		alg, params := pt.rulesChoice()
+		c.RulesAlgorithm, _, _ = collectives.OmpiAlgorithm(pt.c, alg.Name)
+		c.RulesSegment = collectives.OmpiSegmentBytes(alg, params)
 		cs = append(cs, c)
 	}
 	return struct {
@@ -408,6 +417,15 @@ func jsonReport(m *configs.Machine, pts []point, rules, file string) any {
 	}{m.Name, collsim.Analytic, cs, rules, file}
 }
 
+// rulesChoice is the algorithm the rules give at pt: the fastest, or
+// where it wins only at o = 0, the fastest at the probe's overhead.
+func (pt *point) rulesChoice() (collectives.Algorithm, collectives.Params) {
+	if pt.zeroOverhead != "" {
+		return pt.robust, pt.robustParams
+	}
+	return pt.best, pt.params
+}
+
 // merge turns the points into rules: per collective and rank count, a rule
 // where the winner changes.
 func merge(pts []point) []collectives.OmpiRules {
@@ -416,10 +434,7 @@ func merge(pts []point) []collectives.OmpiRules {
 		if len(out) == 0 || out[len(out)-1].Collective != pt.c {
 			out = append(out, collectives.OmpiRules{Collective: pt.c, BySize: map[int][]collectives.OmpiRule{}})
 		}
-		alg, params := pt.best, pt.params
-		if pt.zeroOverhead != "" {
-			alg, params = pt.robust, pt.robustParams
-		}
+		alg, params := pt.rulesChoice()
 		n, _, _ := collectives.OmpiAlgorithm(pt.c, alg.Name)
 		seg := collectives.OmpiSegmentBytes(alg, params)
 		by := out[len(out)-1].BySize
