@@ -340,3 +340,24 @@ func TestTuneRulesFileMeasure(t *testing.T) {
 		t.Error("no choice changed with the size: the test proves nothing")
 	}
 }
+
+// TestTuneOutputFails: a rules file that cannot be written fails the run
+// without the table (it printed the table, then failed; a new user's
+// trial), and a missing directory is refused before any simulation.
+func TestTuneOutputFails(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	out, stderr, code := collsim(t, "tune", "-m", "small", "-c", "allreduce", "-n", "8", "-s", "8", "-o", filepath.Join(blocker, "rules.txt"))
+	if code != 2 || out != "" || !strings.Contains(stderr, "there is no directory") {
+		t.Errorf("-o under a file: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	// A directory where no file can be made, even by root: Linux's /proc.
+	if st, err := os.Stat("/proc/self"); err != nil || !st.IsDir() {
+		t.Skip("no /proc here: no directory that refuses a new file")
+	}
+	out, stderr, code = collsim(t, "tune", "-m", "small", "-c", "allreduce", "-n", "8", "-s", "8", "-o", "/proc/collsim-rules.txt")
+	if code != 1 || out != "" || stderr == "" {
+		t.Errorf("-o /proc/collsim-rules.txt: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

@@ -92,6 +92,11 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if elem < 1 {
 				return cmdutil.Flagf("--elem-size %d must be at least 1", elem)
 			}
+			if out != "" {
+				if err := cmdutil.OutputFile("-o", out); err != nil {
+					return err // before the simulations
+				}
+			}
 			if big := slices.Max(ss); big > maxTuneSize {
 				return cmdutil.Flagf("--sizes %s: tune simulates every candidate, segment by segment, and sizes above %s would take days; use collsim model for closed forms at any size", configs.FormatBytes(big), configs.FormatBytes(maxTuneSize))
 			}
@@ -121,14 +126,19 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 				}
 				return cmdutil.JSON(streams.Out, jsonReport(m, results, rules.String(), out))
 			}
+			// The file first: a file that cannot be written fails the run
+			// before its table is printed as if it had succeeded (a new
+			// user's trial: -o /proc/x).
+			if out != "" {
+				if err := os.WriteFile(out, rules.Bytes(), 0o644); err != nil {
+					return err
+				}
+			}
 			if err := report(streams, results); err != nil {
 				return err
 			}
 			if out == "" {
 				_, err = fmt.Fprintf(streams.Out, "\n%s", rules.String())
-				return err
-			}
-			if err := os.WriteFile(out, rules.Bytes(), 0o644); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(streams.Out, "\nrules written to %s\n", out)
