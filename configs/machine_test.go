@@ -117,6 +117,8 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:2: network.crossbar.link.latency: "1e400us": 1e400 is out of range`}},
 		{"quoted number", "network:\n  crossbar: {hosts: \"8\", link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.crossbar.hosts: "8" is quoted, so it is text; write the number without quotes`}},
+		{"quoted taper", "network:\n  fat_tree: {k: 32, levels: 2, taper: \"2\", link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.fat_tree.taper: "2" is quoted, so it is text; write the number without quotes`}},
 		{"taper not a fraction", "network:\n  fat_tree: {k: 32, levels: 2, taper: 32/0, link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.fat_tree.taper: "32/0" is not a number or a fraction such as 32/24`}},
 		{"empty", "", []string{"bad.yaml: empty config"}},

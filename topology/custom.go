@@ -55,7 +55,7 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		}
 		if n, ok := strings.CutPrefix(name, "h"); ok {
 			digits := strings.TrimLeft(n, "+-")
-			if digits != "" && len(n)-len(digits) <= 1 && strings.Trim(digits, "0123456789") == "" {
+			if digits != "" && strings.Trim(digits, "0123456789") == "" {
 				if h, err := strconv.Atoi(n); err == nil && strconv.Itoa(h) == n && h >= 0 {
 					if h >= hosts {
 						return 0, fmt.Errorf("host %s does not exist: the graph has hosts h0..h%d (raise hosts, or name a switch without the h<number> form)", name, hosts-1)

@@ -166,7 +166,7 @@ func TestCustomGraphHostErrors(t *testing.T) {
 	}
 	// h-1 was host -1, a crash (index out of range); h+1, h-0 switches;
 	// h9999999999999999999 was refused for leading zeros it does not have.
-	for _, name := range []string{"h01", "h-1", "h-2", "h+1", "h-0", "h9999999999999999999", "h-99999999999999999999"} {
+	for _, name := range []string{"h01", "h-1", "h-2", "h+1", "h-0", "h9999999999999999999", "h-99999999999999999999", "h--1", "h+-1"} {
 		if _, err := Custom(2, []Edge{{"h0", "s0", l}, {name, "s0", l}, {"h1", "s0", l}}); err == nil || !strings.Contains(err.Error(), name+" looks like a host, but hosts are named h0..h1, with no sign or leading zeros") {
 			t.Errorf("%s: %v", name, err)
 		}

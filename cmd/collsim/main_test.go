@@ -204,6 +204,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"topo", "-m", "fattree-1024", "--fail", "s0.0-"}, 2, "quote it, as 's0.0->s1.0': an unquoted > is a shell's redirection"},
 		{[]string{"run", "-m", "smal"}, 1, "nor a readable file; did you mean small?"},
 		{[]string{"run", "--set", "network.fat_tree.k=4"}, 2, "machine small has no network.fat_tree"},
+		{[]string{"run", "--set", "host.overhead=1us", "--set", "overhead=2us"}, 2, "both set host.overhead of machine small"},
 		{[]string{"run", "--set", "network.torus.dims=[2,2,2"}, 2, `the value "[2,2,2" is not YAML`},
 		{[]string{"run", "-m", "small", "--set", "faults.degraded.h0->s0.0=0.5"}, 2, "faults.degraded is a mapping, set whole"},
 		// A list's bad point fails it before any point runs (it ran and

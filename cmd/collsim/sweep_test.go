@@ -411,6 +411,7 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  size: [8, 8, 1KiB]\n", `sweep.yaml:2: axis size: 8 is given twice; give each value once`, 1},
 		{"axes:\n  size: [1024, 1KiB]\n", `sweep.yaml:2: axis size: 1024 and 1KiB are the same value`, 1},
 		{"axes:\n  algo: [ring, ring]\n", `sweep.yaml:2: axis algo: ring is given twice`, 1},
+		{"axes:\n  ranks: [4, 04]\n", `sweep.yaml:2: axis ranks: 4 and 04 are the same value`, 1},
 		{"axes:\n  seed: [abc]\n", `sweep.yaml:2: seed: invalid argument "abc" for "--seed" flag: not a whole number of 0 or more`, 1},
 		{"axes:\n  sise: [8]\n", `sweep.yaml:2: "sise" is not a setting of a sweep; did you mean size\?`, 1},
 		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},

@@ -126,6 +126,8 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 	os.WriteFile(bad, []byte("name: bad\nlayers:\n  - {name: a, params: 10}\n  - {name: b, params: -3}\n"), 0o644)
 	// 1e9 FLOPs in 1 us: 1e15 FLOP/s, above an A100's 312 TFLOP/s (it ran,
 	// at 240% of the peak; a new user's trial).
+	zeroGrad := filepath.Join(dir, "grad.yaml")
+	os.WriteFile(zeroGrad, []byte("grad_bytes: 0\n"), 0o644)
 	fast := filepath.Join(dir, "fast.yaml")
 	os.WriteFile(fast, []byte("name: fast\nlayers:\n  - {name: a, kind: fc, params: 5, fwd_flops: 1e9, fwd_time: 1us}\n"), 0o644)
 	cases := []struct {
@@ -177,6 +179,7 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		// on, 0 read as 2, the machine ignored for LogGOPS's parameters.
 		{[]string{"--offload-serial", "--devices", "8"}, 2, "--offload-serial does not apply: it shapes offloading (give --offload)"},
 		{[]string{"--grad-bytes", "0", "--devices", "8"}, 2, "--grad-bytes must be at least 1, not 0"},
+		{[]string{"--strategy", zeroGrad, "--devices", "8"}, 2, "--strategy " + zeroGrad + ": grad_bytes must be at least 1, not 0"},
 		{[]string{"--network", "loggops", "--devices", "8"}, 2, `--network "loggops": a workload runs on its machine, with the analytic or the flow network`},
 		{[]string{"--model", fast, "--devices", "2"}, 2, `layer a: 1e+09 FLOPs a sample in 1µs is 1e+15 FLOP/s, above device a100's peak of 3.12e+14 FLOP/s`},
 	}
@@ -568,6 +571,8 @@ func TestWorkloadTiles(t *testing.T) {
 		{[]string{"--device-memory", "8MiB", "--tile", "1024"}, "holds 1 tiles of 8MiB; a task needs 3"},
 		{[]string{"--scaling", "1,2", "--devices", "4"}, "--devices does not apply with --scaling"},
 		{[]string{"--network", "analytic", "--busiest-links", "3"}, "--busiest-links needs --network flow"},
+		// It ran on LogGOPS's parameters alone, 11.85 s for 123.6 ms.
+		{[]string{"--network", "loggops"}, `--network "loggops": a workload runs on its machine`},
 	})
 	// 0 is none, which any network can print (it was refused with the
 	// analytic one; a new user's trial).

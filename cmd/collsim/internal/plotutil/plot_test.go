@@ -217,3 +217,22 @@ func TestAxisTooWide(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestLinearTickLabelsNotation: an axis of values under a thousandth, or
+// of 10 million or more, is labelled in scientific notation, others in
+// plain decimals (a time axis read "0.000006025"; a new user's trial).
+func TestLinearTickLabelsNotation(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi     float64
+		scientific bool
+	}{{6.02e-6, 6.18e-6, true}, {1.2e12, 1.4e12, true}, {1e7, 3e7, true}, {2e-3, 8e-3, false}, {123, 129, false}, {0, 9e6, false}} {
+		for _, tk := range (linearTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label == "" || tk.Value == 0 {
+				continue
+			}
+			if strings.Contains(tk.Label, "e") != tc.scientific {
+				t.Errorf("axis %g..%g: tick %g labelled %q; want scientific notation: %v", tc.lo, tc.hi, tk.Value, tk.Label, tc.scientific)
+			}
+		}
+	}
+}
