@@ -95,3 +95,20 @@ func TestOmpiMessageBytesWholeElements(t *testing.T) {
 		t.Errorf("alltoall: %d bytes per pair, want 10920", got)
 	}
 }
+
+// TestOmpiOneRankIsCollSelf: on one rank Open MPI runs coll/self, not
+// coll/tuned's rules; every Open MPI selector's rule says so (barrier's
+// read as if the tuned rules had chosen recursive doubling).
+func TestOmpiOneRankIsCollSelf(t *testing.T) {
+	for _, lib := range []string{"ompi", "ompi40", "ompi5"} {
+		for _, c := range []Collective{Barrier, Allreduce, Bcast, Alltoall} {
+			sel, err := Select(lib, c, Params{Ranks: 1, Count: 8})
+			if err != nil {
+				t.Fatalf("%s %s: %v", lib, c, err)
+			}
+			if !strings.Contains(sel.Rule, "coll/self") {
+				t.Errorf("%s %s on 1 rank: %q", lib, c, sel.Rule)
+			}
+		}
+	}
+}

@@ -76,6 +76,11 @@ func Select(name string, c Collective, p Params) (Selection, error) {
 	if err != nil {
 		return Selection{}, err
 	}
+	if strings.HasPrefix(name, "ompi") && p.Ranks == 1 && !strings.Contains(ch.rule, "coll/self") {
+		// Open MPI's coll/self outranks coll/tuned on a communicator of
+		// one rank (the rule read as if tuned chose; a new user's trial).
+		ch.rule += "; on 1 rank Open MPI's coll/self module runs the call, not these rules: it sends nothing (a local copy at most), as this algorithm on 1 rank does"
+	}
 	a, err := Lookup(c, ch.name)
 	if err != nil {
 		return Selection{}, fmt.Errorf("%s chooses %s/%s (%s), which collsim does not have yet", name, c, ch.name, ch.rule)
