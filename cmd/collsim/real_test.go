@@ -1138,16 +1138,17 @@ func TestRealLibrariesAndLaunchers(t *testing.T) {
 
 // TestRealListsWithSelectors: -c all -a ompi and -a mpich run every
 // collective by the library's rules (it failed on gather before they
-// were transcribed, then skipped gather and scatter): on 2 ranks and 8 B,
-// 4 B a rank, Open MPI's gather is binomial and its scatter basic_linear
-// (size < 4: 4 <= b < 32768, 2 <= b < 131072), MPICH's both binomial; sizes that make the same call run once (a barrier's four rows
-// were identical).
+// were transcribed, then skipped gather and scatter): on 2 ranks and 16
+// B, 8 B a rank (one 8-byte element, as Open MPI's dsize x count reads
+// it), Open MPI's gather is binomial and its scatter basic_linear (size <
+// 4: 4 <= b < 32768, 2 <= b < 131072), MPICH's both binomial; sizes that
+// make the same call run once (a barrier's four rows were identical).
 func TestRealListsWithSelectors(t *testing.T) {
 	for lib, want := range map[string][]string{
 		"ompi":  {"ompi: allreduce/", "ompi: gather/binomial ", "ompi: scatter/basic_linear "},
 		"mpich": {"mpich: allreduce/", "mpich: gather/binomial ", "mpich: scatter/binomial "},
 	} {
-		stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", lib, "-s", "8", "--iterations", "1")
+		stdout, stderr, code := collsim(t, "real", "--np", "2", "-c", "all", "-a", lib, "-s", "16", "--iterations", "1")
 		if code != 0 || strings.Contains(stderr, "not transcribed") {
 			t.Errorf("-c all -a %s: exit %d:\n%s%s", lib, code, stdout, stderr)
 		}

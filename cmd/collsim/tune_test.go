@@ -349,7 +349,7 @@ func TestTuneOutputFails(t *testing.T) {
 	blocker := filepath.Join(dir, "file")
 	os.WriteFile(blocker, nil, 0o644)
 	out, stderr, code := collsim(t, "tune", "-m", "small", "-c", "allreduce", "-n", "8", "-s", "8", "-o", filepath.Join(blocker, "rules.txt"))
-	if code != 2 || out != "" || !strings.Contains(stderr, "there is no directory") {
+	if code != 1 || out != "" || !strings.Contains(stderr, "there is no directory") {
 		t.Errorf("-o under a file: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	// A directory where no file can be made, even by root: Linux's /proc.

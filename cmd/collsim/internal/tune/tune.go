@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -92,9 +93,11 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if elem < 1 {
 				return cmdutil.Flagf("--elem-size %d must be at least 1", elem)
 			}
-			if out != "" {
-				if err := cmdutil.OutputFile("-o", out); err != nil {
-					return err // before the simulations
+			if dir := filepath.Dir(out); out != "" {
+				// Before the simulations; an error writing, as schedule's
+				// and calibrate's -o say it (exit 1).
+				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+					return fmt.Errorf("-o %s: there is no directory %s to write it in", out, dir)
 				}
 			}
 			if big := slices.Max(ss); big > maxTuneSize {
