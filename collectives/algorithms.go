@@ -191,8 +191,9 @@ func (s *rabenseifner) step(b *builder) bool {
 
 // binomialReduce sends each rank's vector, combined with its subtree's, to
 // its parent in a binomial tree rooted at root: the relative rank v
-// receives from v+1, v+2, v+4, ... below its lowest set bit, then sends to
-// v minus that bit (MPICH's binomial reduce).
+// receives from v+1, v+2, v+4, ... below its lowest set bit, in that order
+// (each receive after the one before is reduced), then sends to v minus
+// that bit (MPICH's binomial reduce).
 type binomialReduce struct {
 	r, p, root int
 	n          int64
@@ -222,7 +223,17 @@ func (s *binomialReduce) step(b *builder) bool {
 			return true
 		}
 		if v+m < s.p {
-			s.children = append(s.children, b.recvReduce(mod(v+m+s.root, s.p), s.tag, all))
+			// One child after another, each received and reduced before
+			// the next receive is posted, as MPICH's blocking MPIC_Recv
+			// and MPIR_Reduce_local do (and Open MPI's generic tree takes
+			// its children in order): a child whose message arrives first
+			// still waits its turn. (They were reduced in arrival order,
+			// which on 5 ranks finished a reduction sooner than MPICH.)
+			var prev []int32 // the child before (those before it are before it)
+			if k := len(s.children); k > 0 {
+				prev = s.children[k-1:]
+			}
+			s.children = append(s.children, b.recvReduce(mod(v+m+s.root, s.p), s.tag, all, prev...))
 			return true
 		}
 	}
