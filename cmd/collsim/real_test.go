@@ -986,6 +986,12 @@ func TestValidateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
+		// A new user's trial: a selector ran the whole measurement, then
+		// failed reading its own row; another collective's default was
+		// allreduce's ring; outputs failed after the run.
+		{[]string{"validate", "--real", "--np", "2", "-a", "mpich"}, "-a mpich: validate --real fits a model to named algorithms"},
+		{[]string{"validate", "--real", "--np", "2", "-c", "bcast"}, "-a: name the algorithms to run for -c bcast"},
+		{[]string{"real", "--np", "2", "-s", "8", "--timeline", "/nonexistent-dir/x.json"}, "--timeline /nonexistent-dir/x.json: there is no directory"},
 		{[]string{"validate", "--np", "2"}, "give --real"},
 		{[]string{"validate", "--real", "--np", "1"}, "at least 2"},
 		{[]string{"validate", "--real", "--np", "4", "--netns", "--hosts", "2"}, "one rank per host"},

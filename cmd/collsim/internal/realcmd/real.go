@@ -211,6 +211,15 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 		if err := o.CheckFlags(cmd.Flags()); err != nil {
 			return err
 		}
+		// Before the run: a timeline in a missing directory failed after
+		// it, and took the table with it (a new user's trial).
+		for _, out := range [][2]string{{"--timeline", o.timeline}, {"--prtt-out", o.prttOut}} {
+			if out[1] != "" {
+				if err := cmdutil.OutputFile(out[0], out[1]); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if !child && o.prtt != "" {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "--prtt measures round trips instead of collectives and ping-pongs", "pingpong", "exchange", "pairs-again", "interleave", "collective", "algo", "sizes"); err != nil {

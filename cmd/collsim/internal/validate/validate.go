@@ -297,7 +297,27 @@ func run(streams *cmdutil.IO, o *options) error {
 		o.sizes = "1MiB..16MiB"
 	}
 	if o.algos == "" {
+		// The default is allreduce's (-c bcast failed with "unknown bcast
+		// algorithm ring", an algorithm the user never named; a new
+		// user's trial).
+		if strings.TrimSpace(o.collective) != string(collectives.Allreduce) {
+			return cmdutil.Flagf("-a: name the algorithms to run for -c %s (the default, ring,recursive_doubling,rabenseifner, is allreduce's)", o.collective)
+		}
 		o.algos = "ring,recursive_doubling,rabenseifner"
+	}
+	for _, a := range strings.Split(o.algos, ",") {
+		if a = strings.TrimSpace(a); collectives.IsSelector(a) {
+			// It ran the whole measurement, then failed reading its own
+			// row "ompi: allreduce/ring" (a new user's trial).
+			return cmdutil.Flagf("-a %s: validate --real fits a model to named algorithms; a library's choice is not one (collsim real -a %s times it, and says what it picked)", a, a)
+		}
+	}
+	if o.plotDir != "" {
+		// Made before the measurement, which took minutes and was then
+		// lost on a directory that could not be made (a new user's trial).
+		if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
+			return fmt.Errorf("--plot %s: %w", o.plotDir, err)
+		}
 	}
 	if err := realcmd.RefuseUnderLauncher(o.NP); err != nil {
 		return err
