@@ -992,6 +992,8 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "-a", "mpich"}, "-a mpich: validate --real fits a model to named algorithms"},
 		{[]string{"validate", "--real", "--np", "2", "-c", "bcast"}, "-a: name the algorithms to run for -c bcast"},
 		{[]string{"real", "--np", "2", "-s", "8", "--timeline", "/nonexistent-dir/x.json"}, "--timeline /nonexistent-dir/x.json: there is no directory"},
+		{[]string{"real", "--np", "2", "-a", "ompi4"}, `unknown allreduce algorithm "ompi4"; valid: `},
+		{[]string{"real", "--np", "2", "-a", "ompi4"}, "(or a library's choice: ompi, ompi40, ompi5, mpich, mpich4)"},
 		{[]string{"validate", "--np", "2"}, "give --real"},
 		{[]string{"validate", "--real", "--np", "1"}, "at least 2"},
 		{[]string{"validate", "--real", "--np", "4", "--netns", "--hosts", "2"}, "one rank per host"},

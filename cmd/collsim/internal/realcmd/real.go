@@ -904,7 +904,9 @@ func algorithmsOf(c collectives.Collective, spec string) ([]algoEntry, error) {
 		}
 		a, err := collectives.Lookup(c, name)
 		if err != nil {
-			return nil, &cmdutil.FlagError{Err: err}
+			// As run says it (real's list left the selectors out; a new
+			// user's trial).
+			return nil, &cmdutil.FlagError{Err: fmt.Errorf("%w (or a library's choice: %s)", err, strings.Join(collectives.Selectors, ", "))}
 		}
 		out = append(out, algoEntry{algo: a})
 	}
@@ -1211,9 +1213,15 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 		return cmdutil.JSON(w, out)
 	}
-	timed := fmt.Sprintf("%d timed iterations after %d warm-up", o.iterations, o.warmup)
+	plural := func(n int, one, many string) string { // "1 timed iterations" (a new user's trial)
+		if n == 1 {
+			return fmt.Sprintf("%d %s", n, one)
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	timed := fmt.Sprintf("%s after %d warm-up", plural(o.iterations, "timed iteration", "timed iterations"), o.warmup)
 	if o.interleave {
-		timed = fmt.Sprintf("%d timed rounds of every call, one iteration each, after %d warm-up", o.iterations, o.warmup)
+		timed = fmt.Sprintf("%s of every call, one iteration each, after %d warm-up", plural(o.iterations, "timed round", "timed rounds"), o.warmup)
 	}
 	fmt.Fprintf(w, "real %s on %s (%s; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), timed)
 	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))
@@ -1294,8 +1302,11 @@ func singleCopies(limit string, shared, ways int, copies int64, over bool, probe
 		which = chosen
 	case limit != "ring" && limit != "auto":
 		which = "messages above " + limit
-		if n, err := configs.ParseSize(limit); err == nil && n < 8 {
-			which = "all messages with data" // of whole 8-byte elements
+		if n, err := configs.ParseSize(limit); err == nil {
+			which = "messages above " + configs.FormatBytes(n) // 8 read as a count ("above 8"; a new user's trial)
+			if n < 8 {
+				which = "all messages with data" // of whole 8-byte elements
+			}
 		}
 	}
 	did := fmt.Sprintf("%d copied so", copies)

@@ -240,3 +240,13 @@ func TestSummaries(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleCopyLimitHasItsUnit: --single-copy 8 read "messages above 8"
+// (a new user's trial); the limit is written in bytes with its unit.
+func TestSingleCopyLimitHasItsUnit(t *testing.T) {
+	for limit, want := range map[string]string{"8": "messages above 8B go straight", "4096": "messages above 4KiB go straight", "4": "all messages with data go straight"} {
+		if got := singleCopies(limit, 1, 2, 0, false, "", true, true, ""); !strings.Contains(got, want) {
+			t.Errorf("--single-copy %s: %q, want %q", limit, got, want)
+		}
+	}
+}
