@@ -340,7 +340,7 @@ func Strategies(base dnn.Job, devices, globalBatch int, microBatches ...int) []d
 		microBatches = []int{max(base.Strategy.MicroBatch, 1)}
 	}
 	var out []dnn.Strategy
-	splits := base.Model != nil && slices.ContainsFunc(base.Model.Layers, func(l dnn.Layer) bool { return l.TP })
+	splits := base.Model != nil && base.Model.SplitsTP()
 	for tp := 1; tp <= devices; tp++ {
 		if devices%tp != 0 || base.NodeSize > 0 && tp > base.NodeSize && !base.AllowTPAcrossNodes {
 			continue

@@ -407,13 +407,7 @@ func Resolve(arg string) (*Machine, error) {
 	}
 	if _, err := os.Stat(arg); err != nil {
 		msg := fmt.Sprintf("machine %q is neither a built-in machine (%s) nor a readable file", arg, strings.Join(Builtins(), ", "))
-		var near []string
-		for _, b := range Builtins() {
-			if lines.EditDistance(arg, b) <= 2 {
-				near = append(near, b)
-			}
-		}
-		if len(near) > 0 {
+		if near := lines.Near(arg, Builtins()); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, " or ") + "?"
 		}
 		return nil, errors.New(msg)

@@ -63,6 +63,18 @@ func Quote(s string) string {
 	return strconv.Quote(s[:most]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
+// Near returns the names of among that word may be a typo of: at most two
+// edits away (and word longer than two bytes, which any name is near).
+func Near(word string, among []string) []string {
+	var near []string
+	for _, n := range among {
+		if len(word) > 2 && EditDistance(word, n) <= 2 {
+			near = append(near, n)
+		}
+	}
+	return near
+}
+
 // EditDistance is the Levenshtein distance between a and b: the fewest
 // single-byte insertions, deletions and substitutions that turn one into
 // the other. Typo suggestions ("did you mean ...?") take names at most two

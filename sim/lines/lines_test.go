@@ -2,6 +2,7 @@ package lines
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,19 @@ func TestQuoteCutsLongInput(t *testing.T) {
 	long := strings.Repeat("x", 300000)
 	if got, want := Quote(long), `"`+strings.Repeat("x", 60)+`"... (300000 bytes)`; got != want {
 		t.Errorf("long: %s, want %s", got, want)
+	}
+}
+
+// TestNear: names at most two edits away, none for words of two bytes
+// or fewer (every name is near those).
+func TestNear(t *testing.T) {
+	among := []string{"small", "xc40", "size", "seed"}
+	for _, tc := range []struct {
+		word string
+		want []string
+	}{{"smal", []string{"small"}}, {"sise", []string{"size"}}, {"sed", []string{"seed"}}, {"xc4", []string{"xc40"}}, {"xc", nil}, {"cori", nil}} {
+		if got := Near(tc.word, among); !slices.Equal(got, tc.want) {
+			t.Errorf("Near(%q) = %q, want %q", tc.word, got, tc.want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ package dnn
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/collsim/collsim/sim"
@@ -72,6 +73,12 @@ func (m *Model) Params() int64 {
 		n += l.Params
 	}
 	return n
+}
+
+// SplitsTP reports whether some layer of the model splits across
+// tensor-parallel ranks (tp above 1 means something for it).
+func (m *Model) SplitsTP() bool {
+	return slices.ContainsFunc(m.Layers, func(l Layer) bool { return l.TP })
 }
 
 // FwdFLOPs is one sample's forward FLOPs.

@@ -264,7 +264,7 @@ func (j *Job) Check(devices int) error {
 		return fmt.Errorf("pp %d is more stages than the model's %d layers", s.PP, len(j.Model.Layers))
 	}
 	if s.TP > 1 {
-		if !slices.ContainsFunc(j.Model.Layers, func(l Layer) bool { return l.TP }) {
+		if !j.Model.SplitsTP() {
 			return fmt.Errorf("tp %d: model %q has no layer that splits across tensor-parallel ranks (transformer blocks do); use tp 1", s.TP, j.Model.Name)
 		}
 		if h := j.Model.Heads; h > 0 && h%s.TP != 0 {

@@ -380,6 +380,14 @@ func SI(v float64, unit string) string {
 	return fmt.Sprintf("%.3g %s", v, unit)
 }
 
+// Count writes n things: "1 strategy", "4 strategies".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // OutputFile refuses, before any work, a file that flag names for a
 // command to write when it ends: one whose name does not end in one of
 // exts (".png", ".svg"; none: any), or in a directory that does not

@@ -1213,15 +1213,10 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 		}
 		return cmdutil.JSON(w, out)
 	}
-	plural := func(n int, one, many string) string { // "1 timed iterations" (a new user's trial)
-		if n == 1 {
-			return fmt.Sprintf("%d %s", n, one)
-		}
-		return fmt.Sprintf("%d %s", n, many)
-	}
-	timed := fmt.Sprintf("%s after %d warm-up", plural(o.iterations, "timed iteration", "timed iterations"), o.warmup)
+	// (It read "1 timed iterations"; a new user's trial.)
+	timed := fmt.Sprintf("%s after %d warm-up", cmdutil.Count(o.iterations, "timed iteration", "timed iterations"), o.warmup)
 	if o.interleave {
-		timed = fmt.Sprintf("%s of every call, one iteration each, after %d warm-up", plural(o.iterations, "timed round", "timed rounds"), o.warmup)
+		timed = fmt.Sprintf("%s of every call, one iteration each, after %d warm-up", cmdutil.Count(o.iterations, "timed round", "timed rounds"), o.warmup)
 	}
 	fmt.Fprintf(w, "real %s on %s (%s; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), timed)
 	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))

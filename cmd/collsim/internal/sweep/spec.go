@@ -413,14 +413,8 @@ func checkKey(file string, key, val *yaml.Node, axis bool) error {
 	case strings.Contains(k, ".") || slices.Contains([]string{"name", "description", "network", "node", "host", "noise", "faults"}, k):
 		return configs.CheckOverride(configs.Override{Path: k, Value: val, Where: fmt.Sprintf("%s:%d", file, key.Line)})
 	}
-	var near []string // a typo's likely meaning (sise: size), as for flags
-	for _, f := range append([]string{"machine"}, run.Flags()...) {
-		if lines.EditDistance(k, f) <= 2 && len(k) > 2 {
-			near = append(near, f)
-		}
-	}
-	hint := ""
-	if len(near) > 0 {
+	hint := "" // a typo's likely meaning (sise: size), as for flags
+	if near := lines.Near(k, append([]string{"machine"}, run.Flags()...)); len(near) > 0 {
 		hint = "; did you mean " + strings.Join(near, " or ") + "?"
 	}
 	return fmt.Errorf("%s:%d: %q is not a setting of a sweep%s; valid: machine, a machine config setting (e.g. network.fat_tree.taper, link.bandwidth), or a flag of collsim run: %s",

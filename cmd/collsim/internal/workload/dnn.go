@@ -484,12 +484,8 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			fit++
 		}
 	}
-	noun := "strategies"
-	if len(cands) == 1 {
-		noun = "strategy"
-	}
-	fmt.Fprintf(streams.Out, "%s on %d %s devices of %s (%s network), global batch %d: %d %s, %d fit\n",
-		j.Model.Name, devices, j.Device.Name, e.Machine.Name, cmp.Or(e.Network, collsim.Analytic), o.globalBatch, len(cands), noun, fit)
+	fmt.Fprintf(streams.Out, "%s on %d %s devices of %s (%s network), global batch %d: %s, %d fit\n",
+		j.Model.Name, devices, j.Device.Name, e.Machine.Name, cmp.Or(e.Network, collsim.Analytic), o.globalBatch, cmdutil.Count(len(cands), "strategy", "strategies"), fit)
 	rows := [][]string{{"rank", "strategy", "step", "samples/s", "% of peak", "memory/device", "note"}}
 	for i, c := range cands {
 		if i == o.top {
