@@ -434,6 +434,50 @@ func TestRealInterrupted(t *testing.T) {
 	}
 }
 
+// TestRealRankHearsOfItsSignalLate: a launcher signals its ranks one
+// after another (mpirun on Ctrl-C, srun on scancel), so a rank can hear
+// from a peer its signal stopped before its own signal arrives. It exits
+// as its signal does all the same (it exited 1: a new user's trial).
+func TestRealRankHearsOfItsSignalLate(t *testing.T) {
+	addr := freePort(t)
+	ranks := make([]*exec.Cmd, 2)
+	var stderr [2]bytes.Buffer
+	for r := range ranks {
+		ranks[r] = asRank(r, 2, "--rendezvous", addr, "-s", "8", "--iterations", "100000000", "--timeout", "1m")
+		ranks[r].Env = append(ranks[r].Env, "COLLSIM_SECRET="+testSecret)
+		ranks[r].Stderr = &stderr[r]
+		if err := ranks[r].Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer ranks[r].Process.Kill()
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("rank 0's rendezvous did not listen within 20s")
+		}
+	}
+	time.Sleep(time.Second) // the ranks meet and run
+	ranks[0].Process.Signal(syscall.SIGTERM)
+	time.Sleep(50 * time.Millisecond) // rank 1 hears of it first
+	ranks[1].Process.Signal(syscall.SIGTERM)
+	for r, cmd := range ranks {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+			if got := cmd.ProcessState.ExitCode(); got != 143 {
+				t.Errorf("rank %d: exit status %d, want 143; stderr:\n%s", r, got, stderr[r].String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("rank %d did not exit within 20s of SIGTERM", r)
+		}
+	}
+}
+
 // asRank starts this binary as one rank of a cluster run, as srun would.
 func asRank(rank, size int, args ...string) *exec.Cmd {
 	exe, _ := os.Executable()

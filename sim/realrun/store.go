@@ -462,7 +462,8 @@ func Join(ctx context.Context, addr string, rank, size int, job uint64, secret S
 	case reply.Error != "":
 		return fail("the rendezvous refused it: %s", printable(reply.Error))
 	case reply.Abort != "":
-		return fail("%s", printable(reply.Abort))
+		conn.Close()
+		return nil, nil, &AbortedError{Rank: rank, Reason: reply.Abort}
 	case !sameProof(reply.Proof, peersProof(secret, ch.Nonce, nonce, reply.Peers)):
 		return fail("the rendezvous at %s did not prove it knows the job's secret: another program answers there, or rank 0 has another secret", addr)
 	case len(reply.Peers) != size:
@@ -475,7 +476,7 @@ func Join(ctx context.Context, addr string, rank, size int, job uint64, secret S
 			r = storeReply{Abort: "lost the rendezvous (the launcher or rank 0 exited)"}
 		}
 		if r.Abort != "" && onAbort != nil {
-			onAbort(fmt.Errorf("rank %d aborts: %s", rank, r.Abort))
+			onAbort(&AbortedError{Rank: rank, Reason: r.Abort})
 		}
 		sc.final <- r
 	}()
@@ -535,7 +536,7 @@ func (sc *StoreConn) Finish(rep *Report, runErr error, timeout time.Duration) er
 	select {
 	case r := <-sc.final:
 		if r.Abort != "" {
-			return fmt.Errorf("rank %d aborts: %s", sc.rank, r.Abort)
+			return &AbortedError{Rank: sc.rank, Reason: r.Abort}
 		}
 		return nil
 	case <-time.After(timeout):
@@ -599,3 +600,24 @@ const MinSetup = 30 * time.Second
 // SetupTimeout bounds the start of a run whose ranks give up after
 // timeout without progress.
 func SetupTimeout(timeout time.Duration) time.Duration { return max(timeout, MinSetup) }
+
+// AbortedError is a rank told by the rendezvous to abort: another rank
+// failed or was stopped, and Reason (as the rendezvous gave it, another
+// process's text: printed made printable) says which.
+type AbortedError struct {
+	Rank   int
+	Reason string
+}
+
+// Error says which rank aborts, and why.
+func (e *AbortedError) Error() string {
+	return fmt.Sprintf("rank %d aborts: %s", e.Rank, printable(e.Reason))
+}
+
+// StoppedByPeer reports whether err is a rank's failure that another rank
+// caused: a peer lost or giving up, or the rendezvous's word to abort.
+func StoppedByPeer(err error) bool {
+	var lost *PeerLostError
+	var aborted *AbortedError
+	return errors.As(err, &lost) || errors.As(err, &aborted)
+}

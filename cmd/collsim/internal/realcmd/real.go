@@ -287,7 +287,11 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 	defer func() {
 		// A rank stopped by a signal (srun's on scancel, mpirun's on
 		// Ctrl-C) exits as the signal does (it exited 1: an audit).
-		if sig := caught(); err != nil && sig != nil {
+		sig := caught()
+		if err != nil && sig == nil && realrun.StoppedByPeer(err) {
+			sig = awaitSignal(ctx, caught, peerSignalGrace)
+		}
+		if err != nil && sig != nil {
 			err = &cmdutil.Interrupted{Signal: sig, Err: err}
 		}
 	}()
@@ -1465,4 +1469,23 @@ func writeTimeline(path string, reports []realrun.Report) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// peerSignalGrace is how long a rank whose peer stopped the run waits for
+// a signal of its own before it exits as a failure.
+const peerSignalGrace = time.Second
+
+// awaitSignal waits up to grace for the signal that ctx (a SignalContext)
+// catches, and returns it, or nil. A launcher stops a job by signalling
+// every rank (mpirun on Ctrl-C, srun on scancel), one after another: a
+// rank can hear first from a peer that its own signal stopped, and it
+// would then exit 1 where its signal, a moment later, says 130 or 143.
+func awaitSignal(ctx context.Context, caught func() os.Signal, grace time.Duration) os.Signal {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return caught()
 }
