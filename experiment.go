@@ -453,10 +453,10 @@ func (e *Experiment) adjust(m *configs.Machine, net string) error {
 		}
 		m.Routing = e.Routing
 	}
-	for _, spec := range e.Degrade {
-		c, err := m.Degrade(spec)
+	if len(e.Degrade) > 0 {
+		c, err := m.Degrade(e.Degrade)
 		if err != nil {
-			return &OptionError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
+			return &OptionError{Err: fmt.Errorf("--degrade %w", err)}
 		}
 		*m = *c
 	}

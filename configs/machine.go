@@ -1393,13 +1393,18 @@ func (v *validator) faults(m *Machine, f *faultsYAML) {
 		v.failAt(d.Line, keys, "want a mapping of links to the fraction of bandwidth they keep, e.g. \"s0.0->s1.0: 0.5\"")
 		return
 	}
+	at := map[int]int{} // the line that degraded each link
 	for i := 0; i+1 < len(d.Content); i += 2 {
 		spec := d.Content[i].Value + ":" + d.Content[i+1].Value
-		c, cost, err := m.degrade(spec)
+		c, link, cost, err := m.degrade(spec)
+		if err == nil && at[link] > 0 {
+			err = fmt.Errorf("the link is degraded already at line %d: give each link once", at[link])
+		}
 		if err != nil {
 			v.failAt(d.Content[i].Line, keys, "%s: %v", d.Content[i].Value, err)
 			continue
 		}
+		at[link] = d.Content[i].Line
 		*m = *c
 		v.inputs = append(v.inputs, Input{Key: "faults.degraded." + d.Content[i].Value, Value: d.Content[i+1].Value,
 			Where: fmt.Sprintf("%s:%d", v.source, d.Content[i].Line), Cost: cost})
@@ -1432,36 +1437,47 @@ type linkError struct {
 
 func (e *linkError) Error() string { return e.err.Error() }
 
-// Degrade returns a copy of m whose link spec ("FROM->TO:FACTOR", vertex
-// names as collsim topo --dot prints them) runs at FACTOR of its bandwidth,
-// as --degrade asks: the copy's Inputs name the flag as a cost.
-func (m *Machine) Degrade(spec string) (*Machine, error) {
-	c, cost, err := m.degrade(spec)
-	if err != nil {
-		return nil, err
+// Degrade returns a copy of m whose links specs ("FROM->TO:FACTOR", vertex
+// names as collsim topo --dot prints them) run at FACTOR of their own
+// bandwidth, as --degrade asks: a factor the config gave a link is
+// replaced, and a link given twice is an error. The copy's Inputs name
+// the flag as a cost. An error begins with the spec it is about, quoted.
+func (m *Machine) Degrade(specs []string) (*Machine, error) {
+	given := map[int]string{}
+	for _, spec := range specs {
+		c, link, cost, err := m.degrade(spec)
+		if err == nil && given[link] != "" {
+			err = fmt.Errorf("the link is degraded already by %q: give each link once", given[link])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", spec, err)
+		}
+		given[link] = spec
+		c.Inputs = append(slices.Clip(m.Inputs), Input{Key: "--degrade", Value: spec, Where: "the command line", Cost: cost})
+		m = c
 	}
-	c.Inputs = append(slices.Clip(m.Inputs), Input{Key: "--degrade", Value: spec, Where: "the command line", Cost: cost})
-	return c, nil
+	return m, nil
 }
 
-// degrade is Degrade, with what the degraded link costs a message.
-func (m *Machine) degrade(spec string) (*Machine, func(n float64) float64, error) {
+// degrade is Degrade for one spec, with the link's ID and what the
+// degraded link costs a message.
+func (m *Machine) degrade(spec string) (*Machine, int, func(n float64) float64, error) {
 	link, f, ok1 := strings.Cut(spec, ":")
 	from, to, ok2 := strings.Cut(link, "->")
 	factor, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 	if !ok1 || !ok2 || err != nil {
-		return nil, nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5%s", shellHint(spec))
+		return nil, 0, nil, fmt.Errorf("want FROM->TO:FACTOR, e.g. s0.0->s1.0:0.5%s", shellHint(spec))
 	}
 	id, err := m.linkNamed(strings.TrimSpace(from), strings.TrimSpace(to))
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	c := *m
 	if c.Topology, err = m.Topology.Degraded(id, factor); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	bw := c.Topology.Links()[id].Bandwidth
-	return &c, func(n float64) float64 { return n / bw }, nil
+	return &c, id, func(n float64) float64 { return n / bw }, nil
 }
 
 // Fail returns a copy of m in which the links of specs ("FROM->TO", both

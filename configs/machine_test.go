@@ -186,6 +186,10 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"faults", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  degraded:\n    s0.0->s1.0: 0.5\n    s0.0->s9.9: 0.5\n    s0.0->s1.1: 2\n    h0: s0.0\n",
 			[]string{"bad.yaml:6: faults.degraded: s0.0->s9.9: fat-tree k=4 n=2 has no link from s0.0 to s9.9", "bad.yaml:7: faults.degraded: s0.0->s1.1: a degraded link keeps a fraction of its bandwidth in (0, 1], not 2",
 				"bad.yaml:8: faults.degraded: h0: want FROM->TO:FACTOR"}},
+		// The same link twice, spelt alike or not, multiplied its factors
+		// (a new user's trial): the second is refused at its line.
+		{"degraded twice", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  degraded:\n    s0.0->s1.0: 0.5\n    \"s0.0 -> s1.0\": 0.25\n",
+			[]string{"bad.yaml:6: faults.degraded: s0.0 -> s1.0: the link is degraded already at line 5: give each link once"}},
 		{"degraded list", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  degraded: [a]\n",
 			[]string{"bad.yaml:4: faults.degraded: want a mapping of links"}},
 		{"failed cuts", "network:\n  fat_tree: {k: 4, levels: 2, link: {bandwidth: 1GB/s, latency: 0}}\nfaults:\n  failed:\n    - s0.0->s1.0\n    - h0->s0.0\n",
@@ -411,6 +415,22 @@ func TestFaultsConfig(t *testing.T) {
 				t.Fatalf("route %d->%d crosses the failed link", s, d)
 			}
 		}
+	}
+	// --degrade's factor is of the link's own bandwidth: it replaces the
+	// config's 0.25 (1 GB/s at 0.5: 0.5 GB/s, not 0.125), and a link given
+	// twice is refused.
+	again, err := m.Degrade([]string{"s0.0->s1.0:0.5", "s0.1->s1.0:0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bw := again.Topology.Links()[id].Bandwidth; bw != 0.5e9 {
+		t.Errorf("degraded again at %g B/s, want 0.5e9", bw)
+	}
+	if got := len(again.Topology.DegradedLinks()); got != 2 {
+		t.Errorf("%d degraded links, want 2", got)
+	}
+	if _, err := m.Degrade([]string{"s0.1->s1.0:0.5", "s0.1 -> s1.0:0.75"}); err == nil || !strings.Contains(err.Error(), `"s0.1 -> s1.0:0.75": the link is degraded already by "s0.1->s1.0:0.5"`) {
+		t.Errorf("a link degraded twice: %v", err)
 	}
 	// ECMP keeps hashing around a failed link, over the survivors.
 	m, err = Parse("f.yaml", []byte(tree+"  routing: ecmp\nfaults:\n  failed: [\"s0.1->s1.1\"]\n"))

@@ -68,8 +68,10 @@ type Topology struct {
 	// dead marks the links that have failed (nil: none); see WithoutLinks.
 	dead []bool
 	// slowed lists the links running below their bandwidth (Degraded),
-	// in the order they were degraded, each once.
-	slowed   []int
+	// in the order they were degraded, each once; slowedFrom holds their
+	// bandwidths before.
+	slowed     []int
+	slowedFrom []float64
 	adjStart []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
 	adjLinks []int32
 	// Groups of hosts that non-minimal routing can detour through
@@ -120,9 +122,11 @@ func (t *Topology) LinkNamed(from, to string) (int, bool) {
 }
 
 // Degraded returns a copy of t whose link has factor (0 < factor <= 1) of
-// its bandwidth: a link running at reduced speed. Routes are unchanged;
-// the copy's Bisection is computed from its graph, so a degraded link in
-// the cut lowers it.
+// its bandwidth: a link running at reduced speed. The factor is of the
+// link's own bandwidth, so a link degraded again takes the new factor in
+// place of the old, as a what-if on a machine that already has it slow
+// asks. Routes are unchanged; the copy's Bisection is computed from its
+// graph, so a degraded link in the cut lowers it.
 func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	if link < 0 || link >= len(t.links) {
 		return nil, fmt.Errorf("no link %d in %s", link, t.name)
@@ -132,11 +136,15 @@ func (t *Topology) Degraded(link int, factor float64) (*Topology, error) {
 	}
 	c := *t
 	c.links = slices.Clone(t.links)
-	c.links[link].Bandwidth *= factor
-	c.graphCut = &graphCut{}
-	if !slices.Contains(t.slowed, link) {
+	own := t.links[link].Bandwidth
+	if i := slices.Index(t.slowed, link); i >= 0 {
+		own = t.slowedFrom[i]
+	} else {
 		c.slowed = append(slices.Clip(t.slowed), link)
+		c.slowedFrom = append(slices.Clip(t.slowedFrom), own)
 	}
+	c.links[link].Bandwidth = own * factor
+	c.graphCut = &graphCut{}
 	return &c, nil
 }
 

@@ -292,6 +292,7 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--degrade", "h0->s0:0"}, code: 2, want: `degrade`},
 	{args: []string{"run", "--degrade", "h0->s0:2"}, code: 2, want: `degrade`},
 	{args: []string{"run", "--degrade", "h0->s0:NaN"}, code: 2, want: `degrade`},
+	{args: []string{"run", "--degrade", "h0->s0:0.5", "--degrade", "h0 -> s0:0.5"}, code: 2, want: `degraded already`}, // multiplied: 0.25 (a new user's trial)
 	{args: []string{"run", "--fail", "x->y"}, code: 2, want: `fail`},
 	{args: []string{"run", "--noise-periodic", "1ms"}, code: 2, want: `noise-periodic`},
 	{args: []string{"run", "--noise-periodic", "0s:0s"}, code: 2, want: `noise-periodic|period`},

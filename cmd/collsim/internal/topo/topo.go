@@ -32,9 +32,9 @@ func New(streams *cmdutil.IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, spec := range degrade {
-				if m, err = m.Degrade(spec); err != nil {
-					return &cmdutil.FlagError{Err: fmt.Errorf("--degrade %q: %w", spec, err)}
+			if len(degrade) > 0 {
+				if m, err = m.Degrade(degrade); err != nil {
+					return &cmdutil.FlagError{Err: fmt.Errorf("--degrade %w", err)}
 				}
 			}
 			if len(fail) > 0 {
