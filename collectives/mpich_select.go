@@ -10,8 +10,8 @@ import (
 // MPICH 3.3.2 (pmodels/mpich tag v3.3.2, its default ch3 device, which
 // has no selection of its own) chooses in MPIR_<Collective>_intra_auto in
 // src/mpi/coll/<collective>/<collective>.c by the MPIR_CVAR_* thresholds
-// defined at the top of those files (defaults: allreduce and reduce short
-// 2048 B; bcast short 12288 B, long 524288 B, at least 8 processes;
+// defined at the top of those files (defaults: reduce short 2048 B, and
+// allreduce's the same, which its default never lets it reach; bcast short 12288 B, long 524288 B, at least 8 processes;
 // allgather short 81920 B, long 524288 B; alltoall short 256 B, medium
 // 32768 B per pair, throttle 32; reduce_scatter long 524288 B), and first
 // takes the SMP-aware algorithms (MPIR_CVAR_ENABLE_SMP_COLLECTIVES, on by
@@ -47,10 +47,13 @@ func mpich33Classic(c Collective, p Params) (string, Params, string, error) {
 	bytes := p.SizeBytes(c)
 	switch c {
 	case Allreduce: // allreduce.c, MPIR_Allreduce_intra_auto
-		if bytes <= 2048 || p.Count < int64(pof2) {
-			return "recursive_doubling", p, "at most 2048 B or count < the largest power of two <= ranks: recursive doubling", nil
-		}
-		return "rabenseifner", p, "over 2048 B: reduce-scatter + allgather (Rabenseifner)", nil
+		// Its size is count x type size only when
+		// MPIR_CVAR_MAX_SMP_ALLREDUCE_MSG_SIZE is set, and 0 at that
+		// CVAR's default (0), so the 2048 B test that would switch to
+		// Rabenseifner always passes (so in 3.3 to 3.3.2: 3.2 tested
+		// count x type size, 3.4 chooses by its JSON tuning). collsim ran
+		// Rabenseifner from 2049 B until an audit of the source.
+		return "recursive_doubling", p, "recursive doubling at every size: with MPIR_CVAR_MAX_SMP_ALLREDUCE_MSG_SIZE at its default 0, MPIR_Allreduce_intra_auto takes the message as 0 bytes, under its 2048 B switch to Rabenseifner", nil
 	case Bcast: // bcast.c, MPIR_Bcast_intra_auto
 		switch {
 		case bytes < 12288 || n < 8:

@@ -290,7 +290,12 @@ func TestLibraryVersions(t *testing.T) {
 		// MPICH 3.3.2 MPIR_Allreduce_intra_auto: <= 2048 B or count < pof2
 		// recursive doubling, else reduce_scatter_allgather.
 		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 256, want: "recursive_doubling"},
-		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 257, want: "rabenseifner"},
+		// MPICH 3.3.2's allreduce takes its size as 0 at the CVARs'
+		// defaults (allreduce.c: nbytes is count x type size only when
+		// MPIR_CVAR_MAX_SMP_ALLREDUCE_MSG_SIZE is set): recursive doubling
+		// past 2048 B too (Rabenseifner here before an audit).
+		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 257, want: "recursive_doubling"},
+		{lib: "mpich", c: Allreduce, ranks: 7, elem: 8, count: 1 << 17, want: "recursive_doubling"},
 		{lib: "mpich", c: Allreduce, ranks: 4, elem: 8, count: 8, want: "recursive_doubling"},
 		// MPICH 4.3.2 mpir/generic.json: <= 8 B recursive doubling; count >=
 		// pow2 reduce_scatter_allgather (64 B on 4 ranks: 8 elements >= 4).
@@ -330,7 +335,7 @@ func TestLibraryVersions(t *testing.T) {
 		// MPIR_Allreduce_intra_smp; 4.3.2's ch4 composition alpha on several
 		// nodes, with the node roots' allreduce from mpir/generic.json.
 		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "smp"},
-		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 1, want: "rabenseifner"},
+		{lib: "mpich", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 1, want: "recursive_doubling"},
 		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 4, want: "smp", rule: "4 node roots (mpir/generic.json: built-in op, count >= pow2"},
 		{lib: "mpich4", c: Allreduce, ranks: 16, elem: 8, count: 1000, nodeSize: 16, want: "rabenseifner", rule: "composition gamma"},
 		// ch4/generic.json on node-aware communicators: bcast alpha under 8
@@ -391,7 +396,8 @@ func TestLibraryVersions(t *testing.T) {
 	}
 	// MPICH 3.3.2 SMP, 16 ranks on 4 nodes, 1000 doubles: node reduce on 4
 	// (8000 B > 2048, count >= 4: Rabenseifner), roots allreduce on 4
-	// (Rabenseifner), node bcast on 4 (fewer than 8 ranks: binomial).
+	// (MPIR_Allreduce_intra_auto, its size 0 at the CVARs' defaults:
+	// recursive doubling), node bcast on 4 (fewer than 8 ranks: binomial).
 	smp, _ := Lookup(Allreduce, "smp")
 	comp, _, err = CompositeOf(smp, Params{Ranks: 16, Count: 1000, ElemSize: 8, NodeSize: 4})
 	if err != nil {
@@ -401,7 +407,7 @@ func TestLibraryVersions(t *testing.T) {
 	for _, st := range comp.Full {
 		got = append(got, st.Parts[0].Algorithm.ID())
 	}
-	if want := "reduce/rabenseifner allreduce/rabenseifner bcast/binomial"; strings.Join(got, " ") != want || comp.Segments != 1 {
+	if want := "reduce/rabenseifner allreduce/recursive_doubling bcast/binomial"; strings.Join(got, " ") != want || comp.Segments != 1 {
 		t.Errorf("smp parts %v in %d segments, want %s in 1", got, comp.Segments, want)
 	}
 	// HAN's bcast, 16 ranks on 4 nodes, root 5 (node 1, local rank 1),
