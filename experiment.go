@@ -107,7 +107,9 @@ type Experiment struct {
 	Degrade   []string        // links at reduced bandwidth, "FROM->TO:FACTOR"
 	Fail      []string        // failed links, "FROM->TO" (both directions)
 	Jitter    *network.Jitter // per-message latency noise (Flow only)
-	// Noise replaces the machine's noise (OS detours, stragglers).
+	// Noise replaces the machine's noise (OS detours, stragglers). Run
+	// does not change it: one Noise may serve Experiments that run at
+	// once.
 	Noise *sim.Noise
 	Seed  uint64 // every random choice: placement, data, noise
 	Verify

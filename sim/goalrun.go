@@ -42,7 +42,7 @@ func (g *GOAL) RunLogGOPSProgress(p LogGOPS, noise *Noise, seed uint64, progress
 	}
 	x := g.newRun(p, noise, seed)
 	defer x.p.arena.Free() // after the deadlock report, which reads the queues
-	if err := noise.start(x.eng, g.Ranks); err != nil {
+	if err := x.p.h.noise.start(x.eng, g.Ranks); err != nil {
 		return nil, err
 	}
 	x.start()

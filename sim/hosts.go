@@ -15,7 +15,15 @@ type hosts struct {
 	nicTx, nicRx []Time // per rank and NIC
 }
 
+// newHosts is the hosts of ranks ranks. It keeps its own copy of noise,
+// whose start sets a run's offsets and stragglers: one Noise may serve
+// runs at once (it raced, and panicked with ranks of two sizes: a new
+// user's trial).
 func newHosts(ranks, cpus, nics int, noise *Noise, lg *LogGOPS) hosts {
+	if noise != nil {
+		own := *noise
+		noise = &own
+	}
 	h := hosts{cpus: cpus, nics: nics, cpuFree: make([]Time, ranks*cpus), noise: noise, lg: lg}
 	if lg != nil {
 		h.costs = newSizeCost(lg)
