@@ -215,6 +215,9 @@ func (e *Experiment) Check() error {
 	default:
 		return optionf("--verify must be auto, on or off, not %q", e.Verify)
 	}
+	if e.Placement != "" && !slices.Contains(topology.Placements, e.Placement) {
+		return optionf("--placement %q is not a policy; valid: %s", e.Placement, strings.Join(topology.Placements, ", "))
+	}
 	return nil
 }
 
@@ -283,7 +286,12 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 // machine), and builds the config of network net for ranks, counting link
 // load where the busiest links are asked for.
 func (e *Experiment) onNetwork(m *configs.Machine, net string, ranks int) (cfg sim.Config, place []int32, load *network.LinkLoad, err error) {
-	if m != nil {
+	if net == LogGOPS {
+		if given := e.machineOptions(); len(given) > 0 {
+			// Taken and ignored before (a new user's trial).
+			return cfg, nil, nil, optionf("%s: the loggops network has no machine: every message costs L, o, g and G (use the analytic or flow network to run on the machine)", strings.Join(given, ", "))
+		}
+	} else if m != nil {
 		if err := e.adjust(m, net); err != nil {
 			return cfg, nil, nil, err
 		}
@@ -441,6 +449,25 @@ func (e *Experiment) run(m *configs.Machine, alg collectives.Algorithm, params c
 		}
 	}
 	return out, nil
+}
+
+// machineOptions names, as collsim run's flags, the options given that
+// act on the machine's network: routing, faults, jitter, placement, the
+// busiest links.
+func (e *Experiment) machineOptions() []string {
+	var given []string
+	for _, o := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--routing", e.Routing != ""}, {"--degrade", len(e.Degrade) > 0}, {"--fail", len(e.Fail) > 0},
+		{"--jitter", e.Jitter != nil}, {"--placement", e.Placement != ""}, {"--links", e.BusiestLinks > 0},
+	} {
+		if o.set {
+			given = append(given, o.flag)
+		}
+	}
+	return given
 }
 
 // adjust applies the routing, faults and jitter to m (a copy), refusing

@@ -373,3 +373,30 @@ func TestStrategiesSplitOnlyWhatSplits(t *testing.T) {
 		t.Error("a GPT: no strategy with tp > 1")
 	}
 }
+
+// TestLogGOPSRefusesTheMachinesOptions: the LogGOPS network has no machine;
+// the API took --degrade, --placement and --fail there and ignored them,
+// and refused --routing by the analytic model's reason, where the command
+// line refuses them all (a new user's trial). A placement that is no
+// policy is an OptionError on any network, as the command line's exit 2.
+func TestLogGOPSRefusesTheMachinesOptions(t *testing.T) {
+	var opt *collsim.OptionError
+	for _, e := range []collsim.Experiment{
+		{Network: collsim.LogGOPS, Routing: "ugal"},
+		{Network: collsim.LogGOPS, Routing: "minimal"},
+		{Network: collsim.LogGOPS, Degrade: []string{"h0->s0:0.5"}},
+		{Network: collsim.LogGOPS, Fail: []string{"h0->s0"}},
+		{Network: collsim.LogGOPS, Placement: "random"},
+		{Network: collsim.LogGOPS, Jitter: &network.Jitter{}},
+	} {
+		if _, err := e.Run(); !errors.As(err, &opt) || !strings.Contains(err.Error(), "the loggops network has no machine") {
+			t.Errorf("%+v: %v", e, err)
+		}
+	}
+	if _, err := (&collsim.Experiment{Placement: "randum"}).Run(); !errors.As(err, &opt) || !strings.Contains(err.Error(), `--placement "randum" is not a policy`) {
+		t.Errorf("placement randum: %v", err)
+	}
+	if _, err := (&collsim.Experiment{Network: collsim.LogGOPS}).Run(); err != nil {
+		t.Errorf("loggops alone: %v", err)
+	}
+}

@@ -48,6 +48,9 @@ func Source(arg string) (source string, data []byte, err error) {
 // path goes astray.
 func CheckOverride(o Override) error {
 	keys := strings.Split(o.Path, ".")
+	if o.Value == nil {
+		return fmt.Errorf("%s: %s has no value; give one (a yaml.Node)", o.Where, o.Path)
+	}
 	if slices.Contains(keys, "") {
 		return fmt.Errorf("%s: %q is not a setting path; write the keys joined by dots, e.g. network.fat_tree.taper", o.Where, o.Path)
 	}
@@ -114,7 +117,7 @@ func WithOverrides(source string, data []byte, overrides []Override) (*Machine, 
 	setBy := map[string]Override{} // a setting's full path -> what set it
 	for _, o := range overrides {
 		if err := CheckOverride(o); err != nil {
-			return nil, err
+			return nil, &OverrideError{Err: err} // exit 2 from the command line too
 		}
 		paths, err := apply(root, o, name)
 		if err != nil {

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -172,6 +173,29 @@ func TestOverrideErrorNamesItsSetter(t *testing.T) {
 		_, err := WithOverrides(source, data, tc.overrides)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.where) {
 			t.Errorf("%v: %v, want it at %s", tc.overrides, err, tc.where)
+		}
+	}
+}
+
+// TestOverrideMistakesAreOverrideErrors: every mistake of an override,
+// its path and its value among them, is an OverrideError, as
+// WithOverrides says (a misspelt path was a plain error, and a nil Value
+// a panic in the YAML decoder: a new user's trial).
+func TestOverrideMistakesAreOverrideErrors(t *testing.T) {
+	source, data, err := Source("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Override{
+		{Path: "link.bandwidht", Value: scalar("1GB/s"), Where: "mine"},
+		{Path: "link.bandwidth", Value: nil, Where: "mine"},
+		{Path: "link..bandwidth", Value: scalar("1GB/s"), Where: "mine"},
+		{Path: "link.bandwidth", Value: scalar("fast"), Where: "mine"},
+	} {
+		_, err := WithOverrides(source, data, []Override{o})
+		var oe *OverrideError
+		if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), "mine: ") {
+			t.Errorf("%s=%v: %v (%T), want an OverrideError at mine", o.Path, o.Value, err, err)
 		}
 	}
 }

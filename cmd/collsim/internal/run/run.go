@@ -26,7 +26,6 @@ import (
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
-	"github.com/collsim/collsim/topology"
 )
 
 // Options are the flags of `collsim run`.
@@ -170,9 +169,6 @@ func ranksLine(r *collsim.Result) string {
 func checkFlags(f *pflag.FlagSet, o *Options) error {
 	if o.CSV && o.JSON {
 		return cmdutil.Flagf("--csv and --json: give one output format")
-	}
-	if o.Placement != "" && !slices.Contains(topology.Placements, o.Placement) {
-		return cmdutil.Flagf("--placement %q is not a policy; valid: %s", o.Placement, strings.Join(topology.Placements, ", "))
 	}
 	if o.GOAL != "" {
 		if err := cmdutil.NotApplicable(f, "with --goal the file is the program: its ranks, sizes and dependencies (and --trace and --timeline draw collective calls only)", "collective", "algo", "ranks",
