@@ -72,8 +72,8 @@ type Topology struct {
 	// bandwidths before.
 	slowed     []int
 	slowedFrom []float64
-	adjStart []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
-	adjLinks []int32
+	adjStart   []int32 // CSR adjacency: links out of v are adjLinks[adjStart[v]:adjStart[v+1]]
+	adjLinks   []int32
 	// Groups of hosts that non-minimal routing can detour through
 	// (Dragonfly groups); 0 when the topology has none.
 	groups, hostsPerGroup int
