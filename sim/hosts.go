@@ -68,16 +68,24 @@ func (h *hosts) idle(r int) Time {
 // send starts a LogGOPS send of size bytes on CPU cpu and NIC nic of rank
 // r, whose NIC is free at now, once the CPU is free too. The CPU is busy
 // until start+o+(size-1)O, the NIC until start+g+(size-1)G; the message
-// reaches its receiver at start+o+L.
-func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, cpuEnd Time) {
+// leaves at start+o and reaches its receiver L later. A straggler's o is
+// longer, and its message leaves after it (it left after an o of the
+// usual length, before its sender had sent it: a new user's trial); an
+// OS detour in o is charged after the message left, as LogGOPSim charges
+// it.
+func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, leaves, cpuEnd Time) {
 	c, n := h.cpu(r, cpu), h.nic(r, nic)
 	p := h.lg
 	start = max(now, h.cpuFree[c], h.nicTx[n])
 	perO, perG := h.costs.of(size)
+	leaves = start.Plus(p.O)
+	if h.noise != nil {
+		leaves = leaves.Plus(h.noise.slowdown(r, p.O))
+	}
 	cpuEnd = start.Plus(p.O).Plus(h.stretch(r, start, p.O)).Plus(perO)
 	h.cpuFree[c] = cpuEnd
 	h.nicTx[n] = start.Plus(p.G).Plus(perG)
-	return start, cpuEnd
+	return start, leaves, cpuEnd
 }
 
 // intake takes in a message of size bytes through NIC nic of rank r,

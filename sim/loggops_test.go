@@ -169,6 +169,39 @@ func TestNoiseTrace(t *testing.T) {
 	}
 }
 
+// TestStragglerSendsLeaveLate: a straggler's send takes Factor times o
+// before its message leaves (it left after the usual o: the message
+// reached its receiver before its sender had sent it, a new user's trial),
+// while an OS detour is charged after, as LogGOPSim charges it. By hand,
+// with LogGOPSim's defaults (L 2500 ns, o 1500 ns, G 6 ns/B), one 8-byte
+// message: with both ranks 3x slow, it leaves at 3o = 4500 ns, arrives at
+// 7000 ns, and its receiver takes 3o + 7G more: 11542 ns (8542 ns before).
+// With one straggler, either way round, 8542 ns: the slow sender's
+// 4500 + L + o + 7G, or the slow receiver's o + L + 3o + 7G.
+func TestStragglerSendsLeaveLate(t *testing.T) {
+	g, err := sim.ParseGOAL(strings.NewReader("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 5\n}\nrank 1 {\nl1: recv 8b from 0 tag 5\n}\n"), "t.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stragglers int
+		seed       uint64
+		want       sim.Time
+	}{{2, 1, 11542 * sim.Nanosecond}, {1, 1, 8542 * sim.Nanosecond}, {1, 2, 8542 * sim.Nanosecond}, {1, 3, 8542 * sim.Nanosecond}} {
+		var n sim.Noise
+		if err := n.SetStragglers(c.stragglers, 3); err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.RunLogGOPS(sim.DefaultLogGOPS, &n, c.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Makespan != c.want {
+			t.Errorf("%d stragglers, seed %d: %v, want %v", c.stragglers, c.seed, res.Makespan, c.want)
+		}
+	}
+}
+
 // Independent sends and receives in the LogGOPS model, derived by hand
 // with LogGOPSim's defaults (L 2500 ns, o 1500 ns, g 1000 ns, G 6 ns/B, S
 // 65535 B). A 1 MiB message keeps its NIC busy g + 1048575 G = 6292450 ns

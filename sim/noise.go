@@ -179,17 +179,23 @@ func (n *Noise) start(eng *Engine, ranks int) error {
 	return nil
 }
 
+// slowdown returns how much longer than d rank r takes over CPU work of
+// d: a straggler's Factor-1 times d, else 0.
+func (n *Noise) slowdown(r int32, d Time) Time {
+	if n.slow != nil && n.slow[r] {
+		return Time(float64(d) * (n.Factor - 1))
+	}
+	return 0
+}
+
 // extra returns how much the CPU interval [t, t+d) of rank r is stretched.
 func (n *Noise) extra(r int32, t, d Time) Time {
 	if n == nil {
 		return 0
 	}
 	// A straggler's interval is longer; detours then fall into all of it.
-	var slow Time
-	if n.slow != nil && n.slow[r] {
-		slow = Time(float64(d) * (n.Factor - 1))
-		d += slow
-	}
+	slow := n.slowdown(r, d)
+	d += slow
 	if n.period == 0 {
 		return slow
 	}

@@ -675,7 +675,7 @@ func (p *protocol) txTry(r int32, nic uint16) {
 // queue may let the next send ask for the CPU once the NIC is free again.
 func (p *protocol) startLogGOPS(id uint32) {
 	m := &p.msgs[id]
-	t, cpuEnd := p.h.send(m.src, m.cpu, m.nic, m.bytes, p.eng.Now())
+	t, leaves, cpuEnd := p.h.send(m.src, m.cpu, m.nic, m.bytes, p.eng.Now())
 	lg := p.h.lg
 	q := p.h.nic(m.src, m.nic)
 	p.tx[q].out = 0
@@ -694,7 +694,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 		// eager: the send is done.
 		m.sendDone = true
 		p.done(m.src, m.send, cpuEnd)
-		p.remote(t.Plus(lg.O).Plus(lg.L), &p.msgs[id])
+		p.remote(leaves.Plus(lg.L), &p.msgs[id])
 		p.releaseMsg(id)
 		return
 	}
@@ -705,7 +705,7 @@ func (p *protocol) startLogGOPS(id uint32) {
 	} else if m.dst != m.src {
 		p.rendezvous++ // (a message to oneself never crosses)
 	}
-	p.eng.At(t.Plus(lg.O).Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
+	p.eng.At(leaves.Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
 }
 
 // arrive queues LogGOPS message id at its receiving NIC: the NIC of the
