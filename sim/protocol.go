@@ -261,6 +261,10 @@ type protocol struct {
 	cpuWait  [][]cpuRequest // LogGOPS, by rank and CPU: waiting requests, a heap by age
 	cpuArmed []bool         // LogGOPS, by rank and CPU: an evCPU is pending
 	seqs     []uint32       // LogGOPS, by rank: requests and messages made, for ages
+	// LogGOPS: reductions waiting for their messages to be in (see
+	// deferReduction), and the free places among them.
+	deferred     []deferredReduction
+	freeDeferred []int32
 	messages uint64         // data messages sent
 	bytes    uint64
 	// rendezvous counts the messages to other ranks above the eager limit,
@@ -352,6 +356,8 @@ const (
 	evTx     = 6 // a send queue may let its next message out (idx: the NIC)
 	evPost   = 7 // a send's CPU overhead is over: it enters its queue (idx: the message)
 	evCPU    = 8 // LogGOPS: a CPU is free for its oldest waiting request (idx: the CPU)
+	// 9 is the executor's.
+	evReduce = 10 // LogGOPS: a reducing receive's message is in (idx: its deferred reduction)
 )
 
 // handle runs a protocol event; it reports false for an executor's own.
@@ -368,6 +374,11 @@ func (p *protocol) handle(kind uint64, r, idx int32) bool {
 		p.post(uint32(idx))
 	case evCPU:
 		p.cpuFree(r, uint16(idx))
+	case evReduce:
+		d := p.deferred[idx]
+		p.freeDeferred = append(p.freeDeferred, idx)
+		d.rq.age = p.newAge(r)
+		p.request(r, d.cpu, d.rq)
 	default:
 		return false
 	}
@@ -464,6 +475,32 @@ func (p *protocol) cpuFree(r int32, cpu uint16) {
 		p.cpuArmed[c] = true
 		p.eng.At(max(now, p.h.cpuFree[c]), p.id, pack(evCPU, r, int32(cpu)))
 	}
+}
+
+// deferredReduction is a reduction's CPU request, made once its message
+// is in.
+type deferredReduction struct {
+	rq  cpuRequest
+	cpu uint16
+}
+
+// deferReduction asks for CPU cpu of rank r for reduction rq once its
+// message is in (rq.at), as the calc that collsim schedule writes for it
+// into GOAL asks once the receive it requires completes: the same age, in
+// the same order among the requests of that moment. Asked for at once, it
+// was older than the requests made while the message was taken in, and
+// the export of a 7-rank Rabenseifner allreduce took one reduction longer
+// than the run (a new user's trial).
+func (p *protocol) deferReduction(r int32, cpu uint16, rq cpuRequest) {
+	var i int32
+	if n := len(p.freeDeferred); n > 0 {
+		i, p.freeDeferred = p.freeDeferred[n-1], p.freeDeferred[:n-1]
+	} else {
+		i = int32(len(p.deferred))
+		p.deferred = append(p.deferred, deferredReduction{})
+	}
+	p.deferred[i] = deferredReduction{rq: rq, cpu: cpu}
+	p.eng.At(rq.at, p.id, pack(evReduce, r, i))
 }
 
 // grant gives CPU cpu of rank r, free at now, to request rq.
@@ -882,7 +919,13 @@ func (p *protocol) matched(r int32, recv uint32, id uint32) {
 		now := p.eng.Now()
 		if end := max(now, p.msgs[id].intakeEnd); reduce > 0 {
 			cpu, _ := p.x.recvPlace(r, recv)
-			p.request(r, cpu, cpuRequest{age: p.newAge(r), at: end, d: reduce, ref: recv, kind: reqReduce})
+			rq := cpuRequest{at: end, d: reduce, ref: recv, kind: reqReduce}
+			if end > now {
+				p.deferReduction(r, cpu, rq)
+			} else {
+				rq.age = p.newAge(r)
+				p.request(r, cpu, rq)
+			}
 		} else {
 			p.done(r, recv, end)
 		}
