@@ -265,8 +265,8 @@ type protocol struct {
 	// deferReduction), and the free places among them.
 	deferred     []deferredReduction
 	freeDeferred []int32
-	messages uint64         // data messages sent
-	bytes    uint64
+	messages     uint64 // data messages sent
+	bytes        uint64
 	// rendezvous counts the messages to other ranks above the eager limit,
 	// each held back by a request and a reply before its data left.
 	rendezvous uint64
