@@ -5,7 +5,9 @@ import "fmt"
 // OptionError is an Experiment option out of range, or options that do
 // not go together: the command line's usage error (exit status 2; its own
 // flag errors are OptionErrors too). Its message names the option as
-// collsim run's flag that sets it.
+// collsim run's flag that sets it, or, for a name that is not one of the
+// choices (a collective, an algorithm, a network model), the name and the
+// valid ones.
 type OptionError struct{ Err error }
 
 // Error returns the wrapped error's message.

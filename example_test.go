@@ -27,7 +27,10 @@ func Example() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s: %.1f µs, every rank's data checked: %t\n", r.Algorithm, r.Time*1e6, *r.DataVerified)
+		// DataVerified is nil where no data moved (Verify off, or a run
+		// too large for memory).
+		checked := r.DataVerified != nil && *r.DataVerified
+		fmt.Printf("%s: %.1f µs, every rank's data checked: %t\n", r.Algorithm, r.Time*1e6, checked)
 	}
 	// Output:
 	// ring: 394.4 µs, every rank's data checked: true

@@ -132,28 +132,35 @@ type Experiment struct {
 
 // Result is what an Experiment reports (and `collsim run --json` prints).
 type Result struct {
-	Collective   string   `json:"collective"`
-	Algorithm    string   `json:"algorithm"`
-	ChosenBy     string   `json:"chosen_by,omitempty"`
-	Tuned        string   `json:"tuned,omitempty"`
-	Note         string   `json:"note,omitempty"` // how an alltoall's size was split, when not evenly; the machine's shared-memory settings that no rank of the run uses
-	Machine      string   `json:"machine"`
-	Topology     string   `json:"topology"`
-	Network      string   `json:"network"`
-	Placement    string   `json:"placement"`
-	Seed         uint64   `json:"seed"`
-	Ranks        int      `json:"ranks"`
-	SizeBytes    int64    `json:"size_bytes"`
-	ElemSize     int64    `json:"elem_size"`
-	Count        int64    `json:"count"`
-	Time         float64  `json:"time_s"`
-	AlgBW        float64  `json:"algbw_GBps"`
-	BusBW        float64  `json:"busbw_GBps"`
-	FinishMin    float64  `json:"finish_min_s"`
-	FinishMean   float64  `json:"finish_mean_s"`
-	FinishMax    float64  `json:"finish_max_s"`
-	DataVerified *bool    `json:"data_verified"`
-	Model        *float64 `json:"model_s"`
+	Collective string  `json:"collective"`
+	Algorithm  string  `json:"algorithm"`
+	ChosenBy   string  `json:"chosen_by,omitempty"`
+	Tuned      string  `json:"tuned,omitempty"`
+	Note       string  `json:"note,omitempty"` // how an alltoall's size was split, when not evenly; the machine's shared-memory settings that no rank of the run uses
+	Machine    string  `json:"machine"`
+	Topology   string  `json:"topology"`
+	Network    string  `json:"network"`
+	Placement  string  `json:"placement"`
+	Seed       uint64  `json:"seed"`
+	Ranks      int     `json:"ranks"`
+	SizeBytes  int64   `json:"size_bytes"`
+	ElemSize   int64   `json:"elem_size"`
+	Count      int64   `json:"count"`
+	Time       float64 `json:"time_s"`
+	AlgBW      float64 `json:"algbw_GBps"`
+	BusBW      float64 `json:"busbw_GBps"`
+	FinishMin  float64 `json:"finish_min_s"`
+	FinishMean float64 `json:"finish_mean_s"`
+	FinishMax  float64 `json:"finish_max_s"`
+	// DataVerified is set (true) when the run moved real data and it
+	// checked out; nil when no data moved (Verify off, or VerifyAuto on
+	// a run too large for memory). A wrong result is a CheckError.
+	DataVerified *bool `json:"data_verified"`
+	// Model is the closed form's time (model_lower_s its lower bound
+	// where it gives a range); nil where there is none for the run: on
+	// the Flow and LogGOPS networks, with noise, or for an algorithm
+	// without a closed form.
+	Model *float64 `json:"model_s"`
 	// ModelExact: the closed form claims this run's time, exactly: its
 	// formula is exact on a contention-free crossbar and nothing it leaves
 	// out applies here (the routes are alike; no o, g, shared NICs, duplex
