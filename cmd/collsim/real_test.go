@@ -1353,3 +1353,61 @@ func TestRealRefusesWhatTheMachineCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// TestRealTimelines: real --timeline draws a name ending in .svg as an SVG
+// Gantt chart by rank, as run --timeline does (it wrote the Chrome trace's
+// JSON into it: a new user's trial), and writes any other name as a Chrome
+// trace whose every rank names its tracks (rank 0's only did). A 3-rank
+// ring allreduce has 2(p-1) = 4 sends and 4 receives a rank: 24 bars.
+func TestRealTimelines(t *testing.T) {
+	dir := t.TempDir()
+	svg, js := filepath.Join(dir, "t.svg"), filepath.Join(dir, "t.json")
+	for _, path := range []string{svg, js} {
+		if _, stderr, code := collsim(t, "real", "--np", "3", "-a", "ring", "-s", "3KiB", "--iterations", "1", "--timeline", path); code != 0 {
+			t.Fatalf("--timeline %s: exit %d: %s", path, code, stderr)
+		}
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if !strings.HasPrefix(text, "<svg ") || !strings.Contains(text, "real allreduce/ring 3KiB on 3 ranks") || !strings.Contains(text, "wall time") {
+		t.Errorf("the SVG timeline does not start as an SVG, title its call or name its clock:\n%.400s", text)
+	}
+	if bars := strings.Count(text, "<title>send rank") + strings.Count(text, "<title>recv rank"); bars != 24 {
+		t.Errorf("%d send and receive bars, want 24", bars)
+	}
+	for rank := range 3 {
+		if !strings.Contains(text, fmt.Sprintf(">rank %d</text>", rank)) {
+			t.Errorf("no row for rank %d", rank)
+		}
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Pid  int            `json:"pid"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if b, err = os.ReadFile(js); err != nil || json.Unmarshal(b, &tr) != nil {
+		t.Fatalf("the Chrome trace: %v: %.200s", err, b)
+	}
+	named := map[int]bool{}
+	for _, e := range tr.TraceEvents {
+		if e.Name == "thread_name" && e.Args["name"] == "allreduce/ring 3KiB" {
+			named[e.Pid] = true
+		}
+	}
+	if len(named) != 3 {
+		t.Errorf("tracks named on ranks %v, want all 3", named)
+	}
+	// Refused before the run, as rank 0 of 300 that srun started (--np
+	// stops at 256 ranks, the most a timeline draws).
+	r0 := asRank(0, 300, "--rendezvous", freePort(t), "-s", "8", "--timeline", svg)
+	r0.Env = append(r0.Env, "COLLSIM_SECRET="+testSecret)
+	out, err := r0.CombinedOutput()
+	if code := r0.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "a timeline of 300 ranks is unreadable") {
+		t.Errorf("an SVG timeline of 300 ranks: exit %d (%v): %s", code, err, out)
+	}
+}

@@ -345,6 +345,12 @@ type Span struct {
 	Op    string `json:"what"`
 	Start int64  `json:"start_ns"`
 	End   int64  `json:"end_ns"`
+	// The op's kind, peer, tag and bytes, for drawing it (Op says them in
+	// words).
+	Kind  sim.OpKind `json:"kind"`
+	Peer  int32      `json:"peer"`
+	Tag   int32      `json:"tag"`
+	Bytes int64      `json:"bytes"`
 }
 
 // spanRecorder pairs an execution's start and completion events.
@@ -359,7 +365,8 @@ func (s *spanRecorder) record(e OpEvent) {
 	}
 	if !e.Completed {
 		s.open[e.Index] = len(s.done)
-		s.done = append(s.done, Span{Index: e.Index, Op: e.Op.String(), Start: e.At.UnixNano(), End: e.At.UnixNano()})
+		s.done = append(s.done, Span{Index: e.Index, Op: e.Op.String(), Start: e.At.UnixNano(), End: e.At.UnixNano(),
+			Kind: e.Op.Kind, Peer: e.Op.Peer, Tag: e.Op.Tag, Bytes: e.Op.Bytes})
 		return
 	}
 	if i, ok := s.open[e.Index]; ok {

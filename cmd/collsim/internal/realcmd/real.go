@@ -29,9 +29,11 @@ import (
 
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
+	"github.com/collsim/collsim/cmd/collsim/internal/trace"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/sim/realrun"
 	"github.com/collsim/collsim/sim/workers"
 )
@@ -190,7 +192,7 @@ Three ways to start the ranks:
 	f.IntVar(&o.nodeSize, "node-size", 0, "ranks per node, for hierarchical algorithms (default: ranks per host)")
 	f.IntVar(&o.groupSize, "group-size", 0, "ranks per group, for group-aligned algorithms (default: the node size)")
 	f.BoolVar(&o.json, "json", false, "write JSON")
-	f.StringVar(&o.timeline, "timeline", "", "write every op of each call's last iteration, on every rank, to this file as a Chrome trace (open it in Perfetto or chrome://tracing)")
+	f.StringVar(&o.timeline, "timeline", "", "write every op of each call's last iteration, on every rank, to this file: a name ending in .svg as a Gantt chart by rank (as collsim run draws one), any other as a Chrome trace (open it in Perfetto or chrome://tracing)")
 	f.StringVar(&o.fault, "inject-fault", "", "for tests: crash@R, killed@R (SIGKILL), stall@R or garbage@R makes rank R fail that way before its third call")
 	f.MarkHidden("inject-fault")
 	return cmd
@@ -219,6 +221,9 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 					return err
 				}
 			}
+		}
+		if n := max(size, o.NP); svgTimeline(o.timeline) && n > trace.MaxTimelineRanks {
+			return cmdutil.Flagf("--timeline %s: a timeline of %d ranks is unreadable; draw at most %d, or write a Chrome trace (a name not ending in .svg) for Perfetto", o.timeline, n, trace.MaxTimelineRanks)
 		}
 	}
 	if !child && o.prtt != "" {
@@ -1434,6 +1439,9 @@ func bandwidth(bytes int64, d time.Duration) float64 {
 // writeTimeline writes the ranks' op spans as a Chrome trace: one process
 // per rank, one thread per call, times in microseconds from the first op.
 func writeTimeline(path string, reports []realrun.Report) error {
+	if svgTimeline(path) {
+		return drawTimeline(path, reports)
+	}
 	type event struct {
 		Name string         `json:"name"`
 		Ph   string         `json:"ph"`
@@ -1455,9 +1463,9 @@ func writeTimeline(path string, reports []realrun.Report) error {
 	for _, rep := range reports {
 		events = append(events, event{Name: "process_name", Ph: "M", Pid: rep.Rank, Args: map[string]any{"name": fmt.Sprintf("rank %d (%s)", rep.Rank, rep.Host)}})
 		for call, res := range rep.Results {
-			if rep.Rank == 0 {
-				events = append(events, event{Name: "thread_name", Ph: "M", Pid: 0, Tid: call, Args: map[string]any{"name": fmt.Sprintf("%s %s", res.Name, configs.FormatBytes(res.Bytes))}})
-			}
+			// Every rank's track named (rank 0's only were: a new user's
+			// trial).
+			events = append(events, event{Name: "thread_name", Ph: "M", Pid: rep.Rank, Tid: call, Args: map[string]any{"name": fmt.Sprintf("%s %s", res.Name, configs.FormatBytes(res.Bytes))}})
 			for _, sp := range res.Timeline {
 				events = append(events, event{Name: sp.Op, Ph: "X", Ts: float64(sp.Start-t0) / 1e3, Dur: float64(sp.End-sp.Start) / 1e3,
 					Pid: rep.Rank, Tid: call, Args: map[string]any{"call": res.Name, "op": sp.Index}})
@@ -1469,6 +1477,48 @@ func writeTimeline(path string, reports []realrun.Report) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// svgTimeline reports whether a --timeline file is to be drawn as an SVG
+// Gantt chart, as collsim run draws one, rather than written as a Chrome
+// trace (a name ending in .svg got the trace's JSON: a new user's trial).
+func svgTimeline(path string) bool { return strings.EqualFold(filepath.Ext(path), ".svg") }
+
+// drawTimeline draws every op of each call's last iteration, on every
+// rank, as collsim run --timeline draws a simulated run, on the ranks'
+// wall clocks from the first op's start.
+func drawTimeline(path string, reports []realrun.Report) error {
+	rec := trace.NewRecorder()
+	rec.Clock = "wall time (each call's last iteration)"
+	t0 := int64(math.MaxInt64)
+	var calls []string
+	for _, rep := range reports {
+		for call, res := range rep.Results {
+			if call == len(calls) {
+				calls = append(calls, fmt.Sprintf("%s %s", res.Name, configs.FormatBytes(res.Bytes)))
+			}
+			for _, sp := range res.Timeline {
+				t0 = min(t0, sp.Start)
+			}
+		}
+	}
+	for _, rep := range reports {
+		for _, res := range rep.Results {
+			for _, sp := range res.Timeline {
+				rec.Spans = append(rec.Spans, trace.Span{Rank: int32(rep.Rank), Kind: sp.Kind, Peer: sp.Peer, Tag: sp.Tag, Bytes: sp.Bytes,
+					Start: sim.Time(sp.Start-t0) * sim.Nanosecond, End: sim.Time(sp.End-t0) * sim.Nanosecond})
+			}
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rec.WriteSVG(f, len(reports), "real "+strings.Join(calls, ", ")+" on "+collsim.RankCount(len(reports))); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // peerSignalGrace is how long a rank whose peer stopped the run waits for

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -96,7 +97,7 @@ func (r *Recorder) WriteSVG(w io.Writer, ranks int, title string) error {
 		fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="black"/><text x="%.2f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
 			x(t), axisY, x(t), axisY+4, x(t), axisY+16, seconds(t))
 	}
-	fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end">simulated time</text>`+"\n", width-right, axisY+30)
+	fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", width-right, axisY+30, html.EscapeString(cmp.Or(r.Clock, "simulated time")))
 	b.WriteString("</svg>\n")
 	return b.Flush()
 }

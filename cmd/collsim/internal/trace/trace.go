@@ -34,6 +34,9 @@ type Span struct {
 type Recorder struct {
 	open  map[[2]int32]int // (rank, op index) -> span under way
 	Spans []Span
+	// Clock names the time its spans are in, under the timeline's axis
+	// ("" is simulated time).
+	Clock string
 	err   error
 }
 
