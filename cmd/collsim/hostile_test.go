@@ -293,6 +293,12 @@ var hostileCases = []hostile{
 	{args: []string{"run", "--degrade", "h0->s0:2"}, code: 2, want: `degrade`},
 	{args: []string{"run", "--degrade", "h0->s0:NaN"}, code: 2, want: `degrade`},
 	{args: []string{"run", "--degrade", "h0->s0:0.5", "--degrade", "h0 -> s0:0.5"}, code: 2, want: `degraded already`}, // multiplied: 0.25 (a new user's trial)
+	// real's flags for measurements not asked for were taken and ignored
+	// (a new user's trial).
+	{args: []string{"real", "--np", "2", "--pingpong-peer", "1"}, code: 2, want: `--pingpong-peer does not apply`},
+	{args: []string{"real", "--np", "2", "--pairs-again"}, code: 2, want: `--pairs-again does not apply`},
+	{args: []string{"real", "--np", "2", "--prtt-n", "5"}, code: 2, want: `--prtt-n does not apply`},
+	{args: []string{"real", "--np", "2", "--prtt-out", "p.txt"}, code: 2, want: `--prtt-out does not apply`},
 	{args: []string{"run", "--fail", "x->y"}, code: 2, want: `fail`},
 	{args: []string{"run", "--noise-periodic", "1ms"}, code: 2, want: `noise-periodic`},
 	{args: []string{"run", "--noise-periodic", "0s:0s"}, code: 2, want: `noise-periodic|period`},

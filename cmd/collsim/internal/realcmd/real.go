@@ -237,6 +237,20 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 			return err
 		}
 	}
+	// (Taken and ignored before: a new user's trial.)
+	if !child {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "it sets --prtt's measurement, and none is asked for", "prtt-n", "prtt-out"); err != nil {
+			return err
+		}
+	}
+	if !child && o.pingpong == "" && o.exchange == "" {
+		if err := cmdutil.NotApplicable(cmd.Flags(), "it picks the other rank of --pingpong, --exchange and --prtt, and none is asked for", "pingpong-peer"); err != nil {
+			return err
+		}
+		if err := cmdutil.NotApplicable(cmd.Flags(), "it times --pingpong and --exchange again, and neither is asked for", "pairs-again"); err != nil {
+			return err
+		}
+	}
 	if !child && o.transport == realrun.TCP.String() && o.singleCopy != "auto" { // auto, the default, has nothing to choose
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it chooses how ranks that share memory move large messages, and with --transport tcp none do", "single-copy"); err != nil {
 			return err
