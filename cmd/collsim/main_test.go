@@ -903,3 +903,21 @@ func TestTopoSet(t *testing.T) {
 		t.Errorf("a bad value: exit %d %q", code, errs)
 	}
 }
+
+// TestOneRankHasNoBandwidth: a call on 1 rank takes no time, and its
+// bandwidth is none, not 0 GB/s (as if nothing got through: a new user's
+// trial); the table of several points shows "-". 2 ranks of the small
+// machine do by hand two steps of 512 KiB, each alpha = 1 us, a
+// rendezvous handshake of 2 alpha and 512 KiB / 12.5 GB/s = 41.943 us,
+// and one reduction of 512 KiB at 10 GB/s, 52.429 us: 142.315 us, and
+// 1 MiB over that is 7.368 GB/s.
+func TestOneRankHasNoBandwidth(t *testing.T) {
+	stdout, stderr, code := collsim(t, "run", "-n", "1", "-s", "1MiB")
+	if code != 0 || !strings.Contains(stdout, "algbw        n/a (the call took no time)") || strings.Contains(stdout, "0 GB/s") {
+		t.Errorf("1 rank: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = collsim(t, "run", "-n", "1,2", "-s", "1MiB")
+	if lines := strings.Split(stdout, "\n"); code != 0 || len(lines) < 4 || strings.Count(lines[2], " - ") != 2 || !strings.Contains(lines[3], "7.368") {
+		t.Errorf("1 and 2 ranks: exit %d:\n%s%s", code, stdout, stderr)
+	}
+}

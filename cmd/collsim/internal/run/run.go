@@ -550,8 +550,8 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 		{"  ranks", ranksLine(r)},
 		{"  size", sizeLine(r)},
 		{"  time", cmdutil.Seconds(r.Time)},
-		{"  algbw", fmt.Sprintf("%.4g GB/s", r.AlgBW)},
-		{"  busbw", fmt.Sprintf("%.4g GB/s", r.BusBW)},
+		{"  algbw", bandwidthLine(r.Time, r.AlgBW)},
+		{"  busbw", bandwidthLine(r.Time, r.BusBW)},
 		{"  rank finish", fmt.Sprintf("min %s  mean %s  max %s", cmdutil.Seconds(r.FinishMin), cmdutil.Seconds(r.FinishMean), cmdutil.Seconds(r.FinishMax))},
 		{"  routing", r.Routing},
 		{"  faults", cmp.Or(strings.Join(r.Faults, ", "), "none")},
@@ -710,8 +710,22 @@ func (r *pointRows) add(out *collsim.Result, requested string) error {
 	if requested != "" && requested != out.Algorithm {
 		algorithm = requested + ": " + algorithm // the library's choice
 	}
-	_, err := fmt.Fprintf(r.w, "%s%-26s %7d %12s %12d %12s %12.3f %12.3f  %s\n", column, algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), out.AlgBW, out.BusBW, data)
+	alg, bus := fmt.Sprintf("%.3f", out.AlgBW), fmt.Sprintf("%.3f", out.BusBW)
+	if out.Time == 0 {
+		alg, bus = "-", "-"
+	}
+	_, err := fmt.Fprintf(r.w, "%s%-26s %7d %12s %12d %12s %12s %12s  %s\n", column, algorithm, out.Ranks, configs.FormatBytes(out.SizeBytes), out.Count, cmdutil.Seconds(out.Time), alg, bus, data)
 	return err
+}
+
+// bandwidthLine is a bandwidth of a call that took t seconds: none where
+// it took no time (on 1 rank nothing moves; it read 0 GB/s, as if nothing
+// got through: a new user's trial).
+func bandwidthLine(t, gbps float64) string {
+	if t == 0 {
+		return "n/a (the call took no time)"
+	}
+	return fmt.Sprintf("%.4g GB/s", gbps)
 }
 
 func (r *pointRows) flush() error {
