@@ -792,7 +792,10 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 		reg.Scatter(x.data[r][reg.Buf], payload, apply)
 	}
 	if s.reduce {
-		return x.reduceCost(m.bytes), true
+		// Kept for the trace: the op's completion says how long its
+		// reduction, at its end, took (Op.Dur of a TraceEvent).
+		s.dur = x.reduceCost(m.bytes)
+		return s.dur, true
 	}
 	return 0, true
 }

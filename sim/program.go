@@ -72,8 +72,11 @@ type Op struct {
 	// Bytes is the message size of a Send or Recv, and for a Calc the bytes
 	// of local reduction work, charged at the host's reduce rate.
 	Bytes int64
-	Dur   Time   // Calc: a fixed duration, added to the Bytes-based cost
-	Data  Region // Send: elements sent; Recv: where they land; Calc with Src: where Src is copied
+	// Dur is a Calc's fixed duration, added to the Bytes-based cost; in a
+	// TraceEvent of a reducing Recv's completion, the time its reduction
+	// took, the last of the op's time.
+	Dur  Time
+	Data Region // Send: elements sent; Recv: where they land; Calc with Src: where Src is copied
 	// Src, on a Calc, is a local copy in data mode (a pack or an unpack):
 	// when the op starts, Src's elements are copied to Data in their
 	// regions' orders (same count). Its cost is the op's Dur and Bytes.

@@ -59,6 +59,9 @@ func TestTrace(t *testing.T) {
 		tracks := map[int][]span{}
 		var slicesN, starts, finishes int
 		var last float64
+		var reductions []span // each with its track
+		var reduceTids []int
+		reduced := 0.0
 		lastOf := map[int]float64{}
 		for _, e := range file.TraceEvents {
 			switch e.Ph {
@@ -70,6 +73,11 @@ func TestTrace(t *testing.T) {
 					rankOf[e.Tid] = r
 				}
 			case "X":
+				if e.Name == "reduce" {
+					reductions, reduceTids = append(reductions, span{e.Ts, e.Ts + e.Dur}), append(reduceTids, e.Tid)
+					reduced += e.Dur
+					continue
+				}
 				slicesN++
 				tracks[e.Tid] = append(tracks[e.Tid], span{e.Ts, e.Ts + e.Dur})
 				last = math.Max(last, e.Ts+e.Dur)
@@ -93,6 +101,17 @@ func TestTrace(t *testing.T) {
 		if len(lastOf) != res.Ranks || math.Abs(first-res.FinishMin*1e6) > 1e-6*res.Time*1e6 {
 			t.Errorf("%v: %d ranks' tracks, the first to finish at %g µs; want %d and %g µs", c, len(lastOf), first, res.Ranks, res.FinishMin*1e6)
 		}
+		// A reducing receive's reduction is a slice nested at its end.
+		for i, r := range reductions {
+			if !slices.ContainsFunc(tracks[reduceTids[i]], func(v span) bool { return v.start <= r.start+1e-9 && math.Abs(v.end-r.end) < 1e-6 }) {
+				t.Errorf("%v: a reduction at %g..%g µs ends no receive of its track", c, r.start, r.end)
+			}
+		}
+		// By hand: each of the 6 ring ranks reduces 5 blocks of 16 KiB at
+		// the small machine's 10 GB/s, 8.192 µs: 49.152 µs in all.
+		if want := map[string]float64{"allreduce": 49.152}[res.Collective]; math.Abs(reduced-want) > 1e-6 {
+			t.Errorf("%v: reductions take %g µs in all, want %g", c, reduced, want)
+		}
 		for tid, spans := range tracks {
 			slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 			for i := 1; i < len(spans); i++ {
@@ -108,8 +127,11 @@ func TestTrace(t *testing.T) {
 		if err := xml.Unmarshal(pic, new(struct{})); err != nil {
 			t.Errorf("%v: the timeline is not XML: %v", c, err)
 		}
-		if n := strings.Count(string(pic), "<title>"); n != res.Ops {
+		if n := strings.Count(string(pic), "<title>") - strings.Count(string(pic), "<title>reduction"); n != res.Ops {
 			t.Errorf("%v: %d bars, want %d ops", c, n, res.Ops)
+		}
+		if n := strings.Count(string(pic), "<title>reduction"); n != len(reductions) {
+			t.Errorf("%v: %d reductions drawn, %d in the trace", c, n, len(reductions))
 		}
 		if !strings.Contains(string(pic), ">rank 0<") || !strings.Contains(string(pic), ">simulated time<") {
 			t.Errorf("%v: the timeline names no ranks or no time axis", c)

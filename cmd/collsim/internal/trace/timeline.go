@@ -52,7 +52,11 @@ func (r *Recorder) WriteSVG(w io.Writer, ranks int, title string) error {
 	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="18" font-size="13">%s</text>`+"\n", left, html.EscapeString(title))
 	legendX := left
 	for _, k := range []sim.OpKind{sim.OpSend, sim.OpRecv, sim.OpCalc} {
-		fmt.Fprintf(b, `<rect x="%.0f" y="26" width="10" height="10" fill="%s"/><text x="%.0f" y="35">%s</text>`+"\n", legendX, kindColors[k], legendX+14, k)
+		label := k.String()
+		if k == sim.OpCalc {
+			label = "calc, reduction"
+		}
+		fmt.Fprintf(b, `<rect x="%.0f" y="26" width="10" height="10" fill="%s"/><text x="%.0f" y="35">%s</text>`+"\n", legendX, kindColors[k], legendX+14, label)
 		legendX += 70
 	}
 	for rank := range ranks {
@@ -80,6 +84,12 @@ func (r *Recorder) WriteSVG(w io.Writer, ranks int, title string) error {
 			fmt.Fprintf(b, " peer %d tag %d", s.Peer, s.Tag)
 		}
 		fmt.Fprintf(b, " %d B, %s to %s</title></rect>\n", s.Bytes, seconds(s.Start), seconds(s.End))
+		if s.Reduce > 0 {
+			// A reducing receive's reduction, its last part, as compute
+			// (it was drawn as part of the receive: a teacher's trial).
+			fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.0f" fill="%s" fill-opacity="0.85"><title>reduction rank %d %d B, %s to %s</title></rect>`+"\n",
+				x(s.End-s.Reduce), top+1, math.Max(x(s.End)-x(s.End-s.Reduce), 0.5), laneH-2, kindColors[sim.OpCalc], s.Rank, s.Bytes, seconds(s.End-s.Reduce), seconds(s.End))
+		}
 	}
 	if len(msgs) <= 2000 {
 		for _, m := range msgs {

@@ -28,6 +28,9 @@ type Span struct {
 	Peer, Tag  int32
 	Bytes      int64
 	Start, End sim.Time
+	// Reduce is a reducing receive's reduction, the last of its time (0
+	// for any other op).
+	Reduce sim.Time
 }
 
 // Recorder collects a run's spans from its trace events.
@@ -59,6 +62,9 @@ func (r *Recorder) Event(ev sim.TraceEvent) {
 	}
 	if i, ok := r.open[k]; ok {
 		r.Spans[i].End = ev.At
+		if ev.Op.Kind == sim.OpRecv && ev.Op.Reduce {
+			r.Spans[i].Reduce = min(ev.Op.Dur, ev.At-r.Spans[i].Start)
+		}
 		delete(r.open, k)
 	}
 }
@@ -176,6 +182,11 @@ func (r *Recorder) WriteChrome(w io.Writer, ranks int, title string, counters []
 		}
 		fmt.Fprintf(b, ",\n"+`{"ph":"X","pid":0,"tid":%d,"name":"%s","cat":"op","ts":%s,"dur":%s,"args":{"bytes":%d%s}}`,
 			tid[s.Rank]+s.Lane, s.Kind, us(s.Start), us(max(s.End-s.Start, 0)), s.Bytes, peer)
+		if s.Reduce > 0 {
+			// The reduction, nested at the end of its receive.
+			fmt.Fprintf(b, ",\n"+`{"ph":"X","pid":0,"tid":%d,"name":"reduce","cat":"op","ts":%s,"dur":%s,"args":{"bytes":%d}}`,
+				tid[s.Rank]+s.Lane, us(s.End-s.Reduce), us(s.Reduce), s.Bytes)
+		}
 	}
 	for id, m := range r.messages() {
 		s, v := r.Spans[m[0]], r.Spans[m[1]]
