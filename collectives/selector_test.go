@@ -287,8 +287,9 @@ func TestNonoverlappingComposition(t *testing.T) {
 // MPICH's and Open MPI 5.0's choices at points read off their sources.
 func TestLibraryVersions(t *testing.T) {
 	runSelCases(t, []selCase{
-		// MPICH 3.3.2 MPIR_Allreduce_intra_auto: <= 2048 B or count < pof2
-		// recursive doubling, else reduce_scatter_allgather.
+		// MPICH 3.3.2 MPIR_Allreduce_intra_auto: recursive doubling at
+		// <= 2048 B or count < pof2, reduce_scatter_allgather beyond, as
+		// written; at the CVARs' defaults its size is 0 (below).
 		{lib: "mpich", c: Allreduce, ranks: 64, elem: 8, count: 256, want: "recursive_doubling"},
 		// MPICH 3.3.2's allreduce takes its size as 0 at the CVARs'
 		// defaults (allreduce.c: nbytes is count x type size only when

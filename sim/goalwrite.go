@@ -66,7 +66,10 @@ func WriteGOAL(w io.Writer, s Schedule, opt GOALOptions) error {
 					}
 				}
 				end := label
-				if op.Kind == OpRecv && op.Reduce && opt.ReducePsPerByte > 0 {
+				if op.Kind == OpRecv && op.Reduce && opt.ReducePsPerByte > 0 && op.Bytes > 0 {
+					// (A reduction of nothing takes no time, and no CPU: the
+					// executor charges none, and a calc 0 would still queue for
+					// the CPU; an audit.)
 					end = next
 					next++
 					ns := (FromPicoseconds(float64(op.Bytes)*opt.ReducePsPerByte) + Nanosecond - 1) / Nanosecond

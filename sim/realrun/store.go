@@ -614,10 +614,17 @@ func (e *AbortedError) Error() string {
 	return fmt.Sprintf("rank %d aborts: %s", e.Rank, printable(e.Reason))
 }
 
-// StoppedByPeer reports whether err is a rank's failure that another rank
-// caused: a peer lost or giving up, or the rendezvous's word to abort.
-func StoppedByPeer(err error) bool {
+// PeerReason is the reason another rank gave for stopping this one, when
+// err is that: a peer giving up, or the rendezvous's word to abort. A
+// peer lost without a word gives none.
+func PeerReason(err error) (string, bool) {
 	var lost *PeerLostError
 	var aborted *AbortedError
-	return errors.As(err, &lost) || errors.As(err, &aborted)
+	switch {
+	case errors.As(err, &lost) && lost.GaveUp != "":
+		return lost.GaveUp, true
+	case errors.As(err, &aborted):
+		return aborted.Reason, true
+	}
+	return "", false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -40,7 +41,7 @@ func SignalContext() (ctx context.Context, caught func() os.Signal, stop func())
 	go func() {
 		select {
 		case s := <-ch:
-			cancel(&caughtSignal{s})
+			cancel(InterruptedBy(s))
 		case <-done:
 		}
 	}()
@@ -62,7 +63,19 @@ func SignalContext() (ctx context.Context, caught func() os.Signal, stop func())
 	return ctx, caught, stop
 }
 
+// InterruptedBy is the cause a SignalContext is cancelled with when sig
+// arrives.
+func InterruptedBy(sig os.Signal) error { return &caughtSignal{sig} }
+
 // caughtSignal is the cause of a SignalContext's cancellation.
 type caughtSignal struct{ sig os.Signal }
 
-func (c *caughtSignal) Error() string { return "interrupted by " + c.sig.String() }
+func (c *caughtSignal) Error() string { return interruptedBy + c.sig.String() }
+
+// interruptedBy begins the text of a SignalContext's cause, which a real
+// run's rank passes on to its peers when the signal stops it.
+const interruptedBy = "interrupted by "
+
+// SaysInterrupted reports whether text, another process's account of why
+// it stopped, says a signal stopped it (a SignalContext's cause).
+func SaysInterrupted(text string) bool { return strings.Contains(text, interruptedBy) }

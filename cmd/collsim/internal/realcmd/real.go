@@ -307,7 +307,7 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 		// A rank stopped by a signal (srun's on scancel, mpirun's on
 		// Ctrl-C) exits as the signal does (it exited 1: an audit).
 		sig := caught()
-		if err != nil && sig == nil && realrun.StoppedByPeer(err) {
+		if sig == nil && peerInterrupted(err) {
 			sig = awaitSignal(ctx, caught, peerSignalGrace)
 		}
 		if err != nil && sig != nil {
@@ -1538,6 +1538,15 @@ func drawTimeline(path string, reports []realrun.Report) error {
 // peerSignalGrace is how long a rank whose peer stopped the run waits for
 // a signal of its own before it exits as a failure.
 const peerSignalGrace = time.Second
+
+// peerInterrupted reports whether err is this rank stopped by a peer that
+// a signal stopped: this rank's own signal is then on its way. A peer
+// that crashed or failed gives none to wait for (a rank waited a second
+// for one: an audit).
+func peerInterrupted(err error) bool {
+	reason, ok := realrun.PeerReason(err)
+	return ok && cmdutil.SaysInterrupted(reason)
+}
 
 // awaitSignal waits up to grace for the signal that ctx (a SignalContext)
 // catches, and returns it, or nil. A launcher stops a job by signalling

@@ -1,13 +1,18 @@
 package realcmd
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/cost"
 	"github.com/collsim/collsim/sim/realrun"
 )
@@ -247,6 +252,30 @@ func TestSingleCopyLimitHasItsUnit(t *testing.T) {
 	for limit, want := range map[string]string{"8": "messages above 8B go straight", "4096": "messages above 4KiB go straight", "4": "all messages with data go straight"} {
 		if got := singleCopies(limit, 1, 2, 0, false, "", true, true, ""); !strings.Contains(got, want) {
 			t.Errorf("--single-copy %s: %q, want %q", limit, got, want)
+		}
+	}
+}
+
+// TestPeerInterrupted: a rank waits for its own signal only when a peer
+// says a signal stopped it, as a SignalContext's cause reads, whether the
+// peer told it or the rendezvous did; a peer that crashed, or gave up for
+// another failure, gives none to wait for (a rank waited a second after a
+// peer's SIGKILL: an audit).
+func TestPeerInterrupted(t *testing.T) {
+	signalled := fmt.Errorf("allreduce/ring: rank 0: %w", cmdutil.InterruptedBy(syscall.SIGTERM))
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&realrun.PeerLostError{Rank: 1, Peer: 0, GaveUp: signalled.Error()}, true},
+		{fmt.Errorf("allreduce/ring: %w", &realrun.AbortedError{Rank: 1, Reason: signalled.Error()}), true},
+		{&realrun.PeerLostError{Rank: 1, Peer: 0, Cause: io.EOF}, false},
+		{&realrun.AbortedError{Rank: 1, Reason: "lost the rendezvous (the launcher or rank 0 exited)"}, false},
+		{&realrun.PeerLostError{Rank: 1, Peer: 0, GaveUp: "rank 2: connection to rank 3 lost: rank 3 exited or crashed"}, false},
+		{errors.New("rank 1: interrupted by terminated"), false}, // its own, not a peer's
+	} {
+		if got := peerInterrupted(c.err); got != c.want {
+			t.Errorf("%v: %t, want %t", c.err, got, c.want)
 		}
 	}
 }
