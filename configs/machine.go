@@ -1453,7 +1453,17 @@ func (m *Machine) Degrade(specs []string) (*Machine, error) {
 			return nil, fmt.Errorf("%q: %w", spec, err)
 		}
 		given[link] = spec
-		c.Inputs = append(slices.Clip(m.Inputs), Input{Key: "--degrade", Value: spec, Where: "the command line", Cost: cost})
+		// The config's factor for the link, if any, is replaced: so is
+		// its input (an audit).
+		kept := slices.DeleteFunc(slices.Clone(m.Inputs), func(in Input) bool {
+			from, to, ok := strings.Cut(strings.TrimPrefix(in.Key, "faults.degraded."), "->")
+			if !ok || !strings.HasPrefix(in.Key, "faults.degraded.") {
+				return false
+			}
+			id, err := m.linkNamed(strings.TrimSpace(from), strings.TrimSpace(to))
+			return err == nil && id == link
+		})
+		c.Inputs = append(kept, Input{Key: "--degrade", Value: spec, Where: "the command line", Cost: cost})
 		m = c
 	}
 	return m, nil

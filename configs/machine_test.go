@@ -429,6 +429,16 @@ func TestFaultsConfig(t *testing.T) {
 	if got := len(again.Topology.DegradedLinks()); got != 2 {
 		t.Errorf("%d degraded links, want 2", got)
 	}
+	// The config's input for the link goes with its factor: the costly
+	// inputs that name where a bandwidth came from are the flags'.
+	for _, in := range again.Inputs {
+		if strings.HasPrefix(in.Key, "faults.degraded.") {
+			t.Errorf("the config's replaced factor is still an input: %+v", in)
+		}
+	}
+	if n := len(again.Inputs) - len(m.Inputs); n != 1 {
+		t.Errorf("%d inputs more than the config's, want 1 (2 flags, one replacing the config's)", n)
+	}
 	if _, err := m.Degrade([]string{"s0.1->s1.0:0.5", "s0.1 -> s1.0:0.75"}); err == nil || !strings.Contains(err.Error(), `"s0.1 -> s1.0:0.75": the link is degraded already by "s0.1->s1.0:0.5"`) {
 		t.Errorf("a link degraded twice: %v", err)
 	}
