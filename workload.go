@@ -470,7 +470,7 @@ func (e *Experiment) RunFFT(job fft.Job, breakdown bool) (*FFTResult, error) {
 	if job.Aligned {
 		layout = "aligned"
 	}
-	out := &FFTResult{Grid: fmt.Sprintf("%dx%dx%d", job.Nx, job.Ny, job.Nz), Ranks: job.Ranks(), Decomp: fmt.Sprintf("%s %dx%d", decomp, job.Pr, job.Pc),
+	out := &FFTResult{Grid: fmt.Sprintf("%dx%dx%d", job.Nx, job.Ny, job.Nz), Ranks: job.Ranks(), Decomp: fmt.Sprintf("%s %dx%d%s", decomp, job.Pr, job.Pc, slabLike(job)),
 		Alltoall: cmp.Or(job.Alltoall, collectives.DefaultAlgorithm(collectives.Alltoall)), Layout: layout, Time: res.Time, Run: res}
 	if res.Time > 0 {
 		n := float64(job.Nx) * float64(job.Ny) * float64(job.Nz)
@@ -641,4 +641,14 @@ func parallel(n, workers int, done func(finished, total int), run func(i int)) {
 	}
 	close(next)
 	g.Wait()
+}
+
+// slabLike notes a pencil grid with one row: its transposes among the rows
+// exchange nothing (each rank packs and unpacks alone), so it communicates
+// as a slab does ("pencil 1x16" said nothing of it: a new user's trial).
+func slabLike(job fft.Job) string {
+	if job.Pr == 1 && job.Pc > 1 {
+		return " (one row: a slab's communication, with a pencil's packing)"
+	}
+	return ""
 }

@@ -239,6 +239,10 @@ func TestWorkloadFFT(t *testing.T) {
 	if r.Decomp != "pencil 4x4" || r.Compute+r.Exposed-r.Time > 1e-12 || r.Compute+r.Exposed-r.Time < -1e-12 {
 		t.Errorf("%+v", r)
 	}
+	// A grid of one row is labelled a pencil that communicates as a slab.
+	if out, errs, code := collsim(t, "workload", "fft", "--grid", "64", "--ranks", "16", "--pr", "1", "-m", "small"); code != 0 || !strings.Contains(out, "pencil 1x16 (one row: a slab's communication, with a pencil's packing)") {
+		t.Errorf("--pr 1: exit %d:\n%s%s", code, out, errs)
+	}
 	// 5 N log2 N FLOPs for N = 64^3 points over the time.
 	if want := 5 * 262144 * 18 / r.Time / 1e9; r.GFLOPs < want*0.9999 || r.GFLOPs > want*1.0001 {
 		t.Errorf("%g GFLOP/s, want %g", r.GFLOPs, want)
