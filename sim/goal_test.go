@@ -349,9 +349,7 @@ func onceEach(deps, not []int32) []int32 {
 func TestGOALRoundTrip(t *testing.T) {
 	algos := collectives.All()
 	rapid.Check(t, func(t *rapid.T) {
-		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
-		p := collectives.Params{Ranks: rapid.IntRange(1, 40).Draw(t, "ranks"), Count: rapid.Int64Range(0, 100).Draw(t, "count")}
-		s, ok := build(t, a, p)
+		s, ok := drawBuilt(t, algos, 40, 100)
 		if !ok {
 			return
 		}
@@ -398,6 +396,14 @@ func TestGOALRoundTrip(t *testing.T) {
 
 // build builds a's schedule, or reports false when a declines p (an
 // Unsupported error: neighbor exchange on an odd number of ranks).
+// drawBuilt draws one of algos on 1 to ranks ranks and 0 to count elements
+// and builds it; false where the algorithm does not run there.
+func drawBuilt(t *rapid.T, algos []collectives.Algorithm, ranks int, count int64) (sim.Schedule, bool) {
+	a := rapid.SampledFrom(algos).Draw(t, "algorithm")
+	p := collectives.Params{Ranks: rapid.IntRange(1, ranks).Draw(t, "ranks"), Count: rapid.Int64Range(0, count).Draw(t, "count")}
+	return build(t, a, p)
+}
+
 func build(t *rapid.T, a collectives.Algorithm, p collectives.Params) (sim.Schedule, bool) {
 	s, err := a.Build(p)
 	var u *collectives.Unsupported
@@ -480,9 +486,7 @@ func FuzzParseGOAL(f *testing.F) {
 func TestGOALRunEqualsSchedule(t *testing.T) {
 	algos := collectives.All()
 	rapid.Check(t, func(t *rapid.T) {
-		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
-		p := collectives.Params{Ranks: rapid.IntRange(1, 40).Draw(t, "ranks"), Count: rapid.Int64Range(0, 20000).Draw(t, "count")}
-		s, ok := build(t, a, p)
+		s, ok := drawBuilt(t, algos, 40, 20000)
 		if !ok {
 			return
 		}
@@ -510,9 +514,7 @@ func TestGOALRunEqualsSchedule(t *testing.T) {
 func TestGOALExportTimesTheRun(t *testing.T) {
 	algos := collectives.All()
 	rapid.Check(t, func(t *rapid.T) {
-		a := rapid.SampledFrom(algos).Draw(t, "algorithm")
-		p := collectives.Params{Ranks: rapid.IntRange(1, 24).Draw(t, "ranks"), Count: rapid.Int64Range(0, 80000).Draw(t, "count")}
-		s, ok := build(t, a, p)
+		s, ok := drawBuilt(t, algos, 24, 80000)
 		if !ok {
 			return
 		}
