@@ -400,3 +400,32 @@ func TestLogGOPSRefusesTheMachinesOptions(t *testing.T) {
 		t.Errorf("loggops alone: %v", err)
 	}
 }
+
+// TestNodeSizeFollowsThePlacement: the ranks per node a library's choice
+// and the hierarchical algorithms see are what the placement puts on a
+// node, not the machine's 8 whatever the placement (16 ranks round-robin
+// on gpu-cluster, one on each of 16 nodes, ran Open MPI 5.0's han in
+// groups of 8: an audit); an interleaving placement is said.
+func TestNodeSizeFollowsThePlacement(t *testing.T) {
+	m, err := configs.Resolve("gpu-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(placement string, ranks int) *collsim.Result {
+		t.Helper()
+		r, err := (&collsim.Experiment{Machine: m, Algorithm: "ompi5", Ranks: ranks, Size: 1 << 20, Placement: placement, Verify: collsim.VerifyOff}).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := run("block", 16); r.Algorithm != "han" {
+		t.Errorf("16 ranks in blocks of 8: %s (%s), want han", r.Algorithm, r.ChosenBy)
+	}
+	if r := run("round_robin", 16); r.Algorithm != "rabenseifner" || !strings.Contains(r.ChosenBy, "one rank on each node") {
+		t.Errorf("16 ranks round-robin: %s (%s), want coll/tuned's rabenseifner", r.Algorithm, r.ChosenBy)
+	}
+	if r := run("round_robin", 100); r.Algorithm != "han" || !strings.Contains(r.Note, "interleaves the nodes' ranks") {
+		t.Errorf("100 ranks round-robin: %s, note %q; want han, and the interleaving said", r.Algorithm, r.Note)
+	}
+}

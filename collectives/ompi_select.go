@@ -454,12 +454,19 @@ func OmpiAlgorithm(c Collective, name string) (number int, note string, ok bool)
 // tuned's 30: coll_han_component.c) takes over on a communicator whose
 // ranks span several nodes; on a single node mca_coll_han_comm_query
 // (coll_han_module.c) disqualifies it ("comm has only local processes"),
-// and it provides no alltoall or reduce_scatter, which stay coll/tuned's.
-// A machine without nodes is taken as one node.
+// with one rank on each node it steps aside (coll_han_subcomms.c), and it
+// provides no alltoall or reduce_scatter, which stay coll/tuned's. A
+// machine without nodes is taken as one node.
 func ompi50Choice(c Collective, p Params) (choice, error) {
 	tuned, err := ompiTunedChoice("Open MPI 5.0 (coll/tuned)", c, p)
 	if !multiNode(p) {
-		if err == nil {
+		if err == nil && p.NodeSize == 1 && p.Ranks > 1 {
+			// coll_han_subcomms.c (mca_coll_han_comm_create and _new): with
+			// at most one rank on any node, HAN hands its collectives back
+			// to the component below it ("not yet optimized for a single
+			// process per node").
+			tuned.rule += "; one rank on each node: coll/han steps aside for coll/tuned (coll_han_subcomms.c)"
+		} else if err == nil {
 			tuned.rule += "; one node: coll/han disqualifies itself (coll_han_module.c, mca_coll_han_comm_query)"
 		}
 		return tuned, err

@@ -109,6 +109,20 @@ func unsegmented(p Params) Params {
 }
 
 // multiNode reports whether p spans several nodes with ranks per node
-// known (Params.NodeSize): where the libraries switch to their
-// hierarchical algorithms. A machine without nodes is one node.
-func multiNode(p Params) bool { return p.NodeSize >= 1 && p.NodeSize < p.Ranks }
+// known (Params.NodeSize), and some node holds two or more: where the
+// libraries switch to their hierarchical algorithms. A machine without
+// nodes is one node; one rank on each node is no hierarchy (Open MPI
+// 5.0's coll/han steps aside there, coll_han_subcomms.c; it ran han: an
+// audit).
+func multiNode(p Params) bool { return p.NodeSize >= 2 && p.NodeSize < p.Ranks }
+
+// GroupsNodes reports whether a's schedule groups the ranks by node
+// (Params.NodeSize: ranks r..r+NodeSize-1 share one): the hierarchical
+// algorithms, and the libraries' node-aware ones.
+func GroupsNodes(a Algorithm) bool {
+	switch a.Name {
+	case "han", "smp", "hierarchical", "two_level":
+		return true
+	}
+	return false
+}

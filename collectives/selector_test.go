@@ -355,6 +355,11 @@ func TestLibraryVersions(t *testing.T) {
 		// One node: 4.1's allreduce table, 16 <= size < 32, 64 <= b < 4096.
 		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, nodeSize: 16, want: "recursive_doubling", rule: "one node"},
 		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 100, want: "recursive_doubling", rule: "one node"},
+		// One rank on each node: HAN steps aside (coll_han_subcomms.c at
+		// v5.0.10; collsim ran han: an audit). 16 ranks of 1 MiB: tuned's
+		// Rabenseifner (algorithm 6); 64 KiB bcast: tuned's table.
+		{lib: "ompi5", c: Allreduce, ranks: 16, elem: 8, count: 131072, nodeSize: 1, want: "rabenseifner", rule: "one rank on each node: coll/han steps aside"},
+
 		{lib: "ompi5", c: Bcast, ranks: 18, elem: 8, count: 1, nodeSize: 4, want: "knomial", rule: "unequal numbers of ranks"},
 		{lib: "ompi5", c: Bcast, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
 		{lib: "ompi5", c: Reduce, ranks: 16, elem: 8, count: 1, nodeSize: 4, want: "han"},
@@ -524,4 +529,27 @@ func selectionRanks() []int {
 		ps = append(ps, p)
 	}
 	return append(ps, 20, 23, 24, 25, 29, 31, 32, 33, 37, 40, 47, 48, 49, 63, 64)
+}
+
+// TestHANStepsAsideForOneRankPerNode: with one rank on each node, Open MPI
+// 5.0 runs coll/tuned, 4.1's tables, for every collective HAN would take
+// on several nodes (coll_han_subcomms.c at v5.0.10; collsim ran han there:
+// an audit).
+func TestHANStepsAsideForOneRankPerNode(t *testing.T) {
+	for _, c := range []Collective{Allreduce, Bcast, Reduce, Barrier, Allgather, Gather, Scatter} {
+		for _, count := range []int64{1, 8192, 131072} {
+			p := Params{Ranks: 16, Count: count, ElemSize: 8, NodeSize: 1}
+			if c == Barrier {
+				p.Count = 0
+			}
+			v5, err5 := Select("ompi5", c, p)
+			v4, err4 := Select("ompi", c, p)
+			if err5 != nil || err4 != nil {
+				t.Fatalf("%s of %d: %v, %v", c, count, err5, err4)
+			}
+			if v5.Algorithm.ID() != v4.Algorithm.ID() || !strings.Contains(v5.Rule, "one rank on each node") {
+				t.Errorf("%s of %d on 16 nodes of one rank: 5.0 runs %s (%s), 4.1's tables %s", c, count, v5.Algorithm.ID(), v5.Rule, v4.Algorithm.ID())
+			}
+		}
+	}
 }
