@@ -29,9 +29,16 @@ type OmpiRules struct {
 	Collective Collective
 	// BySize maps a communicator size to its rules in increasing MinBytes,
 	// the first at 0. Open MPI applies the rules of the largest size not
-	// above the communicator's.
+	// above the communicator's, and to a communicator smaller than every
+	// size the first size's (ompi_coll_tuned_get_com_rule_ptr, v4.1.8 and
+	// v5.0.10), so WriteOmpiRules leads with a size 0 whose algorithm 0
+	// sends those to Open MPI's fixed rules.
 	BySize map[int][]OmpiRule
 }
+
+// OmpiFixed is a rule of algorithm 0: Open MPI's fixed decision rules
+// choose.
+var OmpiFixed = []OmpiRule{{MinBytes: 0, Algorithm: 0}}
 
 // WriteOmpiRules writes rules in the format of Open MPI's
 // coll_tuned_dynamic_rules_filename (the classic format: collectives,
@@ -48,14 +55,22 @@ func WriteOmpiRules(w io.Writer, header string, all []OmpiRules) error {
 		if !ok {
 			return fmt.Errorf("Open MPI's rules files have no number for %s", r.Collective)
 		}
-		sizes := make([]int, 0, len(r.BySize))
+		sizes := make([]int, 0, len(r.BySize)+1)
 		for s := range r.BySize {
 			sizes = append(sizes, s)
 		}
 		slices.Sort(sizes)
+		if len(sizes) > 0 && sizes[0] > 0 {
+			// Communicators smaller than the smallest tuned took its rules,
+			// never simulated for them (an audit against Open MPI's lookup).
+			sizes = slices.Insert(sizes, 0, 0)
+		}
 		fmt.Fprintf(&b, "%d # collective ID: %s\n%d # communicator sizes\n", id, r.Collective, len(sizes))
 		for _, s := range sizes {
-			rules := r.BySize[s]
+			rules, ok := r.BySize[s]
+			if !ok && s == 0 {
+				rules = OmpiFixed
+			}
 			if len(rules) == 0 || rules[0].MinBytes != 0 {
 				return fmt.Errorf("%s, %d ranks: the first rule must start at 0 bytes", r.Collective, s)
 			}

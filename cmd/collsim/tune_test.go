@@ -87,6 +87,13 @@ func TestTuneWritesItsChoices(t *testing.T) {
 				next()
 				next()
 			}
+			if ranks == "0" {
+				// Below the smallest size tuned: Open MPI's fixed rules.
+				if len(rules) != 1 || rules[0] != [2]int64{0, 0} {
+					t.Errorf("%s: communicator size 0 has rules %v, want one of algorithm 0", coll, rules)
+				}
+				continue
+			}
 			sizes := map[string]int64{"8B": 8, "64KiB": 64 << 10, "1MiB": 1 << 20}
 			if coll == "barrier" {
 				sizes = map[string]int64{"0B": 0}
@@ -106,6 +113,40 @@ func TestTuneWritesItsChoices(t *testing.T) {
 	}
 	if len(toks) != 0 {
 		t.Errorf("%d numbers left over in the rules file", len(toks))
+	}
+}
+
+// TestTuneLeavesShiftingScattersToTheFixedRules: where the fastest scatter
+// changes with the size, the rules file leaves that communicator size to
+// Open MPI's fixed rules (algorithm 0) and says why: Open MPI measures a
+// scatter's size from the send count, which non-roots may pass as 0, and
+// rules by size then split the ranks between algorithms (a 12-rank
+// scatter hung: an audit). Where one algorithm wins at every size, it is
+// written.
+func TestTuneLeavesShiftingScattersToTheFixedRules(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.txt")
+	out, errs, code := collsim(t, "tune", "-c", "scatter", "-n", "6,12", "-s", "8..1MiB", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var winners = map[string]map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[0] == "scatter" {
+			if winners[f[1]] == nil {
+				winners[f[1]] = map[string]bool{}
+			}
+			winners[f[1]][f[4]] = true
+		}
+	}
+	data, _ := os.ReadFile(file)
+	for _, ranks := range []string{"6", "12"} {
+		entry := regexp.MustCompile(`(?m)^` + ranks + ` # communicator size\n1 # message sizes\n0 0 0 0$`)
+		if shifts := len(winners[ranks]) > 1; shifts != entry.Match(data) || shifts != strings.Contains(errs, "leaves scatter on") {
+			t.Errorf("%s ranks, winners %v: the file's entry and the note disagree with them:\n%s\n%s", ranks, winners[ranks], data, errs)
+		}
+	}
+	if len(winners["6"])+len(winners["12"]) < 3 {
+		t.Errorf("no winner changes with the size (%v): the case tests nothing", winners)
 	}
 }
 
@@ -330,6 +371,15 @@ func TestTuneRulesFileMeasure(t *testing.T) {
 				fmt.Sscan(f[0], &b)
 				got = append(got, b)
 			}
+		}
+		got = got[1:] // communicator size 0's rule: the fixed rules
+		if (c == "scatter" || c == "gather") && len(want) > 1 {
+			// Left to the fixed rules (TestTuneLeavesShiftingScattersToTheFixedRules).
+			if !strings.Contains(r.Rules, "16 # communicator size\n1 # message sizes\n0 0 0 0\n") {
+				t.Errorf("%s: the choice changes at %v B, but the rules are not the fixed ones:\n%s", c, want, r.Rules)
+			}
+			changes += len(want) - 1
+			continue
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: rules start at %v B, the choices change at %v B:\n%s", c, got, want, r.Rules)

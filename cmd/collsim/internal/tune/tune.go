@@ -118,7 +118,11 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 					break
 				}
 			}
-			if err := collectives.WriteOmpiRules(&rules, header, merge(results)); err != nil {
+			merged, fixed := merge(results)
+			for _, f := range fixed {
+				fmt.Fprintf(streams.Err, "note: %s\n", f)
+			}
+			if err := collectives.WriteOmpiRules(&rules, header, merged); err != nil {
 				return err
 			}
 			if asJSON {
@@ -440,8 +444,9 @@ func (pt *point) rulesChoice() (collectives.Algorithm, collectives.Params) {
 }
 
 // merge turns the points into rules: per collective and rank count, a rule
-// where the winner changes.
-func merge(pts []point) []collectives.OmpiRules {
+// where the winner changes; and says where it left a gather or scatter to
+// the fixed rules (rootedSizes).
+func merge(pts []point) ([]collectives.OmpiRules, []string) {
 	var out []collectives.OmpiRules
 	for _, pt := range pts {
 		if len(out) == 0 || out[len(out)-1].Collective != pt.c {
@@ -464,5 +469,35 @@ func merge(pts []point) []collectives.OmpiRules {
 		}
 		by[pt.ranks] = append(rules, collectives.OmpiRule{MinBytes: from, Algorithm: n, SegmentBytes: seg})
 	}
-	return out
+	var fixed []string
+	for _, r := range out {
+		if !rootedSizes(r.Collective) {
+			continue
+		}
+		var left []int
+		for ranks, rules := range r.BySize {
+			if len(rules) > 1 {
+				r.BySize[ranks] = collectives.OmpiFixed
+				left = append(left, ranks)
+			}
+		}
+		if len(left) > 0 {
+			slices.Sort(left)
+			fixed = append(fixed, fmt.Sprintf("the rules file leaves %s on %s ranks to Open MPI's fixed rules: its winner changes with the size, and Open MPI measures that size from send arguments MPI ignores on some ranks, so rules by size could send ranks to different algorithms and hang the call", r.Collective, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(left)), ","), "[]")))
+		}
+	}
+	return out, fixed
+}
+
+// rootedSizes reports whether Open MPI's dynamic rules measure c's size
+// from arguments that MPI ignores on some ranks: gather's and scatter's
+// send count and type, which non-roots (scatter) and an MPI_IN_PLACE root
+// (gather) may leave as they like (coll_tuned_decision_dynamic.c, v4.1.8
+// and v5.0.10). Rules that change with the size can then send ranks to
+// different algorithms, and the call hangs (a 1,000-double scatter on 12
+// ranks with the file collsim wrote: an audit), so where the winner
+// changes with the size the file leaves the communicator to the fixed
+// rules, which measure the receive side there.
+func rootedSizes(c collectives.Collective) bool {
+	return c == collectives.Gather || c == collectives.Scatter
 }
