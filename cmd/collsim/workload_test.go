@@ -182,12 +182,62 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		{[]string{"--strategy", zeroGrad, "--devices", "8"}, 2, "--strategy " + zeroGrad + ": grad_bytes must be at least 1, not 0"},
 		{[]string{"--network", "loggops", "--devices", "8"}, 2, `--network "loggops": a workload runs on its machine, with the analytic or the flow network`},
 		{[]string{"--model", fast, "--devices", "2"}, 2, `layer a: 1e+09 FLOPs a sample in 1µs is 1e+15 FLOP/s, above device a100's peak of 3.12e+14 FLOP/s`},
+		// With dp 1 or tp 1, taken and ignored (an audit).
+		{[]string{"--devices", "1", "--zero3"}, 2, "--zero3 does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "1", "--bucket", "100MiB"}, 2, "--bucket does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "1", "--no-overlap"}, 2, "--no-overlap does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "1", "--grad-bytes", "4"}, 2, "--grad-bytes does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "1", "--algo", "allreduce=ring"}, 2, "--algo allreduce= does not apply: the step runs no allreduce (dp 1 and tp 1)"},
+		{[]string{"--devices", "8", "--tp-across-nodes"}, 2, "--tp-across-nodes does not apply: tp 1 splits no layer over devices"},
+		// A microbatch whose activations pass 2^63 bytes wrapped to
+		// negative memory and ran (an audit).
+		{[]string{"--model", "gpt:1,64,1,4194304,1", "--microbatch-size", "131072", "--peak", "1000000PFLOP/s", "--devices", "1", "--breakdown=false"}, 1, "needs more than 8 EiB per device"},
 	}
 	for _, c := range cases {
 		_, errs, code := collsim(t, append([]string{"workload", "dnn", "-m", "gpu-cluster"}, c.args...)...)
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d %q, want exit %d with %q", c.args, code, errs, c.code, c.want)
 		}
+	}
+}
+
+// TestWorkloadDNNTensorParallelBytes: a GPT's tensor-parallel allreduces,
+// by hand for gpt:2,1024,16,512,1000 in microbatches of 2 on tp 2: each
+// of b s h 16-bit values, 2 x 512 x 1024 x 2 B = 2 MiB: the embedding's
+// one forward, 2 forward and 2 backward for each of 2 blocks, and the
+// logit layer's backward one, of its input's gradient (Megatron-LM's
+// vocabulary-parallel logits; it was 4 s b = 4 KiB: an audit): 10, in
+// which each of the 2 ranks sends 2 messages of 1 MiB.
+func TestWorkloadDNNTensorParallelBytes(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "t.json")
+	if _, errs, code := collsim(t, "workload", "dnn", "--model", "gpt:2,1024,16,512,1000", "--dp", "1", "--tp", "2", "--microbatch-size", "2", "-m", "gpu-cluster", "--trace", tr); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		TraceEvents []struct {
+			Ph   string `json:"ph"`
+			Tid  int    `json:"tid"`
+			Name string `json:"name"`
+			Args struct {
+				Bytes int64 `json:"bytes"`
+			} `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int64]int{}
+	for _, e := range file.TraceEvents {
+		if e.Ph == "X" && e.Name == "send" && e.Tid == 0 {
+			sizes[e.Args.Bytes]++
+		}
+	}
+	if len(sizes) != 1 || sizes[1<<20] != 20 {
+		t.Errorf("rank 0 sends %v (bytes: count), want 20 of 1 MiB", sizes)
 	}
 }
 

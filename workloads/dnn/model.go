@@ -49,6 +49,12 @@ type Layer struct {
 	// backward pass on the tensor-parallel group.
 	TP           bool
 	TPFwd, TPBwd int
+	// TPBytes, when set, is the size per sample of its tensor-parallel
+	// allreduces, else OutBytes. The logit layer's (vocabulary-parallel,
+	// as Megatron-LM splits it) backward allreduce is of its input's
+	// gradient, s h 16-bit values, not of its output (it was 4 s bytes:
+	// an audit).
+	TPBytes int64
 	// Pruned is the fraction of the layer's operations skipped at run time
 	// in inference (a binarized network's pruning).
 	Pruned float64
@@ -97,7 +103,7 @@ func (m *Model) Check() error {
 	}
 	for i, l := range m.Layers {
 		switch {
-		case l.Params < 0 || l.FwdFLOPs < 0 || l.ActBytes < 0 || l.ActShared < 0 || l.ActShared > l.ActBytes || l.OutBytes < 0 || l.FwdTime < 0 || l.BwdTime < 0:
+		case l.Params < 0 || l.FwdFLOPs < 0 || l.ActBytes < 0 || l.ActShared < 0 || l.ActShared > l.ActBytes || l.OutBytes < 0 || l.TPBytes < 0 || l.FwdTime < 0 || l.BwdTime < 0:
 			return fmt.Errorf("model %q layer %d (%s): negative parameters, FLOPs, bytes or times", m.Name, i, l.Name)
 		case l.Pruned < 0 || l.Pruned >= 1:
 			return fmt.Errorf("model %q layer %d (%s): pruned fraction %g outside [0, 1)", m.Name, i, l.Name, l.Pruned)
@@ -153,7 +159,7 @@ func GPT(t Transformer) (*Model, error) {
 			OutBytes: out, TP: true, TPFwd: 2, TPBwd: 2,
 		})
 	}
-	head := Layer{Name: "logits", Kind: "logits", Params: 2 * h, FwdFLOPs: 2 * sf * hf * vf, ActBytes: 4 * s * v, OutBytes: 4 * s, TP: true, TPBwd: 1}
+	head := Layer{Name: "logits", Kind: "logits", Params: 2 * h, FwdFLOPs: 2 * sf * hf * vf, ActBytes: 4 * s * v, OutBytes: 4 * s, TP: true, TPBwd: 1, TPBytes: out}
 	if t.Encoder {
 		head.Params += h*h + h // the pooler
 	}

@@ -1,6 +1,7 @@
 package dnn
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/collsim/collsim/collectives"
@@ -269,7 +270,7 @@ func (rs *rankScript) p2p(w *workloads.Writer, send bool, peer, tag int, bytes i
 func (rs *rankScript) layer(i int) *Layer { return &rs.j.Model.Layers[i] }
 
 func (rs *rankScript) outBytes(i int) int64 {
-	return rs.layer(i).OutBytes * int64(rs.j.Strategy.MicroBatch)
+	return mulSat(rs.layer(i).OutBytes, int64(rs.j.Strategy.MicroBatch))
 }
 
 // stageActs are the activations one microbatch leaves on the device.
@@ -281,7 +282,7 @@ func (rs *rankScript) stageActs() int64 {
 		if l.TP {
 			div = int64(rs.j.Strategy.TP)
 		}
-		b += (ceilDiv(l.ActBytes-l.ActShared, div) + l.ActShared) * int64(rs.j.Strategy.MicroBatch)
+		b = addSat(b, mulSat(ceilDiv(l.ActBytes-l.ActShared, div)+l.ActShared, int64(rs.j.Strategy.MicroBatch)))
 	}
 	return b
 }
@@ -301,7 +302,7 @@ func (rs *rankScript) layerPass(w *workloads.Writer, i int, backward bool, after
 	part := d / sim.Time(n+1)
 	last := rs.compute(w, d-part*sim.Time(n), laneCompute, after...)
 	for range n {
-		rs.call(w, collectives.Allreduce, ctxTP, "tp", l.OutBytes*int64(rs.j.Strategy.MicroBatch), laneCompute)
+		rs.call(w, collectives.Allreduce, ctxTP, "tp", mulSat(cmp.Or(l.TPBytes, l.OutBytes), int64(rs.j.Strategy.MicroBatch)), laneCompute)
 		last = rs.compute(w, part, laneCompute)
 	}
 	return last

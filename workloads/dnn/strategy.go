@@ -2,6 +2,7 @@ package dnn
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -452,10 +453,10 @@ func (j *Job) Memory() []Memory {
 			} else {
 				largest[1] = max(largest[1], lp)
 			}
-			a := (ceilDiv(l.ActBytes-l.ActShared, div) + l.ActShared) * int64(s.MicroBatch)
-			acts += a
+			a := mulSat(ceilDiv(l.ActBytes-l.ActShared, div)+l.ActShared, int64(s.MicroBatch))
+			acts = addSat(acts, a)
 			most = max(most, a)
-			outs += l.OutBytes * int64(s.MicroBatch)
+			outs = addSat(outs, mulSat(l.OutBytes, int64(s.MicroBatch)))
 		}
 		held := int64(s.Microbatches)
 		if s.Schedule == "1f1b" {
@@ -467,11 +468,11 @@ func (j *Job) Memory() []Memory {
 			m.Gradients, m.Optimizer = 0, 0
 			m.Activations = most
 		case s.Recompute:
-			m.Activations = held*outs + most
+			m.Activations = addSat(mulSat(held, outs), most)
 		case s.Offload:
-			m.Activations = min(3, held) * acts
+			m.Activations = mulSat(min(3, held), acts)
 		default:
-			m.Activations = held * acts
+			m.Activations = mulSat(held, acts)
 		}
 		if s.ZeRO3 && s.DP > 1 {
 			d := int64(s.DP)
@@ -480,7 +481,7 @@ func (j *Job) Memory() []Memory {
 			// The layer computing and the one prefetched, gathered whole.
 			m.Weights += 2 * (largest[0] + largest[1])
 		}
-		m.Total = m.Weights + m.Gradients + m.Optimizer + m.Activations
+		m.Total = addSat(addSat(m.Weights, m.Gradients), addSat(m.Optimizer, m.Activations))
 		out = append(out, m)
 	}
 	return out
@@ -533,8 +534,12 @@ func (e *OutOfMemory) Error() string {
 		m.Stage, gib(m.Total), gib(m.Weights), gib(m.Gradients), gib(m.Optimizer), gib(m.Activations), e.Device, gib(e.Have), strings.Join(e.Remedies, ", "))
 }
 
-// gib prints bytes in GiB, or MiB below one GiB.
+// gib prints bytes in GiB, or MiB below one GiB ("more than 8 EiB" where
+// a count saturated).
 func gib(b int64) string {
+	if b == math.MaxInt64 {
+		return "more than 8 EiB"
+	}
 	if b < 1<<30 {
 		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
 	}
@@ -542,6 +547,24 @@ func gib(b int64) string {
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// mulSat and addSat are a*b and a+b of counts of bytes (not negative),
+// or math.MaxInt64 where that would overflow: a microbatch of 131,072
+// samples of a long-sequence model wrapped to negative memory, and was
+// taken to fit (an audit).
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
 
 // layerTime is the forward (or backward) time of layer l for one
 // microbatch on one device.

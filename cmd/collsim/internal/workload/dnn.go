@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
@@ -160,6 +161,20 @@ func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
 	return nil
 }
 
+// notApplicable refuses the flags given, or the --strategy file's
+// settings of them, that the run would ignore, for the reason why.
+func (o *dnnFlags) notApplicable(f *pflag.FlagSet, why string, flags ...string) error {
+	if err := cmdutil.NotApplicable(f, why, flags...); err != nil {
+		return err
+	}
+	for _, flag := range flags { // the same rule for the --strategy file's settings
+		if key, ok := o.fromStrategy[flag]; ok {
+			return cmdutil.Flagf("--strategy %s: %s does not apply: %s", o.strategy, key, why)
+		}
+	}
+	return nil
+}
+
 // applicable refuses flags the run would ignore.
 func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 	f := cmd.Flags()
@@ -186,13 +201,8 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		if !c.when {
 			continue
 		}
-		if err := cmdutil.NotApplicable(f, c.why, c.flags...); err != nil {
+		if err := o.notApplicable(f, c.why, c.flags...); err != nil {
 			return err
-		}
-		for _, flag := range c.flags { // the same rule for the --strategy file's settings
-			if key, ok := o.fromStrategy[flag]; ok {
-				return cmdutil.Flagf("--strategy %s: %s does not apply: %s", o.strategy, key, c.why)
-			}
 		}
 	}
 	for _, name := range []string{"microbatches", "microbatch-size"} {
@@ -320,8 +330,21 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	if devices < 1 {
 		return j, 0, cmdutil.Flagf("tp %d x pp %d is more devices than the machine's %d slots", o.tp, o.pp, slots)
 	}
-	if dp == 1 && !o.search && o.scaling == "" && cmd.Flags().Changed("compress") {
-		return j, 0, cmdutil.Flagf("--compress does not apply: dp 1 exchanges no gradients")
+	if !o.search && o.scaling == "" {
+		// (All but --compress were taken and ignored: an audit.)
+		if dp == 1 {
+			if err := o.notApplicable(cmd.Flags(), "dp 1 exchanges no gradients", "compress", "zero3", "bucket", "no-overlap", "grad-bytes"); err != nil {
+				return j, 0, err
+			}
+		}
+		if o.tp == 1 {
+			if err := o.notApplicable(cmd.Flags(), "tp 1 splits no layer over devices", "tp-across-nodes"); err != nil {
+				return j, 0, err
+			}
+		}
+		if _, ok := algos["allreduce"]; ok && dp == 1 && o.tp == 1 {
+			return j, 0, cmdutil.Flagf("--algo allreduce= does not apply: the step runs no allreduce (dp 1 and tp 1)")
+		}
 	}
 	// The collectives the step runs: allreduce always (tp, dp); allgather
 	// and reduce_scatter under ZeRO-3, allgather for sparse compression.
