@@ -78,9 +78,12 @@ const (
 	// RouteUGAL chooses, per message, the minimal route or one Valiant
 	// detour drawn at random, whichever is less loaded now: the cost of a
 	// route is its hop count times one more than the most messages already
-	// routed over any of its links, and ties go to the minimal route
-	// (UGAL with global knowledge of the load, UGAL-G; Singh 2005, Kim et
-	// al. 2008).
+	// routed over any of its links, and ties go to the minimal route.
+	// It is modelled on UGAL with global knowledge of the load (UGAL-G;
+	// Singh 2005, Kim et al. 2008), whose cost is hops times the queue
+	// itself: there an idle detour always wins, here one of as many
+	// hops times two as the minimal route's loaded cost ties and loses.
+	// (Its label claimed UGAL-G outright: an audit.)
 	RouteUGAL = "ugal"
 	// RouteECMP sends each message along one of the equal-cost shortest
 	// paths, chosen by a hash of its source, destination, place in its
