@@ -81,9 +81,10 @@ const (
 	// routed over any of its links, and ties go to the minimal route.
 	// It is modelled on UGAL with global knowledge of the load (UGAL-G;
 	// Singh 2005, Kim et al. 2008), whose cost is hops times the queue
-	// itself: there an idle detour always wins, here one of as many
-	// hops times two as the minimal route's loaded cost ties and loses.
-	// (Its label claimed UGAL-G outright: an audit.)
+	// itself, so that an idle detour always wins there; here an idle
+	// detour costs its hops, and loses to a minimal route of 3 hops
+	// carrying one message (3 x 2) when it has 6 hops or more. (Its label
+	// claimed UGAL-G outright: an audit.)
 	RouteUGAL = "ugal"
 	// RouteECMP sends each message along one of the equal-cost shortest
 	// paths, chosen by a hash of its source, destination, place in its
