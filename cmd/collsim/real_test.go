@@ -1375,6 +1375,11 @@ func TestRealTimelines(t *testing.T) {
 	if !strings.HasPrefix(text, "<svg ") || !strings.Contains(text, "real allreduce/ring 3KiB on 3 ranks") || !strings.Contains(text, "wall time") {
 		t.Errorf("the SVG timeline does not start as an SVG, title its call or name its clock:\n%.400s", text)
 	}
+	// A real run's reductions are not timed, and the legend does not
+	// name them (it did, and none was drawn: a teacher's trial).
+	if strings.Contains(text, "reduction") || !strings.Contains(text, ">calc<") {
+		t.Errorf("the legend names reductions a real run does not draw")
+	}
 	if bars := strings.Count(text, "<title>send rank") + strings.Count(text, "<title>recv rank"); bars != 24 {
 		t.Errorf("%d send and receive bars, want 24", bars)
 	}

@@ -133,6 +133,10 @@ func TestTrace(t *testing.T) {
 		if n := strings.Count(string(pic), "<title>reduction"); n != len(reductions) {
 			t.Errorf("%v: %d reductions drawn, %d in the trace", c, n, len(reductions))
 		}
+		// The legend names reductions only where the chart draws some.
+		if named := strings.Contains(string(pic), ">calc, reduction<"); named != (len(reductions) > 0) {
+			t.Errorf("%v: the legend names reductions %t, with %d drawn", c, named, len(reductions))
+		}
 		if !strings.Contains(string(pic), ">rank 0<") || !strings.Contains(string(pic), ">simulated time<") {
 			t.Errorf("%v: the timeline names no ranks or no time axis", c)
 		}

@@ -304,7 +304,6 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 	title := fmt.Sprintf("%s on %d ranks, %s, on %s", a.ID(), p.Ranks, configs.FormatBytes(p.SizeBytes(c)), m.Name)
 	var svgs, caps []string
 	prev := sim.Time(0)
-	sum := 0.0
 	for k := range frames {
 		f := &frames[k]
 		// Marker ids differ per frame: a marker in a hidden frame would
@@ -315,13 +314,6 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 		}
 		svgs = append(svgs, l.svg(f, before, k, names, fmt.Sprintf("%s: step %d", title, k)))
 		caps = append(caps, caption(c, f, k, len(frames), prev))
-		step := 0.0
-		for _, a := range f.arrivals {
-			if a.from != a.to {
-				step = math.Max(step, a.cost)
-			}
-		}
-		sum += step
 		prev = f.at
 	}
 	if svgDir != "" {
@@ -352,9 +344,11 @@ pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}
 <p>Each box is a rank and each small square an element of its %s, striped with the colours of the ranks whose input it
 holds (a reduction's partial sums hold several); the number in a square is the element's index, and a black
 frame marks the elements that changed in the step. Arrows are the messages that land in the step (dashed, with a
-+: added into the elements). Done at %v simulated; the steps' closed forms (each step's slowest message, alpha + n beta, + n gamma for a
-reduction) sum to %s: where the two differ, messages of one step overlap the next or wait on one another.</p>
-<div class="legend">`, html.EscapeString(title), html.EscapeString(title), html.EscapeString(a.Summary), html.EscapeString(strings.Join(names, " and ")), end, cmdutil.Seconds(sum))
++: added into the elements). A step is a moment at which messages land, not a round of the algorithm: a round
+whose blocks differ in size lands at two moments, and a tree level's messages at as many as their routes take.
+Done at %v simulated (<code>collsim run</code> with the same call prints the algorithm's closed form, counted by
+rounds, beside it).</p>
+<div class="legend">`, html.EscapeString(title), html.EscapeString(title), html.EscapeString(a.Summary), html.EscapeString(strings.Join(names, " and ")), end)
 	for r := range p.Ranks {
 		fmt.Fprintf(&b, `<span><i style="background:%s"></i>rank %d</span>`, palette[r%len(palette)], r)
 	}

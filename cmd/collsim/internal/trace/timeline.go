@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 
@@ -50,24 +51,40 @@ func (r *Recorder) WriteSVG(w io.Writer, ranks int, title string) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
 	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="18" font-size="13">%s</text>`+"\n", left, html.EscapeString(title))
-	legendX := left
-	for _, k := range []sim.OpKind{sim.OpSend, sim.OpRecv, sim.OpCalc} {
-		label := k.String()
-		if k == sim.OpCalc {
-			label = "calc, reduction"
-		}
-		fmt.Fprintf(b, `<rect x="%.0f" y="26" width="10" height="10" fill="%s"/><text x="%.0f" y="35">%s</text>`+"\n", legendX, kindColors[k], legendX+14, label)
-		legendX += 70
-	}
-	for rank := range ranks {
-		fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end">rank %d</text>`+"\n", left-6, y[rank]+laneH-3, rank)
-	}
 	// A receive waits, posted, until its message is sent: the wait is a
 	// thin line, the transfer (from the send's start) a bar.
 	arrives := map[int]sim.Time{}
 	msgs := r.messages()
+	waits := false
 	for _, m := range msgs {
 		arrives[m[1]] = r.Spans[m[0]].Start
+		waits = waits || r.Spans[m[0]].Start > r.Spans[m[1]].Start
+	}
+	reductions := slices.ContainsFunc(r.Spans, func(s Span) bool { return s.Reduce > 0 })
+	// The legend names what the chart draws: reductions where there are
+	// any (a real run's, which are not timed, were named and never drawn:
+	// a teacher's trial), the waits, and the messages' lines.
+	legendX := left
+	for _, k := range []sim.OpKind{sim.OpSend, sim.OpRecv, sim.OpCalc} {
+		label := k.String()
+		if k == sim.OpCalc && reductions {
+			label = "calc, reduction"
+		}
+		fmt.Fprintf(b, `<rect x="%.0f" y="26" width="10" height="10" fill="%s"/><text x="%.0f" y="35">%s</text>`+"\n", legendX, kindColors[k], legendX+14, label)
+		legendX += 70
+		if label != k.String() {
+			legendX += 30
+		}
+	}
+	if waits {
+		fmt.Fprintf(b, `<rect x="%.0f" y="30" width="10" height="2" fill="%s" fill-opacity="0.5"/><text x="%.0f" y="35">receive posted, no data yet</text>`+"\n", legendX, kindColors[sim.OpRecv], legendX+14)
+		legendX += 175
+	}
+	if len(msgs) > 0 && len(msgs) <= 2000 {
+		fmt.Fprintf(b, `<line x1="%.0f" y1="31" x2="%.0f" y2="31" stroke="#555" stroke-width="0.6"/><text x="%.0f" y="35">a message, send to receive</text>`+"\n", legendX, legendX+10, legendX+14)
+	}
+	for rank := range ranks {
+		fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end">rank %d</text>`+"\n", left-6, y[rank]+laneH-3, rank)
 	}
 	for i, s := range r.Spans {
 		if s.End < 0 {
