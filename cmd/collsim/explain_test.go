@@ -90,13 +90,21 @@ func TestExplainTwoRankAlgorithm(t *testing.T) {
 // moves data it stays 32 B.
 func TestExplainDefaultSizeMovesData(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
-		{"-c alltoall -n 5", "alltoall/pairwise on 5 ranks, 40B (1 element of 8 B)"},
-		{"-c alltoall -n 4", "alltoall/pairwise on 4 ranks, 32B (1 element of 8 B)"},
+		{"-c alltoall -n 5", "alltoall/pairwise on 5 ranks, 40B (5 elements of 8 B, 1 to each rank)"},
+		{"-c alltoall -n 4", "alltoall/pairwise on 4 ranks, 32B (4 elements of 8 B, 1 to each rank)"},
 		{"-a ring -n 4", "allreduce/ring on 4 ranks, 32B (4 elements of 8 B)"},
 	} {
 		stdout, stderr, code := collsim(t, append([]string{"explain"}, strings.Fields(c.args)...)...)
 		if code != 0 || !strings.HasPrefix(stdout, c.want) {
 			t.Errorf("explain %s: exit %d, want %q:\n%s%s", c.args, code, c.want, stdout, stderr)
 		}
+	}
+}
+
+// TestExplainOneRank: one rank is said in the singular ("on 1 ranks": a
+// teacher's trial).
+func TestExplainOneRank(t *testing.T) {
+	if stdout, stderr, code := collsim(t, "explain", "-n", "1"); code != 0 || !strings.HasPrefix(stdout, "allreduce/ring on 1 rank, 32B") {
+		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
 	}
 }

@@ -191,12 +191,14 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	if asJSON {
 		out = io.Discard // the header; the JSON goes to streams.Out below
 	}
-	noun := "elements"
-	if params.Count == 1 {
-		noun = "element"
+	elems := fmt.Sprintf("%s of %d B", cmdutil.Count(int(params.Count), "element", "elements"), max(params.ElemSize, 1))
+	if c == collectives.Alltoall {
+		// Count is a pair's block: "40B (1 element of 8 B)" read as the
+		// whole buffer's (a teacher's trial).
+		elems = fmt.Sprintf("%s of %d B, %d to each rank", cmdutil.Count(int(params.Count)*params.Ranks, "element", "elements"), max(params.ElemSize, 1), params.Count)
 	}
-	fmt.Fprintf(out, "%s on %d ranks, %s (%d %s of %d B), on %s\n", a.ID(), params.Ranks,
-		configs.FormatBytes(params.SizeBytes(c)), params.Count, noun, max(params.ElemSize, 1), m.Name)
+	fmt.Fprintf(out, "%s on %s, %s (%s), on %s\n", a.ID(), collsim.RankCount(params.Ranks),
+		configs.FormatBytes(params.SizeBytes(c)), elems, m.Name)
 	if chosenBy != "" {
 		fmt.Fprintf(out, "chosen by %s\n", chosenBy)
 	}

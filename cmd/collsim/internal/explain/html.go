@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/collsim/collsim"
 	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
@@ -301,7 +302,7 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 		cells[i] = len(frames[0].state[0][i])
 	}
 	l := newLayout(p.Ranks, cells)
-	title := fmt.Sprintf("%s on %d ranks, %s, on %s", a.ID(), p.Ranks, configs.FormatBytes(p.SizeBytes(c)), m.Name)
+	title := fmt.Sprintf("%s on %s, %s, on %s", a.ID(), collsim.RankCount(p.Ranks), configs.FormatBytes(p.SizeBytes(c)), m.Name)
 	var svgs, caps []string
 	prev := sim.Time(0)
 	for k := range frames {
@@ -333,6 +334,7 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title><style>
 body{font-family:sans-serif;margin:20px;max-width:1400px}
 .frame{display:none}.frame.on{display:block}
+.frame svg{max-width:100%;height:auto}
 #controls button{font-size:16px;margin-right:4px}
 #step{width:420px;vertical-align:middle}
 pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}
