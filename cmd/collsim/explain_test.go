@@ -33,6 +33,11 @@ func TestExplainPictures(t *testing.T) {
 		if err != nil || strings.Count(string(text), `class="frame"`) < 2 {
 			t.Errorf("%s: no step-through (%v)", a.ID(), err)
 		}
+		// The page's text as written: a % in its style sheet once took a
+		// verb's place, and the title went missing.
+		if head, _, _ := strings.Cut(string(text), `<div class="legend">`); strings.Contains(head, "%!") || !strings.Contains(head, "<h1>"+a.ID()+" on ") || !strings.Contains(head, "Done at ") {
+			t.Errorf("%s: the page's head is garbled:\n%s", a.ID(), head)
+		}
 	}
 	ring := filepath.Join(dir, "ring.html")
 	svgs := filepath.Join(dir, "ring-svg")

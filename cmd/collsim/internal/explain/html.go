@@ -133,8 +133,9 @@ func pictures(m *configs.Machine, a collectives.Algorithm, p collectives.Params)
 }
 
 // palette colours rank r's contribution.
+// (Ranks 13 to 15 took colours close to 5, 4 and 0's; a teacher's trial.)
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-	"#bcbd22", "#17becf", "#393b79", "#e7ba52", "#637939", "#ad494a", "#7b4173", "#3182bd"}
+	"#bcbd22", "#17becf", "#393b79", "#e7ba52", "#637939", "#f3c300", "#a1caf1", "#8db600"}
 
 const cell = 22
 
@@ -334,7 +335,7 @@ func writePictures(m *configs.Machine, a collectives.Algorithm, p collectives.Pa
 	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title><style>
 body{font-family:sans-serif;margin:20px;max-width:1400px}
 .frame{display:none}.frame.on{display:block}
-.frame svg{max-width:100%;height:auto}
+.frame svg{max-width:100%%;height:auto}
 #controls button{font-size:16px;margin-right:4px}
 #step{width:420px;vertical-align:middle}
 pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}
