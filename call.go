@@ -214,6 +214,15 @@ func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize in
 	if err := shape.Check(); err != nil {
 		return a, "", p, "", err
 	}
+	if shape.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
+		// The ranks per node the machine's own placement (seed 1) puts on
+		// a node, as Experiment.Run reckons them for its own placement
+		// (explain and model took the machine's 8 where run, on a
+		// round-robin machine, took 1: an audit).
+		if perNode, blocked, err := m.PlacedNodes(ranks, "", 1); err == nil && blocked {
+			shape.NodeSize = perNode
+		}
+	}
 	shape.Apply(&p, m)
 	if root < 0 || root >= ranks {
 		return a, "", p, "", optionf("--root %d is not a rank of 0..%d", root, ranks-1)

@@ -353,7 +353,7 @@ func (e *Experiment) resolve() (resolved, error) {
 		if perNode, blocked, err := m.PlacedNodes(ranks, e.Placement, e.Seed); err == nil && blocked {
 			shape.NodeSize = perNode
 		} else if err == nil {
-			interleaved = perNode
+			interleaved, shape.NodeSize = perNode, m.NodeSize()
 		}
 	}
 	r.alg, r.chosenBy, r.params, r.note, err = Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, shape, m)

@@ -327,6 +327,16 @@ type Candidate struct {
 	Refused     string       `json:"refused,omitempty"`    // why it cannot run (does not fit, ...)
 }
 
+// Memory is the busiest stage's per-device memory in words: GiB to a
+// tenth, or "more than 8 EiB" where the count saturated (it printed
+// 8589934592.0 GiB: an audit).
+func (c *Candidate) Memory() string {
+	if c.MemoryGiB >= math.MaxInt64/(1<<30) {
+		return "more than 8 EiB"
+	}
+	return fmt.Sprintf("%.1f GiB", c.MemoryGiB)
+}
+
 // Strategies enumerates the strategies of a search for devices devices
 // and a global batch of globalBatch samples: every dp x tp x pp =
 // devices with tp up to a node (unless base allows more; 1 for a model

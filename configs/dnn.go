@@ -25,6 +25,7 @@ import (
 //	layers:
 //	  - {name: conv1, kind: conv, params: 9408, fwd_flops: 2.36e8, activation_bytes: 2.4MB, output_bytes: 3.2MB}
 //	  - {name: block, kind: transformer, repeat: 24, params: 12.6e6, fwd_flops: 1.2e10, activation_bytes: 40MiB, output_bytes: 2MiB, tp: true, tp_fwd: 2, tp_bwd: 2}
+//	  - {name: logits, kind: logits, params: 4096, fwd_flops: 4e11, output_bytes: 8KiB, tp: true, tp_bwd: 1, tp_bytes: 8MiB}
 //
 //	name: my-gpt
 //	transformer: {layers: 24, hidden: 2048, heads: 16, seq: 2048, vocab: 50257}
@@ -57,6 +58,7 @@ type layerYAML struct {
 	TP         bool    `yaml:"tp"`
 	TPFwd      int     `yaml:"tp_fwd"`
 	TPBwd      int     `yaml:"tp_bwd"`
+	TPBytes    string  `yaml:"tp_bytes"` // its tensor-parallel allreduces' size per sample (default: output_bytes)
 	Pruned     float64 `yaml:"pruned"`
 }
 
@@ -300,6 +302,14 @@ func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
 	if ly.Output != "" {
 		if l.OutBytes, err = ParseSize(ly.Output); err != nil {
 			return bad("output_bytes: %v", err)
+		}
+	}
+	if ly.TPBytes != "" {
+		if !ly.TP {
+			return bad("tp_bytes sizes the allreduces of a layer with tp: true")
+		}
+		if l.TPBytes, err = ParseSize(ly.TPBytes); err != nil {
+			return bad("tp_bytes: %v", err)
 		}
 	}
 	if ly.FwdTime != "" {

@@ -19,11 +19,12 @@ layers:
     tp: true
     tp_fwd: 2
     tp_bwd: 2
+    tp_bytes: 8KiB
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Layers) != 4 || m.Params() != 1000+3*4000 || m.Layers[0].ActBytes != 1024 || m.Layers[0].OutBytes != 512 || m.Tokens != 128 || !m.Layers[3].TP || m.Layers[3].TPFwd != 2 {
+	if len(m.Layers) != 4 || m.Params() != 1000+3*4000 || m.Layers[0].ActBytes != 1024 || m.Layers[0].OutBytes != 512 || m.Tokens != 128 || !m.Layers[3].TP || m.Layers[3].TPFwd != 2 || m.Layers[3].TPBytes != 8<<10 {
 		t.Errorf("%+v", m)
 	}
 	g, err := ParseModel("g.yaml", []byte("transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 100}\n"))
@@ -43,6 +44,7 @@ func TestParseModelErrors(t *testing.T) {
 		"transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocabb: 5}\n": `m.yaml:1: unknown key "vocabb" in transformer; valid keys here:`,
 		"layers:\n  - {name: a, params: 5, repeat: 100000}\n":                  "m.yaml:2: layer 0 (a): repeat 100000 must be from 1 to 65536",
 		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                       "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
+		"layers:\n  - {name: a, params: 5, tp_bytes: 1KiB}\n":                  "m.yaml:2: layer 0 (a): tp_bytes sizes the allreduces of a layer with tp: true",
 		"layers:\n\t- a\n": "m.yaml:2: a tab",
 		"layers: [1, 2]\n": "m.yaml:1: expected a mapping",
 		"tokens: -3\ntransformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 5}\n": "m.yaml:1: tokens with transformer: a transformer's tokens per sample are its seq",

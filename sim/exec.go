@@ -792,13 +792,14 @@ func (x *executor) accept(r int32, op uint32, id uint32) (Time, bool) {
 		reg.Scatter(x.data[r][reg.Buf], payload, apply)
 	}
 	if s.reduce {
-		// Kept for the trace: the op's completion says how long its
-		// reduction, at its end, took (Op.Dur of a TraceEvent).
-		s.dur = x.reduceCost(m.bytes)
-		return s.dur, true
+		return x.reduceCost(m.bytes), true
 	}
 	return 0, true
 }
+
+// reduced implements opSide: the op's completion tells the trace how long
+// its reduction, at its end, took (Op.Dur of a TraceEvent).
+func (x *executor) reduced(r int32, op uint32, took Time) { x.slot(r, int32(op)).dur = took }
 
 // completeAt completes op idx of rank r at time at >= now. An op completing
 // later is marked done ahead of time, without an event, unless it is the

@@ -513,6 +513,18 @@ func TestGOALRunEqualsSchedule(t *testing.T) {
 // GOAL's calcs are.
 func TestGOALExportTimesTheRun(t *testing.T) {
 	algos := collectives.All()
+	// The cases an audit found that rapid draws seldom: a zero-byte
+	// reduction with L = 0 (its calc 0 queued for the CPU).
+	a, _ := collectives.Lookup(collectives.Allreduce, "rabenseifner")
+	for _, ranks := range []int{3, 5, 7} {
+		s, err := a.Build(collectives.Params{Ranks: ranks, Count: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg := sim.DefaultLogGOPS
+		lg.L = 0
+		sameExport(t, s, lg, 125)
+	}
 	rapid.Check(t, func(t *rapid.T) {
 		s, ok := drawBuilt(t, algos, 24, 80000)
 		if !ok {
@@ -528,26 +540,33 @@ func TestGOALExportTimesTheRun(t *testing.T) {
 		if rapid.Bool().Draw(t, "S=0") {
 			lg.S = 0 // every message by rendezvous
 		}
-		direct, err := sim.Execute(sim.New(1), s, sim.Config{LogGOPS: &lg, Host: sim.HostParams{ReducePsPerByte: gamma}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var text bytes.Buffer
-		if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: gamma}); err != nil {
-			t.Fatal(err)
-		}
-		g, err := sim.ParseGOAL(&text, "x.goal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		exported, err := g.RunLogGOPS(lg, nil, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(direct.Finish, exported.Finish) {
-			t.Fatalf("run: %v\nexport: %v", direct.Finish, exported.Finish)
-		}
+		sameExport(t, s, lg, gamma)
 	})
+}
+
+// sameExport requires schedule s, run in LogGOPS mode lg with a
+// reduction rate of gamma ps/B, and its GOAL export to finish every rank
+// at the same time.
+func sameExport(t interface{ Fatalf(string, ...any) }, s sim.Schedule, lg sim.LogGOPS, gamma float64) {
+	direct, err := sim.Execute(sim.New(1), s, sim.Config{LogGOPS: &lg, Host: sim.HostParams{ReducePsPerByte: gamma}})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	var text bytes.Buffer
+	if err := sim.WriteGOAL(&text, s, sim.GOALOptions{ReducePsPerByte: gamma}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	g, err := sim.ParseGOAL(&text, "x.goal")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	exported, err := g.RunLogGOPS(lg, nil, 1)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if !slices.Equal(direct.Finish, exported.Finish) {
+		t.Fatalf("%s: run: %v\nexport: %v", s.Name, direct.Finish, exported.Finish)
+	}
 }
 
 // runBoth runs g as a plain Schedule and reactively (Run) in LogGOPS mode

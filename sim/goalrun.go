@@ -470,6 +470,9 @@ func (x *goalRun) opDone(r int32, op uint32, at Time) { x.completeAt(r, op, at) 
 // recvPlace implements opSide.
 func (x *goalRun) recvPlace(r int32, op uint32) (cpu, nic uint16) { return x.g.cpuNIC(op) }
 
+// reduced implements opSide: a GOAL receive reduces nothing.
+func (x *goalRun) reduced(r int32, op uint32, took Time) {}
+
 // accept implements opSide: receive rid of rank r takes message id if the
 // sizes agree.
 func (x *goalRun) accept(r int32, rid uint32, id uint32) (Time, bool) {

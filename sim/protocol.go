@@ -82,6 +82,9 @@ type opSide interface {
 	// and moves the data, and returns the CPU time of the receive's
 	// reduction (0 if it reduces nothing), or false if the run failed.
 	accept(r int32, op uint32, id uint32) (reduce Time, ok bool)
+	// reduced says how long the reduction of receive op of rank r took,
+	// stretched by noise, for the trace.
+	reduced(r int32, op uint32, took Time)
 }
 
 // done, started and accept call the executor: directly when it is the
@@ -511,7 +514,8 @@ func (p *protocol) grant(r int32, cpu uint16, rq cpuRequest, now Time) {
 		p.started(r, rq.ref, start)
 		p.done(r, rq.ref, end)
 	case reqReduce:
-		_, end := p.h.occupy(r, cpu, max(now, rq.at), rq.d)
+		start, end := p.h.occupy(r, cpu, max(now, rq.at), rq.d)
+		p.x.reduced(r, rq.ref, end-start)
 		p.done(r, rq.ref, end)
 	case reqSend:
 		p.startLogGOPS(rq.ref)
@@ -970,7 +974,13 @@ func (p *protocol) finishRecv(r int32, recv uint32, id uint32) {
 	if p.freeHosts != nil && p.freeHosts(p.msgs[id].tag) {
 		work = 0
 	}
-	_, end := p.h.occupy(r, cpu, p.eng.Now(), work)
+	start, end := p.h.occupy(r, cpu, p.eng.Now(), work)
+	if reduce > 0 && work > 0 {
+		// The reduction's share of the work, as noise stretched it (o and
+		// the reduction run as one stretch of the CPU; a straggler's
+		// share is exact).
+		p.x.reduced(r, recv, Time(float64(end-start)*float64(reduce)/float64(work)))
+	}
 	p.done(r, recv, end)
 	m := &p.msgs[id]
 	m.matched = true

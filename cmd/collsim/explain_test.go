@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"github.com/collsim/collsim/configs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,5 +113,29 @@ func TestExplainDefaultSizeMovesData(t *testing.T) {
 func TestExplainOneRank(t *testing.T) {
 	if stdout, stderr, code := collsim(t, "explain", "-n", "1"); code != 0 || !strings.HasPrefix(stdout, "allreduce/ring on 1 rank, 32B") {
 		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestExplainPlacesAsRunDoes: on a machine whose placement is round-robin,
+// 16 ranks lie one on each of 16 nodes, and explain takes the library's
+// choice there as run does (it took the machine's 8 a node and showed
+// Open MPI 5.0's han where run ran coll/tuned's Rabenseifner: an audit).
+func TestExplainPlacesAsRunDoes(t *testing.T) {
+	_, data, err := configs.Source("gpu-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^placement:.*$`).ReplaceAllString(string(data), "") + "\nplacement: round_robin\n"
+	rr := filepath.Join(t.TempDir(), "rr.yaml")
+	if err := os.WriteFile(rr, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, errs, code := collsim(t, "run", "-m", rr, "-a", "ompi5", "-n", "16", "-s", "1MiB")
+	if code != 0 || !strings.Contains(run, "allreduce/rabenseifner") {
+		t.Fatalf("run: exit %d:\n%s%s", code, run, errs)
+	}
+	out, errs, code := collsim(t, "explain", "-m", rr, "-a", "ompi5", "-n", "16", "-s", "1MiB")
+	if code != 0 || !strings.HasPrefix(out, "allreduce/rabenseifner on 16 ranks") || !strings.Contains(out, "one rank on each node") {
+		t.Errorf("explain: exit %d:\n%.400s%s", code, out, errs)
 	}
 }

@@ -76,6 +76,7 @@ func TestTuneWritesItsChoices(t *testing.T) {
 	}
 	next := func() int64 { v := toks[0]; toks = toks[1:]; return v }
 	names := map[int64]string{2: "allreduce", 6: "barrier"}
+	fixedBelow := 0 // collectives whose rules start with communicator size 0
 	for range next() {
 		coll := names[next()]
 		for range next() {
@@ -92,6 +93,7 @@ func TestTuneWritesItsChoices(t *testing.T) {
 				if len(rules) != 1 || rules[0] != [2]int64{0, 0} {
 					t.Errorf("%s: communicator size 0 has rules %v, want one of algorithm 0", coll, rules)
 				}
+				fixedBelow++
 				continue
 			}
 			sizes := map[string]int64{"8B": 8, "64KiB": 64 << 10, "1MiB": 1 << 20}
@@ -113,6 +115,9 @@ func TestTuneWritesItsChoices(t *testing.T) {
 	}
 	if len(toks) != 0 {
 		t.Errorf("%d numbers left over in the rules file", len(toks))
+	}
+	if fixedBelow != 2 {
+		t.Errorf("%d of 2 collectives start with communicator size 0 (Open MPI's fixed rules below the sizes tuned)", fixedBelow)
 	}
 }
 

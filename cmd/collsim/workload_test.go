@@ -830,3 +830,13 @@ func TestWorkloadStudiesPages(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadDNNSearchSaturatedMemory: a search's memory column says a
+// count past 2^63 bytes in words, as the refusal does (it printed
+// 8589934592.0 GiB: an audit).
+func TestWorkloadDNNSearchSaturatedMemory(t *testing.T) {
+	out, errs, _ := collsim(t, "workload", "dnn", "-m", "gpu-cluster", "--model", "gpt:1,64,1,4194304,1", "--peak", "1000000PFLOP/s", "--devices", "2", "--search", "--global-batch", "262144", "--search-microbatch-sizes", "131072")
+	if !strings.Contains(out, "more than 8 EiB  does not fit") || strings.Contains(out+errs, "8589934592") {
+		t.Errorf("search:\n%s%s", out, errs)
+	}
+}

@@ -412,12 +412,12 @@ func runStrategies(streams *cmdutil.IO, o *workloadOptions, modelName string, gp
 			mark += " (hand)"
 		}
 		rows = append(rows, []string{mark, c.Describe, cmdutil.Seconds(c.Step), fmt.Sprintf("%.3g", c.SamplesPerS), fmt.Sprintf("%.1f", 100*c.PeakShare),
-			fmt.Sprintf("%.1f GiB", c.MemoryGiB), fmt.Sprintf("%.2fx", c.Step/best)})
+			c.Memory(), fmt.Sprintf("%.2fx", c.Step/best)})
 	}
 	if hand < 0 {
 		rows = append(rows, []string{"-", fmt.Sprintf("tp %d pp %d", tp, pp), "", "", "", "", "not a strategy of this search"})
 	} else if cands[hand].Refused != "" {
-		rows = append(rows, []string{"-", cands[hand].Describe, "", "", "", fmt.Sprintf("%.1f GiB", cands[hand].MemoryGiB), cands[hand].Refused})
+		rows = append(rows, []string{"-", cands[hand].Describe, "", "", "", cands[hand].Memory(), cands[hand].Refused})
 	}
 	return streams.Table(rows)
 }

@@ -522,13 +522,13 @@ func (o *dnnFlags) runSearch(streams *cmdutil.IO, e *collsim.Experiment, j dnn.J
 			}
 			memory := "-" // refused before its memory was counted
 			if c.MemoryGiB > 0 {
-				memory = fmt.Sprintf("%.1f GiB", c.MemoryGiB)
+				memory = c.Memory()
 			}
 			rows = append(rows, []string{"-", c.Describe, "", "", "", memory, note})
 			continue
 		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), c.Describe, cmdutil.Seconds(c.Step), cmdutil.SI(c.SamplesPerS, ""),
-			fmt.Sprintf("%.1f", 100*c.PeakShare), fmt.Sprintf("%.1f GiB", c.MemoryGiB), ""})
+			fmt.Sprintf("%.1f", 100*c.PeakShare), c.Memory(), ""})
 	}
 	return streams.Table(rows)
 }
