@@ -181,6 +181,9 @@ func (l *layout) svg(f *frame, prev *frame, k int, names []string, title string)
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`, l.w, l.h, l.w, l.h)
 	fmt.Fprintf(&b, `<title>%s</title><defs><marker id="arr%[2]d" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>`, html.EscapeString(title), k)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`)
+	// The caption in sight, for a step's SVG file shown alone (on a slide:
+	// it was only in <title>, a teacher's trial).
+	fmt.Fprintf(&b, `<text x="6" y="16" font-size="12" fill="#333">%s</text>`, html.EscapeString(title))
 	for _, a := range f.arrivals {
 		if a.from == a.to {
 			continue
