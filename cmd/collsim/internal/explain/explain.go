@@ -115,6 +115,25 @@ func elements(c collectives.Collective, r sim.Region) string {
 	if r.Count == 1 {
 		return fmt.Sprintf("element %d of the %s", r.Off, bufferName(c, r.Buf))
 	}
+	if n := r.Runs(); n > 1 && n <= 6 {
+		// A short vector (Bruck's packed blocks, a reversed permutation),
+		// its elements listed: "in 2 blocks of 1 from 1, every 2" was
+		// hard to follow (a teacher's trial).
+		var runs []string
+		for i := range n {
+			from, k := r.Run(i)
+			if k == 1 {
+				runs = append(runs, fmt.Sprint(from))
+			} else {
+				runs = append(runs, fmt.Sprintf("%d..%d", from, from+k-1))
+			}
+		}
+		list := strings.Join(runs[:len(runs)-1], ", ") + " and " + runs[len(runs)-1]
+		if r.Stride < 0 {
+			list += ", in that order,"
+		}
+		return fmt.Sprintf("elements %s of the %s", list, bufferName(c, r.Buf))
+	}
 	if n := r.Runs(); n > 1 {
 		// A vector (Bruck's packed blocks, a reversed permutation).
 		dir := fmt.Sprintf("every %d", r.Stride)
