@@ -382,6 +382,9 @@ var hostileCases = []hostile{
 	// copied at 1 B/s is 8388608 s; 1 FLOP/s makes an FFT line's step
 	// saturate the clock by itself.
 	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `its longest compute step is 8388608s, on rank 0, and its largest message 8MiB`},
+	// P x Q wrapped to 0 ranks and crashed with exit 70 (an audit).
+	{args: []string{"workload", "redistribute", "--from", "4294967296x4294967296/8", "--to", "2x2/8", "--size", "16"}, code: 2, want: `source layout: a 4294967296x4294967296 grid names more than 268435456 ranks`},
+	{args: []string{"workload", "redistribute", "--from", "2x2/8", "--to", "3037000500x3037000500/8", "--size", "16", "--ranks", "4"}, code: 2, want: `target layout: a 3037000500x3037000500 grid names more than`},
 	{args: []string{"workload", "fft", "--fft-rate", "1FLOP/s"}, code: 1, want: `a compute step of rank 0 is itself past the limit`},
 	// §2: "run -a hierarchical -s 16GiB dies with an internal negative tag
 	// error: tags must not overflow". 262144 segments of 64 KiB on 2 ranks

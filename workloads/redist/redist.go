@@ -94,6 +94,16 @@ func (j *Job) Check() error {
 	case j.Ranks < 0 || j.Ranks > sim.MaxRanks:
 		return fmt.Errorf("ranks %d: from 1 to %d (0: as the layouts name)", j.Ranks, sim.MaxRanks)
 	}
+	for _, l := range []struct {
+		what string
+		l    *Layout
+	}{{"source", &j.From}, {"target", &j.To}} {
+		// Each side first, so that P x Q cannot wrap (a 2^32 x 2^32 grid
+		// wrapped to 0 ranks and crashed: an audit).
+		if g := l.l; g.Owners == nil && (g.P > sim.MaxRanks || g.Q > sim.MaxRanks || g.P > 0 && g.Q > sim.MaxRanks/g.P) {
+			return fmt.Errorf("%s layout: a %dx%d grid names more than %d ranks", l.what, g.P, g.Q, sim.MaxRanks)
+		}
+	}
 	r := j.Size()
 	if r > sim.MaxRanks {
 		return fmt.Errorf("the layouts name %d ranks: at most %d", r, sim.MaxRanks)
