@@ -214,14 +214,12 @@ func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize in
 	if err := shape.Check(); err != nil {
 		return a, "", p, "", err
 	}
-	if shape.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
+	if shape.NodeSize == 0 && m != nil {
 		// The ranks per node the machine's own placement (seed 1) puts on
 		// a node, as Experiment.Run reckons them for its own placement
 		// (explain and model took the machine's 8 where run, on a
 		// round-robin machine, took 1: an audit).
-		if perNode, blocked, err := m.PlacedNodes(ranks, "", 1); err == nil && blocked {
-			shape.NodeSize = perNode
-		}
+		shape.NodeSize, _ = PlacedNodeSize(m, ranks, "", 1)
 	}
 	shape.Apply(&p, m)
 	if root < 0 || root >= ranks {
@@ -229,4 +227,21 @@ func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize in
 	}
 	a, chosenBy, err = ChooseAlgorithm(c, cmp.Or(algo, collectives.DefaultAlgorithm(c)), &p)
 	return a, chosenBy, p, note, err
+}
+
+// PlacedNodeSize is the ranks per node that the hierarchical algorithms
+// and the libraries' choices take for ranks ranks placed on m by policy
+// (the machine's if empty) and seed: what the placement puts on a node
+// where the nodes hold blocks of consecutive ranks; else (interleaved,
+// or a placement that fails, which the run reports) the machine's ranks
+// per node. 0 on a machine without nodes.
+func PlacedNodeSize(m *configs.Machine, ranks int, policy string, seed uint64) (size int, interleaved bool) {
+	if m.NodeSize() <= 1 {
+		return 0, false
+	}
+	perNode, blocked, err := m.PlacedNodes(ranks, policy, seed)
+	if err == nil && blocked {
+		return perNode, false
+	}
+	return m.NodeSize(), err == nil && perNode > 1
 }

@@ -346,20 +346,14 @@ func (e *Experiment) resolve() (resolved, error) {
 	// The ranks per node are what the placement puts on a node (it was
 	// the machine's, whatever the placement: 16 ranks round-robin on 16
 	// nodes ran Open MPI 5.0's han in groups of 8; an audit).
-	shape, interleaved := e.Shape, 0
-	if shape.NodeSize == 0 && m.NodeSize() > 1 {
-		// (A placement that fails is reported where the run places its
-		// ranks.)
-		if perNode, blocked, err := m.PlacedNodes(ranks, e.Placement, e.Seed); err == nil && blocked {
-			shape.NodeSize = perNode
-		} else if err == nil {
-			interleaved, shape.NodeSize = perNode, m.NodeSize()
-		}
+	shape, interleaved := e.Shape, false
+	if shape.NodeSize == 0 {
+		shape.NodeSize, interleaved = PlacedNodeSize(m, ranks, e.Placement, e.Seed)
 	}
 	r.alg, r.chosenBy, r.params, r.note, err = Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, shape, m)
-	if err == nil && interleaved > 1 && collectives.GroupsNodes(r.alg) {
-		r.note = joinNotes(r.note, fmt.Sprintf("the %s placement interleaves the nodes' ranks (up to %d on a node), where %s takes each node's %d ranks as consecutive, as block placement puts them: its node groups here are not the machine's nodes",
-			cmp.Or(e.Placement, m.Placement), interleaved, r.alg.ID(), r.params.NodeSize))
+	if err == nil && interleaved && collectives.GroupsNodes(r.alg) {
+		r.note = joinNotes(r.note, fmt.Sprintf("the %s placement interleaves the nodes' ranks, where %s takes each node's %d ranks as consecutive, as block placement puts them: its node groups here are not the machine's nodes",
+			cmp.Or(e.Placement, m.Placement), r.alg.ID(), r.params.NodeSize))
 	}
 	return r, err
 }

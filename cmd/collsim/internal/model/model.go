@@ -113,7 +113,8 @@ reduction rate) unless given.`,
 				if err != nil {
 					return err
 				}
-				block := collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()})
+				nodeSize, _ := collsim.PlacedNodeSize(m, p, "", 1) // as run reckons it
+				block := collectives.TwoLevelSize(collectives.Params{NodeSize: nodeSize, GroupSize: m.GroupSize()})
 				pricing := collsim.NewPricing(m, place, block)
 				h := &pricing.Flat
 				if cmd.Flags().Changed("alpha") {
@@ -137,7 +138,7 @@ reduction rate) unless given.`,
 					if err != nil {
 						return err
 					}
-					params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
+					params.NodeSize, params.GroupSize = nodeSize, m.GroupSize()
 					if params.SizeBytes(c) == prev {
 						skipped = true
 						continue // rounds to the same call as the row before
@@ -156,6 +157,11 @@ reduction rate) unless given.`,
 						// candidate.
 						_, _, q, _, err := collsim.Resolve(c, a.Name, p, s, elem, 0, collsim.Shape{}, m)
 						if err == nil {
+							// The options run fills in (a pipeline's segment,
+							// SUARA's grid), as run fills them in: the forms
+							// priced untuned chains at 8192-element segments
+							// where run ran 139 (an audit).
+							collsim.Tune(a, &q, collsim.TuneModelOf(m, pricing.Flat))
 							_, err = a.Build(q)
 						}
 						if err != nil {

@@ -85,7 +85,8 @@ func runModel(streams *cmdutil.IO, o *options) error {
 			if err != nil {
 				return err
 			}
-			pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: m.NodeSize(), GroupSize: m.GroupSize()}))
+			nodeSize, _ := collsim.PlacedNodeSize(m, p, "", 1)
+			pricing := collsim.NewPricing(m, place, collectives.TwoLevelSize(collectives.Params{NodeSize: nodeSize, GroupSize: m.GroupSize()}))
 			uniform = uniform && pricing.Uniform
 			gaps = gaps.Or(pricing.Gaps)
 			for _, a := range algos {
@@ -200,7 +201,8 @@ func modelAt(m *configs.Machine, pricing collsim.Pricing, a collectives.Algorith
 	if err != nil {
 		return modelPoint{}, false, err
 	}
-	params.NodeSize, params.GroupSize = m.NodeSize(), m.GroupSize()
+	nodeSize, _ := collsim.PlacedNodeSize(m, ranks, "", 1) // as run reckons it
+	params.NodeSize, params.GroupSize = nodeSize, m.GroupSize()
 	collsim.Tune(a, &params, collsim.TuneModelOf(m, pricing.Flat))
 	if _, err := a.Build(params); err != nil {
 		return modelPoint{}, false, nil
