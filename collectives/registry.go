@@ -365,7 +365,7 @@ func init() {
 				return err
 			}},
 		{Collective: Allreduce, Name: "suara",
-			Summary: "SUARA: L serial steps (--steps, default 2) on a grid of the ranks; in step i, the ranks that differ only in coordinate i allreduce the whole vector together, all subsets at once (--inner picks their algorithm). SUARA2 is L=2 on a G x Q grid (--groups G, default the most square). Each step runs on subsets of about p^(1/L) ranks, so latency terms shrink from p or log p of the whole job to L times those of a subset.",
+			Summary: "SUARA: L serial steps (--steps, default 2) on a grid of the ranks; in step i, the ranks that differ only in coordinate i allreduce the whole vector together, all subsets at once (--inner picks their algorithm). SUARA2 is L=2 on a G x Q grid (--groups G; by default run takes the grid and the subsets' algorithm its closed forms price fastest, and a schedule without a machine the most square grid). Each step runs on subsets of about p^(1/L) ranks, so latency terms shrink from p or log p of the whole job to L times those of a subset.",
 			Cost:    "sum over steps of T_inner(p_i, n), p_i the grid's i-th dimension",
 			newRank: func(p Params, r int) stepper { st, _ := newSuara(p, r); return st },
 			scratch: func(p Params) []int64 {
@@ -390,7 +390,7 @@ func init() {
 			}},
 		{Collective: Bcast, Name: "binary",
 			Summary: "A binary tree: relative rank v receives from (v-1)/2 and forwards the whole vector to 2v+1 and 2v+2. Depth log2 p, two sends per level: a little slower than binomial for short messages, and its fixed fan-out is what segmented trees build on.",
-			Cost:    "at most floor(log2 p)(a + 2nb): a rank's second child has the vector nb after its first (latency overlaps the next send)",
+			Cost:    "about floor(log2 p)(a + 2nb): a rank's second child has the vector nb after its first (latency overlaps the next send); priced rank by rank, exactly",
 			newRank: func(p Params, r int) stepper { return &binaryBcast{r: r, p: p.Ranks, root: p.Root, n: p.Count} }},
 		{Collective: Bcast, Name: "chain",
 			Summary: "Pipelined chain (Linear Pipelining's bcast): segments of the vector (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) flow down the chain of ranks root, root+1, ...; every rank forwards segment k as soon as it has it. For long vectors the time is about n beta plus (p-1) segment times: nearly flat in p.",

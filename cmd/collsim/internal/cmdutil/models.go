@@ -228,7 +228,7 @@ func (s *ShapeFlags) Register(f *pflag.FlagSet) {
 	f.IntVar(&s.GroupSize, "group-size", 0, "ranks per Dragonfly group for group-aligned algorithms (0: from the machine)")
 	f.StringVar(&s.Inner, "inner", "", "allreduce algorithm inside the subsets of hierarchical and suara, and among smp's node roots (default: by size; smp: MPICH's rules)")
 	f.StringVar(&s.Intra, "intra", "", "hierarchical and the smp allreduce: the reduce and bcast pair inside nodes (default binomial; smp: MPICH's rules)")
-	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the most square)")
+	f.IntVar(&s.Groups, "groups", 0, "suara: G of the G x p/G grid (0: the grid the closed forms price fastest on the machine)")
 	f.IntVar(&s.Steps, "steps", 0, "suara: number of serial steps L (0: 2)")
 	f.BoolVar(&s.Overlap, "overlap", false, "steps written as MPI_Sendrecv wait only for the previous step's receive, not its send (as MPI_Isend with a later wait)")
 }
