@@ -324,7 +324,9 @@ func FitLogGP(m PRTT) (LogGPFit, error) {
 	}
 	fit.Model.L = half.Model.Alpha - 2*fit.Model.O
 	if fit.Model.O < 0 || fit.Model.L < 0 {
-		return fit, fmt.Errorf("the fit gives o = %g s and L = %g s; a negative value means the series do not follow LogGP (check d and n)", fit.Model.O, fit.Model.L)
+		// (In microseconds: raw floats of seconds were unfriendly, a new
+		// user's walkthrough.)
+		return fit, fmt.Errorf("the fit gives o = %.4g µs and L = %.4g µs; a negative value means the series do not follow LogGP (check d and n)", fit.Model.O*1e6, fit.Model.L*1e6)
 	}
 	return fit, nil
 }
