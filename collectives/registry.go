@@ -279,7 +279,7 @@ func init() {
 			}},
 		{Collective: Allreduce, Name: "rabenseifner",
 			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather that retraces those steps backwards, distance halving (Rabenseifner 2004; MPICH's order). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
-			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng, p the largest power of two up to the ranks; plus a fold (a + nb + ng) and an unfold (a + nb) when the ranks are not a power of two",
+			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng, p the largest power of two up to the ranks; plus a fold (a + nb + ng) and an unfold (a + nb) when the ranks are not a power of two, where it is a bound: ranks that skip the fold start their rounds early, so the time lies between that with the unfold overlapped and that in full",
 			newRank: func(p Params, r int) stepper {
 				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
