@@ -81,6 +81,7 @@ func (h *hosts) send(r int32, cpu, nic uint16, size int64, now Time) (start, lea
 	leaves = start.Plus(p.O)
 	if h.noise != nil {
 		leaves = leaves.Plus(h.noise.slowdown(r, p.O))
+		perO = perO.Plus(h.noise.slowdown(r, perO)) // a straggler's per-byte work too (an audit)
 	}
 	cpuEnd = start.Plus(p.O).Plus(h.stretch(r, start, p.O)).Plus(perO)
 	h.cpuFree[c] = cpuEnd
@@ -97,6 +98,9 @@ func (h *hosts) intake(r int32, cpu, nic uint16, size int64, now Time) (start, e
 	p := h.lg
 	start = max(now, h.cpuFree[c])
 	perO, perG := h.costs.of(size)
+	if h.noise != nil {
+		perO = perO.Plus(h.noise.slowdown(r, perO)) // a straggler's per-byte work too (an audit)
+	}
 	h.cpuFree[c] = start.Plus(p.O).Plus(h.stretch(r, start, p.O)).Plus(max(perO, perG))
 	h.nicRx[h.nic(r, nic)] = start.Plus(p.G).Plus(perG)
 	return start, h.cpuFree[c]

@@ -348,3 +348,36 @@ func TestLogGOPSLinearAlltoall(t *testing.T) {
 		t.Fatalf("makespan %v, want %v", res.Makespan, want)
 	}
 }
+
+// TestStragglerPerByteWork: a straggler does its per-byte CPU work O
+// Factor times slower too (only o was slowed: an audit). By hand, with L
+// 850 ns, o 200 ns, g and G 0, O 1 ns, a calc of 400 ns and then 1001
+// bytes sent: the sender 3x slow finishes at 3 x (400 + 200 + 1000) =
+// 4800 ns, and its receiver at 1800 + 850 + 200 + 1000 = 3850 ns; the
+// receiver 3x slow at 1450 + 3 x (200 + 1000) = 5050 ns.
+func TestStragglerPerByteWork(t *testing.T) {
+	lg := sim.LogGOPS{L: 850 * sim.Nanosecond, O: 200 * sim.Nanosecond, OPerByte: 1000, S: 65535}
+	for _, c := range []struct {
+		text string
+		want []sim.Time
+	}{
+		{"num_ranks 2\nrank 0 {\nl1: calc 400\nl2: send 1001b to 1 tag 0\nl2 requires l1\n}\nrank 1 {\nl1: recv 1001b from 0 tag 0\n}\n", []sim.Time{4800 * sim.Nanosecond, 3850 * sim.Nanosecond}},
+		{"num_ranks 2\nrank 0 {\nl1: recv 1001b from 1 tag 0\n}\nrank 1 {\nl1: calc 400\nl2: send 1001b to 0 tag 0\nl2 requires l1\n}\n", []sim.Time{5050 * sim.Nanosecond, 1600 * sim.Nanosecond}},
+	} {
+		g, err := sim.ParseGOAL(strings.NewReader(c.text), "t.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n sim.Noise
+		if err := n.SetStragglers(1, 3); err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.RunLogGOPS(lg, &n, 1) // seed 1: rank 0 straggles
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Finish, c.want) {
+			t.Errorf("finish %v, want %v", res.Finish, c.want)
+		}
+	}
+}

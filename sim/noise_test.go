@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -110,5 +111,50 @@ func TestStragglers(t *testing.T) {
 	}
 	if err := n.start(New(1), 1); err == nil {
 		t.Error("2 stragglers on 1 rank accepted")
+	}
+}
+
+// TestNoiseOverLongIntervals: a CPU interval spanning many periods is
+// stretched by every detour in it, counted period by period, without
+// walking them (a 2 ps period hung a 1 s calc, 5e11 detours walked one by
+// one: an audit). By hand: 1 s at a detour of 1 ps every 2 ps, from a
+// detour's end, takes in 5e11 detours, 0.5 s; and a trace of two detours
+// (10 and 20 ps) every 100 ps, over 1e6 ps, 1e4 periods of 30 ps.
+func TestNoiseOverLongIntervals(t *testing.T) {
+	n, err := PeriodicNoise(2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.offset = []Time{0}
+	if got := n.extra(0, 1, Second); got != Second/2 {
+		t.Errorf("1 s under 1 ps of every 2: stretched by %v, want 0.5 s", got)
+	}
+	tr, err := ParseNoise(strings.NewReader("0\t0.01\n0.05\t0.02\n0.1\t0\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.offset = []Time{0}
+	if got := tr.extra(0, 10, 1000000); got != 10000*30 {
+		t.Errorf("1e6 ps from 10 ps: stretched by %v ps, want %d", int64(got), 10000*30)
+	}
+}
+
+// TestPoissonNoiseTooSparse: a rate whose 4096 detours pass the clock's
+// limit is refused (its sums wrapped: 1e-9 a second crashed a run with
+// exit 70, 1e-5 gave a period of 8.4e6 s for one of 4.1e8: an audit).
+func TestPoissonNoiseTooSparse(t *testing.T) {
+	for _, rate := range []float64{1e-9, 1e-5, 1e-300} {
+		if _, err := PoissonNoise(rate, Nanosecond, 1); err == nil || !strings.Contains(err.Error(), "past the clock's limit") {
+			t.Errorf("rate %g: %v", rate, err)
+		}
+	}
+	n, err := PoissonNoise(1e-2, Nanosecond, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4096 exponential waits of mean 100 s: about 4.1e5 s, far below the
+	// limit, and positive.
+	if p := n.period.Seconds(); p < 3e5 || p > 5e5 {
+		t.Errorf("rate 1e-2: period %g s, want about 4.1e5", p)
 	}
 }

@@ -106,7 +106,7 @@ type NoiseFlags struct {
 func (n *NoiseFlags) Register(f *pflag.FlagSet) {
 	f.StringVar(&n.File, "noise-trace", "", "OS-noise trace (lines start<TAB>duration in ns) stretching every CPU interval")
 	f.StringVar(&n.Periodic, "noise-periodic", "", `periodic OS noise "PERIOD:DURATION", e.g. "1ms:25us": a detour of DURATION every PERIOD, each rank at its own seeded phase`)
-	f.StringVar(&n.Random, "noise-random", "", `random OS noise "RATE:DURATION", e.g. "1000:25us": detours of DURATION at exponential intervals, RATE a second on average`)
+	f.StringVar(&n.Random, "noise-random", "", `random OS noise "RATE:DURATION", e.g. "1000:25us": detours of DURATION, each followed by an exponential wait of mean 1/RATE, so 1/(1/RATE + DURATION) a second on average (1000:25us: 975)`)
 	f.StringVar(&n.Slow, "stragglers", "", `slow ranks "COUNT:FACTOR", e.g. "2:3": COUNT ranks drawn from the seed do all their CPU work FACTOR times slower`)
 	f.BoolVar(&n.CoSched, "noise-cosched", false, "all ranks share one offset into the noise trace (co-scheduled noise)")
 }
