@@ -382,6 +382,9 @@ var hostileCases = []hostile{
 	// copied at 1 B/s is 8388608 s; 1 FLOP/s makes an FFT line's step
 	// saturate the clock by itself.
 	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `its longest compute step is 8388608s, on rank 0, and its largest message 8MiB`},
+	// A Poisson noise too sparse for the clock wrapped and crashed with
+	// exit 70 (an audit).
+	{args: []string{"run", "--noise-random", "1e-9:1ns"}, code: 2, want: `past the clock's limit`},
 	// P x Q wrapped to 0 ranks and crashed with exit 70 (an audit).
 	{args: []string{"workload", "redistribute", "--from", "4294967296x4294967296/8", "--to", "2x2/8", "--size", "16"}, code: 2, want: `source layout: a 4294967296x4294967296 grid names more than 268435456 ranks`},
 	{args: []string{"workload", "redistribute", "--from", "2x2/8", "--to", "3037000500x3037000500/8", "--size", "16", "--ranks", "4"}, code: 2, want: `target layout: a 3037000500x3037000500 grid names more than`},
