@@ -302,6 +302,8 @@ func TestWorkloadFFT(t *testing.T) {
 		// --pc not given is not called 0 (a new user's trial).
 		{[]string{"--grid", "8", "--ranks", "6", "--pr", "4"}, "--pr 4 does not divide the 6 ranks (--pc would be the rest)"},
 		{[]string{"--grid", "8", "--ranks", "6", "--pc", "4"}, "--pc 4 does not divide the 6 ranks (--pr would be the rest)"},
+		{[]string{"--grid", "8", "--ranks", "4", "--pr", "-4"}, "--pr -4: give at least 1"},
+		{[]string{"--grid", "8", "--ranks", "4", "--pc", "-3"}, "--pc -3: give at least 1"},
 		{[]string{"--grid", "8", "--ranks", "6", "--pr", "2", "--pc", "2"}, "--pr 2 x --pc 2 is not the 6 ranks"},
 		{[]string{"--decomp", "cube"}, "--decomp \"cube\""},
 		{[]string{"--decomp", "slab", "--pr", "4"}, "--pr does not apply"},

@@ -101,6 +101,15 @@ func (o *fftFlags) job(cmd *cobra.Command, e *collsim.Experiment) (fft.Job, erro
 		}
 		j.Pr, j.Pc = o.ranks, 1
 	case "pencil":
+		// (--pr -4 was read as a grid of -4x-16: an audit.)
+		for _, g := range []struct {
+			name string
+			v    int
+		}{{"pr", o.pr}, {"pc", o.pc}} {
+			if g.v < 0 {
+				return j, cmdutil.Flagf("--%s %d: give at least 1, or leave it out for the most square grid", g.name, g.v)
+			}
+		}
 		j.Pr, j.Pc = o.pr, o.pc
 		switch {
 		case j.Pr == 0 && j.Pc == 0:
