@@ -76,9 +76,12 @@ func (r *NCCLResult) Collective() (collectives.Collective, bool) {
 	return c, ok
 }
 
-// Samples returns the points as timing samples.
+// Samples returns the points as timing samples, but for 0 bytes: NCCL
+// returns at once from a call of no elements, which times no message (one
+// such row set alpha to 20 ns where 2 us was measured: an audit).
 func (r *NCCLResult) Samples() []Sample {
-	return samplesOf(r.Points, func(p NCCLPoint) Sample { return Sample{Bytes: float64(p.Bytes), Seconds: p.Seconds} })
+	points := slices.DeleteFunc(slices.Clone(r.Points), func(p NCCLPoint) bool { return p.Bytes == 0 })
+	return samplesOf(points, func(p NCCLPoint) Sample { return Sample{Bytes: float64(p.Bytes), Seconds: p.Seconds} })
 }
 
 // ParseNCCLTests reads the text output of an nccl-tests benchmark
@@ -112,8 +115,16 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 			case len(f) == 4 && f[0] == "Collective" && f[1] == "test" && f[2] == "starting:":
 				res.Test, res.TestLine = f[3], line
 			case len(f) >= 2 && f[0] == "Rank":
+				if len(res.Points) > 0 {
+					// Two runs in one file were fitted as one of twice the
+					// ranks (an audit).
+					return nil, fmt.Errorf("%s:%d: a rank listed after data rows: two nccl-tests runs pasted together? Give one run's output", name, line)
+				}
 				res.Ranks++
 			case len(f) >= 6 && f[0] == "size" && f[1] == "count":
+				if header && len(res.Points) > 0 {
+					return nil, fmt.Errorf("%s:%d: a second column header: two nccl-tests runs pasted together? Give one run's output", name, line)
+				}
 				header = true
 				timeCol = slices.Index(f, "time")
 				if timeCol < 0 || len(f) < timeCol+4 || f[timeCol+2] != "busbw" {
@@ -142,15 +153,25 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 		if err != nil || bus < 0 || math.IsNaN(bus) || math.IsInf(bus, 0) {
 			return nil, fmt.Errorf("%s:%d: bus bandwidth %s is not a number of GB/s", name, line, lines.Quote(f[timeCol+2]))
 		}
-		check := f[timeCol+3]
-		if maxError {
-			// Rounding leaves errors of 1e-7 or so in float sums; the
-			// releases' own checks flagged 1e-2 and more as wrong.
-			if e, err := strconv.ParseFloat(check, 64); check != "N/A" && (err != nil || !(e < 1e-2)) {
-				return nil, fmt.Errorf("%s:%d: nccl-tests found an error of %s at %d bytes: the run was broken, do not fit it", name, line, check, size)
+		// Both checks, out of place and in place where the row has one (the
+		// in-place one was not read: an audit).
+		for _, col := range []int{timeCol + 3, timeCol + 7} {
+			if col >= len(f) {
+				continue
 			}
-		} else if check != "0" && check != "N/A" {
-			return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, check, size)
+			check := f[col]
+			if maxError {
+				// Rounding leaves errors of 1e-7 or so in float sums; the
+				// releases' own checks flagged 1e-2 and more as wrong.
+				if e, err := strconv.ParseFloat(check, 64); check != "N/A" && (err != nil || !(e < 1e-2)) {
+					return nil, fmt.Errorf("%s:%d: nccl-tests found an error of %s at %d bytes: the run was broken, do not fit it", name, line, check, size)
+				}
+			} else if check != "0" && check != "N/A" {
+				return nil, fmt.Errorf("%s:%d: nccl-tests counted %s wrong elements at %d bytes: the run was broken, do not fit it", name, line, check, size)
+			}
+		}
+		if n := len(res.Points); n > 0 && size <= res.Points[n-1].Bytes {
+			return nil, fmt.Errorf("%s:%d: size %d after %d: two nccl-tests runs pasted together? Give one run's output", name, line, size, res.Points[n-1].Bytes)
 		}
 		if res.Redop == "" {
 			res.Redop, res.Root, res.RowLine = f[3], RootUnknown, line

@@ -81,6 +81,10 @@ func TestParseNCCLTestsBadInput(t *testing.T) {
 		{"wrong elements", strings.Replace(good, "      0  ", "      7  ", 1), "counted 7 wrong elements"},
 		{"bad time", strings.Replace(good, "20  ", "x20  ", 1), "time"},
 		{"empty", "# nThread 1\n", "no data rows"},
+		// In-place wrong elements, and two runs pasted together, were
+		// taken (an audit).
+		{"wrong in place", good[:strings.LastIndex(good, "      0")] + "      7" + good[strings.LastIndex(good, "      0")+7:], "counted 7 wrong elements"},
+		{"two runs", good + good, "two nccl-tests runs pasted together"},
 	} {
 		_, err := ParseNCCLTests("perf.txt", strings.NewReader(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "perf.txt") {
@@ -138,5 +142,18 @@ func TestParseNCCLTestsOldColumns(t *testing.T) {
 	broken := strings.Replace(text, "10.99  1e-07    96.01", "10.99  4e+00    96.01", 1)
 	if _, err := ParseNCCLTests("old.txt", strings.NewReader(broken)); err == nil || !strings.Contains(err.Error(), "old.txt:10: nccl-tests found an error of 4e+00 at 1048576 bytes") {
 		t.Errorf("a broken run: %v", err)
+	}
+}
+
+// TestNCCLSamplesSkipZeroBytes: a row of 0 bytes times no message (NCCL
+// returns at once) and is no sample for a fit (one such row set alpha to
+// 20 ns: an audit).
+func TestNCCLSamplesSkipZeroBytes(t *testing.T) {
+	res, err := ParseNCCLTests("perf.txt", strings.NewReader(ncclOutput(2, []int64{0, 8, 1024}, []float64{2.5e-7, 2e-5, 3e-5})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Samples(); len(s) != 2 || s[0].Bytes != 8 {
+		t.Errorf("samples %v, want the 8 and 1024 B rows", s)
 	}
 }

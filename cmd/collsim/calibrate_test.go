@@ -466,3 +466,20 @@ func TestCalibrateFlagsABandwidthSpike(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateRefusesAbsurdFits: figures past any machine (1e300 us),
+// whose fit overflowed into NaN, are refused naming the log; the NaN
+// reached the written config as an internal error (an audit).
+func TestCalibrateRefusesAbsurdFits(t *testing.T) {
+	dir := t.TempDir()
+	for _, rows := range []string{"1 1e299\n2 1e300\n", "1 1e-200\n4194304 1e-190\n"} {
+		log := filepath.Join(dir, "lat.txt")
+		if err := os.WriteFile(log, []byte("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"+rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := collsim(t, "calibrate", "--osu-latency", log)
+		if code != 1 || !strings.Contains(stderr, "lat.txt: the fit gives alpha") || strings.Contains(stderr, "internal error") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: exit %d: %s", rows, code, stderr)
+		}
+	}
+}

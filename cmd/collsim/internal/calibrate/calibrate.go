@@ -140,6 +140,12 @@ host.gap), with host-to-host latency L and bandwidth 1/G.`,
 			if bwFile != "" {
 				from += " and " + bwFile
 			}
+			if !finitePositive(fit.Model.Alpha, true) || !finitePositive(bandwidth, false) {
+				// Absurd figures (1e300 us) overflowed the fit's weights,
+				// and the NaN reached the config as an internal error
+				// (an audit).
+				return fmt.Errorf("%s: the fit gives alpha %g s and %g bytes/s, which no machine can have: are these one run's times, in the log's units?", what, fit.Model.Alpha, bandwidth)
+			}
 			yaml := cmdutil.CrossbarYAML(name, from, hosts, fit.Model.Alpha, bandwidth, reduceBW, eager)
 			// The config must load and describe the machine that was fitted.
 			m, err := configs.Parse(name+".yaml", yaml)
@@ -218,6 +224,9 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 	// protocol costs is in L, o, g and G already (with one, the machine
 	// charged it twice above the limit: 12% over its own PRTT at 72 KiB).
 	const eager, eagerWhy = "none", "LogGP prices no handshake: what the times' protocol costs is in L, o, g and G"
+	if !finitePositive(p.L, true) || !finitePositive(p.O, true) || !finitePositive(p.Gap, true) || !finitePositive(p.G, false) {
+		return fmt.Errorf("%s: the fit gives L %g s, o %g s, g %g s and G %g s/B, which no machine can have: are these one run's times?", file, p.L, p.O, p.Gap, p.G)
+	}
 	yaml := cmdutil.CrossbarLogGPYAML(name, "collsim calibrate from "+file, hosts, p.L, p.O, p.Gap, 1/p.G, reduceBW, eager)
 	if _, err := configs.Parse(name+".yaml", yaml); err != nil {
 		return fmt.Errorf("internal error: the written config does not load: %w", err)
@@ -404,4 +413,10 @@ func spread(err, scale float64) string {
 		return "unknown (two sizes fit exactly)"
 	}
 	return cmdutil.Seconds(err * scale)
+}
+
+// finitePositive reports whether x is a finite figure above 0 (or at 0
+// where zero is allowed).
+func finitePositive(x float64, zero bool) bool {
+	return !math.IsNaN(x) && !math.IsInf(x, 0) && (x > 0 || zero && x == 0)
 }
