@@ -975,11 +975,16 @@ func (p *protocol) finishRecv(r int32, recv uint32, id uint32) {
 		work = 0
 	}
 	start, end := p.h.occupy(r, cpu, p.eng.Now(), work)
-	if reduce > 0 && work > 0 {
-		// The reduction's share of the work, as noise stretched it (o and
-		// the reduction run as one stretch of the CPU; a straggler's
-		// share is exact).
-		p.x.reduced(r, recv, Time(float64(end-start)*float64(reduce)/float64(work)))
+	if took := end - start; reduce > 0 && work > 0 {
+		if took != work {
+			// The reduction's share of the work, as noise stretched it (o
+			// and the reduction run as one stretch of the CPU; a
+			// straggler's share is exact).
+			took = Time(float64(took) * float64(reduce) / float64(work))
+		} else {
+			took = reduce
+		}
+		p.x.reduced(r, recv, took)
 	}
 	p.done(r, recv, end)
 	m := &p.msgs[id]

@@ -7,11 +7,13 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -474,16 +476,15 @@ func merge(pts []point) ([]collectives.OmpiRules, []string) {
 		if !rootedSizes(r.Collective) {
 			continue
 		}
-		var left []int
-		for ranks, rules := range r.BySize {
-			if len(rules) > 1 {
+		var left []string
+		for _, ranks := range slices.Sorted(maps.Keys(r.BySize)) {
+			if len(r.BySize[ranks]) > 1 {
 				r.BySize[ranks] = collectives.OmpiFixed
-				left = append(left, ranks)
+				left = append(left, strconv.Itoa(ranks))
 			}
 		}
 		if len(left) > 0 {
-			slices.Sort(left)
-			fixed = append(fixed, fmt.Sprintf("the rules file leaves %s on %s ranks to Open MPI's fixed rules: its winner changes with the size, and Open MPI measures that size from send arguments MPI ignores on some ranks, so rules by size could send ranks to different algorithms and hang the call", r.Collective, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(left)), ","), "[]")))
+			fixed = append(fixed, fmt.Sprintf("the rules file leaves %s on %s ranks to Open MPI's fixed rules: its winner changes with the size, and Open MPI measures that size from send arguments MPI ignores on some ranks, so rules by size could send ranks to different algorithms and hang the call", r.Collective, strings.Join(left, ",")))
 		}
 	}
 	return out, fixed
