@@ -381,3 +381,39 @@ func TestLinearSyncRestWaitsForTheFirstSegment(t *testing.T) {
 		t.Errorf("simulated %v, want %v", got, want)
 	}
 }
+
+// The chains' rendezvous forms bound a call by (p-1 + k-1) segment
+// journeys, a request, a reply and the data each (gridBound), where they
+// bounded it by k whole journeys down the chain: 5 ranks, 16 segments of
+// 1,024 elements (8 KiB, above a 1 KiB eager limit), alpha 1.5 us (a
+// handshake 3 us), 100 ps/B, 130 ps/B to reduce. By hand: a journey w =
+// 1.5 + 3 + 0.8192 = 5.3192 us, 19 of them 101.0648 us for the bcast
+// (the old bound: 16 x 4 x 5.3192 = 340.4288 us); the reduce's adds the
+// segment's 1.06496 us reduction to each, 121.29904 us. The simulation
+// lies between the eager form and the bound.
+func TestChainRendezvousGridBound(t *testing.T) {
+	link := topology.LinkSpec{Bandwidth: 1e10, Latency: 0.75e-6}
+	m := Hockney{Alpha: 1.5e-6, Beta: 1e-10, Gamma: 130e-12, Handshake: 3e-6, EagerLimit: 1024}
+	for _, c := range []struct {
+		id   string
+		want float64
+	}{{"bcast/chain", 101.0648e-6}, {"reduce/chain", 121.29904e-6}} {
+		coll, name, _ := strings.Cut(c.id, "/")
+		a, err := collectives.Lookup(collectives.Collective(coll), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := collectives.Params{Ranks: 5, Count: 16 * 1024, Segment: 1024}
+		pred, err := m.Predict(a, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pred.Exact || math.Abs(pred.Time-c.want) > 1e-9*c.want {
+			t.Errorf("%s: bound %.10g s (exact %v), want %.10g s", c.id, pred.Time, pred.Exact, c.want)
+		}
+		got := simulateEager(t, a, params, link, 130, 1024).Seconds()
+		if got < pred.Lower*(1-1e-9) || got > pred.Time*(1+1e-9) {
+			t.Errorf("%s: simulated %.10g s outside [%.10g, %.10g]", c.id, got, pred.Lower, pred.Time)
+		}
+	}
+}

@@ -61,7 +61,11 @@ func (m Hockney) priced(id string, s size, f formula) Prediction {
 			t.count, t.n, t.segment = count, float64(count*s.elem), count
 			return f(rndv, t).Time
 		}
-		return Prediction{Time: float64(k-1)*one(min(seg, s.count)) + one(last), Lower: f(eager, s).Lower}
+		hi := float64(k-1)*one(min(seg, s.count)) + one(last)
+		if grid, ok := gridBound(id, rndv, s); ok {
+			hi = min(hi, grid)
+		}
+		return Prediction{Time: hi, Lower: f(eager, s).Lower}
 	case lo > m.EagerLimit:
 		return f(rndv, s)
 	}
@@ -80,6 +84,31 @@ var serialHandshakes = map[string]bool{
 	"bcast/chain": true, "reduce/chain": true, "bcast/adapt": true, "bcast/segmented_binary": true,
 	"reduce/adapt": true, "reduce/segmented_binary": true, "reduce/segmented_binomial": true, "allreduce/linear_pipeline": true,
 	"allreduce/double_binary_tree": true,
+}
+
+// gridBound is a tighter bound than every segment's journey in turn, for
+// the chains. Take t0, when the rank before the i-th has segment j and
+// the i-th has j-1 (A(i-1,j) and A(i,j-1)). By then j-1's data has left
+// the sender's queue, so j's request (issued once the sender had j) has
+// left too; the receive of j is posted (the bcast posts it once j-2 is
+// in, the reduce once j-1 is in and reduced); so the reply leaves within
+// a latency, and j's data, which then has the queue to itself, is in by
+// t0 + alpha + handshake + sb: w. So A(i,j) <= max(A(i-1,j), A(i,j-1)) +
+// w (+ sg where the rank reduces j), and by induction on i + j the call
+// ends by (p-1 + k-1) w. Pipelined handshakes often hide more (a bcast's
+// two posted receives on 2 ranks all of them); the eager form is the
+// lower bound.
+func gridBound(id string, rndv Hockney, s size) (float64, bool) {
+	pl := s.pipeline(rndv)
+	w := rndv.Alpha + pl.g // rndv.Alpha holds the handshake (priced)
+	switch id {
+	case "bcast/chain":
+	case "reduce/chain":
+		w += pl.red
+	default:
+		return 0, false
+	}
+	return float64(int64(s.p-1)+pl.k-1) * w, true
 }
 
 // msgSizes gives the smallest and the largest message (bytes) an
