@@ -20,7 +20,8 @@ type FarmResult struct {
 	// the link between master and workers (arguments out, results in,
 	// each at the path's bandwidth); the workers, each taking a chunk
 	// through a cycle of receiving it, running it, returning the results
-	// and the master's handling and submitting of the next.
+	// and the master's handling and submitting of the next (as many
+	// workers as there are chunks, at most).
 	MasterBound float64 `json:"master_bound"`
 	LinkBound   float64 `json:"link_bound"`
 	WorkerBound float64 `json:"worker_bound"`
@@ -60,7 +61,9 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	mean := job.Work() / float64(job.Tasks)
 	master := job.MasterPerTask() + 2*o/c // a send and a receive per chunk
 	cycle := c*mean + 2*alpha + c*float64(job.Arg+job.Result)*beta + c*job.MasterPerTask() + 4*o
-	masterB, linkB, workerB := 1/master, 1/(float64(max(job.Arg, job.Result))*beta), float64(job.Workers)*c/cycle
+	// No more workers are busy than there are chunks to hand out.
+	busy := float64(min(job.Workers, job.Chunks()))
+	masterB, linkB, workerB := 1/master, 1/(float64(max(job.Arg, job.Result))*beta), busy*c/cycle
 	out.Limit, out.Knee = "workers", min(masterB, linkB)*cycle/c
 	switch min(masterB, linkB, workerB) {
 	case masterB:

@@ -561,6 +561,24 @@ func TestWorkloadFarm(t *testing.T) {
 	if math.Abs(r.Master-1/30e-6) > 1e-6 || r.Limit != "master" || r.Throughput > r.Master || r.Throughput < 0.99*r.Master {
 		t.Errorf("%+v: want the master's 33.3k tasks/s, met within 1%%", r)
 	}
+	// Fewer chunks than workers: only as many workers as chunks are ever
+	// busy, and the workers' bound counts those (it counted 8 workers for
+	// one chunk of 1,000 tasks, 7.77k tasks/s, and named the master for
+	// one task on 63 workers; the runs took one worker's cycle, 0.97k/s).
+	for _, args := range [][]string{{"--workers", "8", "--tasks", "1000", "--chunk", "1000"}, {"--workers", "63", "--tasks", "1"}} {
+		out, errs, code := collsim(t, append([]string{"workload", "farm", "--json", "-m", "small"}, args...)...)
+		var w struct {
+			Throughput float64 `json:"tasks_per_s"`
+			Workers    float64 `json:"worker_bound"`
+			Limit      string  `json:"limit"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &w) != nil {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+		if w.Limit != "workers" || w.Throughput > w.Workers || w.Throughput < 0.99*w.Workers {
+			t.Errorf("%v: %+v: want the workers' bound, one busy worker's, met within 1%%", args, w)
+		}
+	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "d.txt")
 	if err := os.WriteFile(file, []byte("100us\n0.002\n\nlots\n"), 0o644); err != nil {

@@ -49,8 +49,10 @@ type Graph struct {
 	Fraction      float64
 	// Output is the bytes each task sends to each dependent task.
 	Output int64
-	// Duration is each task's kernel; Imbalance, when set, stretches each
-	// task by a seeded factor in [1, 1 + Imbalance).
+	// Duration is each task's kernel; Imbalance, when set, scales each
+	// task's by a seeded factor 1 + (u - 1/2) Imbalance, u uniform in
+	// [0, 1), as Task Bench's load_imbalance kernel scales its iterations
+	// (mean 1; Imbalance at most 2).
 	Duration  sim.Time
 	Imbalance float64
 	Seed      uint64
@@ -69,12 +71,20 @@ func (g *Graph) Check() error {
 		return fmt.Errorf("pattern %s with a period of %d: at least 1 (0 means Task Bench's 3)", g.Pattern, g.Period)
 	case g.Pattern == "spread" && g.Radix > g.Width:
 		return fmt.Errorf("spread with radix %d over %d columns: at most the width", g.Radix, g.Width)
+	case g.Pattern == "spread" && g.period() > (g.Width+g.Radix-1)/g.Radix:
+		// Task Bench's check: a longer period wraps a later dependence set
+		// onto an earlier one's columns, so that a task would depend on one
+		// task twice.
+		return fmt.Errorf("spread with radix %d over %d columns and a period of %d: the period can be at most ceil(width/radix) = %d, as Task Bench requires (give --period)",
+			g.Radix, g.Width, g.period(), (g.Width+g.Radix-1)/g.Radix)
 	case g.Fraction < 0 || g.Fraction > 1 || math.IsNaN(g.Fraction):
 		return fmt.Errorf("fraction connected %g outside [0, 1]", g.Fraction)
 	case g.Output < 0 || g.Duration < 0 || !(g.Imbalance >= 0):
 		return fmt.Errorf("output bytes, duration and imbalance must not be negative")
-	case g.Imbalance > 1000 || float64(g.Duration)*(1+g.Imbalance) > float64(maxTask):
-		return fmt.Errorf("a task of %v stretched by up to %g: at most an hour a task (imbalance at most 1000)", g.Duration, 1+g.Imbalance)
+	case g.Imbalance > 2:
+		return fmt.Errorf("imbalance %g: at most 2, as Task Bench's -imbalance (a task's kernel is scaled by 1 + (u - 1/2) imbalance, u uniform in [0, 1): 2 ranges from nothing to twice the kernel)", g.Imbalance)
+	case float64(g.Duration)*(1+g.Imbalance/2) > float64(maxTask):
+		return fmt.Errorf("a task of %v stretched by up to %g: at most an hour a task", g.Duration, 1+g.Imbalance/2)
 	case g.Width >= collectives.MaxP2PTag:
 		return fmt.Errorf("width %d: at most %d columns", g.Width, collectives.MaxP2PTag-1)
 	}
@@ -264,7 +274,7 @@ func (g *Graph) taskTime(t, p int) sim.Time {
 	if g.Imbalance == 0 {
 		return g.Duration
 	}
-	return sim.Time(float64(g.Duration) * (1 + g.Imbalance*g.uniform(0xba1a, uint64(t), uint64(p))))
+	return sim.Time(math.Round(float64(g.Duration) * (1 + g.Imbalance*(g.uniform(0xba1a, uint64(t), uint64(p))-0.5))))
 }
 
 // maxTask bounds a task's kernel and overhead, so that their sums (and a

@@ -158,9 +158,60 @@ func TestRefusals(t *testing.T) {
 		"no graph":        {Ranks: 2},
 		"unknown pattern": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "zigzag", Width: 4, Steps: 2}}},
 		"negative period": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "spread", Width: 4, Steps: 2, Radix: 2, Period: -2}}},
+		// Task Bench refuses a spread whose period passes ceil(W/radix):
+		// 4 columns, radix 4, Task Bench's default period 3 (> 1) made
+		// task (1, 0) depend on column 0 twice.
+		"spread period past ceil(W/radix)": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "spread", Width: 4, Steps: 3, Radix: 4}}},
+		"spread 16/8, period 3":            {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "spread", Width: 16, Steps: 3, Radix: 8}}},
+		// Task Bench's -imbalance is at most 2 (a factor 1 + (u - 1/2) i
+		// below 0 past it).
+		"imbalance past 2": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Microsecond, Imbalance: 2.01}}},
 	} {
 		if err := j.Check(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// Task Bench's limits hold exactly at their edges: a spread's period of
+// ceil(W/radix) (16 columns, radix 8: 2) and an imbalance of 2 run.
+func TestTaskBenchLimitsAccepted(t *testing.T) {
+	for name, g := range map[string]taskbench.Graph{
+		"spread 16/8, period 2": {Pattern: "spread", Width: 16, Steps: 3, Radix: 8, Period: 2},
+		"imbalance 2":           {Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Microsecond, Imbalance: 2},
+	} {
+		j := taskbench.Job{Ranks: 2, Graphs: []taskbench.Graph{g}}
+		if err := j.Check(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// --imbalance is Task Bench's: each kernel scaled by 1 + (u - 1/2)
+// imbalance, u uniform in [0, 1), so the kernels' mean stays the
+// duration. One column of 4,000 tasks of 100 us on one rank, no overhead:
+// the run takes 0.4 s, within 2% (the mean of 4,000 draws of a factor
+// whose spread is imbalance/sqrt(12) strays by under 0.5% at one
+// standard deviation for imbalance 1, 0.9% for 2), where stretching by
+// [1, 1 + imbalance) took 0.6 s and 0.8 s; the kernels counted as useful
+// work sum to no more than 1 + imbalance/2 durations a task.
+func TestImbalanceIsTaskBenchs(t *testing.T) {
+	const n, d = 4000, 100 * sim.Microsecond
+	for _, imb := range []float64{1, 2} {
+		j := taskbench.Job{Ranks: 1, Graphs: []taskbench.Graph{{Pattern: "no_comm", Width: 1, Steps: n, Duration: d, Imbalance: imb, Seed: 1}}}
+		comp, err := j.Composition()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.RandomLatency(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := res.Makespan.Seconds(), float64(n)*d.Seconds(); math.Abs(got/want-1) > 0.02 {
+			t.Errorf("imbalance %g: %d tasks of %v took %.4g s, want %.4g s within 2%%", imb, n, d, got, want)
+		}
+		if got, most := j.UsefulWork(), float64(n)*d.Seconds()*(1+imb/2); got > most {
+			t.Errorf("imbalance %g: kernels sum to %.4g s, past %.4g s", imb, got, most)
 		}
 	}
 }

@@ -63,7 +63,7 @@ the crossing (rows of their own in the curve).`,
 	f.IntVar(&o.graphs, "graphs", 1, "identical graphs run at once")
 	f.StringVar(&o.output, "output", "16", "bytes each task sends to each dependent task")
 	f.StringVar(&o.duration, "duration", "100us", "each task's kernel")
-	f.Float64Var(&o.imbalance, "imbalance", 0, "load imbalance: each task's kernel stretched by a seeded factor in [1, 1 + imbalance)")
+	f.Float64Var(&o.imbalance, "imbalance", 0, "load imbalance as Task Bench's -imbalance, 0 to 2: each task's kernel scaled by a seeded factor 1 + (u - 1/2) imbalance, u uniform in [0, 1) (mean 1)")
 	f.StringVar(&o.overhead, "overhead", "1us", "the runtime system's cost per task, on the rank's core")
 	f.BoolVar(&o.metg, "metg", false, "sweep the kernel down and find METG(50%)")
 	f.StringVar(&o.metgFrom, "metg-from", "10ms", "with --metg: the longest kernel")
