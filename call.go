@@ -219,7 +219,7 @@ func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize in
 		// a node, as Experiment.Run reckons them for its own placement
 		// (explain and model took the machine's 8 where run, on a
 		// round-robin machine, took 1: an audit).
-		shape.NodeSize, _ = PlacedNodeSize(m, ranks, "", 1)
+		shape.NodeSize, _, shape.unevenNodes = placedNodes(m, ranks, "", 1)
 	}
 	shape.Apply(&p, m)
 	if root < 0 || root >= ranks {
@@ -236,12 +236,22 @@ func Resolve(c collectives.Collective, algo string, ranks int, size, elemSize in
 // or a placement that fails, which the run reports) the machine's ranks
 // per node. 0 on a machine without nodes.
 func PlacedNodeSize(m *configs.Machine, ranks int, policy string, seed uint64) (size int, interleaved bool) {
+	size, interleaved, _ = placedNodes(m, ranks, policy, seed)
+	return size, interleaved
+}
+
+// placedNodes is PlacedNodeSize, and whether the nodes the ranks occupy
+// hold unequal numbers of them: Open MPI 5.0's coll/han hands its bcast
+// and reduce to coll/tuned then (coll_han_topo.c, are_ppn_imbalanced),
+// which an interleaving placement hides from the ranks' count (72 ranks
+// round-robin on gpu-cluster: 2 on 8 nodes, 1 on 56; an audit).
+func placedNodes(m *configs.Machine, ranks int, policy string, seed uint64) (size int, interleaved, uneven bool) {
 	if m.NodeSize() <= 1 {
-		return 0, false
+		return 0, false, false
 	}
-	perNode, blocked, err := m.PlacedNodes(ranks, policy, seed)
+	perNode, least, blocked, err := m.PlacedNodes(ranks, policy, seed)
 	if err == nil && blocked {
-		return perNode, false
+		return perNode, false, least < perNode
 	}
-	return m.NodeSize(), err == nil && perNode > 1
+	return m.NodeSize(), err == nil && perNode > 1, err == nil && least < perNode
 }

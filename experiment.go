@@ -46,6 +46,10 @@ type Shape struct {
 	Groups    int    // suara: G of the G x p/G grid
 	Steps     int    // suara: serial steps
 	Overlap   bool   // MPI_Sendrecv steps wait only for the previous receive
+
+	// unevenNodes: the placement left the nodes unequal (placedNodes),
+	// where NodeSize was derived from it.
+	unevenNodes bool
 }
 
 // Check refuses negative counts and sizes (0 means the default in each).
@@ -65,7 +69,7 @@ func (s *Shape) Check() error {
 // the machine's (when m is not nil).
 func (s *Shape) Apply(p *collectives.Params, m *configs.Machine) {
 	p.Segment, p.Inner, p.Intra, p.Groups, p.Steps, p.NodeSize, p.GroupSize = s.Segment, s.Inner, s.Intra, s.Groups, s.Steps, s.NodeSize, s.GroupSize
-	p.Overlap = s.Overlap
+	p.Overlap, p.UnevenNodes = s.Overlap, s.unevenNodes
 	if p.NodeSize == 0 && m != nil && m.NodeSize() > 1 {
 		p.NodeSize = m.NodeSize()
 	}
@@ -348,7 +352,7 @@ func (e *Experiment) resolve() (resolved, error) {
 	// nodes ran Open MPI 5.0's han in groups of 8; an audit).
 	shape, interleaved := e.Shape, false
 	if shape.NodeSize == 0 {
-		shape.NodeSize, interleaved = PlacedNodeSize(m, ranks, e.Placement, e.Seed)
+		shape.NodeSize, interleaved, shape.unevenNodes = placedNodes(m, ranks, e.Placement, e.Seed)
 	}
 	r.alg, r.chosenBy, r.params, r.note, err = Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, shape, m)
 	if err == nil && interleaved && collectives.GroupsNodes(r.alg) {

@@ -428,4 +428,22 @@ func TestNodeSizeFollowsThePlacement(t *testing.T) {
 	if r := run("round_robin", 100); r.Algorithm != "han" || !strings.Contains(r.Note, "interleaves the nodes' ranks") {
 		t.Errorf("100 ranks round-robin: %s, note %q; want han, and the interleaving said", r.Algorithm, r.Note)
 	}
+	// HAN's bcast and reduce hand over to coll/tuned where the nodes hold
+	// unequal numbers of ranks, which 72 ranks round-robin leave them (2
+	// on 8 nodes, 1 on 56) though 72 is a multiple of 8; 128 put 2 on
+	// every node (an audit: collsim ran han for the 72).
+	for _, c := range []collectives.Collective{collectives.Bcast, collectives.Reduce} {
+		for _, k := range []struct {
+			ranks int
+			han   bool
+		}{{72, false}, {128, true}} {
+			r, err := (&collsim.Experiment{Machine: m, Collective: c, Algorithm: "ompi5", Ranks: k.ranks, Size: 1 << 20, Placement: "round_robin", Verify: collsim.VerifyOff}).Run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if han := r.Algorithm == "han"; han != k.han || !k.han && !strings.Contains(r.ChosenBy, "placement puts on the nodes unequally") {
+				t.Errorf("%s on %d ranks round-robin: %s (%s); want han %t", c, k.ranks, r.Algorithm, r.ChosenBy, k.han)
+			}
+		}
+	}
 }

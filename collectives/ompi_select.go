@@ -483,9 +483,13 @@ func ompi50Choice(c Collective, p Params) (choice, error) {
 		if err != nil {
 			return tuned, err
 		}
-		if p.Ranks%p.NodeSize != 0 {
+		if p.Ranks%p.NodeSize != 0 || p.UnevenNodes {
 			// coll_han_bcast.c / coll_han_reduce.c: are_ppn_imbalanced.
-			tuned.rule += fmt.Sprintf("; coll/han's %s falls back to coll/tuned: the nodes hold unequal numbers of ranks (%d ranks, %d per node; coll_han_%s.c, are_ppn_imbalanced)", c, p.Ranks, p.NodeSize, c)
+			how := fmt.Sprintf("%d ranks, %d per node", p.Ranks, p.NodeSize)
+			if p.UnevenNodes && p.Ranks%p.NodeSize == 0 {
+				how = fmt.Sprintf("%d ranks, which the placement puts on the nodes unequally", p.Ranks)
+			}
+			tuned.rule += fmt.Sprintf("; coll/han's %s falls back to coll/tuned: the nodes hold unequal numbers of ranks (%s; coll_han_%s.c, are_ppn_imbalanced)", c, how, c)
 			return tuned, nil
 		}
 		q := p

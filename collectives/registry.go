@@ -68,6 +68,10 @@ type Params struct {
 	// NodeSize is how many consecutive ranks share a node, for hierarchical
 	// algorithms; the caller derives it from the machine.
 	NodeSize int
+	// UnevenNodes says that the nodes hold unequal numbers of ranks where
+	// the placement interleaves them (Ranks % NodeSize says it for blocks
+	// of consecutive ranks), for the libraries' choices that check it.
+	UnevenNodes bool
 	// Inner names the allreduce algorithm that hierarchical and SUARA run
 	// inside each subset ("" chooses by size).
 	Inner string

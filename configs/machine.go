@@ -299,33 +299,37 @@ func (m *Machine) Place(ranks int, policy string, seed uint64) ([]int32, error) 
 
 // PlacedNodes says how the placement policy (the machine's if empty) and
 // seed put ranks ranks on the machine's nodes (its hosts, on a machine
-// without nodes): the most ranks on one node, and whether the nodes hold
-// blocks of that many consecutive ranks (the last block may be short), as
-// the node groups of hierarchical algorithms (collectives.Params.NodeSize)
-// take them.
-func (m *Machine) PlacedNodes(ranks int, policy string, seed uint64) (perNode int, blocked bool, err error) {
+// without nodes): the most ranks on one node, the fewest on a node that
+// holds any, and whether the nodes hold blocks of perNode consecutive
+// ranks (the last block may be short), as the node groups of hierarchical
+// algorithms (collectives.Params.NodeSize) take them.
+func (m *Machine) PlacedNodes(ranks int, policy string, seed uint64) (perNode, least int, blocked bool, err error) {
 	var node []int32
 	if m.Hosts != nil {
 		if ranks > len(m.Hosts) {
-			return 0, false, fmt.Errorf("%d ranks but the fixed placement on %s places %d", ranks, m.Name, len(m.Hosts))
+			return 0, 0, false, fmt.Errorf("%d ranks but the fixed placement on %s places %d", ranks, m.Name, len(m.Hosts))
 		}
 		node = make([]int32, ranks)
 		for r, h := range m.Hosts[:ranks] {
 			node[r] = h / int32(m.DevicesPerNode)
 		}
 	} else if node, err = topology.Place(cmp.Or(policy, m.Placement), ranks, m.nodes(), m.RanksPerNode, seed); err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	count := map[int32]int{}
 	for _, n := range node {
 		count[n]++
 		perNode = max(perNode, count[n])
 	}
+	least = perNode
+	for _, c := range count {
+		least = min(least, c)
+	}
 	blocked = len(count) == (ranks+perNode-1)/perNode
 	for r, n := range node {
 		blocked = blocked && n == node[r-r%perNode]
 	}
-	return perNode, blocked, nil
+	return perNode, least, blocked, nil
 }
 
 // Analytic returns the analytic network model of the machine for ranks

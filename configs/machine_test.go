@@ -637,8 +637,8 @@ func TestTaperFraction(t *testing.T) {
 // TestPlacedNodes: how a placement puts ranks on gpu-cluster's 64 nodes of
 // 8 devices, by hand: 16 ranks in blocks fill 2 nodes, 8 each, in blocks;
 // 12 fill 8 and 4; round-robin puts 16 on 16 nodes, one each (blocks of
-// 1), and 100 on all 64, two on 36 of them, interleaved (rank 0 and 64
-// share node 0).
+// 1), and 100 on all 64, two on 36 of them and one on the other 28,
+// interleaved (rank 0 and 64 share node 0); 128 put two on every node.
 func TestPlacedNodes(t *testing.T) {
 	m, err := Resolve("gpu-cluster")
 	if err != nil {
@@ -648,11 +648,12 @@ func TestPlacedNodes(t *testing.T) {
 		ranks   int
 		policy  string
 		perNode int
+		least   int
 		blocked bool
-	}{{16, "block", 8, true}, {12, "block", 8, true}, {16, "round_robin", 1, true}, {100, "round_robin", 2, false}, {8, "", 8, true}} {
-		perNode, blocked, err := m.PlacedNodes(c.ranks, c.policy, 1)
-		if err != nil || perNode != c.perNode || blocked != c.blocked {
-			t.Errorf("%d ranks, %q: %d a node, blocked %t (%v); want %d, %t", c.ranks, c.policy, perNode, blocked, err, c.perNode, c.blocked)
+	}{{16, "block", 8, 8, true}, {12, "block", 8, 4, true}, {16, "round_robin", 1, 1, true}, {100, "round_robin", 2, 1, false}, {128, "round_robin", 2, 2, false}, {8, "", 8, 8, true}} {
+		perNode, least, blocked, err := m.PlacedNodes(c.ranks, c.policy, 1)
+		if err != nil || perNode != c.perNode || least != c.least || blocked != c.blocked {
+			t.Errorf("%d ranks, %q: %d to %d a node, blocked %t (%v); want %d to %d, %t", c.ranks, c.policy, least, perNode, blocked, err, c.least, c.perNode, c.blocked)
 		}
 	}
 	// Random placement: the answer agrees with the hosts Place gives (a
@@ -663,14 +664,17 @@ func TestPlacedNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		count := map[int32]int{}
-		most := 0
+		most, fewest := 0, 40
 		for _, h := range place {
 			count[h/8]++
 			most = max(most, count[h/8])
 		}
-		perNode, blocked, err := m.PlacedNodes(40, "random", seed)
-		if err != nil || perNode != most || most == 1 && !blocked {
-			t.Errorf("seed %d: %d a node, blocked %t (%v); the hosts say %d a node", seed, perNode, blocked, err, most)
+		for _, c := range count {
+			fewest = min(fewest, c)
+		}
+		perNode, least, blocked, err := m.PlacedNodes(40, "random", seed)
+		if err != nil || perNode != most || least != fewest || most == 1 && !blocked {
+			t.Errorf("seed %d: %d to %d a node, blocked %t (%v); the hosts say %d to %d a node", seed, least, perNode, blocked, err, fewest, most)
 		}
 	}
 }
