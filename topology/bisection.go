@@ -13,7 +13,11 @@ func (t *Topology) graphBisection() float64 {
 	split := t.hosts / 2
 	first := func(h int32) bool { return int(h) < split }
 	second := func(h int32) bool { return int(h) >= split }
-	return min(t.maxFlow(first), t.maxFlow(second))
+	cut := min(t.maxFlow(first), t.maxFlow(second))
+	for _, rank := range t.halves {
+		cut = min(cut, t.maxFlow(func(h int32) bool { return rank(h) < split }), t.maxFlow(func(h int32) bool { return rank(h) >= split }))
+	}
+	return cut
 }
 
 // maxFlow returns the maximum flow, in bytes per second, from the hosts

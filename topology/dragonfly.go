@@ -40,8 +40,10 @@ func Dragonfly(s DragonflySpec) (*Topology, error) {
 		return nil, fmt.Errorf("dragonfly: g=%d groups need at least %d global ports per group, but a*h = %d*%d = %d; raise h or a, or use at most %d groups",
 			s.G, s.G-1, s.A, s.H, s.A*s.H, s.A*s.H+1)
 	}
-	if hosts, local := float64(s.P)*float64(s.A)*float64(s.G), float64(s.A)*float64(s.A-1)*float64(s.G); hosts > maxHosts || local > maxLinks {
-		return nil, fmt.Errorf("dragonfly: %g hosts and %g local links is more than collsim builds (%d hosts, %d links)", hosts, local, maxHosts, maxLinks)
+	if hostsF, localF, globalF := float64(s.P)*float64(s.A)*float64(s.G), float64(s.A)*float64(s.A-1)*float64(s.G), float64(s.A)*float64(s.H)*float64(s.G); hostsF > maxHosts || 2*hostsF+localF+globalF > maxLinks {
+		// (Global links counted too: h = 10^8 on 2 groups ran out of
+		// memory building them: an audit.)
+		return nil, fmt.Errorf("dragonfly: %g hosts, %g local and %g global links is more than collsim builds (%d hosts, %d links)", hostsF, localF, globalF, maxHosts, maxLinks)
 	}
 	specs := []struct {
 		what string

@@ -223,6 +223,14 @@ func FatTreeTapered(k, levels int, link LinkSpec, taper float64, mode string) (*
 		bisection /= taper
 	}
 	t := b.done(route, bisection)
+	switch {
+	case hosts > k:
+		// Hosts below different top-level subtrees: up through every
+		// level and down again.
+		t.diameter = 2 * levels
+	case hosts > 1:
+		t.diameter = 2 // one switch
+	}
 	t.hashed = hashed
 	return t, nil
 }

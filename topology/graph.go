@@ -69,10 +69,19 @@ func (t *Topology) connected() error {
 }
 
 // Diameter returns the largest number of links on a shortest path between
-// two hosts over the links that have not failed (breadth-first search over
-// the frozen adjacency; hosts that hang off the same vertex share one
-// search).
+// two hosts over the links that have not failed, paths that pass through
+// another host left out, as routes are: the builder's closed form where it
+// has one and no link has failed, else a breadth-first search over the
+// frozen adjacency (hosts that hang off the same vertex share one search).
 func (t *Topology) Diameter() int {
+	if t.diameter > 0 && t.dead == nil {
+		return t.diameter
+	}
+	return t.searchDiameter()
+}
+
+// searchDiameter is Diameter by breadth-first search from every host.
+func (t *Topology) searchDiameter() int {
 	dist := make([]int32, t.vertices)
 	queue := make([]int32, 0, t.vertices)
 	done := map[int32]int{}
@@ -96,6 +105,9 @@ func (t *Topology) Diameter() int {
 			queue = queue[1:]
 			if int(v) < t.hosts {
 				far = max(far, int(dist[v]))
+				if int(v) != h {
+					continue // routes do not pass through a host (an audit: h0-h1-h2 read 2 where the route is 4 links)
+				}
 			}
 			for _, id := range t.adjLinks[t.adjStart[v]:t.adjStart[v+1]] {
 				if w := t.links[id].To; dist[w] < 0 && (t.dead == nil || !t.dead[id]) {

@@ -60,6 +60,15 @@ type Topology struct {
 	links     []Link
 	route     router
 	bisection float64
+	// diameter, when above 0, is the builder's closed form for Diameter
+	// while no link has failed (a search from every host took 13 s on a
+	// 128x128 torus and did not end on 256x256: an audit).
+	diameter int
+	// halves, when not nil, rank the hosts in the orders whose first
+	// halves the graph's bisection tries besides the hosts' numbering (a
+	// torus's cuts across each dimension: the first half by number cuts
+	// across the last dimension only); each ranks the hosts 0..hosts-1.
+	halves []func(h int32) int
 	// graphCut, when not nil, holds the bisection computed from the graph
 	// on first use (see graphBisection) in place of bisection: for
 	// builders without a closed form, and for copies with failed or

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,11 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 	for i, k := range dims {
 		if k < 1 {
 			return nil, fmt.Errorf("torus: dimension %d has size %d; sizes must be at least 1", i, k)
+		}
+		if k > maxHosts/hosts || len(dims) > 62 {
+			// (k checked before it multiplies: 2 x 2^62 wrapped to no
+			// hosts, or to a length makeslice refused: an audit.)
+			return nil, fmt.Errorf("torus: more hosts than collsim builds (%d hosts, %d links)", maxHosts, maxLinks)
 		}
 		hosts *= k
 		if hosts > maxHosts || hosts*2*(len(dims)+1) > maxLinks {
@@ -66,10 +72,8 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 			}
 		}
 	}
-	bisection := torusBisection(dims, hosts) * link.Bandwidth
-	if bisection < 0 {
-		bisection = cutFromGraph
-	}
+	links, order := torusBisection(dims, hosts)
+	bisection := links * link.Bandwidth
 	route := func(src, dst int32, path []int32) []int32 {
 		path = append(path, 2*src)
 		r := int(src)
@@ -86,37 +90,113 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 		}
 		return append(path, 2*dst+1)
 	}
-	return b.done(route, bisection), nil
+	t := b.done(route, bisection)
+	// The graph's bisection, once a link fails, tries the cut the form
+	// chose and one across each dimension (not only the hosts' numbering,
+	// which cuts across the last).
+	t.halves = append(t.halves, rankIn(dims, order))
+	for d := range dims {
+		o := []int{d}
+		for e := len(dims) - 1; e >= 0; e-- {
+			if e != d {
+				o = append(o, e)
+			}
+		}
+		t.halves = append(t.halves, rankIn(dims, o))
+	}
+	if hosts > 1 {
+		// A host link at each end and, along each dimension, at most
+		// floor(k/2) steps the short way round.
+		t.diameter = 2
+		for _, k := range dims {
+			t.diameter += k / 2
+		}
+	}
+	return t, nil
 }
 
-// torusBisection returns the links (one direction) across the cheapest cut
-// that halves the hosts: across an even-sized dimension k, which cuts two
-// links of each of the hosts/k rings along it (one when k is 2). With no
-// even dimension no such cut halves the hosts (it left 13 hosts against
-// 14 on a 3x3x3 torus and counted more links than 13 hosts have): -1, for
-// the graph's cut between the first and second half of the hosts.
-func torusBisection(dims []int, hosts int) float64 {
-	best, largest := -1.0, 0
-	for d, k := range dims {
-		if k > dims[largest] {
-			largest = d
-		}
-		if k%2 != 0 {
-			continue
-		}
-		rings := 2.0
-		if k == 2 {
-			rings = 1
-		}
-		if cut := rings * float64(hosts/k); best < 0 || cut < best {
-			best = cut
-		}
+// torusBisection returns the links (one direction) across the cheapest
+// of the cuts that halve the hosts across one dimension d of size k:
+//   - k even: two links of each of the hosts/k rings along d (one when k
+//     is 2);
+//   - k odd: each ring along d is still cut twice, between the first
+//     (k-1)/2 slabs across d and the last, and the middle slab (a torus
+//     of the other dimensions) is itself halved the cheapest way, so two
+//     links a ring plus that slab's own bisection (a 2x9 torus: 4 ring
+//     links and 1 in the middle slab, where cutting its 2 took 9: an
+//     audit).
+//
+// Each is set against cutting the smaller half's host links (their
+// routers on the other side), here and in a middle slab: 13 of a 3x3x3
+// torus's hosts are cut off by their 13 links, where cutting its rings
+// takes 26.
+//
+// order lists the dimensions, the one cut across first, in the order
+// whose ranking of the hosts (rankIn) halves them along that cut.
+func torusBisection(dims []int, hosts int) (links float64, order []int) {
+	type best struct {
+		cut   float64
+		order []int // the dimensions in the mask, most significant first
 	}
-	if best >= 0 {
-		return best
+	memo := map[uint64]best{}
+	var solve func(mask uint64, hosts int) best
+	solve = func(mask uint64, hosts int) best {
+		if b, ok := memo[mask]; ok {
+			return b
+		}
+		// Cutting the host links of the smaller half, its routers on the
+		// other side, is one way (a ring of 3 hosts: 1 host link, not 2
+		// ring links); any order of the dimensions then.
+		b := best{cut: float64(hosts / 2)}
+		for d := len(dims) - 1; d >= 0; d-- {
+			if mask&(1<<d) != 0 {
+				b.order = append(b.order, d)
+			}
+		}
+		for d, k := range dims {
+			if mask&(1<<d) == 0 || k == 1 {
+				continue
+			}
+			c, rest := 0.0, []int(nil)
+			switch {
+			case k == 2:
+				c = float64(hosts / 2)
+			case k%2 == 0:
+				c = 2 * float64(hosts/k)
+			default:
+				inner := solve(mask&^(1<<d), hosts/k)
+				c, rest = 2*float64(hosts/k)+inner.cut, inner.order
+			}
+			if c < b.cut {
+				b.cut, b.order = c, append([]int{d}, rest...)
+				for e := len(dims) - 1; e >= 0; e-- {
+					if e != d && mask&(1<<e) != 0 && !slices.Contains(b.order, e) {
+						b.order = append(b.order, e)
+					}
+				}
+			}
+		}
+		memo[mask] = b
+		return b
 	}
-	if dims[largest] == 1 {
-		return 0
+	b := solve(1<<len(dims)-1, hosts)
+	return b.cut, b.order
+}
+
+// rankIn ranks the torus's hosts by their coordinates, order[0] the most
+// significant: the first half in that ranking lies on one side of a cut
+// across order[0] (and, in its middle slab, across order[1], ...).
+func rankIn(dims, order []int) func(h int32) int {
+	stride := make([]int, len(dims))
+	stride[0] = 1
+	for i := 1; i < len(dims); i++ {
+		stride[i] = stride[i-1] * dims[i-1]
 	}
-	return -1
+	return func(h int32) int {
+		key := 0
+		for _, d := range order {
+			key = key*dims[d] + int(h)/stride[d]%dims[d]
+		}
+		return key
+	}
 }
