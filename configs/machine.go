@@ -85,14 +85,14 @@ func (e *lineText) UnmarshalYAML(n *yaml.Node) error {
 // 32/24 keeps 24 of a 32-ary leaf's uplinks).
 type ratio float64
 
-// UnmarshalYAML reads a number or a fraction such as 32/24.
+// UnmarshalYAML reads a number or a fraction such as 32/24 or 4:3.
 func (r *ratio) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		x, ok := parseRatio(n.Value)
 		if !ok {
 			// Read as "VALUE is ..." (CheckOverride); the config's own
 			// check (shapes) names the line.
-			return errors.New("not a number or a fraction such as 32/24")
+			return errors.New("not a number or a fraction such as 32/24 or 4:3")
 		}
 		*r = ratio(x)
 		return nil
@@ -105,11 +105,15 @@ func (r *ratio) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// parseRatio reads a fraction A/B of two finite numbers, B not 0.
+// parseRatio reads a fraction A/B of two finite numbers, B not 0, or a
+// ratio A:B as topo prints a taper (2:1, 32:24; refused as "not a number":
+// an audit).
 func parseRatio(s string) (float64, bool) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
-		return 0, false
+		if a, b, ok = strings.Cut(s, ":"); !ok {
+			return 0, false
+		}
 	}
 	x, errA := strconv.ParseFloat(strings.TrimSpace(a), 64)
 	y, errB := strconv.ParseFloat(strings.TrimSpace(b), 64)
@@ -1024,7 +1028,7 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 		bad("%s is too large", lines.Quote(n.Value))
 	case t == reflect.TypeFor[ratio]() && n.Tag == "!!str":
 		if _, ok := parseRatio(n.Value); !ok {
-			bad("%s is not a number or a fraction such as 32/24", lines.Quote(n.Value))
+			bad("%s is not a number or a fraction such as 32/24 or 4:3", lines.Quote(n.Value))
 		}
 	case t.Kind() == reflect.Float64 && n.Tag != "!!int" && n.Tag != "!!float":
 		bad("%s is not a number", lines.Quote(n.Value))

@@ -120,7 +120,7 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		{"quoted taper", "network:\n  fat_tree: {k: 32, levels: 2, taper: \"2\", link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.fat_tree.taper: "2" is quoted, so it is text; write the number without quotes`}},
 		{"taper not a fraction", "network:\n  fat_tree: {k: 32, levels: 2, taper: 32/0, link: {bandwidth: 1GB/s, latency: 1us}}\n",
-			[]string{`bad.yaml:2: network.fat_tree.taper: "32/0" is not a number or a fraction such as 32/24`}},
+			[]string{`bad.yaml:2: network.fat_tree.taper: "32/0" is not a number or a fraction such as 32/24 or 4:3`}},
 		{"empty", "", []string{"bad.yaml: empty config"}},
 		{"several problems", "network:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: fast, latency: slow}\nplacement: scattered\n",
 			[]string{"bad.yaml:4: network.crossbar.link.bandwidth", "bad.yaml:4: network.crossbar.link.latency"}},
@@ -159,6 +159,10 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
 		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
 			[]string{"bad.yaml:2: network.graph: custom graph of 4 hosts: not connected: host h0 cannot reach host h2; add edges"}},
+		// A misspelt switch (S0 for s0) is named at the line that
+		// introduced it (an audit: it was the graph's line).
+		{"misspelt switch", "network:\n  graph:\n    hosts: 2\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 S0\n",
+			[]string{"bad.yaml:7: network.graph.edges: edge \"h1 S0\": custom graph of 2 hosts: not connected: host h0 cannot reach host h1; switches s0, S0 have only one edge each, so they join nothing: is a name misspelled?"}},
 		{"graph edge lines", "network:\n  graph:\n    hosts: 2\n    edges:\n      - h0 s0 1GB/s 1us\n      - h1 s0\n      - h5 s0 1GB/s 0\n      - s0 s1 fast 0\n      - s0\n",
 			[]string{"bad.yaml:6: network.graph.edges: edge \"h1 s0\": no bandwidth and latency: give them on the line or as network.graph.link",
 				"bad.yaml:8: network.graph.edges: edge \"s0 s1 fast 0\": bandwidth: \"fast\" does not start", "bad.yaml:9: network.graph.edges: edge \"s0\": want two vertex names"}},
@@ -628,6 +632,10 @@ func TestTaperFraction(t *testing.T) {
 	frac, dec := tree("32/24"), tree("1.3333")
 	if got, want := len(frac.Topology.Links()), len(dec.Topology.Links()); got != want || frac.Topology.Name() != dec.Topology.Name() {
 		t.Errorf("32/24: %s, %d links; 1.3333: %s, %d links", frac.Topology.Name(), got, dec.Topology.Name(), want)
+	}
+	// The form topo prints a taper in ("taper 4:3") is read back the same.
+	if colon := tree("32:24"); colon.Topology.Name() != frac.Topology.Name() {
+		t.Errorf("32:24 built %s, 32/24 %s", colon.Topology.Name(), frac.Topology.Name())
 	}
 	if !strings.Contains(frac.Topology.Name(), "24 of 32 leaf uplinks") {
 		t.Errorf("32/24 built %s", frac.Topology.Name())

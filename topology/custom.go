@@ -116,6 +116,24 @@ func Custom(hosts int, edges []Edge) (*Topology, error) {
 		if joinedThroughHosts(hosts, b.t.vertices, t.links) {
 			return nil, fmt.Errorf("%w without passing through another host, and hosts do not forward traffic; join them through a switch (any name not of the form h<number>)", err)
 		}
+		// A switch named in one edge only joins nothing: most likely a
+		// misspelling (h1 S0 beside h0 s0), which the line of the last
+		// such edge shows, where the graph's line did not (an audit).
+		var once []string
+		last := -1
+		for v := int32(hosts); v < int32(t.vertices); v++ {
+			if t.adjStart[v+1]-t.adjStart[v] == 1 {
+				once = append(once, t.vertexOf[v])
+				last = max(last, firstEdge[int(v)-hosts])
+			}
+		}
+		if last >= 0 {
+			what := "switch " + once[0] + " has only one edge, so it joins"
+			if len(once) > 1 {
+				what = "switches " + strings.Join(once, ", ") + " have only one edge each, so they join"
+			}
+			return nil, &EdgeError{Edge: last, Err: fmt.Errorf("%w; %s nothing: is a name misspelled?", err, what)}
+		}
 		return nil, fmt.Errorf("%w; add edges joining its parts", err)
 	}
 	tables := make([]atomic.Pointer[[]uint16], hosts)
