@@ -381,3 +381,43 @@ func TestStragglerPerByteWork(t *testing.T) {
 		}
 	}
 }
+
+// MPI's non-overtaking rule holds across a receiver's NICs: rank 0 sends
+// 8 B (tag 1) then 16 B (tag 2) to rank 1, whose any-tag 8 B receive on
+// NIC 1 is posted only later. The 8 B message, finding no receive posted,
+// waits at NIC 0 behind rank 2's 1 MiB; the 16 B one arrives after the
+// receive is posted. It must queue behind its sender's earlier message:
+// taken in first through NIC 1, it matched the any-tag receive and was
+// truncated (an audit). Now the 8 B message takes that receive and the
+// 16 B one the tag-2 receive after it.
+func TestLogGOPSNonOvertakingAcrossNICs(t *testing.T) {
+	const src = `num_ranks 3
+rank 0 {
+c0: calc 100
+m1: send 8b to 1 tag 1
+m1 requires c0
+c: calc 10000
+c requires m1
+m2: send 16b to 1 tag 2
+m2 requires c
+}
+rank 1 {
+big: recv 1048576b from 2 tag 9 cpu 1 nic 0
+c: calc 5000 cpu 0
+r1: recv 8b from 0 tag -1 cpu 0 nic 1
+r1 requires c
+r2: recv 16b from 0 tag 2 cpu 0 nic 1
+r2 requires r1
+}
+rank 2 {
+s: send 1048576b to 1 tag 9
+}
+`
+	g, err := sim.ParseGOAL(strings.NewReader(src), "overtake.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1); err != nil {
+		t.Fatalf("the 16 B message overtook the 8 B one: %v", err)
+	}
+}

@@ -50,7 +50,10 @@ package sim
 //     in). The message reaches the receiver o+L after the send starts.
 //   - An eager send completes when its CPU part ends; a rendezvous send
 //     when the receiver matches it (LogGOPS charges no handshake).
-//   - Arriving messages wait at their NIC in arrival order; the oldest asks,
+//   - Arriving messages wait at their NIC in arrival order (the NIC of the
+//     posted receive they would match, else NIC 0; a message whose
+//     sender's earlier messages still wait at a NIC waits behind them,
+//     so that it cannot be matched first); the oldest asks,
 //     once the NIC's receive gap has passed, for the CPU of the posted
 //     receive it would match (CPU 0 if none is posted), and is taken in
 //     when it gets it: o + max((s-1)O, (s-1)G) of CPU, g + (s-1)G of NIC. It
@@ -254,13 +257,18 @@ type protocol struct {
 	// arena, when not nil, holds the queues of the run's ranks and, once
 	// large, its message table (see grow), until the run frees it; room
 	// is the entries its large tables are reserved for.
-	arena    *hugepage.Arena
-	room     int
-	match    []matching     // by rank
-	tx       []txQueue      // by rank and NIC
-	rxHead   []uint32       // LogGOPS, by rank and NIC: the oldest message waiting to be taken in
-	rxTail   []uint32       // and the newest
-	rxBusy   []bool         // LogGOPS, by rank and NIC: a message it let in waits for its CPU
+	arena  *hugepage.Arena
+	room   int
+	match  []matching // by rank
+	tx     []txQueue  // by rank and NIC
+	rxHead []uint32   // LogGOPS, by rank and NIC: the oldest message waiting to be taken in
+	rxTail []uint32   // and the newest
+	rxBusy []bool     // LogGOPS, by rank and NIC: a message it let in waits for its CPU
+	// rxFrom (LogGOPS with several NICs), by receiver and sender: the
+	// NIC where the sender's messages not yet taken in wait, and how
+	// many, so that a later one queues behind them (MPI's non-overtaking
+	// rule; see arrive).
+	rxFrom   map[[2]int32]rxPending
 	cpuWait  [][]cpuRequest // LogGOPS, by rank and CPU: waiting requests, a heap by age
 	cpuArmed []bool         // LogGOPS, by rank and CPU: an evCPU is pending
 	seqs     []uint32       // LogGOPS, by rank: requests and messages made, for ages
@@ -749,15 +757,34 @@ func (p *protocol) startLogGOPS(id uint32) {
 	p.eng.At(leaves.Plus(lg.L), p.id, pack(evArrive, 0, int32(id)))
 }
 
+// rxPending is where a sender's messages wait to be taken in at a
+// receiver with several NICs (protocol.rxFrom).
+type rxPending struct {
+	nic     uint16
+	waiting int32
+}
+
 // arrive queues LogGOPS message id at its receiving NIC: the NIC of the
-// posted receive it would match, or NIC 0.
+// posted receive it would match, or NIC 0; but behind the sender's
+// earlier messages where they still wait to be taken in. Taken in first
+// through another NIC, a later message matched a receive its sender's
+// earlier message matched too, against MPI's non-overtaking rule (an 8 B
+// message queued behind a 1 MiB one at NIC 0 while the next, 16 B, took
+// an any-tag 8 B receive at NIC 1 and was truncated: an audit).
 func (p *protocol) arrive(id uint32) {
 	m := &p.msgs[id]
 	nic := uint16(0)
 	if p.h.nics > 1 {
-		if pos, ok := p.match[m.dst].posted.findFor(m.src, m.tag); ok {
+		key := [2]int32{m.dst, m.src}
+		if w, ok := p.rxFrom[key]; ok {
+			nic = w.nic
+		} else if pos, ok := p.match[m.dst].posted.findFor(m.src, m.tag); ok {
 			_, nic = p.x.recvPlace(m.dst, p.match[m.dst].posted.items[pos].val)
 		}
+		if p.rxFrom == nil {
+			p.rxFrom = map[[2]int32]rxPending{}
+		}
+		p.rxFrom[key] = rxPending{nic: nic, waiting: p.rxFrom[key].waiting + 1}
 	}
 	m.next = noMsg
 	q := p.h.nic(m.dst, nic)
@@ -810,6 +837,14 @@ func (p *protocol) takeIn(r int32, cpu, nic uint16, id uint32) {
 	m := &p.msgs[id]
 	q := p.h.nic(r, nic)
 	p.rxBusy[q] = false
+	if p.h.nics > 1 {
+		key := [2]int32{r, m.src}
+		if w := p.rxFrom[key]; w.waiting > 1 {
+			p.rxFrom[key] = rxPending{nic: w.nic, waiting: w.waiting - 1}
+		} else {
+			delete(p.rxFrom, key)
+		}
+	}
 	_, m.intakeEnd = p.h.intake(r, cpu, nic, m.bytes, p.eng.Now())
 	mq := &p.match[r]
 	if pos, ok := mq.posted.findFor(m.src, m.tag); ok {
