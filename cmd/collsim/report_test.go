@@ -35,15 +35,22 @@ func TestReport(t *testing.T) {
 	page := string(data)
 	for _, want := range []string{
 		"collsim sweep " + file + " -o " + results,
-		"<h2>time_s against size</h2>", "<h2>busbw_GBps against size</h2>", "<h2>Results</h2>", "<h2>Machine small</h2>", "<h2>Machine fattree-1024</h2>",
+		"<h2>time_s against size</h2>", "<h2>busbw_GBps against size</h2>", "<h2>Results</h2>",
 		"axis link.bandwidth", "--series machine --facet algo",
+		// Each machine as its points built it, the swept link bandwidth
+		// applied (the base machine alone was described: a new user's
+		// trial): small's 64 hosts cut in half cross 32 links, 400 GB/s
+		// at 100 Gbit/s and 800 at 200.
+		"<h2>Machine small, link.bandwidth=100Gbit/s</h2>", "<h2>Machine small, link.bandwidth=200Gbit/s</h2>",
+		"<h2>Machine fattree-1024, link.bandwidth=100Gbit/s</h2>", "<h2>Machine fattree-1024, link.bandwidth=200Gbit/s</h2>",
+		"<td>400GB/s each way</td>", "<td>800GB/s each way</td>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report has no %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg"); n < 4 {
-		t.Errorf("%d pictures, want 2 plots and 2 machines", n)
+	if n := strings.Count(page, "<svg"); n < 6 {
+		t.Errorf("%d pictures, want 2 plots and 4 machines", n)
 	}
 	// Each point's command line runs that point: three of them, against
 	// their rows.
@@ -173,5 +180,51 @@ func TestReportPicksTheAxisWithMostValues(t *testing.T) {
 	html, _ := os.ReadFile(out)
 	if !strings.Contains(string(html), "against size") || strings.Contains(string(html), "against ranks") {
 		t.Errorf("the report's plots are not against size")
+	}
+}
+
+// A sweep whose every point failed still gets its report, the errors in
+// its table, where it was refused ("no row has numbers": a new user's
+// trial).
+func TestReportOfFailedPoints(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(file, []byte("base: {machine: small, ranks: 8}\naxes:\n  algo: [ring, recursive_doubling]\n  size: [8, 1KiB]\n  network.fat_tree.taper: [2]\n"), 0o644)
+	results := filepath.Join(dir, "results.csv")
+	if _, _, code := collsim(t, "sweep", file, "-q", "-o", results); code != 1 {
+		t.Fatalf("sweep of failing points: exit %d, want 1", code)
+	}
+	html := filepath.Join(dir, "report.html")
+	if _, stderr, code := collsim(t, "report", results, "--sweep", file, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "every point failed") || !strings.Contains(string(page), "<h2>Results</h2>") {
+		t.Errorf("the report does not say every point failed, with the results")
+	}
+}
+
+// The example sweep file of sweep --help runs (it zipped an axis it did
+// not have, and swept segment where no algorithm took one: a new user's
+// trial): its lines between "A sweep file:" and the next paragraph, as a
+// file, pass a dry run.
+func TestSweepHelpExampleRuns(t *testing.T) {
+	help, _, code := collsim(t, "sweep", "--help")
+	if code != 0 {
+		t.Fatalf("sweep --help: exit %d", code)
+	}
+	_, rest, ok := strings.Cut(help, "A sweep file:\n\n")
+	example, _, ok2 := strings.Cut(rest, "\n\n")
+	if !ok || !ok2 {
+		t.Fatalf("no example sweep file in:\n%s", help)
+	}
+	var lines []string
+	for _, l := range strings.Split(example, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	file := filepath.Join(t.TempDir(), "study.yaml")
+	os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	if out, stderr, code := collsim(t, "sweep", file, "--dry-run"); code != 0 || !strings.Contains(out, "points") {
+		t.Errorf("the help's sweep file: exit %d: %s%s", code, out, stderr)
 	}
 }

@@ -28,9 +28,12 @@ import (
 // Options are the flags of `collsim plot`.
 type Options struct {
 	X, Y, Series, Facet string
-	LogX, LogY          bool
-	Output, Title       string
-	Heatmap             bool
+	// Where keeps only the rows whose column COL holds VALUE, for each
+	// "COL=VALUE" (a line of one library, not a mean of two).
+	Where         []string
+	LogX, LogY    bool
+	Output, Title string
+	Heatmap       bool
 }
 
 // New returns the plot command.
@@ -46,10 +49,13 @@ rows of a line share an x (an axis not named, or replicas), the line goes
 through their mean with an error bar from their least to their greatest
 value, and collsim says which columns differ among them. Axes are labelled
 with units taken from the column names (_s: seconds, _GBps: GB/s, size and
-bytes: bytes, labelled 64KiB on a log axis); the legend stands beside the
-data, never over it.`,
+bytes: bytes, labelled 64KiB on a log axis) or from the values where they
+carry their own (a swept link.bandwidth of 100Gbit/s is drawn in GB/s, a
+latency in seconds); the legend stands beside the data, never over it.
+--where COL=VALUE keeps the rows whose COL is VALUE (repeat it for more).`,
 		Example: `  collsim sweep study.yaml -o results.csv
   collsim plot results.csv --x size --y time_s --series algo --facet machine --logx --logy -o time.svg
+  collsim plot results.csv --x size --y busbw_GBps --series network.fat_tree.taper --where algo=ompi --logx
   collsim run -a ring,recursive_doubling -s 8..64MiB --csv > run.csv
   collsim plot run.csv --x size_bytes --y busbw_GBps --series algorithm --logx -o busbw.png`,
 		Args: cobra.ExactArgs(1),
@@ -62,6 +68,7 @@ data, never over it.`,
 	f.StringVar(&o.Y, "y", "time_s", "column for the y axis (numbers)")
 	f.StringVar(&o.Series, "series", "", "column whose values are the lines (default: one line)")
 	f.StringVar(&o.Facet, "facet", "", "column whose values are separate panels")
+	f.StringArrayVar(&o.Where, "where", nil, "COL=VALUE: keep only the rows whose column COL is VALUE (repeatable)")
 	f.BoolVar(&o.LogX, "logx", false, "logarithmic x axis")
 	f.BoolVar(&o.LogY, "logy", false, "logarithmic y axis")
 	f.StringVarP(&o.Output, "output", "o", "plot.png", "the picture: a .png or .svg file")
@@ -103,6 +110,10 @@ func number(cell string) (float64, bool) {
 	}
 	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
+
+// Number reads a cell as plot reads it: a plain number, or one with the
+// units collsim writes (see number).
+func Number(cell string) (float64, bool) { return number(cell) }
 
 // nonFinite reports whether cell is a number that is not finite (NaN,
 // inf): a value of a column of numbers, not a column of words.
@@ -267,6 +278,24 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 			return nil, nil, err
 		}
 	}
+	type match struct {
+		col   int
+		value string
+	}
+	var where []match
+	for _, w := range o.Where {
+		name, value, ok := strings.Cut(w, "=")
+		if !ok {
+			return nil, nil, cmdutil.Flagf("--where %s: give COLUMN=VALUE, such as algo=ompi", w)
+		}
+		c, err := t.column("where", name)
+		if err != nil {
+			return nil, nil, err
+		}
+		where = append(where, match{c, value})
+	}
+	xUnit, xScale := t.unit(x)
+	yUnit, yScale := t.unit(y)
 	type point struct {
 		x    float64
 		ys   []float64
@@ -278,14 +307,19 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 	}
 	var facets []string
 	lines := map[string][]*line{} // by facet, in first-seen order
-	skipped, bad, nonPositive := 0, 0, 0
+	skipped, bad, nonPositive, other := 0, 0, 0, 0
 	for r, row := range t.Rows {
+		if slices.ContainsFunc(where, func(m match) bool { return row[m.col] != m.value }) {
+			other++
+			continue
+		}
 		if row[y] == "" {
 			skipped++
 			continue
 		}
 		xv, okx := number(row[x])
 		yv, oky := number(row[y])
+		xv, yv = xv*xScale, yv*yScale
 		if !okx || !oky {
 			bad++
 			// A first row that is not numbers at all names the wrong
@@ -325,6 +359,9 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		l.points[j].rows = append(l.points[j].rows, r)
 	}
 	if len(facets) == 0 {
+		if other == len(t.Rows) && len(t.Rows) > 0 {
+			return nil, nil, cmdutil.Flagf("--where %s: no row matches", strings.Join(o.Where, " --where "))
+		}
 		return nil, nil, fmt.Errorf("no row has numbers in both %s and %s", o.X, o.Y)
 	}
 	var notes []string
@@ -340,8 +377,8 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 	varying := map[int]bool{}
 	fig := &plotutil.Figure{}
 	for _, f := range facets {
-		p := plotutil.Panel{XLabel: label(o.X), YLabel: label(o.Y), LogX: o.LogX, LogY: o.LogY, XBytes: o.LogX && isBytes(o.X)}
-		p.Title = cmp.Or(o.Title, label(o.Y)+" against "+o.X)
+		p := plotutil.Panel{XLabel: labelIn(o.X, xUnit), YLabel: labelIn(o.Y, yUnit), LogX: o.LogX, LogY: o.LogY, XBytes: o.LogX && (isBytes(o.X) || xUnit == "bytes")}
+		p.Title = cmp.Or(o.Title, labelIn(o.Y, yUnit)+" against "+o.X)
 		if facet >= 0 {
 			p.Title = o.Facet + " " + f
 			if b, err := strconv.ParseInt(f, 10, 64); err == nil && isBytes(o.Facet) {
@@ -354,8 +391,14 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 		for _, l := range lines[f] {
 			slices.SortFunc(l.points, func(a, b *point) int { return cmp.Compare(a.x, b.x) })
 			s := plotutil.Series{Name: l.name}
-			if _, err := strconv.ParseFloat(l.name, 64); err == nil {
-				s.Name = o.Series + " " + l.name // "taper 2", not a bare "2"
+			if _, ok := number(l.name); ok {
+				// "taper 2", not a bare "2"; "host.reduce_bandwidth
+				// 10GB/s", not a bare "10GB/s"; "size 16MiB", not
+				// 16777216 (a new user's trial).
+				s.Name = o.Series + " " + l.name
+				if b, err := strconv.ParseInt(l.name, 10, 64); err == nil && isBytes(o.Series) {
+					s.Name = o.Series + " " + configs.FormatBytes(b)
+				}
 			}
 			if series >= 0 && l.name == "" {
 				s.Name = "(none)"
@@ -410,6 +453,41 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 // isBytes says whether a column holds bytes, by its name.
 func isBytes(col string) bool {
 	return col == "size" || strings.Contains(col, "bytes")
+}
+
+// unit says how a column whose cells carry their own units (a swept
+// link.bandwidth of 100Gbit/s, a latency of 500ns) is drawn: its first
+// value that is not a plain number decides, and bandwidths are drawn in
+// GB/s ("2e+10" ticks read as nothing: a new user's trial). "" and 1
+// where the cells are plain numbers.
+func (t *Table) unit(col int) (unit string, scale float64) {
+	for _, row := range t.Rows {
+		cell := strings.TrimSpace(row[col])
+		if cell == "" {
+			continue
+		}
+		if _, err := strconv.ParseFloat(cell, 64); err == nil {
+			return "", 1
+		}
+		switch {
+		case func() bool { _, err := configs.ParseSize(cell); return err == nil }():
+			return "bytes", 1
+		case func() bool { _, err := configs.ParseBandwidth(cell); return err == nil }():
+			return "GB/s", 1e-9
+		case func() bool { _, err := configs.ParseDuration(cell); return err == nil }():
+			return "s", 1
+		}
+		return "", 1
+	}
+	return "", 1
+}
+
+// labelIn is label, or the column with the unit its values carry.
+func labelIn(col, unit string) string {
+	if l := label(col); l != col || unit == "" {
+		return l
+	}
+	return col + " (" + unit + ")"
 }
 
 // label is a column's axis label with its unit, from the name's suffix.

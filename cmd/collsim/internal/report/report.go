@@ -157,9 +157,12 @@ func distinct(t *plotcmd.Table, col int) []string {
 	return vals
 }
 
+// numeric says whether every value is a number as plot reads it, units
+// included (a swept link.bandwidth of 100Gbit/s was no axis to plot
+// against: a new user's trial).
 func numeric(vals []string) bool {
 	for _, v := range vals {
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
+		if _, ok := plotcmd.Number(v); !ok {
 			return false
 		}
 	}
@@ -169,6 +172,12 @@ func numeric(vals []string) bool {
 // plots draws time and bus bandwidth against the x axis.
 func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 	po := o.Plot
+	if y := slices.Index(t.Columns, "time_s"); y >= 0 && !slices.ContainsFunc(t.Rows, func(r []string) bool { return r[y] != "" }) {
+		// Every point failed: the page still shows the errors, which is
+		// when a report is wanted most (it was refused: a new user's
+		// trial).
+		return []Section{{Heading: "Plots", Notes: []string{"No point has a time to draw: every point failed (the results below give each one's error)."}}}, nil
+	}
 	candidates := axes
 	if candidates == nil {
 		// (A table of a user's own, with sweep-file names such as algo
@@ -245,8 +254,8 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 func spread(vals []string) float64 {
 	lo, hi := 0.0, 0.0
 	for _, v := range vals {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
+		f, ok := plotcmd.Number(v)
+		if !ok || f <= 0 {
 			continue
 		}
 		if lo == 0 || f < lo {
@@ -315,8 +324,13 @@ func (o *Options) table(t *plotcmd.Table, axes []string, spec *sweep.Spec) Secti
 	return s
 }
 
-// machines are the sections of the machines the results ran on.
+// machines are the sections of the machines the results ran on: with the
+// sweep file, each machine as its points built it, their swept settings
+// applied (at most maxMachines of them).
 func machines(t *plotcmd.Table, spec *sweep.Spec) []Section {
+	if spec != nil {
+		return sweptMachines(t, spec)
+	}
 	col := slices.Index(t.Columns, "machine")
 	if col < 0 {
 		return nil
@@ -333,6 +347,51 @@ func machines(t *plotcmd.Table, spec *sweep.Spec) []Section {
 			continue
 		}
 		out = append(out, Machine(m))
+	}
+	return out
+}
+
+// maxMachines bounds the machine sections of a report.
+const maxMachines = 12
+
+// sweptMachines are the sections of the machines the points of the table
+// ran on, as the sweep file builds them.
+func sweptMachines(t *plotcmd.Table, spec *sweep.Spec) []Section {
+	col := slices.Index(t.Columns, "point")
+	var out []Section
+	seen := map[string]bool{}
+	more := 0
+	for _, r := range t.Rows {
+		if col < 0 {
+			break
+		}
+		p, err := strconv.Atoi(r[col])
+		if err != nil || p < 0 || p >= spec.Points() {
+			continue
+		}
+		name, build := spec.MachineOf(p)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if len(seen) > maxMachines {
+			more++
+			continue
+		}
+		m, err := build()
+		if err != nil {
+			out = append(out, Section{Heading: "Machine " + name, Notes: []string{"Not drawn: " + err.Error()}})
+			continue
+		}
+		s := Machine(m)
+		s.Heading = "Machine " + name
+		if m.Description != "" && strings.Contains(name, ", ") {
+			s.Notes = append(s.Notes, "Built with the settings in its heading; its description is its config's, written without them.")
+		}
+		out = append(out, s)
+	}
+	if more > 0 {
+		out = append(out, Section{Heading: "Other machines", Notes: []string{fmt.Sprintf("%d more machines, as the points' settings build them, not described (at most %d are)", more, maxMachines)}})
 	}
 	return out
 }

@@ -57,9 +57,9 @@ A sweep file:
   axes:                          # the grid; the first axis is the outermost loop
     network.fat_tree.taper: [1, 2, 4]   # a machine config setting, by its path
     collective: [allreduce, alltoall]
-    algo: [ring, ompi]                  # run's flags, as their long names
-    size: 8..64MiB                      # ranks and size take run's ranges
-  zip: [[algo, segment]]         # axes that advance together (lists of one length)
+    algo: [ompi, mpich]                 # run's flags, as their long names
+    size: 64KiB..64MiB                  # ranks and size take run's ranges
+  # zip: [[algo, segment]]       # axes that advance together (each an axis, lists of one length)
   replicas: 3                    # each point with seeds seed, seed+1, seed+2
 
 A machine setting that does not start with a top-level section sets every

@@ -63,6 +63,31 @@ func (c *machines) get(arg string, overrides []configs.Override) (*configs.Machi
 	return e.m, e.err
 }
 
+// MachineOf names point p's machine, its argument and the machine
+// settings the point sets ("fattree-1024, network.fat_tree.taper=2"), and
+// builds it as the point's run does, for a report to describe what each
+// point ran on (it described the base machine alone, full bisection for
+// a 2:1 taper: a new user's trial).
+func (s *Spec) MachineOf(p int) (name string, build func() (*configs.Machine, error)) {
+	machine := configs.DefaultMachine
+	var overrides []configs.Override
+	var set []string
+	for _, v := range s.Point(p) {
+		switch {
+		case v.Key == "machine":
+			machine = v.Node.Value
+		case !run.IsFlag(v.Key):
+			overrides = append(overrides, configs.Override{Path: v.Key, Value: v.Node, Where: fmt.Sprintf("%s:%d", s.File, v.Line)})
+			set = append(set, v.Key+"="+show(v.Node))
+		}
+	}
+	name = strings.Join(append([]string{machine}, set...), ", ")
+	return name, func() (*configs.Machine, error) {
+		var c machines
+		return c.get(machinePath(s.File, machine), overrides)
+	}
+}
+
 // experiment is point p's experiment.
 func (s *Spec) experiment(p int, cache *machines, points *run.Points) (*collsim.Experiment, error) {
 	vals := s.Point(p)
