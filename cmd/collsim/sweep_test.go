@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // writeSweep writes a sweep file into a fresh folder and returns its path.
@@ -599,5 +602,51 @@ func TestSweepRefusesOptionsPerPoint(t *testing.T) {
 	rooted := writeSweep(t, "base: {collective: bcast, root: 1}\naxes:\n  ranks: [2, 4]\n")
 	if _, stderr, code := collsim(t, "sweep", rooted, "-q", "-o", filepath.Join(t.TempDir(), "b.csv")); code != 0 {
 		t.Errorf("a bcast's root: exit %d: %s", code, stderr)
+	}
+}
+
+// Ctrl-C stops a sweep with the shell's status for it, 130, and says
+// where its rows are and how to run the rest (it said nothing: a new
+// user's trial); the rows written are whole, and --resume takes them.
+func TestSweepInterrupted(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeSweep(t, "base: {machine: fattree-1024, network: flow, ranks: 512, collective: alltoall, algo: pairwise, verify: \"off\"}\naxes:\n  size: 1MiB..16MiB\n  seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n")
+	out := filepath.Join(filepath.Dir(file), "r.csv")
+	cmd := exec.Command(exe, "sweep", file, "-o", out, "-q")
+	cmd.Env = append(os.Environ(), "COLLSIM_TEST_AS_COLLSIM=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(out); bytes.Count(b, []byte("\n")) >= 2 {
+			break // a row written: the sweep is under way
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no row within 60 s: %s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the sweep did not stop within 30 s of Ctrl-C")
+	}
+	if got := cmd.ProcessState.ExitCode(); got != 130 {
+		t.Errorf("exit status %d, want 130", got)
+	}
+	if want := "-o " + out + " --resume runs the rest"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	if _, stderr, code := collsim(t, "sweep", file, "-o", out, "--resume", "--dry-run"); code != 0 {
+		t.Errorf("--resume of the rows kept: exit %d: %s", code, stderr)
 	}
 }

@@ -181,9 +181,22 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 	}
 	show := o.display(streams.Err, len(s.todo(&pl)))
 	pl.Progress = show.update
+	sig, caught, stop := cmdutil.SignalContext()
+	defer stop()
+	pl.Stop = sig.Done()
 	start := time.Now()
 	failed, err := s.Run(w, pl)
 	show.done()
+	if errors.Is(err, ErrStopped) {
+		// Say what is kept and how to go on (it exited 130 saying
+		// nothing: a new user's trial).
+		err = bw.Flush()
+		kept := "its rows so far are"
+		if o.Output != "" && !cmdutil.NotRegular(o.Output) {
+			kept = fmt.Sprintf("the rows of the points done are in %s; collsim sweep %s -o %s --resume runs the rest", o.Output, file, o.Output)
+		}
+		return &cmdutil.Interrupted{Signal: caught(), Err: fmt.Errorf("sweep %s interrupted: %s", s.Hash, kept)}
+	}
 	if err != nil {
 		return err
 	}

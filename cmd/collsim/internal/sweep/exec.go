@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -17,7 +18,13 @@ type Plan struct {
 	Done map[int]bool
 	// Progress, if set, is told after each point is written.
 	Progress func(done, total, failed int, last string)
+	// Stop, when it closes, ends the run after the rows written so far
+	// (Ctrl-C): Run returns ErrStopped.
+	Stop <-chan struct{}
 }
+
+// ErrStopped is Run's error when Plan.Stop closed.
+var ErrStopped = errors.New("stopped")
 
 // InShard says whether point p belongs to the plan's shard: point p is in
 // shard p mod n + 1, so that every shard gets a share of each axis's
@@ -107,7 +114,12 @@ func (s *Spec) Run(w *writer, pl Plan) (failed int, err error) {
 	}
 	done := 0
 	for out := range order {
-		o := <-out
+		var o outcome
+		select {
+		case o = <-out:
+		case <-pl.Stop:
+			return failed, ErrStopped
+		}
 		if o.err != nil {
 			failed++
 		}
