@@ -228,3 +228,23 @@ func TestSweepHelpExampleRuns(t *testing.T) {
 		t.Errorf("the help's sweep file: exit %d: %s%s", code, out, stderr)
 	}
 }
+
+// A results table's machine files are found beside it, as a sweep names
+// them relative to its file, from any working directory (it looked in the
+// working directory only: "Not drawn: sub/m.yaml ...": a new user's
+// trial).
+func TestReportFindsMachinesBesideTheTable(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "m.yaml"), []byte("name: mine\nnetwork:\n  crossbar: {hosts: 4, link: {bandwidth: 1GB/s, latency: 1us}}\n"), 0o644)
+	results := filepath.Join(dir, "r.csv")
+	os.WriteFile(results, []byte("machine,size,time_s\nsub/m.yaml,8,0.001\nsub/m.yaml,16,0.002\n"), 0o644)
+	html := filepath.Join(dir, "r.html")
+	if _, stderr, code := collsim(t, "report", results, "-o", html); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, _ := os.ReadFile(html)
+	if strings.Contains(string(page), "Not drawn") || !strings.Contains(string(page), "crossbar 4 hosts") {
+		t.Errorf("the machine beside the table was not described")
+	}
+}

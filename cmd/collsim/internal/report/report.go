@@ -338,8 +338,14 @@ func machines(t *plotcmd.Table, spec *sweep.Spec) []Section {
 	var out []Section
 	for _, name := range distinct(t, col) {
 		arg := name
-		if spec != nil && !slices.Contains(configs.Builtins(), name) && !filepath.IsAbs(name) {
-			arg = filepath.Join(filepath.Dir(spec.File), name)
+		if !slices.Contains(configs.Builtins(), name) && !filepath.IsAbs(name) {
+			// A sweep names its machine files relative to the sweep
+			// file, which its results usually sit beside: looked for
+			// there before the working directory (a report run from
+			// elsewhere drew none: a new user's trial).
+			if beside := filepath.Join(filepath.Dir(t.Name), name); fileExists(beside) {
+				arg = beside
+			}
 		}
 		m, err := configs.Resolve(arg)
 		if err != nil {
@@ -394,4 +400,13 @@ func sweptMachines(t *plotcmd.Table, spec *sweep.Spec) []Section {
 		out = append(out, Section{Heading: "Other machines", Notes: []string{fmt.Sprintf("%d more machines, as the points' settings build them, not described (at most %d are)", more, maxMachines)}})
 	}
 	return out
+}
+
+// fileExists reports whether path names a file that can be opened.
+func fileExists(path string) bool {
+	f, err := os.Open(path)
+	if err == nil {
+		f.Close()
+	}
+	return err == nil
 }
