@@ -2,6 +2,7 @@ package collsim
 
 import (
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/collsim/collsim/collectives"
@@ -179,4 +180,71 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 	}
 	pred, err = pr.Flat.Predict(a, p)
 	return pred, "Hockney", pr.Uniform, err
+}
+
+// LowerModel is a model of m, as place puts the ranks on it, that no
+// rank's messages beat, for lower bounds (cost.Hockney.LowerBound): alpha
+// the least latency any message between placed ranks has, and beta the
+// most a rank can move at once, through every link out of its host and,
+// where ranks share it, its host's local channel too. The slowest route's
+// model, which the forms price with, is no lower bound where routes
+// differ: on gpu-cluster it put every byte through a node's 50 GB/s NIC,
+// where a device's own link carries 450, and runs beat its "bound" (an
+// audit). Where every route is alike and ranks do not share hosts, it is
+// that model.
+func LowerModel(m *configs.Machine, place []int32) cost.Hockney {
+	t := m.Topology
+	ranksOn := map[int32]int{}
+	for _, h := range place {
+		ranksOn[h]++
+	}
+	out := make([]float64, t.Hosts())
+	for _, l := range t.Links() {
+		if int(l.From) < t.Hosts() {
+			out[l.From] += l.Bandwidth
+		}
+	}
+	local := m.Local.Bandwidth
+	for _, b := range m.LocalBands {
+		local = max(local, b.Bandwidth)
+	}
+	most, shared := 0.0, false
+	for h, n := range ranksOn {
+		c := out[h]
+		if n > 1 {
+			c, shared = c+local, true
+		}
+		most = max(most, c)
+	}
+	h, uniform := Hockney(m, place)
+	if !uniform || shared {
+		// The least latency a message between placed ranks can have: a
+		// route of two links or more leaves its host by one and enters
+		// another by one; a link between two hosts is a route alone; and
+		// ranks sharing a host have their local channel.
+		leave, enter, direct := math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, l := range t.Links() {
+			from, to := ranksOn[l.From] > 0, ranksOn[l.To] > 0
+			switch {
+			case from && to:
+				direct = min(direct, l.Latency)
+			case from:
+				leave = min(leave, l.Latency)
+			case to:
+				enter = min(enter, l.Latency)
+			}
+		}
+		least := min(direct, leave+enter)
+		if shared {
+			least = min(least, m.Local.Latency)
+		}
+		if !math.IsInf(least, 1) {
+			h.Alpha = least
+		}
+	}
+	if most > 0 {
+		h.Beta = 1 / most
+	}
+	h.Handshake = cost.HandshakeOf(h.Alpha)
+	return h
 }

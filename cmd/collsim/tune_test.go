@@ -416,3 +416,38 @@ func TestTuneOutputFails(t *testing.T) {
 		t.Errorf("-o /proc/collsim-rules.txt: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
+
+// Where the machine's routes differ, a form priced at the slowest route
+// is no bound and prunes nothing: on gpu-cluster a 4 KiB bcast on 24
+// ranks is fastest by knomial, whose form (10.9 us) was more than twice
+// linear's, so it was pruned and linear named the winner (a new user's
+// trial). The winner's time is no more than every other candidate's, as
+// run simulates them.
+func TestTunePrunesOnlyByBounds(t *testing.T) {
+	out, stderr, code := collsim(t, "tune", "-m", "gpu-cluster", "-c", "bcast", "-n", "24", "-s", "4KiB", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Choices []struct {
+			Fastest string  `json:"fastest"`
+			Time    float64 `json:"time_s"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Choices) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, a := range []string{"linear", "knomial", "binomial", "binary"} {
+		run, stderr, code := collsim(t, "run", "-m", "gpu-cluster", "-c", "bcast", "-n", "24", "-s", "4KiB", "-a", a, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", a, code, stderr)
+		}
+		var r struct {
+			Time float64 `json:"time_s"`
+		}
+		json.Unmarshal([]byte(run), &r)
+		if r.Time < res.Choices[0].Time {
+			t.Errorf("%s takes %g s, less than tune's winner %s's %g", a, r.Time, res.Choices[0].Fastest, res.Choices[0].Time)
+		}
+	}
+}

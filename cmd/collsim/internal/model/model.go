@@ -117,6 +117,10 @@ reduction rate) unless given.`,
 				block := collectives.TwoLevelSize(collectives.Params{NodeSize: nodeSize, GroupSize: m.GroupSize()})
 				pricing := collsim.NewPricing(m, place, block)
 				h := &pricing.Flat
+				// The bound's model: one no rank's messages beat (the
+				// slowest route's, which prices the forms, is none where
+				// routes differ), or the one the flags give.
+				lower := collsim.LowerModel(m, place)
 				if cmd.Flags().Changed("alpha") {
 					// The rendezvous handshake is a request's and a reply's
 					// latency: two of the alpha given (it stayed twice the
@@ -131,6 +135,7 @@ reduction rate) unless given.`,
 				}
 				if cmd.Flags().Changed("alpha") || cmd.Flags().Changed("beta") || cmd.Flags().Changed("gamma") {
 					pricing.Levels = cost.Levels{Local: *h, Global: *h} // the parameters given describe one level
+					lower = *h
 				}
 				prev := int64(-1)
 				for _, s := range ss {
@@ -200,7 +205,7 @@ reduction rate) unless given.`,
 							best, r.Best, bestPriced = pred.Time, a.Name, priced
 						}
 					}
-					b, err := h.LowerBound(c, params)
+					b, err := lower.LowerBound(c, params)
 					if err != nil {
 						return err
 					}
@@ -233,7 +238,7 @@ reduction rate) unless given.`,
 			}
 			fmt.Fprintf(streams.Out, "%s on %s: %s closed forms (* = upper bound, see collsim algos; - = no closed form for these ranks yet;\n"+
 				"best = the fastest by these forms, among those that price the costs the machine charges: an algorithm marked * may run faster than its bound (collsim run simulates it);\n"+
-				"bound = the lower bound no algorithm beats: the bytes the busiest rank must move and reduce, after Chan et al. 2007, and one latency%s)\n",
+				"bound = the lower bound no algorithm beats: the bytes the busiest rank must move, at the most a rank can move at once, and reduce, after Chan et al. 2007, and the least latency%s)\n",
 				c, m.Name, models, eagerNote(m.Host.EagerLimit))
 			if err := cmdutil.Table(streams.Out, table); err != nil {
 				return err

@@ -51,7 +51,9 @@ the ranks, as -s gives them; the table's fixed rules measure a rank's block
 closed form says it is at least --prune times slower than the best closed
 form is not simulated (the pruned column counts them; on a machine that
 charges a per-message overhead or gap, only the forms that price it set
-the best); algorithms without a closed form are always simulated. Segment sizes are
+the best); algorithms without a closed form, and those whose form prices
+routes that differ on the machine as the slowest (an estimate, not a
+bound), are always simulated. Segment sizes are
 written for Open MPI's segmented algorithms (the pipelined chain, whose
 segment collsim chooses by the cost model, the segmented ring and the binary
 reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
@@ -289,7 +291,12 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	for i, a := range cands {
 		qs[i] = params
 		collsim.Tune(a, &qs[i], tm)
-		if pr, kind, _, err := pricing.ClosedForm(a, qs[i]); err == nil && !math.IsNaN(pr.Time) {
+		if pr, kind, alike, err := pricing.ClosedForm(a, qs[i]); err == nil && !math.IsNaN(pr.Time) && alike {
+			// Only where the routes the form assumes alike are: priced
+			// at the slowest route, a form's "lower bound" can be above
+			// the time (gpu-cluster's knomial bcast of 4 KiB on 24 ranks,
+			// 4.6 us simulated against a form of 10.9, was pruned, and the
+			// table named the wrong winner: a new user's trial).
 			lower[i] = pr.Lower // (a form that leaves o and g out is still below the time)
 			if !pricing.LeavesOutHostCosts(kind) {
 				// Only a form that prices what the machine charges per
