@@ -193,7 +193,9 @@ func openOption(a collectives.Algorithm, p collectives.Params) tunedOption {
 	if _, ok := pipelineOf(a, p.Ranks); ok && p.Segment == 0 {
 		return openSegment
 	}
-	if a.Name == "suara" && p.Groups == 0 && p.Inner == "" && p.Steps <= 2 {
+	if a.Name == "suara" && p.Groups == 0 && p.Inner == "" && (p.Steps == 0 || p.Steps == 2) {
+		// (--steps 1, which the algorithm refuses, was replaced by the
+		// plan's 2 and ran: a new user's trial.)
 		return openSuaraGrid
 	}
 	return openNothing

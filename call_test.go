@@ -28,3 +28,16 @@ func TestAlltoallQuantum(t *testing.T) {
 		t.Errorf("8 B over 4 ranks of 2^62-byte elements: %v", err)
 	}
 }
+
+// --steps 1, which SUARA refuses, is refused by run as by explain: the
+// grid the closed forms choose replaced it with 2 and the call ran (a new
+// user's trial); --steps 3 is taken as given.
+func TestSuaraStepsOneRefused(t *testing.T) {
+	_, err := (&collsim.Experiment{Algorithm: "suara", Ranks: 16, Size: 1 << 20, Shape: collsim.Shape{Steps: 1}}).Run()
+	if err == nil || !strings.Contains(err.Error(), "--steps of at least 2") {
+		t.Errorf("steps 1: %v", err)
+	}
+	if _, err := (&collsim.Experiment{Algorithm: "suara", Ranks: 16, Size: 1 << 20, Shape: collsim.Shape{Steps: 3}}).Run(); err != nil {
+		t.Errorf("steps 3: %v", err)
+	}
+}

@@ -1044,6 +1044,10 @@ func TestValidateBadInput(t *testing.T) {
 		{[]string{"validate", "--real", "--np", "2", "--pingpong", "8,1x"}, `unknown unit "x"`},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", "12"}, "--exchange: size 12B is not a whole number of 8-byte words"},
 		{[]string{"validate", "--real", "--np", "2", "--exchange", ""}, "--exchange: give sizes"},
+		// validate has no --elem-size, which the call's message named
+		// (a new user's trial).
+		{[]string{"validate", "--real", "--np", "2", "-s", "12"}, "-s 12B: validate runs 8-byte elements; give sizes that are multiples of 8"},
+		{[]string{"validate", "-c", "allreduce", "-n", "3", "-s", "12"}, "-s 12B: validate runs 8-byte elements; give sizes that are multiples of 8"},
 		{[]string{"validate", "--real", "--np", "2", "--max-drift", "-0.1"}, "--max-drift -0.1: a fraction of beta"},
 		{[]string{"real", "--np", "2", "--prtt", "8", "--pairs-again"}, "--pairs-again"},
 		// Interleaved, every call is timed in every round: nothing after

@@ -58,6 +58,9 @@ func runModel(streams *cmdutil.IO, o *options) error {
 	if err != nil {
 		return err
 	}
+	if err := wholeElements(ss); err != nil {
+		return err
+	}
 	colls, err := cmdutil.Collectives(o.collective)
 	if err != nil {
 		return err
@@ -474,4 +477,16 @@ func plotModel(o *options, m *configs.Machine, points []modelPoint, networks []s
 		paths = append(paths, got...)
 	}
 	return paths, nil
+}
+
+// wholeElements refuses sizes that are not whole 8-byte elements, which
+// validate runs (the call's own message named --elem-size, which
+// validate has not: a new user's trial).
+func wholeElements(sizes []int64) error {
+	for _, s := range sizes {
+		if s%8 != 0 {
+			return cmdutil.Flagf("-s %s: validate runs 8-byte elements; give sizes that are multiples of 8 (run, model and tune take --elem-size)", configs.FormatBytes(s))
+		}
+	}
+	return nil
 }

@@ -296,6 +296,11 @@ func run(streams *cmdutil.IO, o *options) error {
 	if o.sizes == "" {
 		o.sizes = "1MiB..16MiB"
 	}
+	if ss, err := cmdutil.Sizes(o.sizes); err == nil {
+		if err := wholeElements(ss); err != nil {
+			return err
+		}
+	}
 	if o.algos == "" {
 		// The default is allreduce's (-c bcast failed with "unknown bcast
 		// algorithm ring", an algorithm the user never named; a new
