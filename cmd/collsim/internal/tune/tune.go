@@ -115,7 +115,11 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 				fmt.Fprintf(streams.Err, "note: skipped: %s\n", s)
 			}
 			var rules bytes.Buffer
-			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sizes)
+			sized := sizes
+			if !slices.ContainsFunc(cs, func(c collectives.Collective) bool { return c != collectives.Barrier }) {
+				sized = "none: a barrier has none" // (it wrote the default sizes: a new user's trial)
+			}
+			header := fmt.Sprintf("Open MPI coll/tuned dynamic rules written by collsim tune for %s\n(analytic network; ranks %s; sizes %s)", m.Name, ranks, sized)
 			for _, pt := range results {
 				if pt.zeroOverhead != "" {
 					header += fmt.Sprintf("\nWhere the fastest won only because %s charges no per-message overhead ((!) in the table),\nthese rules take the fastest at o = %s: a real MPI library pays some.", m.Name, cmdutil.ProbeOverhead)
@@ -307,7 +311,11 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 			}
 		}
 	}
-	var firstErr error // why the first skipped candidate could not run
+	var firstErr error                       // why the first skipped candidate could not run
+	simulated := make([]float64, len(cands)) // each candidate's time; +Inf where not simulated
+	for i := range simulated {
+		simulated[i] = math.Inf(1)
+	}
 	for i, a := range cands {
 		if prune > 0 && lower[i] > prune*bestPredicted {
 			pt.pruned++
@@ -315,6 +323,9 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 		}
 		q := qs[i]
 		t, err := cmdutil.Simulate(m, a, q)
+		if err == nil {
+			simulated[i] = t
+		}
 		if err != nil {
 			// Power-of-two-only variants and the like: say so in the table.
 			pt.skipped = append(pt.skipped, a.Name)
@@ -327,9 +338,6 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 	}
 	if pt.best.Name == "" {
 		return fmt.Errorf("%s on %d ranks, %d bytes: no algorithm could run (%s); the first: %w", pt.c, pt.ranks, pt.size, strings.Join(pt.skipped, ", "), firstErr)
-	}
-	if probing && pt.params.Segment != params.Segment {
-		pt.segmentNote = fmt.Sprintf("its segment was chosen as if each message cost o = %s of CPU: %s charges none, and at none a pipeline's best segment is as small as the simulation allows", cmdutil.ProbeOverhead, m.Name)
 	}
 	if probing {
 		// A machine that charges nothing per message favours algorithms
@@ -346,10 +354,19 @@ func tunePoint(m *configs.Machine, pt *point, elem int64, prune float64) error {
 				best, bestT = i, t
 			}
 		}
-		if best >= 0 && cands[best].Name != pt.best.Name {
+		switch {
+		case best >= 0 && cands[best].Name != pt.best.Name && simulated[best] <= pt.time:
+			// A tie at no overhead, which the modest one breaks: its
+			// winner is the fastest, with no (!) (a tie was flagged as
+			// winning only at no overhead: a new user's trial).
+			pt.best, pt.params, pt.time = cands[best], qs[best], simulated[best]
+		case best >= 0 && cands[best].Name != pt.best.Name:
 			pt.robust, pt.robustParams = cands[best], qs[best]
 			pt.zeroOverhead = fmt.Sprintf("wins only because %s charges no per-message overhead: with o = %s, %s is fastest, and the rules file takes it", m.Name, cmdutil.ProbeOverhead, pt.robust.Name)
 		}
+	}
+	if probing && pt.params.Segment != params.Segment {
+		pt.segmentNote = fmt.Sprintf("its segment was chosen as if each message cost o = %s of CPU: %s charges none, and at none a pipeline's best segment is as small as the simulation allows", cmdutil.ProbeOverhead, m.Name)
 	}
 	pt.fixedT = math.NaN()
 	if sel, err := collectives.Select("ompi", pt.c, params); err == nil {
