@@ -1,6 +1,7 @@
 package collsim_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/collsim/collsim"
@@ -25,6 +26,21 @@ func TestLowerModelIsABound(t *testing.T) {
 	lower := collsim.LowerModel(m, place)
 	if got, want := 1/lower.Beta, 450e9; got != want {
 		t.Errorf("the bound's bandwidth %g B/s, want %g", got, want)
+	}
+	// cori, 64 ranks on 2 hosts of 32: a rank moves at most through its
+	// host's 10 GB/s link and the 20 GB/s shared memory at once, 30 GB/s,
+	// and the least latency is shared memory's 300 ns (between hosts,
+	// 500 ns out and 500 ns in).
+	cori, err := configs.Resolve("cori")
+	if err != nil {
+		t.Fatal(err)
+	}
+	corePlace, err := cori.Place(64, "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := collsim.LowerModel(cori, corePlace); math.Abs(1/c.Beta-30e9) > 1 || math.Abs(c.Alpha-300e-9) > 1e-15 {
+		t.Errorf("cori: the bound's bandwidth %g B/s and latency %g s, want 30e9 and 300e-9", 1/c.Beta, c.Alpha)
 	}
 	for _, size := range []int64{1 << 20, 64 << 20} {
 		params, err := collsim.Call(collectives.Allreduce, 16, size, 8, 0)

@@ -2,9 +2,12 @@ package sim_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
@@ -420,4 +423,89 @@ s: send 1048576b to 1 tag 9
 	if _, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1); err != nil {
 		t.Fatalf("the 16 B message overtook the 8 B one: %v", err)
 	}
+}
+
+// A sender's messages wait behind its earlier ones only while those wait:
+// once they are in, the next goes to the NIC of the receive it matches
+// again. Rank 0's 8 B message of tag 2, 5 ms in, is for a receive on NIC
+// 1 (and CPU 1) while NIC 0 and CPU 0 take in rank 2's 1 MiB (about 6.3
+// ms from 4 ms): it is in at once, and rank 1's 10 ms calc after it, on
+// CPU 1, ends as it does without rank
+// 0's earlier message (taken in through NIC 0 long before). Kept behind
+// that earlier message's NIC, it waited for the 1 MiB (an audit's
+// mutation).
+func TestLogGOPSSenderReleasesItsNIC(t *testing.T) {
+	const with = `num_ranks 3
+rank 0 {
+e: send 8b to 1 tag 1 cpu 1
+c: calc 5000000
+late: send 8b to 1 tag 2
+late requires c
+}
+rank 1 {
+r1: recv 8b from 0 tag 1 cpu 0 nic 0
+big: recv 1048576b from 2 tag 9 cpu 0 nic 0
+r2: recv 8b from 0 tag 2 cpu 1 nic 1
+after: calc 10000000 cpu 1
+after requires r2
+}
+rank 2 {
+c2: calc 4000000
+s: send 1048576b to 1 tag 9
+s requires c2
+}
+`
+	without := strings.NewReplacer("e: send 8b to 1 tag 1 cpu 1\n", "", "r1: recv 8b from 0 tag 1 cpu 0 nic 0\n", "").Replace(with)
+	finish := func(text string) sim.Time {
+		t.Helper()
+		g, err := sim.ParseGOAL(strings.NewReader(text), "release.goal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Finish[1]
+	}
+	if a, b := finish(with), finish(without); a != b || b > 16*sim.Millisecond {
+		t.Errorf("rank 1 ends at %v after an earlier message from rank 0, %v without; want the same, near 15 ms", a, b)
+	}
+}
+
+// Non-overtaking across NICs on random schedules: rank 0 sends messages
+// of growing sizes (8 B more each) to rank 1, between calcs, and rank 1
+// takes them with any-tag receives of exactly those sizes on random NICs
+// and CPUs, between calcs of its own, while rank 2 loads rank 1's NICs
+// with large messages; a message taken by an earlier one's receive would
+// be larger than it: MPI_ERR_TRUNCATE.
+func TestLogGOPSNonOvertakingProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, 6).Draw(rt, "messages")
+		var r0, r1, r2 strings.Builder
+		for i := range n {
+			fmt.Fprintf(&r0, "c%d: calc %d\ns%d: send %db to 1 tag %d\ns%d requires c%d\n", i, rapid.IntRange(0, 3000).Draw(rt, "gap"), i, 8*(i+1), i+1, i, i)
+			if i > 0 {
+				fmt.Fprintf(&r0, "c%d requires s%d\n", i, i-1)
+			}
+			fmt.Fprintf(&r1, "w%d: calc %d cpu %d\nr%d: recv %db from 0 tag -1 cpu %d nic %d\nr%d requires w%d\n", i, rapid.IntRange(0, 5000).Draw(rt, "wait"), rapid.IntRange(0, 1).Draw(rt, "cpu"),
+				i, 8*(i+1), rapid.IntRange(0, 1).Draw(rt, "rcpu"), rapid.IntRange(0, 1).Draw(rt, "nic"), i, i)
+			if i > 0 {
+				fmt.Fprintf(&r1, "w%d requires r%d\n", i, i-1)
+			}
+		}
+		big := rapid.IntRange(0, 3).Draw(rt, "loads")
+		for i := range big {
+			fmt.Fprintf(&r2, "b%d: send %db to 1 tag 100\n", i, rapid.SampledFrom([]int{1000, 100000, 1 << 20}).Draw(rt, "load"))
+			fmt.Fprintf(&r1, "l%d: recv 1048576b from 2 tag 100 nic %d\n", i, rapid.IntRange(0, 1).Draw(rt, "lnic"))
+		}
+		text := fmt.Sprintf("num_ranks 3\nrank 0 {\n%s}\nrank 1 {\n%s}\nrank 2 {\n%s}\n", r0.String(), r1.String(), r2.String())
+		g, err := sim.ParseGOAL(strings.NewReader(text), "overtake.goal")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if _, err := g.RunLogGOPS(sim.DefaultLogGOPS, nil, 1); err != nil {
+			rt.Fatalf("%v\n%s", err, text)
+		}
+	})
 }

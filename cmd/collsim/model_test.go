@@ -39,3 +39,23 @@ func TestModelPricesWhatRunRuns(t *testing.T) {
 		}
 	}
 }
+
+// The bound takes the model the flags give where they give one: with
+// --beta 1 ns/B the busiest rank of a 64-rank allreduce of 1 MiB moves
+// 2 (n - n/64) = 2,064,384 bytes, 2.064 ms, where the machine's own
+// bound model (cori: 30 GB/s a rank) gives 69 us for them.
+func TestModelBoundTakesTheFlags(t *testing.T) {
+	out, stderr, code := collsim(t, "model", "-m", "cori", "-c", "allreduce", "-n", "64", "-s", "1MiB", "--beta", "1e-9", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rows []struct {
+		Bound float64 `json:"lower_bound_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if b, moved := rows[0].Bound, 2064384e-9; b < moved || b > moved+2e-6 {
+		t.Errorf("bound %g s, want the %g s the bytes take at 1 ns/B and a latency", b, moved)
+	}
+}

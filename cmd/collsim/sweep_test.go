@@ -646,6 +646,21 @@ func TestSweepInterrupted(t *testing.T) {
 	if want := "-o " + out + " --resume runs the rest"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 	}
+	// The rows kept are whole, the first points in order.
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 2 || len(rows) > 51 {
+		t.Fatalf("%d rows (%v): want a header and 1 to 50 points", len(rows), err)
+	}
+	for i, r := range rows[1:] {
+		if r[0] != strconv.Itoa(i) {
+			t.Errorf("row %d is point %s", i+1, r[0])
+		}
+	}
 	if _, stderr, code := collsim(t, "sweep", file, "-o", out, "--resume", "--dry-run"); code != 0 {
 		t.Errorf("--resume of the rows kept: exit %d: %s", code, stderr)
 	}
