@@ -1420,3 +1420,34 @@ func TestRealTimelines(t *testing.T) {
 		t.Errorf("an SVG timeline of 300 ranks: exit %d (%v): %s", code, err, out)
 	}
 }
+
+// A --rendezvous-file that names a file of the user's own is refused,
+// and the file kept (it was written over and removed after the run: a
+// new user's trial); a file rank 0 wrote is removed after the run.
+func TestRealRendezvousFileKeepsOthersFiles(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("my notes\n"), 0o600)
+	out, err := asRank(0, 2, "--rendezvous-file", notes, "--bind", "127.0.0.1", "-s", "8", "--timeout", "5s").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "exists and is not a rendezvous file collsim wrote") {
+		t.Errorf("rank 0 on a file of notes: %v: %s", err, out)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "my notes\n" {
+		t.Errorf("the notes now hold %q", b)
+	}
+	rdv := filepath.Join(dir, "rdv")
+	cmds := []*exec.Cmd{asRank(0, 2, "--rendezvous-file", rdv, "--bind", "127.0.0.1", "-s", "8", "--timeout", "20s"), asRank(1, 2, "--rendezvous-file", rdv, "--bind", "127.0.0.1", "-s", "8", "--timeout", "20s")}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	if _, err := os.Stat(rdv); !os.IsNotExist(err) {
+		t.Errorf("the rendezvous file is left after the run: %v", err)
+	}
+}

@@ -1015,10 +1015,11 @@ func clusterRendezvous(ctx context.Context, o *options, rank, size int, hash uin
 			return "", nil, nil, err
 		}
 	}
+	written := o.rendezvousAt // the file rank 0 wrote, to remove after
 	serve := func() ([]realrun.Report, error) {
 		defer ln.Close()
-		if o.rendezvousAt != "" {
-			defer os.Remove(o.rendezvousAt)
+		if written != "" {
+			defer removeRendezvousFile(written, addr)
 		}
 		return realrun.Serve(ctx, ln, size, realrun.SetupTimeout(o.timeout), secret, hash)
 	}
@@ -1046,6 +1047,12 @@ func writeRendezvousFile(path, addr string, hash uint64, secret realrun.Secret) 
 	if cmdutil.NotRegular(path) {
 		return fmt.Errorf("rank 0: the rendezvous file %s is not a regular file; name a file", path)
 	}
+	if b, err := os.ReadFile(path); err == nil && !isRendezvous(b) {
+		// A file of the user's own at that path (a typo, or the wrong
+		// variable) was replaced, then removed after the run (a new
+		// user's trial): only a rendezvous file is written over.
+		return fmt.Errorf("rank 0: %s exists and is not a rendezvous file collsim wrote; name a file that does not exist (rank 0 writes it and removes it after the run)", path)
+	}
 	line := fmt.Sprintf("%s %016x", addr, hash)
 	if secret != nil {
 		line += " " + secret.String()
@@ -1069,6 +1076,26 @@ func writeRendezvousFile(path, addr string, hash uint64, secret realrun.Secret) 
 	return nil
 }
 
+// isRendezvous reports whether b is what writeRendezvousFile writes:
+// "HOST:PORT KEY [SECRET]", KEY 16 hexadecimal digits.
+func isRendezvous(b []byte) bool {
+	f := strings.Fields(string(b))
+	if len(f) != 2 && len(f) != 3 || len(f[1]) != 16 || strings.Trim(f[1], "0123456789abcdef") != "" {
+		return false
+	}
+	_, _, err := net.SplitHostPort(f[0])
+	return err == nil
+}
+
+// removeRendezvousFile removes the rendezvous file at path where it still
+// holds rank 0's address addr: never a file another run or the user has
+// put there since.
+func removeRendezvousFile(path, addr string) {
+	if b, err := os.ReadFile(path); err == nil && isRendezvous(b) && strings.Fields(string(b))[0] == addr {
+		os.Remove(path)
+	}
+}
+
 func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout time.Duration) (string, realrun.Secret, error) {
 	deadline := time.Now().Add(timeout)
 	want := fmt.Sprintf("%016x", hash)
@@ -1085,12 +1112,13 @@ func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout t
 				secret, err := realrun.ParseSecret(f[2], "the rendezvous file's secret")
 				return f[0], secret, err
 			}
-			other = len(f) == 2 || len(f) == 3 // an address for another key
-		} else {
-			other = false
-			if !errors.Is(err, os.ErrNotExist) {
-				last = err
-			}
+			// An address for another key; once seen, it stays the
+			// likely reason, even after rank 0, timing out first, has
+			// removed its file (the message blamed a missing rank 0: a
+			// new user's trial).
+			other = other || len(f) == 2 || len(f) == 3
+		} else if !errors.Is(err, os.ErrNotExist) {
+			last = err
 		}
 		if time.Now().After(deadline) {
 			msg := fmt.Sprintf("rank 0 did not write its rendezvous address to %s within %v (is the file on a filesystem every rank sees, and did rank 0 start?)", path, timeout)
