@@ -1069,6 +1069,9 @@ func TestValidateBadInput(t *testing.T) {
 		// --exchange's auto reads -s before real does.
 		{[]string{"validate", "--real", "--np", "2", "-s", "1MiB,2y"}, `-s: `},
 		{[]string{"real", "--np", "2", "--exchange", "8,1y"}, `--exchange: `},
+		// A mistyped fault ran without one (a new user's trial).
+		{[]string{"real", "--np", "2", "-s", "8", "--inject-fault", "bogus@1"}, `--inject-fault "bogus@1": give crash@R`},
+		{[]string{"real", "--np", "2", "-s", "8", "--inject-fault", "crash"}, `--inject-fault "crash": give crash@R`},
 		{[]string{"real", "--np", "2", "--prtt", "8", "--exchange", "8"}, "--exchange"},
 		{[]string{"validate", "--real", "--np", "2", "-c", "allreduce", "-a", "nope"}, "nope"},
 	} {
@@ -1339,8 +1342,10 @@ func TestRealRefusesWhatTheMachineCannotHold(t *testing.T) {
 			{"real", "--np", "4", "-c", "allreduce", "-a", "ring", "-s", "16GiB", "--iterations", "1"},
 			{"validate", "--real", "--np", "4", "-a", "ring", "-s", "16GiB", "--iterations", "1"},
 		} {
-			if _, errs, code := collsim(t, args...); code != 2 || !strings.Contains(errs, "128.0 GiB") || !strings.Contains(errs, "memory this machine has available") {
-				t.Errorf("%v: exit %d %q; want exit 2 and the memory it would take", args, code, errs)
+			// Exit 1, as ranks that do not fit a machine (the README's
+			// table; it was 2, a usage error: a new user's trial).
+			if _, errs, code := collsim(t, args...); code != 1 || !strings.Contains(errs, "128.0 GiB") || !strings.Contains(errs, "memory this machine has available") {
+				t.Errorf("%v: exit %d %q; want exit 1 and the memory it would take", args, code, errs)
 			}
 		}
 	}
@@ -1352,8 +1357,8 @@ func TestRealRefusesWhatTheMachineCannotHold(t *testing.T) {
 		{"real", "--np", "256", "-c", "allreduce", "-s", "8", "--iterations", "1"},
 		{"validate", "--real", "--np", "256", "-a", "ring", "-s", "8", "--iterations", "1"},
 	} {
-		if _, errs, code := collsim(t, args...); code != 2 || !strings.Contains(errs, "256 ranks need about 67584 threads") {
-			t.Errorf("%v: exit %d %q; want exit 2 and the threads it would take", args, code, errs)
+		if _, errs, code := collsim(t, args...); code != 1 || !strings.Contains(errs, "256 ranks need about 67584 threads") {
+			t.Errorf("%v: exit %d %q; want exit 1 and the threads it would take", args, code, errs)
 		}
 	}
 }

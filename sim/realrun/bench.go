@@ -153,7 +153,7 @@ func (b *bench) iterate(j *jobRun, it int) error {
 	j.res.Timeline = spans.done
 	if j.job.Verify != nil && data != nil {
 		if err := j.job.Verify(data); err != nil {
-			return fmt.Errorf("%s: wrong result: %w", j.job.Name, err)
+			return fmt.Errorf("%s: %w", j.job.Name, &WrongResultError{Err: err})
 		}
 	}
 	if it < b.warmup {

@@ -614,6 +614,29 @@ func (e *AbortedError) Error() string {
 	return fmt.Sprintf("rank %d aborts: %s", e.Rank, printable(e.Reason))
 }
 
+// WrongResultError is a call whose result a rank checked and found wrong:
+// a schedule that moves the wrong data, as a simulated run's CheckError
+// is (collsim exits 3 for either).
+type WrongResultError struct{ Err error }
+
+// wrongResult begins a WrongResultError's text, which a rank passes on to
+// its peers as the reason it stopped.
+const wrongResult = "wrong result: "
+
+func (e *WrongResultError) Error() string { return wrongResult + e.Err.Error() }
+func (e *WrongResultError) Unwrap() error { return e.Err }
+
+// WrongResult reports whether err is a wrong result found by this rank,
+// or by a peer that stopped this one for it.
+func WrongResult(err error) bool {
+	var wr *WrongResultError
+	if errors.As(err, &wr) {
+		return true
+	}
+	reason, ok := PeerReason(err)
+	return ok && strings.Contains(reason, wrongResult)
+}
+
 // PeerReason is the reason another rank gave for stopping this one, when
 // err is that: a peer giving up, or the rendezvous's word to abort. A
 // peer lost without a word gives none.

@@ -264,9 +264,9 @@ func (l *Launcher) Launch(args []string, stderr io.Writer) ([]realrun.Report, er
 				serr = fmt.Errorf("%w; rank %d %s", serr, r, exitText(procs[r].ProcessState, sig))
 			}
 		}
-		return nil, fmt.Errorf("the run failed: %w", serr)
+		return nil, wrongData(procs, fmt.Errorf("the run failed: %w", serr))
 	case len(failed) > 0:
-		return nil, errors.New(strings.Join(failed, "; "))
+		return nil, wrongData(procs, errors.New(strings.Join(failed, "; ")))
 	}
 	return reports, nil
 }
@@ -293,3 +293,14 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 // 8-byte one-way ping-pong between 2 ranks took 34 us with one P each
 // against 66 us with two (README, Real runs).
 func RankProcs(cpus, ranks int) int { return max(1, cpus/max(ranks, 1)) }
+
+// wrongData is err, a failed run's, as collsim's error for wrong data
+// (exit 3) where a rank exited so, having found a result wrong.
+func wrongData(procs []*exec.Cmd, err error) error {
+	for _, p := range procs {
+		if p.ProcessState != nil && p.ProcessState.ExitCode() == cmdutil.ExitValidation {
+			return &cmdutil.ValidationError{Err: err}
+		}
+	}
+	return err
+}

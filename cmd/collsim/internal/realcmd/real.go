@@ -256,6 +256,14 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 			return err
 		}
 	}
+	if o.fault != "" {
+		// (A mistyped fault, bogus@1 or crash, ran without one, and the
+		// test it was for passed: a new user's trial.)
+		kind, at, ok := strings.Cut(o.fault, "@")
+		if r, err := strconv.Atoi(at); !ok || err != nil || r < 0 || !slices.Contains([]string{"crash", "killed", "stall", "garbage"}, kind) {
+			return cmdutil.Flagf("--inject-fault %q: give crash@R, killed@R, stall@R or garbage@R, R a rank", o.fault)
+		}
+	}
 	if !child && o.NP == 0 {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it binds the ranks that --np starts; under srun or mpirun, their own binding options do (srun --cpu-bind, mpirun --bind-to)", "bind-to"); err != nil {
 			return err
@@ -310,8 +318,13 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 		if sig == nil && peerInterrupted(err) {
 			sig = awaitSignal(ctx, caught, peerSignalGrace)
 		}
-		if err != nil && sig != nil {
+		switch {
+		case err != nil && sig != nil:
 			err = &cmdutil.Interrupted{Signal: sig, Err: err}
+		case realrun.WrongResult(err):
+			// Wrong data exits 3, as a simulated run's does (it
+			// exited 1: a new user's trial).
+			err = &cmdutil.ValidationError{Err: err}
 		}
 	}()
 	secret, err := givenSecret(o.secretFile, os.Getenv)

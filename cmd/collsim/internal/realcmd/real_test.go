@@ -279,3 +279,33 @@ func TestPeerInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// A wrong result, found by this rank or by a peer that stopped this one
+// for it, exits 3 as a simulated run's wrong data does (it exited 1: a
+// new user's trial); the launcher exits 3 where a rank did.
+func TestWrongResultExitsAsWrongData(t *testing.T) {
+	wrong := fmt.Errorf("allreduce/ring: %w", &realrun.WrongResultError{Err: errors.New("rank 0 buffer 0 element 63 is 5, want 6")})
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{wrong, true},
+		{&realrun.AbortedError{Rank: 1, Reason: "rank 0: " + wrong.Error()}, true},
+		{&realrun.PeerLostError{Rank: 1, Peer: 0, GaveUp: wrong.Error()}, true},
+		{&realrun.AbortedError{Rank: 1, Reason: "lost the rendezvous (the launcher or rank 0 exited)"}, false},
+		{errors.New("rank 1: timed out"), false},
+	} {
+		if got := realrun.WrongResult(c.err); got != c.want {
+			t.Errorf("%v: %t, want %t", c.err, got, c.want)
+		}
+	}
+	if code := cmdutil.ExitCode(&cmdutil.ValidationError{Err: wrong}); code != 3 {
+		t.Errorf("exit %d for wrong data, want 3", code)
+	}
+	// The launcher: a rank that exited 3.
+	p := exec.Command("sh", "-c", "exit 3")
+	p.Run()
+	if err := wrongData([]*exec.Cmd{p}, errors.New("rank 1 exited with status 3")); cmdutil.ExitCode(err) != 3 {
+		t.Errorf("launcher: %v exits %d, want 3", err, cmdutil.ExitCode(err))
+	}
+}

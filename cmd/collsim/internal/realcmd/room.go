@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/collsim/collsim/cmd/collsim/internal/cmdutil"
 	"github.com/collsim/collsim/sim/realrun"
 )
 
@@ -56,7 +55,7 @@ func threadRoom(np int, read func(string) ([]byte, error)) error {
 		for (most+1)*threadsPerRank(most+1) <= room {
 			most++
 		}
-		return cmdutil.Flagf("--np %d: %d ranks need about %d threads (each keeps one for each peer), and this machine lets %d more run (kernel.threads-max and kernel.pid_max: %d; %d running now): give --np %d or fewer, or raise those limits", np, np, need, max(room, 0), limit, inUse, most)
+		return fmt.Errorf("--np %d: %d ranks need about %d threads (each keeps one for each peer), and this machine lets %d more run (kernel.threads-max and kernel.pid_max: %d; %d running now): give --np %d or fewer, or raise those limits", np, np, need, max(room, 0), limit, inUse, most)
 	}
 	return nil
 }
@@ -112,7 +111,7 @@ func memoryRoom(jobs []realrun.Job, np int, interleave bool, read func(string) (
 			what = fmt.Sprintf("the buffers of every call at once (--interleave) on %d ranks", np)
 		}
 		gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
-		return cmdutil.Flagf("%s take about %s (each rank holds its buffers twice: the iteration's, refilled, while the last are collected), more than the %s of memory this machine has available: give smaller --sizes or fewer --np", what, gib(need), gib(avail))
+		return fmt.Errorf("%s take about %s (each rank holds its buffers twice: the iteration's, refilled, while the last are collected), more than the %s of memory this machine has available: give smaller --sizes or fewer --np", what, gib(need), gib(avail))
 	}
 	return nil
 }
