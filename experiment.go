@@ -277,7 +277,7 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 	switch {
 	case e.Verify == VerifyOff:
 	case dry:
-		if err := collectives.CheckData(alg.Collective, pr.params); err != nil && e.Verify == VerifyOn {
+		if err := alg.CheckData(pr.params); err != nil && e.Verify == VerifyOn {
 			return pr, err
 		}
 	default:

@@ -200,8 +200,14 @@ func CheckData(c Collective, p Params) error {
 	if err := p.check(c); err != nil {
 		return err
 	}
+	return fitData(p, sem.buffers(p))
+}
+
+// fitData refuses buffers (elements on each rank) of p's ranks larger
+// than MaxDataElements in all.
+func fitData(p Params, buffers []int64) error {
 	var perRank int64
-	for _, n := range sem.buffers(p) {
+	for _, n := range buffers {
 		perRank += n
 	}
 	if float64(perRank)*float64(p.Ranks) > MaxDataElements {

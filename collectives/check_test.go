@@ -325,3 +325,30 @@ func TestOriginsTrackContributions(t *testing.T) {
 		}
 	}
 }
+
+// Data mode counts an algorithm's scratch against MaxDataElements, not the
+// collective's buffers alone: an allgather_reduce allreduce of 2,999
+// elements on 1,000 ranks holds every rank's vector on each, 2,999,000
+// elements a rank, 3.0e9 in all, where its buffers are 3.0e6 (with the
+// scratch left out, the default data mode took it and grew past 22 GB: an
+// audit). Its ring, which has no scratch, passes.
+func TestCheckDataCountsScratch(t *testing.T) {
+	p := Params{Ranks: 1000, Count: 2999, ElemSize: 4}
+	if err := CheckData(Allreduce, p); err != nil {
+		t.Fatalf("the collective's own buffers: %v", err)
+	}
+	gr, err := Lookup(Allreduce, "allgather_reduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gr.CheckData(p); err == nil {
+		t.Errorf("allgather_reduce's scratch was not counted")
+	}
+	if _, err := gr.Data(p, 1); err == nil {
+		t.Errorf("allgather_reduce's data was made")
+	}
+	ring, _ := Lookup(Allreduce, "ring")
+	if err := ring.CheckData(p); err != nil {
+		t.Errorf("ring: %v", err)
+	}
+}

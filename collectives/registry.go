@@ -205,9 +205,24 @@ func (a *Algorithm) buffers(p Params) []int64 {
 	return b
 }
 
+// CheckData refuses a data-mode run of a with parameters p whose buffers,
+// the collective's and the algorithm's scratch, pass MaxDataElements in
+// all (CheckData counted the collective's alone, and an allgather_reduce
+// allreduce on 1,000 ranks, whose scratch holds every rank's vector on
+// each, grew past 22 GB: an audit).
+func (a *Algorithm) CheckData(p Params) error {
+	if err := CheckData(a.Collective, p); err != nil {
+		return err
+	}
+	return fitData(p, a.buffers(p))
+}
+
 // Data allocates and fills the buffers of a data-mode run of a with
 // parameters p (the collective's buffers and the algorithm's scratch).
 func (a *Algorithm) Data(p Params, seed uint64) (*Data, error) {
+	if err := a.CheckData(p); err != nil {
+		return nil, err
+	}
 	d, err := NewData(a.Collective, p, seed)
 	if err != nil {
 		return nil, err
