@@ -156,12 +156,14 @@ func propertyCase(t *rapid.T, a Algorithm) {
 	p := Params{
 		Ranks:    rapid.IntRange(1, 70).Draw(t, "ranks"),
 		Count:    rapid.Int64Range(0, 300).Draw(t, "count"),
-		ElemSize: rapid.SampledFrom([]int64{1, 4, 8}).Draw(t, "elemSize"),
+		ElemSize: rapid.SampledFrom([]int64{1, 2, 3, 4, 8, 12, 16}).Draw(t, "elemSize"),
 	}
 	p.Root = rapid.IntRange(0, p.Ranks-1).Draw(t, "root")
 	p.Segment = rapid.Int64Range(0, 50).Draw(t, "segment")
 	p.NodeSize = rapid.IntRange(0, 9).Draw(t, "nodeSize")
-	p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline"}).Draw(t, "inner")
+	// Every allreduce the composites take inside (smp took double_binary_tree,
+	// segmented_ring, linear and nonoverlapping untested: an audit).
+	p.Inner = rapid.SampledFrom([]string{"", "ring", "recursive_doubling", "rabenseifner", "reduce_bcast", "linear_pipeline", "double_binary_tree", "segmented_ring", "linear", "nonoverlapping", "allgather_reduce"}).Draw(t, "inner")
 	p.Intra = rapid.SampledFrom([]string{"", "binomial", "linear", "chain", "adapt", "segmented_binary"}).Draw(t, "intra")
 	p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
 	p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
