@@ -354,3 +354,21 @@ func TestCheckDataCountsScratch(t *testing.T) {
 		t.Errorf("ring: %v", err)
 	}
 }
+
+// HAN's bcast and reduce from a root that is not its node's first rank
+// run where all the ranks are on one node, whatever the node size: 5
+// ranks in a node of 8 were refused as nodes of unequal size (an audit).
+func TestHanRootOnOneNode(t *testing.T) {
+	for _, c := range []Collective{Bcast, Reduce} {
+		a, err := Lookup(c, "han")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{3, 5, 7} {
+			p := Params{Ranks: n, NodeSize: 8, Root: n - 1, Count: 5}
+			if _, err := CheckEager(a, p, 1, sim.RandomLatency(1000), 0); err != nil {
+				t.Errorf("%s on %d ranks, root %d: %v", a.ID(), n, n-1, err)
+			}
+		}
+	}
+}

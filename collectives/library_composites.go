@@ -365,7 +365,7 @@ func (lv twoLevel) check(p Params) error {
 			return &Unsupported{Reason: fmt.Sprintf("--inner %q cannot run among the node roots; use recursive_doubling, ring, rabenseifner or reduce_bcast", p.Inner)}
 		}
 	}
-	if rl := p.Root % p.NodeSize; lv.lead(rl) != 0 && p.Ranks%p.NodeSize != 0 {
+	if rl := p.Root % p.NodeSize; lv.lead(rl) != 0 && p.Ranks%p.NodeSize != 0 && p.Ranks > p.NodeSize {
 		return &Unsupported{Reason: fmt.Sprintf("%s with a root that is not its node's first rank needs nodes of equal size (%d ranks, %d per node); Open MPI's HAN hands any bcast or reduce on unequal nodes to coll/tuned (-a ompi5 runs its choice); use a --node-size that divides the ranks, or binomial", lv.name, p.Ranks, p.NodeSize)}
 	}
 	return nil
