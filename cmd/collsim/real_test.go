@@ -852,8 +852,9 @@ type validatePoint struct {
 }
 
 type validateOut struct {
-	Alpha, Beta float64
-	Channel     *struct {
+	Alpha   float64 `json:"alpha_s"`
+	Beta    float64 `json:"beta_s_per_byte"`
+	Channel *struct {
 		Ratio float64 `json:"exchange_to_one_way"`
 		Share float64 `json:"duplex_share"`
 		Gamma float64 `json:"reduce_s_per_byte"`
@@ -864,18 +865,18 @@ type validateOut struct {
 			DuplexShare float64 `json:"duplex_share"`
 		} `json:"bands"`
 		Unbanded []int64 `json:"unbanded_sizes"`
-	}
+	} `json:"channel"`
 	Drift *struct {
 		Between    string  `json:"between"`
 		BetaBefore float64 `json:"beta_before"`
 		BetaAfter  float64 `json:"beta_after"`
 		BetaChange float64 `json:"beta_change"`
-	}
+	} `json:"drift"`
 	// Interleaved: the calls were timed in rounds (on one host, by
 	// default; in the OSU order with --netns).
-	Interleaved bool
-	Points      []validatePoint
-	Notes       []string
+	Interleaved bool            `json:"interleaved"`
+	Points      []validatePoint `json:"points"`
+	Notes       []string        `json:"notes"`
 }
 
 // TestValidateReal: real runs on loopback, a fitted machine, and every
@@ -1454,5 +1455,33 @@ func TestRealRendezvousFileKeepsOthersFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(rdv); !os.IsNotExist(err) {
 		t.Errorf("the rendezvous file is left after the run: %v", err)
+	}
+}
+
+// --pairs-again's second ping-pongs are told apart from the first, in the
+// table and in the JSON (they had the same names: a new user's trial):
+// of ping-pong, allreduce, ping-pong, the last alone is after.
+func TestRealPairsAgainLabelled(t *testing.T) {
+	out, stderr, code := collsim(t, "real", "--np", "2", "-s", "8", "--pingpong", "8", "--pairs-again", "--iterations", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Results []struct {
+			Name  string `json:"name"`
+			After bool   `json:"after_collectives"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) != 3 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for i, r := range res.Results {
+		if r.After != (i == 2) {
+			t.Errorf("row %d (%s): after_collectives %t", i, r.Name, r.After)
+		}
+	}
+	text, _, _ := collsim(t, "real", "--np", "2", "-s", "8", "--pingpong", "8", "--pairs-again", "--iterations", "2")
+	if strings.Count(text, "(again, after)") != 1 {
+		t.Errorf("the table does not mark the second ping-pong once:\n%s", text)
 	}
 }

@@ -1210,6 +1210,13 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 	}
 	sums := Summaries(reports)
 	fit, fitErr := FitPingPong(sums)
+	// With --pairs-again the pairs' rows come twice, by the same names:
+	// the last ones were timed after the collectives, and say so (they
+	// could not be told apart: a new user's trial).
+	again := len(sums)
+	if _, after, ok := PairsAgain(sums); ok && o.pairsAgain {
+		again = len(sums) - len(after)
+	}
 	if o.json {
 		type row struct {
 			realrun.Summary
@@ -1217,6 +1224,9 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			AlgBW   float64 `json:"algbw_GBps"`
 			BusBW   float64 `json:"busbw_GBps"`
 			AvgSecs float64 `json:"avg_s"`
+			// AfterCollectives: a pair's call timed again after the
+			// collectives (--pairs-again).
+			AfterCollectives bool `json:"after_collectives,omitempty"`
 		}
 		out := struct {
 			Collective string   `json:"collective"`
@@ -1260,9 +1270,9 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 			out.CPUs = append(out.CPUs, r.CPUs)
 			out.SingleCopyProbes = append(out.SingleCopyProbes, r.SingleCopyProbe)
 		}
-		for _, s := range sums {
+		for i, s := range sums {
 			alg := bandwidth(s.Bytes, s.Avg)
-			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * busFactor(s.Name, size), AvgSecs: s.Avg.Seconds()})
+			out.Results = append(out.Results, row{Summary: s, Ranks: size, AlgBW: alg, BusBW: alg * busFactor(s.Name, size), AvgSecs: s.Avg.Seconds(), AfterCollectives: i >= again})
 		}
 		if o.pingpong != "" {
 			out.PingPongFit = &pingPongFit{}
@@ -1285,13 +1295,17 @@ func report(w io.Writer, o *options, size int, reports []realrun.Report) error {
 	fmt.Fprintf(w, "real %s on %s (%s; times: average over ranks of each rank's average, and the least and greatest of them)\n", o.collective, collsim.RankCount(size), timed)
 	fmt.Fprintf(w, "channels: %s%s\n", channels(o.transport, sharedPairs(reports), size*(size-1)/2), singleCopies(o.singleCopy, sharedPairs(reports), singleCopyWays(reports), singleCopyCount(reports), oversubscribed(reports), probed(reports), o.verify, movesData(sums), chosenLimits(reports)))
 	rows := [][]string{{"algorithm", "size", "avg", "min", "max", "algbw", "busbw", "data"}}
-	for _, s := range sums {
+	for i, s := range sums {
 		alg := bandwidth(s.Bytes, s.Avg)
 		data := "checked"
 		if !s.Verified {
 			data = "off"
 		}
-		rows = append(rows, []string{s.Name, fmt.Sprintf("%dB", s.Bytes), cmdutil.Seconds(s.Avg.Seconds()), cmdutil.Seconds(s.Min.Seconds()), cmdutil.Seconds(s.Max.Seconds()),
+		name := s.Name
+		if i >= again {
+			name += " (again, after)"
+		}
+		rows = append(rows, []string{name, fmt.Sprintf("%dB", s.Bytes), cmdutil.Seconds(s.Avg.Seconds()), cmdutil.Seconds(s.Min.Seconds()), cmdutil.Seconds(s.Max.Seconds()),
 			fmt.Sprintf("%.3f GB/s", alg), fmt.Sprintf("%.3f GB/s", alg*busFactor(s.Name, size)), data})
 	}
 	if err := cmdutil.Table(w, rows); err != nil {

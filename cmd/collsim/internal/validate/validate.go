@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -318,9 +319,11 @@ func run(streams *cmdutil.IO, o *options) error {
 		}
 	}
 	if o.plotDir != "" {
-		// Made before the measurement, which took minutes and was then
-		// lost on a directory that could not be made (a new user's trial).
-		if err := os.MkdirAll(o.plotDir, 0o755); err != nil {
+		// Checked before the measurement, which took minutes and was then
+		// lost on a directory that could not be made (a new user's
+		// trial), and made once there are plots for it: made here, it was
+		// left empty by a run that failed or was stopped (another).
+		if err := canMakeDir(o.plotDir); err != nil {
 			return fmt.Errorf("--plot %s: %w", o.plotDir, err)
 		}
 	}
@@ -375,7 +378,7 @@ func run(streams *cmdutil.IO, o *options) error {
 	if !(fit.BetaErr <= o.maxSpread*fit.Model.Beta) {
 		// A fit this loose would make every prediction's error the fit's,
 		// not the model's.
-		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %s): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes",
+		return fmt.Errorf("the ping-pong fit is unstable: beta %.3g s/B +- %.0f%% (the large sizes' pairwise slopes disagree; allowed %s): the link's timing was noisy; run again on a quieter machine, or give more --iterations or larger --pingpong sizes (--max-fit-spread 1e9 takes the fit as it is)",
 			fit.Model.Beta, 100*fit.BetaErr/fit.Model.Beta, threshold(o.maxSpread))
 	}
 	h := cost.Hockney{Alpha: fit.Model.Alpha, Beta: fit.Model.Beta}
@@ -446,23 +449,36 @@ func run(streams *cmdutil.IO, o *options) error {
 		notes = append(notes, "plots: "+strings.Join(paths, ", "))
 	}
 	if o.json {
+		// The keys are snake_case, as every other output's and this
+		// one's nested ones (they were Go's field names: a new user's
+		// trial).
+		var reduceRate *float64 // null on one host: Channel has it there
+		if channel == nil {
+			reduceRate = &reduceBW
+		}
 		err = cmdutil.JSON(streams.Out, struct {
-			Alpha, AlphaErr, Beta, BetaErr float64
-			AlphaSizes                     int // sizes alpha is estimated from; with 1, AlphaErr is unknown, given as 0
+			Alpha    float64 `json:"alpha_s"`
+			AlphaErr float64 `json:"alpha_error_s"`
+			Beta     float64 `json:"beta_s_per_byte"`
+			BetaErr  float64 `json:"beta_error_s_per_byte"`
+			// AlphaSizes are the sizes alpha is estimated from; with 1,
+			// its error is unknown, given as 0.
+			AlphaSizes int `json:"alpha_sizes"`
 			// ReduceBytesPerSecond is the reduction kernel's rate between
-			// emulated hosts (0 on one host: see Channel).
-			ReduceBytesPerSecond float64
+			// emulated hosts (null on one host: Channel's
+			// reduce_s_per_byte is the exchanges' there).
+			ReduceBytesPerSecond *float64 `json:"reduce_bytes_per_s"`
 			// Channel is what the exchanges found on one host (null
 			// between emulated hosts).
-			Channel *channelFit
+			Channel *channelFit `json:"channel"`
 			// Drift is what the pairs timed at two times of the run
 			// found (null when they did not fit).
-			Drift *drift
+			Drift *drift `json:"drift"`
 			// Interleaved: the calls were timed in rounds (--interleave).
-			Interleaved bool
-			Points      []point
-			Notes       []string
-		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceBW, channel, d, o.interleave, points, notes})
+			Interleaved bool     `json:"interleaved"`
+			Points      []point  `json:"points"`
+			Notes       []string `json:"notes"`
+		}{fit.Model.Alpha, fit.AlphaErr, fit.Model.Beta, fit.BetaErr, fit.AlphaSizes, reduceRate, channel, d, o.interleave, points, notes})
 	} else {
 		err = table(streams, o, fit, reduceBW, channel, points, notes)
 	}
@@ -693,4 +709,30 @@ func printNotes(w io.Writer, notes []string) {
 // 15.000000000000002%.
 func threshold(maxError float64) string {
 	return strconv.FormatFloat(100*maxError, 'g', 6, 64) + "%"
+}
+
+// canMakeDir says why dir could not be made (or written in, if it
+// exists): its nearest existing ancestor is not a directory, or this
+// process cannot write there. It makes nothing.
+func canMakeDir(dir string) error {
+	at := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(at)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s is not a directory", at)
+			}
+			f, err := os.CreateTemp(at, ".collsim-probe-*")
+			if err != nil {
+				return fmt.Errorf("cannot write in %s: %w", at, err)
+			}
+			f.Close()
+			return os.Remove(f.Name())
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return err
+		}
+		at = parent
+	}
 }
