@@ -26,11 +26,17 @@ func TestLogTicksLabels(t *testing.T) {
 		}
 		return l
 	}
-	if got, want := labels(2e-4, 8e-3), []string{"0.001", "0.002", "0.005", "0.01"}; !slices.Equal(got, want) {
+	// Below the first power of ten inside the axis, 2 and 5 times the
+	// decade below are labelled too: 2e-4 and 5e-4 (the axis read from
+	// 0.001 up, its lowest values unlabelled: a new user's trial).
+	if got, want := labels(2e-4, 8e-3), []string{"0.0002", "0.0005", "0.001", "0.002", "0.005", "0.01"}; !slices.Equal(got, want) {
 		t.Errorf("one and a half decades: labels %q, want %q", got, want)
 	}
 	if got, want := labels(1e-6, 1e-2), []string{"1e-06", "1e-05", "0.0001", "0.001", "0.01"}; !slices.Equal(got, want) {
 		t.Errorf("four decades: labels %q, want %q", got, want)
+	}
+	if got, want := labels(3e-7, 1e-2), []string{"5e-07", "1e-06", "1e-05", "0.0001", "0.001", "0.01"}; !slices.Equal(got, want) {
+		t.Errorf("four and a half decades: labels %q, want %q", got, want)
 	}
 }
 
