@@ -356,7 +356,7 @@ func (e *Experiment) resolve() (resolved, error) {
 	}
 	r.alg, r.chosenBy, r.params, r.note, err = Resolve(c, e.Algorithm, ranks, e.Size, elem, e.Root, shape, m)
 	if err == nil && interleaved && collectives.GroupsNodes(r.alg) {
-		r.note = joinNotes(r.note, fmt.Sprintf("the %s placement interleaves the nodes' ranks, where %s takes each node's %d ranks as consecutive, as block placement puts them: its node groups here are not the machine's nodes",
+		r.note = joinNotes(r.note, fmt.Sprintf("the %s placement interleaves the nodes' ranks, where %s takes blocks of %d consecutive ranks as nodes, as block placement fills them: its node groups here are not the machine's nodes",
 			cmp.Or(e.Placement, m.Placement), r.alg.ID(), r.params.NodeSize))
 	}
 	return r, err

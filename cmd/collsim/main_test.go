@@ -899,6 +899,11 @@ func TestTopoSet(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "taper 2:1 (16 of 32 leaf uplinks)") {
 		t.Errorf("exit %d: %s%s", code, out, errs)
 	}
+	// The config's description, of the machine without the setting ("full
+	// bisection"), says so (a new user's trial).
+	if !strings.Contains(out, "description     (the config's, without --set, --degrade and --fail) ") {
+		t.Errorf("the description is not said to be the config's:\n%s", out)
+	}
 	if _, errs, code := collsim(t, "topo", "--set", "network.crossbar.hosts=x"); code != 2 || !strings.Contains(errs, "network.crossbar.hosts: x is not a whole number") {
 		t.Errorf("a bad value: exit %d %q", code, errs)
 	}

@@ -59,7 +59,14 @@ func New(streams *cmdutil.IO) *cobra.Command {
 				rows = append(rows, []string{f[0], f[1]})
 			}
 			if m.Description != "" {
-				rows = append(rows, []string{"description", m.Description})
+				d := m.Description
+				if len(set) > 0 || len(degrade) > 0 || len(fail) > 0 {
+					// It described the machine without them (full
+					// bisection beside a taper of 32:24: a new user's
+					// trial).
+					d = "(the config's, without --set, --degrade and --fail) " + d
+				}
+				rows = append(rows, []string{"description", d})
 			}
 			return cmdutil.Table(streams.Out, rows)
 		},
