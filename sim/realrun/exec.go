@@ -641,7 +641,11 @@ func (r *Rank) Barrier() error {
 			e, ok := r.mesh.next(deadline)
 			if !ok {
 				if round == 0 {
-					return fmt.Errorf("rank %d: barrier after %s: no word from rank %d for %v: it stalled", me, r.call(r.epoch), (me-k+p)%p, wait)
+					// A rank still in the call, waiting for one that
+					// stalled there, sends no barrier message either: it
+					// is named only as likely (a healthy rank was blamed
+					// alone: a new user's trial).
+					return fmt.Errorf("rank %d: barrier after %s: no word from rank %d for %v: it stalled (or is still in the call, waiting for a rank that did)", me, r.call(r.epoch), (me-k+p)%p, wait)
 				}
 				return fmt.Errorf("rank %d: barrier after %s: no word from rank %d (round %d) for %v: it, or a rank it waits for, stalled", me, r.call(r.epoch), (me-k+p)%p, round, wait)
 			}
