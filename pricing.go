@@ -60,7 +60,10 @@ func hockneyOver(m *configs.Machine, place []int32, keep func(i, j int) bool) (h
 type Pricing struct {
 	Machine *configs.Machine
 	Flat    cost.Hockney
-	Levels  cost.Levels
+	// Lower is a model no rank's messages beat, for lower bounds (see
+	// lowerModel): the slowest route's is none where routes differ.
+	Lower  cost.Hockney
+	Levels cost.Levels
 	// Uniform reports whether every route is alike (Flat prices every
 	// message right); LevelsUniform whether the routes inside blocks are
 	// alike, and those between blocks.
@@ -128,6 +131,7 @@ func (g PlacementGaps) Or(h PlacementGaps) PlacementGaps {
 func NewPricing(m *configs.Machine, place []int32, block int) Pricing {
 	pr := Pricing{Machine: m, Gaps: GapsOf(m, place)}
 	pr.Flat, pr.Uniform = Hockney(m, place)
+	pr.Lower = lowerModel(m, place, pr.Flat, pr.Uniform)
 	pr.Levels.Global, pr.LevelsUniform = pr.Flat, pr.Uniform
 	pr.Levels.Local = pr.Flat
 	if block > 1 && block < len(place) {
@@ -182,7 +186,7 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 	return pred, "Hockney", pr.Uniform, err
 }
 
-// LowerModel is a model of m, as place puts the ranks on it, that no
+// lowerModel is a model of m, as place puts the ranks on it, that no
 // rank's messages beat, for lower bounds (cost.Hockney.LowerBound): alpha
 // the least latency any message between placed ranks has, and beta the
 // most a rank can move at once, through every link out of its host and,
@@ -190,9 +194,9 @@ func (pr Pricing) ClosedForm(a collectives.Algorithm, p collectives.Params) (pre
 // model, which the forms price with, is no lower bound where routes
 // differ: on gpu-cluster it put every byte through a node's 50 GB/s NIC,
 // where a device's own link carries 450, and runs beat its "bound" (an
-// audit). Where every route is alike and ranks do not share hosts, it is
-// that model.
-func LowerModel(m *configs.Machine, place []int32) cost.Hockney {
+// audit). Where every route is alike (uniform) and ranks do not share
+// hosts, its alpha is flat's, the slowest route's.
+func lowerModel(m *configs.Machine, place []int32, flat cost.Hockney, uniform bool) cost.Hockney {
 	t := m.Topology
 	ranksOn := map[int32]int{}
 	for _, h := range place {
@@ -216,7 +220,7 @@ func LowerModel(m *configs.Machine, place []int32) cost.Hockney {
 		}
 		most = max(most, c)
 	}
-	h, uniform := Hockney(m, place)
+	h := flat
 	if !uniform || shared {
 		// The least latency a message between placed ranks can have: a
 		// route of two links or more leaves its host by one and enters

@@ -23,7 +23,7 @@ func TestLowerModelIsABound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lower := collsim.LowerModel(m, place)
+	lower := collsim.NewPricing(m, place, 1).Lower
 	if got, want := 1/lower.Beta, 450e9; got != want {
 		t.Errorf("the bound's bandwidth %g B/s, want %g", got, want)
 	}
@@ -39,7 +39,7 @@ func TestLowerModelIsABound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := collsim.LowerModel(cori, corePlace); math.Abs(1/c.Beta-30e9) > 1 || math.Abs(c.Alpha-300e-9) > 1e-15 {
+	if c := collsim.NewPricing(cori, corePlace, 1).Lower; math.Abs(1/c.Beta-30e9) > 1 || math.Abs(c.Alpha-300e-9) > 1e-15 {
 		t.Errorf("cori: the bound's bandwidth %g B/s and latency %g s, want 30e9 and 300e-9", 1/c.Beta, c.Alpha)
 	}
 	for _, size := range []int64{1 << 20, 64 << 20} {

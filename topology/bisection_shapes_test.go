@@ -182,6 +182,11 @@ func TestSizesCountedBeforeBuilding(t *testing.T) {
 			t.Errorf("torus %v: %v", dims, err)
 		}
 	}
+	// torusBisection takes the dimensions as bits of a word: 63 of size 1
+	// are refused by their count.
+	if _, err := Torus(make63Ones(), l); err == nil || !strings.Contains(err.Error(), "63 dimensions; give 1 to 62") {
+		t.Errorf("63 dimensions: %v", err)
+	}
 	if _, err := Dragonfly(DragonflySpec{P: 1, A: 1, H: 100_000_000, G: 2, Host: l, Local: l, Global: l}); err == nil || !strings.Contains(err.Error(), "more than collsim builds") {
 		t.Errorf("dragonfly h=10^8: %v", err)
 	}
@@ -189,4 +194,13 @@ func TestSizesCountedBeforeBuilding(t *testing.T) {
 	if _, err := MultiNode(net, NodeSpec{Devices: 256, Kind: FabricMesh, Fabric: l, Uplink: l, NIC: l}); err == nil || !strings.Contains(err.Error(), "more than collsim builds") {
 		t.Errorf("mesh of 16,384 x 256: %v", err)
 	}
+}
+
+// make63Ones is 63 dimensions of size 1.
+func make63Ones() []int {
+	d := make([]int, 63)
+	for i := range d {
+		d[i] = 1
+	}
+	return d
 }

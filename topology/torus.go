@@ -13,8 +13,9 @@ import (
 // Routes are dimension-order: dimension 0 first, each the short way round
 // (the positive way on a tie). Bisection: see torusBisection.
 func Torus(dims []int, link LinkSpec) (*Topology, error) {
-	if len(dims) == 0 {
-		return nil, fmt.Errorf("torus: need at least one dimension")
+	if len(dims) == 0 || len(dims) > 62 {
+		// (At most 62: torusBisection takes the dimensions as bits.)
+		return nil, fmt.Errorf("torus: %d dimensions; give 1 to 62", len(dims))
 	}
 	hosts := 1
 	var names []string
@@ -22,7 +23,7 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 		if k < 1 {
 			return nil, fmt.Errorf("torus: dimension %d has size %d; sizes must be at least 1", i, k)
 		}
-		if k > maxHosts/hosts || len(dims) > 62 {
+		if k > maxHosts/hosts {
 			// (k checked before it multiplies: 2 x 2^62 wrapped to no
 			// hosts, or to a length makeslice refused: an audit.)
 			return nil, fmt.Errorf("torus: more hosts than collsim builds (%d hosts, %d links)", maxHosts, maxLinks)
@@ -94,7 +95,7 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 	// The graph's bisection, once a link fails, tries the cut the form
 	// chose and one across each dimension (not only the hosts' numbering,
 	// which cuts across the last).
-	t.halves = append(t.halves, rankIn(dims, order))
+	t.halves = append(t.halves, rankIn(dims, stride, order))
 	for d := range dims {
 		o := []int{d}
 		for e := len(dims) - 1; e >= 0; e-- {
@@ -102,7 +103,7 @@ func Torus(dims []int, link LinkSpec) (*Topology, error) {
 				o = append(o, e)
 			}
 		}
-		t.halves = append(t.halves, rankIn(dims, o))
+		t.halves = append(t.halves, rankIn(dims, stride, o))
 	}
 	if hosts > 1 {
 		// A host link at each end and, along each dimension, at most
@@ -183,15 +184,11 @@ func torusBisection(dims []int, hosts int) (links float64, order []int) {
 	return b.cut, b.order
 }
 
-// rankIn ranks the torus's hosts by their coordinates, order[0] the most
-// significant: the first half in that ranking lies on one side of a cut
-// across order[0] (and, in its middle slab, across order[1], ...).
-func rankIn(dims, order []int) func(h int32) int {
-	stride := make([]int, len(dims))
-	stride[0] = 1
-	for i := 1; i < len(dims); i++ {
-		stride[i] = stride[i-1] * dims[i-1]
-	}
+// rankIn ranks the torus's hosts (coordinate d of host h is h/stride[d]
+// mod dims[d]) by their coordinates, order[0] the most significant: the
+// first half in that ranking lies on one side of a cut across order[0]
+// (and, in its middle slab, across order[1], ...).
+func rankIn(dims, stride, order []int) func(h int32) int {
 	return func(h int32) int {
 		key := 0
 		for _, d := range order {

@@ -120,7 +120,7 @@ reduction rate) unless given.`,
 				// The bound's model: one no rank's messages beat (the
 				// slowest route's, which prices the forms, is none where
 				// routes differ), or the one the flags give.
-				lower := collsim.LowerModel(m, place)
+				lower := pricing.Lower
 				if cmd.Flags().Changed("alpha") {
 					// The rendezvous handshake is a request's and a reply's
 					// latency: two of the alpha given (it stayed twice the

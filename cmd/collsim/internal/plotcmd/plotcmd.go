@@ -98,17 +98,26 @@ func (t *Table) line(r int) string { return fmt.Sprintf("%s:%d", t.Name, r+2) }
 // seconds: a sweep's axis "100Gbit/s" is 1.25e10). Infinities and NaN are
 // not numbers to draw.
 func number(cell string) (float64, bool) {
-	f, err := strconv.ParseFloat(cell, 64)
-	if err != nil {
-		if n, err2 := configs.ParseSize(cell); err2 == nil {
-			f, err = float64(n), nil
-		} else if b, err3 := configs.ParseBandwidth(cell); err3 == nil {
-			f, err = b, nil
-		} else if d, err4 := configs.ParseDuration(cell); err4 == nil {
-			f, err = d.Seconds(), nil
-		}
+	f, _, ok := withUnit(cell)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// withUnit reads a cell as number does, and names the unit its text
+// carried: "" for a plain number, else bytes, B/s or s.
+func withUnit(cell string) (v float64, unit string, ok bool) {
+	if f, err := strconv.ParseFloat(cell, 64); err == nil {
+		return f, "", true
 	}
-	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	if n, err := configs.ParseSize(cell); err == nil {
+		return float64(n), "bytes", true
+	}
+	if b, err := configs.ParseBandwidth(cell); err == nil {
+		return b, "B/s", true
+	}
+	if d, err := configs.ParseDuration(cell); err == nil {
+		return d.Seconds(), "s", true
+	}
+	return 0, "", false
 }
 
 // Number reads a cell as plot reads it: a plain number, or one with the
@@ -457,7 +466,7 @@ func isBytes(col string) bool {
 
 // unit says how a column whose cells carry their own units (a swept
 // link.bandwidth of 100Gbit/s, a latency of 500ns) is drawn: its first
-// value that is not a plain number decides, and bandwidths are drawn in
+// value decides (a plain number: none), and bandwidths are drawn in
 // GB/s ("2e+10" ticks read as nothing: a new user's trial). "" and 1
 // where the cells are plain numbers.
 func (t *Table) unit(col int) (unit string, scale float64) {
@@ -466,18 +475,12 @@ func (t *Table) unit(col int) (unit string, scale float64) {
 		if cell == "" {
 			continue
 		}
-		if _, err := strconv.ParseFloat(cell, 64); err == nil {
-			return "", 1
-		}
-		switch {
-		case func() bool { _, err := configs.ParseSize(cell); return err == nil }():
-			return "bytes", 1
-		case func() bool { _, err := configs.ParseBandwidth(cell); return err == nil }():
+		switch _, u, _ := withUnit(cell); u {
+		case "B/s":
 			return "GB/s", 1e-9
-		case func() bool { _, err := configs.ParseDuration(cell); return err == nil }():
-			return "s", 1
+		default:
+			return u, 1
 		}
-		return "", 1
 	}
 	return "", 1
 }

@@ -256,13 +256,10 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 			return err
 		}
 	}
-	if o.fault != "" {
+	if _, _, ok := parseFault(o.fault); o.fault != "" && !ok {
 		// (A mistyped fault, bogus@1 or crash, ran without one, and the
 		// test it was for passed: a new user's trial.)
-		kind, at, ok := strings.Cut(o.fault, "@")
-		if r, err := strconv.Atoi(at); !ok || err != nil || r < 0 || !slices.Contains([]string{"crash", "killed", "stall", "garbage"}, kind) {
-			return cmdutil.Flagf("--inject-fault %q: give crash@R, killed@R, stall@R or garbage@R, R a rank", o.fault)
-		}
+		return cmdutil.Flagf("--inject-fault %q: give crash@R, killed@R, stall@R or garbage@R, R a rank", o.fault)
 	}
 	if !child && o.NP == 0 {
 		if err := cmdutil.NotApplicable(cmd.Flags(), "it binds the ranks that --np starts; under srun or mpirun, their own binding options do (srun --cpu-bind, mpirun --bind-to)", "bind-to"); err != nil {
@@ -1151,14 +1148,19 @@ func readRendezvousFile(ctx context.Context, path string, hash uint64, timeout t
 	}
 }
 
+// parseFault reads --inject-fault's KIND@RANK; ok is false for anything
+// else (the empty spec too).
+func parseFault(spec string) (kind string, rank int, ok bool) {
+	kind, at, found := strings.Cut(spec, "@")
+	rank, err := strconv.Atoi(at)
+	ok = found && err == nil && rank >= 0 && slices.Contains([]string{"crash", "killed", "stall", "garbage"}, kind)
+	return kind, rank, ok
+}
+
 // faultHook returns the fault injection of --inject-fault for this rank.
 func faultHook(spec string, rank int) func(int, *realrun.Mesh) {
-	kind, at, ok := strings.Cut(spec, "@")
-	if !ok {
-		return nil
-	}
-	target, err := strconv.Atoi(at)
-	if err != nil || target != rank {
+	kind, target, ok := parseFault(spec)
+	if !ok || target != rank {
 		return nil
 	}
 	return func(call int, m *realrun.Mesh) {
