@@ -76,6 +76,28 @@ type dag struct {
 // tile numbers tile (i, j) of matrix m in a T x T grid.
 func tileID(m, i, j, t int) int32 { return int32((m*t+i)*t + j) }
 
+// taskCount is how many tasks build makes for algo on t x t tiles, as a
+// float64 so that no t overflows it (Check bounds the DAG with it; T^3/3
+// for every algorithm let a GEMM of 3x the bound through and refused a
+// Cholesky of half of it: an audit). Step k of T works on the m = T-k-1
+// tiles below or right of its diagonal tile:
+//   - GEMM: T^2 updates a step, T^3;
+//   - Cholesky: POTRF, m TRSM, m SYRK and m(m-1)/2 GEMM, summed over m < T:
+//     T + T(T-1) + T(T-1)(T-2)/6;
+//   - LU: GETRF, 2m TRSM and m^2 GEMM: T + T(T-1) + (T-1)T(2T-1)/6.
+func taskCount(algo string, t int) float64 {
+	x := float64(t)
+	switch algo {
+	case "gemm":
+		return x * x * x
+	case "cholesky":
+		return x + x*(x-1) + x*(x-1)*(x-2)/6
+	case "lu":
+		return x + x*(x-1) + (x-1)*x*(2*x-1)/6
+	}
+	return 0
+}
+
 func build(algo string, t int) (*dag, error) {
 	d := &dag{}
 	add := func(k kernel, step int, write int32, reads ...int32) {

@@ -74,8 +74,8 @@ func (j *Job) Check() error {
 		return fmt.Errorf("scheduler %q; valid: %v", j.Scheduler, Schedulers)
 	case j.Tiles < 1 || j.B < 1 || j.Elem < 1:
 		return fmt.Errorf("%d x %d tiles of order %d, %d-byte elements: all at least 1", j.Tiles, j.Tiles, j.B, j.Elem)
-	case float64(j.Tiles)*float64(j.Tiles)*float64(j.Tiles)/3 > maxTasks:
-		return fmt.Errorf("%d x %d tiles: more than %d tasks; use larger tiles", j.Tiles, j.Tiles, maxTasks)
+	case taskCount(j.Algorithm, j.Tiles) > maxTasks:
+		return fmt.Errorf("%s on %d x %d tiles: %.0f tasks, more than %d; use larger tiles", j.Algorithm, j.Tiles, j.Tiles, taskCount(j.Algorithm, j.Tiles), maxTasks)
 	case float64(j.B)*float64(j.B)*float64(j.Elem) > 1<<40:
 		return fmt.Errorf("tiles of order %d are above a TiB", j.B)
 	case j.Devices < 1 || j.Devices > 64:

@@ -175,3 +175,41 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// The bound on the DAG counts each algorithm's own tasks. The largest T
+// each takes under 2^23 tasks, worked out by hand from the counts in
+// taskCount's comment: GEMM 203 (203^3 = 8,365,427; 204^3 = 8,489,664),
+// Cholesky 368 (8,373,840; 369: 8,442,105), LU 292 (8,341,710; 293:
+// 8,427,559). Before, T^3/3 took GEMM up to 293 and Cholesky to 293.
+func TestTaskBoundPerAlgorithm(t *testing.T) {
+	for _, c := range []struct {
+		algo     string
+		largest  int
+		wantNext string
+	}{
+		{"gemm", 203, "8489664 tasks"},
+		{"cholesky", 368, "8442105 tasks"},
+		{"lu", 292, "8427559 tasks"},
+	} {
+		j := Job{Algorithm: c.algo, Tiles: c.largest, B: 64, Elem: 8, Devices: 2, Peak: 1e12, Scheduler: "locality", Cost: flat}
+		if err := j.Check(); err != nil {
+			t.Errorf("%s on %d tiles refused: %v", c.algo, c.largest, err)
+		}
+		j.Tiles++
+		if err := j.Check(); err == nil || !strings.Contains(err.Error(), c.wantNext) {
+			t.Errorf("%s on %d tiles: %v, want a refusal naming %s", c.algo, j.Tiles, err, c.wantNext)
+		}
+	}
+	// The counts are those the builder makes, at sizes small enough to build.
+	for _, algo := range Algorithms {
+		for n := 1; n <= 9; n++ {
+			d, err := build(algo, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := taskCount(algo, n); got != float64(len(d.tasks)) {
+				t.Errorf("%s on %d tiles: taskCount %g, build made %d", algo, n, got, len(d.tasks))
+			}
+		}
+	}
+}
