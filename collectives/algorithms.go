@@ -356,31 +356,49 @@ func (s *ringReduceScatter) step(b *builder) bool {
 
 // pairwiseAlltoall: rank r first copies its own block, then at step i
 // exchanges with one partner: r XOR i when p is a power of two, otherwise
-// it sends to r+i and receives from r-i (MPICH's pairwise exchange). Each
-// step is an MPI_Sendrecv, after the previous one (see exchange).
+// it sends to r+i and receives from r-i (MPICH's pairwise exchange,
+// alltoall_intra_pairwise.c). Open MPI's (shift: Params.Library
+// ompiPairwise, as its selectors run it) sends to r+i and receives from
+// r-i at every p, and copies its own block last (step p of
+// ompi_coll_base_alltoall_intra_pairwise, a sendrecv with itself; collsim
+// ran MPICH's XOR partners for Open MPI: an audit). Each step is an
+// MPI_Sendrecv, after the previous one (see exchange).
 type pairwiseAlltoall struct {
-	r, p int
-	c    int64 // elements per pair
-	i    int
-	last stepEnd
+	r, p  int
+	c     int64 // elements per pair
+	i     int
+	shift bool
+	last  stepEnd
+}
+
+// ompiPairwise is the Params.Library with which pairwise runs Open MPI's
+// partners.
+const ompiPairwise = "ompi"
+
+func newPairwiseAlltoall(p Params, r int) *pairwiseAlltoall {
+	return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd, shift: p.Library == ompiPairwise}
 }
 
 func (s *pairwiseAlltoall) step(b *builder) bool {
 	if s.i >= s.p {
 		return false
 	}
-	to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
-	if s.p&(s.p-1) == 0 {
-		to, from = s.r^s.i, s.r^s.i
+	k := s.i // the partner's distance: 0 is the rank itself
+	if s.shift {
+		k = (s.i + 1) % s.p // 1, 2, ..., p-1, then itself
+	}
+	to, from := mod(s.r+k, s.p), mod(s.r-k, s.p)
+	if !s.shift && s.p&(s.p-1) == 0 {
+		to, from = s.r^k, s.r^k
 	}
 	out := sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c}
 	in := sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c}
-	if s.i == 0 {
+	if k == 0 {
 		// Its own block: a local copy, as the libraries' sendrecv to
-		// oneself is.
-		s.last = only(b.copy(out, in))
+		// oneself is (Open MPI's after the exchanges).
+		s.last = only(b.copy(out, in, s.last[:]...))
 	} else {
-		s.last = b.exchange(to, from, s.i, out, in, false, s.last[:]...)
+		s.last = b.exchange(to, from, k, out, in, false, s.last[:]...)
 	}
 	s.i++
 	return true
@@ -412,11 +430,13 @@ func (s *twoProcsAlltoall) step(b *builder) bool {
 	return true
 }
 
-// linearAlltoall posts every receive, then every send, at once, sending to
-// r+1, r+2, ... in turn (Open MPI's basic linear): no step waits for
-// another, and the sends are concurrent (sim.Op.Concurrent): they share
-// the NIC rather than leave one after another. Rank r's own block is
-// copied first, locally, as Open MPI does.
+// linearAlltoall posts every receive, from r+1, r+2, ..., then every send,
+// to r-1, r-2, ... (Open MPI's basic linear,
+// ompi_coll_base_alltoall_intra_basic_linear; collsim sent to r+1, r+2,
+// ...: an audit): no step waits for another, and the sends are
+// concurrent (sim.Op.Concurrent): they share the NIC rather than leave
+// one after another. Rank r's own block is copied first, locally, as Open
+// MPI does.
 type linearAlltoall struct {
 	r, p int
 	c    int64
@@ -429,11 +449,11 @@ func (s *linearAlltoall) step(b *builder) bool {
 	}
 	b.copy(sim.Region{Buf: 0, Off: int64(s.r) * s.c, Count: s.c}, sim.Region{Buf: 1, Off: int64(s.r) * s.c, Count: s.c})
 	for i := 1; i < s.p; i++ {
-		from := mod(s.r-i, s.p)
+		from := mod(s.r+i, s.p)
 		b.recv(from, 0, sim.Region{Buf: 1, Off: int64(from) * s.c, Count: s.c})
 	}
 	for i := 1; i < s.p; i++ {
-		to := mod(s.r+i, s.p)
+		to := mod(s.r-i, s.p)
 		b.sendConcurrent(to, 0, sim.Region{Buf: 0, Off: int64(to) * s.c, Count: s.c})
 	}
 	s.done = true

@@ -668,7 +668,7 @@ func libraryAlgorithms() []Algorithm {
 // at a time, each batch waited for before the next.
 func scatteredAlltoall() Algorithm {
 	return Algorithm{Collective: Alltoall, Name: "scattered",
-		Summary: "MPICH's medium-message alltoall: every rank posts the receives and sends of 32 partners at a time (MPIR_CVAR_ALLTOALL_THROTTLE) and waits for them before the next 32. Between linear (all at once) and pairwise (one at a time).",
+		Summary: "MPICH's medium-message alltoall: every rank posts the receives (from r, r+1, ...) and sends (to r, r-1, ...) of 32 partners at a time (MPIR_CVAR_ALLTOALL_THROTTLE), itself among the first, and waits for them before the next 32. Between linear (all at once) and pairwise (one at a time).",
 		Cost:    "the sum over batches of 32 partners of a + k cb, k the batch's ranks other than itself: a + (p-1)cb up to 32 ranks, c the block per pair",
 		newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 32} }}
 }

@@ -92,7 +92,10 @@ func (s *linearSync) step(b *builder) bool {
 	var batch []int32
 	prev := b.join(s.prev) // the batch before must be done
 	for end := min(s.i+s.window, s.p); s.i < end; s.i++ {
-		to, from := mod(s.r+s.i, s.p), mod(s.r-s.i, s.p)
+		// Both libraries receive from r+i and send to r-i (Open MPI's
+		// linear_sync, MPICH's scattered; collsim went the other way
+		// round: an audit).
+		to, from := mod(s.r-s.i, s.p), mod(s.r+s.i, s.p)
 		if s.i == 0 { // its own block: a local copy
 			batch = append(batch, b.copy(sim.Region{Buf: 0, Off: int64(s.r) * s.c, Count: s.c}, sim.Region{Buf: 1, Off: int64(s.r) * s.c, Count: s.c}, prev))
 			continue

@@ -346,6 +346,11 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 			return fall("ring", p, "two_proc is one exchange between the two ranks, which the ring on 2 ranks is (coll_base_allgather.c, ompi_coll_base_allgather_intra_two_procs)")
 		}
 	case Alltoall:
+		if alg == 2 {
+			// ompi_coll_base_alltoall_intra_pairwise: send to r+i and
+			// receive from r-i at every rank count, its own block last.
+			pick.params.Library = ompiPairwise
+		}
 		switch {
 		case alg == 5 && ranks == 1:
 			return fall("pairwise", p, "on 1 rank Open MPI's coll/self module runs the call, not its tuned rules: one local copy of the block (coll_self_alltoall.c), which pairwise on 1 rank is")

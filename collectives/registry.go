@@ -326,10 +326,10 @@ func init() {
 				return &ringReduceScatter{r: r, p: p.Ranks, n: p.Count, last: noEnd}
 			}},
 		{Collective: Alltoall, Name: "pairwise",
-			Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange). One message in and one out per step, so no port is overloaded: the choice for long messages.",
+			Summary: "p-1 steps in which every rank exchanges one block with one partner: XOR partners for powers of two, otherwise send to r+i and receive from r-i (MPICH's pairwise exchange; Open MPI's, which -a ompi, ompi40 and ompi5 run, takes r+i and r-i at every p and copies its own block last). One message in and one out per step, so no port is overloaded: the choice for long messages.",
 			Cost:    "(p-1)(a + cb), c the block per pair",
 			newRank: func(p Params, r int) stepper {
-				return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd}
+				return newPairwiseAlltoall(p, r)
 			}},
 		{Collective: Alltoall, Name: "two_procs",
 			Summary: "Open MPI's alltoall for two ranks, which its fixed rules pick on 2 ranks (Open MPI 4.0's at every size, 4.1's and 5.0's at some): one exchange of blocks with the other rank, then the rank's own block copied locally. The same messages as pairwise on 2 ranks, whose copy comes first. Runs on 2 ranks only.",
@@ -342,7 +342,7 @@ func init() {
 				return nil
 			}},
 		{Collective: Alltoall, Name: "linear",
-			Summary: "Every rank posts all its receives and all its sends at once, sending to r+1, r+2, ... in turn (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
+			Summary: "Every rank posts all its receives, from r+1, r+2, ..., and all its sends, to r-1, r-2, ..., at once (Open MPI's basic linear alltoall). Nothing waits for anything but the NICs: one latency, then the sends stream out back to back. Good for small messages and few ranks; with many ranks it floods the network with p^2 messages at once, which contention punishes (the analytic model cannot show that; the flow model will).",
 			Cost:    "a + (p-1)cb, c the block per pair",
 			newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
 		{Collective: Allreduce, Name: "linear",
@@ -581,7 +581,7 @@ func init() {
 			newRank: func(p Params, r int) stepper { return &bruckAlltoall{r: r, p: p.Ranks, c: p.Count} },
 			scratch: func(p Params) []int64 { n := int64(p.Ranks) * p.Count; return []int64{n, n} }},
 		{Collective: Alltoall, Name: "linear_sync",
-			Summary: "The linear alltoall with at most 8 exchanges in flight: each batch of 8 partners (sends to r+i, receives from r-i) waits for the batch before it (Open MPI's linear_sync). Bounds the messages flooding the network at once.",
+			Summary: "The linear alltoall with at most 8 exchanges in flight: each batch of 8 partners (receives from r+i, sends to r-i) waits for the batch before it. Bounds the messages flooding the network at once. Open MPI's linear_sync keeps its window sliding instead, posting the next receive or send as soon as any of its own kind completes (ompi_request_wait_any), and its default window (coll_tuned_alltoall_max_requests 0) is every partner: the linear alltoall.",
 			Cost:    "the sum over batches of 8 partners of a + k cb, k the batch's ranks other than itself: a + (p-1)cb up to 8 ranks, c the block per pair",
 			newRank: func(p Params, r int) stepper { return &linearSync{r: r, p: p.Ranks, c: p.Count, window: 8} }},
 		{Collective: Allreduce, Name: "allgather_reduce",
