@@ -481,3 +481,65 @@ func (s *disseminationBarrier) step(b *builder) bool {
 	s.dist *= 2
 	return true
 }
+
+// ompiBarrierRD is Open MPI's recursive-doubling barrier
+// (coll_base_barrier.c, ompi_coll_base_barrier_intra_recursivedoubling,
+// the same in 4.0.7, 4.1.8 and 5.0.10). With adj the largest power of two
+// up to p, a rank r >= adj sends to r-adj and receives from it in one
+// MPI_Sendrecv; a rank r < p-adj first receives that message, then the
+// ranks below adj exchange with r XOR 1, 2, ..., and r < p-adj ends with a
+// synchronous send to r+adj, the message that rank's receive waits for.
+// The synchronous send completes once the receiver has matched it and its
+// acknowledgement is back: collsim sends that acknowledgement as an empty
+// message after the receive, so the send's rank waits a latency more. (It
+// ran MPICH's fold instead, even ranks below 2(p-adj) into r+1, which
+// pairs 0 with 1 where Open MPI pairs adj with 0: an audit.)
+type ompiBarrierRD struct {
+	r, p, adj int
+	stage     int // 0 the fold, 1 the rounds, 2 the hand-back, 3 done
+	mask      int
+	last      stepEnd
+}
+
+func newOmpiBarrierRD(r, p int) *ompiBarrierRD {
+	return &ompiBarrierRD{r: r, p: p, adj: floorPow2(p), last: noEnd}
+}
+
+func (s *ompiBarrierRD) step(b *builder) bool {
+	// Every message carries the sender's knowledge vector in data mode
+	// (Count p, no bytes), by which the check proves the barrier.
+	know := sim.Region{Count: int64(s.p)}
+	final := 1 + ceilLog2(s.adj) // the hand-back's tag; its acknowledgement's is final+1
+	switch s.stage {
+	case 0:
+		s.stage, s.mask = 1, 1
+		switch {
+		case s.r >= s.adj:
+			low := s.r - s.adj
+			b.send(low, 0, know)
+			got := b.recvReduce(low, final, know)
+			b.send(low, final+1, know, got) // the acknowledgement
+			s.stage = 3
+		case s.r < s.p-s.adj:
+			s.last = only(b.recvReduce(s.r+s.adj, 0, know))
+		}
+	case 1:
+		if s.mask >= s.adj {
+			s.stage = 2
+			return true
+		}
+		peer := s.r ^ s.mask
+		s.last = b.exchange(peer, peer, 1+ceilLog2(s.mask), know, know, true, s.last[:]...)
+		s.mask <<= 1
+	case 2:
+		if s.r < s.p-s.adj {
+			high := s.r + s.adj
+			sent := b.send(high, final, know, s.last[:]...)
+			b.recvReduce(high, final+1, know, sent)
+		}
+		s.stage = 3
+	default:
+		return false
+	}
+	return true
+}

@@ -594,11 +594,9 @@ func init() {
 			Cost:    "about 2 log2 p (a + sb) + 2nb + ng for segments of s (an interior rank takes in its tree's half from two children and sends it down to two)",
 			newRank: func(p Params, r int) stepper { return newDoubleTree(p, r) }, lookahead: 1024},
 		{Collective: Barrier, Name: "recursive_doubling",
-			Summary: "Empty messages between partners at distance 1, 2, 4, ...: log2 p rounds for powers of two, plus a fold and unfold otherwise (Open MPI's recursive_doubling barrier).",
-			Cost:    "log2 p a, or (floor(log2 p) + 2) a",
-			newRank: func(p Params, r int) stepper {
-				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
-			}, emptyMessages: true},
+			Summary: "Open MPI's recursive_doubling barrier: empty messages between partners at distance 1, 2, 4, ... among the first p' ranks, p' the largest power of two up to p: log2 p rounds for powers of two. Otherwise each rank r from p' on first sends to r-p' and waits for it, and that rank, after the rounds, answers with a synchronous send, which completes when its acknowledgement comes back (collsim sends the acknowledgement as an empty message).",
+			Cost:    "log2 p a; otherwise up to (floor(log2 p) + 3) a, a rank r < p - p' waiting a for the message of r + p' and 2a for its synchronous send's acknowledgement",
+			newRank: func(p Params, r int) stepper { return newOmpiBarrierRD(r, p.Ranks) }, emptyMessages: true},
 		{Collective: Reduce, Name: "in_order_binary",
 			Summary: "Open MPI's in-order binary tree: rank p-1 is the tree's root, lower ranks sit in its left subtree and higher ones in its right, recursively, so that reductions combine ranks in order (what non-commutative operations need); the tree's root hands the result to the reduce's root if they differ.",
 			Cost:    "at most floor(log2 p)(a + 2nb + 2ng) (+ a + nb for a root other than p-1): at each level a rank takes its two children's vectors in one after the other and reduces each",

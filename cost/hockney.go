@@ -367,11 +367,37 @@ func dissemination(m Hockney, s size) Prediction {
 // alpha: ceil(log2 p) 2 alpha (see binomialTree for when it is exact).
 func barrierTree(m Hockney, s size) Prediction { return binomialTree(s.p, 2*m.Alpha) }
 
-// barrierRecursiveDoubling: recursive doubling of empty messages: log2 p
-// alpha, with the fold's bounds otherwise (see recursiveDoubling).
+// barrierRecursiveDoubling: Open MPI's recursive doubling of empty
+// messages among the first p' = 2^floor(log2 p) ranks. A rank r below
+// p - p' starts once the message of r + p' is in (alpha); in each round a
+// rank ends once its partner's message is in, sent when the partner's
+// previous round ended (an empty eager send costs its rank nothing more):
+// end_r = max(end_r, end_partner + alpha). A rank r below p - p' then
+// sends its synchronous send to r + p', in a latency later, and has its
+// acknowledgement back after another. The recurrence, run over the p'
+// ranks, is exact: log2 p alpha for p a power of two.
 func barrierRecursiveDoubling(m Hockney, s size) Prediction {
-	s.n = 0
-	return recursiveDoubling(m, s)
+	adj := 1 << log2Floor(s.p)
+	rem := s.p - adj
+	end := make([]float64, adj)
+	for r := range rem {
+		end[r] = m.Alpha
+	}
+	next := make([]float64, adj)
+	for mask := 1; mask < adj; mask <<= 1 {
+		for r := range end {
+			next[r] = max(end[r], end[r^mask]+m.Alpha)
+		}
+		end, next = next, end
+	}
+	var t float64
+	for r, e := range end {
+		t = max(t, e)
+		if r < rem {
+			t = max(t, e+2*m.Alpha)
+		}
+	}
+	return exact(t)
 }
 
 // barrierLinear: p-1 empty messages to rank 0 and p-1 back, each a

@@ -439,3 +439,26 @@ func TestDoubleTreePipelinesSlowReductions(t *testing.T) {
 		t.Errorf("8 MiB on 16 ranks: %.4g ms, outside n gamma = %.4g ms and n gamma + 2 n beta = %.4g ms", got*1e3, n*1000e-12*1e3, limit*1e3)
 	}
 }
+
+// Open MPI's recursive-doubling barrier, by hand with alpha = 1: on 3 ranks
+// rank 0 has rank 2's message at 1, rank 1 has rank 0's at 2, and rank 0's
+// synchronous send to 2 has its acknowledgement back at 1 + 2 = 3; on 6
+// ranks 0 and 1 start at 1, their round with each other ends at 2, 2 and
+// 3 end their first round at 1 and their second at 3, 0 and 1 at 2, whose
+// acknowledgements are back at 4; on 7 ranks 0..2 start at 1, the first
+// round ends at 2, 2, 2, 1, the second at 3, 3, 3, 3, and 0..2's
+// acknowledgements come at 5; on 8 ranks, 3 rounds.
+func TestBarrierRecursiveDoublingByHand(t *testing.T) {
+	a, _ := collectives.Lookup(collectives.Barrier, "recursive_doubling")
+	m := Hockney{Alpha: 1e-6}
+	for p, want := range map[int]float64{1: 0, 2: 1, 3: 3, 6: 4, 7: 5, 8: 3} {
+		pred, err := m.Predict(a, collectives.Params{Ranks: p})
+		if err != nil || math.Abs(pred.Time-want*1e-6) > 1e-15 || !pred.Exact {
+			t.Errorf("%d ranks: %v (exact %v, %v), want %g us", p, pred.Time, pred.Exact, err, want)
+		}
+		got := simulate(t, a, collectives.Params{Ranks: p}, topology.LinkSpec{Bandwidth: 1e9, Latency: 0.5e-6}, 0)
+		if got != sim.Time(want)*sim.Microsecond {
+			t.Errorf("%d ranks: simulated %v, want %g us", p, got, want)
+		}
+	}
+}
