@@ -963,6 +963,15 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 		t = t.Elem()
 	}
 	if n.Kind == yaml.AliasNode {
+		// A value given by an alias is checked as if written here (4.5
+		// through an alias was cut to 4 hosts: an audit), at the alias's
+		// line; an alias of a mapping or list was checked where it is
+		// anchored (following those would walk an alias bomb's expansion).
+		if n.Alias != nil && n.Alias.Kind == yaml.ScalarNode {
+			target := *n.Alias
+			target.Line = n.Line
+			v.shapes(&target, t, keys)
+		}
 		return
 	}
 	kind := map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list", yaml.ScalarNode: "a value"}[n.Kind]
@@ -995,6 +1004,17 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 		var fractions []string // one problem per key, however many items
 		line := 0
 		for _, item := range n.Content {
+			if item.Kind == yaml.AliasNode && item.Alias != nil && item.Alias.Kind == yaml.ScalarNode {
+				target := *item.Alias
+				target.Line = item.Line
+				item = &target
+			}
+			if item.Kind == yaml.ScalarNode && item.Tag == "!!int" {
+				if why := numberSpelling(item.Value); why != "" {
+					v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, item.Line, where, why))
+					return
+				}
+			}
 			switch {
 			case item.Kind == yaml.ScalarNode && item.Tag == "!!float":
 				fractions, line = append(fractions, item.Value), cmp.Or(line, item.Line)
@@ -1019,6 +1039,8 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	case (isInteger(t) || t.Kind() == reflect.Float64) && n.Tag == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && quotedNumber(n.Value):
 		// "8" said it was not a whole number (a new user's trial).
 		bad("%s is quoted, so it is text; write the number without quotes", lines.Quote(n.Value))
+	case (isInteger(t) || t.Kind() == reflect.Float64 || t == reflect.TypeFor[ratio]()) && n.Tag == "!!int" && numberSpelling(n.Value) != "":
+		bad("%s", numberSpelling(n.Value))
 	case isInteger(t) && n.Tag == "!!float" && len(strings.TrimLeft(n.Value, "+-")) > 18 && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
 		// yaml.v3 tags digits past int64 a float: a whole number, too large.
 		bad("%s is too large", lines.Quote(n.Value))
@@ -1035,6 +1057,23 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	case t.Kind() == reflect.Bool && n.Tag != "!!bool":
 		bad("%s is not true or false", lines.Quote(n.Value))
 	}
+}
+
+// numberSpelling says what is wrong with a YAML integer written other than
+// in plain decimal digits, which YAML reads in another base: 010 is octal
+// 8, and 0x10, 0o10 and 0b10 are 16, 8 and 2 (010 hosts built 8: an
+// audit). "" where it is plain.
+func numberSpelling(s string) string {
+	digits := strings.TrimLeft(s, "+-")
+	switch {
+	case len(digits) < 2 || digits[0] != '0':
+		return ""
+	case digits[1] >= '0' && digits[1] <= '9':
+		return fmt.Sprintf("%s has a leading zero, which YAML reads as octal; write it without the leading zeros", lines.Quote(s))
+	case strings.ContainsRune("xXoObB", rune(digits[1])):
+		return fmt.Sprintf("%s is written in another base; write the number in decimal", lines.Quote(s))
+	}
+	return ""
 }
 
 // overflowsInt reports whether the YAML integer s does not fit t.

@@ -217,6 +217,22 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:5: network.torus.dims: 3.9 is not a whole number"}},
 		{"fractional ranks per host", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
 			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is not a whole number`}},
+		// Through an alias, a fraction was cut to a whole number, and a
+		// number written with a leading zero or in another base was read
+		// in that base: 4.5 hosts built 4, 7.9 built a torus of 7, 010
+		// hosts built 8 (an audit).
+		{"fraction through an alias", "description: &d 4.5\nnetwork:\n  crossbar: {hosts: *d, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:3: network.crossbar.hosts: "4.5" is not a whole number`}},
+		{"fraction through an alias in a list", "name: &d 7.9\nnetwork:\n  torus: {dims: [*d, 2], link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{"bad.yaml:3: network.torus.dims: 7.9 is not a whole number"}},
+		{"octal hosts", "network:\n  crossbar: {hosts: 010, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "010" has a leading zero, which YAML reads as octal; write it without the leading zeros`}},
+		{"octal taper", "network:\n  fat_tree: {k: 8, levels: 2, taper: 02, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.fat_tree.taper: "02" has a leading zero`}},
+		{"binary dims", "network:\n  torus: {dims: [0b11, 2], link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.torus.dims: "0b11" is written in another base; write the number in decimal`}},
+		{"hex hosts", "network:\n  crossbar: {hosts: 0x10, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "0x10" is written in another base`}},
 		// Digits past int64, which yaml.v3 tags a float: too large, not a
 		// fraction (a new user's trial).
 		{"hosts past int64", "network:\n  crossbar:\n    hosts: 99999999999999999999999\n    link: {bandwidth: 1GB/s, latency: 1us}\n",
@@ -684,5 +700,21 @@ func TestPlacedNodes(t *testing.T) {
 		if err != nil || perNode != most || least != fewest || most == 1 && !blocked {
 			t.Errorf("seed %d: %d to %d a node, blocked %t (%v); the hosts say %d to %d a node", seed, least, perNode, blocked, err, fewest, most)
 		}
+	}
+}
+
+// A whole number through an alias is read as written; 0x0 is refused as
+// another base, though it is 0 in any.
+func TestWholeNumbersThroughAliases(t *testing.T) {
+	m, err := Parse("ok.yaml", []byte("description: &d 8\nnetwork:\n  torus: {dims: [*d, 0x0, 0], link: {bandwidth: 1GB/s, latency: 1us}}\n"))
+	if err == nil || !strings.Contains(err.Error(), `"0x0" is written in another base`) {
+		t.Errorf("0x0: %v", err)
+	}
+	m, err = Parse("ok.yaml", []byte("description: &d 8\nnetwork:\n  crossbar: {hosts: *d, link: {bandwidth: 1GB/s, latency: 0}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Topology.Hosts() != 8 {
+		t.Errorf("hosts through an alias of 8: %d", m.Topology.Hosts())
 	}
 }
