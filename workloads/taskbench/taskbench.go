@@ -281,6 +281,10 @@ func (g *Graph) taskTime(t, p int) sim.Time {
 // rank's run of tasks) stay far from the clock's limit.
 const maxTask = 3600 * sim.Second
 
+// maxTasks bounds a job's tasks, all graphs' together: twice the README's
+// largest graph (8,192 x 1,000, 8.2 M tasks, 704 MB and 15 s).
+const maxTasks = 1 << 24
+
 // Job is one run of one or more task graphs on ranks (one per core, as
 // Task Bench's MPI implementation runs).
 type Job struct {
@@ -304,10 +308,15 @@ func (j *Job) Check() error {
 	if len(j.Graphs)*j.Graphs[0].Width >= collectives.MaxP2PTag {
 		return fmt.Errorf("too many columns in all")
 	}
+	tasks := 0.0
 	for i := range j.Graphs {
 		g := &j.Graphs[i]
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("graph %d: %w", i, err)
+		}
+		if tasks += float64(g.Width) * float64(g.Steps); tasks > maxTasks {
+			// --steps 2000000000 ran out of memory after hours (an audit).
+			return fmt.Errorf("%.0f tasks or more (columns x steps over the graphs): at most %d; use fewer steps or columns", tasks, maxTasks)
 		}
 		if g.Width < j.Ranks {
 			return fmt.Errorf("graph %d: %d columns over %d ranks leaves ranks without a column; use at least as many columns as ranks", i, g.Width, j.Ranks)

@@ -167,6 +167,10 @@ func TestRefusals(t *testing.T) {
 		// Task Bench's -imbalance is at most 2 (a factor 1 + (u - 1/2) i
 		// below 0 past it).
 		"imbalance past 2": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Microsecond, Imbalance: 2.01}}},
+		// 2^24 tasks at most, over every graph: --steps 2000000000 ran
+		// out of memory (an audit).
+		"steps 2e9":            {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "stencil_1d", Width: 4, Steps: 2e9}}},
+		"two graphs past 2^24": {Ranks: 2, Graphs: []taskbench.Graph{{Pattern: "trivial", Width: 4, Steps: 1 << 21}, {Pattern: "trivial", Width: 4, Steps: 1<<21 + 1}}},
 	} {
 		if err := j.Check(); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -181,6 +185,7 @@ func TestTaskBenchLimitsAccepted(t *testing.T) {
 		"spread 16/8, period 2": {Pattern: "spread", Width: 16, Steps: 3, Radix: 8, Period: 2},
 		"spread 5/2, period 3":  {Pattern: "spread", Width: 5, Steps: 3, Radix: 2, Period: 3}, // ceil(5/2), not 5/2 rounded down
 		"imbalance 2":           {Pattern: "stencil_1d", Width: 4, Steps: 2, Duration: sim.Microsecond, Imbalance: 2},
+		"2^24 tasks":            {Pattern: "trivial", Width: 4, Steps: 1 << 22},
 	} {
 		j := taskbench.Job{Ranks: 2, Graphs: []taskbench.Graph{g}}
 		if err := j.Check(); err != nil {
