@@ -108,6 +108,10 @@ var pendingHostile = map[string]string{}
 // into the test's temporary directory.
 var tmpFiles = map[string]func() []byte{
 	// A config over the 1 MiB a machine config may have.
+	// A link whose bandwidth puts every closed form past the clock.
+	"bwsub.yaml": func() []byte {
+		return []byte("network:\n  crossbar: {hosts: 4, link: {bandwidth: 5e-324B/s, latency: 1us}}\n")
+	},
 	"big.yaml": func() []byte {
 		return []byte("description: " + strings.Repeat("x", 2<<20) + "\nnetwork:\n  crossbar:\n    hosts: 4\n    link: {bandwidth: 100Gbit/s, latency: 500ns}\n")
 	},
@@ -382,6 +386,12 @@ var hostileCases = []hostile{
 	// copied at 1 B/s is 8388608 s; 1 FLOP/s makes an FFT line's step
 	// saturate the clock by itself.
 	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `its longest compute step is 8388608s, on rank 0, and its largest message 8MiB`},
+	// model printed +Infs and a best among them, and --json failed on
+	// +Inf without naming an input (an audit); tune took --prune NaN.
+	{args: []string{"model", "-c", "allreduce", "-n", "4", "-s", "8", "-m", tf("bwsub.yaml"), "--json"}, code: 1, want: `closed form for 4 ranks and 8B: simulated time would pass its limit.*the costliest input is network.crossbar.link.bandwidth 5e-324B/s \(<file>:2\)`},
+	{args: []string{"model", "-c", "allreduce", "-n", "4", "-s", "8", "-m", tf("bwsub.yaml")}, code: 1, want: `closed form for 4 ranks and 8B: simulated time would pass its limit`},
+	{args: []string{"tune", "-n", "4", "-s", "8", "--prune", "NaN"}, code: 2, want: `--prune NaN: give 0`},
+	{args: []string{"tune", "-n", "4", "-s", "8", "--prune", "+Inf"}, code: 2, want: `--prune \+Inf: give 0`},
 	// A Poisson noise too sparse for the clock wrapped and crashed with
 	// exit 70 (an audit).
 	{args: []string{"run", "--noise-random", "1e-9:1ns"}, code: 2, want: `past the clock's limit`},

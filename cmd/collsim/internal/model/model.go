@@ -14,6 +14,7 @@ import (
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/cost"
+	"github.com/collsim/collsim/sim"
 )
 
 // New returns the model command.
@@ -181,6 +182,14 @@ reduction rate) unless given.`,
 						}
 						if err != nil {
 							return err
+						}
+						if math.IsInf(pred.Time, 0) || math.IsNaN(pred.Time) {
+							// A form that overflows: the table printed +Infs and
+							// named a best among them, and --json failed on +Inf
+							// (an audit). (A finite form past the clock is
+							// printed: it is a number, where run could not
+							// simulate the call.)
+							return collsim.ClockHint(fmt.Errorf("%s's closed form for %d ranks and %s: %w", a.ID(), p, configs.FormatBytes(r.SizeBytes), sim.ErrClockLimit), r.SizeBytes, m.Inputs)
 						}
 						r.Times[a.Name], r.Exact[a.Name] = pred.Time, pricing.ExactHere(pred, kind, alike)
 						mark := ""

@@ -91,7 +91,7 @@ reduce: given 0 Open MPI runs them unsegmented); elsewhere 0.`,
 			if err := cmdutil.SizeApplies(cmd.Flags(), cs...); err != nil {
 				return err
 			}
-			if prune != 0 && prune < 1 {
+			if prune != 0 && !(prune >= 1) || math.IsInf(prune, 1) { // NaN pruned nothing (an audit)
 				return cmdutil.Flagf("--prune %g: give 0 (simulate every algorithm) or a factor of at least 1", prune)
 			}
 			if elem < 1 {
