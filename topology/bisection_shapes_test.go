@@ -190,6 +190,15 @@ func TestSizesCountedBeforeBuilding(t *testing.T) {
 	if _, err := Dragonfly(DragonflySpec{P: 1, A: 1, H: 100_000_000, G: 2, Host: l, Local: l, Global: l}); err == nil || !strings.Contains(err.Error(), "more than collsim builds") {
 		t.Errorf("dragonfly h=10^8: %v", err)
 	}
+	// A fat-tree names the limit it passes: 4^11 hosts are exactly the
+	// most, but take 2 x 4^11 x 11 = 92,274,688 links; 4^12 hosts are too
+	// many (both read "hosts is more than collsim builds": an audit).
+	if _, err := FatTree(4, 11, l, 1); err == nil || !strings.Contains(err.Error(), "4^11 hosts on 11 levels take 92274688 links, more than collsim builds (33554432)") {
+		t.Errorf("fat-tree 4^11: %v", err)
+	}
+	if _, err := FatTree(4, 12, l, 1); err == nil || !strings.Contains(err.Error(), "4^12 = 16777216 hosts, more than collsim builds (4194304)") {
+		t.Errorf("fat-tree 4^12: %v", err)
+	}
 	net, _ := Crossbar(16384, l)
 	if _, err := MultiNode(net, NodeSpec{Devices: 256, Kind: FabricMesh, Fabric: l, Uplink: l, NIC: l}); err == nil || !strings.Contains(err.Error(), "more than collsim builds") {
 		t.Errorf("mesh of 16,384 x 256: %v", err)

@@ -77,8 +77,13 @@ func FatTreeTapered(k, levels int, link LinkSpec, taper float64, mode string) (*
 		return nil, fmt.Errorf("fat-tree: k and levels must be at least 1 (k=%d, levels=%d)", k, levels)
 	}
 	hostsF := math.Pow(float64(k), float64(levels))
-	if hostsF > maxHosts || 2*hostsF*float64(levels) > maxLinks {
-		return nil, fmt.Errorf("fat-tree: k^levels = %g hosts is more than collsim builds (%d hosts, %d links)", hostsF, maxHosts, maxLinks)
+	// Each limit named by itself (4^11 hosts, exactly the most, was
+	// refused as too many hosts, for its 92 M links: an audit).
+	if hostsF > maxHosts {
+		return nil, fmt.Errorf("fat-tree: k^levels = %d^%d = %.0f hosts, more than collsim builds (%d)", k, levels, hostsF, maxHosts)
+	}
+	if links := 2 * hostsF * float64(levels); links > maxLinks {
+		return nil, fmt.Errorf("fat-tree: %d^%d hosts on %d levels take %.0f links, more than collsim builds (%d)", k, levels, levels, links, maxLinks)
 	}
 	if !(taper >= 1) || math.IsInf(taper, 0) {
 		return nil, fmt.Errorf("fat-tree: taper must be a ratio of at least 1 (1 is a full tree, 2 is 2:1), not %g", taper)

@@ -217,6 +217,10 @@ var hostileCases = []hostile{
 	{args: []string{"workload", "fft", "--pack-rate", "0"}, code: 2, want: `--pack-rate.*must be positive`},
 	{args: []string{"workload", "dnn", "--bucket", "1XB"}, code: 2, want: `--bucket.*unknown`},
 	{args: []string{"workload", "dnn", "--devices", "0"}, code: 2, want: `--devices 0: give at least 1`},
+	// A gpt: shape out of range is the flag's value (exit 1, without the
+	// flag's name, before: an audit).
+	{args: []string{"workload", "dnn", "--model", "gpt:0,0,0,0,0"}, code: 2, want: `--model: transformer: layers, hidden, heads, seq and vocab must be at least 1`},
+	{args: []string{"workload", "dnn", "--model", "gpt:1,2"}, code: 2, want: `--model: model "gpt:1,2": give gpt:LAYERS,HIDDEN,HEADS,SEQ,VOCAB`},
 	{args: []string{"workload", "dnn", "--dp", "0"}, code: 2, want: `--dp 0: give at least 1`},
 	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "-8,8"}, code: 2, want: `--scaling -8: device counts are at least 1`},
 	{args: []string{"workload", "dnn", "--model", "bert-large", "--scaling", "1,3,0"}, code: 2, want: `--scaling 0: device counts are at least 1`},

@@ -259,6 +259,11 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 		return j, 0, err
 	}
 	model, err := configs.Model(o.model)
+	if err != nil && strings.HasPrefix(o.model, "gpt:") {
+		// The shape is the flag's value: a usage error (exit 1 before: an
+		// audit), where a model file's problems are a config's.
+		return j, 0, &cmdutil.FlagError{Err: fmt.Errorf("--model: %w", err)}
+	}
 	if err != nil {
 		return j, 0, err
 	}
