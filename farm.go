@@ -3,7 +3,9 @@ package collsim
 import (
 	"encoding/json"
 	"math"
+	"slices"
 
+	"github.com/collsim/collsim/configs"
 	"github.com/collsim/collsim/workloads/farm"
 )
 
@@ -55,16 +57,42 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	alpha, beta := m.PathParams(int(place[0]), int(place[1]))
 	o := m.Host.Overhead.Seconds()
 	c := float64(max(job.Chunk, 1))
 	mean := job.Work() / float64(job.Tasks)
 	master := job.MasterPerTask() + 2*o/c // a send and a receive per chunk
-	cycle := c*mean + 2*alpha + c*float64(job.Arg+job.Result)*beta + c*job.MasterPerTask() + 4*o
-	// No more workers are busy than there are chunks to hand out.
-	busy := float64(min(job.Workers, job.Chunks()))
-	masterB, linkB, workerB := 1/master, 1/(float64(max(job.Arg, job.Result))*beta), busy*c/cycle
-	out.Limit, out.Knee = "workers", min(masterB, linkB)*cycle/c
+	// Each worker's cycle over its own path to the master, and the rate
+	// each path moves bytes at (the bounds took worker 1's path for all:
+	// with 31 workers on the master's host and 9 off it, results came in
+	// over both at once, above the bound; an audit).
+	hm := int(place[0])
+	cycles := make([]float64, job.Workers)
+	var meanCycle, localRate, remoteRate float64
+	for w := 1; w <= job.Workers; w++ {
+		alpha, beta := m.PathParams(hm, int(place[w]))
+		cycles[w-1] = c*mean + 2*alpha + c*float64(job.Arg+job.Result)*beta + c*job.MasterPerTask() + 4*o
+		meanCycle += cycles[w-1] / float64(job.Workers)
+		if int(place[w]) == hm {
+			localRate += 1 / beta
+		} else {
+			remoteRate += 1 / beta
+		}
+	}
+	// No more workers are busy than there are chunks to hand out: the
+	// fastest cycles among them bound the workers' rate.
+	slices.Sort(cycles)
+	var workerB float64
+	for _, cy := range cycles[:min(job.Workers, job.Chunks())] {
+		workerB += c / cy
+	}
+	// The master moves arguments out and results in through its host's
+	// local channel (to workers on its host) and its links (to the
+	// others) at once, each no faster than the paths through it.
+	out1, in1 := masterPorts(m, hm, localRate > 0)
+	linkB := min(perTask(min(out1.local, localRate)+min(out1.links, remoteRate), job.Arg),
+		perTask(min(in1.local, localRate)+min(in1.links, remoteRate), job.Result))
+	masterB := 1 / master
+	out.Limit, out.Knee = "workers", min(masterB, linkB)*meanCycle/c
 	switch min(masterB, linkB, workerB) {
 	case masterB:
 		out.Limit = "master"
@@ -73,6 +101,41 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	}
 	out.MasterBound, out.LinkBound, out.WorkerBound, out.Knee = finite(masterB), finite(linkB), finite(workerB), finite(out.Knee)
 	return out, nil
+}
+
+// ports is what a host's ranks can move at once: through its local
+// channel (to ranks on the host) and through its links (to the others).
+type ports struct{ local, links float64 }
+
+// masterPorts is host h's ports out and in: the local channel's fastest
+// band (where local, ranks share h) and the sum of h's links leaving and
+// entering it.
+func masterPorts(m *configs.Machine, h int, local bool) (out, in ports) {
+	if local {
+		out.local = m.Local.Bandwidth
+		for _, b := range m.LocalBands {
+			out.local = max(out.local, b.Bandwidth)
+		}
+		in.local = out.local
+	}
+	for _, l := range m.Topology.Links() {
+		if int(l.From) == h {
+			out.links += l.Bandwidth
+		}
+		if int(l.To) == h {
+			in.links += l.Bandwidth
+		}
+	}
+	return out, in
+}
+
+// perTask is the tasks a second rate bytes a second carry at bytes a
+// task: unbounded (+Inf) for tasks of no bytes.
+func perTask(rate float64, bytes int64) float64 {
+	if bytes == 0 {
+		return math.Inf(1)
+	}
+	return rate / float64(bytes)
 }
 
 // MarshalJSON writes a bound that is none (0: nothing costs), and a knee

@@ -131,3 +131,29 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestMasterIsOneLoop: the master carries each chunk through (submit,
+// then its send) before it takes up the next, as a pool's dispatching
+// thread does; chunks queued behind every submit before (an audit). By
+// hand, 16 workers, 16 tasks of 1 ms, submit 20 us and handle 10 us,
+// messages of 1 us and free otherwise: chunk k (1..16) leaves at 20k us
+// and lands 1 us later; worker 16's result is back at 320 + 1 + 1000 + 1
+// = 1322 us, the others' earlier, each handled at once (10 us, 1312 us
+// for worker 15's at the latest, before 16's arrives); 16's is handled by
+// 1332 us, and its stop lands at 1333 us. Before: 1483 us, every send
+// after all 16 submits.
+func TestMasterIsOneLoop(t *testing.T) {
+	us := sim.Microsecond
+	j := &farm.Job{Workers: 16, Tasks: 16, Dist: "fixed", Mean: 1000 * us, Submit: 20 * us, Handle: 10 * us}
+	if got, want := elapsed(t, j, sim.FixedLatency(us)), 1333*us; got != want {
+		t.Errorf("16 tasks on 16 workers: %v, want %v", got, want)
+	}
+	// 4 workers, 3 tasks: chunks leave at 20, 40, 60 us and worker 4's
+	// stop at 60; results are back at 1022, 1042 and 1062 us, each handled
+	// in 10 us and answered by a stop that lands a microsecond later: 1073
+	// us (1093 before: the first three sends waited for the three submits).
+	j = &farm.Job{Workers: 4, Tasks: 3, Dist: "fixed", Mean: 1000 * us, Submit: 20 * us, Handle: 10 * us}
+	if got, want := elapsed(t, j, sim.FixedLatency(us)), 1073*us; got != want {
+		t.Errorf("3 tasks on 4 workers: %v, want %v", got, want)
+	}
+}

@@ -47,12 +47,21 @@ type masterOp struct {
 }
 
 // master is rank 0: it hands each worker a chunk, and each worker that
-// answers the next chunk, or a stop once none is left.
+// answers the next chunk, or a stop once none is left. It is one loop, as
+// a pool's dispatching thread is: it takes one thing to do at a time (a
+// worker to give a chunk to, or a result to handle), and carries it
+// through (handle, submit and serialize, send) before the next, so a
+// chunk leaves as soon as it is ready rather than behind every submit or
+// handle queued before it on the CPU (with 16 workers and a 1 ms task the
+// first chunks waited for all 16 submits: 1.483 ms where the loop takes
+// 1.333; an audit).
 type master struct {
 	reactive
 	j        *Job
 	ops      []masterOp // by index handed out
 	pending  []masterOp // of the ready ops, in order
+	todo     []masterOp // what the loop has still to take up, in order
+	busy     bool       // the loop is carrying one through
 	next     int        // the next chunk to hand out
 	inflight []int      // by worker: its chunk
 	stopped  int
@@ -61,9 +70,26 @@ type master struct {
 func newMaster(j *Job) *master {
 	m := &master{j: j, inflight: make([]int, j.Workers+1)}
 	for w := 1; w <= j.Workers; w++ {
-		m.assign(int32(w))
+		m.todo = append(m.todo, masterOp{mSubmit, int32(w)})
 	}
+	m.step()
 	return m
+}
+
+// step takes up the next thing to do once the loop is free: a worker to
+// give a chunk to (mSubmit) or a result to handle (mHandle).
+func (m *master) step() {
+	for !m.busy && len(m.todo) > 0 {
+		o := m.todo[0]
+		m.todo = m.todo[1:]
+		m.busy = true
+		if o.kind == mHandle {
+			_, n := m.j.span(m.inflight[o.worker])
+			m.push(sim.Op{Kind: sim.OpCalc, Dur: m.j.Handle * sim.Time(n)}, mHandle, o.worker)
+			continue
+		}
+		m.assign(o.worker)
+	}
 }
 
 func (m *master) push(op sim.Op, kind uint8, w int32) {
@@ -84,6 +110,7 @@ func (m *master) assign(w int32) {
 	if m.next == m.j.Chunks() {
 		m.push(sim.Op{Kind: sim.OpSend, Peer: w, Tag: tagStop}, mStop, w)
 		m.stopped++
+		m.busy = false // the stop is sent; the loop goes on
 		return
 	}
 	c := m.next
@@ -105,12 +132,13 @@ func (m *master) Completed(idx int32) {
 		c := m.inflight[o.worker]
 		_, n := m.j.span(c)
 		m.push(sim.Op{Kind: sim.OpSend, Peer: o.worker, Tag: int32(c + 1), Bytes: int64(n) * m.j.Arg}, mSend, o.worker)
+		m.busy = false
 	case mRecv:
-		_, n := m.j.span(m.inflight[o.worker])
-		m.push(sim.Op{Kind: sim.OpCalc, Dur: m.j.Handle * sim.Time(n)}, mHandle, o.worker)
+		m.todo = append(m.todo, masterOp{mHandle, o.worker})
 	case mHandle:
 		m.assign(o.worker)
 	}
+	m.step()
 }
 
 // Ended implements sim.ReactiveSource: every worker has been told to
