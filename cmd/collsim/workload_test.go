@@ -860,3 +860,14 @@ func TestWorkloadDNNSearchSaturatedMemory(t *testing.T) {
 		t.Errorf("search:\n%s%s", out, errs)
 	}
 }
+
+// More METG points than halvings of --metg-from reach the clock's 1 ps
+// run as many as there are, and say so (they stopped short without a
+// word: an audit): 10 ms is 10^10 ps, halved 33 times to 1 ps (2^33 =
+// 8.6e9 <= 10^10 < 2^34), so 34 kernels.
+func TestTaskBenchMETGPointsPastTheClock(t *testing.T) {
+	_, stderr, code := collsim(t, "workload", "taskbench", "-q", "--metg", "--metg-points", "100000", "--steps", "2", "--width", "4", "--ranks", "2")
+	if code != 0 || !strings.Contains(stderr, "--metg-points 100000: halving 10ms reaches the clock's 1 ps after 34 kernels") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -180,6 +180,10 @@ func (o *taskbenchFlags) runMETG(streams *cmdutil.IO, e *collsim.Experiment, j t
 	for d, i := from, 0; i < o.metgPoints && d > 0; d, i = d/2, i+1 {
 		durations = append(durations, d)
 	}
+	if len(durations) < o.metgPoints {
+		// It stopped short without a word (an audit).
+		fmt.Fprintf(streams.Err, "collsim: note: --metg-points %d: halving %s reaches the clock's 1 ps after %d kernels; these are all it runs\n", o.metgPoints, cmdutil.Seconds(from.Seconds()), len(durations))
+	}
 	report, stop := o.counter(streams, "METG points simulated", len(durations))
 	defer stop()
 	curve, metg, crossed, err := e.METG(j, durations, o.workers, report)
