@@ -168,6 +168,9 @@ func (c *Call) elemSize() int64 {
 // program: its peers are the group's world ranks, its tags start at
 // tagBase, its ops wait for floor and its regions start at offset.
 func (c *Call) on(pos, tagBase int, floor []int32, offset int64) *sub {
+	if SendsNothing(c.Algorithm.Collective, c.Params) {
+		return newSub(nothing{}, c.Group, tagBase, floor, offset)
+	}
 	return newSub(c.Algorithm.newRank(c.Params, pos), c.Group, tagBase, floor, offset)
 }
 

@@ -230,8 +230,21 @@ func mpich4Pick(c Collective) func(q Params) (string, Params, error) {
 	}
 }
 
-// mpich4Choice is MPICH 4.3.2's choice for the call.
+// mpich4Choice is MPICH 4.3.2's choice for the call; its MPI_Allreduce
+// runs a call of no elements (Params.ZeroCountSends).
 func mpich4Choice(c Collective, p Params) (choice, error) {
+	ch, err := mpich4Call(c, p)
+	if err == nil && c == Allreduce {
+		ch.params.ZeroCountSends = true
+		if p.Count == 0 {
+			ch.rule += "; a call of no elements runs as well: MPICH 4.3.2's MPI_Allreduce does not return early (src/binding/c/coll_api.txt), as its other collectives and Open MPI's do"
+		}
+	}
+	return ch, err
+}
+
+// mpich4Call is mpich4Choice but for calls of no elements.
+func mpich4Call(c Collective, p Params) (choice, error) {
 	name, q, rule, err := mpich4Flat(c, p)
 	if err != nil {
 		return choice{}, err

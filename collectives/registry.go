@@ -90,6 +90,11 @@ type Params struct {
 	// only when both are complete; with Overlap it waits for the receive
 	// alone, as if the send were an MPI_Isend waited for at the end.
 	Overlap bool
+	// ZeroCountSends runs a call of no elements as its algorithm does, with
+	// empty messages, where the library does (MPICH 4.3.2's MPI_Allreduce,
+	// whose binding and algorithms do not return early); otherwise such a
+	// call sends nothing (SendsNothing).
+	ZeroCountSends bool
 	// Library is the library release whose rules an MPI library's
 	// composite algorithm follows for its parts: "" for the one it is
 	// named after (MPICH 3.3.2 for smp, Open MPI 4.1.8 for
@@ -152,6 +157,15 @@ func (a *Algorithm) Build(p Params) (sim.Schedule, error) {
 	}
 	sem := semanticsOf[a.Collective]
 	es := p.elemSize()
+	if SendsNothing(a.Collective, p) {
+		return sim.Schedule{
+			Name:     a.ID(),
+			Ranks:    p.Ranks,
+			Rank:     func(int) sim.Source { return newStream(nothing{}, es, p.Overlap) },
+			Buffers:  func(r int) []int64 { return a.buffers(p) },
+			ReduceOp: sem.reduce,
+		}, nil
+	}
 	if a.emptyMessages {
 		es = 0
 		p.Count = int64(p.Ranks) // the knowledge vector
@@ -165,6 +179,22 @@ func (a *Algorithm) Build(p Params) (sim.Schedule, error) {
 		Lookahead: a.lookahead,
 	}, nil
 }
+
+// SendsNothing reports whether a call of c with p returns at once, sending
+// nothing: a call of no elements, which Open MPI's MPI_ functions (every
+// collective's, 4.0 to 5.0: ompi/mpi/c) and MPICH's (3.3.2's; 4.3.2's but
+// MPI_Allreduce, see Params.ZeroCountSends) return from before any
+// algorithm runs, as NCCL does; collsim's algorithms sent empty messages,
+// a 6-rank Bruck allgather 18 of them, 3 us on the default machine (an
+// audit). A barrier carries no elements and always runs.
+func SendsNothing(c Collective, p Params) bool {
+	return p.Count == 0 && c != Barrier && !p.ZeroCountSends
+}
+
+// nothing is the program of a call that sends nothing.
+type nothing struct{}
+
+func (nothing) step(*builder) bool { return false }
 
 func (p Params) check(c Collective) error {
 	switch {
@@ -298,7 +328,7 @@ func init() {
 			}},
 		{Collective: Allreduce, Name: "rabenseifner",
 			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather that retraces those steps backwards, distance halving (Rabenseifner 2004; MPICH's order). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
-			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng, p the largest power of two up to the ranks; plus a fold (a + nb + ng) and an unfold (a + nb) when the ranks are not a power of two, where it is a bound: ranks that skip the fold start their rounds early, so the time lies between that with the unfold overlapped and that in full",
+			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng, p the largest power of two up to the ranks; plus a fold (a + nb + ng) and an unfold (a + nb) when the ranks are not a power of two, where it is a bound: at least that, at most that plus nb (the rank that takes in the fold takes in its first half at the same time, and sends the unfold while its last half leaves: two waits at its port of up to nb/2 each)",
 			newRank: func(p Params, r int) stepper {
 				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
@@ -496,8 +526,8 @@ func init() {
 				return &rankOrderLinear{c: Scatter, r: r, p: p.Ranks, root: p.Root, n: p.Count, nonblocking: true}
 			}},
 		{Collective: Barrier, Name: "tree",
-			Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 ceil(log2 p) latencies, fewer messages than dissemination (2(p-1) instead of p log2 p).",
-			Cost:    "2 ceil(log2 p) a",
+			Summary: "Empty messages up a binomial tree to rank 0, then back down: 2 floor(log2 p) latencies (the deepest rank's hops, each way), fewer messages than dissemination (2(p-1) instead of p log2 p).",
+			Cost:    "2 floor(log2 p) a",
 			newRank: func(p Params, r int) stepper {
 				return &reduceBcast{red: newBinomialReduce(r, p.Ranks, 0, p.Count, 0)}
 			}, emptyMessages: true},

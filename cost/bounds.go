@@ -40,7 +40,7 @@ func (m Hockney) LowerBound(c collectives.Collective, p collectives.Params) (Bou
 	if p.Ranks < 1 || p.Count < 0 {
 		return Bound{}, fmt.Errorf("%s: %d ranks and %d elements", c, p.Ranks, p.Count)
 	}
-	if p.Ranks == 1 {
+	if p.Ranks == 1 || collectives.SendsNothing(c, p) {
 		return Bound{}, nil
 	}
 	elem := p.ElemSize

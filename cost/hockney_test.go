@@ -448,7 +448,21 @@ func TestDoubleTreePipelinesSlowReductions(t *testing.T) {
 // acknowledgements are back at 4; on 7 ranks 0..2 start at 1, the first
 // round ends at 2, 2, 2, 1, the second at 3, 3, 3, 3, and 0..2's
 // acknowledgements come at 5; on 8 ranks, 3 rounds.
+//
+// The tree barrier: rank r is popcount(r) hops below rank 0; the deepest of
+// 5 ranks (3) is 2 hops down, of 12 ranks (7, 11) 3: 4 us and 6 us, there
+// and back (the form said 2 ceil(log2 p): 6 and 8; an audit).
 func TestBarrierRecursiveDoublingByHand(t *testing.T) {
+	tree, _ := collectives.Lookup(collectives.Barrier, "tree")
+	for p, want := range map[int]float64{5: 4, 12: 6, 8: 6} {
+		pred, err := (Hockney{Alpha: 1e-6}).Predict(tree, collectives.Params{Ranks: p})
+		if err != nil || math.Abs(pred.Time-want*1e-6) > 1e-15 || !pred.Exact {
+			t.Errorf("tree on %d ranks: %v (exact %v, %v), want %g us", p, pred.Time, pred.Exact, err, want)
+		}
+		if got := simulate(t, tree, collectives.Params{Ranks: p}, topology.LinkSpec{Bandwidth: 1e9, Latency: 0.5e-6}, 0); got != sim.Time(want)*sim.Microsecond {
+			t.Errorf("tree on %d ranks: simulated %v, want %g us", p, got, want)
+		}
+	}
 	a, _ := collectives.Lookup(collectives.Barrier, "recursive_doubling")
 	m := Hockney{Alpha: 1e-6}
 	for p, want := range map[int]float64{1: 0, 2: 1, 3: 3, 6: 4, 7: 5, 8: 3} {
@@ -459,6 +473,29 @@ func TestBarrierRecursiveDoublingByHand(t *testing.T) {
 		got := simulate(t, a, collectives.Params{Ranks: p}, topology.LinkSpec{Bandwidth: 1e9, Latency: 0.5e-6}, 0)
 		if got != sim.Time(want)*sim.Microsecond {
 			t.Errorf("%d ranks: simulated %v, want %g us", p, got, want)
+		}
+	}
+}
+
+// A call of no elements sends nothing (collectives.SendsNothing): every
+// form prices it at 0, as its simulation takes 0, and the lower bound is
+// 0; a barrier is priced as ever.
+func TestZeroCountPricedAtZero(t *testing.T) {
+	m := Hockney{Alpha: 1e-6, Beta: 1e-9, Gamma: 1e-10, Handshake: 2e-6}
+	for _, a := range collectives.All() {
+		if !Has(a) {
+			continue
+		}
+		p := collectives.Params{Ranks: 8, NodeSize: 4, GroupSize: 4}
+		pred, err := m.Predict(a, p)
+		if err != nil {
+			continue // refused for these parameters
+		}
+		if barrier := a.Collective == collectives.Barrier; barrier != (pred.Time > 0) || !pred.Exact && !barrier {
+			t.Errorf("%s of no elements: %g s (exact %v)", a.ID(), pred.Time, pred.Exact)
+		}
+		if b, err := m.LowerBound(a.Collective, p); err != nil || a.Collective != collectives.Barrier && b.Time != 0 {
+			t.Errorf("%s of no elements: lower bound %+v, %v", a.ID(), b, err)
 		}
 	}
 }

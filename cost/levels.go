@@ -30,7 +30,7 @@ func HasLevels(a collectives.Algorithm) bool { _, ok := levelForms[a.ID()]; retu
 // Predict prices one call of a on the two-level machine.
 func (l Levels) Predict(a collectives.Algorithm, p collectives.Params) (Prediction, error) {
 	f, ok := levelForms[a.ID()]
-	if !ok {
+	if !ok || collectives.SendsNothing(a.Collective, p) {
 		return l.Global.Predict(a, p)
 	}
 	return checked(a, p, f(l, sizeOf(p)))

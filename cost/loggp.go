@@ -54,8 +54,8 @@ func (m Hockney) PredictLogGP(a collectives.Algorithm, p collectives.Params, o, 
 	if !ok {
 		return Prediction{}, fmt.Errorf("no LogGP form for %s yet (its Hockney form leaves out o and g)", a.ID())
 	}
-	if _, err := m.Predict(a, p); err != nil { // the same parameters are covered
-		return Prediction{}, err
+	if pred, err := m.Predict(a, p); err != nil || collectives.SendsNothing(a.Collective, p) { // the same parameters are covered
+		return pred, err
 	}
 	if a.ID() == "scatter/linear" && m.Handshake > 0 {
 		// Blocks on both sides of the eager limit: an eager block queued

@@ -453,12 +453,19 @@ func TestTunePrunesOnlyByBounds(t *testing.T) {
 }
 
 // A tie at no overhead is broken by the overhead that tune probes with,
-// not flagged as a win at none: an empty allreduce on 4 ranks takes 2 us
-// by linear and by recursive doubling alike on small, and recursive
-// doubling is faster with o = 500 ns. A barrier's rules file says it has
-// no sizes (it wrote the default sizes). (A new user's trial.)
+// not flagged as a win at none: an 8-byte allreduce on 4 ranks of a
+// crossbar whose links move 8 bytes in no time and whose hosts reduce in
+// none takes 2 us by linear and by recursive doubling alike, and recursive
+// doubling is faster with o = 500 ns. (An empty allreduce on small was the
+// tie until calls of no elements sent nothing.) A barrier's rules file
+// says it has no sizes (it wrote the default sizes). (A new user's
+// trial.)
 func TestTuneTiesAndBarrierSizes(t *testing.T) {
-	out, stderr, code := collsim(t, "tune", "-n", "4", "-s", "0", "--json")
+	machine := filepath.Join(t.TempDir(), "instant.yaml")
+	if err := os.WriteFile(machine, []byte("network:\n  crossbar: {hosts: 4, link: {bandwidth: 1000TB/s, latency: 500ns}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := collsim(t, "tune", "-m", machine, "-n", "4", "-s", "8", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
