@@ -1044,6 +1044,10 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	case isInteger(t) && n.Tag == "!!float" && len(strings.TrimLeft(n.Value, "+-")) > 18 && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
 		// yaml.v3 tags digits past int64 a float: a whole number, too large.
 		bad("%s is too large", lines.Quote(n.Value))
+	case isInteger(t) && n.Tag == "!!float" && wholeFloat(n.Value) != "":
+		// 1e3 is a whole number, written as a float (it said "is not a
+		// whole number": an audit).
+		bad("%s is a whole number written as a float; write it in digits: %s", lines.Quote(n.Value), wholeFloat(n.Value))
 	case isInteger(t) && n.Tag != "!!int":
 		bad("%s is not a whole number", lines.Quote(n.Value))
 	case isInteger(t) && overflowsInt(n.Value, t):
@@ -1057,6 +1061,16 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	case t.Kind() == reflect.Bool && n.Tag != "!!bool":
 		bad("%s is not true or false", lines.Quote(n.Value))
 	}
+}
+
+// wholeFloat is a YAML float that is a whole number (1e3, 4.0) in digits,
+// or "" (a fraction, or past 2^53, where a float holds no exact digits).
+func wholeFloat(s string) string {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // numberSpelling says what is wrong with a YAML integer written other than

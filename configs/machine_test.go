@@ -215,8 +215,12 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:3: network.crossbar.hosts: "2.5" is not a whole number`}},
 		{"fractional dims", "network:\n  torus:\n    dims:\n      - 2\n      - 3.9\n    link: {bandwidth: 1GB/s, latency: 1us}\n",
 			[]string{"bad.yaml:5: network.torus.dims: 3.9 is not a whole number"}},
-		{"fractional ranks per host", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
-			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is not a whole number`}},
+		// 1e0 is a whole number, written as a float: said so, with its
+		// digits (it read "is not a whole number": an audit).
+		{"ranks per host as a float", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
+			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is a whole number written as a float; write it in digits: 1`}},
+		{"hosts as a float", "network:\n  crossbar: {hosts: 1e3, link: {bandwidth: 1GB/s, latency: 0}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "1e3" is a whole number written as a float; write it in digits: 1000`}},
 		// Through an alias, a fraction was cut to a whole number, and a
 		// number written with a leading zero or in another base was read
 		// in that base: 4.5 hosts built 4, 7.9 built a torus of 7, 010

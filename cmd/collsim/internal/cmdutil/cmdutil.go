@@ -165,6 +165,14 @@ func Ints(s string) ([]int, error) {
 func list[T int | int64](s string, parse func(string) (T, error)) ([]T, error) {
 	var out []T
 	for _, part := range strings.Split(s, ",") {
+		// A missing item or end of a range is named as such ("8.." said
+		// `"" does not start with a number`; an audit).
+		if strings.TrimSpace(part) == "" {
+			return nil, fmt.Errorf("%q has an empty item; give values separated by single commas, e.g. 8,1KiB or 2..64", s)
+		}
+		if lo, hi, ok := strings.Cut(part, ".."); ok && (strings.TrimSpace(lo) == "" || strings.TrimSpace(hi) == "") {
+			return nil, fmt.Errorf("range %q lacks an end; give both, e.g. 8..1MiB or 2..64", part)
+		}
 		if lo, hi, ok := strings.Cut(part, ".."); ok {
 			a, err := parse(strings.TrimSpace(lo))
 			if err != nil {

@@ -39,6 +39,18 @@ func TestLists(t *testing.T) {
 			t.Errorf("Ints(%q) accepted", bad)
 		}
 	}
+	// A missing item or range end is named as such (they said `"" does
+	// not start with a number`: an audit).
+	for bad, want := range map[string]string{
+		"8..":   `range "8.." lacks an end`,
+		"..8":   `range "..8" lacks an end`,
+		"8,,16": `"8,,16" has an empty item`,
+		"8,":    `"8," has an empty item`,
+	} {
+		if _, err := Sizes(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Sizes(%q): %v, want %s", bad, err, want)
+		}
+	}
 }
 
 // OutputFile refuses a file of another kind than exts, or in a directory
