@@ -478,7 +478,9 @@ var parserProblems = []string{
 	"found undefined tag handle",
 }
 
-var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+// A key may hold spaces (a flow mapping's "bandwi 500 10GB/s", missing its
+// colon, left Go's words and type name in the message: an audit).
+var unknownField = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
 
 // Parse validates a machine config. source names it in errors. Every
 // problem is reported, each as "source:line: what is wrong; how to fix it".

@@ -219,6 +219,8 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 		// digits (it read "is not a whole number": an audit).
 		{"ranks per host as a float", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nhost:\n  ranks_per_host: 1e0\n",
 			[]string{`bad.yaml:4: host.ranks_per_host: "1e0" is a whole number written as a float; write it in digits: 1`}},
+		{"a flow mapping's key without its colon", "network:\n  crossbar: {hosts: 4, link: {bandwi 500 10GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: unknown key "bandwi 500 10GB/s"; valid keys here: bandwidth, latency`}},
 		{"hosts as a float", "network:\n  crossbar: {hosts: 1e3, link: {bandwidth: 1GB/s, latency: 0}}\n",
 			[]string{`bad.yaml:2: network.crossbar.hosts: "1e3" is a whole number written as a float; write it in digits: 1000`}},
 		// Through an alias, a fraction was cut to a whole number, and a
