@@ -2,10 +2,13 @@ package collsim
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/workloads/farm"
 )
 
@@ -44,6 +47,14 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 		return nil, &OptionError{Err: err}
 	}
 	res, err := e.runSchedule(s, nil)
+	if errors.Is(err, sim.ErrClockLimit) {
+		// The farm's programs react to what arrives, so the run's own
+		// hint cannot read them; its work and messages say what is large
+		// (it gave only the generic hint: an audit).
+		work := job.Work()
+		return nil, fmt.Errorf("%w; the farm's %d tasks take %.3g s of work in all, %.3g s on each of its %d workers at best, where the clock holds %.3g s; a task carries %s of arguments and %s of results",
+			err, job.Tasks, work, work/float64(job.Workers), job.Workers, sim.MaxTime.Seconds(), configs.FormatBytes(job.Arg), configs.FormatBytes(job.Result))
+	}
 	if err != nil {
 		return nil, err
 	}

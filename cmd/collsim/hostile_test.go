@@ -438,6 +438,9 @@ var hostileCases = []hostile{
 	{args: []string{"merge", "/dev/zero"}, code: 1, want: `line.*long`, at: "/dev/zero", limit: fast},
 	{args: []string{"workload", "dnn", "--model", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
 	{args: []string{"workload", "dnn", "--device", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
+	// A farm past the clock names its work (it gave only the generic
+	// hint: an audit): 100,000 tasks of 3599 s are 3.6e8 s.
+	{args: []string{"workload", "farm", "--tasks", "100000", "-w", "1", "--duration", "3599s"}, code: 1, want: `the farm's 100000 tasks take 3.6e\+08 s of work in all, 3.6e\+08 s on each of its 1 workers at best, where the clock holds 9.22e\+06 s`},
 	{args: []string{"workload", "farm", "--durations", "/dev/zero"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
 	{args: []string{"workload", "redistribute", "--from", "/dev/zero/256"}, code: 1, want: `large|MiB`, at: "/dev/zero", limit: fast},
 	{args: []string{"workload", "farm", "--durations", hf("durations-bad.txt")}, code: 1, want: `"abc".*number`, at: hf("durations-bad.txt:4")},
