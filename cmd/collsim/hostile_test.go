@@ -1225,3 +1225,16 @@ func firstLines(s string, n int) string {
 	}
 	return s
 }
+
+// The README's count of hostile inputs is the corpus's (it said 454 when
+// there were 458).
+func TestREADMEHostileCount(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("`TestHostile` drives %d hostile inputs", len(hostileCases))
+	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("README lacks %q", want)
+	}
+}
