@@ -14,7 +14,7 @@ func TestOmpiAlgorithm(t *testing.T) {
 		exact  bool
 	}{
 		{Allreduce, "ring", 4, true},
-		{Allreduce, "rabenseifner", 6, true},
+		{Allreduce, "rabenseifner", 6, false}, // Open MPI's fold swaps half vectors (an audit)
 		{Allreduce, "nonoverlapping", 2, true},
 		{Bcast, "chain", 3, true}, // Open MPI's pipeline: one chain, segments from the rules file
 		{Bcast, "scatter_rd_allgather", 8, true},
