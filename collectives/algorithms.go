@@ -138,13 +138,54 @@ type rabenseifner struct {
 	lo, hi int // blocks this rank is responsible for
 	round  int
 	last   stepEnd
+	// ompi folds as Open MPI's ompi_coll_base_allreduce_intra_redscat_allgather
+	// does (Params.Library ompiBase): of each pair below 2*rem the even rank
+	// sends its right half and the odd its left, each reduces the half it
+	// keeps, the odd returns its reduced right half, and the even rank goes
+	// on; at the end it sends the result to the odd one. (collsim ran
+	// MPICH's fold for -a ompi: the even rank's whole vector to the odd
+	// one; an audit.)
+	ompi bool
+}
+
+// OpenMPIBase reports whether the call runs as Open MPI's coll/base
+// function does where that differs from MPICH's (see ompiBase): the
+// closed forms price MPICH's.
+func (p Params) OpenMPIBase() bool { return p.Library == ompiBase }
+
+func newRabenseifner(p Params, r int) *rabenseifner {
+	if p.Library == ompiBase {
+		return &rabenseifner{foldPhase: newFoldKeeping(r, p.Ranks, 0), n: p.Count, last: noEnd, ompi: true}
+	}
+	return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
+}
+
+// ompiFold is Open MPI's fold (see rabenseifner.ompi): the step the rank's
+// rounds follow.
+func (s *rabenseifner) ompiFold(b *builder) stepEnd {
+	if s.r >= 2*s.rem {
+		return noEnd
+	}
+	left := sim.Region{Count: s.n / 2}
+	right := sim.Region{Off: s.n / 2, Count: s.n - s.n/2}
+	back := 2 + 2*ceilLog2(s.pof2) // past the rounds' and the unfold's tags
+	if s.r%2 == 0 {
+		ex := b.exchange(s.r+1, s.r+1, 0, right, left, true)
+		return only(b.recv(s.r+1, back, right, ex[:]...))
+	}
+	ex := b.exchange(s.r-1, s.r-1, 0, left, right, true)
+	return only(b.send(s.r-1, back, right, ex[:]...))
 }
 
 func (s *rabenseifner) step(b *builder) bool {
 	all := sim.Region{Count: s.n}
 	switch s.stage {
 	case 0:
-		s.last = only(s.pre(b, all))
+		if s.ompi {
+			s.last = s.ompiFold(b)
+		} else {
+			s.last = only(s.pre(b, all))
+		}
 		s.stage, s.mask, s.lo, s.hi = 1, 1, 0, s.pof2
 		if s.newrank < 0 {
 			s.stage = 3
@@ -181,7 +222,16 @@ func (s *rabenseifner) step(b *builder) bool {
 		s.mask >>= 1
 	case 3:
 		// Ranks that sat out did no rounds, so the tag comes from p alone.
-		s.post(b, 1+2*ceilLog2(s.pof2), all, s.last[:]...)
+		tag := 1 + 2*ceilLog2(s.pof2)
+		switch {
+		case !s.ompi:
+			s.post(b, tag, all, s.last[:]...)
+		case s.r >= 2*s.rem:
+		case s.newrank < 0:
+			b.recv(s.r-1, tag, all, s.last[:]...)
+		default:
+			b.send(s.r+1, tag, all, s.last[:]...)
+		}
 		s.stage = 4
 	default:
 		return false
@@ -358,7 +408,7 @@ func (s *ringReduceScatter) step(b *builder) bool {
 // exchanges with one partner: r XOR i when p is a power of two, otherwise
 // it sends to r+i and receives from r-i (MPICH's pairwise exchange,
 // alltoall_intra_pairwise.c). Open MPI's (shift: Params.Library
-// ompiPairwise, as its selectors run it) sends to r+i and receives from
+// ompiBase, as its selectors run it) sends to r+i and receives from
 // r-i at every p, and copies its own block last (step p of
 // ompi_coll_base_alltoall_intra_pairwise, a sendrecv with itself; collsim
 // ran MPICH's XOR partners for Open MPI: an audit). Each step is an
@@ -371,12 +421,14 @@ type pairwiseAlltoall struct {
 	last  stepEnd
 }
 
-// ompiPairwise is the Params.Library with which pairwise runs Open MPI's
-// partners.
-const ompiPairwise = "ompi"
+// ompiBase is the Params.Library with which an algorithm runs as Open
+// MPI's coll/base function of that name does where it differs from
+// MPICH's (pairwise's partners, Rabenseifner's fold); Open MPI's
+// selectors set it.
+const ompiBase = "ompi"
 
 func newPairwiseAlltoall(p Params, r int) *pairwiseAlltoall {
-	return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd, shift: p.Library == ompiPairwise}
+	return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd, shift: p.Library == ompiBase}
 }
 
 func (s *pairwiseAlltoall) step(b *builder) bool {

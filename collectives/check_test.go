@@ -66,7 +66,7 @@ func TestEveryAlgorithmMovesTheRightData(t *testing.T) {
 func everyCase(p int, n int64) Params {
 	return Params{Ranks: p, Count: n, Root: (7*p + 3) % p, Segment: int64(p%3 + 1), NodeSize: 1 + p%5, Steps: 2 + p%2, GroupSize: largestDivisorBelow(p, 6),
 		Intra:   []string{"binomial", "linear", "chain", "adapt", "segmented_binary"}[p%5],
-		Library: []string{"", ompiPairwise, "mpich4", "ompi40"}[(p/2)%4]}
+		Library: []string{"", ompiBase, "mpich4", "ompi40"}[(p/2)%4]}
 }
 
 // The composites (hierarchical, SUARA) with every allreduce inside them,
@@ -169,7 +169,7 @@ func propertyCase(t *rapid.T, a Algorithm) {
 	p.Steps = rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "steps")
 	p.GroupSize = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groupSize")
 	p.Overlap = rapid.Bool().Draw(t, "overlap")
-	p.Library = rapid.SampledFrom([]string{"", ompiPairwise, "mpich4", "ompi40"}).Draw(t, "library")
+	p.Library = rapid.SampledFrom([]string{"", ompiBase, "mpich4", "ompi40"}).Draw(t, "library")
 	if rapid.Bool().Draw(t, "grid") {
 		p.Groups = rapid.SampledFrom(divisors(p.Ranks)).Draw(t, "groups")
 	}

@@ -327,10 +327,10 @@ func init() {
 				return &recursiveDoubling{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
 			}},
 		{Collective: Allreduce, Name: "rabenseifner",
-			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather that retraces those steps backwards, distance halving (Rabenseifner 2004; MPICH's order). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling.",
+			Summary: "A reduce-scatter by recursive halving (partners exchange half of what they hold, distance doubling each round) followed by an allgather that retraces those steps backwards, distance halving (Rabenseifner 2004; MPICH's order). Bandwidth-optimal like the ring but with 2 log2 p latency terms: the MPI libraries' choice for medium and large vectors. Non-powers of two fold first, as in recursive doubling (MPICH's fold: the even rank of a pair sends its vector to the odd one; -a ompi runs Open MPI's, where the pair swap halves, each reduces one, and the odd rank returns its half to the even one, which goes on).",
 			Cost:    "2 log2 p a + 2(p-1)/p nb + (p-1)/p ng, p the largest power of two up to the ranks; plus a fold (a + nb + ng) and an unfold (a + nb) when the ranks are not a power of two, where it is a bound: at least that, at most that plus nb (the rank that takes in the fold takes in its first half at the same time, and sends the unfold while its last half leaves: two waits at its port of up to nb/2 each)",
 			newRank: func(p Params, r int) stepper {
-				return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
+				return newRabenseifner(p, r)
 			}},
 		{Collective: Allreduce, Name: "reduce_bcast",
 			Summary: "A binomial-tree reduce to rank 0 followed by a binomial-tree broadcast from rank 0. Simple and latency-light, but every level moves the whole vector twice and the root does all the final reductions: a baseline, and the algorithm of the oldest MPI libraries.",
