@@ -38,3 +38,56 @@ func TestFarmBoundsTakeEveryPath(t *testing.T) {
 		t.Errorf("throughput %g, worker bound %g, limit %s", res.Throughput, res.WorkerBound, res.Limit)
 	}
 }
+
+// The bounds on a machine whose paths differ, by hand (the test audit
+// found the sums, the sort and the knee untested with mixed paths): the
+// master on h0 has two 10 GB/s links, to switches s0 and s1; worker 1
+// (h1) is behind 1 GB/s, worker 2 (h2) and worker 3 (h3) behind 8 GB/s,
+// every link 1 us, no host costs, tasks of 1 ms returning 1 MB.
+//   - Results come in at 1 + 8 + 8 = 17 GB/s at most (the paths are
+//     slower than the master's two links, 20 GB/s; one link would be 10):
+//     17,000 tasks/s.
+//   - A worker's cycle is 1 ms + 2 x 2 us + 1 MB over its path: 2.004 ms
+//     for worker 1, 1.129 ms for 2 and 3. Two tasks keep two workers
+//     busy, the two fastest: 2 / 1.129 ms = 1,771.48 tasks/s.
+//   - The knee is the link bound times the mean cycle, (2.004 + 2 x
+//     1.129) / 3 = 1.420667 ms: 24.1513 workers.
+//   - The master's host has a 5 GB/s local channel, which no worker
+//     shares, so it adds nothing.
+func TestFarmBoundsOverMixedPaths(t *testing.T) {
+	m, err := configs.Parse("mixed.yaml", []byte(`network:
+  graph:
+    hosts: 4
+    link: {bandwidth: 10GB/s, latency: 1us}
+    edges:
+      - h0 s0
+      - h0 s1
+      - h1 s0 1GB/s 1us
+      - h2 s0 8GB/s 1us
+      - h3 s1 8GB/s 1us
+      - s0 s1
+host:
+  local: {bandwidth: 5GB/s, latency: 100ns}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Experiment{Machine: m}
+	res, err := e.RunFarm(farm.Job{Workers: 3, Tasks: 2, Dist: "fixed", Mean: sim.Millisecond, Result: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	if !near(res.LinkBound, 17000) {
+		t.Errorf("link bound %g tasks/s, want 17000", res.LinkBound)
+	}
+	if want := 2 / 1.129e-3; !near(res.WorkerBound, want) {
+		t.Errorf("worker bound %g tasks/s, want %g", res.WorkerBound, want)
+	}
+	if want := 17000 * (2.004e-3 + 2*1.129e-3) / 3; !near(res.Knee, want) {
+		t.Errorf("knee %g workers, want %g", res.Knee, want)
+	}
+	if res.Throughput > res.WorkerBound {
+		t.Errorf("throughput %g above the worker bound %g", res.Throughput, res.WorkerBound)
+	}
+}

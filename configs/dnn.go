@@ -212,6 +212,12 @@ func wholeNumbers(source, key string, n *yaml.Node, t reflect.Type) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if k := t.Kind(); (k >= reflect.Int && k <= reflect.Uint64 || k == reflect.Float32 || k == reflect.Float64) &&
+		n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && numberSpelling(n.Value) != "" {
+		// params: 010 was 8 parameters (the test audit), as hosts: 010
+		// built 8 hosts.
+		return fmt.Errorf("%s:%d: %s: %s", source, n.Line, key, numberSpelling(n.Value))
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:

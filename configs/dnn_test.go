@@ -109,7 +109,9 @@ func TestParseStrategy(t *testing.T) {
 		"dp: 2.5\n":                  `s.yaml:1: dp: "2.5" is not a whole number`,
 		"tp: 2\nmicrobatches: 4.9\n": `s.yaml:2: microbatches: "4.9" is not a whole number`,
 		"dp: 2.0\n":                  "", // whole, though written as a float: no error of this kind
-		"":                           "s.yaml: empty strategy",
+		// A leading zero is octal to YAML (the test audit).
+		"dp: 010\n": `s.yaml:1: dp: "010" has a leading zero, which YAML reads as octal`,
+		"":          "s.yaml: empty strategy",
 	} {
 		_, err := ParseStrategy("s.yaml", []byte(in))
 		if want == "" {
@@ -140,6 +142,9 @@ func TestParseStrategy(t *testing.T) {
 	for in, want := range map[string]string{
 		"name: rep\nlayers:\n  - {name: b, kind: transformer, repeat: 2.5, params: 1e6, fwd_flops: 1e9, activation_bytes: 1MiB, output_bytes: 1MiB}\n": `m.yaml:3: repeat: "2.5" is not a whole number`,
 		"name: rep\ntransformer: {layers: 2.5, hidden: 512, heads: 8, seq: 512, vocab: 1000}\n":                                                        `m.yaml:2: layers: "2.5" is not a whole number`,
+		// A float field written with a leading zero was read as octal: 8
+		// parameters (the test audit).
+		"name: o\nlayers:\n  - {name: a, kind: dense, params: 010, fwd_flops: 1e9, activation_bytes: 1MiB, output_bytes: 1MiB}\n": `m.yaml:3: params: "010" has a leading zero`,
 	} {
 		if _, err := ParseModel("m.yaml", []byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

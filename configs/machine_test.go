@@ -239,6 +239,18 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:2: network.torus.dims: "0b11" is written in another base; write the number in decimal`}},
 		{"hex hosts", "network:\n  crossbar: {hosts: 0x10, link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.crossbar.hosts: "0x10" is written in another base`}},
+		// yaml.v3 drops underscores first (0_10 built 8 hosts) and takes
+		// capital prefixes and runs of zeros (the test audit).
+		{"octal with an underscore", "network:\n  crossbar: {hosts: 0_10, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "0_10" has a leading zero`}},
+		{"two leading zeros", "network:\n  crossbar: {hosts: 001, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "001" has a leading zero`}},
+		{"zeros only", "network:\n  crossbar: {hosts: 00, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "00" has a leading zero`}},
+		{"capital hex", "network:\n  crossbar: {hosts: 0X10, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "0X10" is written in another base`}},
+		{"capital binary in a list", "network:\n  torus: {dims: [2, 0B11], link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.torus.dims: "0B11" is written in another base`}},
 		// Digits past int64, which yaml.v3 tags a float: too large, not a
 		// fraction (a new user's trial).
 		{"hosts past int64", "network:\n  crossbar:\n    hosts: 99999999999999999999999\n    link: {bandwidth: 1GB/s, latency: 1us}\n",

@@ -445,9 +445,10 @@ func TestDoubleTreePipelinesSlowReductions(t *testing.T) {
 // synchronous send to 2 has its acknowledgement back at 1 + 2 = 3; on 6
 // ranks 0 and 1 start at 1, their round with each other ends at 2, 2 and
 // 3 end their first round at 1 and their second at 3, 0 and 1 at 2, whose
-// acknowledgements are back at 4; on 7 ranks 0..2 start at 1, the first
-// round ends at 2, 2, 2, 1, the second at 3, 3, 3, 3, and 0..2's
-// acknowledgements come at 5; on 8 ranks, 3 rounds.
+// acknowledgements are back at 4; on 7 ranks 0..2 start at 1, 3 at 0,
+// the first round (0-1, 2-3) ends at 2, 2, 1, 2, the second (0-2, 1-3) at
+// 2, 3, 3, 3, and the acknowledgements come back 2 later: rank 0's at 4,
+// ranks 1's and 2's at 5; on 8 ranks, 3 rounds.
 //
 // The tree barrier: rank r is popcount(r) hops below rank 0; the deepest of
 // 5 ranks (3) is 2 hops down, of 12 ranks (7, 11) 3: 4 us and 6 us, there
@@ -482,6 +483,8 @@ func TestBarrierRecursiveDoublingByHand(t *testing.T) {
 // 0; a barrier is priced as ever.
 func TestZeroCountPricedAtZero(t *testing.T) {
 	m := Hockney{Alpha: 1e-6, Beta: 1e-9, Gamma: 1e-10, Handshake: 2e-6}
+	levels := Levels{Local: m, Global: Hockney{Alpha: 3e-6, Beta: 2e-9, Gamma: 1e-10}}
+	priced := 0
 	for _, a := range collectives.All() {
 		if !Has(a) {
 			continue
@@ -491,11 +494,19 @@ func TestZeroCountPricedAtZero(t *testing.T) {
 		if err != nil {
 			continue // refused for these parameters
 		}
+		priced++
+		// Two levels' forms too (two_level's priced 2 us: the test audit).
+		if lp, err := levels.Predict(a, p); err != nil || (a.Collective == collectives.Barrier) != (lp.Time > 0) {
+			t.Errorf("%s of no elements on two levels: %g s, %v", a.ID(), lp.Time, err)
+		}
 		if barrier := a.Collective == collectives.Barrier; barrier != (pred.Time > 0) || !pred.Exact && !barrier {
 			t.Errorf("%s of no elements: %g s (exact %v)", a.ID(), pred.Time, pred.Exact)
 		}
 		if b, err := m.LowerBound(a.Collective, p); err != nil || a.Collective != collectives.Barrier && b.Time != 0 {
 			t.Errorf("%s of no elements: lower bound %+v, %v", a.ID(), b, err)
 		}
+	}
+	if priced < 40 {
+		t.Errorf("only %d algorithms priced a call of no elements on 8 ranks", priced)
 	}
 }

@@ -396,6 +396,9 @@ var hostileCases = []hostile{
 	{args: []string{"model", "-c", "allreduce", "-n", "4", "-s", "8", "-m", tf("bwsub.yaml")}, code: 1, want: `closed form for 4 ranks and 8B: simulated time would pass its limit`},
 	{args: []string{"tune", "-n", "4", "-s", "8", "--prune", "NaN"}, code: 2, want: `--prune NaN: give 0`},
 	{args: []string{"tune", "-n", "4", "-s", "8", "--prune", "+Inf"}, code: 2, want: `--prune \+Inf: give 0`},
+	{args: []string{"tune", "-n", "4", "-s", "8", "--prune", "1"}, code: 0}, // the least factor, taken
+	// At most 2^24 tasks (--steps 2e9 ran until memory ran out: an audit).
+	{args: []string{"workload", "taskbench", "--steps", "2000000000"}, code: 2, want: `32000000000 tasks or more \(columns x steps over the graphs\): at most 16777216`},
 	// A Poisson noise too sparse for the clock wrapped and crashed with
 	// exit 70 (an audit).
 	{args: []string{"run", "--noise-random", "1e-9:1ns"}, code: 2, want: `past the clock's limit`},

@@ -907,6 +907,10 @@ func TestTopoSet(t *testing.T) {
 	if _, errs, code := collsim(t, "topo", "--set", "network.crossbar.hosts=x"); code != 2 || !strings.Contains(errs, "network.crossbar.hosts: x is not a whole number") {
 		t.Errorf("a bad value: exit %d %q", code, errs)
 	}
+	// YAML reads 010 as octal 8 (it built 8 hosts: an audit).
+	if _, errs, code := collsim(t, "topo", "--set", "network.crossbar.hosts=010"); code != 2 || !strings.Contains(errs, `network.crossbar.hosts: "010" has a leading zero, which YAML reads as octal`) {
+		t.Errorf("an octal value: exit %d %q", code, errs)
+	}
 }
 
 // TestOneRankHasNoBandwidth: a call on 1 rank takes no time, and its

@@ -870,4 +870,9 @@ func TestTaskBenchMETGPointsPastTheClock(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "--metg-points 100000: halving 10ms reaches the clock's 1 ps after 34 kernels") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
+	// 34 points run whole: no note.
+	_, stderr, code = collsim(t, "workload", "taskbench", "-q", "--metg", "--metg-points", "34", "--steps", "2", "--width", "4", "--ranks", "2")
+	if code != 0 || strings.Contains(stderr, "metg-points") {
+		t.Errorf("34 points: exit %d: %s", code, stderr)
+	}
 }
