@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/collsim/collsim/configs"
+	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
 	"github.com/collsim/collsim/workloads/farm"
 )
@@ -77,17 +78,27 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	// with 31 workers on the master's host and 9 off it, results came in
 	// over both at once, above the bound; an audit).
 	hm := int(place[0])
+	argMsg, resMsg := int64(c)*job.Arg, int64(c)*job.Result
+	localArg, localRes := localChannel(m, argMsg), localChannel(m, resMsg)
 	cycles := make([]float64, job.Workers)
-	var meanCycle, localRate, remoteRate float64
+	var meanCycle, remoteRate float64
+	anyLocal := false
 	for w := 1; w <= job.Workers; w++ {
-		alpha, beta := m.PathParams(hm, int(place[w]))
-		cycles[w-1] = c*mean + 2*alpha + c*float64(job.Arg+job.Result)*beta + c*job.MasterPerTask() + 4*o
-		meanCycle += cycles[w-1] / float64(job.Workers)
+		var alpha, argBeta, resBeta float64
 		if int(place[w]) == hm {
-			localRate += 1 / beta
+			// Ranks on one host talk through their own channels, priced by
+			// the message's size (PathParams takes the channel's base
+			// bandwidth: 3 workers moved 1 MB results at 20 ktasks/s past
+			// bounds of 15 through a 5 GB/s channel with a 20 GB/s band).
+			alpha, argBeta, resBeta = m.Local.Latency, 1/localArg, 1/localRes
+			anyLocal = true
 		} else {
-			remoteRate += 1 / beta
+			a, b := m.PathParams(hm, int(place[w]))
+			alpha, argBeta, resBeta = a, b, b
+			remoteRate += 1 / b
 		}
+		cycles[w-1] = c*mean + 2*alpha + c*float64(job.Arg)*argBeta + c*float64(job.Result)*resBeta + c*job.MasterPerTask() + 4*o
+		meanCycle += cycles[w-1] / float64(job.Workers)
 	}
 	// No more workers are busy than there are chunks to hand out: the
 	// fastest cycles among them bound the workers' rate.
@@ -96,12 +107,15 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	for _, cy := range cycles[:min(job.Workers, job.Chunks())] {
 		workerB += c / cy
 	}
-	// The master moves arguments out and results in through its host's
-	// local channel (to workers on its host) and its links (to the
-	// others) at once, each no faster than the paths through it.
-	out1, in1 := masterPorts(m, hm, localRate > 0)
-	linkB := min(perTask(min(out1.local, localRate)+min(out1.links, remoteRate), job.Arg),
-		perTask(min(in1.local, localRate)+min(in1.links, remoteRate), job.Result))
+	// The master moves arguments out and results in through its own local
+	// channel (to workers on its host) and its host's links (to the
+	// others) at once, the links no faster than the paths through them.
+	linksOut, linksIn := hostLinks(m, hm)
+	capOut, capIn := min(linksOut, remoteRate), min(linksIn, remoteRate)
+	if anyLocal {
+		capOut, capIn = capOut+localArg, capIn+localRes
+	}
+	linkB := min(perTask(capOut, job.Arg), perTask(capIn, job.Result))
 	masterB := 1 / master
 	out.Limit, out.Knee = "workers", min(masterB, linkB)*meanCycle/c
 	switch min(masterB, linkB, workerB) {
@@ -114,27 +128,29 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	return out, nil
 }
 
-// ports is what a host's ranks can move at once: through its local
-// channel (to ranks on the host) and through its links (to the others).
-type ports struct{ local, links float64 }
-
-// masterPorts is host h's ports out and in: the local channel's fastest
-// band (where local, ranks share h) and the sum of h's links leaving and
-// entering it.
-func masterPorts(m *configs.Machine, h int, local bool) (out, in ports) {
-	if local {
-		out.local = m.Local.Bandwidth
-		for _, b := range m.LocalBands {
-			out.local = max(out.local, b.Bandwidth)
-		}
-		in.local = out.local
+// localChannel is the bandwidth of a rank's channel to ranks on its host
+// for a message of bytes: the band it falls in (host.local_by_size), else
+// the channel's own; +Inf where local data costs nothing.
+func localChannel(m *configs.Machine, bytes int64) float64 {
+	bw := m.Local.Bandwidth
+	if i := network.BandOf(m.LocalBands, func(b network.LocalBand) int64 { return b.From }, bytes); i >= 0 {
+		bw = m.LocalBands[i].Bandwidth
 	}
+	if bw <= 0 {
+		return math.Inf(1)
+	}
+	return bw
+}
+
+// hostLinks is the bandwidth of host h's links leaving it and entering
+// it.
+func hostLinks(m *configs.Machine, h int) (out, in float64) {
 	for _, l := range m.Topology.Links() {
 		if int(l.From) == h {
-			out.links += l.Bandwidth
+			out += l.Bandwidth
 		}
 		if int(l.To) == h {
-			in.links += l.Bandwidth
+			in += l.Bandwidth
 		}
 	}
 	return out, in

@@ -91,3 +91,35 @@ host:
 		t.Errorf("throughput %g above the worker bound %g", res.Throughput, res.WorkerBound)
 	}
 }
+
+// Workers on the master's host talk through the ranks' own channels,
+// priced by the message's band (host.local_by_size): 1 MB results through
+// a 5 GB/s channel with a 20 GB/s band from 64 KiB move at 20 GB/s, so the
+// master takes in 20,000 tasks/s at most, and each worker's cycle is two
+// 100 ns latencies and 1 MB at 20 GB/s, 50.2 us: 3 workers, 59,761
+// tasks/s. The bounds took the channel's 5 GB/s, 15,000 tasks/s, and the
+// run moved 19,999.9 (found after the test audit).
+func TestFarmBoundsLocalBands(t *testing.T) {
+	m, err := configs.Parse("bands.yaml", []byte(`network:
+  crossbar: {hosts: 2, link: {bandwidth: 10GB/s, latency: 1us}}
+host:
+  ranks_per_host: 4
+  local: {bandwidth: 5GB/s, latency: 100ns}
+  local_by_size:
+    - {from: 64KiB, bandwidth: 20GB/s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&Experiment{Machine: m}).RunFarm(farm.Job{Workers: 3, Tasks: 3000, Dist: "fixed", Result: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	if !near(res.LinkBound, 20000) || !near(res.WorkerBound, 3/50.2e-6) {
+		t.Errorf("link bound %g, worker bound %g; want 20000 and %g", res.LinkBound, res.WorkerBound, 3/50.2e-6)
+	}
+	if res.Throughput > res.LinkBound*(1+1e-12) {
+		t.Errorf("throughput %g above the link bound %g", res.Throughput, res.LinkBound)
+	}
+}
