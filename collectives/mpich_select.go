@@ -237,7 +237,7 @@ func mpich4Choice(c Collective, p Params) (choice, error) {
 	if err == nil && c == Allreduce {
 		ch.params.ZeroCountSends = true
 		if p.Count == 0 {
-			ch.rule += "; a call of no elements runs as well: MPICH 4.3.2's MPI_Allreduce does not return early (src/binding/c/coll_api.txt), as its other collectives and Open MPI's do"
+			ch.rule += "; a call of no elements runs as well: MPICH 4.3.2's MPI_Allreduce does not return early for it (src/binding/c/coll_api.txt), where its other collectives and Open MPI's return at once"
 		}
 	}
 	return ch, err

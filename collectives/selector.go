@@ -81,6 +81,10 @@ func Select(name string, c Collective, p Params) (Selection, error) {
 		// one rank (the rule read as if tuned chose; a new user's trial).
 		ch.rule += "; on 1 rank Open MPI's coll/self module runs the call, not these rules: it sends nothing (a local copy at most), as this algorithm on 1 rank does"
 	}
+	if SendsNothing(c, ch.params) {
+		// The rule read as if it ran (a new user's trial).
+		ch.rule = fmt.Sprintf("a call of no elements returns at once in %s, before any algorithm runs: nothing is sent (with elements: %s)", lib.version, ch.rule)
+	}
 	a, err := Lookup(c, ch.name)
 	if err != nil {
 		return Selection{}, fmt.Errorf("%s chooses %s/%s (%s), which collsim does not have yet", name, c, ch.name, ch.rule)

@@ -213,7 +213,7 @@ func wholeNumbers(source, key string, n *yaml.Node, t reflect.Type) error {
 		t = t.Elem()
 	}
 	if k := t.Kind(); (k >= reflect.Int && k <= reflect.Uint64 || k == reflect.Float32 || k == reflect.Float64) &&
-		n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && numberSpelling(n.Value) != "" {
+		n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") && numberSpelling(n.Value) != "" {
 		// params: 010 was 8 parameters (the test audit), as hosts: 010
 		// built 8 hosts.
 		return fmt.Errorf("%s:%d: %s: %s", source, n.Line, key, numberSpelling(n.Value))

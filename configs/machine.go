@@ -1011,7 +1011,7 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 				target.Line = item.Line
 				item = &target
 			}
-			if item.Kind == yaml.ScalarNode && item.Tag == "!!int" {
+			if item.Kind == yaml.ScalarNode && (item.Tag == "!!int" || item.Tag == "!!float") {
 				if why := numberSpelling(item.Value); why != "" {
 					v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.source, item.Line, where, why))
 					return
@@ -1041,7 +1041,9 @@ func (v *validator) shapes(n *yaml.Node, t reflect.Type, keys []string) {
 	case (isInteger(t) || t.Kind() == reflect.Float64) && n.Tag == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && quotedNumber(n.Value):
 		// "8" said it was not a whole number (a new user's trial).
 		bad("%s is quoted, so it is text; write the number without quotes", lines.Quote(n.Value))
-	case (isInteger(t) || t.Kind() == reflect.Float64 || t == reflect.TypeFor[ratio]()) && n.Tag == "!!int" && numberSpelling(n.Value) != "":
+	case (isInteger(t) || t.Kind() == reflect.Float64 || t == reflect.TypeFor[ratio]()) && (n.Tag == "!!int" || n.Tag == "!!float") && numberSpelling(n.Value) != "":
+		// (08 and 0009, not octal, are floats to yaml.v3: "a whole number
+		// written as a float" hid the leading zero; a new user's trial.)
 		bad("%s", numberSpelling(n.Value))
 	case isInteger(t) && n.Tag == "!!float" && len(strings.TrimLeft(n.Value, "+-")) > 18 && strings.Trim(strings.TrimLeft(n.Value, "+-"), "0123456789") == "":
 		// yaml.v3 tags digits past int64 a float: a whole number, too large.
@@ -1086,6 +1088,8 @@ func numberSpelling(s string) string {
 	switch {
 	case len(digits) < 2 || digits[0] != '0':
 		return ""
+	case digits[1] >= '0' && digits[1] <= '9' && strings.ContainsAny(digits, "89."):
+		return fmt.Sprintf("%s has a leading zero; write it without the leading zeros", lines.Quote(s))
 	case digits[1] >= '0' && digits[1] <= '9':
 		return fmt.Sprintf("%s has a leading zero, which YAML reads as octal; write it without the leading zeros", lines.Quote(s))
 	case strings.ContainsRune("xXoObB", rune(digits[1])):

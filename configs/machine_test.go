@@ -245,6 +245,12 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{`bad.yaml:2: network.crossbar.hosts: "0_10" has a leading zero`}},
 		{"two leading zeros", "network:\n  crossbar: {hosts: 001, link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.crossbar.hosts: "001" has a leading zero`}},
+		// 08 is no octal number: yaml.v3 reads it as the float 8 (it said
+		// "a whole number written as a float"; a new user's trial).
+		{"08", "network:\n  crossbar: {hosts: 08, link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.crossbar.hosts: "08" has a leading zero`}},
+		{"0009 in a list", "network:\n  torus: {dims: [0009, 2], link: {bandwidth: 1GB/s, latency: 1us}}\n",
+			[]string{`bad.yaml:2: network.torus.dims: "0009" has a leading zero`}},
 		{"zeros only", "network:\n  crossbar: {hosts: 00, link: {bandwidth: 1GB/s, latency: 1us}}\n",
 			[]string{`bad.yaml:2: network.crossbar.hosts: "00" has a leading zero`}},
 		{"capital hex", "network:\n  crossbar: {hosts: 0X10, link: {bandwidth: 1GB/s, latency: 1us}}\n",

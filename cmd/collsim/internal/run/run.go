@@ -595,6 +595,11 @@ func print(streams *cmdutil.IO, r *collsim.Result) error {
 // receiver has taken the message in.
 func protocolLine(network string, eagerLimit *int64, rendezvous, messages uint64) string {
 	switch {
+	case messages == 0:
+		// A call of no elements (collectives.SendsNothing), or one rank:
+		// "every message went eagerly" of none read oddly (a new user's
+		// trial).
+		return "no message sent"
 	case eagerLimit == nil:
 		return "every message eager (no eager limit)"
 	case rendezvous == 0:

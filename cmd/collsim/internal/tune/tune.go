@@ -388,6 +388,9 @@ func report(streams *cmdutil.IO, pts []point) error {
 		fixedT, gain := "cannot run", "-"
 		if !math.IsNaN(pt.fixedT) {
 			fixedT, gain = cmdutil.Seconds(pt.fixedT), fmt.Sprintf("%.2fx", pt.fixedT/pt.time)
+			if pt.time == 0 && pt.fixedT == 0 {
+				gain = "-" // a call that sends nothing either way (NaNx: a new user's trial)
+			}
 		}
 		flag := ""
 		if pt.zeroOverhead != "" {
