@@ -616,10 +616,14 @@ func protocolLine(network string, eagerLimit *int64, rendezvous, messages uint64
 // sizeLine is the call's size in bytes and elements: an alltoall's count
 // is what each rank sends to each rank.
 func sizeLine(r *collsim.Result) string {
-	if r.Collective == string(collectives.Alltoall) {
-		return fmt.Sprintf("%s = %d elements of %dB to each of %d ranks", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize, r.Ranks)
+	elements := "elements"
+	if r.Count == 1 {
+		elements = "element" // "1 elements" (a new user's trial)
 	}
-	return fmt.Sprintf("%s = %d elements of %dB", configs.FormatBytes(r.SizeBytes), r.Count, r.ElemSize)
+	if r.Collective == string(collectives.Alltoall) {
+		return fmt.Sprintf("%s = %d %s of %dB to each of %d ranks", configs.FormatBytes(r.SizeBytes), r.Count, elements, r.ElemSize, r.Ranks)
+	}
+	return fmt.Sprintf("%s = %d %s of %dB", configs.FormatBytes(r.SizeBytes), r.Count, elements, r.ElemSize)
 }
 
 // printLinks prints the busiest links' table, if any.
