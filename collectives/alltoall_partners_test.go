@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -90,8 +91,8 @@ func TestAlltoallPartnersAsTheLibraries(t *testing.T) {
 func TestOmpiRunsItsOwnPairwise(t *testing.T) {
 	for _, lib := range []string{"ompi", "ompi40", "ompi5"} {
 		sel, err := Select(lib, Alltoall, Params{Ranks: 64, Count: 16 << 20 / 8 / 64})
-		if err != nil || sel.Algorithm.Name != "pairwise" || sel.Params.Library != ompiBase {
-			t.Errorf("%s: %s with library %q (%v), want pairwise with %q", lib, sel.Algorithm.ID(), sel.Params.Library, err, ompiBase)
+		if err != nil || sel.Algorithm.Name != "pairwise" || sel.Params.Library != ompiBase || !strings.Contains(sel.Rule, "Open MPI's partners: send to r+i and receive from r-i") {
+			t.Errorf("%s: %s with library %q (%v), rule %q; want pairwise with %q, its partners said", lib, sel.Algorithm.ID(), sel.Params.Library, err, sel.Rule, ompiBase)
 		}
 	}
 	sel, err := Select("mpich", Alltoall, Params{Ranks: 64, Count: 16 << 20 / 8 / 64})

@@ -45,7 +45,7 @@ func pow2Ranks(p Params) bool { return isPow2(p.Ranks) }
 var ompiAlgs = map[Collective]map[int]ompiAlg{
 	Allreduce: {1: {"basic_linear", "linear", "Open MPI's root receives the vectors from rank p-1 down to 1, one blocking receive and reduction at a time (ompi_coll_base_reduce_intra_basic_linear); collsim's posts them all and reduces in arrival order, which an audit found up to 1.3x faster on 6 and 12 ranks at 8 KB and 800 KB (analytic network; within 1% on the flow network)"}, 2: {"nonoverlapping", "nonoverlapping", ""},
 		3: {"recursive_doubling", "recursive_doubling", ""}, 4: {"ring", "ring", ""},
-		5: {"segmented_ring", "segmented_ring", ""}, 6: {"rabenseifner", "rabenseifner", "for ranks not a power of two collsim runs Open MPI's fold (each pair swaps half vectors, the odd rank returns its reduced half and the even ones go on); its halving splits the blocks as MPICH's, which differ from Open MPI's by an element at most"}},
+		5: {"segmented_ring", "segmented_ring", ""}, 6: {"rabenseifner", "rabenseifner", "for ranks not a power of two collsim runs Open MPI's fold (each pair swaps half vectors, the odd rank returns its reduced half and the even ones go on; -a rabenseifner runs MPICH's); its halving splits the blocks as MPICH's, which differ from Open MPI's by an element at most"}},
 	Bcast: {1: {"basic_linear", "linear", ""}, 2: {"chain", "", ""},
 		3: {"pipeline", "chain", ""}, 4: {"split_binary_tree", "split_binary", "collsim's tree is numbered heap-wise and pairs the halves' ranks by mirror image, Open MPI's level by level and by neighbouring rank; for an odd count collsim's first half is the smaller, Open MPI's the larger"},
 		5: {"binary_tree", "binary", "collsim numbers the binary tree heap-wise (children 2v+1, 2v+2), Open MPI level by level (v+2^l, v+2^(l+1)): the same depth, the last level spread differently"},
@@ -351,6 +351,7 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 			// ompi_coll_base_alltoall_intra_pairwise: send to r+i and
 			// receive from r-i at every rank count, its own block last.
 			pick.params.Library = ompiBase
+			pick.notes = append(pick.notes, "Open MPI's partners: send to r+i and receive from r-i at every rank count, its own block copied last (not MPICH's XOR partners for powers of two, which -a pairwise runs)")
 		}
 		switch {
 		case alg == 5 && ranks == 1:
