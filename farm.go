@@ -112,6 +112,16 @@ func (e *Experiment) RunFarm(job farm.Job) (*FarmResult, error) {
 	// others) at once, the links no faster than the paths through them.
 	linksOut, linksIn := hostLinks(m, hm)
 	capOut, capIn := min(linksOut, remoteRate), min(linksIn, remoteRate)
+	if m.Routing == "" || m.Routing == "minimal" {
+		// With one route a pair, the links at a route's k-th hop from the
+		// master (or k-th hop to it) over all remote workers are a cut:
+		// every chunk crosses one of them (the host's links alone let a
+		// node's 50 GB/s NIC, two hops out on gpu-cluster, carry 429
+		// ktasks/s of 1 MiB in the bound, and "workers" was named the
+		// limit of a run the NIC held to 46.8; a new user's trial).
+		cutOut, cutIn := routeCuts(m, hm, place[1:job.Workers+1])
+		capOut, capIn = min(capOut, cutOut), min(capIn, cutIn)
+	}
 	if anyLocal {
 		capOut, capIn = capOut+localArg, capIn+localRes
 	}
@@ -140,6 +150,50 @@ func localChannel(m *configs.Machine, bytes int64) float64 {
 		return math.Inf(1)
 	}
 	return bw
+}
+
+// routeCuts is the least bandwidth of the links at any one hop of the
+// routes from host h to the workers' hosts off it (out), and of the routes
+// back (in, counting hops from h): each hop's links are a cut between h
+// and those workers. +Inf where no worker is off h.
+func routeCuts(m *configs.Machine, h int, workers []int32) (out, in float64) {
+	var outs, ins [][]int32
+	for _, w := range workers {
+		if int(w) == h {
+			continue
+		}
+		outs = append(outs, m.Topology.Route(h, int(w), nil))
+		back := m.Topology.Route(int(w), h, nil)
+		slices.Reverse(back) // hop 0 enters h
+		ins = append(ins, back)
+	}
+	return leastCut(m, outs), leastCut(m, ins)
+}
+
+// leastCut is the least, over hops k that every route has, of the
+// bandwidth of the distinct links at hop k.
+func leastCut(m *configs.Machine, routes [][]int32) float64 {
+	least := math.Inf(1)
+	if len(routes) == 0 {
+		return least
+	}
+	hops := len(routes[0])
+	for _, r := range routes {
+		hops = min(hops, len(r))
+	}
+	links := m.Topology.Links()
+	for k := range hops {
+		seen := map[int32]bool{}
+		var bw float64
+		for _, r := range routes {
+			if !seen[r[k]] {
+				seen[r[k]] = true
+				bw += links[r[k]].Bandwidth
+			}
+		}
+		least = min(least, bw)
+	}
+	return least
 }
 
 // hostLinks is the bandwidth of host h's links leaving it and entering

@@ -123,3 +123,26 @@ host:
 		t.Errorf("throughput %g above the link bound %g", res.Throughput, res.LinkBound)
 	}
 }
+
+// Where the routes from the master to its workers share a link, the link
+// bounds the farm (the bound took the master's host's links alone: a new
+// user's trial). gpu-cluster, 32 ranks round robin over its 64 nodes: the
+// master, GPU 0 of node 0, reaches its 31 workers, each on a node of its
+// own, through node 0's one NIC of 400 Gbit/s: 50e9 B/s / 1 MiB of
+// arguments = 47,683.7 tasks/s, where the GPU's own 450 GB/s link allowed
+// 429,153.
+func TestFarmBoundsSharedLink(t *testing.T) {
+	m, err := configs.Resolve("gpu-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Experiment{Machine: m, Placement: "round_robin"}
+	res, err := e.RunFarm(farm.Job{Workers: 31, Tasks: 300, Dist: "fixed", Mean: 100 * sim.Microsecond, Arg: 1 << 20, Submit: sim.Microsecond, Handle: sim.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 50e9 / (1 << 20)
+	if math.Abs(res.LinkBound-want) > 1e-9*want || res.Limit != "link" || res.Throughput > res.LinkBound {
+		t.Errorf("link bound %g tasks/s, limit %s, throughput %g; want %g, the link", res.LinkBound, res.Limit, res.Throughput, want)
+	}
+}
