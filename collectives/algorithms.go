@@ -154,7 +154,7 @@ type rabenseifner struct {
 func (p Params) OpenMPIBase() bool { return p.Library == ompiBase }
 
 func newRabenseifner(p Params, r int) *rabenseifner {
-	if p.Library == ompiBase {
+	if p.OpenMPIBase() {
 		return &rabenseifner{foldPhase: newFoldKeeping(r, p.Ranks, 0), n: p.Count, last: noEnd, ompi: true}
 	}
 	return &rabenseifner{foldPhase: newFold(r, p.Ranks), n: p.Count, last: noEnd}
@@ -428,7 +428,7 @@ type pairwiseAlltoall struct {
 const ompiBase = "ompi"
 
 func newPairwiseAlltoall(p Params, r int) *pairwiseAlltoall {
-	return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd, shift: p.Library == ompiBase}
+	return &pairwiseAlltoall{r: r, p: p.Ranks, c: p.Count, last: noEnd, shift: p.OpenMPIBase()}
 }
 
 func (s *pairwiseAlltoall) step(b *builder) bool {

@@ -243,7 +243,8 @@ func mpich4Choice(c Collective, p Params) (choice, error) {
 	return ch, err
 }
 
-// mpich4Call is mpich4Choice but for calls of no elements.
+// mpich4Call is MPICH 4.3.2's choice for the call as its rules make it;
+// mpich4Choice adds what its MPI_Allreduce does with no elements.
 func mpich4Call(c Collective, p Params) (choice, error) {
 	name, q, rule, err := mpich4Flat(c, p)
 	if err != nil {

@@ -60,10 +60,11 @@ type master struct {
 	j        *Job
 	ops      []masterOp // by index handed out
 	pending  []masterOp // of the ready ops, in order
-	todo     []masterOp // what the loop has still to take up, in order
-	busy     bool       // the loop is carrying one through
-	next     int        // the next chunk to hand out
-	inflight []int      // by worker: its chunk
+	todo     []masterOp // what the loop has still to take up, in order, from todo[head]
+	head     int
+	busy     bool  // the loop is carrying one through
+	next     int   // the next chunk to hand out
+	inflight []int // by worker: its chunk
 	stopped  int
 }
 
@@ -79,9 +80,13 @@ func newMaster(j *Job) *master {
 // step takes up the next thing to do once the loop is free: a worker to
 // give a chunk to (mSubmit) or a result to handle (mHandle).
 func (m *master) step() {
-	for !m.busy && len(m.todo) > 0 {
-		o := m.todo[0]
-		m.todo = m.todo[1:]
+	for !m.busy && m.head < len(m.todo) {
+		o := m.todo[m.head]
+		if m.head++; m.head == len(m.todo) {
+			// Empty: the queue starts again at the front of its array,
+			// which then stops growing (it moved along with every take).
+			m.todo, m.head = m.todo[:0], 0
+		}
 		m.busy = true
 		if o.kind == mHandle {
 			_, n := m.j.span(m.inflight[o.worker])
