@@ -82,10 +82,13 @@ func newMaster(j *Job) *master {
 func (m *master) step() {
 	for !m.busy && m.head < len(m.todo) {
 		o := m.todo[m.head]
-		if m.head++; m.head == len(m.todo) {
-			// Empty: the queue starts again at the front of its array,
-			// which then stops growing (it moved along with every take).
-			m.todo, m.head = m.todo[:0], 0
+		if m.head++; 2*m.head >= len(m.todo) {
+			// Half or more taken: what is left moves to the front of the
+			// array, which then holds no more than twice what waits (it
+			// reallocated as slicing from the front moved it along; a
+			// master-bound farm never empties its queue).
+			n := copy(m.todo, m.todo[m.head:])
+			m.todo, m.head = m.todo[:n], 0
 		}
 		m.busy = true
 		if o.kind == mHandle {
