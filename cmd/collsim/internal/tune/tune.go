@@ -235,9 +235,20 @@ func tuneAll(m *configs.Machine, cs []collectives.Collective, ps []int, ss []int
 					skipped = append(skipped, fmt.Sprintf("%s of %s on %d ranks: nothing would be sent (a multiple of %s moves everything)", c, configs.FormatBytes(s), p, collsim.AlltoallQuantum(elem, p)))
 					continue
 				}
+				if collectives.SendsNothing(c, params) {
+					// Open MPI's MPI_ functions return before its rules are
+					// read: every algorithm ties at 0 s, and the rule that
+					// named one of them (the first in the list) was applied
+					// to every size up to the next one tuned.
+					skipped = append(skipped, fmt.Sprintf("%s of %s on %d ranks: a call of no elements sends nothing (Open MPI returns before it reads its rules), so no rule is chosen for it; the rules for the smallest size tuned start at 0 bytes", c, configs.FormatBytes(s), p))
+					continue
+				}
 				pts = append(pts, point{c: c, ranks: p, size: s})
 			}
 			if len(pts) == 0 || pts[len(pts)-1].c != c || pts[len(pts)-1].ranks != p {
+				if c != collectives.Alltoall {
+					return nil, nil, cmdutil.Flagf("--sizes: %s on %d ranks sends nothing at any size given (a call of no elements sends nothing); give a size of at least one %d-byte element", c, p, elem)
+				}
 				return nil, nil, cmdutil.Flagf("--sizes: %s on %d ranks sends nothing at any size given: each rank's data is split evenly over the ranks in whole %d-byte elements; give a multiple of %s", c, p, elem, collsim.AlltoallQuantum(elem, p))
 			}
 		}
