@@ -448,3 +448,23 @@ func TestZeRO3KeepsTheLayerItHolds(t *testing.T) {
 		t.Errorf("%d messages, want 42", res.Messages)
 	}
 }
+
+// Stages are balanced by the time the device takes, whether a layer's
+// time is measured or comes from its FLOPs: a layer of 1 ms measured and
+// five of 1e9 FLOPs, 1 ms each on device (1 TFLOP/s at full efficiency),
+// split over 2 stages as 3 and 3, 3 ms forward and 6 ms backward a stage
+// per microbatch; with free communication 8 microbatches take (m+p-1) x
+// 9 ms = 81 ms under both schedules. (Weighed by FLOPs, a measured
+// millisecond counted as 1e12 FLOPs: the split was 1 and 5, 15 ms a
+// microbatch on the second stage, and the step 1 + 8 x 15 + 2 = 123 ms
+// under both.)
+func TestStagesBalanceMeasuredAndFLOPTimes(t *testing.T) {
+	m := uniform(6, false)
+	m.Layers[0].FwdFLOPs, m.Layers[0].FwdTime = 0, sim.Millisecond
+	for _, sched := range []string{"gpipe", "1f1b"} {
+		j := dnn.Job{Model: m, Device: device, Strategy: dnn.Strategy{PP: 2, Microbatches: 8, Schedule: sched}}
+		if got, want := run(t, j, allFree), 81*sim.Millisecond; got != want {
+			t.Errorf("%s: %v, want %v", sched, got, want)
+		}
+	}
+}

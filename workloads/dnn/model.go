@@ -134,7 +134,10 @@ func GPT(t Transformer) (*Model, error) {
 		return nil, fmt.Errorf("transformer: layers, hidden, heads, seq and vocab must be at least 1 (have %d, %d, %d, %d, %d)", t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab)
 	}
 	// Bounds far past any model, so that the int64 counts below (12 h^2
-	// per block, 5 a s^2 bytes) cannot overflow.
+	// per block, v h, 4 s v) cannot overflow. A block's activations, 5 a
+	// s^2 bytes for the attention scores, can (5 x 2^64 within these
+	// bounds: they wrapped to 0 bytes, an audit), and saturate, as the
+	// memory's sums do.
 	if t.Layers > 1<<16 || t.Hidden > 1<<20 || t.Heads > t.Hidden || t.Seq > 1<<22 || t.Vocab > 1<<26 {
 		return nil, fmt.Errorf("transformer: at most 65536 layers, hidden 2^20, heads up to the hidden size, sequence 2^22, vocabulary 2^26 (have %d, %d, %d, %d, %d)", t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab)
 	}
@@ -155,7 +158,7 @@ func GPT(t Transformer) (*Model, error) {
 			Name: fmt.Sprintf("block%d", i), Kind: "transformer",
 			Params:   12*h*h + 13*h,
 			FwdFLOPs: 24*sf*hf*hf + 4*sf*sf*hf,
-			ActBytes: s*h*34 + 5*a*s*s, ActShared: 10 * s * h,
+			ActBytes: addSat(s*h*34, mulSat(mulSat(5*a, s), s)), ActShared: 10 * s * h,
 			OutBytes: out, TP: true, TPFwd: 2, TPBwd: 2,
 		})
 	}

@@ -49,3 +49,23 @@ func TestGPTBounds(t *testing.T) {
 		}
 	}
 }
+
+// A block's attention scores, 5 a s^2 bytes a sample, saturate where they
+// would overflow (2^20 heads and a sequence of 2^22 give 5 x 2^64, which
+// wrapped to 0: an audit); a sequence of 2^17 with as many heads, 5 x
+// 2^51 bytes, and 34 s h = 34 x 2^34, fits.
+func TestGPTActivationsSaturate(t *testing.T) {
+	m, err := dnn.GPT(dnn.Transformer{Layers: 1, Hidden: 1 << 20, Heads: 1 << 20, Seq: 1 << 22, Vocab: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Layers[1].ActBytes; got != math.MaxInt64 {
+		t.Errorf("2^20 heads, sequence 2^22: %d bytes, want saturated", got)
+	}
+	if m, err = dnn.GPT(dnn.Transformer{Layers: 1, Hidden: 1 << 17, Heads: 1 << 17, Seq: 1 << 17, Vocab: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Layers[1].ActBytes, int64(5<<51+34<<34); got != want {
+		t.Errorf("2^17 heads, sequence 2^17: %d bytes, want %d", got, want)
+	}
+}
