@@ -1230,11 +1230,6 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	if m.Routing == "" {
 		m.Routing = network.RouteMinimal
 	}
-	if m.Topology != nil {
-		if err := network.CheckRouting(m.Routing, m.Topology); err != nil {
-			v.fail([]string{"network", "routing"}, "%v", err)
-		}
-	}
 	hk := []string{"host"}
 	if m.RanksPerHost == 0 && !v.present(with(hk, "ranks_per_host")...) {
 		m.RanksPerHost = 1
@@ -1244,6 +1239,14 @@ func (v *validator) machine(f *fileYAML) *Machine {
 	}
 	if f.Node != nil && m.Topology != nil {
 		v.node(m, f.Node)
+	}
+	if m.Topology != nil {
+		// The machine's topology, nodes included (checked before the nodes
+		// were added, a dragonfly of nodes passed here and failed at run
+		// time: an audit).
+		if err := network.CheckRouting(m.Routing, m.Topology); err != nil {
+			v.fail([]string{"network", "routing"}, "%v", err)
+		}
 	}
 	m.RanksPerNode = m.DevicesPerNode * m.RanksPerHost
 	if f.Node != nil && (f.Node.Ranks != 0 || v.present("node", "ranks")) {
@@ -1418,6 +1421,13 @@ func (v *validator) node(m *Machine, n *nodeYAML) {
 		return
 	}
 	m.Topology, m.DevicesPerNode = t, n.Devices
+	// A group holds whole nodes, and a node's devices are its hosts (the
+	// network's hosts per group were kept: GroupSize was a node's share
+	// of the devices too small; an audit); without one group a node, none.
+	m.GroupHosts = 0
+	if t.Groups() > 0 {
+		m.GroupHosts = t.Hosts() / t.Groups()
+	}
 }
 
 // graph builds a custom network from its edge lines, each problem

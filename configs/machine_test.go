@@ -157,6 +157,8 @@ func TestBadConfigsNameTheLine(t *testing.T) {
 			[]string{"bad.yaml:7: host.local_by_size: want a list"}},
 		{"ugal on a crossbar", "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\n",
 			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly", "use minimal"}},
+		{"ugal on nodes of two rails on a dragonfly", "network:\n  dragonfly: {p: 2, a: 4, h: 2, g: 9, host_link: {bandwidth: 1GB/s, latency: 0}, local_link: {bandwidth: 1GB/s, latency: 0}, global_link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\nnode:\n  devices: 4\n  rails: 2\n  fabric: {bandwidth: 1GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n",
+			[]string{"bad.yaml:3: network.routing: ugal routing detours through a third group of a dragonfly;", "its nodes have 2 rails each, whose NICs lie in different groups", "use minimal"}},
 		{"disconnected graph", "network:\n  graph:\n    hosts: 4\n    link: {bandwidth: 1GB/s, latency: 0}\n    edges:\n      - h0 s0\n      - h1 s0\n      - h2 s1\n      - h3 s1\n",
 			[]string{"bad.yaml:2: network.graph: custom graph of 4 hosts: not connected: host h0 cannot reach host h2; add edges"}},
 		// A misspelt switch (S0 for s0) is named at the line that
@@ -740,5 +742,20 @@ func TestWholeNumbersThroughAliases(t *testing.T) {
 	}
 	if m.Topology.Hosts() != 8 {
 		t.Errorf("hosts through an alias of 8: %d", m.Topology.Hosts())
+	}
+}
+
+// A dragonfly of nodes of 4 devices, p = 2 and a = 4: a group holds 8
+// nodes, 32 devices, the ranks a group-aligned algorithm takes as a
+// group (GroupSize was 8, the network's hosts per group, a node's share
+// too small: an audit); UGAL routing is accepted there (it was refused at
+// run time, after the file was read).
+func TestDragonflyOfNodesGroups(t *testing.T) {
+	m, err := Parse("f.yaml", []byte("network:\n  dragonfly: {p: 2, a: 4, h: 2, g: 9, host_link: {bandwidth: 1GB/s, latency: 0}, local_link: {bandwidth: 1GB/s, latency: 0}, global_link: {bandwidth: 1GB/s, latency: 0}}\n  routing: ugal\nnode:\n  devices: 4\n  fabric: {bandwidth: 1GB/s, latency: 0}\n  nic: {bandwidth: 1GB/s, latency: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.GroupSize() != 32 || m.Topology.Groups() != 9 {
+		t.Errorf("group size %d, %d groups; want 32 and 9", m.GroupSize(), m.Topology.Groups())
 	}
 }

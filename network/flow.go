@@ -101,6 +101,9 @@ func CheckRouting(routing string, t *topology.Topology) error {
 	case "", RouteMinimal:
 		return nil
 	case RouteValiant, RouteUGAL:
+		if why := t.GroupsLost(); why != "" {
+			return fmt.Errorf("%s routing detours through a third group of a dragonfly; %s has none: %s; use minimal", routing, t.Name(), why)
+		}
 		if t.Groups() < 3 {
 			return fmt.Errorf("%s routing detours through a third group of a dragonfly; %s has %d groups: use minimal", routing, t.Name(), t.Groups())
 		}

@@ -227,6 +227,25 @@ func MultiNode(network *Topology, node NodeSpec) (*Topology, error) {
 	if network.Hashes() {
 		t.hashed = func(src, dst int32, h uint64, path []int32) []int32 { return via(src, dst, h, true, path) }
 	}
+	switch {
+	case network.groups > 0 && rails == 1:
+		// A dragonfly's groups hold whole nodes: a node's devices are in
+		// its NIC's group, and a detour through group g leaves and enters
+		// the network as any other route between nodes does (without them,
+		// UGAL and Valiant were accepted and then refused at run time as
+		// if the network had no groups: an audit).
+		t.groups, t.hostsPerGroup = network.groups, D*network.hostsPerGroup
+		t.via = func(src, dst int32, g int, path []int32) []int32 {
+			sn, dn := src/int32(D), dst/int32(D)
+			if sn == dn {
+				return via(src, dst, 0, false, path)
+			}
+			path = network.via(sn, dn, g, append(up(src, path), nicBase+2*sn))
+			return down(dst, append(path, nicBase+2*dn+1))
+		}
+	case network.groups > 0:
+		t.noGroups = fmt.Sprintf("its nodes have %d rails each, whose NICs lie in different groups of the %s, so a node is in no one group", rails, network.Name())
+	}
 	return t, nil
 }
 

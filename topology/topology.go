@@ -87,6 +87,9 @@ type Topology struct {
 	// (Dragonfly groups); 0 when the topology has none.
 	groups, hostsPerGroup int
 	via                   func(src, dst int32, group int, path []int32) []int32
+	// noGroups says why a topology built on a network with groups has
+	// none (GroupsLost).
+	noGroups string
 	// hashed routes along one of several equal shortest paths chosen by
 	// a hash (ECMP); nil where the topology has one route per pair.
 	hashed func(src, dst int32, h uint64, path []int32) []int32
@@ -180,6 +183,11 @@ func (t *Topology) RouteHashed(src, dst int, h uint64, path []int32) []int32 {
 // Groups returns the number of groups a route can detour through (Valiant
 // routing on a Dragonfly), or 0 when the topology has no such groups.
 func (t *Topology) Groups() int { return t.groups }
+
+// GroupsLost says why the topology has no groups though the network it
+// was built on has (nodes of several rails, whose NICs lie in different
+// groups), or "".
+func (t *Topology) GroupsLost() string { return t.noGroups }
 
 // GroupOf returns the group of host h (see Groups).
 func (t *Topology) GroupOf(h int) int { return h / t.hostsPerGroup }
