@@ -389,7 +389,7 @@ var hostileCases = []hostile{
 	// (it said only what might be wrong; a new user's trial): 8 MiB
 	// copied at 1 B/s is 8388608 s; 1 FLOP/s makes an FFT line's step
 	// saturate the clock by itself.
-	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `its longest compute step is 8388608s, on rank 0, and its largest message 8MiB`},
+	{args: []string{"workload", "redistribute", "--copy-rate", "1B/s"}, code: 1, want: `a compute step of rank 0 is itself past the limit, and its largest message 8MiB`},
 	// model printed +Infs and a best among them, and --json failed on
 	// +Inf without naming an input (an audit); tune took --prune NaN.
 	{args: []string{"model", "-c", "allreduce", "-n", "4", "-s", "8", "-m", tf("bwsub.yaml"), "--json"}, code: 1, want: `closed form for 4 ranks and 8B: simulated time would pass its limit.*the costliest input is network.crossbar.link.bandwidth 5e-324B/s \(<file>:2\)`},

@@ -5,7 +5,8 @@
 // the exchanged blocks as their own cost.
 //
 // Decompositions (as P3DFFT and 2DECOMP&FFT name them): a slab gives each
-// rank whole y-z... planes and needs one alltoall on all ranks; a pencil
+// rank whole x-z planes (y split among the ranks) and needs one alltoall
+// on all ranks; a pencil
 // over a Pr x Pc grid gives each rank whole lines of one dimension and
 // needs two alltoalls, on its row (Pr ranks) and on its column (Pc ranks).
 //
@@ -17,8 +18,8 @@
 //
 // the first transpose within its row (the ranks of its c), the second
 // within its column (the ranks of its r). A slab is the pencil with Pc = 1:
-// it starts with y and z... z whole, so the z lines are transformed before
-// the only transpose.
+// it starts with x and z whole, so the z lines are transformed before the
+// only transpose.
 package fft
 
 import (

@@ -15,9 +15,10 @@ import (
 //
 //   - scalapack: ScaLAPACK's PxGEMR2D ("caterpillar" steps): in step k
 //     rank r exchanges with rank (R-1-r-k) mod R (a pairing: that rank's
-//     partner in step k is r), blocking, the higher rank sending first;
-//     each message packed whole before it leaves and unpacked after it
-//     lands; step r-partner r itself is the local copy. Every rank takes
+//     partner in step k is r): both pack, then, blocking, the lower rank
+//     sends and the higher receives, then the other way round, and both
+//     unpack; the step whose partner is r itself is the local copy, packed,
+//     copied (Clacpy) and unpacked, three copies. Every rank takes
 //     every step, so a rank with nothing to exchange in a step still
 //     waits for the steps around it.
 //   - caterpillar: task-based, as a runtime (PaRSEC) moves data: every
@@ -79,6 +80,10 @@ func (j *Job) Check() error {
 	switch {
 	case j.M < 1 || j.N < 1:
 		return fmt.Errorf("matrix %dx%d: both dimensions at least 1", j.M, j.N)
+	case j.M > math.MaxInt32 || j.N > math.MaxInt32:
+		// A piece's rows and columns are int32s (a 5e9 x 1 matrix wrapped
+		// to a send of -1794967296 bytes: an audit).
+		return fmt.Errorf("matrix %dx%d: each dimension at most %d", j.M, j.N, math.MaxInt32)
 	case j.Elem < 1:
 		return fmt.Errorf("elements of %d bytes: at least 1", j.Elem)
 	case float64(j.M)*float64(j.N)*float64(j.Elem) > 1<<50:

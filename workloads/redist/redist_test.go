@@ -174,6 +174,7 @@ func TestRefusals(t *testing.T) {
 		{func(j *redist.Job) { j.To = redist.Layout{MB: 4, NB: 4, Owners: []int32{0, 1, 2, 9}, Name: "m.txt"} }, "gives tile (1, 1) to rank 9, but the job has ranks 0..3"},
 		{func(j *redist.Job) { j.M, j.N, j.From.MB, j.From.NB, j.To.MB, j.To.NB = 1<<20, 1<<20, 1, 1, 3, 3 }, "use larger tiles"},
 		{func(j *redist.Job) { j.M, j.N, j.Elem = 1<<30, 1<<30, 8 }, "more than a PiB"},
+		{func(j *redist.Job) { j.M, j.N, j.Elem = 5e9, 1, 1 }, "matrix 5000000000x1: each dimension at most 2147483647"},
 		{func(j *redist.Job) {
 			j.From = redist.Layout{MB: 8, NB: 8, Owners: []int32{2_000_000_000}, Name: "m.txt"}
 			j.To = j.From
