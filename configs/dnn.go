@@ -458,7 +458,7 @@ func ParseFLOPs(s string) (float64, error) {
 
 // strategyYAML is a strategy file: the flags of collsim workload dnn as
 // keys (dp, tp, pp, order, schedule, microbatches, microbatch_size, zero3,
-// bucket, no_overlap, grad_bytes, algo, compress, recompute, offload,
+// bucket, first_bucket, no_overlap, grad_bytes, algo, compress, recompute, offload,
 // offload_serial, inference, prune, tp_across_nodes).
 type strategyYAML struct {
 	DP             int               `yaml:"dp"`
@@ -470,6 +470,7 @@ type strategyYAML struct {
 	MicroBatchSize int               `yaml:"microbatch_size"`
 	ZeRO3          bool              `yaml:"zero3"`
 	Bucket         string            `yaml:"bucket"`
+	FirstBucket    string            `yaml:"first_bucket"`
 	NoOverlap      bool              `yaml:"no_overlap"`
 	GradBytes      int64             `yaml:"grad_bytes"`
 	Algo           map[string]string `yaml:"algo"`
@@ -551,6 +552,11 @@ func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
 	if f.Bucket != "" {
 		if s.BucketBytes, err = ParseSize(f.Bucket); err != nil || s.BucketBytes < 1 {
 			return bad("bucket", "%q: a size of at least 1 byte, e.g. 25MiB", f.Bucket)
+		}
+	}
+	if f.FirstBucket != "" {
+		if s.FirstBucketBytes, err = ParseSize(f.FirstBucket); err != nil || s.FirstBucketBytes < 1 {
+			return bad("first_bucket", "%q: a size of at least 1 byte, e.g. 1MiB", f.FirstBucket)
 		}
 	}
 	if c := f.Compress; c != nil {

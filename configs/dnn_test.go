@@ -80,19 +80,20 @@ func TestParseDevice(t *testing.T) {
 }
 
 func TestParseStrategy(t *testing.T) {
-	sf, err := ParseStrategy("s.yaml", []byte("dp: 2\ntp: 4\npp: 2\nmicrobatches: 8\nbucket: 10MiB\nalgo: {allreduce: ring}\ncompress: {ratio: 10, rate: 100GB/s}\nzero3: false\n"))
+	sf, err := ParseStrategy("s.yaml", []byte("dp: 2\ntp: 4\npp: 2\nmicrobatches: 8\nbucket: 10MiB\nfirst_bucket: 2MiB\nalgo: {allreduce: ring}\ncompress: {ratio: 10, rate: 100GB/s}\nzero3: false\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := sf.Strategy
-	if s.DP != 2 || s.TP != 4 || s.PP != 2 || s.Microbatches != 8 || s.BucketBytes != 10<<20 || s.Algorithms["allreduce"] != "ring" ||
+	if s.DP != 2 || s.TP != 4 || s.PP != 2 || s.Microbatches != 8 || s.BucketBytes != 10<<20 || s.FirstBucketBytes != 2<<20 || s.Algorithms["allreduce"] != "ring" ||
 		s.Compression.Ratio != 10 || s.Compression.Throughput != 100e9 || !sf.Set["zero3"] || sf.Set["schedule"] {
 		t.Errorf("%+v %v", s, sf.Set)
 	}
 	for in, want := range map[string]string{
-		"dp: 2\ntp: 0\n":      "s.yaml:2: tp: 0; at least 1",
-		"dp: 2\nbucket: 0\n":  "s.yaml:2: bucket: \"0\": a size of at least 1 byte",
-		"tp: 2\nzero: true\n": `s.yaml:2: unknown key "zero"`,
+		"dp: 2\ntp: 0\n":            "s.yaml:2: tp: 0; at least 1",
+		"dp: 2\nbucket: 0\n":        "s.yaml:2: bucket: \"0\": a size of at least 1 byte",
+		"dp: 2\nfirst_bucket: 1x\n": "s.yaml:2: first_bucket: \"1x\": a size of at least 1 byte",
+		"tp: 2\nzero: true\n":       `s.yaml:2: unknown key "zero"`,
 		// Keys inside a nested mapping are checked too (compress's
 		// exchang ran as the default exchange, a new user's trial).
 		"dp: 8\ncompress: {ratio: 10, rate: 200GB/s, exchang: allgather}\n": `s.yaml:2: unknown key "exchang" in compress; valid keys here: ratio, rate, exchange`,

@@ -185,6 +185,8 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		// With dp 1 or tp 1, taken and ignored (an audit).
 		{[]string{"--devices", "1", "--zero3"}, 2, "--zero3 does not apply: dp 1 exchanges no gradients"},
 		{[]string{"--devices", "1", "--bucket", "100MiB"}, 2, "--bucket does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "1", "--first-bucket", "2MiB"}, 2, "--first-bucket does not apply: dp 1 exchanges no gradients"},
+		{[]string{"--devices", "2", "--first-bucket", "0"}, 2, `--first-bucket "0": a size of at least 1 byte`},
 		{[]string{"--devices", "1", "--no-overlap"}, 2, "--no-overlap does not apply: dp 1 exchanges no gradients"},
 		{[]string{"--devices", "1", "--grad-bytes", "4"}, 2, "--grad-bytes does not apply: dp 1 exchanges no gradients"},
 		{[]string{"--devices", "1", "--algo", "allreduce=ring"}, 2, "--algo allreduce= does not apply: the step runs no allreduce (dp 1 and tp 1)"},

@@ -91,15 +91,22 @@ func TestPipelineBubble(t *testing.T) {
 
 // Data parallel without overlap: compute, then each bucket's allreduce,
 // one after another; each allreduce's time is measured alone on the same
-// network.
-func TestDataParallelNoOverlap(t *testing.T) {
+// network. Buckets as DDP assigns them: 2 MiB of gradients a layer, in
+// layer order, the first bucket closed at 1 MiB (layer 0), the next at 5
+// MiB (layers 1-3), and layer 4 left; the backward pass exchanges them
+// in the reverse order, layer 4's first and layer 0's last. With
+// overlap, each bucket's allreduce (under 1 ms) ends before the next
+// bucket's layers are computed (2 ms a layer backward), and the step is
+// the compute plus layer 0's allreduce alone. (collsim filled buckets in
+// the backward pass's order: layers 4-2, then 1-0, whose 4 MiB were
+// exposed.)
+func TestDataParallelBuckets(t *testing.T) {
 	const dp = 4
 	j := dnn.Job{Model: uniform(5, false), Device: device,
-		Strategy: dnn.Strategy{DP: dp, NoOverlap: true, BucketBytes: 5 << 20}} // 2 MiB of gradients per layer: buckets of 3 layers and 2
+		Strategy: dnn.Strategy{DP: dp, NoOverlap: true, BucketBytes: 5 << 20}}
 	got := run(t, j, nil)
 	compute := 3 * 5 * sim.Millisecond
-	var comm sim.Time
-	for _, layers := range []int64{3, 2} {
+	allreduce := func(layers int64) sim.Time {
 		call, err := collectives.NewCall(collectives.Allreduce, "ring", collectives.Group{0, 1, 2, 3}, collectives.Params{Count: layers << 20, ElemSize: 2}, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -109,15 +116,21 @@ func TestDataParallelNoOverlap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		comm += res.Makespan
+		return res.Makespan
+	}
+	var comm sim.Time
+	for _, layers := range []int64{1, 3, 1} {
+		comm += allreduce(layers)
 	}
 	if got != compute+comm {
 		t.Errorf("step %v, want compute %v + allreduces %v = %v", got, compute, comm, compute+comm)
 	}
-	// With overlap the step is shorter, and no shorter than the compute.
+	if big := allreduce(3); big >= 2*sim.Millisecond {
+		t.Fatalf("a 3-layer bucket's allreduce takes %v, not under a layer's 2 ms backward", big)
+	}
 	j.Strategy.NoOverlap = false
-	if over := run(t, j, nil); over >= got || over < compute {
-		t.Errorf("with overlap: %v; want between %v and %v", over, compute, got)
+	if over, want := run(t, j, nil), compute+allreduce(1); over != want {
+		t.Errorf("with overlap: %v, want compute %v + layer 0's allreduce = %v", over, compute, want)
 	}
 }
 

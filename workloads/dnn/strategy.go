@@ -130,9 +130,15 @@ type Strategy struct {
 	ZeRO3 bool
 	// BucketBytes groups gradients for the data-parallel allreduce (0:
 	// 25 MiB, PyTorch DDP's default); NoOverlap runs the allreduces after
-	// the backward pass instead of during it.
-	BucketBytes int64
-	NoOverlap   bool
+	// the backward pass instead of during it. As DDP assigns them, the
+	// buckets fill in layer order, the first up to FirstBucketBytes (0: 1
+	// MiB, torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES), each later
+	// one up to BucketBytes, a bucket closing once it holds that much,
+	// and they are exchanged in the reverse order, as the backward pass
+	// completes them: the last, of the first layers, is the small one.
+	BucketBytes      int64
+	FirstBucketBytes int64
+	NoOverlap        bool
 	// GradBytes per gradient element exchanged (0: 2, 16-bit gradients).
 	GradBytes int64
 	// Algorithms per collective ("allreduce" -> "ring", "ompi", ...).
@@ -211,6 +217,9 @@ func (s *Strategy) defaults() {
 	}
 	if s.BucketBytes == 0 {
 		s.BucketBytes = 25 << 20
+	}
+	if s.FirstBucketBytes == 0 {
+		s.FirstBucketBytes = 1 << 20
 	}
 	if s.GradBytes == 0 {
 		s.GradBytes = 2
@@ -323,7 +332,7 @@ func (j *Job) Check(devices int) error {
 	if s.Recompute && s.Offload {
 		return fmt.Errorf("recompute and offload: choose one way to save activation memory")
 	}
-	if s.BucketBytes < 0 || s.GradBytes < 0 {
+	if s.BucketBytes < 0 || s.FirstBucketBytes < 0 || s.GradBytes < 0 {
 		return fmt.Errorf("bucket and gradient bytes must not be negative")
 	}
 	return j.fits()

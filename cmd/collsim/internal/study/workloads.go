@@ -340,7 +340,7 @@ func runLPTraining(streams *cmdutil.IO, o *workloadOptions, gpuList string) erro
 	for _, n := range gpus {
 		row := []string{fmt.Sprint(n)}
 		for _, a := range algs {
-			j := dnn.Job{Model: model, Device: dnn.Devices["a100"], Strategy: dnn.Strategy{DP: n, MicroBatch: 64, NoOverlap: true, BucketBytes: 1 << 40,
+			j := dnn.Job{Model: model, Device: dnn.Devices["a100"], Strategy: dnn.Strategy{DP: n, MicroBatch: 64, NoOverlap: true, BucketBytes: 1 << 40, FirstBucketBytes: 1 << 40,
 				Algorithms: map[string]string{"allreduce": a}}}
 			res, err := e.RunDNN(j, true)
 			if err != nil {

@@ -26,7 +26,7 @@ type dnnFlags struct {
 	order, schedule               string
 	microbatches, microBatch      int
 	zero3, noOverlap              bool
-	bucket                        string
+	bucket, firstBucket           string
 	gradBytes                     int64
 	algo                          []string
 	compress                      float64
@@ -88,6 +88,7 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 	f.IntVar(&o.microBatch, "microbatch-size", 1, "samples per microbatch")
 	f.BoolVar(&o.zero3, "zero3", false, "ZeRO-3 / FSDP: shard parameters, gradients and optimizer state over the data-parallel group")
 	f.StringVar(&o.bucket, "bucket", "25MiB", "gradient bucket size of the data-parallel allreduce (PyTorch DDP's default 25 MiB)")
+	f.StringVar(&o.firstBucket, "first-bucket", "1MiB", "size of the first gradient bucket, of the first layers, exchanged last (torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES, 1 MiB)")
 	f.BoolVar(&o.noOverlap, "no-overlap", false, "allreduce the gradients after the backward pass instead of during it")
 	f.Int64Var(&o.gradBytes, "grad-bytes", 2, "bytes per gradient element exchanged")
 	f.StringArrayVar(&o.algo, "algo", nil, `a collective's algorithm "COLLECTIVE=ALGORITHM" (allreduce=ring, allreduce=ompi, allgather=bruck, ...); repeatable`)
@@ -139,6 +140,7 @@ func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
 	set("microbatch_size", "microbatch-size", func() { o.microBatch = st.MicroBatch })
 	set("zero3", "zero3", func() { o.zero3 = st.ZeRO3 })
 	set("bucket", "bucket", func() { o.bucket = fmt.Sprint(st.BucketBytes) })
+	set("first_bucket", "first-bucket", func() { o.firstBucket = fmt.Sprint(st.FirstBucketBytes) })
 	set("no_overlap", "no-overlap", func() { o.noOverlap = st.NoOverlap })
 	set("grad_bytes", "grad-bytes", func() { o.gradBytes = st.GradBytes })
 	set("algo", "algo", func() {
@@ -190,8 +192,8 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		{o.compress == 1, "they shape compression (give --compress RATIO)", []string{"compress-rate", "compress-exchange"}},
 		// It turned offloading on without a word (a new user's trial).
 		{!o.offload, "it shapes offloading (give --offload)", []string{"offload-serial"}},
-		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
-		{o.inference, "inference exchanges no gradients", []string{"bucket", "no-overlap", "grad-bytes", "compress", "zero3"}},
+		{o.zero3, "ZeRO-3 reduce-scatters each layer's gradients (no buckets, no allreduce)", []string{"bucket", "first-bucket", "no-overlap", "compress", "compress-rate", "compress-exchange"}},
+		{o.inference, "inference exchanges no gradients", []string{"bucket", "first-bucket", "no-overlap", "grad-bytes", "compress", "zero3"}},
 		// They were refused for exchanging no gradients (a new user's trial).
 		{o.inference, "inference keeps no activations for a backward pass", []string{"recompute", "offload", "offload-serial"}},
 		{o.inference, "inference runs forward passes only, in microbatch order", []string{"schedule"}},
@@ -301,6 +303,13 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	if bucket < 1 {
 		return j, 0, cmdutil.Flagf("--bucket %q: a size of at least 1 byte, e.g. 25MiB", o.bucket)
 	}
+	firstBucket, err := configs.ParseSize(o.firstBucket)
+	if err != nil {
+		return j, 0, cmdutil.Flagf("--first-bucket: %v", err)
+	}
+	if firstBucket < 1 {
+		return j, 0, cmdutil.Flagf("--first-bucket %q: a size of at least 1 byte, e.g. 1MiB", o.firstBucket)
+	}
 	algos, err := algoMap(o.algo)
 	if err != nil {
 		return j, 0, err
@@ -338,7 +347,7 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	if !o.search && o.scaling == "" {
 		// (All but --compress were taken and ignored: an audit.)
 		if dp == 1 {
-			if err := o.notApplicable(cmd.Flags(), "dp 1 exchanges no gradients", "compress", "zero3", "bucket", "no-overlap", "grad-bytes"); err != nil {
+			if err := o.notApplicable(cmd.Flags(), "dp 1 exchanges no gradients", "compress", "zero3", "bucket", "first-bucket", "no-overlap", "grad-bytes"); err != nil {
 				return j, 0, err
 			}
 		}
@@ -361,7 +370,7 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 	}
 	j = dnn.Job{Model: model, Device: dev, AllowTPAcrossNodes: o.tpAcross, Transport: o.transport, Strategy: dnn.Strategy{
 		DP: dp, TP: o.tp, PP: o.pp, Order: o.order, Schedule: o.schedule, Microbatches: o.microbatches, MicroBatch: o.microBatch,
-		ZeRO3: o.zero3, BucketBytes: bucket, NoOverlap: o.noOverlap, GradBytes: o.gradBytes, Algorithms: algos,
+		ZeRO3: o.zero3, BucketBytes: bucket, FirstBucketBytes: firstBucket, NoOverlap: o.noOverlap, GradBytes: o.gradBytes, Algorithms: algos,
 		Compression: dnn.Compression{Ratio: o.compress, Throughput: rate, Exchange: o.compressExch},
 		Recompute:   o.recompute, Offload: o.offload, OffloadSerial: o.offSerial, Inference: o.inference, Prune: o.prune,
 	}}
