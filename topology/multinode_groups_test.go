@@ -57,3 +57,45 @@ func TestMultiNodeDragonflyGroups(t *testing.T) {
 		t.Errorf("two rails: %d groups, %q", railed.Groups(), railed.GroupsLost())
 	}
 }
+
+// The consecutive arrangement leaves a port unconnected where its
+// partner's port is taken: xc40's shape, a = 96 routers of h = 2 global
+// ports in g = 16 groups, gives each group 192 ports over 15 others, 13
+// toward its first 12 others and 12 toward the last 3; groups i < j share
+// 13 cables where j <= 12 (C(13,2) = 78 pairs) and 12 otherwise (42
+// pairs): 78 x 13 + 42 x 12 = 1,518 cables of the 1,536 the ports could
+// make (README).
+func TestDragonflyConsecutiveCables(t *testing.T) {
+	one := LinkSpec{Bandwidth: 1e9}
+	d, err := Dragonfly(DragonflySpec{P: 1, A: 96, H: 2, G: 16, Host: one, Local: one, Global: one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	global := 0
+	for _, l := range d.Links() {
+		from, to := d.Label(l.From), d.Label(l.To)
+		if strings.HasPrefix(from, "r") && strings.HasPrefix(to, "r") && strings.Split(from, ".")[0] != strings.Split(to, ".")[0] {
+			global++
+		}
+	}
+	if global != 2*1518 {
+		t.Errorf("%d directed global links, want 2 x 1518", global)
+	}
+}
+
+// Minimal routing is Kim et al.'s, one global hop at most, not the fewest
+// links: on dragonfly-72's shape (p 2, a 4, h 2, g 9) host 69's minimal
+// route to host 61 takes 5 links where a path through two global links
+// takes 4 (README; an audit).
+func TestDragonflyMinimalIsOneGlobalHop(t *testing.T) {
+	ten := LinkSpec{Bandwidth: 10e9, Latency: 1e-7}
+	d, err := Dragonfly(DragonflySpec{P: 2, A: 4, H: 2, G: 9, Host: ten, Local: ten, Global: ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inStart, inLinks := d.inAdjacency()
+	fewest := d.hopsTo(61, nil, inStart, inLinks)[69]
+	if route := d.Route(69, 61, nil); len(route) != 5 || fewest != 4 {
+		t.Errorf("host 69 to 61: minimal route of %d links, fewest %d; want 5 and 4", len(route), fewest)
+	}
+}
