@@ -1,6 +1,7 @@
 package redist_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -41,5 +42,30 @@ func TestScalapackStepsByHand(t *testing.T) {
 		if res.Makespan != c.want {
 			t.Errorf("%s: %v, want %v", c.name, res.Makespan, c.want)
 		}
+	}
+}
+
+// PxGEMR2D pairs the ranks of the larger grid (init_chenille's tot), not
+// the job's: with 3 x 1 grid rows (row r on rank r) going to 1 x 3 grid
+// columns (column j on rank j) and a fourth rank in neither, step k
+// pairs rank 1 with (3-1-1-k) mod 3: itself, then rank 0, then rank 2, so
+// it sends to 0 and then to 2 (paired over 4 ranks it met 2 first);
+// rank 3 has nothing to do.
+func TestScalapackPairsTheGridsRanks(t *testing.T) {
+	j := &redist.Job{M: 3, N: 3, Elem: 8, From: redist.Layout{MB: 1, NB: 3, P: 3, Q: 1}, To: redist.Layout{MB: 3, NB: 1, P: 1, Q: 3}, Ranks: 4,
+		Schedule: "scalapack", Messages: "pair", CopyRate: 8e9}
+	comp, err := j.Composition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := sim.Materialize(comp.Schedule())
+	var sends []int32
+	for _, op := range progs[1] {
+		if op.Kind == sim.OpSend {
+			sends = append(sends, op.Peer)
+		}
+	}
+	if !slices.Equal(sends, []int32{0, 2}) || len(progs[3]) != 0 {
+		t.Errorf("rank 1 sends to %v, want [0 2]; rank 3 has %d ops, want none", sends, len(progs[3]))
 	}
 }

@@ -54,11 +54,21 @@ func newRankScript(p *plan, st *staging, r int) *rankScript {
 	case "scalapack":
 		// Step k pairs r with (R-1-r-k) mod R: the peer of distance d =
 		// (R-1-r-peer) mod R comes in step d.
+		R := p.scalapackRanks()
 		order := func(peer int) int { return ((R-1-r-peer)%R + R) % R }
 		rotate(rs.sends, order)
 		rotate(rs.recvs, order)
 	}
 	return rs
+}
+
+// scalapackRanks is the ranks PxGEMR2D's steps pair: those of the larger
+// layout (init_chenille's tot, the larger grid's size), whose ranks are
+// 0 to that less 1. Ranks of the job beyond both layouts hold nothing and
+// take no step (they paired with the others in every step, adding steps
+// to theirs: an audit).
+func (p *plan) scalapackRanks() int {
+	return max(p.j.From.ranks(), p.j.To.ranks(), 1)
 }
 
 // rotate orders groups by key of their peer.
@@ -99,8 +109,8 @@ func (rs *rankScript) fill(w *workloads.Writer) bool {
 // messages one after another where PxGEMR2D has 2 copies and 2 messages,
 // 1.39 ms against 0.97 for two ranks swapping 2 MiB; an audit.)
 func (rs *rankScript) fillSteps(w *workloads.Writer) bool {
-	R := rs.p.ranks
-	if rs.step == R {
+	R := rs.p.scalapackRanks()
+	if rs.step == R || rs.r >= R {
 		return false
 	}
 	k := rs.step
