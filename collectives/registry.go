@@ -378,7 +378,9 @@ func init() {
 		{Collective: Allreduce, Name: "linear",
 			Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
 			Cost:    "2a + nb + ng + (p-2)max(nb, ng) + (p-1)nb through rank 0's port: latency once each way, the messages overlapping",
-			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count, ompi: p.OpenMPIBase()}
+			}},
 		{Collective: Allreduce, Name: "linear_pipeline",
 			Summary: "Linear Pipelining: the vector is cut into segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
 			Cost:    "about 2(p-1)(a + sb) + (p-1)sg + (k-1)max(2sb, sg) for k segments of s bytes: latency once per hop",
@@ -462,7 +464,7 @@ func init() {
 			Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
 			Cost:    "a + nb + ng + (p-2)max(nb, ng): the root takes the vectors in one after another while it reduces the one before",
 			newRank: func(p Params, r int) stepper {
-				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count, ompi: p.OpenMPIBase()}
 			}},
 		{Collective: Reduce, Name: "chain",
 			Summary: "Pipelined chain: segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",

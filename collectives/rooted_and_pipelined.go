@@ -35,6 +35,9 @@ type linearRooted struct {
 	n          int64
 	done       bool
 	reduced    []int32 // at a reduce's root: every child's reduction
+	// ompi: a reduce's (or an allreduce's) root receives as Open MPI's
+	// basic_linear does (Params.OpenMPIBase).
+	ompi bool
 }
 
 // finals: a linear reduce's root is done when every rank's vector is in.
@@ -63,6 +66,27 @@ func (s *linearRooted) step(b *builder) bool {
 		return true
 	}
 	var reduced []int32
+	if s.ompi && (s.c == Reduce || s.c == Allreduce) {
+		// Open MPI's root takes one vector at a time, from rank p-1 down,
+		// each receive posted once the one before is reduced
+		// (ompi_coll_base_reduce_intra_basic_linear; an audit measured
+		// the root that posts them all up to 1.3x faster).
+		last := int32(-1)
+		for peer := s.p - 1; peer >= 0; peer-- {
+			if peer != s.root {
+				last = b.recvReduce(peer, 0, all, last)
+				reduced = append(reduced, last)
+			}
+		}
+		if s.c == Reduce {
+			s.reduced = reduced
+			return true
+		}
+		for i := 1; i < s.p; i++ {
+			b.sendConcurrent(mod(s.root+i, s.p), 1, all, last)
+		}
+		return true
+	}
 	for i := 1; i < s.p; i++ {
 		peer := mod(s.root+i, s.p)
 		switch s.c {
