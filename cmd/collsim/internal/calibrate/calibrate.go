@@ -239,7 +239,7 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 	if asJSON {
 		return cmdutil.JSON(streams.Out, map[string]any{
 			"L_s": p.L, "o_s": p.O, "g_s": p.Gap, "G_s_per_byte": p.G, "o_spread_s": fit.OSpread,
-			"gap_fit_max_rel_residual": fit.GapFit.MaxRelResidual, "sizes": len(series.One), "n": series.N, "config": out, "config_yaml": string(yaml),
+			"gap_fit_max_rel_residual": fit.GapFit.MaxRelResidual, "gap_sizes": fit.GapSizes, "sizes": len(series.One), "n": series.N, "config": out, "config_yaml": string(yaml),
 			"eager_limit": eager, "eager_limit_source": eagerWhy,
 		})
 	}
@@ -247,12 +247,27 @@ func calibrateLogGP(streams *cmdutil.IO, file, name, out string, hosts int, redu
 		{"samples", fmt.Sprintf("%d sizes, bursts of n = %d, from %s", len(series.One), series.N, file)},
 		{"L", cmdutil.Seconds(p.L)},
 		{"o", fmt.Sprintf("%s (per-size estimates spread over %s)", cmdutil.Seconds(p.O), cmdutil.Seconds(fit.OSpread))},
-		{"g", fmt.Sprintf("%s ± %s", cmdutil.Seconds(p.Gap), cmdutil.Seconds(fit.GapFit.AlphaErr))},
+		{"g", gapRow(fit, len(series.One))},
 		{"G", fmt.Sprintf("%s per MiB = %s (worst residual of g + (s-1)G: %.2f%%)", cmdutil.Seconds(p.G*(1<<20)), configs.FormatBandwidth(1/p.G), 100*fit.GapFit.MaxRelResidual)},
 		{"eager limit", fmt.Sprintf("%s (%s)", eager, eagerWhy)},
 		{"machine", fmt.Sprintf("%d hosts on one switch: latency L, bandwidth 1/G, host overhead o and gap g", hosts)},
 	}
 	return printMachine(streams, rows, out, yaml)
+}
+
+// gapRow says g and which sizes measured it: only those whose bursts
+// were paced by g + (s-1)G rather than by o (cost.PRTT).
+func gapRow(fit cost.LogGPFit, sizes int) string {
+	g := cmdutil.Seconds(fit.Model.Gap)
+	switch fit.GapSizes {
+	case sizes:
+		return fmt.Sprintf("%s ± %s", g, cmdutil.Seconds(fit.GapFit.AlphaErr))
+	case 0:
+		return fmt.Sprintf("%s: o, for no size's bursts were paced by more than o (g may be anything up to o); G from the round trips", g)
+	case 1:
+		return fmt.Sprintf("%s, from the one size whose bursts were paced by more than o, with G from the round trips", g)
+	}
+	return fmt.Sprintf("%s ± %s, from the %d sizes of %d whose bursts were paced by more than o", g, cmdutil.Seconds(fit.GapFit.AlphaErr), fit.GapSizes, sizes)
 }
 
 // printMachine prints the fit's table and, unless it was written to out,
