@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/collsim/collsim/collectives"
 )
@@ -48,11 +49,13 @@ func (m Hockney) LowerBound(c collectives.Collective, p collectives.Params) (Bou
 		elem = 8
 	}
 	ranks := int64(p.Ranks)
-	n := float64(p.Count * elem)
-	hi := float64((p.Count + ranks - 1) / ranks * elem)
+	// In floats and 128-bit products: (p-1) count wrapped past 2^63
+	// elements, and the bound lost its reductions (an audit).
+	n := float64(p.Count) * float64(elem)
+	hi := float64(ceilMulDiv(1, p.Count, ranks)) * float64(elem)
 	// The reductions the busiest rank does: (p-1) count element-reductions
 	// in all, spread over p ranks at best.
-	reduced := float64(((ranks-1)*p.Count + ranks - 1) / ranks * elem)
+	reduced := float64(ceilMulDiv(ranks-1, p.Count, ranks)) * float64(elem)
 	var moved, computed float64
 	switch c {
 	case collectives.Allreduce:
@@ -68,7 +71,7 @@ func (m Hockney) LowerBound(c collectives.Collective, p collectives.Params) (Bou
 	case collectives.Gather, collectives.Scatter, collectives.Allgather:
 		moved = n - hi
 	case collectives.Alltoall:
-		moved = float64((ranks - 1) * p.Count * elem)
+		moved = float64(ranks-1) * float64(p.Count) * float64(elem)
 	case collectives.Barrier:
 	default:
 		return Bound{}, fmt.Errorf("no lower bound for collective %q", c)
@@ -82,4 +85,15 @@ func (m Hockney) LowerBound(c collectives.Collective, p collectives.Params) (Bou
 	}
 	b.Time = max(m.Alpha, b.Bandwidth, b.Compute)
 	return b, nil
+}
+
+// ceilMulDiv is a*b/c rounded up, for a, b not negative and c positive,
+// with a*b in 128 bits (its quotient fits: a < c here).
+func ceilMulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, r := bits.Div64(hi, lo, uint64(c))
+	if r != 0 {
+		q++
+	}
+	return int64(q)
 }

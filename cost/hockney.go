@@ -445,7 +445,22 @@ func linearReduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	return exact(linearReduceTime(m, s))
+	return linearReduceBound(m, s, 0)
+}
+
+// linearReduceBound is linearReduce's time, with after added to it. Open
+// MPI's root (Params.OpenMPIBase) posts each receive once the vector
+// before it is reduced, so that which vector its port takes in first, and
+// each rendezvous handshake, set its time: between the overlapped time
+// and each vector in turn, a request's latency, its handshake's reply,
+// its bytes and its reduction, alpha + (p-1)(2 alpha + n beta + n gamma).
+func linearReduceBound(m Hockney, s size, after float64) Prediction {
+	t := linearReduceTime(m, s) + after
+	if !s.orig.OpenMPIBase() {
+		return exact(t)
+	}
+	nb, ng := s.n*m.Beta, s.n*m.Gamma
+	return Prediction{Time: m.Alpha + float64(s.p-1)*(2*m.Alpha+nb+ng) + after, Lower: t}
 }
 
 func linearReduceTime(m Hockney, s size) float64 {
@@ -548,7 +563,7 @@ func linearAllreduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	return exact(linearReduceTime(m, s) + m.Alpha + float64(s.p-1)*s.n*m.Beta)
+	return linearReduceBound(m, s, m.Alpha+float64(s.p-1)*s.n*m.Beta)
 }
 
 // binomialReduce: ceil(log2 p)(alpha + n beta + n gamma); see binomialTree.

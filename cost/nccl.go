@@ -218,7 +218,7 @@ func FitCollective(a collectives.Algorithm, ranks int, gamma float64, samples []
 	// form is then exact where the algorithm's is.
 	params := collectives.Params{Ranks: ranks, Count: int64(ranks) * 65536}
 	n := float64(params.SizeBytes(a.Collective))
-	var coef [3]float64
+	var coef, twice [3]float64
 	for i, m := range []Hockney{{Alpha: 1}, {Beta: 1}, {Gamma: 1}} {
 		pr, err := m.Predict(a, params)
 		if err != nil {
@@ -228,6 +228,18 @@ func FitCollective(a collectives.Algorithm, ranks int, gamma float64, samples []
 			return CollectiveFit{}, fmt.Errorf("%s on %d ranks: its closed form is a bound here, not exact; fit an algorithm whose form is exact (ring, say)", a.ID(), ranks)
 		}
 		coef[i] = pr.Time
+		double := params
+		double.Count *= 2
+		if pr, err = m.Predict(a, double); err != nil {
+			return CollectiveFit{}, fmt.Errorf("%s on %d ranks: %w", a.ID(), ranks, err)
+		}
+		twice[i] = pr.Time
+	}
+	// The fit takes B and C proportional to n and A constant: a pipeline's
+	// form is not (its segments add (p-2)s beta whatever n), and the line
+	// through a chain's times gave beta 6% fast with no warning (an audit).
+	if !near(twice[0], coef[0]) || !near(twice[1], 2*coef[1]) || !near(twice[2], 2*coef[2]) {
+		return CollectiveFit{}, fmt.Errorf("%s on %d ranks: its closed form is not alpha times a count plus beta and gamma times the size (a pipeline's segments cost beyond the size), so a line through its times gives no alpha and beta; fit an unsegmented algorithm (ring, say)", a.ID(), ranks)
 	}
 	if coef[0] <= 0 || coef[1] <= 0 {
 		return CollectiveFit{}, fmt.Errorf("%s on %d ranks: its time does not depend on both alpha and beta; nothing to fit", a.ID(), ranks)
@@ -254,3 +266,6 @@ func FitCollective(a collectives.Algorithm, ranks int, gamma float64, samples []
 	}
 	return fit, nil
 }
+
+// near reports whether a and b agree to a relative 1e-9.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

@@ -157,3 +157,25 @@ func TestNCCLSamplesSkipZeroBytes(t *testing.T) {
 		t.Errorf("samples %v, want the 8 and 1024 B rows", s)
 	}
 }
+
+// A pipeline's form charges its segments' (p-2)s beta whatever the size:
+// no line through its times gives alpha and beta, and the chain bcast's
+// gave beta 6% fast with no warning (an audit); it is refused, as a bound
+// is, while the ring's form, proportional to the size, is fitted.
+func TestFitCollectiveRefusesPipelines(t *testing.T) {
+	samples := []Sample{{Bytes: 1 << 20, Seconds: 1e-3}, {Bytes: 4 << 20, Seconds: 3e-3}, {Bytes: 16 << 20, Seconds: 11e-3}}
+	chain, err := collectives.Lookup(collectives.Bcast, "chain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FitCollective(chain, 8, 0, samples); err == nil || !strings.Contains(err.Error(), "not alpha times a count plus beta and gamma times the size") {
+		t.Errorf("chain: %v, want refused", err)
+	}
+	ring, err := collectives.Lookup(collectives.Allreduce, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FitCollective(ring, 8, 0, samples); err != nil {
+		t.Errorf("ring: %v", err)
+	}
+}
