@@ -456,7 +456,7 @@ func linearReduce(m Hockney, s size) Prediction {
 // its bytes and its reduction, alpha + (p-1)(2 alpha + n beta + n gamma).
 func linearReduceBound(m Hockney, s size, after float64) Prediction {
 	t := linearReduceTime(m, s) + after
-	if !s.orig.OpenMPIBase() {
+	if !s.orig.OpenMPIBase() || s.p == 2 { // one vector: no order to take them in
 		return exact(t)
 	}
 	nb, ng := s.n*m.Beta, s.n*m.Gamma
