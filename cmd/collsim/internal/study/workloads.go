@@ -172,8 +172,8 @@ func newSuaraTraining(streams *cmdutil.IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "suara-training",
 		Short: "SUARA's claim: a 2x faster allreduce made ResNet-50 training 9% faster on 1,024 XC40 nodes",
-		Long: `SUARA reports that its allreduce, about twice as fast as Cray MPI's on
-Shaheen-II (a Cray XC40), made data-parallel ResNet-50 training 9% faster on
+		Long: `SUARA reports that its allreduce, about twice as fast as the native Open
+MPI allreduce on Shaheen-II (a Cray XC40), made data-parallel ResNet-50 training 9% faster on
 1,024 nodes. This study trains ResNet-50 with DDP (25 MiB buckets overlapped
 with the backward pass, 32-bit gradients, one rank per node, --batch images
 per node) on the xc40 machine with Haswell nodes, with the allreduce Open MPI
