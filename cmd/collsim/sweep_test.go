@@ -665,3 +665,17 @@ func TestSweepInterrupted(t *testing.T) {
 		t.Errorf("--resume of the rows kept: exit %d: %s", code, stderr)
 	}
 }
+
+// A size axis is written in bytes whether given as a list of units or as
+// a range (the list's 64KiB went into the size column as written, beside
+// a range's 65536: a new user's trial).
+func TestSweepSizesInBytes(t *testing.T) {
+	file := writeSweep(t, "axes:\n  size: [64KiB, 1MiB]\n")
+	out, stderr, code := collsim(t, "sweep", file, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, " 65536 ") || !strings.Contains(out, " 1048576 ") || strings.Contains(out, "KiB") {
+		t.Errorf("dry run:\n%s", out)
+	}
+}

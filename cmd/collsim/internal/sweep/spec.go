@@ -310,6 +310,16 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 		}
 		seen[same] = v
 	}
+	if key.Value == "size" {
+		// In bytes, as a range writes them: a list's 64KiB went into the
+		// size column as written, beside a range's 65536 (a new user's
+		// trial).
+		for _, v := range out {
+			if n, err := configs.ParseSize(strings.TrimSpace(v.Value)); err == nil && v.Kind == yaml.ScalarNode {
+				v.Value = strconv.FormatInt(n, 10)
+			}
+		}
+	}
 	return out, nil
 }
 
