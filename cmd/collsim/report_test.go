@@ -36,7 +36,10 @@ func TestReport(t *testing.T) {
 	for _, want := range []string{
 		"collsim sweep " + file + " -o " + results,
 		"<h2>time_s against size</h2>", "<h2>busbw_GBps against size</h2>", "<h2>Results</h2>",
-		"axis link.bandwidth", "--series machine --facet algo",
+		// The algorithms compared are the series (a sweep of two
+		// libraries over two collectives drew each collective's line as
+		// the mean of the libraries': a new user's trial).
+		"axis link.bandwidth", "--series algo --facet machine",
 		// Each machine as its points built it, the swept link bandwidth
 		// applied (the base machine alone was described: a new user's
 		// trial): small's 64 hosts cut in half cross 32 links, 400 GB/s

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"os"
@@ -200,6 +201,13 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 		}
 	}
 	rest := slices.DeleteFunc(slices.Clone(candidates), func(a string) bool { return a == po.X })
+	// The algorithms compared are the series first: taken after another
+	// axis, a sweep of algo: [ompi, mpich] over two collectives drew each
+	// collective's line as the mean of the two libraries' times (a new
+	// user's trial).
+	slices.SortStableFunc(rest, func(a, b string) int {
+		return cmp.Compare(b2i(!comparedAxis(a)), b2i(!comparedAxis(b)))
+	})
 	pick := func(limit int) string {
 		for i, a := range rest {
 			if n := len(distinct(t, slices.Index(t.Columns, a))); n > 1 && n <= limit {
@@ -409,4 +417,15 @@ func fileExists(path string) bool {
 		f.Close()
 	}
 	return err == nil
+}
+
+// comparedAxis reports whether column a names the algorithms a table
+// compares.
+func comparedAxis(a string) bool { return a == "algo" || a == "algorithm" || a == "requested" }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
