@@ -40,7 +40,7 @@ var resultFields = func() []reflect.StructField {
 		if k == reflect.Pointer {
 			k = f.Type.Elem().Kind()
 		}
-		if name == "" || name == "wall_s" || k == reflect.Slice || k == reflect.Struct || name == "partitions" {
+		if name == "" || name == "wall_s" || name == "wall_total_s" || k == reflect.Slice || k == reflect.Struct || name == "partitions" {
 			continue
 		}
 		out = append(out, f)
