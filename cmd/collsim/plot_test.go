@@ -42,6 +42,15 @@ big,tree,2048,0.004,1
 			t.Errorf("%s is written %d times, want once (one legend for the figure)", name, n)
 		}
 	}
+	// A --where filter is in each panel's title (nothing in the plot said
+	// taper=2: a new user's trial).
+	where := filepath.Join(dir, "w.svg")
+	if _, stderr, code := collsim(t, "plot", table, "--x", "size_bytes", "--y", "time_s", "--facet", "machine", "--where", "algorithm=ring", "-o", where); code != 0 {
+		t.Fatalf("--where: exit %d: %s", code, stderr)
+	}
+	if data, _ := os.ReadFile(where); !strings.Contains(string(data), ">machine small, where algorithm=ring<") {
+		t.Errorf("the --where plot's panels do not say the filter")
+	}
 	png := filepath.Join(dir, "p.png")
 	if _, stderr, code := collsim(t, "plot", table, "--x", "size_bytes", "--y", "time_s", "-o", png); code != 0 {
 		t.Fatalf("png: exit %d: %s", code, stderr)

@@ -397,6 +397,11 @@ func (o *Options) Figure(t *Table) (*plotutil.Figure, []string, error) {
 				p.Title = o.Title + ", " + p.Title
 			}
 		}
+		if len(o.Where) > 0 && o.Title == "" {
+			// The rows kept say so (nothing in the plot said taper=2: a
+			// new user's trial).
+			p.Title += ", where " + strings.Join(o.Where, ", ")
+		}
 		for _, l := range lines[f] {
 			slices.SortFunc(l.points, func(a, b *point) int { return cmp.Compare(a.x, b.x) })
 			s := plotutil.Series{Name: l.name}
