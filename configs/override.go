@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/collsim/collsim/sim/lines"
 )
 
 // Override sets one value of a machine config before it is validated, as a
@@ -68,7 +70,11 @@ func CheckOverride(o Override) error {
 			}
 		})
 		if len(leaves) == 0 {
-			return fmt.Errorf("%s: no machine setting is or ends with %q; top-level sections: %s (see README.md, machine configs)", o.Where, o.Path, validKeys(reflect.TypeFor[fileYAML]()))
+			var paths []string
+			walkSchema(reflect.TypeFor[fileYAML](), nil, func(path []string, _ reflect.Type) {
+				paths = append(paths, strings.Join(path, "."))
+			})
+			return fmt.Errorf("%s: no machine setting is or ends with %q%s; top-level sections: %s (see README.md, machine configs)", o.Where, o.Path, nearPath(keys, paths), validKeys(reflect.TypeFor[fileYAML]()))
 		}
 	}
 	for _, t := range leaves {
@@ -254,7 +260,8 @@ func apply(root *yaml.Node, o Override, name string) ([]string, error) {
 		}
 	})
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: %s: machine %s has no setting ending with it (the settings its config writes: %s; give a full path such as host.overhead to add one outside network)", o.Where, o.Path, name, strings.Join(leafPaths(root), ", "))
+		leaves := leafPaths(root)
+		return nil, fmt.Errorf("%s: %s: machine %s has no setting ending with it%s (the settings its config writes: %s; give a full path such as host.overhead to add one outside network)", o.Where, o.Path, name, nearPath(keys, leaves), strings.Join(leaves, ", "))
 	}
 	return paths, nil
 }
@@ -346,6 +353,27 @@ func walkTree(n *yaml.Node, path []string, visit func([]string, *yaml.Node)) {
 }
 
 // leafPaths lists the paths of the config's values.
+// nearPath suggests, for a setting path of keys that matched none, the
+// endings of as many keys of paths within two edits of it: "; did you
+// mean link.bandwidth?" for link.bandwith (a sweep's misspelt setting got
+// no suggestion where the same typo in a file did: a new user's trial).
+func nearPath(keys, paths []string) string {
+	var ends []string
+	for _, p := range paths {
+		parts := strings.Split(p, ".")
+		if len(parts) >= len(keys) {
+			if end := strings.Join(parts[len(parts)-len(keys):], "."); !slices.Contains(ends, end) {
+				ends = append(ends, end)
+			}
+		}
+	}
+	near := lines.Near(strings.Join(keys, "."), ends)
+	if len(near) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(near, " or ") + "?"
+}
+
 func leafPaths(root *yaml.Node) []string {
 	var paths []string
 	walkTree(root, nil, func(path []string, parent *yaml.Node) {

@@ -85,7 +85,10 @@ func TestOverrides(t *testing.T) {
 	}{
 		{"fattree-1024", "network.fat_tree.tapir", "2", `t:9: network.fat_tree has no setting "tapir"; valid: k, levels, taper, taper_mode, link`},
 		{"fattree-1024", "network.fat_tree.taper", "[1, 2]", `t:9: network.fat_tree.taper: [1, 2] is not a number`},
-		{"fattree-1024", "bandwidth.link", "1", `t:9: no machine setting is or ends with "bandwidth.link"`},
+		{"fattree-1024", "bandwidth.link", "1", `t:9: no machine setting is or ends with "bandwidth.link"; top-level sections`},
+		// A misspelt setting gets the endings within two edits, as a
+		// misspelt key in a file does (a new user's trial).
+		{"fattree-1024", "link.bandwith", "1Gbit/s", `t:9: no machine setting is or ends with "link.bandwith"; did you mean link.bandwidth?`},
 		{"fattree-1024", "host..overhead", "1", `t:9: "host..overhead" is not a setting path`},
 		{"dragonfly-72", "network.fat_tree.taper", "2", `machine dragonfly-72 has no network.fat_tree (the settings its config writes: name, description, network.dragonfly.p`},
 		{"dragonfly-72", "link.bandwidth", "1Gbit/s", `machine dragonfly-72 has no setting ending with it`},

@@ -417,7 +417,7 @@ func TestSweepBadFiles(t *testing.T) {
 		{"axes:\n  ranks: [4, 04]\n", `sweep.yaml:2: axis ranks: 4 and 04 are the same value`, 1},
 		{"axes:\n  seed: [abc]\n", `sweep.yaml:2: seed: invalid argument "abc" for "--seed" flag: not a whole number of 0 or more`, 1},
 		{"axes:\n  sise: [8]\n", `sweep.yaml:2: "sise" is not a setting of a sweep; did you mean size\?`, 1},
-		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"`, 1},
+		{"axes:\n  link.bandwith: [1Gbit/s]\n", `sweep.yaml:2: no machine setting is or ends with "link.bandwith"; did you mean link.bandwidth\?`, 1},
 		{"axes:\n  algo: [ring]\n  size: [8, 16]\nzip: [[algo, size]]\n", `sweep.yaml:4: zipped axes need lists of one length`, 1},
 		{"axes:\n  algo: [ring]\nzip: [[algo, seed]]\n", `sweep.yaml:3: zip names "seed", which is not an axis; axes: algo`, 1},
 		{"axis:\n  algo: [ring]\n", `sweep.yaml:1: "axis" is not a key of a sweep file; valid: base, axes, zip, replicas`, 1},
