@@ -1669,6 +1669,7 @@ func (m *Machine) Describe() [][2]string {
 	}
 	return append(facts, [][2]string{
 		{"link bandwidth", FormatBandwidth(f.LinkBandwidthMin) + " .. " + FormatBandwidth(f.LinkBandwidthMax)},
+		{"link latency", sim.FromSeconds(f.LinkLatencyMin).String() + " .. " + sim.FromSeconds(f.LinkLatencyMax).String()},
 		{"ranks per host", strconv.Itoa(f.RanksPerHost)},
 		{"diameter", strconv.Itoa(f.Diameter) + " links"},
 		{"bisection", FormatBandwidth(f.Bisection) + " each way"},
@@ -1705,10 +1706,15 @@ type Facts struct {
 	DegradedLinks    int     `json:"degraded_links"`
 	LinkBandwidthMin float64 `json:"link_bandwidth_min_Bps"`
 	LinkBandwidthMax float64 `json:"link_bandwidth_max_Bps"`
-	RanksPerHost     int     `json:"ranks_per_host"`
-	Slots            int     `json:"slots"`         // ranks the machine holds
-	Diameter         int     `json:"diameter"`      // links
-	Bisection        float64 `json:"bisection_Bps"` // each way
+	// The links' latencies in seconds (the report's machine table showed
+	// bandwidths alone, so two machines apart only in latency looked the
+	// same: a new user's trial).
+	LinkLatencyMin float64 `json:"link_latency_min_s"`
+	LinkLatencyMax float64 `json:"link_latency_max_s"`
+	RanksPerHost   int     `json:"ranks_per_host"`
+	Slots          int     `json:"slots"`         // ranks the machine holds
+	Diameter       int     `json:"diameter"`      // links
+	Bisection      float64 `json:"bisection_Bps"` // each way
 	// The hosts' costs: LogP's o and LogGP's g in seconds, the reduction
 	// rate (0: free) and the eager limit in bytes (absent: none).
 	Overhead   float64 `json:"overhead_s"`
@@ -1733,7 +1739,11 @@ func (m *Machine) Facts() Facts {
 		if i == 0 || l.Bandwidth < f.LinkBandwidthMin {
 			f.LinkBandwidthMin = l.Bandwidth
 		}
+		if i == 0 || l.Latency < f.LinkLatencyMin {
+			f.LinkLatencyMin = l.Latency
+		}
 		f.LinkBandwidthMax = max(f.LinkBandwidthMax, l.Bandwidth)
+		f.LinkLatencyMax = max(f.LinkLatencyMax, l.Latency)
 	}
 	return f
 }
