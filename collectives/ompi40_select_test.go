@@ -125,7 +125,7 @@ func TestOmpi40SplitBinaryFallback(t *testing.T) {
 func TestOmpi40Reduce(t *testing.T) {
 	runSelCases(t, []selCase{
 		// Fewer than 8 ranks and < 512 B: linear.
-		{lib: "ompi40", c: Reduce, ranks: 4, elem: 1, count: 511, want: "linear", rule: "fewer than 8 ranks, under 512 B: algorithm 1, linear"},
+		{lib: "ompi40", c: Reduce, ranks: 4, elem: 1, count: 511, want: "basic_linear", rule: "fewer than 8 ranks, under 512 B: algorithm 1, linear"},
 		{lib: "ompi40", c: Reduce, ranks: 8, elem: 1, count: 511, want: "binomial"},
 		// < 8 ranks and < 20480 B, or < 2048 B, or count <= 1: binomial,
 		// unsegmented.

@@ -43,7 +43,7 @@ func pow2Ranks(p Params) bool { return isPow2(p.Ranks) }
 // in coll_tuned_<collective>_decision.c, v4.1.8 and v5.0.10 alike; v4.0.7
 // numbers the same algorithms the same, and has no scatter 3).
 var ompiAlgs = map[Collective]map[int]ompiAlg{
-	Allreduce: {1: {"basic_linear", "linear", ""}, 2: {"nonoverlapping", "nonoverlapping", ""},
+	Allreduce: {1: {"basic_linear", "basic_linear", ""}, 2: {"nonoverlapping", "nonoverlapping", ""},
 		3: {"recursive_doubling", "recursive_doubling", ""}, 4: {"ring", "ring", ""},
 		5: {"segmented_ring", "segmented_ring", ""}, 6: {"rabenseifner", "rabenseifner", "for ranks not a power of two collsim runs Open MPI's fold (each pair swaps half vectors, the odd rank returns its reduced half and the even ones go on; -a rabenseifner runs MPICH's); its halving splits the blocks as MPICH's, which differ from Open MPI's by an element at most"}},
 	Bcast: {1: {"basic_linear", "linear", ""}, 2: {"chain", "", ""},
@@ -52,7 +52,7 @@ var ompiAlgs = map[Collective]map[int]ompiAlg{
 		6: {"binomial", "binomial", "for ranks not a power of two Open MPI's binomial tree (ompi_coll_base_topo_build_bmtree: parent = rank without its highest bit) shapes its subtrees differently from collsim's (rank without its lowest bit); both send to the largest subtree first"},
 		7: {"knomial", "knomial", ""},
 		8: {"scatter_allgather", "scatter_rd_allgather", ""}, 9: {"scatter_allgather_ring", "scatter_ring_allgather", ""}},
-	Reduce: {1: {"linear", "linear", ""},
+	Reduce: {1: {"linear", "basic_linear", ""},
 		2: {"chain", "", ""}, 3: {"pipeline", "chain", ""},
 		4: {"binary", "segmented_binary", "collsim's binary tree is numbered heap-wise, Open MPI's level by level"},
 		5: {"binomial", "binomial", "above the eager limit Open MPI posts the next child's receive before it reduces the current child's vector (ompi_coll_base_reduce_generic), collsim's, as MPICH's, after: an audit found collsim up to 1.18x slower at 800 KB on 6 ranks (analytic network; within 1% on the flow network)"}, // the in-order binomial tree (ompi_coll_base_topo_build_in_order_bmtree) is collsim's
@@ -217,17 +217,6 @@ func ompiTuned(c Collective, p Params) (alg int, pick ompiPick, err error) {
 // code derives. Each fallback names its source (function in coll_base_*.c,
 // the same in v4.0.7, v4.1.8 and v5.0.10 but for error handling).
 func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) {
-	pick, err := ompiRunPick(c, alg, p, segBytes)
-	if err == nil && pick.name == "linear" && (c == Allreduce || c == Reduce) {
-		// ompi_coll_base_reduce_intra_basic_linear's root receives one
-		// vector at a time, from rank p-1 down (linearRooted).
-		pick.params.Library = ompiBase
-	}
-	return pick, err
-}
-
-// ompiRunPick is ompiRun before the library's own variants are set.
-func ompiRunPick(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) {
 	n, ranks, es := p.Count, p.Ranks, p.elemSize()
 	pof2 := floorPow2(max(ranks, 1))
 	pick := ompiPick{name: ompiAlgs[c][alg].ours, params: p}
@@ -269,7 +258,7 @@ func ompiRunPick(c Collective, alg int, p Params, segBytes int64) (ompiPick, err
 			pick.params = segmented
 		case 6:
 			if n < int64(pof2) {
-				return fall("linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner falls back to basic_linear, a linear reduce then a linear bcast (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_redscat_allgather)", n, pof2, ranks))
+				return fall("basic_linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner falls back to basic_linear, a linear reduce then a linear bcast (coll_base_allreduce.c, ompi_coll_base_allreduce_intra_redscat_allgather)", n, pof2, ranks))
 			}
 			pick.params.Library = ompiBase // Open MPI's fold (rabenseifner.ompi)
 		}
@@ -345,7 +334,7 @@ func ompiRunPick(c Collective, alg int, p Params, segBytes int64) (ompiPick, err
 			}
 		case 7:
 			if ranks < 2 || n < int64(pof2) {
-				return fall("linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner reduce falls back to basic_linear (coll_base_reduce.c, ompi_coll_base_reduce_intra_redscat_gather)", n, pof2, ranks))
+				return fall("basic_linear", p, fmt.Sprintf("count %d < %d, the largest power of two <= %d ranks: Open MPI's Rabenseifner reduce falls back to basic_linear (coll_base_reduce.c, ompi_coll_base_reduce_intra_redscat_gather)", n, pof2, ranks))
 			}
 		}
 	case Allgather:

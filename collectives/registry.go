@@ -376,10 +376,14 @@ func init() {
 			Cost:    "a + (p-1)cb, c the block per pair",
 			newRank: func(p Params, r int) stepper { return &linearAlltoall{r: r, p: p.Ranks, c: p.Count} }},
 		{Collective: Allreduce, Name: "linear",
-			Summary: "Every rank sends its vector to rank 0, which reduces them as they arrive and sends the result back to everyone (Open MPI's basic_linear). 2(p-1) messages through one NIC: only for very few ranks, and as a baseline.",
+			Summary: "Every rank sends its vector to rank 0, which posts every receive at once, reduces the vectors as they arrive and sends the result back to everyone. 2(p-1) messages through one NIC: only for very few ranks, and as a baseline (Open MPI's, which takes one vector at a time, is basic_linear).",
 			Cost:    "2a + nb + ng + (p-2)max(nb, ng) + (p-1)nb through rank 0's port: latency once each way, the messages overlapping",
+			newRank: func(p Params, r int) stepper { return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count} }},
+		{Collective: Allreduce, Name: "basic_linear",
+			Summary: "Open MPI's basic_linear: a linear reduce to rank 0 whose receives go one at a time, from rank p-1 down, each posted once the vector before it is reduced (ompi_coll_base_reduce_intra_basic_linear), then a linear bcast of the result, every send posted at once. What Open MPI's algorithm 1 and its Rabenseifner's fallback run.",
+			Cost:    "between linear's 2a + nb + ng + (p-2)max(nb, ng) + (p-1)nb and 2a + (p-1)(2a + nb + ng) + (p-1)nb: which vector the port takes in first, and each rendezvous handshake, set the reduce's time",
 			newRank: func(p Params, r int) stepper {
-				return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count, ompi: p.OpenMPIBase()}
+				return &linearRooted{c: Allreduce, r: r, p: p.Ranks, n: p.Count, ompi: true}
 			}},
 		{Collective: Allreduce, Name: "linear_pipeline",
 			Summary: "Linear Pipelining: the vector is cut into segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) that are reduced along the chain of ranks towards rank 0 and broadcast back down the chain, each segment going down as soon as rank 0 has reduced it. Every link carries each segment once each way, so for long vectors the time approaches 2n beta whatever p: nearly flat in p, where trees grow with log p.",
@@ -461,10 +465,16 @@ func init() {
 				return &red
 			}},
 		{Collective: Reduce, Name: "linear",
-			Summary: "Every rank sends its vector to the root, which reduces them as they arrive (Open MPI's basic_linear). p-1 messages through one port: only for few ranks.",
+			Summary: "Every rank sends its vector to the root, which posts every receive at once and reduces the vectors as they arrive. p-1 messages through one port: only for few ranks (Open MPI's, which takes one vector at a time, is basic_linear).",
 			Cost:    "a + nb + ng + (p-2)max(nb, ng): the root takes the vectors in one after another while it reduces the one before",
 			newRank: func(p Params, r int) stepper {
-				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count, ompi: p.OpenMPIBase()}
+				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count}
+			}},
+		{Collective: Reduce, Name: "basic_linear",
+			Summary: "Open MPI's basic_linear: every rank sends its vector to the root, which receives them one at a time, from rank p-1 down, each receive posted once the vector before it is reduced (ompi_coll_base_reduce_intra_basic_linear). What Open MPI's algorithm 1 and its Rabenseifner reduce's fallback run.",
+			Cost:    "between linear's a + nb + ng + (p-2)max(nb, ng) and a + (p-1)(2a + nb + ng): which vector the port takes in first, and each rendezvous handshake, set its time (exact on 2 ranks)",
+			newRank: func(p Params, r int) stepper {
+				return &linearRooted{c: Reduce, r: r, p: p.Ranks, root: p.Root, n: p.Count, ompi: true}
 			}},
 		{Collective: Reduce, Name: "chain",
 			Summary: "Pipelined chain: segments (--segment; collsim run chooses it from the machine's costs, 64 KiB elsewhere) are reduced along the ranks towards the root, each rank adding segment k of its neighbour's partial sum to its own and passing it on. For long vectors about n(beta + gamma) plus (p-1) segment times.",

@@ -193,7 +193,7 @@ func TestOmpiFallbacks(t *testing.T) {
 		// Rabenseifner (allreduce 6): 8 <= size < 16, >= 8192 B;
 		// ompi_coll_base_allreduce_intra_redscat_allgather runs basic_linear
 		// when count < the largest power of two <= size (8 for 12).
-		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 7, want: "linear", rule: "count 7 < 8"},
+		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 7, want: "basic_linear", rule: "count 7 < 8"},
 		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 8, want: "rabenseifner"},
 		{lib: "ompi", c: Allreduce, ranks: 12, elem: 2048, count: 9, want: "rabenseifner"},
 		// Bcast scatter_allgather (8): 16 <= size < 32, >= 1048576 B;
@@ -216,7 +216,7 @@ func TestOmpiFallbacks(t *testing.T) {
 		// Reduce Rabenseifner (7): size < 4, < 8 B;
 		// ompi_coll_base_reduce_intra_redscat_gather runs basic_linear when
 		// count < the largest power of two <= size (2 for 3).
-		{lib: "ompi", c: Reduce, ranks: 3, elem: 1, count: 1, want: "linear", rule: "count 1 < 2"},
+		{lib: "ompi", c: Reduce, ranks: 3, elem: 1, count: 1, want: "basic_linear", rule: "count 1 < 2"},
 		{lib: "ompi", c: Reduce, ranks: 3, elem: 1, count: 2, want: "rabenseifner", rule: "approximate"},
 		{lib: "ompi", c: Reduce, ranks: 2, elem: 1, count: 2, want: "rabenseifner"},
 		// Reduce chain (2): 4 <= size < 8, 4096 <= b < 65536, unsegmented.

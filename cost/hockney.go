@@ -139,6 +139,7 @@ var formulas = map[string]formula{
 	"bcast/linear":                     linearBcast,
 	"reduce/binomial":                  binomialReduce,
 	"reduce/linear":                    linearReduce,
+	"reduce/basic_linear":              basicLinearReduce,
 	"gather/linear":                    linearGatherScatter,
 	"scatter/linear":                   linearGatherScatter,
 	"scatter/linear_nb":                linearGatherScatter,
@@ -146,6 +147,7 @@ var formulas = map[string]formula{
 	"gather/basic_linear":              basicLinearGather,
 	"scatter/basic_linear":             basicLinearScatter,
 	"allreduce/linear":                 linearAllreduce,
+	"allreduce/basic_linear":           basicLinearAllreduce,
 	"allgather/linear":                 linearAllgather,
 	"allgather/recursive_doubling":     rdAllgather,
 	"reduce_scatter/pairwise":          pairwiseReduceScatter,
@@ -445,18 +447,26 @@ func linearReduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	return linearReduceBound(m, s, 0)
+	return exact(linearReduceTime(m, s))
 }
 
-// linearReduceBound is linearReduce's time, with after added to it. Open
-// MPI's root (Params.OpenMPIBase) posts each receive once the vector
+// basicLinearReduce: Open MPI's root posts each receive once the vector
 // before it is reduced, so that which vector its port takes in first, and
-// each rendezvous handshake, set its time: between the overlapped time
-// and each vector in turn, a request's latency, its handshake's reply,
-// its bytes and its reduction, alpha + (p-1)(2 alpha + n beta + n gamma).
-func linearReduceBound(m Hockney, s size, after float64) Prediction {
+// each rendezvous handshake, set its time: between linearReduce's and each
+// vector in turn, a request's latency, its handshake's reply, its bytes
+// and its reduction, alpha + (p-1)(2 alpha + n beta + n gamma); on 2 ranks
+// (one vector) linearReduce's.
+func basicLinearReduce(m Hockney, s size) Prediction {
+	return basicLinearBound(m, s, 0)
+}
+
+// basicLinearBound is basicLinearReduce with after added to it.
+func basicLinearBound(m Hockney, s size, after float64) Prediction {
+	if s.p == 1 {
+		return exact(0)
+	}
 	t := linearReduceTime(m, s) + after
-	if !s.orig.OpenMPIBase() || s.p == 2 { // one vector: no order to take them in
+	if s.p == 2 {
 		return exact(t)
 	}
 	nb, ng := s.n*m.Beta, s.n*m.Gamma
@@ -563,7 +573,13 @@ func linearAllreduce(m Hockney, s size) Prediction {
 	if s.p == 1 {
 		return exact(0)
 	}
-	return linearReduceBound(m, s, m.Alpha+float64(s.p-1)*s.n*m.Beta)
+	return exact(linearReduceTime(m, s) + m.Alpha + float64(s.p-1)*s.n*m.Beta)
+}
+
+// basicLinearAllreduce: Open MPI's basic_linear reduce (basicLinearReduce),
+// then linearAllreduce's bcast.
+func basicLinearAllreduce(m Hockney, s size) Prediction {
+	return basicLinearBound(m, s, m.Alpha+float64(s.p-1)*s.n*m.Beta)
 }
 
 // binomialReduce: ceil(log2 p)(alpha + n beta + n gamma); see binomialTree.

@@ -154,7 +154,7 @@ func init() {
 		return float64(last * s.elem), float64(min(seg, s.count) * s.elem)
 	}
 	for _, id := range []string{"allreduce/recursive_doubling", "allreduce/reduce_bcast", "bcast/binomial", "reduce/binomial",
-		"bcast/binary", "bcast/knomial", "reduce/in_order_binary", "bcast/linear", "reduce/linear", "allreduce/linear",
+		"bcast/binary", "bcast/knomial", "reduce/in_order_binary", "bcast/linear", "reduce/linear", "allreduce/linear", "reduce/basic_linear", "allreduce/basic_linear",
 		"allreduce/allgather_reduce", "alltoall/linear_sync", "alltoall/linear", "alltoall/pairwise", "alltoall/two_procs", "alltoall/group_aligned"} {
 		msgSizes[id] = whole
 	}
