@@ -89,22 +89,22 @@ func TestPipelineBubble(t *testing.T) {
 	}
 }
 
-// Data parallel without overlap: compute, then each bucket's allreduce,
-// one after another; each allreduce's time is measured alone on the same
-// network. Buckets as DDP assigns them: 2 MiB of gradients a layer, in
-// layer order, the first bucket closed at 1 MiB (layer 0), the next at 5
-// MiB (layers 1-3), and layer 4 left; the backward pass exchanges them
-// in the reverse order, layer 4's first and layer 0's last. With
-// overlap, each bucket's allreduce (under 1 ms) ends before the next
-// bucket's layers are computed (2 ms a layer backward), and the step is
-// the compute plus layer 0's allreduce alone. (collsim filled buckets in
-// the backward pass's order: layers 4-2, then 1-0, whose 4 MiB were
-// exposed.)
+// Data parallel: each bucket's allreduce, measured alone on the same
+// network. Buckets as DDP assigns them once rebuilt in the order
+// gradients become ready (Reducer::rebuild_buckets): from the last layer
+// down, the first closed at --first-bucket, later ones at --bucket, the
+// first layers' remainder last. Five layers of 2 MiB of gradients (1 ms
+// forward, 2 ms backward a layer):
+//   - buckets of 2 MiB then 4 MiB, no overlap: {4}, {3,2}, {1,0}, the step
+//     the compute and allreduces of 1, 2 and 2 layers (a bucket closes at
+//     its size exactly: closing above it would give {4,3}, {2,1,0});
+//   - the defaults, 1 MiB then 25 MiB, with overlap: {4} goes while layer
+//     3 computes, and {3,2,1,0}, 8 MiB, is complete only at the end, so
+//     the step is the compute and a 4-layer allreduce. (Filled in layer
+//     order, as collsim did for one step, the 1 MiB bucket was layer 0's,
+//     exchanged last: the step was the compute and a 1-layer allreduce.)
 func TestDataParallelBuckets(t *testing.T) {
 	const dp = 4
-	j := dnn.Job{Model: uniform(5, false), Device: device,
-		Strategy: dnn.Strategy{DP: dp, NoOverlap: true, BucketBytes: 5 << 20}}
-	got := run(t, j, nil)
 	compute := 3 * 5 * sim.Millisecond
 	allreduce := func(layers int64) sim.Time {
 		call, err := collectives.NewCall(collectives.Allreduce, "ring", collectives.Group{0, 1, 2, 3}, collectives.Params{Count: layers << 20, ElemSize: 2}, 1)
@@ -118,19 +118,14 @@ func TestDataParallelBuckets(t *testing.T) {
 		}
 		return res.Makespan
 	}
-	var comm sim.Time
-	for _, layers := range []int64{1, 3, 1} {
-		comm += allreduce(layers)
+	j := dnn.Job{Model: uniform(5, false), Device: device,
+		Strategy: dnn.Strategy{DP: dp, NoOverlap: true, FirstBucketBytes: 2 << 20, BucketBytes: 4 << 20}}
+	if got, want := run(t, j, nil), compute+allreduce(1)+2*allreduce(2); got != want {
+		t.Errorf("2 MiB then 4 MiB, no overlap: step %v, want %v", got, want)
 	}
-	if got != compute+comm {
-		t.Errorf("step %v, want compute %v + allreduces %v = %v", got, compute, comm, compute+comm)
-	}
-	if big := allreduce(3); big >= 2*sim.Millisecond {
-		t.Fatalf("a 3-layer bucket's allreduce takes %v, not under a layer's 2 ms backward", big)
-	}
-	j.Strategy.NoOverlap = false
-	if over, want := run(t, j, nil), compute+allreduce(1); over != want {
-		t.Errorf("with overlap: %v, want compute %v + layer 0's allreduce = %v", over, compute, want)
+	j.Strategy = dnn.Strategy{DP: dp}
+	if got, want := run(t, j, nil), compute+allreduce(4); got != want {
+		t.Errorf("the defaults, overlapped: step %v, want compute %v + a 4-layer allreduce = %v", got, compute, want)
 	}
 }
 

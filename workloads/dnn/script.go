@@ -122,10 +122,10 @@ type rankScript struct {
 	outs                []int32
 	// The backward compute item of each layer in the last backward pass,
 	// and the bucket being filled.
-	bucketBytes  int64
-	bucketLast   int32
-	bucketStarts []bool  // the layers that begin a bucket (buckets)
-	held         []int64 // buckets waiting for the end of the backward pass
+	bucketBytes int64
+	bucketLast  int32
+	bucketEnds  []bool  // the layers at which a bucket is complete (buckets)
+	held        []int64 // buckets waiting for the end of the backward pass
 	// ZeRO: the compute items of the last two layers computed, in this
 	// pass or the one before; a layer's gather waits for the one two
 	// layers back, so that it runs while the layer before computes (one
@@ -440,8 +440,8 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	rs.prefetch(w)
 	reload = append(reload, rs.outWait()...)
 	rs.bucketBytes, rs.bucketLast = 0, -1
-	if ph.last && rs.bucketStarts == nil {
-		rs.bucketStarts = rs.buckets()
+	if ph.last && rs.bucketEnds == nil {
+		rs.bucketEnds = rs.buckets()
 	}
 	for i := rs.hi - 1; i >= rs.lo; i-- {
 		l := rs.layer(i)
@@ -464,7 +464,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 		case ph.last:
 			rs.bucketBytes += grads
 			rs.bucketLast = done
-			if rs.bucketStarts[i-rs.lo] && rs.bucketBytes > 0 {
+			if rs.bucketEnds[i-rs.lo] && rs.bucketBytes > 0 {
 				rs.closeBucket(w)
 			}
 		}
@@ -481,28 +481,28 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 	rs.held = nil
 }
 
-// buckets marks the stage's layers that begin a gradient bucket, as DDP
-// assigns them (Strategy.BucketBytes): in layer order, a bucket closing
-// once it holds its size. The backward pass, in the reverse order,
-// completes a bucket at the layer that begins it. (collsim filled them
-// in the backward pass's order, so that the small bucket left over was
-// the first layers', exchanged last, where DDP's is the last layers',
-// exchanged first, and DDP's last is the first bucket, of 1 MiB.)
+// buckets marks the stage's layers at which the backward pass completes
+// a gradient bucket, as DDP assigns them once it has rebuilt its buckets
+// in the order gradients become ready (Reducer::rebuild_buckets, the
+// steady state of a training run): from the last layer down, the first
+// bucket closing once it holds FirstBucketBytes (1 MiB), each later one
+// once it holds BucketBytes, what is left over, the first layers', last.
+// (For one step collsim filled them in layer order instead, leaving the
+// small bucket for last, which is DDP's only with DDP_SET_LAST_BUCKET_CAP
+// set: a test audit read the reducer.)
 func (rs *rankScript) buckets() []bool {
 	st := rs.j.Strategy
-	starts := make([]bool, rs.hi-rs.lo)
+	ends := make([]bool, rs.hi-rs.lo)
 	limit, held := st.FirstBucketBytes, int64(0)
-	for i := rs.lo; i < rs.hi; i++ {
-		if held == 0 {
-			starts[i-rs.lo] = true
-		}
+	for i := rs.hi - 1; i >= rs.lo; i-- {
 		l := rs.layer(i)
 		held += l.Params / rs.tpDiv(l) * st.GradBytes
 		if held >= limit {
+			ends[i-rs.lo] = true
 			held, limit = 0, st.BucketBytes
 		}
 	}
-	return starts
+	return ends
 }
 
 // closeBucket exchanges the bucket's gradients on the communication lane

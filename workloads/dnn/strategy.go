@@ -130,12 +130,12 @@ type Strategy struct {
 	ZeRO3 bool
 	// BucketBytes groups gradients for the data-parallel allreduce (0:
 	// 25 MiB, PyTorch DDP's default); NoOverlap runs the allreduces after
-	// the backward pass instead of during it. As DDP assigns them, the
-	// buckets fill in layer order, the first up to FirstBucketBytes (0: 1
-	// MiB, torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES), each later
-	// one up to BucketBytes, a bucket closing once it holds that much,
-	// and they are exchanged in the reverse order, as the backward pass
-	// completes them: the last, of the first layers, is the small one.
+	// the backward pass instead of during it. As DDP assigns them once it
+	// has rebuilt them in the order gradients become ready, the buckets
+	// fill from the last layer down, the first up to FirstBucketBytes (0:
+	// 1 MiB, torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES), each later
+	// one up to BucketBytes, a bucket closing once it holds that much; the
+	// first layers' remainder is exchanged last.
 	BucketBytes      int64
 	FirstBucketBytes int64
 	NoOverlap        bool

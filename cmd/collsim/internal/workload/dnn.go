@@ -88,7 +88,7 @@ a node), for a fixed --global-batch, on all cores, and ranks them.`,
 	f.IntVar(&o.microBatch, "microbatch-size", 1, "samples per microbatch")
 	f.BoolVar(&o.zero3, "zero3", false, "ZeRO-3 / FSDP: shard parameters, gradients and optimizer state over the data-parallel group")
 	f.StringVar(&o.bucket, "bucket", "25MiB", "gradient bucket size of the data-parallel allreduce (PyTorch DDP's default 25 MiB)")
-	f.StringVar(&o.firstBucket, "first-bucket", "1MiB", "size of the first gradient bucket, of the first layers, exchanged last (torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES, 1 MiB)")
+	f.StringVar(&o.firstBucket, "first-bucket", "1MiB", "size of the first gradient bucket, of the last layers, exchanged first (torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES, 1 MiB)")
 	f.BoolVar(&o.noOverlap, "no-overlap", false, "allreduce the gradients after the backward pass instead of during it")
 	f.Int64Var(&o.gradBytes, "grad-bytes", 2, "bytes per gradient element exchanged")
 	f.StringArrayVar(&o.algo, "algo", nil, `a collective's algorithm "COLLECTIVE=ALGORITHM" (allreduce=ring, allreduce=ompi, allgather=bruck, ...); repeatable`)
