@@ -501,3 +501,36 @@ func TestFitLogGPWhereOExceedsG(t *testing.T) {
 		t.Errorf("sender-paced bursts: %+v on %d sizes, want %+v on the 4 from 4096 B (1 us + 4095 ns above o)", fit.Model, fit.GapSizes, want)
 	}
 }
+
+// With no size whose burst gap is above o, g is o and G the round trips'
+// slope; with one, g is what that size's gap leaves after its (s-1)G.
+// Sender-paced series, L 5 us, o 3 us, g 1 us, G 1 ns/B: sizes up to 1,024
+// B have gaps of at most 1 us + 1,023 ns, under o, so g = o = 3 us; with
+// 4,096 B, whose gap is 1 us + 4,095 ns = 5.095 us, g = 5.095 us - 4,095
+// ns = 1 us.
+func TestFitLogGPFewGapSizes(t *testing.T) {
+	const L, o, g, G, n = 5e-6, 3e-6, 1e-6, 1e-9, 10
+	series := func(sizes ...int64) PRTT {
+		m := PRTT{N: n, D: map[int64]float64{}, One: map[int64][]float64{}, Burst: map[int64][]float64{}, Spaced: map[int64][]float64{}}
+		for _, s := range sizes {
+			one := 2 * (L + 2*o + float64(s-1)*G)
+			m.D[s], m.One[s] = one, []float64{one}
+			m.Burst[s] = []float64{one + (n-1)*max(o, g+float64(s-1)*G)}
+			m.Spaced[s] = []float64{one + (n-1)*(o+one)}
+		}
+		return m
+	}
+	for _, c := range []struct {
+		sizes []int64
+		gaps  int
+		gap   float64
+	}{{[]int64{1, 64, 1024}, 0, o}, {[]int64{1, 64, 1024, 4096}, 1, g}} {
+		fit, err := FitLogGP(series(c.sizes...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.GapSizes != c.gaps || relErr(fit.Model.Gap, c.gap) > 1e-6 || relErr(fit.Model.G, G) > 1e-9 || relErr(fit.Model.O, o) > 1e-9 {
+			t.Errorf("sizes %v: %d gap sizes, %+v; want %d, g %g, G %g", c.sizes, fit.GapSizes, fit.Model, c.gaps, c.gap, G)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func TestEveryCommandHasJSON(t *testing.T) {
 // run's wall time is the simulation's; wall_total_s is the whole call's,
 // the schedule, the network and the data built and checked with it (a
 // data-checked run took 5.4 s whose wall time said 1.7: a new user's
-// trial), so it is never less.
+// trial), so it is more: the data are built before and checked after.
 func TestRunWallTotal(t *testing.T) {
 	out, stderr, code := collsim(t, "run", "-n", "16", "-s", "1MiB", "--verify", "on", "--json")
 	if code != 0 {
@@ -52,7 +52,7 @@ func TestRunWallTotal(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if !(r.Wall > 0) || r.Total < r.Wall {
+	if !(r.Wall > 0) || r.Total <= r.Wall {
 		t.Errorf("wall_s %g, wall_total_s %g: want the whole call's at least the simulation's", r.Wall, r.Total)
 	}
 }

@@ -496,10 +496,9 @@ func TestTuneTiesAndBarrierSizes(t *testing.T) {
 // at 0 s there, and the first in the list (linear) was written as the
 // rule from 0 bytes, which Open MPI then ran for every message below the
 // next size tuned (1 to 7 bytes here; an audit). On small, whose hosts
-// charge no overhead, the 8-byte winner at o = 500 ns is recursive
-// doubling (TestTuneFlagsZeroOverheadWins), so the file's one rule for 8
-// ranks is recursive doubling's (Open MPI's allreduce 3) from 0 bytes.
-// A list of zero sizes alone is a usage error.
+// charge no overhead, the file's one rule for 8 ranks is the 8-byte
+// point's own rule (rules_algorithm), from 0 bytes. A list of zero sizes
+// alone is a usage error.
 func TestTuneSkipsZeroSizes(t *testing.T) {
 	out, stderr, code := collsim(t, "tune", "-c", "allreduce", "-n", "8", "-s", "0,8", "--json")
 	if code != 0 {
@@ -511,6 +510,7 @@ func TestTuneSkipsZeroSizes(t *testing.T) {
 	var res struct {
 		Choices []struct {
 			SizeBytes int64 `json:"size_bytes"`
+			Rules     int   `json:"rules_algorithm"`
 		} `json:"choices"`
 		Rules string `json:"rules"`
 	}
@@ -518,10 +518,10 @@ func TestTuneSkipsZeroSizes(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if len(res.Choices) != 1 || res.Choices[0].SizeBytes != 8 {
-		t.Errorf("choices %+v, want the 8-byte point alone", res.Choices)
+		t.Fatalf("choices %+v, want the 8-byte point alone", res.Choices)
 	}
-	if !strings.Contains(res.Rules, "8 # communicator size\n1 # message sizes\n0 3 0 0\n") {
-		t.Errorf("rules for 8 ranks, want recursive doubling (3) from 0 bytes alone:\n%s", res.Rules)
+	if want := fmt.Sprintf("8 # communicator size\n1 # message sizes\n0 %d 0 0\n", res.Choices[0].Rules); !strings.Contains(res.Rules, want) {
+		t.Errorf("rules for 8 ranks, want the 8-byte point's (%d) from 0 bytes alone:\n%s", res.Choices[0].Rules, res.Rules)
 	}
 	_, stderr, code = collsim(t, "tune", "-c", "bcast", "-n", "8", "-s", "0")
 	if code != 2 || !strings.Contains(stderr, "--sizes: bcast on 8 ranks sends nothing at any size given (a call of no elements sends nothing)") {

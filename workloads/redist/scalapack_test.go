@@ -42,6 +42,11 @@ func TestScalapackStepsByHand(t *testing.T) {
 		if res.Makespan != c.want {
 			t.Errorf("%s: %v, want %v", c.name, res.Makespan, c.want)
 		}
+		// The swap's makespan is the same whichever rank sends first: the
+		// lower one (rank 0) is the one that ends at 22 us.
+		if c.name == "swap" && (res.Finish[0] != 22*sim.Microsecond || res.Finish[1] != 12*sim.Microsecond) {
+			t.Errorf("swap: ranks finish at %v, want rank 0 (sending first) at 22us and rank 1 at 12us", res.Finish)
+		}
 	}
 }
 
@@ -67,5 +72,30 @@ func TestScalapackPairsTheGridsRanks(t *testing.T) {
 	}
 	if !slices.Equal(sends, []int32{0, 2}) || len(progs[3]) != 0 {
 		t.Errorf("rank 1 sends to %v, want [0 2]; rank 3 has %d ops, want none", sends, len(progs[3]))
+	}
+}
+
+// The larger layout's ranks, not the smaller's: 2 x 1 grid rows (row r
+// on rank r) to 1 x 3 grid columns (column j on rank j), 4 ranks in the
+// job. PxGEMR2D pairs tot = 3 ranks: rank 2, which only receives, takes
+// row 0's and row 1's pieces of its column, from rank 0 and then rank 1
+// (its partners (3-1-2-k) mod 3: 0, then 2 itself, then 1); rank 3 does
+// nothing.
+func TestScalapackPairsTheLargerGrid(t *testing.T) {
+	j := &redist.Job{M: 2, N: 3, Elem: 8, From: redist.Layout{MB: 1, NB: 3, P: 2, Q: 1}, To: redist.Layout{MB: 2, NB: 1, P: 1, Q: 3}, Ranks: 4,
+		Schedule: "scalapack", Messages: "pair", CopyRate: 8e9}
+	comp, err := j.Composition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := sim.Materialize(comp.Schedule())
+	var from []int32
+	for _, op := range progs[2] {
+		if op.Kind == sim.OpRecv {
+			from = append(from, op.Peer)
+		}
+	}
+	if !slices.Equal(from, []int32{0, 1}) || len(progs[3]) != 0 {
+		t.Errorf("rank 2 receives from %v, want [0 1]; rank 3 has %d ops, want none", from, len(progs[3]))
 	}
 }
