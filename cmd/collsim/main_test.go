@@ -233,7 +233,7 @@ func TestBadInput(t *testing.T) {
 		// short; a bad file is bad input (1), not a bad flag (2).
 		{[]string{"run", "-m", "/dev/zero"}, 1, "/dev/zero: file too large: more than 1MiB, too large for a machine config"},
 		{[]string{"run", "--noise-trace", long}, 1, long + `:1: want "start<TAB>duration" in nanoseconds, got "` + strings.Repeat("x", 60) + `"... (300000 bytes)`},
-		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: allgather_reduce, double_binary_tree, han, hierarchical,`},
+		{[]string{"run", "-a", "nonesuch"}, 2, `unknown allreduce algorithm "nonesuch"; valid: allgather_reduce, basic_linear, double_binary_tree, han, hierarchical,`},
 		{[]string{"run", "-a", "nonsense"}, 2, `ring, segmented_ring, smp, suara (or a library's choice: ompi, ompi40, ompi5, mpich, mpich4)`},
 		{[]string{"run", "-c", "scan"}, 2, `unknown collective "scan"; valid: allreduce, bcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall, barrier`},
 		// A library's choice is an algorithm: an unknown collective's
