@@ -57,21 +57,9 @@ func TestScalapackStepsByHand(t *testing.T) {
 // it sends to 0 and then to 2 (paired over 4 ranks it met 2 first);
 // rank 3 has nothing to do.
 func TestScalapackPairsTheGridsRanks(t *testing.T) {
-	j := &redist.Job{M: 3, N: 3, Elem: 8, From: redist.Layout{MB: 1, NB: 3, P: 3, Q: 1}, To: redist.Layout{MB: 3, NB: 1, P: 1, Q: 3}, Ranks: 4,
-		Schedule: "scalapack", Messages: "pair", CopyRate: 8e9}
-	comp, err := j.Composition()
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs := sim.Materialize(comp.Schedule())
-	var sends []int32
-	for _, op := range progs[1] {
-		if op.Kind == sim.OpSend {
-			sends = append(sends, op.Peer)
-		}
-	}
-	if !slices.Equal(sends, []int32{0, 2}) || len(progs[3]) != 0 {
-		t.Errorf("rank 1 sends to %v, want [0 2]; rank 3 has %d ops, want none", sends, len(progs[3]))
+	from, to := redist.Layout{MB: 1, NB: 3, P: 3, Q: 1}, redist.Layout{MB: 3, NB: 1, P: 1, Q: 3}
+	if sends, idle := scalapackPeers(t, 3, from, to, 1, sim.OpSend); !slices.Equal(sends, []int32{0, 2}) || idle != 0 {
+		t.Errorf("rank 1 sends to %v, want [0 2]; rank 3 has %d ops, want none", sends, idle)
 	}
 }
 
@@ -82,20 +70,29 @@ func TestScalapackPairsTheGridsRanks(t *testing.T) {
 // (its partners (3-1-2-k) mod 3: 0, then 2 itself, then 1); rank 3 does
 // nothing.
 func TestScalapackPairsTheLargerGrid(t *testing.T) {
-	j := &redist.Job{M: 2, N: 3, Elem: 8, From: redist.Layout{MB: 1, NB: 3, P: 2, Q: 1}, To: redist.Layout{MB: 2, NB: 1, P: 1, Q: 3}, Ranks: 4,
-		Schedule: "scalapack", Messages: "pair", CopyRate: 8e9}
+	from, to := redist.Layout{MB: 1, NB: 3, P: 2, Q: 1}, redist.Layout{MB: 2, NB: 1, P: 1, Q: 3}
+	if recvs, idle := scalapackPeers(t, 2, from, to, 2, sim.OpRecv); !slices.Equal(recvs, []int32{0, 1}) || idle != 0 {
+		t.Errorf("rank 2 receives from %v, want [0 1]; rank 3 has %d ops, want none", recvs, idle)
+	}
+}
+
+// scalapackPeers redistributes an m x 3 matrix of 8-byte elements from
+// one layout to another on 4 ranks by the scalapack schedule, and returns
+// the peers of rank r's ops of one kind, in program order, and how many
+// ops rank 3 has.
+func scalapackPeers(t *testing.T, m int, from, to redist.Layout, r int, kind sim.OpKind) ([]int32, int) {
+	t.Helper()
+	j := &redist.Job{M: m, N: 3, Elem: 8, From: from, To: to, Ranks: 4, Schedule: "scalapack", Messages: "pair", CopyRate: 8e9}
 	comp, err := j.Composition()
 	if err != nil {
 		t.Fatal(err)
 	}
 	progs := sim.Materialize(comp.Schedule())
-	var from []int32
-	for _, op := range progs[2] {
-		if op.Kind == sim.OpRecv {
-			from = append(from, op.Peer)
+	var peers []int32
+	for _, op := range progs[r] {
+		if op.Kind == kind {
+			peers = append(peers, op.Peer)
 		}
 	}
-	if !slices.Equal(from, []int32{0, 1}) || len(progs[3]) != 0 {
-		t.Errorf("rank 2 receives from %v, want [0 1]; rank 3 has %d ops, want none", from, len(progs[3]))
-	}
+	return peers, len(progs[3])
 }
