@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/sim"
@@ -79,5 +80,26 @@ func TestLinearReduceAsOpenMPI(t *testing.T) {
 	sel, err := Select("ompi40", Reduce, Params{Ranks: 4, Count: 511, ElemSize: 1})
 	if err != nil || sel.Algorithm.Name != "basic_linear" {
 		t.Errorf("-a ompi40's 511-byte reduce on 4 ranks: %s %v, want basic_linear", sel.Algorithm.Name, err)
+	}
+}
+
+// Open MPI's Rabenseifner allreduce (its rules' algorithm 6) on 64 ranks
+// folds no rank and, with the count a multiple of 64, halves equal
+// blocks, Open MPI's as MPICH's: no "approximate" note; on 12 ranks the
+// fold is Open MPI's own and said so (the note spoke of ranks not a power
+// of two on a power of two: a new user's trial).
+func TestOmpiRabenseifnerNoteOnlyWhereItApplies(t *testing.T) {
+	for _, c := range []struct {
+		ranks  int
+		count  int64
+		approx bool
+	}{{64, 131072, false}, {64, 125000, true}, {12, 131072, true}} {
+		sel, err := Select("ompi", Allreduce, Params{Ranks: c.ranks, Count: c.count, ElemSize: 8})
+		if err != nil || sel.Algorithm.Name != "rabenseifner" {
+			t.Fatalf("%d ranks, %d elements: %s %v", c.ranks, c.count, sel.Algorithm.Name, err)
+		}
+		if got := strings.Contains(sel.Rule, "approximate"); got != c.approx {
+			t.Errorf("%d ranks, %d elements: rule %q, approximate %v, want %v", c.ranks, c.count, sel.Rule, got, c.approx)
+		}
 	}
 }
