@@ -36,7 +36,7 @@ type linearRooted struct {
 	done       bool
 	reduced    []int32 // at a reduce's root: every child's reduction
 	// ompi: a reduce's (or an allreduce's) root receives as Open MPI's
-	// basic_linear does (Params.OpenMPIBase).
+	// basic_linear does: the algorithms named basic_linear.
 	ompi bool
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"html/template"
 	"os"
@@ -205,9 +204,8 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 	// axis, a sweep of algo: [ompi, mpich] over two collectives drew each
 	// collective's line as the mean of the two libraries' times (a new
 	// user's trial).
-	slices.SortStableFunc(rest, func(a, b string) int {
-		return cmp.Compare(b2i(!comparedAxis(a)), b2i(!comparedAxis(b)))
-	})
+	compared := slices.DeleteFunc(slices.Clone(rest), func(a string) bool { return !comparedAxis(a) })
+	rest = append(compared, slices.DeleteFunc(rest, comparedAxis)...)
 	pick := func(limit int) string {
 		for i, a := range rest {
 			if n := len(distinct(t, slices.Index(t.Columns, a))); n > 1 && n <= limit {
@@ -422,10 +420,3 @@ func fileExists(path string) bool {
 // comparedAxis reports whether column a names the algorithms a table
 // compares.
 func comparedAxis(a string) bool { return a == "algo" || a == "algorithm" || a == "requested" }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

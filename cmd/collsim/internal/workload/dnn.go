@@ -296,19 +296,13 @@ func (o *dnnFlags) job(cmd *cobra.Command, slots int) (dnn.Job, int, error) {
 			return j, 0, cmdutil.Flagf("--host-link: %v", err)
 		}
 	}
-	bucket, err := configs.ParseSize(o.bucket)
+	bucket, err := bucketSize("bucket", o.bucket, "25MiB")
 	if err != nil {
-		return j, 0, cmdutil.Flagf("--bucket: %v", err)
+		return j, 0, err
 	}
-	if bucket < 1 {
-		return j, 0, cmdutil.Flagf("--bucket %q: a size of at least 1 byte, e.g. 25MiB", o.bucket)
-	}
-	firstBucket, err := configs.ParseSize(o.firstBucket)
+	firstBucket, err := bucketSize("first-bucket", o.firstBucket, "1MiB")
 	if err != nil {
-		return j, 0, cmdutil.Flagf("--first-bucket: %v", err)
-	}
-	if firstBucket < 1 {
-		return j, 0, cmdutil.Flagf("--first-bucket %q: a size of at least 1 byte, e.g. 1MiB", o.firstBucket)
+		return j, 0, err
 	}
 	algos, err := algoMap(o.algo)
 	if err != nil {
@@ -619,4 +613,17 @@ func nodesOf(e *collsim.Experiment, ranks int) ([]int32, error) {
 		nodes[r] = h / perNode
 	}
 	return nodes, nil
+}
+
+// bucketSize reads flag's value, a gradient bucket's size of at least 1
+// byte (example is one such).
+func bucketSize(flag, value, example string) (int64, error) {
+	n, err := configs.ParseSize(value)
+	if err != nil {
+		return 0, cmdutil.Flagf("--%s: %v", flag, err)
+	}
+	if n < 1 {
+		return 0, cmdutil.Flagf("--%s %q: a size of at least 1 byte, e.g. %s", flag, value, example)
+	}
+	return n, nil
 }
