@@ -12,11 +12,12 @@ import (
 	"pgregory.net/rapid"
 )
 
-// A schedule read from memory as mappedInput reads it parses as read
-// through a bufio.Reader of the same size: the same schedule, or the same
-// error, at any window, with long lines, comments, blank lines and
-// damaged text.
-func TestMappedInputParsesAsBufio(t *testing.T) {
+// A schedule parses the same through a read buffer of any size: the
+// same schedule, or the same error, at windows from 16 bytes to 1 MiB,
+// as from one buffer that holds all of it, with long lines, comments,
+// blank lines and damaged text (the parser's fast path stops at the
+// buffer's end, and a line longer than the buffer is read in pieces).
+func TestParseGOALAnyBuffer(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		text, _, _, _, _ := drawLayoutGOAL(t, 300)
 		lines := strings.SplitAfter(text, "\n")
@@ -37,25 +38,41 @@ func TestMappedInputParsesAsBufio(t *testing.T) {
 			text = strings.TrimSuffix(text, "\n")
 		}
 		window := rapid.SampledFrom([]int{16, 17, 64, 100, 4096, 1 << 20}).Draw(t, "window")
+		whole := max(len(text)+1, 1<<20)
 
-		want, werr := parseWith(bufio.NewReaderSize(strings.NewReader(text), window))
-		var released [][2]int
-		m := &mappedInput{data: []byte(text), window: window}
-		m.release = func(b []byte) { released = append(released, [2]int{m.released, m.released + len(b)}) }
-		got, gerr := parseWith(m)
+		want, werr := parseWith(bufio.NewReaderSize(strings.NewReader(text), whole))
+		got, gerr := parseWith(bufio.NewReaderSize(strings.NewReader(text), window))
 		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
-			t.Fatalf("window %d: mapped: %v; read: %v", window, gerr, werr)
+			t.Fatalf("window %d: %v; in one buffer: %v", window, gerr, werr)
 		}
 		if werr == nil && !reflect.DeepEqual(want, got) {
 			t.Fatalf("window %d: the schedules differ", window)
 		}
-		if len(released) > 0 {
-			t.Fatalf("released %v of a %d-byte text", released, len(text))
-		}
 	})
 }
 
-func parseWith(in goalInput) (*GOAL, error) {
+// The usual lines, which the parser's fast path reads 8 bytes at a time
+// straight from the buffer, parse the same whatever byte of a line the
+// buffer ends at: every window from 64 bytes (the longest such line's
+// reach) to 200, against one buffer that holds the whole text.
+func TestUsualLinesAtEveryBufferEnd(t *testing.T) {
+	text := bigGOAL(6000)
+	want, err := parseWith(bufio.NewReaderSize(strings.NewReader(text), len(text)+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for window := 64; window <= 200; window++ {
+		got, err := parseWith(bufio.NewReaderSize(strings.NewReader(text), window))
+		if err != nil {
+			t.Fatalf("window %d: %v", window, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("window %d: the schedules differ", window)
+		}
+	}
+}
+
+func parseWith(in *bufio.Reader) (*GOAL, error) {
 	p := newGOALParser(in, "m.goal")
 	if err := p.parse(); err != nil {
 		return nil, err
@@ -84,14 +101,12 @@ func bigGOAL(size int) string {
 	return b.String()
 }
 
-// A file mapped into memory parses as the same text read, gives back its
-// pages behind the parser in page-aligned runs, one after another, up to
-// keepBehind and a release's stride from the end, and shows its progress
-// up to the file's size.
-func TestParseGOALFileMapsAndReleases(t *testing.T) {
-	text := bigGOAL(3*releaseEvery + 12345)
+// A file larger than the read buffer parses as the same text does, and
+// shows its progress in steps up to the file's size.
+func TestParseGOALFileProgress(t *testing.T) {
+	text := bigGOAL(3<<20 + 12345)
 	var dones []int64
-	mappedAsText(t, "big.goal", text, func(done, total int64) {
+	fileAsText(t, "big.goal", text, func(done, total int64) {
 		if total != int64(len(text)) {
 			t.Fatalf("progress: total %d, want %d", total, len(text))
 		}
@@ -101,35 +116,16 @@ func TestParseGOALFileMapsAndReleases(t *testing.T) {
 		t.Fatalf("progress %v: want several steps, ending at %d", dones, len(text))
 	}
 	for i := 1; i < len(dones); i++ {
-		if dones[i] <= dones[i-1] {
+		if dones[i] < dones[i-1] {
 			t.Fatalf("progress went back: %v", dones)
 		}
 	}
-
-	var released [][2]int
-	m := &mappedInput{data: []byte(text), window: mappedWindow}
-	m.release = func(b []byte) {
-		from, to := m.released, m.released+len(b)
-		if to > m.pos-keepBehind || to%4096 != 0 {
-			t.Fatalf("released up to %d at %d: not %d behind, or not a page's end", to, m.pos, keepBehind)
-		}
-		if n := len(released); n > 0 && released[n-1][1] != from || n == 0 && from != 0 {
-			t.Fatalf("release %d-%d after %v", from, to, released)
-		}
-		released = append(released, [2]int{from, to})
-	}
-	if _, err := parseWith(m); err != nil {
-		t.Fatal(err)
-	}
-	if last := released[len(released)-1][1]; last < len(text)-keepBehind-releaseEvery-4096 {
-		t.Fatalf("released up to %d of %d", last, len(text))
-	}
 }
 
-// A mapped file whose lines end in comments, or hold block comments,
-// parses as its text does: the parser strips comments in place, in the
-// process's own copy of the pages it writes, never in the file.
-func TestMappedFileWithComments(t *testing.T) {
+// A file whose lines end in comments, or hold block comments, parses as
+// its text does, across read buffers: the parser strips comments in
+// place, in its buffer, never in the file.
+func TestGOALFileWithComments(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("num_ranks 2 // two\n")
 	for r := range 2 {
@@ -147,19 +143,19 @@ func TestMappedFileWithComments(t *testing.T) {
 		b.WriteString("}\n")
 	}
 	text := b.String()
-	if len(text) < minMappedGOAL {
-		t.Fatalf("%d bytes: too short to be mapped", len(text))
+	if len(text) < 2<<20 {
+		t.Fatalf("%d bytes: shorter than two read buffers", len(text))
 	}
-	file := mappedAsText(t, "comments.goal", text, nil)
+	file := fileAsText(t, "comments.goal", text, nil)
 	if after, err := os.ReadFile(file); err != nil || string(after) != text {
 		t.Fatalf("the file changed (%v)", err)
 	}
 }
 
-// mappedAsText writes text to a file called name, requires ParseGOALFile
+// fileAsText writes text to a file called name, requires ParseGOALFile
 // (with progress) to give the schedule ParseGOAL gives for the text, and
 // returns the file's path.
-func mappedAsText(t *testing.T, name, text string, progress func(done, total int64)) string {
+func fileAsText(t *testing.T, name, text string, progress func(done, total int64)) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
@@ -174,7 +170,7 @@ func mappedAsText(t *testing.T, name, text string, progress func(done, total int
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(want, got) {
-		t.Fatal("the mapped file's schedule differs from the text's")
+		t.Fatal("the file's schedule differs from the text's")
 	}
 	return file
 }

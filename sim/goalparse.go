@@ -32,7 +32,7 @@ func (e *GOALError) Error() string {
 // without allocating per op beyond the compact arrays and label maps.
 type goalParser struct {
 	file    string
-	in      goalInput
+	in      *bufio.Reader
 	line    int
 	text    []byte // current line
 	pos     int
@@ -121,7 +121,7 @@ func ParseGOAL(r io.Reader, file string) (*GOAL, error) {
 	return p.g, nil
 }
 
-func newGOALParser(in goalInput, file string) *goalParser {
+func newGOALParser(in *bufio.Reader, file string) *goalParser {
 	return &goalParser{file: file, in: in, g: &GOAL{file: file, CPUs: 1, NICs: 1, first: []uint32{0}, ready: []uint32{0}}}
 }
 
