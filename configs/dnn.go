@@ -498,6 +498,10 @@ type StrategyFile struct {
 	// Set lists the keys the file gives, for flags to override only
 	// what they set.
 	Set map[string]bool
+	// Lines gives the line of each key the file gives, for errors about
+	// its setting found after the file is read (a key that does not
+	// apply to the run).
+	Lines map[string]int
 }
 
 // LoadStrategy reads a strategy file.
@@ -526,8 +530,8 @@ func ParseStrategy(source string, data []byte) (*StrategyFile, error) {
 	if err := strictDecode(source, data, n, &f); err != nil {
 		return nil, err
 	}
-	out := &StrategyFile{Source: source, Set: map[string]bool{}, TPAcrossNodes: f.TPAcrossNodes}
 	at := map[string]int{}
+	out := &StrategyFile{Source: source, Set: map[string]bool{}, Lines: at, TPAcrossNodes: f.TPAcrossNodes}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		out.Set[n.Content[i].Value] = true
 		at[n.Content[i].Value] = n.Content[i].Line

@@ -179,7 +179,7 @@ func TestWorkloadDNNRefuses(t *testing.T) {
 		// on, 0 read as 2, the machine ignored for LogGOPS's parameters.
 		{[]string{"--offload-serial", "--devices", "8"}, 2, "--offload-serial does not apply: it shapes offloading (give --offload)"},
 		{[]string{"--grad-bytes", "0", "--devices", "8"}, 2, "--grad-bytes must be at least 1, not 0"},
-		{[]string{"--strategy", zeroGrad, "--devices", "8"}, 2, "--strategy " + zeroGrad + ": grad_bytes must be at least 1, not 0"},
+		{[]string{"--strategy", zeroGrad, "--devices", "8"}, 2, zeroGrad + ":1: grad_bytes must be at least 1, not 0"},
 		{[]string{"--network", "loggops", "--devices", "8"}, 2, `--network "loggops": a workload runs on its machine, with the analytic or the flow network`},
 		{[]string{"--model", fast, "--devices", "2"}, 2, `layer a: 1e+09 FLOPs a sample in 1µs is 1e+15 FLOP/s, above device a100's peak of 3.12e+14 FLOP/s`},
 		// With dp 1 or tp 1, taken and ignored (an audit).
@@ -755,8 +755,8 @@ func TestWorkloadDNNOffloadNote(t *testing.T) {
 func TestWorkloadDNNStrategyFileRules(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ yaml, want string }{
-		{"prune: 0.3\n", "prune does not apply: they price inference"},
-		{"schedule: gpipe\npp: 1\nmicrobatches: 1\n", "schedule does not apply"},
+		{"prune: 0.3\n", "s.yaml:1: prune does not apply: they price inference"},
+		{"pp: 1\nmicrobatches: 1\nschedule: gpipe\n", "s.yaml:3: schedule does not apply"},
 		{"inference: true\nprune: 0.3\n", ""},
 	} {
 		f := filepath.Join(dir, "s.yaml")

@@ -42,6 +42,7 @@ type dnnFlags struct {
 	searchMB                      string
 	strategy                      string
 	fromStrategy                  map[string]string // the flags the --strategy file set, and its keys for them
+	strategyLines                 map[string]int    // the --strategy file's keys, and their lines
 	transport                     string
 }
 
@@ -124,7 +125,7 @@ func (o *dnnFlags) fromFile(cmd *cobra.Command) error {
 		return err
 	}
 	st := sf.Strategy
-	o.fromStrategy = map[string]string{}
+	o.fromStrategy, o.strategyLines = map[string]string{}, sf.Lines
 	set := func(key, flag string, apply func()) {
 		if sf.Set[key] && !cmd.Flags().Changed(flag) {
 			apply()
@@ -171,7 +172,7 @@ func (o *dnnFlags) notApplicable(f *pflag.FlagSet, why string, flags ...string) 
 	}
 	for _, flag := range flags { // the same rule for the --strategy file's settings
 		if key, ok := o.fromStrategy[flag]; ok {
-			return cmdutil.Flagf("--strategy %s: %s does not apply: %s", o.strategy, key, why)
+			return cmdutil.Flagf("%s:%d: %s does not apply: %s", o.strategy, o.strategyLines[key], key, why)
 		}
 	}
 	return nil
@@ -216,7 +217,7 @@ func (o *dnnFlags) applicable(cmd *cobra.Command) error {
 		// 0 ran as 2, the API's zero value for its default (a new user's
 		// trial).
 		if key, ok := o.fromStrategy["grad-bytes"]; ok && !f.Changed("grad-bytes") {
-			return cmdutil.Flagf("--strategy %s: %s must be at least 1, not %d (2: 16-bit gradients)", o.strategy, key, o.gradBytes)
+			return cmdutil.Flagf("%s:%d: %s must be at least 1, not %d (2: 16-bit gradients)", o.strategy, o.strategyLines[key], key, o.gradBytes)
 		}
 		return cmdutil.Flagf("--grad-bytes must be at least 1, not %d (2: 16-bit gradients)", o.gradBytes)
 	}
