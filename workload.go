@@ -514,6 +514,7 @@ type TaskBenchPoint struct {
 	// granularity").
 	Efficiency  float64 `json:"efficiency"`
 	Granularity float64 `json:"granularity_s"`
+	Runtime     string  `json:"runtime"` // how the ranks ran their tasks (taskbench.Runtimes)
 }
 
 // RunTaskBench simulates job (one rank per core) and measures it.
@@ -526,7 +527,7 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &TaskBenchPoint{Duration: job.Graphs[0].Duration.Seconds(), Elapsed: res.Time, Tasks: job.Tasks()}
+	p := &TaskBenchPoint{Duration: job.Graphs[0].Duration.Seconds(), Elapsed: res.Time, Tasks: job.Tasks(), Runtime: cmp.Or(job.Runtime, taskbench.RuntimeMPI)}
 	if res.Time > 0 && p.Tasks > 0 {
 		cores := float64(job.Ranks)
 		p.Efficiency = job.UsefulWork() / (res.Time * cores)
@@ -537,10 +538,10 @@ func (e *Experiment) RunTaskBench(job taskbench.Job) (*TaskBenchPoint, *Result, 
 
 // METG runs job once per kernel duration (every graph's), on workers
 // goroutines, then bisects between the two kernels that straddle 50%
-// efficiency, and returns the curve (longest kernel first) and METG(50%):
-// the smallest granularity at which efficiency is at least 50% (Task
-// Bench's minimum effective task granularity), or NaN if no duration
-// reaches it.
+// efficiency, and returns the curve (longest kernel first) and METG(50%),
+// Task Bench's minimum effective task granularity: the granularity at
+// which efficiency crosses 50%, as Task Bench's scripts find it (metgOf),
+// or NaN if no duration reaches 50%.
 //
 // crossed is false when even the shortest kernel ran at 50% or more: METG
 // is then at most the value returned (the sweep should go shorter).
@@ -608,16 +609,37 @@ func (e *Experiment) METG(job taskbench.Job, durations []sim.Time, workers int, 
 				bad = mid
 			}
 		}
-		slices.SortStableFunc(curve, func(a, b TaskBenchPoint) int { return cmp.Compare(b.Duration, a.Duration) })
 	}
-	metg = math.NaN()
-	for _, p := range curve {
-		if p.Efficiency >= 0.5 && !(p.Granularity >= metg) {
-			metg = p.Granularity
+	slices.SortStableFunc(curve, func(a, b TaskBenchPoint) int { return cmp.Compare(b.Duration, a.Duration) })
+	return curve, metgOf(curve), slices.ContainsFunc(curve, func(p TaskBenchPoint) bool { return p.Efficiency < 0.5 }), nil
+}
+
+// metgOf is METG(50%) of a curve sorted from the longest kernel down, as
+// Task Bench's scripts/chart_metg.py computes it: the smallest
+// granularity with efficiency of at least 50%, and where the run of the
+// next shorter kernel has a smaller granularity and an efficiency below
+// 50%, the granularity at 50% on the line between the two points
+// (collsim gave the smallest measured granularity, a little above). NaN
+// if no kernel reached 50%.
+func metgOf(curve []TaskBenchPoint) float64 {
+	best := -1
+	for i, p := range curve {
+		if p.Efficiency >= 0.5 && (best < 0 || p.Granularity < curve[best].Granularity) {
+			best = i
 		}
-		crossed = crossed || p.Efficiency < 0.5
 	}
-	return curve, metg, crossed, nil
+	if best < 0 {
+		return math.NaN()
+	}
+	at := curve[best]
+	if best+1 == len(curve) {
+		return at.Granularity
+	}
+	next := curve[best+1]
+	if next.Granularity >= at.Granularity || next.Efficiency >= 0.5 {
+		return at.Granularity
+	}
+	return at.Granularity + (0.5-at.Efficiency)*(next.Granularity-at.Granularity)/(next.Efficiency-at.Efficiency)
 }
 
 // METGRefine is how many bisections METG runs past its sweep: the

@@ -56,6 +56,13 @@ type Graph struct {
 	Duration  sim.Time
 	Imbalance float64
 	Seed      uint64
+	// Index is the graph's place among the job's graphs: it enters the
+	// seeded draws (the imbalance, random_nearest's edges), as Task
+	// Bench's graph_index enters its own, so that graphs of one job
+	// given one Seed draw differently (with one set of draws for every
+	// graph, a slow task was slow in every graph on its rank, and several
+	// graphs never averaged imbalance out: an audit).
+	Index int
 }
 
 // Check refuses a graph that cannot run.
@@ -184,7 +191,7 @@ func (g *Graph) Deps(t, p int) []int {
 	case "random_nearest":
 		ds := g.dset(t)
 		for q := max(0, p-g.Radix/2); q <= min(p+(g.Radix-1)/2, W-1); q++ {
-			if q == p || g.uniform(uint64(ds), uint64(q), uint64(p)) < g.Fraction {
+			if q == p || g.uniform(uint64(g.Index), uint64(ds), uint64(q), uint64(p)) < g.Fraction {
 				out = append(out, q)
 			}
 		}
@@ -274,7 +281,7 @@ func (g *Graph) taskTime(t, p int) sim.Time {
 	if g.Imbalance == 0 {
 		return g.Duration
 	}
-	return sim.Time(math.Round(float64(g.Duration) * (1 + g.Imbalance*(g.uniform(0xba1a, uint64(t), uint64(p))-0.5))))
+	return sim.Time(math.Round(float64(g.Duration) * (1 + g.Imbalance*(g.uniform(0xba1a, uint64(g.Index), uint64(t), uint64(p))-0.5))))
 }
 
 // maxTask bounds a task's kernel and overhead, so that their sums (and a
@@ -292,7 +299,28 @@ type Job struct {
 	Ranks  int
 	// Overhead is the runtime system's cost per task, on the rank's CPU.
 	Overhead sim.Time
+	// Runtime is how ranks run their tasks: RuntimeMPI (the default) or
+	// RuntimeAsync.
+	Runtime string
 }
+
+// The runtimes a Job runs its graphs as.
+const (
+	// RuntimeMPI is Task Bench's MPI implementation (mpi/nonblock.cc): the
+	// graphs one after another; in each timestep a rank posts the
+	// receives of its tasks' remote inputs and the sends of its last
+	// step's outputs, waits for all of them, then runs its tasks of the
+	// step one after another.
+	RuntimeMPI = "mpi"
+	// RuntimeAsync runs each task, in the rank's order, as soon as its own
+	// inputs are in, and sends its output as soon as it is done; the
+	// graphs' timesteps interleave (step t of every graph, then step
+	// t+1).
+	RuntimeAsync = "async"
+)
+
+// Runtimes are the values of Job.Runtime.
+var Runtimes = []string{RuntimeMPI, RuntimeAsync}
 
 // Check refuses a job that cannot run.
 func (j *Job) Check() error {
@@ -304,6 +332,9 @@ func (j *Job) Check() error {
 	}
 	if j.Overhead < 0 || j.Overhead > maxTask {
 		return fmt.Errorf("per-task overhead %v: from 0 to an hour", j.Overhead)
+	}
+	if j.Runtime != "" && !slices.Contains(Runtimes, j.Runtime) {
+		return fmt.Errorf("runtime %q; valid: %v", j.Runtime, Runtimes)
 	}
 	if len(j.Graphs)*j.Graphs[0].Width >= collectives.MaxP2PTag {
 		return fmt.Errorf("too many columns in all")
@@ -325,27 +356,20 @@ func (j *Job) Check() error {
 	return nil
 }
 
-// owner is the rank of point p of a width-W graph: columns over ranks in
-// blocks, the first W mod R ranks one column more.
+// owner is the rank of point p of a width-W graph over R ranks: rank r
+// holds points r W / R to (r+1) W / R - 1, as Task Bench's MPI
+// implementation deals them (mpi/nonblock.cc's first_point and
+// last_point); the largest r with r W / R <= p. (collsim gave the first W
+// mod R ranks a column more: at W = 10 over 4 ranks, 3, 3, 2, 2 columns
+// where Task Bench has 2, 3, 2, 3, which changes a tree's or dom's time.)
 func owner(W, R, p int) int {
-	q, r := W/R, W%R
-	if p < r*(q+1) {
-		return p / (q + 1)
-	}
-	return r + (p-r*(q+1))/q
+	return int((int64(p+1)*int64(R) - 1) / int64(W))
 }
 
 // columns is rank r's first column and count.
 func columns(W, R, r int) (int, int) {
-	q, rem := W/R, W%R
-	return r*q + min(r, rem), q + b2i(r < rem)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	first := int(int64(r) * int64(W) / int64(R))
+	return first, int(int64(r+1)*int64(W)/int64(R)) - first
 }
 
 // UsefulWork is the sum of every task's kernel in seconds (not the
@@ -378,10 +402,8 @@ func (j *Job) Tasks() int64 {
 	return n
 }
 
-// Composition returns the job as per-rank programs: in each timestep a
-// rank posts the receives of its tasks' remote inputs, runs each task
-// (kernel plus overhead) once its inputs are in, and sends its output to
-// each dependent task on another rank.
+// Composition returns the job as per-rank programs, run as j.Runtime
+// runs them.
 func (j *Job) Composition() (collectives.Composition, error) {
 	if err := j.Check(); err != nil {
 		return collectives.Composition{}, err
@@ -391,7 +413,10 @@ func (j *Job) Composition() (collectives.Composition, error) {
 		Ranks: j.Ranks,
 		Script: func(r int) collectives.Script {
 			rs := &rankScript{j: j, r: r, last: make([]map[int]int32, len(j.Graphs))}
-			return &workloads.Phased{Fill: rs.fill}
+			if j.Runtime == RuntimeAsync {
+				return &workloads.Phased{Fill: rs.fillAsync}
+			}
+			return &workloads.Phased{Fill: rs.fillMPI}
 		},
 	}, nil
 }
@@ -400,10 +425,66 @@ type rankScript struct {
 	j    *Job
 	r    int
 	t    int
-	last []map[int]int32 // per graph: point -> its task's item in the step before
+	last []map[int]int32 // async, per graph: point -> its task's item in the step before
+	// mpi: the graph and step fillMPI writes next, and the items the
+	// next step's posting follows (what the rank did last).
+	graph int
+	gate  []int32
 }
 
-func (rs *rankScript) fill(w *workloads.Writer) bool {
+// fillMPI writes one timestep of one graph as Task Bench's MPI
+// implementation runs it (RuntimeMPI).
+func (rs *rankScript) fillMPI(w *workloads.Writer) bool {
+	j := rs.j
+	for rs.graph < len(j.Graphs) && rs.t == j.Graphs[rs.graph].Steps {
+		rs.graph, rs.t = rs.graph+1, 0
+	}
+	if rs.graph == len(j.Graphs) {
+		return false
+	}
+	g, gi, t := &j.Graphs[rs.graph], rs.graph, rs.t
+	rs.t++
+	W, R := g.Width, j.Ranks
+	first, n := columns(W, R, rs.r)
+	lo, width := g.Span(t)
+	lastLo, lastWidth := 0, 0 // the points of the step before
+	if t > 0 {
+		lastLo, lastWidth = g.Span(t - 1)
+	}
+	gate := rs.gate
+	var reqs []int32
+	for p := first; p < first+n; p++ {
+		if p >= lo && p < lo+width {
+			for _, q := range g.Deps(t, p) {
+				if o := owner(W, R, q); o != rs.r {
+					reqs = append(reqs, w.Add(collectives.Item{Kind: collectives.Recv, Async: true, Peer: o, Tag: gi*W + q, Bytes: g.Output, After: gate}))
+				}
+			}
+		}
+		if p >= lastLo && p < lastLo+lastWidth {
+			for _, d := range g.Dependents(t-1, p) {
+				if o := owner(W, R, d); o != rs.r {
+					reqs = append(reqs, w.Add(collectives.Item{Kind: collectives.Send, Async: true, Peer: o, Tag: gi*W + p, Bytes: g.Output, After: gate}))
+				}
+			}
+		}
+	}
+	if len(reqs) > 0 {
+		gate = reqs // MPI_Waitall: the step's tasks wait for every request
+	}
+	for p := max(first, lo); p < min(first+n, lo+width); p++ {
+		task := w.Add(collectives.Item{Kind: collectives.Compute, Dur: g.taskTime(t, p) + j.Overhead, After: gate})
+		gate = []int32{task}
+	}
+	rs.gate = gate
+	return true
+}
+
+// fillAsync writes one timestep of every graph as RuntimeAsync runs it:
+// a rank posts the receives of its tasks' remote inputs, runs each task
+// (kernel plus overhead) once its inputs are in and the task before it is
+// done, and sends its output to each dependent task on another rank.
+func (rs *rankScript) fillAsync(w *workloads.Writer) bool {
 	j := rs.j
 	steps := 0
 	for _, g := range j.Graphs {

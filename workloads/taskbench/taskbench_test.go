@@ -222,3 +222,109 @@ func TestImbalanceIsTaskBenchs(t *testing.T) {
 		}
 	}
 }
+
+// finishes runs j with every message eager, taking lat, and returns when
+// each rank finished.
+func finishes(t *testing.T, j taskbench.Job, lat sim.Time) []sim.Time {
+	t.Helper()
+	comp, err := j.Composition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Execute(sim.New(1), comp.Schedule(), sim.Config{Network: sim.FixedLatency(lat), Host: sim.HostParams{EagerLimit: 1 << 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Finish
+}
+
+func makespan(t *testing.T, j taskbench.Job, lat sim.Time) sim.Time {
+	return slices.Max(finishes(t, j, lat))
+}
+
+// Columns are dealt as Task Bench's MPI implementation deals them: rank r
+// holds points r W / R to (r+1) W / R - 1, at W = 10 over 4 ranks 0-1,
+// 2-4, 5-6 and 7-9. A tree of 4 steps (1, 2, 4 and 8 points, each
+// depending on point p/2), tasks of 1 ms, no overhead: by hand, rank 0
+// runs point 0 (0-1 ms), points 0 and 1 (1-3), points 0 and 1 again
+// (3-5); rank 1 takes (1,1)'s output at 3 ms, runs points 2 and 3 (3-5),
+// then at step 3 points 2, 3 and 4 once (2,1)'s output is in (5-8 ms):
+// 8 ms and the messages' latency. Dealing the first W mod R ranks a
+// column more put points 0-2 on rank 0, three tasks at steps 2 and 3: 9
+// ms.
+func TestColumnsAsTaskBenchMPI(t *testing.T) {
+	const ms = sim.Millisecond
+	j := taskbench.Job{Ranks: 4, Graphs: []taskbench.Graph{{Pattern: "tree", Width: 10, Steps: 4, Output: 16, Duration: ms}}}
+	if got := makespan(t, j, sim.Nanosecond); got < 8*ms || got > 8*ms+10*sim.Nanosecond {
+		t.Errorf("tree 10 x 4 on 4 ranks: %v, want 8 ms and two latencies", got)
+	}
+}
+
+// Under RuntimeMPI (Task Bench's mpi/nonblock.cc) a rank sends its step's
+// outputs only when it starts the next step, waits for all its inputs
+// before running any task of the step, and runs the graphs one after
+// another; under RuntimeAsync each task runs (in the rank's order) once
+// its own inputs are in and sends at once, and the graphs' steps
+// interleave. By hand, with tasks of 1 ms, no overhead and messages of L
+// = 100 us:
+//   - one stencil_1d of 4 columns over 2 ranks, 2 steps: under MPI each
+//     rank runs its two tasks of step 0 (0-2 ms), the ranks exchange the
+//     border outputs (in at 2 ms + L), and each runs step 1: both finish
+//     at 4 ms + L. Async, rank 1 sends (0,2) at 1 ms; rank 0 runs (1,0),
+//     all local, at 2-3 ms and (1,1) at 3-4: rank 0 finishes at 4 ms;
+//     rank 1's (1,2) waits for (0,1), sent at 2 ms: 4 ms + L.
+//   - two stencil_1d graphs of 2 columns over 2 ranks, 2 steps each: MPI
+//     runs graph 0 (step 0 at 0-1 ms, the exchange, step 1 at 1 ms + L to
+//     2 ms + L), then graph 1 the same way: 4 ms + 2L. Async: step 0 of
+//     graph 0 then of graph 1 (0-2 ms), graph 0's outputs in at 1 ms + L,
+//     graph 1's at 2 ms + L; step 1 of graph 0 at 2-3 ms and of graph 1 at
+//     3-4 ms: 4 ms.
+func TestRuntimesByHand(t *testing.T) {
+	const ms, L = sim.Millisecond, 100 * sim.Microsecond
+	stencil := func(w int) taskbench.Graph {
+		return taskbench.Graph{Pattern: "stencil_1d", Width: w, Steps: 2, Output: 16, Duration: ms}
+	}
+	for _, c := range []struct {
+		name       string
+		graphs     []taskbench.Graph
+		mpi, async []sim.Time
+	}{
+		{"one graph, 4 columns", []taskbench.Graph{stencil(4)}, []sim.Time{4*ms + L, 4*ms + L}, []sim.Time{4 * ms, 4*ms + L}},
+		{"two graphs, 2 columns", []taskbench.Graph{stencil(2), stencil(2)}, []sim.Time{4*ms + 2*L, 4*ms + 2*L}, []sim.Time{4 * ms, 4 * ms}},
+	} {
+		for rt, want := range map[string][]sim.Time{taskbench.RuntimeMPI: c.mpi, "": c.mpi, taskbench.RuntimeAsync: c.async} {
+			if got := finishes(t, taskbench.Job{Ranks: 2, Runtime: rt, Graphs: c.graphs}, L); !slices.Equal(got, want) {
+				t.Errorf("%s, runtime %q: ranks finish at %v, want %v", c.name, rt, got, want)
+			}
+		}
+	}
+}
+
+// The graphs of one job draw their imbalance and random_nearest's edges
+// apart, as Task Bench's draws take the graph's index: two graphs alike
+// but for Index, given one seed, differ in their kernels' sum and in some
+// task's dependencies (with one set of draws, a slow task was slow in
+// every graph on its rank).
+func TestGraphsDrawApart(t *testing.T) {
+	g := taskbench.Graph{Pattern: "random_nearest", Width: 64, Steps: 20, Radix: 5, Fraction: 0.5, Duration: sim.Millisecond, Imbalance: 1, Seed: 7}
+	h := g
+	h.Index = 1
+	work := func(g taskbench.Graph) float64 {
+		return (&taskbench.Job{Ranks: 1, Graphs: []taskbench.Graph{g}}).UsefulWork()
+	}
+	if work(g) == work(h) {
+		t.Errorf("graphs 0 and 1 drew the same kernels: %g s", work(g))
+	}
+	same := true
+	for step := 1; step < g.Steps && same; step++ {
+		for p := range g.Width {
+			if !slices.Equal(g.Deps(step, p), h.Deps(step, p)) {
+				same = false
+				break
+			}
+		}
+	}
+	if same {
+		t.Error("graphs 0 and 1 drew the same random_nearest edges")
+	}
+}

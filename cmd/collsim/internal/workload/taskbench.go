@@ -19,7 +19,7 @@ import (
 type taskbenchFlags struct {
 	machineFlags
 	ranks, width, steps, radix, period, graphs int
-	pattern                                    string
+	pattern, runtime                           string
 	fraction, imbalance                        float64
 	output, duration, overhead                 string
 	metg                                       bool
@@ -38,14 +38,20 @@ func newTaskBench(streams *cmdutil.IO) *cobra.Command {
 step before by --pattern, running a kernel of --duration plus the runtime
 system's --overhead per task on its rank's core, and sending --output bytes
 to each dependent task on another rank. Columns are spread over the ranks
-in blocks; a rank is a core.
+in blocks as Task Bench's MPI implementation deals them; a rank is a core.
+--runtime mpi (the default) runs the graphs as that implementation does:
+one graph after another, and in each timestep a rank posts its receives
+and its last step's sends, waits for all of them, then runs its tasks;
+--runtime async runs each task as soon as its inputs are in and sends its
+output at once, the graphs' timesteps interleaved.
 
 Prints the elapsed time, efficiency (kernel time over elapsed x cores) and
 task granularity (elapsed x cores / tasks). --metg runs the graph with the
 kernel halved --metg-points times from --metg-from, on all cores, and prints
-the curve and METG(50%): the smallest granularity with efficiency of at
-least 50%, refined by 6 geometric bisections between the halvings around
-the crossing (rows of their own in the curve).`,
+the curve and METG(50%), found as Task Bench's chart_metg.py finds it (the
+smallest granularity at 50% or more, moved along the line to the next
+shorter kernel's point, below 50%), after 6 geometric bisections between
+the halvings around the crossing (rows of their own in the curve).`,
 		Example: `  collsim workload taskbench --ranks 64 --width 64 --steps 100 --pattern stencil_1d --duration 100us --overhead 10us -m small
   collsim workload taskbench --ranks 256 --width 256 --steps 50 --pattern nearest --radix 5 --overhead 1us --metg -m xc40 --plot metg.png`,
 		Args: cobra.NoArgs,
@@ -60,7 +66,8 @@ the crossing (rows of their own in the curve).`,
 	f.IntVar(&o.radix, "radix", 3, "nearest, spread, random_nearest: dependencies per task")
 	f.IntVar(&o.period, "period", 3, "spread, random_nearest: dependence sets that cycle")
 	f.Float64Var(&o.fraction, "fraction", 0.25, "random_nearest: the share of candidate dependencies kept")
-	f.IntVar(&o.graphs, "graphs", 1, "identical graphs run at once")
+	f.IntVar(&o.graphs, "graphs", 1, "task graphs alike but for their draws (each its own imbalance and random_nearest edges, as Task Bench's)")
+	f.StringVar(&o.runtime, "runtime", taskbench.RuntimeMPI, "how ranks run their tasks: mpi (Task Bench's MPI implementation: graphs one after another, each timestep's messages waited for before its tasks) or async (each task as soon as its inputs are in, graphs interleaved)")
 	f.StringVar(&o.output, "output", "16", "bytes each task sends to each dependent task")
 	f.StringVar(&o.duration, "duration", "100us", "each task's kernel")
 	f.Float64Var(&o.imbalance, "imbalance", 0, "load imbalance as Task Bench's -imbalance, 0 to 2: each task's kernel scaled by a seeded factor 1 + (u - 1/2) imbalance, u uniform in [0, 1) (mean 1)")
@@ -123,8 +130,12 @@ func (o *taskbenchFlags) job(cmd *cobra.Command) (taskbench.Job, error) {
 	}
 	g := taskbench.Graph{Width: width, Steps: o.steps, Pattern: o.pattern, Radix: o.radix, Period: o.period, Fraction: o.fraction,
 		Output: out, Duration: dur, Imbalance: o.imbalance, Seed: o.seed}
-	j = taskbench.Job{Ranks: o.ranks, Overhead: over}
-	for range o.graphs {
+	if !slices.Contains(taskbench.Runtimes, o.runtime) {
+		return j, cmdutil.Flagf("--runtime %q: %s", o.runtime, strings.Join(taskbench.Runtimes, " or "))
+	}
+	j = taskbench.Job{Ranks: o.ranks, Overhead: over, Runtime: o.runtime}
+	for i := range o.graphs {
+		g.Index = i
 		j.Graphs = append(j.Graphs, g)
 	}
 	if err := j.Check(); err != nil {
@@ -161,7 +172,7 @@ func (o *taskbenchFlags) run(cmd *cobra.Command, streams *cmdutil.IO) error {
 		return cmdutil.JSON(streams.Out, p)
 	}
 	return streams.Table([][]string{
-		{"graphs", fmt.Sprintf("%d x %s, %d columns x %d steps, %d tasks", len(j.Graphs), g.Pattern, g.Width, g.Steps, p.Tasks)},
+		{"graphs", fmt.Sprintf("%d x %s, %d columns x %d steps, %d tasks, %s runtime", len(j.Graphs), g.Pattern, g.Width, g.Steps, p.Tasks, j.Runtime)},
 		{"ranks", fmt.Sprintf("%d of %s (%s network)", j.Ranks, res.Machine, res.Network)},
 		{"task", fmt.Sprintf("kernel %s, overhead %s, output %s", cmdutil.Seconds(g.Duration.Seconds()), cmdutil.Seconds(j.Overhead.Seconds()), configs.FormatBytes(g.Output))},
 		{"elapsed", cmdutil.Seconds(p.Elapsed)},
