@@ -78,8 +78,11 @@ func Select(name string, c Collective, p Params) (Selection, error) {
 	}
 	if strings.HasPrefix(name, "ompi") && p.Ranks == 1 && !strings.Contains(ch.rule, "coll/self") {
 		// Open MPI's coll/self outranks coll/tuned on a communicator of
-		// one rank (the rule read as if tuned chose; a new user's trial).
-		ch.rule += "; on 1 rank Open MPI's coll/self module runs the call, not these rules: it sends nothing (a local copy at most), as this algorithm on 1 rank does"
+		// one rank, where tuned offers no module (the rule read as if tuned
+		// chose; a new user's trial). The tables' pick is left out: their
+		// rows for 2 ranks test for exactly 2, so the row collsim's tables
+		// give 1 rank is not the one tuned's code would reach (an audit).
+		ch.rule = fmt.Sprintf("on 1 rank Open MPI's coll/self module runs the call, not coll/tuned's rules (tuned offers no module below 2 ranks): it sends nothing (a local copy at most), as %s on 1 rank does", ch.name)
 	}
 	if SendsNothing(c, ch.params) {
 		// The rule read as if it ran (a new user's trial).
