@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -85,6 +86,14 @@ reduction rate) unless given.`,
 				// one (cmdutil.ProbeOverhead) where that differs.
 				ZeroOverhead string  `json:"zero_overhead_note,omitempty"`
 				Bound        float64 `json:"lower_bound_s"`
+				// MayBeFaster names the algorithms whose forms are bounds
+				// with a lower bound below the best's time: the forms
+				// cannot tell whether they beat it (a pipeline's upper
+				// bound, every segment one after another, ran 121x its
+				// simulated time, and model named Rabenseifner the best
+				// where Linear Pipelining ran 28% faster: a new user's
+				// trial).
+				MayBeFaster []string `json:"may_be_faster,omitempty"`
 			}
 			var algs []collectives.Algorithm
 			for _, a := range collectives.All() {
@@ -93,7 +102,7 @@ reduction rate) unless given.`,
 				}
 			}
 			var out []row
-			skipped, refused, leftOut, differ := false, false, false, false
+			skipped, refused, leftOut, differ, undecided := false, false, false, false, false
 			var probeNotes []string
 			hostFree := m.Host.Overhead == 0 && m.Gap == 0
 			kinds := map[string]bool{}
@@ -157,6 +166,7 @@ reduction rate) unless given.`,
 					// set the best, as in tune (others underestimate); the
 					// others only when no form prices them.
 					best, bestPriced := math.Inf(1), false
+					lowers := map[string]float64{} // the priced bounds' lower ends
 					for _, a := range algs {
 						// The call as run makes it: an algorithm run refuses
 						// here (a two-level one on a flat machine) is no
@@ -200,6 +210,9 @@ reduction rate) unless given.`,
 							mark, differ = mark+"≈", true
 						}
 						priced := !pricing.LeavesOutHostCosts(kind)
+						if priced && !pred.Exact && alike {
+							lowers[a.Name] = pred.Lower
+						}
 						if !priced {
 							r.HostCostsLeftOut[a.Name], leftOut = true, true
 							mark += "~"
@@ -225,6 +238,16 @@ reduction rate) unless given.`,
 					}
 					if r.HostCostsLeftOut[r.Best] {
 						name += "~"
+					}
+					for _, a := range algs {
+						if lo, ok := lowers[a.Name]; ok && a.Name != r.Best && lo < r.Times[r.Best] {
+							r.MayBeFaster = append(r.MayBeFaster, a.Name)
+						}
+					}
+					if len(r.MayBeFaster) > 0 {
+						name += " (?)"
+						undecided = true
+						probeNotes = append(probeNotes, fmt.Sprintf("(?) %d ranks, %s: %s may be faster than %s", p, configs.FormatBytes(r.SizeBytes), strings.Join(r.MayBeFaster, ", "), r.Best))
 					}
 					if a, err := collectives.Lookup(c, r.Best); err == nil && hostFree && cost.HasLogGP(a) && probeBest != "" && probeBest != r.Best {
 						r.ZeroOverhead = fmt.Sprintf("%s wins only because %s charges no per-message overhead: at o = %s, %s is the fastest of the forms that price it", r.Best, m.Name, cmdutil.ProbeOverhead, probeBest)
@@ -257,6 +280,9 @@ reduction rate) unless given.`,
 			}
 			if leftOut {
 				fmt.Fprintf(streams.Out, "(~ = an alpha-beta-gamma form that leaves out the per-message overhead o and gap g %s charges: it underestimates, and sets the best only where no form prices them; collsim run or tune simulates them)\n", m.Name)
+			}
+			if undecided {
+				fmt.Fprintf(streams.Out, "(? = the forms do not decide the best: an algorithm marked * has a lower bound below the best's time and may be faster, as its upper bound can lie far above what it runs in (a pipeline's: every segment one after another); which, below; collsim run or tune simulates them)\n")
 			}
 			if differ {
 				fmt.Fprintf(streams.Out, "(≈ = an estimate: %s's routes differ and the form prices every message as the slowest; contention it does not see either: collsim run --network flow or validate simulates it)\n", m.Name)
