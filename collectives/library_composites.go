@@ -701,10 +701,18 @@ func twoLevelNeeds(c Collective, name string) func(p Params) error {
 	}
 }
 
-// twoLevelAlgorithm registers a two-level bcast or reduce.
+// twoLevelAlgorithm registers a two-level bcast or reduce. Its Cost says
+// what cost/library.go's composite prices: the smp algorithms cut
+// nothing into segments, and han's k segments are bounded, not summed
+// by HAN's own task model, which is not a bound (its Cost said "about
+// ... plus (k-1) times the slowest stage" for both: a new user's trial).
 func twoLevelAlgorithm(c Collective, name, summary string) Algorithm {
+	cost := "the sum of its stages' forms, each stage as long as its slowest node (each part the library's choice, by its own form): exact where the parts' forms are, on nodes of one size"
+	if name == "han" {
+		cost = "for one segment the sum of its stages' forms (exact where theirs are, on nodes of one size); for k segments, which overlap, between the last segment's stages (or what one port must take in) and k segments' stages one after another"
+	}
 	return Algorithm{Collective: c, Name: name, Summary: summary,
-		Cost:    "about the sum of its stages' costs for one segment, plus (k-1) times the slowest stage for k segments",
+		Cost:    cost,
 		newRank: twoLevelRank(c, name), lookahead: 256, needs: twoLevelNeeds(c, name)}
 }
 

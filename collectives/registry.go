@@ -481,7 +481,7 @@ func init() {
 			Cost:    "(p-1)(a + sb + sg) + (k-1)max(sb, sg) for k segments of s bytes: latency once per hop",
 			newRank: func(p Params, r int) stepper { return newChain(Reduce, p, r) }, lookahead: 64},
 		{Collective: Allgather, Name: "bruck",
-			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
+			Summary: "ceil(log2 p) steps at distances 1, 2, 4, ...: each rank sends all it has gathered to r-2^k and receives as much from r+2^k (Bruck et al. 1997; in the last step, where p is not a power of two, only the p-2^k blocks still missing), then rotates its blocks home. The fewest messages for any p (no power of two needed): the choice for short messages.",
 			Cost:    "ceil(log2 p) a + (p-1)/p nb",
 			newRank: func(p Params, r int) stepper { return &bruckAllgather{r: r, p: p.Ranks, n: p.Count, last: noEnd} },
 			scratch: oneScratch},
