@@ -34,7 +34,7 @@ func TestAlltoallQuantum(t *testing.T) {
 // user's trial); --steps 3 is taken as given.
 func TestSuaraStepsOneRefused(t *testing.T) {
 	_, err := (&collsim.Experiment{Algorithm: "suara", Ranks: 16, Size: 1 << 20, Shape: collsim.Shape{Steps: 1}}).Run()
-	if err == nil || !strings.Contains(err.Error(), "--steps of at least 2") {
+	if err == nil || !strings.Contains(err.Error(), "--steps 1: at least 2 steps") {
 		t.Errorf("steps 1: %v", err)
 	}
 	if _, err := (&collsim.Experiment{Algorithm: "suara", Ranks: 16, Size: 1 << 20, Shape: collsim.Shape{Steps: 3}}).Run(); err != nil {

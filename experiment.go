@@ -272,6 +272,10 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 	if pr.place != nil && tune && openOption(alg, pr.params) != openNothing {
 		h, _ := Hockney(m, pr.place)
 		pr.tuned = Tune(alg, &pr.params, TuneModelOf(m, h))
+	} else if alg.Collective == collectives.Allreduce && alg.Name == "suara" {
+		// What runs, where the user set it (a new user's trial: the grid
+		// was said only where the closed forms chose it).
+		pr.tuned = collectives.SuaraLayout(pr.params) + ", as given (collsim chooses them only without --steps, --groups and --inner)"
 	}
 	if pr.place != nil {
 		pr.note = unusedLocal(m, pr.place, cmp.Or(e.Placement, m.Placement))

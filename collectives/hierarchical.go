@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // innerCall is the allreduce named by p.Inner on the subset members for
@@ -59,6 +61,19 @@ func InnerAlgorithm(p Params, n int64) string {
 // SuaraGrid returns the grid SUARA runs on for p: the sizes of the subsets
 // of each step.
 func SuaraGrid(p Params) []int { return suaraGrid(p.Ranks, max(p.Steps, 2), p.Groups) }
+
+// SuaraLayout says what SUARA runs for p: its grid and the allreduce in
+// each subset ("grid 2x3, recursive_doubling in each subset"), which
+// explain and run show (neither said it where the user set --steps or
+// --groups: a new user's trial).
+func SuaraLayout(p Params) string {
+	dims := SuaraGrid(p)
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = strconv.Itoa(d)
+	}
+	return fmt.Sprintf("grid %s, %s in each subset", strings.Join(parts, "x"), InnerAlgorithm(p, p.Count))
+}
 
 // hierarchical is HAN's allreduce (Luo et al., "HAN: a hierarchical
 // autotuned collective communication framework", CLUSTER 2020): for each

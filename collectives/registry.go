@@ -427,8 +427,14 @@ func init() {
 				return innerScratch(p, suaraGrid(p.Ranks, max(p.Steps, 2), p.Groups), p.Count)
 			},
 			needs: func(p Params) error {
-				if p.Groups < 0 || p.Steps < 0 || p.Steps == 1 || p.Groups > 0 && p.Ranks%p.Groups != 0 {
-					return &Unsupported{Reason: fmt.Sprintf("suara needs --groups dividing the %d ranks and --steps of at least 2; use the defaults (--groups 0 --steps 2) to pick the grid", p.Ranks)}
+				// Each rule says what is wrong with what was given (the
+				// one message named --steps when only --groups was: a new
+				// user's trial).
+				switch {
+				case p.Groups < 0 || p.Groups > 0 && p.Ranks%p.Groups != 0:
+					return &Unsupported{Reason: fmt.Sprintf("suara with --groups %d: the groups must divide the %d ranks; leave --groups out to pick the grid", p.Groups, p.Ranks)}
+				case p.Steps < 0 || p.Steps == 1:
+					return &Unsupported{Reason: fmt.Sprintf("suara with --steps %d: at least 2 steps (1 is a plain allreduce); leave --steps out for 2", p.Steps)}
 				}
 				_, err := newSuara(p, 0)
 				return err

@@ -139,3 +139,20 @@ func TestExplainPlacesAsRunDoes(t *testing.T) {
 		t.Errorf("explain: exit %d:\n%.400s%s", code, out, errs)
 	}
 }
+
+// TestSuaraSaysItsGrid: explain and run say the grid SUARA runs on and the
+// allreduce in its subsets where the user set them (neither did: a new
+// user's trial). By hand: 6 ranks in SUARA's default 2 steps make the
+// most square grid, 2x3, and 48 B is under 64 KiB, where the subsets run
+// recursive doubling; 8 ranks in 3 steps are 2x2x2, and 1 MiB, above 64
+// KiB, runs the ring.
+func TestSuaraSaysItsGrid(t *testing.T) {
+	out, errs, code := collsim(t, "explain", "-a", "suara", "-n", "6", "-s", "48")
+	if code != 0 || !strings.Contains(out, "grid 2x3, recursive_doubling in each subset") {
+		t.Errorf("explain: exit %d: %s%s", code, out, errs)
+	}
+	out, errs, code = collsim(t, "run", "-a", "suara", "-n", "8", "--steps", "3", "-s", "1MiB")
+	if code != 0 || !strings.Contains(out, "grid 2x2x2, ring in each subset, as given") {
+		t.Errorf("run: exit %d: %s%s", code, out, errs)
+	}
+}

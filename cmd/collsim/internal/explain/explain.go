@@ -221,6 +221,9 @@ func explain(streams *cmdutil.IO, m *configs.Machine, a collectives.Algorithm, c
 	if chosenBy != "" {
 		fmt.Fprintf(out, "chosen by %s\n", chosenBy)
 	}
+	if a.Collective == collectives.Allreduce && a.Name == "suara" {
+		fmt.Fprintf(out, "%s\n", collectives.SuaraLayout(params))
+	}
 	fmt.Fprintf(out, "\n%s\n\n", cmdutil.Wrap(a.Summary, 78, ""))
 	// Sends and local copies at the moment they start, receives when they
 	// complete: the order in which data moves.
