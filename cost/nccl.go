@@ -101,8 +101,11 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 	line := 0
 	header := false
 	// timeCol is where the out-of-place time is (busbw 2 and the check 3
-	// after it); maxError whether the check is an error, not a count.
+	// after it); checkCols where the checks are, out of place and in
+	// place, as the header names them; maxError whether a check is an
+	// error, not a count.
 	timeCol, maxError := 5, false
+	checkCols := []int{8, 12}
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -131,6 +134,16 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 					return nil, fmt.Errorf("%s:%d: header %s: no time, algbw, busbw columns after size and count; is this nccl-tests output?", name, line, lines.Quote(text))
 				}
 				maxError = f[timeCol+3] == "error"
+				// The checks where the header puts them: with per-iteration
+				// timing (-I 1) nccl-tests puts i_min, i_max, i_p99 and
+				// i_cv% after each, and the in-place check was read in
+				// i_cv%'s column (a log refused as broken: an audit).
+				checkCols = checkCols[:0]
+				for i, name := range f {
+					if name == f[timeCol+3] {
+						checkCols = append(checkCols, i)
+					}
+				}
 			}
 			continue
 		}
@@ -155,7 +168,7 @@ func ParseNCCLTests(name string, r io.Reader) (*NCCLResult, error) {
 		}
 		// Both checks, out of place and in place where the row has one (the
 		// in-place one was not read: an audit).
-		for _, col := range []int{timeCol + 3, timeCol + 7} {
+		for _, col := range checkCols {
 			if col >= len(f) {
 				continue
 			}

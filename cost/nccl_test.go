@@ -179,3 +179,34 @@ func TestFitCollectiveRefusesPipelines(t *testing.T) {
 		t.Errorf("ring: %v", err)
 	}
 }
+
+// TestParseNCCLTestsPerIteration: with per-iteration timing (-I 1)
+// nccl-tests puts i_min, i_max, i_p99 and i_cv% after each #wrong
+// (src/util.cu's writeResultHeader), so the in-place #wrong is 8 columns
+// after the out-of-place one, not 4: read at 4, i_cv% (1.20 here) was
+// taken for a count of wrong elements and the log refused as broken (an
+// audit). Rows as nccl-tests prints them, times by hand; an in-place
+// #wrong of 3 is still refused.
+func TestParseNCCLTestsPerIteration(t *testing.T) {
+	text := `# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#  Rank  0 Group  0 Pid   1000 on     node00 device  0 [0x07] NVIDIA A100-SXM4-80GB
+#  Rank  1 Group  0 Pid   1001 on     node01 device  0 [0x07] NVIDIA A100-SXM4-80GB
+#
+#                                                             out-of-place (+ per-iteration)                                in-place (+ per-iteration)
+#       size         count      type   redop    root     time   algbw   busbw #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw #wrong    i_min    i_max    i_p99    i_cv%
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)     (us)     (us)      (%)     (us)  (GB/s)  (GB/s)            (us)     (us)     (us)      (%)
+     1048576        131072     float    none      -1    47.50   22.08   11.04      0    46.90    48.80    48.60     1.20    47.70   21.98   10.99      0    47.00    49.10    48.90     1.30
+     2097152        262144     float    none      -1    89.40   23.46   11.73      0    88.70    91.00    90.80     0.90    89.60   23.41   11.70      0    88.80    91.20    91.00     0.80
+`
+	r, err := ParseNCCLTests("iter.txt", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 2 || math.Abs(r.Points[0].Seconds-47.50e-6) > 1e-15 || r.Points[1].Bytes != 2097152 || r.Points[1].BusBW != 11.73 {
+		t.Errorf("points %+v", r.Points)
+	}
+	broken := strings.Replace(text, "10.99      0", "10.99      3", 1)
+	if _, err := ParseNCCLTests("iter.txt", strings.NewReader(broken)); err == nil || !strings.Contains(err.Error(), "iter.txt:8: nccl-tests counted 3 wrong elements at 1048576 bytes") {
+		t.Errorf("in-place #wrong 3: %v", err)
+	}
+}
