@@ -149,6 +149,24 @@ func (p *planner) arrival(x int32, e int) (at float64, src int, staged bool) {
 	if p.where[x]&(1<<e) != 0 {
 		return p.availAt[int(x)*R+e], e, false
 	}
+	if p.j.PeerFirst {
+		// The nearest device whose copy is in place by the time this
+		// device could take a tile in (its link in is free).
+		peer, cost := -1, math.Inf(1)
+		for m := p.where[x]; m != 0; m &= m - 1 {
+			a := bits.TrailingZeros64(m)
+			if c := p.xfer(a, e); p.availAt[int(x)*R+a] <= p.inFree[e] && c < cost {
+				peer, cost = a, c
+			}
+		}
+		if peer >= 0 {
+			t := p.availAt[int(x)*R+peer]
+			if p.j.Staged {
+				return p.hop(p.hop(t, peer, p.D+peer), p.D+peer, e), peer, true
+			}
+			return p.hop(t, peer, e), peer, false
+		}
+	}
 	at, src = math.Inf(1), -1
 	if p.hostHas[x] {
 		port := int(p.hostPort[x])

@@ -42,6 +42,14 @@ type Job struct {
 	// Staged moves tiles between devices through host memory rather than
 	// peer to peer.
 	Staged bool
+	// PeerFirst fetches a tile another device holds from the nearest such
+	// device whose copy is in place when the fetch could start, host
+	// memory only when none has it: BLASX's second-level tile cache
+	// (blasx_mem_control.c searches the other GPUs' caches, nearest
+	// first, on a miss in its own). Without it the plan takes a peer's
+	// copy only when the estimate has it arrive no later than host
+	// memory's, as StarPU's dmda would.
+	PeerFirst bool
 	// Cost gives the latency (s) and seconds per byte between two ranks
 	// (devices 0..D-1, host memory ports D..2D-1), for the plan's
 	// estimates: the machine's, from the caller.

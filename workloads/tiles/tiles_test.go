@@ -213,3 +213,44 @@ func TestTaskBoundPerAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+// With PeerFirst a tile another device holds comes from it, as BLASX's
+// second-level cache takes it, even where host memory would deliver it
+// sooner; without, the plan takes the sooner. By hand, on a node where a
+// device-to-device copy costs 10 us plus 2 ns a byte and a host copy 1 us
+// plus 1 ns a byte, tile 0 on device 0 since time 0 and in host memory:
+// device 1 gets it from device 0 with PeerFirst (10 us + 2 x 8 KiB ns =
+// 26.384 us), from host memory without (1 us + 8.192 us = 9.192 us). A
+// copy not yet in place (device 0's lands at 50 us, after device 1's link
+// in is free at 0) is passed over for host memory.
+func TestPeerFirstIsBLASXsSecondLevel(t *testing.T) {
+	cost := func(src, dst int) (float64, float64) {
+		if src < 2 && dst < 2 { // both devices
+			return 10e-6, 2e-9
+		}
+		return 1e-6, 1e-9
+	}
+	for _, c := range []struct {
+		peerFirst bool
+		ready     float64 // when device 0's copy is in place
+		src       int
+		at        float64
+	}{
+		{true, 0, 0, 10e-6 + 2e-9*8192},
+		{false, 0, 2 + 1, 1e-6 + 1e-9*8192},
+		{true, 50e-6, 2 + 1, 1e-6 + 1e-9*8192},
+	} {
+		j := &Job{Algorithm: "gemm", Tiles: 1, B: 32, Elem: 8, Devices: 2, Peak: 1e12, Cost: cost, PeerFirst: c.peerFirst}
+		d, err := build("gemm", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPlanner(j, d)
+		p.where[0] |= 1 << 0
+		p.availAt[0*p.R+0] = c.ready
+		at, src, _ := p.arrival(0, 1)
+		if src != c.src || math.Abs(at-c.at) > 1e-15 {
+			t.Errorf("PeerFirst %v, device 0's copy at %g: from %d at %g, want from %d at %g", c.peerFirst, c.ready, src, at, c.src, c.at)
+		}
+	}
+}

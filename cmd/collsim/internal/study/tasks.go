@@ -316,7 +316,9 @@ overlapped with computation, so a tiled GEMM speeds up near-linearly with
 GPUs. This study runs C += A B (N x N doubles in b x b tiles; with 16 GiB a
 GPU, N = 32768's 24 GiB of matrices stream from host memory on one GPU) on
 1..8 GPUs of the machine four ways: BLASX-like (locality scheduler, peer to
-peer, an LRU cache of the device's memory), staged (moves between GPUs
+peer, an LRU cache of the device's memory, and BLASX's second level: a
+tile another GPU holds comes from it, host memory only when none has it),
+staged (moves between GPUs
 through host memory), no cache (room for one task's three tiles: every
 input fetched again), and dynamic (each task to the GPU free first,
 wherever its tiles are). Each cell is the speedup over one GPU of the
@@ -345,6 +347,7 @@ func runBLASX(streams *cmdutil.IO, o *tilesOptions, deviceList string, n, b int)
 	if err != nil {
 		return err
 	}
+	base.PeerFirst = true // BLASX's second-level tile cache
 	variants := []struct {
 		name string
 		edit func(*tiles.Job)

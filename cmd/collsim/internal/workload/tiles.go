@@ -16,7 +16,7 @@ type tilesFlags struct {
 	machineFlags
 	algo, scheduler, memory, peak, scaling, elem string
 	n, tile, devices, halfTile, links            int
-	staged                                       bool
+	staged, peerFirst                            bool
 }
 
 func newTiles(streams *cmdutil.IO) *cobra.Command {
@@ -31,8 +31,9 @@ task (a tile kernel) placed on a device by --scheduler (locality: where it
 is estimated to finish first, counting the tiles it must fetch; dynamic:
 the device free first; bsp: the owner of its tile, with a barrier after
 every step), its tiles fetched peer to peer (or through host memory with
---staged) into a per-device LRU cache of --device-memory, written back when
-evicted as the only copy. Kernels run at --peak x b/(b + --half-tile),
+--staged) into a per-device LRU cache of --device-memory (--peer-first:
+from another device's cache whenever one holds the tile, as BLASX's
+second-level cache), written back when evicted as the only copy. Kernels run at --peak x b/(b + --half-tile),
 times their efficiency relative to GEMM (SYRK 0.9, TRSM 0.8, POTRF and
 GETRF 0.25).
 
@@ -57,6 +58,7 @@ flow.`,
 	f.IntVarP(&o.devices, "devices", "d", 8, "devices")
 	f.StringVar(&o.scheduler, "scheduler", "locality", "locality, dynamic or bsp")
 	f.BoolVar(&o.staged, "staged", false, "move tiles between devices through host memory, not peer to peer")
+	f.BoolVar(&o.peerFirst, "peer-first", false, "take a tile another device holds from the nearest one whose copy is in place, host memory only when none has it (BLASX's second-level tile cache); without, a peer only when its copy would arrive no later than host memory's")
 	f.StringVar(&o.memory, "device-memory", "16GiB", "each device's memory for tiles (its cache)")
 	f.StringVar(&o.peak, "peak", "9.7TFLOP/s", "a device's peak FLOP rate")
 	f.IntVar(&o.halfTile, "half-tile", 256, "the tile order at which kernels reach half their efficiency")
@@ -86,7 +88,7 @@ func (o *tilesFlags) job() (tiles.Job, error) {
 		return j, cmdutil.Flagf("--device-memory: %v", err)
 	}
 	j = tiles.Job{Algorithm: o.algo, Tiles: o.n / o.tile, B: o.tile, Elem: elem, Devices: o.devices, Peak: peak, HalfTile: o.halfTile,
-		Scheduler: o.scheduler, Staged: o.staged}
+		Scheduler: o.scheduler, Staged: o.staged, PeerFirst: o.peerFirst}
 	tile := int64(o.tile) * int64(o.tile) * elem
 	j.Capacity = int(min(mem/tile, 1<<30))
 	if j.Capacity < 3 {
