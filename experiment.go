@@ -273,9 +273,13 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 		h, _ := Hockney(m, pr.place)
 		pr.tuned = Tune(alg, &pr.params, TuneModelOf(m, h))
 	} else if alg.Collective == collectives.Allreduce && alg.Name == "suara" {
-		// What runs, where the user set it (a new user's trial: the grid
-		// was said only where the closed forms chose it).
-		pr.tuned = collectives.SuaraLayout(pr.params) + ", as given (collsim chooses them only without --steps, --groups and --inner)"
+		// What runs, where the closed forms did not choose it (a new
+		// user's trial: the grid was said only where they did).
+		why := "as given"
+		if openOption(alg, pr.params) != openNothing {
+			why = "the most square grid and the size's default, not chosen by the closed forms (no placed machine to price them on)"
+		}
+		pr.tuned = collectives.SuaraLayout(pr.params) + ", " + why
 	}
 	if pr.place != nil {
 		pr.note = unusedLocal(m, pr.place, cmp.Or(e.Placement, m.Placement))

@@ -47,6 +47,10 @@ func TestMETGInterpolatesAsTaskBench(t *testing.T) {
 		{"no point below after it", []TaskBenchPoint{pt(0.9, 20e-6), pt(0.7, 6e-6)}, 6e-6},
 		{"the next no finer", []TaskBenchPoint{pt(0.7, 6e-6), pt(0.3, 7e-6)}, 6e-6},
 		{"exactly 50%", []TaskBenchPoint{pt(0.5, 20e-6), pt(0.3, 14e-6)}, 20e-6},
+		// Two points of one granularity at 50% or more: the first, as
+		// Python's min keeps it, whose next is no finer (the second would
+		// be moved to 2.667 us).
+		{"a tie", []TaskBenchPoint{pt(0.6, 3e-6), pt(0.55, 3e-6), pt(0.4, 2e-6)}, 3e-6},
 	} {
 		if got := metgOf(c.curve); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%s: METG %g, want %g", c.name, got, c.want)

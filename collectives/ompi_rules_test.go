@@ -112,7 +112,8 @@ func TestOmpiOneRankIsCollSelf(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", lib, c, err)
 			}
-			if !strings.Contains(sel.Rule, "coll/self") || strings.Contains(sel.Rule, "pick") || strings.Contains(sel.Rule, "two_proc") {
+			if !strings.Contains(sel.Rule, "coll/self") || strings.Contains(sel.Rule, "pick") || strings.Contains(sel.Rule, "two_proc") ||
+				!strings.Contains(sel.Rule, "as "+sel.Algorithm.Name+" on 1 rank") {
 				t.Errorf("%s %s on 1 rank: %q", lib, c, sel.Rule)
 			}
 		}

@@ -53,10 +53,37 @@ func TestParseGOALAnyBuffer(t *testing.T) {
 
 // The usual lines, which the parser's fast path reads 8 bytes at a time
 // straight from the buffer, parse the same whatever byte of a line the
-// buffer ends at: every window from 64 bytes (the longest such line's
-// reach) to 200, against one buffer that holds the whole text.
+// buffer ends at: every window from 64 bytes (the guard: the longest such
+// line's reach) to 200, against one buffer that holds the whole text.
 func TestUsualLinesAtEveryBufferEnd(t *testing.T) {
-	text := bigGOAL(6000)
+	// Sizes and tags of 8 digits and labels of up to 5 (the parser keeps
+	// label l<a> in its table while a <= 2 x the op's index + 1024, so a
+	// longer label needs a longer rank): "l13022: recv 12345678b from 0 tag
+	// 12345678" reads 43 bytes (with labels and a peer of 8 digits 53,
+	// which takes 10^7 ops and ranks; bigGOAL's lines read 36 at most, and
+	// a guard of 40 passed: an audit).
+	const ops = 6000
+	var b strings.Builder
+	b.WriteString("num_ranks 2\n")
+	for r := range 2 {
+		fmt.Fprintf(&b, "rank %d {\n", r)
+		for i := range ops {
+			l := 2*i + 1024
+			switch {
+			case i%9 == 4:
+				fmt.Fprintf(&b, "l%d: calc 12345678\n", l)
+			case (i+r)%2 == 0:
+				fmt.Fprintf(&b, "l%d: send %db to %d tag %d\n", l, 12345678-i, 1-r, 12345678-i/2)
+			default:
+				fmt.Fprintf(&b, "l%d: recv %db from %d tag %d\n", l, 12345678-i, 1-r, 12345678-i/2)
+			}
+			if i > 0 {
+				fmt.Fprintf(&b, "l%d requires l%d\n", l, l-2)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	text := b.String()
 	want, err := parseWith(bufio.NewReaderSize(strings.NewReader(text), len(text)+1))
 	if err != nil {
 		t.Fatal(err)

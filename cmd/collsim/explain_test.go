@@ -155,4 +155,15 @@ func TestSuaraSaysItsGrid(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "grid 2x2x2, ring in each subset, as given") {
 		t.Errorf("run: exit %d: %s%s", code, out, errs)
 	}
+	// Nothing given, and nothing to price the grid on (the LogGOPS
+	// network places no ranks): the default grid, not "as given" (an
+	// audit). 8 ranks: 2x4 (the largest divisor of 8 up to sqrt 8).
+	out, errs, code = collsim(t, "run", "-a", "suara", "-n", "8", "-s", "1MiB", "--network", "loggops")
+	if code != 0 || !strings.Contains(out, "grid 2x4, ring in each subset, the most square grid") {
+		t.Errorf("run on loggops: exit %d: %s%s", code, out, errs)
+	}
+	// --groups makes a 2-step grid: a --steps beside it was dropped.
+	if _, errs, code = collsim(t, "run", "-a", "suara", "-n", "8", "--groups", "2", "--steps", "3"); code == 0 || !strings.Contains(errs, "--groups sets SUARA2's grid of 2 steps") {
+		t.Errorf("--groups 2 --steps 3: exit %d: %s", code, errs)
+	}
 }

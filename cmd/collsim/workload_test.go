@@ -757,6 +757,9 @@ func TestWorkloadDNNStrategyFileRules(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{"prune: 0.3\n", "s.yaml:1: prune does not apply: they price inference"},
 		{"pp: 1\nmicrobatches: 1\nschedule: gpipe\n", "s.yaml:3: schedule does not apply"},
+		// A key spelt otherwise than its flag (first_bucket, --first-bucket):
+		// its line is the key's.
+		{"inference: true\nfirst_bucket: 2MiB\n", "s.yaml:2: first_bucket does not apply"},
 		{"inference: true\nprune: 0.3\n", ""},
 	} {
 		f := filepath.Join(dir, "s.yaml")
@@ -877,4 +880,40 @@ func TestTaskBenchMETGPointsPastTheClock(t *testing.T) {
 	if code != 0 || strings.Contains(stderr, "metg-points") {
 		t.Errorf("34 points: exit %d: %s", code, stderr)
 	}
+}
+
+// TestWorkloadTaskBenchGraphsAndRuntime: the command numbers its graphs,
+// so that each draws its own imbalance (the kernels of 2 graphs sum to
+// twice one graph's only if both drew alike: efficiency x elapsed x cores
+// is that sum), and --runtime reaches the run and its JSON. By hand: 2
+// stencil graphs under Task Bench's MPI runtime run one after another,
+// each step waiting for its messages, so they take longer than under the
+// async runtime, whose graphs overlap.
+func TestWorkloadTaskBenchGraphsAndRuntime(t *testing.T) {
+	type point struct {
+		Elapsed    float64 `json:"elapsed_s"`
+		Efficiency float64 `json:"efficiency"`
+		Runtime    string  `json:"runtime"`
+	}
+	run := func(args ...string) point {
+		t.Helper()
+		out, errs, code := collsim(t, append([]string{"workload", "taskbench", "--ranks", "4", "--width", "8", "--steps", "20", "--duration", "100us", "--json", "-m", "small"}, args...)...)
+		var p point
+		if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+		return p
+	}
+	work := func(p point) float64 { return p.Efficiency * p.Elapsed * 4 }
+	one, two := run("--imbalance", "2"), run("--imbalance", "2", "--graphs", "2")
+	if math.Abs(work(two)/(2*work(one))-1) < 1e-6 {
+		t.Errorf("2 graphs' kernels sum to twice one graph's (%g s, %g s): they drew alike", work(two), work(one))
+	}
+	mpi, async := run("--graphs", "2"), run("--graphs", "2", "--runtime", "async")
+	if mpi.Runtime != "mpi" || async.Runtime != "async" || !(mpi.Elapsed > async.Elapsed) {
+		t.Errorf("mpi %+v, async %+v: want each runtime named, and MPI's slower", mpi, async)
+	}
+	refuses(t, []string{"workload", "taskbench", "-m", "small"}, []refusal{
+		{[]string{"--runtime", "threads"}, `--runtime "threads": mpi or async`},
+	})
 }

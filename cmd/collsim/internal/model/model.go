@@ -210,7 +210,7 @@ reduction rate) unless given.`,
 							mark, differ = mark+"≈", true
 						}
 						priced := !pricing.LeavesOutHostCosts(kind)
-						if priced && !pred.Exact && alike {
+						if priced && !pred.Exact { // (alike or not: where routes differ, the forms are estimates, and a bound's lower end still says the pipeline may win; it missed fattree-1024, xc40 and dragonfly-72: an audit)
 							lowers[a.Name] = pred.Lower
 						}
 						if !priced {
