@@ -219,7 +219,7 @@ func refused(t interface{ Fatalf(string, ...any) }, a Algorithm, p Params) bool 
 	case err == nil:
 		return false
 	case errors.As(err, &u) && strings.Contains(err.Error(), "use "):
-		if a.Name == "hierarchical" && p.NodeSize > 0 || a.Name == "suara" && p.Steps != 1 && (p.Groups == 0 || p.Ranks%p.Groups == 0) {
+		if a.Name == "hierarchical" && p.NodeSize > 0 || a.Name == "suara" && p.Steps != 1 && (p.Groups == 0 || p.Ranks%p.Groups == 0 && p.Steps <= 2) {
 			t.Fatalf("%s refused parameters it must run with: %+v: %v", a.ID(), p, err)
 		}
 		return true

@@ -432,13 +432,13 @@ func init() {
 				// user's trial).
 				switch {
 				case p.Groups < 0 || p.Groups > 0 && p.Ranks%p.Groups != 0:
-					return &Unsupported{Reason: fmt.Sprintf("suara with --groups %d: the groups must divide the %d ranks; leave --groups out to pick the grid", p.Groups, p.Ranks)}
+					return &Unsupported{Reason: fmt.Sprintf("suara with --groups %d: the groups must divide the %d ranks; use a divisor, or leave --groups out to pick the grid", p.Groups, p.Ranks)}
 				case p.Steps < 0 || p.Steps == 1:
-					return &Unsupported{Reason: fmt.Sprintf("suara with --steps %d: at least 2 steps (1 is a plain allreduce); leave --steps out for 2", p.Steps)}
+					return &Unsupported{Reason: fmt.Sprintf("suara with --steps %d: at least 2 steps (1 is a plain allreduce); use 2 or more, or leave --steps out for 2", p.Steps)}
 				case p.Groups > 0 && p.Steps > 2:
 					// --groups makes SUARA2's G x Q grid: --steps was
 					// dropped without a word (an audit).
-					return &Unsupported{Reason: fmt.Sprintf("suara with --groups %d and --steps %d: --groups sets SUARA2's grid of 2 steps (groups x ranks/groups); give one of them", p.Groups, p.Steps)}
+					return &Unsupported{Reason: fmt.Sprintf("suara with --groups %d and --steps %d: --groups sets SUARA2's grid of 2 steps (groups x ranks/groups); use one of them", p.Groups, p.Steps)}
 				}
 				_, err := newSuara(p, 0)
 				return err

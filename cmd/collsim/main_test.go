@@ -242,7 +242,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-a", "hierarchical"}, 1, "hierarchical needs ranks per node (--node-size, or a machine config with nodes or several ranks per host); on a flat machine use ring or rabenseifner"},
 		{[]string{"run", "-a", "suara", "-n", "12", "--groups", "5"}, 1, "suara with --groups 5: the groups must divide the 12 ranks"},
 		// Only --groups given: the message named --steps too (a new user's trial).
-		{[]string{"run", "-a", "suara", "-n", "7", "--groups", "3"}, 1, "--groups 3: the groups must divide the 7 ranks; leave --groups out"},
+		{[]string{"run", "-a", "suara", "-n", "7", "--groups", "3"}, 1, "--groups 3: the groups must divide the 7 ranks; use a divisor, or leave --groups out"},
 		{[]string{"run", "-a", "suara", "--inner", "suara"}, 1, "cannot run inside a subset"},
 		{[]string{"explain", "-n", "17"}, 2, "--ranks must be 1..16 for an explanation"},
 		{[]string{"run", "-c", "allgather", "-a", "neighbor_exchange", "-n", "5"}, 1, "neighbor exchange needs an even number of ranks, not 5; use allgather/ring or allgather/bruck"},
