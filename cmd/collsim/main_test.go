@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/collsim/collsim/cmd/collsim/internal/root"
@@ -569,7 +570,34 @@ func studyOutput(t *testing.T, dir string, args ...string) string {
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, errs)
 	}
-	return strings.ReplaceAll(out, dir, "<out>")
+	out = strings.ReplaceAll(out, dir, "<out>")
+	studiesMu.Lock()
+	studiesRun[strings.Join(args, " ")] = out
+	studiesMu.Unlock()
+	return out
+}
+
+// studiesRun keeps the studies' text outputs (<out> for their directory)
+// by their arguments, so that TestREADMEStudyTables reads the runs
+// TestStudies made rather than running every study again (about 14 s of
+// cmd/collsim's tests, which came near the package's 10-minute timeout on
+// a loaded machine).
+var (
+	studiesMu  sync.Mutex
+	studiesRun = map[string]string{}
+)
+
+// studyText is a study's text output: TestStudies' run of it, or a run of
+// its own where TestStudies did not run first (-run selecting this test).
+func studyText(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	studiesMu.Lock()
+	out, ok := studiesRun[strings.Join(args, " ")]
+	studiesMu.Unlock()
+	if ok {
+		return out
+	}
+	return studyOutput(t, dir, args...)
 }
 
 // TestREADMEStudyTables: every figure of the README's ADAPT, Linear
@@ -583,7 +611,7 @@ func TestREADMEStudyTables(t *testing.T) {
 	dir := t.TempDir()
 	out := map[string]string{}
 	for _, c := range studyRuns {
-		out[c.name] = studyOutput(t, dir, c.args...)
+		out[c.name] = studyText(t, dir, c.args...)
 	}
 	// rows of the study output, by their first fields.
 	row := func(study string, keys ...string) []string {
