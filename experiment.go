@@ -277,7 +277,10 @@ func (e *Experiment) prepare(m *configs.Machine, alg collectives.Algorithm, para
 		// user's trial: the grid was said only where they did).
 		why := "as given"
 		if openOption(alg, pr.params) != openNothing {
-			why = "the most square grid and the size's default, not chosen by the closed forms (no placed machine to price them on)"
+			why = "the most square grid and the size's default, not chosen by the closed forms"
+			if pr.place == nil {
+				why += " (no placed machine to price them on)"
+			}
 		}
 		pr.tuned = collectives.SuaraLayout(pr.params) + ", " + why
 	}

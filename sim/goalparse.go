@@ -278,8 +278,8 @@ func (p *goalParser) stripComments(raw []byte) []byte {
 		return raw // most lines: no comment
 	}
 	// The text is compacted in place (a comment-only line writes nothing:
-	// writing a space for each comment byte copied every page of a mapped
-	// file, and a file of comments parsed 2.7x slower); shifts records
+	// when files were mapped, writing a space for each comment byte copied
+	// every page, and a file of comments parsed 2.7x slower); shifts records
 	// how many bytes were dropped before each kept run, for columns.
 	out := raw[:0]
 	dropped := 0

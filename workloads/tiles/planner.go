@@ -160,11 +160,7 @@ func (p *planner) arrival(x int32, e int) (at float64, src int, staged bool) {
 			}
 		}
 		if peer >= 0 {
-			t := p.availAt[int(x)*R+peer]
-			if p.j.Staged {
-				return p.hop(p.hop(t, peer, p.D+peer), p.D+peer, e), peer, true
-			}
-			return p.hop(t, peer, e), peer, false
+			return p.fromPeer(x, peer, e), peer, p.j.Staged
 		}
 	}
 	at, src = math.Inf(1), -1
@@ -177,17 +173,21 @@ func (p *planner) arrival(x int32, e int) (at float64, src int, staged bool) {
 	}
 	for m := p.where[x]; m != 0; m &= m - 1 {
 		a := bits.TrailingZeros64(m)
-		t := p.availAt[int(x)*R+a]
-		if p.j.Staged {
-			t = p.hop(p.hop(t, a, p.D+a), p.D+a, e)
-		} else {
-			t = p.hop(t, a, e)
-		}
-		if t <= at { // a peer over host memory on a tie: BLASX's second-level cache
+		if t := p.fromPeer(x, a, e); t <= at { // a peer over host memory on a tie: BLASX's second-level cache
 			at, src, staged = t, a, p.j.Staged
 		}
 	}
 	return at, src, staged
+}
+
+// fromPeer estimates when tile x, held by device a, could land on device
+// e: peer to peer, or through a's host memory port when Staged.
+func (p *planner) fromPeer(x int32, a, e int) float64 {
+	t := p.availAt[int(x)*p.R+a]
+	if p.j.Staged {
+		return p.hop(p.hop(t, a, p.D+a), p.D+a, e)
+	}
+	return p.hop(t, a, e)
 }
 
 // hop estimates when a tile ready on s at ready lands on t: once both
