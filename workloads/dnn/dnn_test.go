@@ -476,3 +476,122 @@ func TestStagesBalanceMeasuredAndFLOPTimes(t *testing.T) {
 		}
 	}
 }
+
+// Megatron-LM keeps some parameters whole on every tensor-parallel rank:
+// layer norms, the biases of row-parallel linears, the position
+// embedding. A GPT of hidden 8 (2 heads, 1 block, sequence 4, vocabulary
+// 16) on tp 2, counted module by module as Megatron builds them: the word
+// embedding 16 x 8 / 2 = 64 and the position embedding 4 x 8 = 32; the
+// block's QKV 8 x 24 / 2 + 24 / 2 = 108, attention output 4 x 8 + 8 = 40
+// (row-parallel: its bias whole), two layer norms 2 x 16, the first MLP
+// linear 8 x 32 / 2 + 32 / 2 = 144, the second 16 x 8 + 8 = 136; the final
+// layer norm 16: 572 a rank, where dividing every layer by tp gave 524.
+func TestTensorParallelKeepsSharedParamsWhole(t *testing.T) {
+	m, err := dnn.GPT(dnn.Transformer{Name: "tiny", Layers: 1, Hidden: 8, Heads: 2, Seq: 4, Vocab: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Params(), int64(128+32+(3*64+24)+(64+8)+2*16+(256+32)+(256+8)+16); got != want {
+		t.Fatalf("tiny GPT: %d parameters, want %d", got, want)
+	}
+	j := dnn.Job{Model: m, Device: device, Strategy: dnn.Strategy{TP: 2}}
+	if err := j.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := j.Memory()[0].Params, int64(64+32+108+40+32+144+136+16); got != want {
+		t.Errorf("tp 2: %d parameters a rank, want %d", got, want)
+	}
+
+	// The data-parallel gradient allreduce carries the same share: a layer
+	// of 3 Mi parameters, 1 Mi of them whole, is 2 Mi a rank on tp 2
+	// (16-bit gradients: 4 MiB), after its compute (1 ms forward and 2 ms
+	// backward, halved by tp).
+	layer := dnn.Layer{Name: "l", Kind: "transformer", Params: 3 << 20, ParamsShared: 1 << 20, FwdFLOPs: 1e9, ActBytes: 1 << 20, OutBytes: 1 << 16, TP: true}
+	j = dnn.Job{Model: &dnn.Model{Name: "one", Layers: []dnn.Layer{layer}}, Device: device, Strategy: dnn.Strategy{DP: 4, TP: 2}}
+	call, err := collectives.NewCall(collectives.Allreduce, "ring", collectives.Group{0, 1, 2, 3}, collectives.Params{Count: 2 << 20, ElemSize: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := call.Algorithm.Build(call.Params)
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net(t, 4), Host: sim.HostParams{EagerLimit: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := run(t, j, nil), 3*sim.Millisecond/2+res.Makespan; got != want {
+		t.Errorf("dp 4, tp 2: step %v, want the compute 1.5ms and a 2 Mi-parameter allreduce %v = %v", got, res.Makespan, want)
+	}
+
+	bad := *m
+	bad.Layers = append([]dnn.Layer(nil), m.Layers...)
+	bad.Layers[1].ParamsShared = bad.Layers[1].Params + 1
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "kept whole") {
+		t.Errorf("more parameters kept whole than the layer has: %v, want an error saying so", err)
+	}
+}
+
+// A layer tied to the first layer's weights (GPT's logits, which reuse
+// the word embedding) on another pipeline stage: that stage keeps a copy
+// of them, and after the backward pass the two stages allreduce the
+// copies' gradients (Megatron-LM's embedding group). Four layers of equal
+// compute on 2 stages: the embedding (1 Mi parameters) and a layer on the
+// first, a layer and the logits (no parameters of their own but the tied
+// 1 Mi) on the second. One microbatch: the first stage's backward pass
+// ends the step, and the allreduce of the copies' 16-bit gradients (2
+// MiB, measured alone) comes after it.
+func TestTiedWeightsAcrossStages(t *testing.T) {
+	model := func(tied int64) *dnn.Model {
+		l := dnn.Layer{Name: "l", Kind: "transformer", Params: 1 << 20, FwdFLOPs: 1e9, ActBytes: 1 << 10, OutBytes: 1 << 10}
+		logits := l
+		logits.Name, logits.Params, logits.Tied = "logits", 0, tied
+		return &dnn.Model{Name: "tied", Layers: []dnn.Layer{l, l, l, logits}}
+	}
+	tied := dnn.Job{Model: model(1 << 20), Device: device, Strategy: dnn.Strategy{PP: 2}}
+	untied := dnn.Job{Model: model(0), Device: device, Strategy: dnn.Strategy{PP: 2}}
+	for _, j := range []*dnn.Job{&tied, &untied} {
+		if err := j.Check(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem := tied.Memory()
+	if got, want := [2]int64{mem[0].Params, mem[1].Params}, [2]int64{2 << 20, 2 << 20}; got != want {
+		t.Errorf("parameters by stage: %v, want %v (the second stage's layer and its copy of the tied 1 Mi)", got, want)
+	}
+	if got, want := untied.Memory()[1].Params, int64(1<<20); got != want {
+		t.Errorf("untied, the second stage: %d parameters, want %d", got, want)
+	}
+	call, err := collectives.NewCall(collectives.Allreduce, "", collectives.Group{0, 1}, collectives.Params{Count: 1 << 20, ElemSize: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := call.Algorithm.Build(call.Params)
+	res, err := sim.Execute(sim.New(1), s, sim.Config{Network: net(t, 2), Host: sim.HostParams{EagerLimit: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := run(t, tied, nil)-run(t, untied, nil), res.Makespan; got != want {
+		t.Errorf("tied weights on 2 stages add %v to the step, want a 2 MiB allreduce on 2 ranks, %v", got, want)
+	}
+	// On one stage there is no copy and nothing to allreduce.
+	one := dnn.Job{Model: model(1 << 20), Device: device}
+	oneUntied := dnn.Job{Model: model(0), Device: device}
+	if err := one.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := run(t, one, nil), run(t, oneUntied, nil); got != want {
+		t.Errorf("tied weights on one stage: step %v, want the untied model's %v", got, want)
+	}
+	if got, want := one.Memory()[0].Params, int64(3<<20); got != want {
+		t.Errorf("tied weights on one stage: %d parameters, want %d", got, want)
+	}
+
+	bad := model(1 << 20)
+	bad.Layers[0].Tied = 5
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "first layer") {
+		t.Errorf("the first layer tied to itself: %v, want an error", err)
+	}
+	bad = model(1 << 20)
+	bad.Layers[2].Tied = 5
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "more than one layer") {
+		t.Errorf("two tied layers: %v, want an error", err)
+	}
+}

@@ -27,9 +27,14 @@ type Layer struct {
 	Name string
 	// Kind names the layer's kind, for per-kind efficiency: transformer,
 	// embedding, logits, conv, fc, norm or another word.
-	Kind     string
-	Params   int64
-	FwdFLOPs float64 // per sample
+	Kind   string
+	Params int64
+	// ParamsShared of the Params every tensor-parallel rank keeps whole,
+	// as Megatron-LM replicates them: layer norms, the biases of
+	// row-parallel linears (added after the allreduce), position and
+	// token-type embeddings, BERT's pooler. The rest are divided by tp.
+	ParamsShared int64
+	FwdFLOPs     float64 // per sample
 	// ActBytes are the activations the backward pass needs, per sample;
 	// ActShared of them every tensor-parallel rank keeps whole (a
 	// transformer block's layer-norm inputs, dropout masks and residuals:
@@ -55,6 +60,14 @@ type Layer struct {
 	// gradient, s h 16-bit values, not of its output (it was 4 s bytes:
 	// an audit).
 	TPBytes int64
+	// Tied is the number of parameters this layer shares with the model's
+	// first layer (GPT's and BERT's logits reuse the word embedding, split
+	// by vocabulary over tp as the embedding is). Where the two layers are
+	// on different pipeline stages, this layer's stage keeps a copy, with
+	// its gradients and optimizer state, and after the data-parallel
+	// exchange the two stages allreduce the copies' gradients, as
+	// Megatron-LM's embedding group does every step.
+	Tied int64
 	// Pruned is the fraction of the layer's operations skipped at run time
 	// in inference (a binarized network's pruning).
 	Pruned float64
@@ -70,6 +83,30 @@ type Model struct {
 	// Heads is a transformer's attention heads (0: not known): tensor
 	// parallelism splits them, so tp must divide them.
 	Heads int
+}
+
+// DeviceParams returns the parameters of l that each of tp
+// tensor-parallel ranks holds: its split part divided by tp (rounded up),
+// and the part every rank keeps whole.
+func (l *Layer) DeviceParams(tp int) int64 {
+	if !l.TP || tp <= 1 {
+		return l.Params
+	}
+	return ceilDiv(l.Params-l.ParamsShared, int64(tp)) + l.ParamsShared
+}
+
+// tiedCopy returns the parameters of l's copy of the first layer's tied
+// weights that each of tp tensor-parallel ranks holds on a stage whose
+// first layer is first (a copy only where that is not the model's first
+// layer).
+func (l *Layer) tiedCopy(tp, first int) int64 {
+	if l.Tied == 0 || first == 0 {
+		return 0
+	}
+	if !l.TP {
+		tp = 1
+	}
+	return ceilDiv(l.Tied, int64(max(tp, 1)))
 }
 
 // Params is the model's parameter count.
@@ -105,6 +142,12 @@ func (m *Model) Check() error {
 		switch {
 		case l.Params < 0 || l.FwdFLOPs < 0 || l.ActBytes < 0 || l.ActShared < 0 || l.ActShared > l.ActBytes || l.OutBytes < 0 || l.TPBytes < 0 || l.FwdTime < 0 || l.BwdTime < 0:
 			return fmt.Errorf("model %q layer %d (%s): negative parameters, FLOPs, bytes or times", m.Name, i, l.Name)
+		case l.Tied < 0 || l.Tied > 0 && i == 0:
+			return fmt.Errorf("model %q layer %d (%s): %d parameters tied to the first layer's; a layer after the first may share its weights (0 or more)", m.Name, i, l.Name, l.Tied)
+		case l.Tied > 0 && slices.ContainsFunc(m.Layers[i+1:], func(o Layer) bool { return o.Tied > 0 }):
+			return fmt.Errorf("model %q layer %d (%s): more than one layer ties its weights to the first layer's; one may", m.Name, i, l.Name)
+		case l.ParamsShared < 0 || l.ParamsShared > l.Params:
+			return fmt.Errorf("model %q layer %d (%s): %d parameters kept whole by every tensor-parallel rank, outside 0 to its %d parameters", m.Name, i, l.Name, l.ParamsShared, l.Params)
 		case l.Pruned < 0 || l.Pruned >= 1:
 			return fmt.Errorf("model %q layer %d (%s): pruned fraction %g outside [0, 1)", m.Name, i, l.Name, l.Pruned)
 		case l.TPFwd < 0 || l.TPBwd < 0:
@@ -148,23 +191,31 @@ func GPT(t Transformer) (*Model, error) {
 	hf, sf, vf := float64(h), float64(s), float64(v)
 	out := 2 * s * h // a block's output, 16-bit
 	m := &Model{Name: t.Name, Tokens: t.Seq, Heads: t.Heads}
-	emb := Layer{Name: "embedding", Kind: "embedding", Params: v*h + s*h, OutBytes: out, ActBytes: out, TP: true, TPFwd: 1}
+	// The word embedding is split by vocabulary; the position embedding
+	// is kept whole.
+	emb := Layer{Name: "embedding", Kind: "embedding", Params: v*h + s*h, ParamsShared: s * h, OutBytes: out, ActBytes: out, TP: true, TPFwd: 1}
 	if t.Encoder {
 		emb.Params += 2*h + 2*h // token types, layer norm
+		emb.ParamsShared += 2*h + 2*h
 	}
 	m.Layers = append(m.Layers, emb)
 	for i := range t.Layers {
 		m.Layers = append(m.Layers, Layer{
 			Name: fmt.Sprintf("block%d", i), Kind: "transformer",
-			Params:   12*h*h + 13*h,
+			// Kept whole: the two layer norms (4h) and the biases of the
+			// row-parallel attention output and second MLP linear (2h).
+			Params: 12*h*h + 13*h, ParamsShared: 6 * h,
 			FwdFLOPs: 24*sf*hf*hf + 4*sf*sf*hf,
 			ActBytes: addSat(s*h*34, mulSat(mulSat(5*a, s), s)), ActShared: 10 * s * h,
 			OutBytes: out, TP: true, TPFwd: 2, TPBwd: 2,
 		})
 	}
-	head := Layer{Name: "logits", Kind: "logits", Params: 2 * h, FwdFLOPs: 2 * sf * hf * vf, ActBytes: 4 * s * v, OutBytes: 4 * s, TP: true, TPBwd: 1, TPBytes: out}
+	// The final layer norm, kept whole (the logits reuse the split word
+	// embedding).
+	head := Layer{Name: "logits", Kind: "logits", Params: 2 * h, ParamsShared: 2 * h, Tied: v * h, FwdFLOPs: 2 * sf * hf * vf, ActBytes: 4 * s * v, OutBytes: 4 * s, TP: true, TPBwd: 1, TPBytes: out}
 	if t.Encoder {
-		head.Params += h*h + h // the pooler
+		head.Params += h*h + h // the pooler, a linear every rank keeps whole
+		head.ParamsShared += h*h + h
 	}
 	m.Layers = append(m.Layers, head)
 	return m, nil

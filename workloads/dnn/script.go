@@ -13,7 +13,7 @@ import (
 const (
 	KindTP      = "tp"      // tensor-parallel allreduces
 	KindDP      = "dp"      // data-parallel gradient allreduces (and compression)
-	KindPP      = "pp"      // pipeline sends and receives
+	KindPP      = "pp"      // pipeline sends and receives, and the tied weights' gradient allreduce between stages
 	KindZeRO    = "zero"    // ZeRO-3 allgathers and reduce-scatters
 	KindOffload = "offload" // activation copies to and from host memory
 )
@@ -36,12 +36,13 @@ const (
 	ctxDP
 	ctxGather
 	ctxScatter
+	ctxTied
 )
 
 // FreeTags picks the messages of the kinds in free, by their context.
 func FreeTags(free map[string]bool) func(tag int32) bool {
-	var ctx [ctxScatter + 1]bool
-	ctx[0] = free[KindPP]
+	var ctx [ctxTied + 1]bool
+	ctx[0], ctx[ctxTied] = free[KindPP], free[KindPP]
 	ctx[ctxTP] = free[KindTP]
 	ctx[ctxDP] = free[KindDP]
 	ctx[ctxGather], ctx[ctxScatter] = free[KindZeRO], free[KindZeRO]
@@ -71,13 +72,21 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 	}
 	bounds := j.stages()
 	mp := j.mapping()
+	tiedLayer, tiedStage := -1, -1
+	for i, l := range j.Model.Layers {
+		for st := range j.Strategy.PP {
+			if l.Tied > 0 && bounds[st] <= i && i < bounds[st+1] {
+				tiedLayer, tiedStage = i, st
+			}
+		}
+	}
 	return collectives.Composition{
 		Name:  j.Model.Name,
 		Ranks: j.Devices(),
 		Lanes: lanes,
 		Script: func(r int) collectives.Script {
 			d, t, s := mp.coords(r)
-			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], calls: map[callKey]*collectives.Call{}, lastCompute: -1, prevCompute: -1, prev2Compute: -1, lastLayer: -1}
+			rs := &rankScript{j: j, mp: mp, free: free, d: d, t: t, s: s, lo: bounds[s], hi: bounds[s+1], bounds: bounds, tiedLayer: tiedLayer, tiedStage: tiedStage, calls: map[callKey]*collectives.Call{}, lastCompute: -1, prevCompute: -1, prev2Compute: -1, lastLayer: -1}
 			rs.plan()
 			rs.phased = &workloads.Phased{Fill: rs.fill}
 			return rs.phased
@@ -107,7 +116,11 @@ type rankScript struct {
 	free    map[string]bool
 	d, t, s int
 	lo, hi  int // the stage's layers
-	calls   map[callKey]*collectives.Call
+	bounds  []int
+	// The layer that ties its weights to the first layer's, and its
+	// stage (-1: none).
+	tiedLayer, tiedStage int
+	calls                map[callKey]*collectives.Call
 	// The rank's groups, built on first use.
 	tpGroup, dpGroup collectives.Group
 	phases           []phase
@@ -210,6 +223,12 @@ func (rs *rankScript) group(axis string) (collectives.Group, int) {
 		}
 		return rs.tpGroup, rs.t
 	}
+	if axis == "tied" {
+		if rs.s == 0 {
+			return collectives.Group{rs.mp.rank(rs.d, rs.t, 0), rs.peer(rs.tiedStage)}, 0
+		}
+		return collectives.Group{rs.peer(0), rs.mp.rank(rs.d, rs.t, rs.s)}, 1
+	}
 	if rs.dpGroup == nil {
 		for d := range rs.j.Strategy.DP {
 			rs.dpGroup = append(rs.dpGroup, rs.mp.rank(d, rs.t, rs.s))
@@ -309,20 +328,19 @@ func (rs *rankScript) layerPass(w *workloads.Writer, i int, backward bool, after
 	return last
 }
 
+// params are the parameters of layer l the rank holds: its share, and
+// its copy of the tied weights where it keeps one.
+func (rs *rankScript) params(l *Layer) int64 {
+	return l.DeviceParams(rs.j.Strategy.TP) + l.tiedCopy(rs.j.Strategy.TP, rs.lo)
+}
+
 func (rs *rankScript) gather(w *workloads.Writer, i int) int32 {
 	l := rs.layer(i)
 	after := []int32{}
 	if rs.prev2Compute >= 0 {
 		after = append(after, rs.prev2Compute)
 	}
-	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*l.Params/rs.tpDiv(l), laneComm, after...)
-}
-
-func (rs *rankScript) tpDiv(l *Layer) int64 {
-	if l.TP {
-		return int64(rs.j.Strategy.TP)
-	}
-	return 1
+	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*rs.params(l), laneComm, after...)
 }
 
 func (rs *rankScript) forward(w *workloads.Writer, ph phase) {
@@ -456,7 +474,7 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 		}
 		done := rs.layerPass(w, i, true, after...)
 		rs.prevCompute, rs.prev2Compute, rs.lastLayer = done, rs.prevCompute, i
-		grads := l.Params / rs.tpDiv(l) * st.GradBytes
+		grads := rs.params(l) * st.GradBytes
 		switch {
 		case st.DP == 1:
 		case st.ZeRO3:
@@ -479,6 +497,30 @@ func (rs *rankScript) backward(w *workloads.Writer, ph phase) {
 		rs.exchange(w, b, laneCompute, nil)
 	}
 	rs.held = nil
+	if ph.last {
+		rs.tiedExchange(w)
+	}
+}
+
+// tiedExchange allreduces the gradients of the tied weights between the
+// first stage and the stage that keeps a copy of them, on ranks of the
+// same dp and tp coordinates, after the stage's data-parallel exchange:
+// Megatron-LM's finalize_model_grads syncs the data-parallel gradients,
+// then allreduces the embedding group's.
+func (rs *rankScript) tiedExchange(w *workloads.Writer) {
+	if rs.tiedStage <= 0 || rs.s != 0 && rs.s != rs.tiedStage {
+		return
+	}
+	st := rs.j.Strategy
+	lane := uint16(laneComm)
+	switch {
+	case st.NoOverlap:
+		lane = laneCompute
+	case st.ZeRO3 && st.DP > 1:
+		lane = laneAux
+	}
+	bytes := rs.layer(rs.tiedLayer).tiedCopy(st.TP, rs.bounds[rs.tiedStage]) * st.GradBytes
+	rs.call(w, collectives.Allreduce, ctxTied, "tied", bytes, lane, rs.lastCompute)
 }
 
 // buckets marks the stage's layers at which the backward pass completes
@@ -496,7 +538,7 @@ func (rs *rankScript) buckets() []bool {
 	limit, held := st.FirstBucketBytes, int64(0)
 	for i := rs.hi - 1; i >= rs.lo; i-- {
 		l := rs.layer(i)
-		held += l.Params / rs.tpDiv(l) * st.GradBytes
+		held += rs.params(l) * st.GradBytes
 		if held >= limit {
 			ends[i-rs.lo] = true
 			held, limit = 0, st.BucketBytes

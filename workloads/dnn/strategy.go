@@ -463,7 +463,7 @@ func (j *Job) Memory() []Memory {
 			if l.TP {
 				div = int64(s.TP)
 			}
-			lp := ceilDiv(l.Params, div)
+			lp := l.DeviceParams(s.TP) + l.tiedCopy(s.TP, bounds[st])
 			params += lp
 			if lp > largest[0] {
 				largest = [2]int64{lp, largest[0]}
