@@ -44,6 +44,7 @@ var optionsOf = map[string][]string{
 	"bcast/scatter_rd_allgather":       {"overlap", "root"},
 	"bcast/scatter_ring_allgather":     {"overlap", "root"},
 	"bcast/segmented_binary":           {"root", "segment"},
+	"bcast/pipelined_binary":           {"root", "segment"},
 	"bcast/smp":                        {"node-size", "overlap", "root"},
 	"bcast/split_binary":               {"root", "segment"},
 	"reduce/adapt":                     {"root", "segment"},

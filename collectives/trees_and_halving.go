@@ -569,3 +569,71 @@ func (s *scatterThen) step(b *builder) bool {
 	}
 	return s.gather.step(b)
 }
+
+// pipelinedBinary is Open MPI's segmented binary-tree bcast
+// (ompi_coll_base_bcast_intra_bintree, which runs
+// ompi_coll_base_bcast_intra_generic): a rank with a parent keeps two
+// receives posted, posting segment k+1's before it waits for segment k's;
+// it sends segment k to its children once it is in and waits for those
+// sends (an MPI_Waitall per segment) before it posts the next receive. So
+// segment k's receive is posted once the sends of segment k-2 are done (on
+// a leaf, once segment k-2 is in), and segment k's sends start once it is
+// in and segment k-1's sends are done. Ops come in Open MPI's program
+// order: receive k+1, then the sends of k.
+type pipelinedBinary struct {
+	r, p, root int
+	n, seg     int64
+	k, nseg    int
+	// The receives of the two segments before k, and the sends of the one
+	// before k (-1 and nil: none).
+	recvs       [2]int32 // [k-1, k-2]
+	sent, sent2 []int32  // the sends of k-1 and of k-2
+	next        int32    // segment k's receive, posted a step ahead
+}
+
+func newPipelinedBinary(p Params, r int) *pipelinedBinary {
+	seg := defaultSegment(p)
+	return &pipelinedBinary{r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), recvs: [2]int32{-1, -1}, next: -1}
+}
+
+// finals: the last two receives (a leaf's may land in either order) and
+// the last sends, which follow every earlier send.
+func (s *pipelinedBinary) finals() []int32 {
+	return nonNegative(append([]int32{s.recvs[0], s.recvs[1]}, s.sent...)...)
+}
+
+func (s *pipelinedBinary) step(b *builder) bool {
+	if s.k >= s.nseg || s.p == 1 {
+		return false
+	}
+	v := mod(s.r-s.root, s.p)
+	parent, children := treeOf(v, s.p)
+	abs := func(x int) int { return mod(x+s.root, s.p) }
+	// post returns segment j's receive, posted after the sends of j-2 (a
+	// leaf: after receive j-2, here the receive two back from j).
+	post := func(j int, twoBack int32, sendsTwoBack []int32) int32 {
+		if len(children) == 0 {
+			return b.recv(abs(parent), j, segmentOf(0, s.n, s.seg, j), twoBack)
+		}
+		return b.recv(abs(parent), j, segmentOf(0, s.n, s.seg, j), sendsTwoBack...)
+	}
+	got := int32(-1)
+	if parent >= 0 {
+		if s.k == 0 {
+			s.next = post(0, -1, nil)
+		}
+		got = s.next
+		if s.k+1 < s.nseg {
+			// Segment k+1: two back from it are segment k-1's receive and sends.
+			s.next = post(s.k+1, s.recvs[0], s.sent)
+		}
+	}
+	var sent []int32
+	for _, c := range children {
+		sent = append(sent, b.send(abs(c), s.k, segmentOf(0, s.n, s.seg, s.k), append([]int32{got}, s.sent...)...))
+	}
+	s.recvs = [2]int32{got, s.recvs[0]}
+	s.sent = sent
+	s.k++
+	return true
+}

@@ -179,6 +179,7 @@ var formulas = map[string]formula{
 	"reduce/segmented_binomial":        segmentedBinomialReduce,
 	"alltoall/two_level":               func(m Hockney, s size) Prediction { return twoLevelAlltoall(Levels{m, m}, s) },
 	"bcast/segmented_binary":           segmentedBinaryBcast,
+	"bcast/pipelined_binary":           segmentedBinaryBcast,
 }
 
 func init() {

@@ -81,7 +81,7 @@ func (m Hockney) priced(id string, s size, f formula) Prediction {
 // rendezvous forms are bounds: the eager form below, every segment's
 // journey one after another above (checked by simulation, not derived).
 var serialHandshakes = map[string]bool{
-	"bcast/chain": true, "reduce/chain": true, "bcast/adapt": true, "bcast/segmented_binary": true,
+	"bcast/chain": true, "reduce/chain": true, "bcast/adapt": true, "bcast/segmented_binary": true, "bcast/pipelined_binary": true,
 	"reduce/adapt": true, "reduce/segmented_binary": true, "reduce/segmented_binomial": true, "allreduce/linear_pipeline": true,
 	"allreduce/double_binary_tree": true,
 }
@@ -165,7 +165,7 @@ func init() {
 		"gather/linear", "scatter/linear", "scatter/linear_nb", "bcast/scatter_allgather"} {
 		msgSizes[id] = blocks
 	}
-	for _, id := range []string{"allreduce/linear_pipeline", "bcast/chain", "reduce/chain", "bcast/adapt", "bcast/segmented_binary",
+	for _, id := range []string{"allreduce/linear_pipeline", "bcast/chain", "reduce/chain", "bcast/adapt", "bcast/segmented_binary", "bcast/pipelined_binary",
 		"reduce/adapt", "reduce/segmented_binary", "reduce/segmented_binomial"} {
 		msgSizes[id] = segments
 	}

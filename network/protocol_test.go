@@ -193,7 +193,7 @@ func TestRendezvousDataInProgramOrder(t *testing.T) {
 func TestTreesFlowEqualsAnalytic(t *testing.T) {
 	link := topology.LinkSpec{Bandwidth: 12.5e9, Latency: 0.5e-6}
 	equal := [][2]string{{"bcast", "binomial"}, {"bcast", "knomial"}, {"bcast", "binary"}, {"bcast", "split_binary"},
-		{"bcast", "segmented_binary"}, {"bcast", "adapt"}, {"bcast", "chain"}, {"reduce", "chain"}}
+		{"bcast", "segmented_binary"}, {"bcast", "pipelined_binary"}, {"bcast", "adapt"}, {"bcast", "chain"}, {"reduce", "chain"}}
 	slower := [][2]string{{"reduce", "binomial"}, {"reduce", "in_order_binary"}, {"reduce", "segmented_binary"}, {"reduce", "adapt"}}
 	for _, group := range []struct {
 		ids   [][2]string

@@ -630,10 +630,10 @@ func TestREADMEStudyTables(t *testing.T) {
 			t.Errorf("README's %s: %q, the study prints %q", what, readmeCell, printed)
 		}
 	}
-	for _, r := range readmeTable(t, string(readme), "| detours/s | bcast: lock-step |") {
+	for _, r := range readmeTable(t, string(readme), "| detours/s | bcast: Open MPI's tree |") {
 		d := norm(r[0])
 		b, red := row("study-noise", "bcast", d), row("study-noise", "reduce", d)
-		for i, cell := range []string{b[2], b[4], b[6], red[2], red[4], red[6]} {
+		for i, cell := range []string{b[3], b[5], b[7], red[3], red[5], red[7]} {
 			check(fmt.Sprintf("ADAPT table, %s detours/s, column %d", r[0], i+2), r[i+1], cell)
 		}
 	}

@@ -1,0 +1,128 @@
+package collectives_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/collsim/collsim/collectives"
+	"github.com/collsim/collsim/network"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/topology"
+)
+
+// openMPIGenericBcast writes, rank by rank, the program that Open MPI's
+// ompi_coll_base_bcast_intra_generic runs on the binary tree of relative
+// ranks (children 2v+1, 2v+2), transcribed from its loops rather than from
+// collsim's stepper: the root sends each segment to its children and
+// waits for those sends; a rank with a parent posts segment 0's receive,
+// then for each later segment posts its receive, waits for the one before,
+// sends that one to its children and waits for the sends; a leaf posts
+// segment j's receive and waits for segment j-1's. The waits become
+// dependencies: an op after a wait depends on what was waited for.
+func openMPIGenericBcast(p, root int, count, seg int64) []sim.Program {
+	nseg := int((count + seg - 1) / seg)
+	nseg = max(nseg, 1)
+	bytes := func(k int) int64 { return 8 * (min(count, int64(k+1)*seg) - int64(k)*seg) }
+	progs := make([]sim.Program, p)
+	for r := range p {
+		v := (r - root + p) % p
+		abs := func(x int) int32 { return int32((x + root) % p) }
+		var children []int
+		for _, c := range []int{2*v + 1, 2*v + 2} {
+			if c < p {
+				children = append(children, c)
+			}
+		}
+		var prog sim.Program
+		add := func(op sim.Op) int32 { prog = append(prog, op); return int32(len(prog) - 1) }
+		recvs := make([]int32, nseg)
+		sends := make([][]int32, nseg)
+		sendSeg := func(k int, after []int32) {
+			for _, c := range children {
+				sends[k] = append(sends[k], add(sim.Op{Kind: sim.OpSend, Peer: abs(c), Tag: int32(k), Bytes: bytes(k), After: slices.Clone(after)}))
+			}
+		}
+		switch {
+		case p == 1:
+		case v == 0:
+			for k := range nseg {
+				var after []int32
+				if k > 0 {
+					after = sends[k-1] // the waitall of the segment before
+				}
+				sendSeg(k, after)
+			}
+		default:
+			parent := abs((v - 1) / 2)
+			recv := func(k int, after []int32) {
+				recvs[k] = add(sim.Op{Kind: sim.OpRecv, Peer: parent, Tag: int32(k), Bytes: bytes(k), After: slices.Clone(after)})
+			}
+			recv(0, nil)
+			// waited holds everything waited for so far: a later op
+			// depends on all of it.
+			var waited []int32
+			for k := 1; k <= nseg; k++ {
+				if k < nseg {
+					recv(k, waited)
+				}
+				waited = append(waited, recvs[k-1]) // wait for segment k-1
+				if len(children) > 0 {
+					sendSeg(k-1, waited)
+					waited = append(waited, sends[k-1]...) // waitall
+				}
+			}
+		}
+		progs[r] = prog
+	}
+	return progs
+}
+
+// bcast/pipelined_binary paces its segments as Open MPI's generic tree
+// pipeline does: the same times rank by rank as the transcription above,
+// eager and rendezvous segments, with a CPU overhead per message (which
+// makes the pacing show), on many rank counts, roots and segment counts,
+// on the analytic network and on the flow network, where a parent's two
+// sends share its link.
+func TestPipelinedBinaryIsOpenMPIGeneric(t *testing.T) {
+	alg, err := collectives.Lookup(collectives.Bcast, "pipelined_binary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10}
+	for _, p := range []int{1, 2, 3, 5, 8, 13, 31} {
+		for _, c := range []struct{ count, seg int64 }{{1, 1}, {8192, 8192}, {8192 * 3, 8192}, {100000, 8192}, {100000, 16384}, {7, 2}} {
+			root := p / 3
+			s, err := alg.Build(collectives.Params{Ranks: p, Count: c.count, Segment: c.seg, Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, net := range map[string]sim.NetworkFactory{"analytic": crossbarNet(t, p), "flow": crossbarFlow(t, p)} {
+				got, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: host})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", openMPIGenericBcast(p, root, c.count, c.seg), 1), sim.Config{Network: net, Host: host})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Finish, want.Finish) {
+					t.Errorf("%s, p %d, %d elements in segments of %d: ranks finish at %v, Open MPI's generic pipeline at %v", name, p, c.count, c.seg, got.Finish, want.Finish)
+				}
+			}
+		}
+	}
+}
+
+func crossbarFlow(t testing.TB, ranks int) sim.NetworkFactory {
+	t.Helper()
+	cross, err := topology.Crossbar(ranks, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
+	net, err := network.Flow(network.FlowConfig{Topology: cross, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
