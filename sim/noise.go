@@ -101,7 +101,7 @@ const maxNoiseDetours = 1 << 24
 func ParseNoise(r io.Reader, name string) (*Noise, error) {
 	n := &Noise{}
 	sc := lines.New(r, name, 1<<20)
-	line := 0
+	line, lastLine := 0, 0
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -128,6 +128,7 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 		}
 		n.starts = append(n.starts, v[0])
 		n.durs = append(n.durs, v[1])
+		lastLine = line
 		if v[1] > n.longest {
 			n.longest, n.longestAt = v[1], fmt.Sprintf("%s:%d", name, line)
 		}
@@ -140,7 +141,11 @@ func ParseNoise(r io.Reader, name string) (*Noise, error) {
 	}
 	n.period = n.starts[len(n.starts)-1]
 	// The last line only marks the period; a detour there would wrap onto
-	// the first one.
+	// the first one, and dropping its duration unsaid would lose a detour
+	// the user wrote (an audit).
+	if d := n.durs[len(n.durs)-1]; d > 0 {
+		return nil, fmt.Errorf("%s:%d: the last line marks the trace's period (where it repeats) and takes no detour, but its duration is %v; end the trace with a line \"<period><TAB>0\" after the last detour", name, lastLine, d)
+	}
 	n.starts, n.durs = n.starts[:len(n.starts)-1], n.durs[:len(n.durs)-1]
 	if n.period <= n.starts[0] {
 		return nil, fmt.Errorf("%s: the trace's period must be longer than its first start", name)
