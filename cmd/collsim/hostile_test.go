@@ -304,6 +304,10 @@ var hostileCases = []hostile{
 	// real's flags for measurements not asked for were taken and ignored
 	// (a new user's trial).
 	{args: []string{"real", "--np", "2", "--pingpong-peer", "1"}, code: 2, want: `--pingpong-peer does not apply`},
+	{args: []string{"real", "--np", "4", "-s", "64", "--node-size", "-1", "-a", "hierarchical"}, code: 2, want: `--node-size -1, --group-size 0: give 1 or more`},
+	{args: []string{"real", "--np", "2", "-s", "64", "--group-size", "-2"}, code: 2, want: `--group-size -2: give 1 or more`},
+	{args: []string{"real", "--np", "2", "-s", "64", "--iterations", "0"}, code: 2, want: `--iterations 0: give 1 or more timed iterations`},
+	{args: []string{"real", "--np", "2", "-s", "64", "--timeline", "$TMP/t.png"}, code: 2, want: `drawn as SVG.*not as .png`},
 	{args: []string{"real", "--np", "2", "--pairs-again"}, code: 2, want: `--pairs-again does not apply`},
 	{args: []string{"real", "--np", "2", "--prtt-n", "5"}, code: 2, want: `--prtt-n does not apply`},
 	{args: []string{"real", "--np", "2", "--prtt-out", "p.txt"}, code: 2, want: `--prtt-out does not apply`},

@@ -216,7 +216,12 @@ func runPRTT(cmd *cobra.Command, w, stderr io.Writer, o *options) error {
 		fmt.Fprintf(w, "LogGP fit: L = %s, o = %s (per-size spread %s), g = %s, G = %s per MiB (%s)\n", cmdutil.Seconds(model.L), cmdutil.Seconds(model.O),
 			cmdutil.Seconds(fit.OSpread), cmdutil.Seconds(model.Gap), cmdutil.Seconds(model.G*(1<<20)), configs.FormatBandwidth(1/model.G))
 	}
-	if o.prttOut != "" {
+	switch {
+	case o.prttOut != "" && fitErr != nil:
+		// calibrate fits the same model and would refuse the file (a new
+		// user's trial: the line below suggested it anyway).
+		fmt.Fprintf(w, "series written to %s (Netgauge's loggp format; its times do not fit LogGP, so collsim calibrate --prtt would refuse it too: measure again on a quieter machine or with more --iterations)\n", o.prttOut)
+	case o.prttOut != "":
 		fmt.Fprintf(w, "series written to %s (Netgauge's loggp format; collsim calibrate --prtt %s writes a machine)\n", o.prttOut, o.prttOut)
 	}
 	return nil

@@ -222,6 +222,12 @@ func run(cmd *cobra.Command, streams *cmdutil.IO, o *options) (err error) {
 				}
 			}
 		}
+		switch strings.ToLower(filepath.Ext(o.timeline)) {
+		case ".png", ".jpg", ".jpeg", ".pdf", ".gif":
+			// It wrote a Chrome trace under the picture's name without a
+			// word (a new user's trial).
+			return cmdutil.Flagf("--timeline %s: a timeline is drawn as SVG (a name ending in .svg) or written as a Chrome trace (any other name, such as .json), not as %s", o.timeline, filepath.Ext(o.timeline))
+		}
 		if n := max(size, o.NP); svgTimeline(o.timeline) && n > trace.MaxTimelineRanks {
 			return cmdutil.Flagf("--timeline %s: a timeline of %d ranks is unreadable; draw at most %d, or write a Chrome trace (a name not ending in .svg) for Perfetto", o.timeline, n, trace.MaxTimelineRanks)
 		}
@@ -454,8 +460,15 @@ func parseSingleCopy(s string) (int64, error) {
 // buildJobs makes the calls every rank times, and the hash of everything
 // that must agree between ranks.
 func buildJobs(o *options, rank, size int) ([]realrun.Job, uint64, error) {
-	if o.iterations < 1 || o.warmup < 0 {
-		return nil, 0, cmdutil.Flagf("--iterations must be at least 1 and --warmup not negative, not %d and %d", o.iterations, o.warmup)
+	switch {
+	case o.iterations < 1:
+		return nil, 0, cmdutil.Flagf("--iterations %d: give 1 or more timed iterations", o.iterations)
+	case o.warmup < 0:
+		return nil, 0, cmdutil.Flagf("--warmup %d: give 0 or more untimed iterations", o.warmup)
+	case o.nodeSize < 0 || o.groupSize < 0:
+		// (-1 reached the algorithm as no node size given: a hierarchical
+		// run said it needed --node-size, exit 1; a new user's trial.)
+		return nil, 0, cmdutil.Flagf("--node-size %d, --group-size %d: give 1 or more (or 0 for the default)", o.nodeSize, o.groupSize)
 	}
 	if o.timeout <= 0 {
 		return nil, 0, cmdutil.Flagf("--timeout must be more than 0, not %v: it is how long a rank waits without progress before it gives up", o.timeout)

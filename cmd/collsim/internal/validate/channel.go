@@ -50,15 +50,17 @@ func exchangeSizes(sizes []int64, ranks int) string {
 // the channel between them, beside the ping-pong's alpha and beta.
 type channelFit struct {
 	// Ratio is an exchange's time over a one-way message's of the same
-	// size (the ping-pong's fit), the median over the exchange's sizes.
+	// size (the ping-pong measured at that size where its band was
+	// fitted, else the ping-pong's fit), the median over the exchange's
+	// sizes.
 	Ratio float64 `json:"exchange_to_one_way"`
 	// DuplexShare is what an exchange of b bytes takes beyond the
-	// message's time on the channel, b beta, over b beta, the median over
-	// sizes, from 0 (full duplex: both ways at once) to 1 (half: one
-	// after the other): the fitted machine's host.local_duplex, with
-	// which the machine's exchange of b bytes takes (1+share) b beta, or
-	// alpha + b beta where that is more, what was measured wherever the
-	// share's part is more than alpha.
+	// message's time on the channel over that time (the band's share
+	// where b has a band, else against b beta), the median over sizes,
+	// from 0 (full duplex: both ways at once) to 1 (half: one after the
+	// other): the fitted machine's host.local_duplex below its first
+	// band, with which the machine's exchange of b bytes takes (1+share)
+	// b beta, or alpha + b beta where that is more.
 	DuplexShare float64 `json:"duplex_share"`
 	// ReduceSecondsPerByte is a reducing exchange's time over a plain
 	// one's, per byte received, the median over sizes, and 0 where it is
@@ -139,19 +141,24 @@ func fitChannel(sums []realrun.Summary, h cost.Hockney) (channelFit, error) {
 		if b == 0 || !ok || !(oneWay > 0) {
 			continue
 		}
-		ratio := plain[b] / oneWay
+		// Against the one-way time measured at b where there is one (its
+		// band's share), else the line's: the line fits every size at
+		// once and can be 2-4x off one of them, which gave a channel
+		// "full duplex" above bands of share 1 (an audit).
+		ratio, share := plain[b]/oneWay, plain[b]/(h.Beta*float64(b))-1
 		if math.IsInf(ratio, 0) { // a one-way time too small to divide by
 			continue
 		}
-		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
-		shares = append(shares, plain[b]/(h.Beta*float64(b))-1)
 		if t, ok := measured[b]; ok {
 			if band, ok := fitBand(b, t, plain[b], h.Alpha); ok {
 				bands = append(bands, band)
+				ratio, share = plain[b]/t, band.DuplexShare
 			} else {
 				unbanded = append(unbanded, b)
 			}
 		}
+		ratios, gammas, fitted = append(ratios, ratio), append(gammas, (r-plain[b])/float64(b)), append(fitted, b)
+		shares = append(shares, share)
 	}
 	if len(ratios) == 0 {
 		return channelFit{}, fmt.Errorf("no exchange of a nonzero size, plain and reducing, that the ping-pong's fit gives a positive one-way time, to fit the channel to; give larger --exchange sizes")

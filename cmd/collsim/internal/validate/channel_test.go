@@ -267,6 +267,23 @@ func TestFitChannelBands(t *testing.T) {
 	if !slices.Equal(ch.Unbanded, []int64{8 * mib}) {
 		t.Errorf("sizes without a band %v, want 8 MiB's (its one-way time is alpha's)", ch.Unbanded)
 	}
+	// The medians: where a size has a band, its ratio is to the one-way
+	// time measured there and its share the band's; elsewhere (4 MiB, no
+	// ping-pong; 8 MiB, no band) both are the fitted line's. Against the
+	// line everywhere, 1 MiB's exchange (800 us) was 0.76x its line's
+	// 1.05 ms: the headline said "full duplex" above bands of share 0.6
+	// and 1 (an audit).
+	line := func(b float64) float64 { return 1e-6 + 1e-9*b }
+	ratios := []float64{800.0 / 501, 4000.0 / 1501, 9000e-6 / line(4*mib), 16000e-6 / line(8*mib)}
+	shares := []float64{0.6, 1, 9000e-6/(1e-9*4*mib) - 1, 16000e-6/(1e-9*8*mib) - 1}
+	slices.Sort(ratios)
+	slices.Sort(shares)
+	if want := (ratios[1] + ratios[2]) / 2; math.Abs(ch.Ratio-want) > 1e-9 {
+		t.Errorf("exchange over one-way, median: %g, want %g", ch.Ratio, want)
+	}
+	if want := (shares[1] + shares[2]) / 2; math.Abs(ch.DuplexShare-want) > 1e-9 {
+		t.Errorf("duplex share, median: %g, want %g", ch.DuplexShare, want)
+	}
 	o := &options{}
 	o.NP = 2
 	// 8 MiB lies above the 2 MiB band, which prices it (bands run up to
