@@ -197,8 +197,11 @@ func TestComposedCallEqualsItsSchedule(t *testing.T) {
 					// Open MPI's basic_linear root takes the vectors one at a time
 					// from rank p-1 down, so that an intake in another order keeps
 					// it waiting longer: 1.6% on 8 ranks of 7 elements.
+					// Open MPI's pipelined binary reduce, which also takes
+					// its children in a fixed order, one receive posted
+					// ahead: 1.7% on 5 ranks of 20,000 elements.
 					slack := 0.01
-					if a.Name == "basic_linear" {
+					if a.Name == "basic_linear" || a.ID() == "reduce/pipelined_binary" {
 						slack = 0.05
 					}
 					close := got.Makespan == want.Makespan || reversed && math.Abs(float64(got.Makespan-want.Makespan)) <= slack*float64(want.Makespan)

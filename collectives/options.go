@@ -56,6 +56,7 @@ var optionsOf = map[string][]string{
 	"reduce/basic_linear":              {"root"},
 	"reduce/rabenseifner":              {"overlap", "root"},
 	"reduce/segmented_binary":          {"root", "segment"},
+	"reduce/pipelined_binary":          {"root", "segment"},
 	"reduce/segmented_binomial":        {"root", "segment"},
 	"reduce/smp":                       {"node-size", "overlap", "root"},
 	"allgather/bruck":                  {"overlap"},

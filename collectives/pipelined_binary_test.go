@@ -126,3 +126,112 @@ func crossbarFlow(t testing.TB, ranks int) sim.NetworkFactory {
 	}
 	return net
 }
+
+// openMPIGenericReduce writes the programs of Open MPI's
+// ompi_coll_base_reduce_generic on the binary tree (children 2v+1, 2v+2),
+// commutative, no limit on outstanding requests, transcribed from its
+// loops: a rank with children runs, for each segment up to one past the
+// last and each child, "post the receive of this (segment, child) unless
+// past the last segment; wait for the receive posted before; if the child
+// is not the first, reduce that receive into this segment; else, past the
+// first segment, reduce it into the segment before and send that segment
+// to the parent (blocking), and stop after the last"; a leaf sends its
+// segments with blocking sends. (Child 0's segment goes straight into the
+// accumulator there and the rank's own data is reduced in instead: the
+// same reductions, one a child.) Every op waits for all that was waited
+// for before it.
+func openMPIGenericReduce(p, root int, count, seg int64, elem int64) []sim.Program {
+	nseg := max(int((count+seg-1)/seg), 1)
+	elems := func(k int) int64 { return min(count, int64(k+1)*seg) - int64(k)*seg }
+	progs := make([]sim.Program, p)
+	for r := range p {
+		v := (r - root + p) % p
+		abs := func(x int) int32 { return int32((x + root) % p) }
+		var children []int
+		for _, c := range []int{2*v + 1, 2*v + 2} {
+			if c < p {
+				children = append(children, c)
+			}
+		}
+		var prog sim.Program
+		add := func(op sim.Op, after []int32) int32 {
+			op.After = slices.Clone(after)
+			prog = append(prog, op)
+			return int32(len(prog) - 1)
+		}
+		var waited []int32
+		switch {
+		case p == 1:
+		case len(children) == 0:
+			for k := range nseg {
+				waited = append(waited, add(sim.Op{Kind: sim.OpSend, Peer: abs((v - 1) / 2), Tag: int32(k), Bytes: elem * elems(k)}, waited))
+			}
+		default:
+			prev := int32(-1)
+		segments:
+			for k := 0; k <= nseg; k++ {
+				for i, c := range children {
+					var posted int32 = -1
+					if k < nseg {
+						posted = add(sim.Op{Kind: sim.OpRecv, Peer: abs(c), Tag: int32(k), Bytes: elem * elems(k)}, waited)
+					}
+					if prev >= 0 {
+						waited = append(waited, prev)
+					}
+					reduce := func(k int) {
+						waited = append(waited, add(sim.Op{Kind: sim.OpCalc, Reduce: true, Bytes: elem * elems(k)}, waited))
+					}
+					switch {
+					case i > 0:
+						reduce(k)
+					case k > 0:
+						reduce(k - 1)
+						if v != 0 {
+							waited = append(waited, add(sim.Op{Kind: sim.OpSend, Peer: abs((v - 1) / 2), Tag: int32(k - 1), Bytes: elem * elems(k-1)}, waited))
+						}
+						if k == nseg {
+							break segments
+						}
+					}
+					prev = posted
+				}
+			}
+		}
+		progs[r] = prog
+	}
+	return progs
+}
+
+// reduce/pipelined_binary runs Open MPI's generic reduce as transcribed
+// above: the same finish times rank by rank, eager and rendezvous
+// segments, with a CPU overhead per message and a reduction cost, on the
+// analytic and the flow network.
+func TestPipelinedReduceIsOpenMPIGeneric(t *testing.T) {
+	alg, err := collectives.Lookup(collectives.Reduce, "pipelined_binary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10, ReducePsPerByte: 100}
+	for _, p := range []int{1, 2, 3, 5, 8, 13, 31} {
+		for _, c := range []struct{ count, seg int64 }{{1, 1}, {8192, 8192}, {8192 * 3, 8192}, {100000, 8192}, {100000, 16384}, {7, 2}} {
+			root := p / 3
+			s, err := alg.Build(collectives.Params{Ranks: p, Count: c.count, Segment: c.seg, Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, net := range map[string]sim.NetworkFactory{"analytic": crossbarNet(t, p), "flow": crossbarFlow(t, p)} {
+				got, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: host})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", openMPIGenericReduce(p, root, c.count, c.seg, 8), 1), sim.Config{Network: net, Host: host})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Finish, want.Finish) {
+					t.Errorf("%s, p %d, %d elements in segments of %d: ranks finish at %v, Open MPI's generic reduce at %v", name, p, c.count, c.seg, got.Finish, want.Finish)
+				}
+			}
+		}
+	}
+}

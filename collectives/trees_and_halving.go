@@ -637,3 +637,81 @@ func (s *pipelinedBinary) step(b *builder) bool {
 	s.k++
 	return true
 }
+
+// pipelinedReduce is Open MPI's segmented binary-tree reduce
+// (ompi_coll_base_reduce_intra_binary, which runs
+// ompi_coll_base_reduce_generic with no limit on outstanding requests),
+// step by step as its loops run. A rank with children takes, for each
+// segment, its children one after another: it posts the receive of the
+// next (child, segment) pair into one of two scratch buffers, waits for
+// the one posted before, reduces it into its vector (ompi_op_reduce), and
+// once a segment's last child is reduced sends that segment to its parent
+// with a blocking send; each receive is posted once everything before it
+// in that loop is done. A leaf sends its segments one blocking send after
+// another. Iteration t handles pair t (segment t / children, child t mod
+// children) and reduces pair t-1.
+type pipelinedReduce struct {
+	r, p, root int
+	n, seg     int64
+	nseg       int
+	t          int
+	// The ops iteration t waits for before its receive: the receive
+	// waited for, the reduction and the send of iteration t-1; the
+	// receive posted by iteration t-1.
+	before []int32
+	posted int32
+	last   int32 // the rank's last op: its result or its part is done
+}
+
+func newPipelinedReduce(p Params, r int) *pipelinedReduce {
+	seg := defaultSegment(p)
+	return &pipelinedReduce{r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), posted: -1, last: -1}
+}
+
+// pipelinedReduceScratch is the two segments' receive buffers.
+func pipelinedReduceScratch(p Params) []int64 { return []int64{2 * defaultSegment(p)} }
+
+func (s *pipelinedReduce) finals() []int32 { return nonNegative(s.last) }
+
+func (s *pipelinedReduce) step(b *builder) bool {
+	if s.p == 1 {
+		return false
+	}
+	v := mod(s.r-s.root, s.p)
+	parent, children := treeOf(v, s.p)
+	abs := func(x int) int { return mod(x+s.root, s.p) }
+	own := func(k int) sim.Region { return segmentOf(0, s.n, s.seg, k) }
+	if len(children) == 0 { // a leaf: segment t, after the send of t-1
+		if s.t >= s.nseg {
+			return false
+		}
+		s.last = b.send(abs(parent), s.t, own(s.t), s.last)
+		s.t++
+		return true
+	}
+	m := len(children)
+	if s.t > s.nseg*m {
+		return false
+	}
+	scratch := func(t int) sim.Region {
+		k := own(t / m)
+		return sim.Region{Buf: 1, Off: int64(t%2) * s.seg, Count: k.Count}
+	}
+	var next int32 = -1
+	if k := s.t / m; k < s.nseg {
+		next = b.recv(abs(children[s.t%m]), k, scratch(s.t), s.before...)
+	}
+	var done []int32
+	if t := s.t - 1; t >= 0 {
+		k := t / m
+		red := b.reduceLocal(scratch(t), own(k), append([]int32{s.posted}, s.before...)...)
+		s.last, done = red, []int32{s.posted, red}
+		if t%m == m-1 && parent >= 0 { // the segment's last child: up to the parent
+			s.last = b.send(abs(parent), k, own(k), red)
+			done = append(done, s.last)
+		}
+	}
+	s.before, s.posted = done, next
+	s.t++
+	return true
+}

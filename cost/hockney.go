@@ -176,6 +176,7 @@ var formulas = map[string]formula{
 	"allreduce/double_binary_tree":     doubleBinaryTree,
 	"bcast/scatter_allgather_rd":       scatterAllgatherRD,
 	"reduce/segmented_binary":          segmentedBinaryReduce,
+	"reduce/pipelined_binary":          pipelinedBinaryReduce,
 	"reduce/segmented_binomial":        segmentedBinomialReduce,
 	"alltoall/two_level":               func(m Hockney, s size) Prediction { return twoLevelAlltoall(Levels{m, m}, s) },
 	"bcast/segmented_binary":           segmentedBinaryBcast,

@@ -82,7 +82,7 @@ func (m Hockney) priced(id string, s size, f formula) Prediction {
 // journey one after another above (checked by simulation, not derived).
 var serialHandshakes = map[string]bool{
 	"bcast/chain": true, "reduce/chain": true, "bcast/adapt": true, "bcast/segmented_binary": true, "bcast/pipelined_binary": true,
-	"reduce/adapt": true, "reduce/segmented_binary": true, "reduce/segmented_binomial": true, "allreduce/linear_pipeline": true,
+	"reduce/adapt": true, "reduce/segmented_binary": true, "reduce/pipelined_binary": true, "reduce/segmented_binomial": true, "allreduce/linear_pipeline": true,
 	"allreduce/double_binary_tree": true,
 }
 
@@ -166,7 +166,7 @@ func init() {
 		msgSizes[id] = blocks
 	}
 	for _, id := range []string{"allreduce/linear_pipeline", "bcast/chain", "reduce/chain", "bcast/adapt", "bcast/segmented_binary", "bcast/pipelined_binary",
-		"reduce/adapt", "reduce/segmented_binary", "reduce/segmented_binomial"} {
+		"reduce/adapt", "reduce/segmented_binary", "reduce/pipelined_binary", "reduce/segmented_binomial"} {
 		msgSizes[id] = segments
 	}
 	msgSizes["allreduce/rabenseifner"] = func(s size) (float64, float64) { return halving(s, false) }

@@ -370,6 +370,53 @@ func heapReduce(p int, alpha, g, red float64) float64 {
 	return ready(0)
 }
 
+// heapReduceInOrder is heapReduce with each rank reducing its children in
+// their order in the tree (2v+1, then 2v+2) whatever the order their
+// messages arrive in, as Open MPI's generic reduce waits for them.
+func heapReduceInOrder(p int, alpha, g, red float64) float64 {
+	var ready func(v int) float64
+	ready = func(v int) float64 {
+		var heads []float64
+		for _, c := range []int{2*v + 1, 2*v + 2} {
+			if c < p {
+				heads = append(heads, ready(c)+alpha)
+			}
+		}
+		switch len(heads) {
+		case 1:
+			return heads[0] + g + red
+		case 2:
+			// The port takes the messages in as they come, a tie in
+			// either order (2v+2's first is the later end); the CPU
+			// reduces child 2v+1's, then 2v+2's.
+			in := [2]float64{heads[0] + g, heads[1] + g}
+			if heads[1] <= heads[0] {
+				in[0] = max(heads[0], in[1]) + g
+			} else {
+				in[1] = max(heads[1], in[0]) + g
+			}
+			return max(in[1], in[0]+red) + red
+		}
+		return 0
+	}
+	return ready(0)
+}
+
+// pipelinedBinaryReduce: Open MPI's generic reduce on the binary tree
+// (reduce/pipelined_binary) in k segments. Bounds, checked by simulation:
+// the lock-step tree's lower bound (the deepest leaf's last segment
+// climbing, the root's port, its CPU), and k times one segment's tree
+// time with the children reduced in tree order (heapReduceInOrder).
+func pipelinedBinaryReduce(m Hockney, s size) Prediction {
+	pr := segmentedBinaryReduce(m, s)
+	if s.p <= 2 {
+		return pr
+	}
+	pl := s.pipeline(m)
+	pr.Time = heapReduceInOrder(s.p, m.Alpha, pl.g, pl.red) * float64(pl.k)
+	return pr
+}
+
 // segmentedBinaryReduce: the binary tree reduce in k segments of s bytes,
 // event-driven (ADAPT) or lock-step. Bounds, not an exact form: a rank's
 // port takes in two children's segments in order of arrival and its CPU
