@@ -393,7 +393,7 @@ func ompiRun(c Collective, alg int, p Params, segBytes int64) (ompiPick, error) 
 
 // lockStepNote says how collsim's segmented trees differ from
 // ompi_coll_base_reduce_generic's when there are several segments.
-const lockStepNote = "approximate: collsim's segmented tree reduces segment by segment in lock step, receiving a segment from all children at once; Open MPI's (coll_base_reduce.c, ompi_coll_base_reduce_generic) takes the children one after another, one receive posted ahead, across segments"
+const lockStepNote = "approximate: collsim's segmented tree reduces segment by segment in lock step, receiving a segment from all children at once; Open MPI's (coll_base_reduce.c, ompi_coll_base_reduce_generic) takes the children one after another, one receive posted ahead, across segments (on the binary tree that is -a pipelined_binary, which needs receive buffers a two-level algorithm's stages cannot have yet)"
 
 // ompiSegCount is how many elements Open MPI's segmented coll/base
 // functions put in a segment of segBytes (COLL_BASE_COMPUTED_SEGCOUNT,
