@@ -350,7 +350,7 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if _, stderr, code := collsim(t, "merge", filepath.Join(dir, "part-1.csv"), filepath.Join(dir, "other.csv"), filepath.Join(dir, "part-3.csv")); code != 1 || !strings.Contains(stderr, "merge the parts of one sweep") {
 		t.Errorf("parts of two sweeps: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := collsim(t, "sweep", other, "-q", "-o", partial, "--resume"); code != 1 || !strings.Contains(stderr, "its file changed") {
+	if _, stderr, code := collsim(t, "sweep", other, "-q", "-o", partial, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or GOAL file it names changed") {
 		t.Errorf("resuming another sweep's output: exit %d: %s", code, stderr)
 	}
 }
@@ -446,10 +446,25 @@ func TestSweepBadFiles(t *testing.T) {
 		}
 	}
 	file := writeSweep(t, "axes:\n  ranks: [4]\n")
-	for _, args := range [][]string{{"--shard", "0/4"}, {"--shard", "5/4"}, {"--shard", "2"}, {"--jobs", "-1"}, {"--format", "xml"}, {"--resume"}} {
+	dir := filepath.Dir(file)
+	for _, args := range [][]string{{"--shard", "0/4"}, {"--shard", "5/4"}, {"--shard", "2"}, {"--jobs", "-1"}, {"--format", "xml"}, {"--resume"},
+		// A format the name contradicts: merge, plot and report would
+		// read the file as the other.
+		{"--format", "jsonl", "-o", filepath.Join(dir, "a.csv")}, {"--format", "csv", "-o", filepath.Join(dir, "a.jsonl")}, {"--format", "jsonl", "-o", filepath.Join(dir, "a.txt")}} {
 		if _, stderr, code := collsim(t, append([]string{"sweep", file}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.csv")); err == nil {
+		t.Error("a refused sweep wrote its output")
+	}
+	// A name in capitals is JSON Lines for every command alike.
+	upper := filepath.Join(dir, "x.JSONL")
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", upper); code != 0 {
+		t.Fatalf("sweep -o x.JSONL: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := collsim(t, "plot", upper, "--x", "ranks", "--y", "time_s", "-o", filepath.Join(dir, "p.png")); code != 0 {
+		t.Errorf("plot x.JSONL: exit %d: %s", code, stderr)
 	}
 }
 
@@ -677,5 +692,68 @@ func TestSweepSizesInBytes(t *testing.T) {
 	}
 	if !strings.Contains(out, " 65536 ") || !strings.Contains(out, " 1048576 ") || strings.Contains(out, "KiB") {
 		t.Errorf("dry run:\n%s", out)
+	}
+	// In JSON Lines every size is a number, written with units or not
+	// (1KiB was the string "1024" beside the number 2048).
+	file = writeSweep(t, "base: {ranks: 4}\naxes:\n  size: [1KiB, 2048, 4K]\n")
+	jsonl := filepath.Join(filepath.Dir(file), "out.jsonl")
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", jsonl); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(jsonl)
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		if want := []float64{1024, 2048, 4096}[i]; row["size"] != want {
+			t.Errorf("row %d: size %#v, want the number %v", i, row["size"], want)
+		}
+	}
+}
+
+// TestSweepMachineFileInHash: a sweep's hash covers what its machine
+// file holds, so that rows run before the file changed are not resumed
+// into rows run after it (a new user's trial: a file whose bandwidth was
+// edited between an interrupted run and its resume gave half the rows of
+// each machine under one hash, exit 0).
+func TestSweepMachineFileInHash(t *testing.T) {
+	file := writeSweep(t, `
+base: {machine: m.yaml, ranks: 4, verify: "off"}
+axes:
+  size: [1KiB, 1MiB]
+`)
+	machine := filepath.Join(filepath.Dir(file), "m.yaml")
+	text, err := os.ReadFile("testdata/tapered-16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(machine, text, 0o644)
+	hash := func() string {
+		out, stderr, code := collsim(t, "sweep", file, "--dry-run")
+		if code != 0 {
+			t.Fatalf("dry run: exit %d: %s", code, stderr)
+		}
+		m := regexp.MustCompile(`sweep ([0-9a-f]{16})`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("dry run names no hash:\n%s", out)
+		}
+		return m[1]
+	}
+	before := hash()
+	out := filepath.Join(filepath.Dir(file), "out.csv")
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	os.WriteFile(machine, append(text, []byte("# an edit that changes nothing still changes the file\n")...), 0o644)
+	if after := hash(); after == before {
+		t.Fatalf("the machine file changed and the sweep's hash did not (%s)", after)
+	}
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or GOAL file it names changed") {
+		t.Errorf("resume after the machine file changed: exit %d, want 1 saying the sweep changed: %s", code, stderr)
+	}
+	os.WriteFile(machine, text, 0o644)
+	if after := hash(); after != before {
+		t.Errorf("the machine file restored: hash %s, was %s", after, before)
 	}
 }

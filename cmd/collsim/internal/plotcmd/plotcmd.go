@@ -143,10 +143,11 @@ func LoadTable(file string) (*Table, error) {
 	return ReadTable(file, configs.BoundedTable(in, "a results table"))
 }
 
-// ReadTable reads CSV with a header, or JSON Lines (by the name's .jsonl
-// or .ndjson), whose objects' keys are the columns in first-seen order.
+// ReadTable reads CSV with a header, or JSON Lines (by the name, as
+// sweep.FormatOf reads it: .jsonl or .ndjson in any case), whose objects'
+// keys are the columns in first-seen order.
 func ReadTable(name string, r io.Reader) (*Table, error) {
-	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson") {
+	if sweep.FormatOf(name) == sweep.JSONL { // (x.JSONL, which sweep and merge take, was read as CSV)
 		t := &Table{Name: name}
 		sc := bufio.NewScanner(r)
 		sc.Buffer(nil, 1<<24)

@@ -63,7 +63,9 @@ A sweep file:
   replicas: 3                    # each point with seeds seed, seed+1, seed+2
 
 A machine setting that does not start with a top-level section sets every
-setting ending with it: link.bandwidth is every link's bandwidth.
+setting ending with it, key by key: link.bandwidth is the bandwidth of
+every section named link (a network's default link), not of global_link
+nor of a graph's edges that give their own.
 
 --shard i/n runs every n-th point from the i-th (1-based); collsim merge joins
 the shards' outputs into exactly what one run writes (but for wall times).`,
@@ -131,6 +133,10 @@ func Run(streams *cmdutil.IO, o *Options, file string) error {
 		format = FormatOf(o.Output)
 	case format != CSV && format != JSONL:
 		return cmdutil.Flagf("--format %q: give csv or jsonl", format)
+	case o.Output != "" && format != FormatOf(o.Output):
+		// merge, plot and report tell the format by the name: jsonl in
+		// a.csv was refused by each of them (a new user's trial).
+		return cmdutil.Flagf("-o %s with --format %s: merge, plot and report read a file named so as %s; name it %s", o.Output, format, FormatOf(o.Output), map[string]string{CSV: ".csv", JSONL: ".jsonl"}[format])
 	}
 	if o.Resume && o.Output == "" {
 		return cmdutil.Flagf("--resume continues the file of -o; give -o")

@@ -316,7 +316,9 @@ func axisValues(file string, key, val *yaml.Node) ([]*yaml.Node, error) {
 		// trial).
 		for _, v := range out {
 			if n, err := configs.ParseSize(strings.TrimSpace(v.Value)); err == nil && v.Kind == yaml.ScalarNode {
-				v.Value = strconv.FormatInt(n, 10)
+				// A number in JSON Lines too (1KiB was the string "1024"
+				// beside 2048 written plainly: a new user's trial).
+				v.Value, v.Tag, v.Style = strconv.FormatInt(n, 10), "!!int", 0
 			}
 		}
 	}
@@ -467,7 +469,51 @@ func (s *Spec) hash() string {
 	for _, d := range s.dims {
 		fmt.Fprintf(h, "dim %v\n", d)
 	}
+	// What the named machine and GOAL files hold, not only their names:
+	// a machine file edited between an interrupted sweep and its resume
+	// (or between the tasks of a Slurm array) gave rows of two machines
+	// in one file under one hash (a new user's trial).
+	for _, v := range s.inputFiles() {
+		data, err := configs.ReadFile(v, configs.MaxConfigBytes, "an input file")
+		if err != nil {
+			continue // the points that use it fail, saying why
+		}
+		fmt.Fprintf(h, "file %q %x\n", v, sha256.Sum256(data))
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// inputFiles are the files the points read, by path: every machine that is
+// not built in and every GOAL schedule, in base and axes, once each, in
+// order.
+func (s *Spec) inputFiles() []string {
+	var out []string
+	add := func(key string, v *yaml.Node) {
+		if (key != "machine" && key != "goal") || v.Kind != yaml.ScalarNode || v.Value == "" {
+			return
+		}
+		// A machine's path is relative to the sweep file's folder; a
+		// GOAL file's goes to collsim run as it is written.
+		path := v.Value
+		if key == "machine" {
+			if slices.Contains(configs.Builtins(), path) {
+				return
+			}
+			path = machinePath(s.File, path)
+		}
+		if !slices.Contains(out, path) {
+			out = append(out, path)
+		}
+	}
+	for _, b := range s.Base {
+		add(b.Key, b.Node)
+	}
+	for _, a := range s.Axes {
+		for _, v := range a.Values {
+			add(a.Key, v)
+		}
+	}
+	return out
 }
 
 // show is a value as one line of text.
