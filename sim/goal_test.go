@@ -49,6 +49,30 @@ func TestParseGOAL(t *testing.T) {
 	}
 }
 
+// LogGOPSim's txt2bin takes blanks between a size and its b ("8 b",
+// "8<TAB>b"); the schedule is the same as written without them. A b
+// alone on the next line is not a size's.
+func TestParseGOALSpacedSize(t *testing.T) {
+	spaced := strings.NewReplacer("8b to", "8 b to", "8b from 1", "8\tb from 1").Replace(pingPong)
+	if spaced == pingPong {
+		t.Fatal("the replacement found nothing")
+	}
+	want, err := sim.ParseGOAL(strings.NewReader(pingPong), "pp.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sim.ParseGOAL(strings.NewReader(spaced), "spaced.goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := sim.Materialize(want.Schedule("a")), sim.Materialize(got.Schedule("a")); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("with blanks before b: %v, want %v", b, a)
+	}
+	if _, err := sim.ParseGOAL(strings.NewReader("num_ranks 2\nrank 0 {\nsend 8\nb to 1\n}\nrank 1 {\n}\n"), "x.goal"); err == nil {
+		t.Error("a size whose b is on the next line was taken")
+	}
+}
+
 // A requires pointing to a later-written op is legal GOAL: the reader
 // reorders the rank so that it runs.
 func TestParseGOALForwardDependency(t *testing.T) {

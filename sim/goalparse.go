@@ -1097,21 +1097,38 @@ func (p *goalParser) defineLabel(label []byte, number int, index int32) {
 	p.labels[string(label)] = index
 }
 
-// bytesSize reads "<n>b".
+// bytesSize reads "<n>b", or "<n> b": LogGOPSim's txt2bin takes blanks
+// between the number and its b (an audit found collsim refusing them).
 func (p *goalParser) bytesSize() (int64, error) {
 	p.skipSpace()
 	start := p.pos
 	w := p.word()
-	if len(w) < 2 || w[len(w)-1] != 'b' {
+	digits := w
+	switch {
+	case len(w) >= 2 && w[len(w)-1] == 'b':
+		digits = w[:len(w)-1]
+	case len(w) >= 1 && p.spacedB():
+	default:
 		p.pos = start
 		return 0, p.errf("expected a size in bytes such as 1024b, found %q", p.found(w))
 	}
-	v, ok := decimal(w[:len(w)-1])
+	v, ok := decimal(digits)
 	if !ok || v < 0 || v > 1<<62 {
 		p.pos = start
 		return 0, p.errf("size %q is not a whole number of bytes from 0 to 2^62", p.found(w))
 	}
 	return v, nil
+}
+
+// spacedB reports whether the line goes on with blanks and a lone "b"
+// word, and if so reads past it.
+func (p *goalParser) spacedB() bool {
+	save := p.pos
+	if w := p.word(); len(w) == 1 && w[0] == 'b' && p.pos > save+1 {
+		return true
+	}
+	p.pos = save
+	return false
 }
 
 // options reads "tag t", "cpu c", "nic n" in that order (tag only for
