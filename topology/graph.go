@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"strings"
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/encoding"
@@ -35,22 +36,55 @@ func (e bwEdge) Attributes() []encoding.Attribute {
 	return []encoding.Attribute{{Key: "label", Value: e.label}}
 }
 
-// Graph returns the topology as a gonum directed graph (one edge per
-// directed link that has not failed; parallel links collapse into one
-// edge).
+// Graph returns the topology as a gonum directed graph: one edge per
+// ordered pair of vertices with links that have not failed. Parallel links
+// (a dragonfly's several global links between two routers, a cable given
+// twice) are one edge labelled with their count and bandwidths, "2 x
+// 4.7GB/s": labelled with one link's bandwidth, the picture showed half
+// the capacity that is simulated (an audit).
 func (t *Topology) Graph() *simple.DirectedGraph {
 	g := simple.NewDirectedGraph()
 	for v := range t.vertices {
 		g.AddNode(vertex{id: int64(v), label: t.vertexOf[v], host: v < t.hosts})
 	}
+	type pair struct{ from, to int32 }
+	bws := map[pair][]float64{}
+	var order []pair
 	for id, l := range t.links {
-		if l.From == l.To || g.HasEdgeFromTo(int64(l.From), int64(l.To)) || t.dead != nil && t.dead[id] {
+		if l.From == l.To || t.dead != nil && t.dead[id] {
 			continue
 		}
-		g.SetEdge(bwEdge{Edge: simple.Edge{F: g.Node(int64(l.From)), T: g.Node(int64(l.To))},
-			label: fmt.Sprintf("%.4gGB/s", l.Bandwidth/1e9)})
+		k := pair{int32(l.From), int32(l.To)}
+		if _, ok := bws[k]; !ok {
+			order = append(order, k)
+		}
+		bws[k] = append(bws[k], l.Bandwidth)
+	}
+	for _, k := range order {
+		g.SetEdge(bwEdge{Edge: simple.Edge{F: g.Node(int64(k.from)), T: g.Node(int64(k.to))}, label: parallelLabel(bws[k])})
 	}
 	return g
+}
+
+// parallelLabel writes the bandwidths of the links between two vertices:
+// "4.7GB/s" for one, "2 x 4.7GB/s" for equal ones, else each.
+func parallelLabel(bws []float64) string {
+	one := func(b float64) string { return fmt.Sprintf("%.4gGB/s", b/1e9) }
+	equal := true
+	for _, b := range bws[1:] {
+		equal = equal && b == bws[0]
+	}
+	switch {
+	case len(bws) == 1:
+		return one(bws[0])
+	case equal:
+		return fmt.Sprintf("%d x %s", len(bws), one(bws[0]))
+	}
+	parts := make([]string, len(bws))
+	for i, b := range bws {
+		parts[i] = one(b)
+	}
+	return strings.Join(parts, " + ")
 }
 
 // DOT returns the topology in Graphviz DOT form.

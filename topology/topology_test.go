@@ -431,3 +431,33 @@ func TestTreeSplitsDevicesAsEvenlyAsTheCountsAllow(t *testing.T) {
 		t.Errorf("devices' switches %v: want 0 and 1 under one, 2 and 3 under one each", switchOf)
 	}
 }
+
+// Parallel links are one DOT edge that says how many: a dragonfly of 2
+// groups of 2 routers with 2 global links each joins r0.0 to r1.0 by two
+// cables (each router's two global ports to the same router of the other
+// group), 20 directed links in 16 edges. Each link counted once in the
+// labels adds up to the links (an audit: the DOT showed one cable's
+// bandwidth).
+func TestDOTCountsParallelLinks(t *testing.T) {
+	link := LinkSpec{Bandwidth: 5e9, Latency: 1e-7}
+	df, err := Dragonfly(DragonflySpec{P: 1, A: 2, H: 2, G: 2, Host: link, Local: link, Global: LinkSpec{Bandwidth: 4.7e9, Latency: 3e-7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(df.Links()) != 20 {
+		t.Fatalf("%d links, want 20 (8 host, 4 local, 4 global cables both ways)", len(df.Links()))
+	}
+	out, err := df.DOT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	edges := strings.Count(text, "->")
+	links := edges + strings.Count(text, `"2 x `) // each "2 x" edge holds one link more
+	if edges != 16 || links != 20 || !strings.Contains(text, `"2 x 4.7GB/s"`) {
+		t.Errorf("DOT: %d edges standing for %d links, want 16 for 20 with global edges labelled 2 x 4.7GB/s:\n%s", edges, links, text)
+	}
+	if got := parallelLabel([]float64{1e9, 2e9}); got != "1GB/s + 2GB/s" {
+		t.Errorf("unequal parallel links: %q", got)
+	}
+}
