@@ -35,7 +35,8 @@ func TestReport(t *testing.T) {
 	page := string(data)
 	for _, want := range []string{
 		"collsim sweep " + file + " -o " + results,
-		"<h2>time_s against size</h2>", "<h2>busbw_GBps against size</h2>", "<h2>Results</h2>",
+		// The link bandwidth, left over, gets plots of its own.
+		"<h2>time_s against size, where link.bandwidth=100Gbit/s</h2>", "<h2>busbw_GBps against size, where link.bandwidth=200Gbit/s</h2>", "<h2>Results</h2>",
 		// The algorithms compared are the series (a sweep of two
 		// libraries over two collectives drew each collective's line as
 		// the mean of the libraries': a new user's trial).
@@ -52,8 +53,8 @@ func TestReport(t *testing.T) {
 			t.Errorf("the report has no %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg"); n < 6 {
-		t.Errorf("%d pictures, want 2 plots and 4 machines", n)
+	if n := strings.Count(page, "<svg"); n < 8 {
+		t.Errorf("%d pictures, want 4 plots and 4 machines", n)
 	}
 	// Each point's command line runs that point: three of them, against
 	// their rows.
@@ -183,6 +184,40 @@ func TestReportPicksTheAxisWithMostValues(t *testing.T) {
 	html, _ := os.ReadFile(out)
 	if !strings.Contains(string(html), "against size") || strings.Contains(string(html), "against ranks") {
 		t.Errorf("the report's plots are not against size")
+	}
+}
+
+// Axes left over after the x, the series and the panels get figures of
+// their own, a pair for each value, not a line through the mean of rows
+// that differ in them (a new user's trial: the README's taper sweep drew
+// allreduce and alltoall as one line). Here x is size, the series algo,
+// the panels ranks; collective is left over.
+func TestReportSplitsLeftoverAxes(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("collective,algo,ranks,size,time_s\n")
+	for ci, c := range []string{"allreduce", "alltoall"} {
+		for _, a := range []string{"ring", "bruck"} {
+			for _, r := range []int{8, 16} {
+				for i, s := range []int{8, 1024, 65536} {
+					fmt.Fprintf(&b, "%s,%s,%d,%d,%g\n", c, a, r, s, float64((ci+1)*r*(i+1))*1e-6)
+				}
+			}
+		}
+	}
+	in, out := filepath.Join(dir, "own.csv"), filepath.Join(dir, "own.html")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	if _, stderr, code := collsim(t, "report", in, "-o", out, "--x", "size", "--series", "algo", "--facet", "ranks"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html, _ := os.ReadFile(out)
+	for _, want := range []string{"time_s against size, where collective=allreduce", "time_s against size, where collective=alltoall", "--where collective=alltoall"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	if strings.Contains(string(html), "the rows differ in") {
+		t.Error("the report still draws rows of two collectives as one line")
 	}
 }
 

@@ -182,7 +182,7 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 	if candidates == nil {
 		// (A table of a user's own, with sweep-file names such as algo
 		// and size, once lost its size axis to ranks.)
-		for _, c := range []string{"algorithm", "algo", "machine", "ranks", "size_bytes", "size"} {
+		for _, c := range []string{"collective", "algorithm", "algo", "machine", "ranks", "size_bytes", "size"} {
 			if slices.Contains(t.Columns, c) {
 				candidates = append(candidates, c)
 			}
@@ -223,35 +223,67 @@ func (o *Options) plots(t *plotcmd.Table, axes []string) ([]Section, error) {
 	}
 	xs := distinct(t, slices.Index(t.Columns, po.X))
 	po.LogX = spread(xs) >= 16
+	// Axes left over with several values get figures of their own, one
+	// for each combination of their values (up to 8), rather than a line
+	// through the mean of, say, two collectives' times (a new user's
+	// trial: the README's taper sweep drew allreduce and alltoall as one
+	// line with error bars from 1 to 12 GB/s).
+	wheres := [][]string{nil}
+	rest = slices.DeleteFunc(rest, func(a string) bool { return a == po.Series || a == po.Facet }) // given by flags
+	if len(po.Where) == 0 {
+		for _, a := range rest {
+			vals := distinct(t, slices.Index(t.Columns, a))
+			if len(vals) < 2 || len(wheres)*len(vals) > 8 {
+				continue
+			}
+			var next [][]string
+			for _, w := range wheres {
+				for _, v := range vals {
+					next = append(next, append(slices.Clone(w), a+"="+v))
+				}
+			}
+			wheres = next
+		}
+	}
 	var sections []Section
-	for _, y := range []string{"time_s", "busbw_GBps"} {
-		if !slices.Contains(t.Columns, y) {
-			continue
+	for _, where := range wheres {
+		po.Where = where
+		for _, y := range []string{"time_s", "busbw_GBps"} {
+			if !slices.Contains(t.Columns, y) {
+				continue
+			}
+			po.Y = y
+			po.LogY = y == "time_s" && spread(distinct(t, slices.Index(t.Columns, y))) >= 16
+			fig, notes, err := po.Figure(t)
+			if err != nil {
+				return nil, err
+			}
+			body, err := Figure(fig)
+			if err != nil {
+				return nil, err
+			}
+			line := fmt.Sprintf("collsim plot %s --x %s --y %s", "RESULTS", po.X, y)
+			heading := y + " against " + po.X
+			if po.Series != "" {
+				line += " --series " + po.Series
+			}
+			if po.Facet != "" {
+				line += " --facet " + po.Facet
+			}
+			for _, w := range where {
+				line += " --where " + w
+			}
+			if len(where) > 0 {
+				heading += ", where " + strings.Join(where, ", ")
+			}
+			if po.LogX {
+				line += " --logx"
+			}
+			if po.LogY {
+				line += " --logy"
+			}
+			sections = append(sections, Section{Heading: heading, Notes: append(notes, "As "+line+" -o plot.svg draws it."), Body: body})
 		}
-		po.Y = y
-		po.LogY = y == "time_s" && spread(distinct(t, slices.Index(t.Columns, y))) >= 16
-		fig, notes, err := po.Figure(t)
-		if err != nil {
-			return nil, err
-		}
-		body, err := Figure(fig)
-		if err != nil {
-			return nil, err
-		}
-		line := fmt.Sprintf("collsim plot %s --x %s --y %s", "RESULTS", po.X, y)
-		if po.Series != "" {
-			line += " --series " + po.Series
-		}
-		if po.Facet != "" {
-			line += " --facet " + po.Facet
-		}
-		if po.LogX {
-			line += " --logx"
-		}
-		if po.LogY {
-			line += " --logy"
-		}
-		sections = append(sections, Section{Heading: y + " against " + po.X, Notes: append(notes, "As "+line+" -o plot.svg draws it."), Body: body})
 	}
 	return sections, nil
 }
