@@ -59,7 +59,12 @@ type layerYAML struct {
 	TPFwd      int     `yaml:"tp_fwd"`
 	TPBwd      int     `yaml:"tp_bwd"`
 	TPBytes    string  `yaml:"tp_bytes"` // its tensor-parallel allreduces' size per sample (default: output_bytes)
-	Pruned     float64 `yaml:"pruned"`
+	// ParamsShared of a tp layer's params every tensor-parallel rank keeps
+	// whole (layer norms, row-parallel biases); Tied, params it shares
+	// with the first layer (logits tied to the word embedding).
+	ParamsShared float64 `yaml:"params_shared"`
+	Tied         float64 `yaml:"tied"`
+	Pruned       float64 `yaml:"pruned"`
 }
 
 // MaxModelLayers bounds a model file's layers after repeats.
@@ -299,6 +304,15 @@ func (ly *layerYAML) layer(i int) (dnn.Layer, int, error) {
 		return bad("fwd_flops %g must be from 0 to 1e21 per sample", ly.FwdFLOPs)
 	}
 	l.Params, l.FwdFLOPs = int64(ly.Params), ly.FwdFLOPs
+	switch {
+	case ly.ParamsShared < 0 || ly.ParamsShared > ly.Params || ly.ParamsShared != math.Trunc(ly.ParamsShared):
+		return bad("params_shared %g must be a whole number from 0 to the layer's params, %g", ly.ParamsShared, ly.Params)
+	case ly.ParamsShared > 0 && !ly.TP:
+		return bad("params_shared counts the params a layer split by tensor parallelism keeps whole; give tp: true, or leave it out (a layer without tp keeps all its params whole)")
+	case ly.Tied < 0 || ly.Tied > 1e15 || ly.Tied != math.Trunc(ly.Tied):
+		return bad("tied %g must be a whole number of params from 0 to 1e15", ly.Tied)
+	}
+	l.ParamsShared, l.Tied = int64(ly.ParamsShared), int64(ly.Tied)
 	var err error
 	if ly.Activation != "" {
 		if l.ActBytes, err = ParseSize(ly.Activation); err != nil {
