@@ -10,6 +10,19 @@ import (
 	"github.com/collsim/collsim/topology"
 )
 
+// heapChildren are relative rank v's children in the binary tree of p
+// ranks numbered heap-wise, as the transcriptions below build it from the
+// C code's tree_next (independently of collsim's treeOf).
+func heapChildren(v, p int) []int {
+	var children []int
+	for _, c := range []int{2*v + 1, 2*v + 2} {
+		if c < p {
+			children = append(children, c)
+		}
+	}
+	return children
+}
+
 // openMPIGenericBcast writes, rank by rank, the program that Open MPI's
 // ompi_coll_base_bcast_intra_generic runs on the binary tree of relative
 // ranks (children 2v+1, 2v+2), transcribed from its loops rather than from
@@ -20,19 +33,13 @@ import (
 // segment j's receive and waits for segment j-1's. The waits become
 // dependencies: an op after a wait depends on what was waited for.
 func openMPIGenericBcast(p, root int, count, seg int64) []sim.Program {
-	nseg := int((count + seg - 1) / seg)
-	nseg = max(nseg, 1)
+	nseg := max(int((count+seg-1)/seg), 1)
 	bytes := func(k int) int64 { return 8 * (min(count, int64(k+1)*seg) - int64(k)*seg) }
 	progs := make([]sim.Program, p)
 	for r := range p {
 		v := (r - root + p) % p
 		abs := func(x int) int32 { return int32((x + root) % p) }
-		var children []int
-		for _, c := range []int{2*v + 1, 2*v + 2} {
-			if c < p {
-				children = append(children, c)
-			}
-		}
+		children := heapChildren(v, p)
 		var prog sim.Program
 		add := func(op sim.Op) int32 { prog = append(prog, op); return int32(len(prog) - 1) }
 		recvs := make([]int32, nseg)
@@ -84,11 +91,19 @@ func openMPIGenericBcast(p, root int, count, seg int64) []sim.Program {
 // on the analytic network and on the flow network, where a parent's two
 // sends share its link.
 func TestPipelinedBinaryIsOpenMPIGeneric(t *testing.T) {
-	alg, err := collectives.Lookup(collectives.Bcast, "pipelined_binary")
+	sameAsTranscription(t, collectives.Bcast, sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10}, openMPIGenericBcast)
+}
+
+// sameAsTranscription runs c's pipelined_binary and the transcription of
+// Open MPI's loops (transcribe: ranks, root, count, segment) on 7 rank
+// counts and 6 segmentings, eager and rendezvous segments, on the
+// analytic and the flow network, and compares the ranks' finish times.
+func sameAsTranscription(t *testing.T, c collectives.Collective, host sim.HostParams, transcribe func(p, root int, count, seg int64) []sim.Program) {
+	t.Helper()
+	alg, err := collectives.Lookup(c, "pipelined_binary")
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10}
 	for _, p := range []int{1, 2, 3, 5, 8, 13, 31} {
 		for _, c := range []struct{ count, seg int64 }{{1, 1}, {8192, 8192}, {8192 * 3, 8192}, {100000, 8192}, {100000, 16384}, {7, 2}} {
 			root := p / 3
@@ -101,12 +116,12 @@ func TestPipelinedBinaryIsOpenMPIGeneric(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", openMPIGenericBcast(p, root, c.count, c.seg), 1), sim.Config{Network: net, Host: host})
+				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", transcribe(p, root, c.count, c.seg), 1), sim.Config{Network: net, Host: host})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(got.Finish, want.Finish) {
-					t.Errorf("%s, p %d, %d elements in segments of %d: ranks finish at %v, Open MPI's generic pipeline at %v", name, p, c.count, c.seg, got.Finish, want.Finish)
+					t.Errorf("%s, p %d, %d elements in segments of %d: ranks finish at %v, Open MPI's loops at %v", name, p, c.count, c.seg, got.Finish, want.Finish)
 				}
 			}
 		}
@@ -147,12 +162,7 @@ func openMPIGenericReduce(p, root int, count, seg int64, elem int64) []sim.Progr
 	for r := range p {
 		v := (r - root + p) % p
 		abs := func(x int) int32 { return int32((x + root) % p) }
-		var children []int
-		for _, c := range []int{2*v + 1, 2*v + 2} {
-			if c < p {
-				children = append(children, c)
-			}
-		}
+		children := heapChildren(v, p)
 		var prog sim.Program
 		add := func(op sim.Op, after []int32) int32 {
 			op.After = slices.Clone(after)
@@ -207,31 +217,6 @@ func openMPIGenericReduce(p, root int, count, seg int64, elem int64) []sim.Progr
 // segments, with a CPU overhead per message and a reduction cost, on the
 // analytic and the flow network.
 func TestPipelinedReduceIsOpenMPIGeneric(t *testing.T) {
-	alg, err := collectives.Lookup(collectives.Reduce, "pipelined_binary")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10, ReducePsPerByte: 100}
-	for _, p := range []int{1, 2, 3, 5, 8, 13, 31} {
-		for _, c := range []struct{ count, seg int64 }{{1, 1}, {8192, 8192}, {8192 * 3, 8192}, {100000, 8192}, {100000, 16384}, {7, 2}} {
-			root := p / 3
-			s, err := alg.Build(collectives.Params{Ranks: p, Count: c.count, Segment: c.seg, Root: root})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, net := range map[string]sim.NetworkFactory{"analytic": crossbarNet(t, p), "flow": crossbarFlow(t, p)} {
-				got, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: host})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", openMPIGenericReduce(p, root, c.count, c.seg, 8), 1), sim.Config{Network: net, Host: host})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(got.Finish, want.Finish) {
-					t.Errorf("%s, p %d, %d elements in segments of %d: ranks finish at %v, Open MPI's generic reduce at %v", name, p, c.count, c.seg, got.Finish, want.Finish)
-				}
-			}
-		}
-	}
+	transcribe := func(p, root int, count, seg int64) []sim.Program { return openMPIGenericReduce(p, root, count, seg, 8) }
+	sameAsTranscription(t, collectives.Reduce, sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10, ReducePsPerByte: 100}, transcribe)
 }

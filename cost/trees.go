@@ -348,32 +348,15 @@ func splitBinarySegmented(m Hockney, s size) Prediction {
 // its root, each rank taking its children's messages in order of arrival
 // and reducing them one after another (as inOrderBinaryReduce).
 func heapReduce(p int, alpha, g, red float64) float64 {
-	var ready func(v int) float64
-	ready = func(v int) float64 {
-		var heads []float64
-		for _, c := range []int{2*v + 1, 2*v + 2} {
-			if c < p {
-				heads = append(heads, ready(c)+alpha)
-			}
-		}
-		switch len(heads) {
-		case 1:
-			return heads[0] + g + red
-		case 2:
-			first, second := min(heads[0], heads[1]), max(heads[0], heads[1])
-			in1 := first + g
-			in2 := max(second, in1) + g
-			return max(in2, in1+red) + red
-		}
-		return 0
-	}
-	return ready(0)
+	return heapReduceOrdered(p, alpha, g, red, false)
 }
 
-// heapReduceInOrder is heapReduce with each rank reducing its children in
-// their order in the tree (2v+1, then 2v+2) whatever the order their
-// messages arrive in, as Open MPI's generic reduce waits for them.
-func heapReduceInOrder(p int, alpha, g, red float64) float64 {
+// heapReduceOrdered is heapReduce, or, inOrder, with each rank reducing
+// its children in their order in the tree (2v+1, then 2v+2) whatever the
+// order their messages arrive in, as Open MPI's generic reduce waits for
+// them. The port takes the messages in as they come; in order, a tie is
+// taken in either order (2v+2's first is the later end).
+func heapReduceOrdered(p int, alpha, g, red float64, inOrder bool) float64 {
 	var ready func(v int) float64
 	ready = func(v int) float64 {
 		var heads []float64
@@ -386,9 +369,12 @@ func heapReduceInOrder(p int, alpha, g, red float64) float64 {
 		case 1:
 			return heads[0] + g + red
 		case 2:
-			// The port takes the messages in as they come, a tie in
-			// either order (2v+2's first is the later end); the CPU
-			// reduces child 2v+1's, then 2v+2's.
+			if !inOrder {
+				first, second := min(heads[0], heads[1]), max(heads[0], heads[1])
+				in1 := first + g
+				in2 := max(second, in1) + g
+				return max(in2, in1+red) + red
+			}
 			in := [2]float64{heads[0] + g, heads[1] + g}
 			if heads[1] <= heads[0] {
 				in[0] = max(heads[0], in[1]) + g
@@ -406,14 +392,14 @@ func heapReduceInOrder(p int, alpha, g, red float64) float64 {
 // (reduce/pipelined_binary) in k segments. Bounds, checked by simulation:
 // the lock-step tree's lower bound (the deepest leaf's last segment
 // climbing, the root's port, its CPU), and k times one segment's tree
-// time with the children reduced in tree order (heapReduceInOrder).
+// time with the children reduced in tree order (heapReduceOrdered).
 func pipelinedBinaryReduce(m Hockney, s size) Prediction {
 	pr := segmentedBinaryReduce(m, s)
 	if s.p <= 2 {
 		return pr
 	}
 	pl := s.pipeline(m)
-	pr.Time = heapReduceInOrder(s.p, m.Alpha, pl.g, pl.red) * float64(pl.k)
+	pr.Time = heapReduceOrdered(s.p, m.Alpha, pl.g, pl.red, true) * float64(pl.k)
 	return pr
 }
 
