@@ -664,12 +664,15 @@ type pipelinedReduce struct {
 }
 
 func newPipelinedReduce(p Params, r int) *pipelinedReduce {
-	seg := defaultSegment(p)
+	seg := min(defaultSegment(p), max(p.Count, 1)) // the scratch's halves: pipelinedReduceScratch
 	return &pipelinedReduce{r: r, p: p.Ranks, root: p.Root, n: p.Count, seg: seg, nseg: segments(p.Count, seg), posted: -1, last: -1}
 }
 
-// pipelinedReduceScratch is the two segments' receive buffers.
-func pipelinedReduceScratch(p Params) []int64 { return []int64{2 * defaultSegment(p)} }
+// pipelinedReduceScratch is the two segments' receive buffers (a segment
+// holds at most the vector).
+func pipelinedReduceScratch(p Params) []int64 {
+	return []int64{2 * min(defaultSegment(p), max(p.Count, 1))}
+}
 
 func (s *pipelinedReduce) finals() []int32 { return nonNegative(s.last) }
 

@@ -411,7 +411,7 @@ func TestNodePlacement(t *testing.T) {
 // for the same seed.
 func TestNoiseConfig(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "os.txt"), []byte("# start\tduration (ns)\n0\t5000\n100000\t5000\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "os.txt"), []byte("# start\tduration (ns)\n0\t5000\n100000\t0\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "bad.txt"), []byte("0\t5000\n10\tlots\n"), 0o644)
 	head := "network:\n  crossbar: {hosts: 2, link: {bandwidth: 1GB/s, latency: 0}}\nnoise:\n"
 	write := func(name, body string) string {

@@ -398,7 +398,7 @@ func TestUsualLineNearMisses(t *testing.T) {
 		{"l%[1]d: send 1234567b to 0", false},            // 7 digits
 		{"l%[1]d: send 12345678b to 0", false},           // 8
 		{"l%[1]d: send 4611686018427387905b to 0", true}, // above 2^62
-		{"l%[1]d: send 8 b to 0", true},                  // a space before b
+		{"l%[1]d: send 8 b to 0", false},                 // a space before b: LogGOPSim's txt2bin takes it
 		{"l%[1]d: send 8B to 0", true},                   // B
 		{"l%[1]d: send 8b  to 0", false},                 // two spaces
 		{"l%[1]d: send 8b to 0 tag", true},               // no tag
