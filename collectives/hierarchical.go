@@ -123,8 +123,12 @@ func buildHierarchical(p Params, r int, checkOnly bool) (*hierarchical, error) {
 	}
 	redAlg, err1 := Lookup(Reduce, intra)
 	bcAlg, err2 := Lookup(Bcast, intra)
-	if err1 != nil || err2 != nil || intra == "rabenseifner" {
+	switch {
+	case err1 != nil || err2 != nil || intra == "rabenseifner":
 		return nil, &Unsupported{Reason: fmt.Sprintf("--intra %q is not a reduce and bcast pair; use binomial, linear, chain, adapt or segmented_binary", intra)}
+	case redAlg.scratch != nil || bcAlg.scratch != nil:
+		// (Its reduce's receives went to buffers no rank had.)
+		return nil, &Unsupported{Reason: fmt.Sprintf("--intra %s: its reduce needs receive buffers of its own, which the nodes' stages do not have; use binomial, linear, chain, adapt or segmented_binary", intra)}
 	}
 	h := &hierarchical{}
 	nseg := segments(p.Count, seg)

@@ -470,7 +470,7 @@ func (st levelStep) pickFor(k int, q Params) (Algorithm, Params, error) {
 		return a, q, err
 	}
 	if a.scratch != nil || a.newRank == nil {
-		return a, q, fmt.Errorf("%s cannot run inside a two-level algorithm", a.ID())
+		return a, q, fmt.Errorf("%s cannot run inside a two-level algorithm (it needs buffers of its own); use binomial, linear, chain, adapt or segmented_binary", a.ID())
 	}
 	return a, q, nil
 }

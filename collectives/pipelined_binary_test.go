@@ -2,6 +2,7 @@ package collectives_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
@@ -219,4 +220,20 @@ func openMPIGenericReduce(p, root int, count, seg int64, elem int64) []sim.Progr
 func TestPipelinedReduceIsOpenMPIGeneric(t *testing.T) {
 	transcribe := func(p, root int, count, seg int64) []sim.Program { return openMPIGenericReduce(p, root, count, seg, 8) }
 	sameAsTranscription(t, collectives.Reduce, sim.HostParams{Overhead: 2 * sim.Microsecond, EagerLimit: 64 << 10, ReducePsPerByte: 100}, transcribe)
+}
+
+// The two-level algorithms cannot give an inner reduce buffers of its
+// own: with --intra pipelined_binary they refuse, naming what to use
+// (hierarchical's reduce sent its receives to a buffer no rank had).
+func TestTwoLevelRefusesPipelinedBinary(t *testing.T) {
+	for _, name := range []string{"hierarchical", "smp"} {
+		a, err := collectives.Lookup(collectives.Allreduce, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.Build(collectives.Params{Ranks: 8, Count: 1 << 17, NodeSize: 4, Intra: "pipelined_binary"})
+		if err == nil || !strings.Contains(err.Error(), "use binomial") {
+			t.Errorf("%s with --intra pipelined_binary: %v, want a refusal naming what to use", name, err)
+		}
+	}
 }
