@@ -164,6 +164,15 @@ func ParseModel(source string, data []byte) (*dnn.Model, error) {
 			errs = append(errs, fmt.Errorf("%s:%d: %w", source, n.Line, err))
 			continue
 		}
+		// The model's own checks of tied weights, at the layer's line.
+		switch {
+		case l.Tied > 0 && len(m.Layers) == 0:
+			errs = append(errs, fmt.Errorf("%s:%d: layer %d (%s): tied: the first layer's weights are its own; tie a later layer (the logits) to them", source, n.Line, i, l.Name))
+			continue
+		case l.Tied > 0 && l.Tied > m.Layers[0].Params:
+			errs = append(errs, fmt.Errorf("%s:%d: layer %d (%s): tied %d is more than the first layer's %d params", source, n.Line, i, l.Name, l.Tied, m.Layers[0].Params))
+			continue
+		}
 		if len(m.Layers)+repeat > MaxModelLayers {
 			errs = append(errs, fmt.Errorf("%s:%d: more than %d layers in all; a model this deep is a mistake", source, n.Line, MaxModelLayers))
 			break

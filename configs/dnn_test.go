@@ -21,13 +21,13 @@ layers:
     tp_bwd: 2
     tp_bytes: 8KiB
     params_shared: 100
-  - {name: head, params: 10, tp: true, tied: 2000}
+  - {name: head, params: 10, tp: true, tied: 800}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Layers) != 5 || m.Params() != 1000+3*4000+10 || m.Layers[0].ActBytes != 1024 || m.Layers[0].OutBytes != 512 || m.Tokens != 128 || !m.Layers[3].TP || m.Layers[3].TPFwd != 2 || m.Layers[3].TPBytes != 8<<10 ||
-		m.Layers[3].ParamsShared != 100 || m.Layers[4].Tied != 2000 {
+		m.Layers[3].ParamsShared != 100 || m.Layers[4].Tied != 800 {
 		t.Errorf("%+v", m)
 	}
 	g, err := ParseModel("g.yaml", []byte("transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 100}\n"))
@@ -49,10 +49,12 @@ func TestParseModelErrors(t *testing.T) {
 		"layers:\n  - {name: a, params: 5, tp_fwd: 2}\n":                       "m.yaml:2: layer 0 (a): tp_fwd and tp_bwd count allreduces of a layer with tp: true",
 		"layers:\n  - {name: a, params: 5, tp_bytes: 1KiB}\n":                  "m.yaml:2: layer 0 (a): tp_bytes sizes the allreduces of a layer with tp: true",
 		"layers:\n\t- a\n": "m.yaml:2: a tab",
-		"layers:\n  - {name: a, params: 5, tp: true, params_shared: 6}\n": "m.yaml:2: layer 0 (a): params_shared 6 must be a whole number from 0 to the layer's params, 5",
-		"layers:\n  - {name: a, params: 5, params_shared: 2}\n":           "m.yaml:2: layer 0 (a): params_shared counts the params a layer split by tensor parallelism keeps whole; give tp: true",
-		"layers:\n  - {name: a, params: 5, tied: -1}\n":                   "m.yaml:2: layer 0 (a): tied -1 must be a whole number",
-		"layers:\n  - {name: a, params: 5, tied: 1.5}\n":                  "m.yaml:2: layer 0 (a): tied 1.5 must be a whole number",
+		"layers:\n  - {name: a, params: 5, tp: true, params_shared: 6}\n":        "m.yaml:2: layer 0 (a): params_shared 6 must be a whole number from 0 to the layer's params, 5",
+		"layers:\n  - {name: a, params: 5, params_shared: 2}\n":                  "m.yaml:2: layer 0 (a): params_shared counts the params a layer split by tensor parallelism keeps whole; give tp: true",
+		"layers:\n  - {name: a, params: 5, tied: -1}\n":                          "m.yaml:2: layer 0 (a): tied -1 must be a whole number",
+		"layers:\n  - {name: a, params: 5, tied: 1.5}\n":                         "m.yaml:2: layer 0 (a): tied 1.5 must be a whole number",
+		"layers:\n  - {name: a, params: 5, tied: 2}\n":                           "m.yaml:2: layer 0 (a): tied: the first layer's weights are its own",
+		"layers:\n  - {name: a, params: 5}\n  - {name: b, params: 1, tied: 6}\n": "m.yaml:3: layer 1 (b): tied 6 is more than the first layer's 5 params",
 		"layers: [1, 2]\n": "m.yaml:1: expected a mapping",
 		"tokens: -3\ntransformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 5}\n": "m.yaml:1: tokens with transformer: a transformer's tokens per sample are its seq",
 	}

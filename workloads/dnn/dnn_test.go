@@ -594,4 +594,51 @@ func TestTiedWeightsAcrossStages(t *testing.T) {
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "more than one layer") {
 		t.Errorf("two tied layers: %v, want an error", err)
 	}
+	bad = model(1<<20 + 1)
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "tie at most those") {
+		t.Errorf("more tied than the first layer has: %v, want an error", err)
+	}
+}
+
+// Under ZeRO-3 a layer tied to the first layer's weights gathers them
+// whole before it computes, as DeepSpeed gathers a shared parameter with
+// every module that uses it, on the first layer's stage too (the logits'
+// gather held only their own parameters: an audit). An embedding of 1 Mi
+// parameters, a small layer, and logits tied to the embedding, on dp 2
+// with one microbatch: the logits' forward gathers 2 MiB more (1 MiB sent
+// by each rank of the ring allgather; its backward comes right after and
+// keeps them), and the two largest layers gathered at once are the
+// embedding and the logits, 2 x 1 Mi parameters of 2 bytes.
+func TestZeRO3GathersTiedWeights(t *testing.T) {
+	model := func(tied int64) *dnn.Model {
+		return &dnn.Model{Name: "zt", Layers: []dnn.Layer{
+			{Name: "emb", Kind: "embedding", Params: 1 << 20, FwdFLOPs: 1e6, OutBytes: 1 << 10},
+			{Name: "l", Kind: "transformer", Params: 1 << 10, FwdFLOPs: 1e6, OutBytes: 1 << 10},
+			{Name: "logits", Kind: "logits", FwdFLOPs: 1e6, OutBytes: 1 << 10, Tied: tied},
+		}}
+	}
+	zeroBytes := func(m *dnn.Model) (int64, dnn.Memory) {
+		j := dnn.Job{Model: m, Device: device, Strategy: dnn.Strategy{DP: 2, ZeRO3: true, Algorithms: map[string]string{"allgather": "ring", "reduce_scatter": "ring"}}}
+		comp, err := j.Composition(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zero := dnn.FreeTags(map[string]bool{dnn.KindZeRO: true})
+		var sent int64
+		for _, op := range sim.Materialize(comp.Schedule())[0] {
+			if op.Kind == sim.OpSend && zero(op.Tag) {
+				sent += op.Bytes
+			}
+		}
+		return sent, j.Memory()[0]
+	}
+	tiedSent, tiedMem := zeroBytes(model(1 << 20))
+	sent, _ := zeroBytes(model(0))
+	if got := tiedSent - sent; got != 1<<20 {
+		t.Errorf("tied logits: rank 0 sends %d bytes more in ZeRO-3's calls, want 1 MiB (one more gather of 2 MiB on 2 ranks)", got)
+	}
+	params := int64(1<<20 + 1<<10)
+	if want := (2*params+1)/2 + 2*(2<<20); tiedMem.Weights != want {
+		t.Errorf("tied logits: %d bytes of 16-bit weights, want %d (half the shards, and the embedding and the logits gathered)", tiedMem.Weights, want)
+	}
 }

@@ -95,18 +95,33 @@ func (l *Layer) DeviceParams(tp int) int64 {
 	return ceilDiv(l.Params-l.ParamsShared, int64(tp)) + l.ParamsShared
 }
 
-// tiedCopy returns the parameters of l's copy of the first layer's tied
-// weights that each of tp tensor-parallel ranks holds on a stage whose
-// first layer is first (a copy only where that is not the model's first
-// layer).
-func (l *Layer) tiedCopy(tp, first int) int64 {
-	if l.Tied == 0 || first == 0 {
+// tiedShare returns the parameters of the first layer's weights that l
+// uses (Tied) each of tp tensor-parallel ranks holds.
+func (l *Layer) tiedShare(tp int) int64 {
+	if l.Tied == 0 {
 		return 0
 	}
 	if !l.TP {
 		tp = 1
 	}
 	return ceilDiv(l.Tied, int64(max(tp, 1)))
+}
+
+// tiedCopy returns l's tiedShare where l keeps a copy of it: on a stage
+// whose first layer, first, is not the model's first.
+func (l *Layer) tiedCopy(tp, first int) int64 {
+	if first == 0 {
+		return 0
+	}
+	return l.tiedShare(tp)
+}
+
+// gathered returns the parameters of l that ZeRO-3 gathers whole on a
+// rank before l computes: its share and the tied weights it uses, which
+// DeepSpeed gathers with every module that uses them (on the first
+// layer's stage too, where the logits' gather left them out: an audit).
+func (l *Layer) gathered(tp int) int64 {
+	return l.DeviceParams(tp) + l.tiedShare(tp)
 }
 
 // Params is the model's parameter count.
@@ -146,6 +161,10 @@ func (m *Model) Check() error {
 			return fmt.Errorf("model %q layer %d (%s): %d parameters tied to the first layer's; a layer after the first may share its weights (0 or more)", m.Name, i, l.Name, l.Tied)
 		case l.Tied > 0 && slices.ContainsFunc(m.Layers[i+1:], func(o Layer) bool { return o.Tied > 0 }):
 			return fmt.Errorf("model %q layer %d (%s): more than one layer ties its weights to the first layer's; one may", m.Name, i, l.Name)
+		case l.Tied > m.Layers[0].Params:
+			// (A copy larger than the weights it copies was accepted: an
+			// audit.)
+			return fmt.Errorf("model %q layer %d (%s): %d parameters tied to the first layer's, which has %d; tie at most those", m.Name, i, l.Name, l.Tied, m.Layers[0].Params)
 		case l.ParamsShared < 0 || l.ParamsShared > l.Params:
 			return fmt.Errorf("model %q layer %d (%s): %d parameters kept whole by every tensor-parallel rank, outside 0 to its %d parameters", m.Name, i, l.Name, l.ParamsShared, l.Params)
 		case l.Pruned < 0 || l.Pruned >= 1:

@@ -340,7 +340,7 @@ func (rs *rankScript) gather(w *workloads.Writer, i int) int32 {
 	if rs.prev2Compute >= 0 {
 		after = append(after, rs.prev2Compute)
 	}
-	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*rs.params(l), laneComm, after...)
+	return rs.call(w, collectives.Allgather, ctxGather, "dp", 2*l.gathered(rs.j.Strategy.TP), laneComm, after...)
 }
 
 func (rs *rankScript) forward(w *workloads.Writer, ph phase) {

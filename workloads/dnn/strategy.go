@@ -457,18 +457,17 @@ func (j *Job) Memory() []Memory {
 	var out []Memory
 	for st := range s.PP {
 		var params, acts, outs, most int64
-		var largest [2]int64 // the stage's two largest layers' parameters on a device
+		var largest [2]int64 // the stage's two largest layers' parameters gathered on a device
 		for _, l := range j.Model.Layers[bounds[st]:bounds[st+1]] {
 			div := int64(1)
 			if l.TP {
 				div = int64(s.TP)
 			}
-			lp := l.DeviceParams(s.TP) + l.tiedCopy(s.TP, bounds[st])
-			params += lp
-			if lp > largest[0] {
-				largest = [2]int64{lp, largest[0]}
+			params = addSat(params, l.DeviceParams(s.TP)+l.tiedCopy(s.TP, bounds[st]))
+			if g := l.gathered(s.TP); g > largest[0] {
+				largest = [2]int64{g, largest[0]}
 			} else {
-				largest[1] = max(largest[1], lp)
+				largest[1] = max(largest[1], g)
 			}
 			a := mulSat(ceilDiv(l.ActBytes-l.ActShared, div)+l.ActShared, int64(s.MicroBatch))
 			acts = addSat(acts, a)
@@ -479,7 +478,9 @@ func (j *Job) Memory() []Memory {
 		if s.Schedule == "1f1b" {
 			held = int64(min(s.PP-st, s.Microbatches))
 		}
-		m := Memory{Stage: st, Params: params, Weights: 2 * params, Gradients: 2 * params, Optimizer: 12 * params}
+		// Saturated, as the total is (12 x params wrapped to a negative
+		// optimizer state for absurd models: an audit).
+		m := Memory{Stage: st, Params: params, Weights: mulSat(2, params), Gradients: mulSat(2, params), Optimizer: mulSat(12, params)}
 		switch {
 		case s.Inference:
 			m.Gradients, m.Optimizer = 0, 0
@@ -496,7 +497,7 @@ func (j *Job) Memory() []Memory {
 			m.Params = ceilDiv(params, d)
 			m.Weights, m.Gradients, m.Optimizer = ceilDiv(m.Weights, d), ceilDiv(m.Gradients, d), ceilDiv(m.Optimizer, d)
 			// The layer computing and the one prefetched, gathered whole.
-			m.Weights += 2 * (largest[0] + largest[1])
+			m.Weights = addSat(m.Weights, mulSat(2, addSat(largest[0], largest[1])))
 		}
 		m.Total = addSat(addSat(m.Weights, m.Gradients), addSat(m.Optimizer, m.Activations))
 		out = append(out, m)
