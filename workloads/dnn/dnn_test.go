@@ -642,3 +642,21 @@ func TestZeRO3GathersTiedWeights(t *testing.T) {
 		t.Errorf("tied logits: %d bytes of 16-bit weights, want %d (half the shards, and the embedding and the logits gathered)", tiedMem.Weights, want)
 	}
 }
+
+// Absurd models saturate their memory rather than wrap: 10,000 layers of
+// 1e15 parameters hold more than an int64 of bytes (12 x params printed
+// as a negative optimizer state: an audit).
+func TestMemorySaturates(t *testing.T) {
+	m := &dnn.Model{Name: "huge"}
+	for range 10000 {
+		m.Layers = append(m.Layers, dnn.Layer{Name: "l", Kind: "fc", Params: 1e15, FwdFLOPs: 1})
+	}
+	j := dnn.Job{Model: m, Device: device}
+	if err := j.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	got := j.Memory()[0]
+	if got.Params != math.MaxInt64 || got.Weights != math.MaxInt64 || got.Optimizer != math.MaxInt64 || got.Total != math.MaxInt64 {
+		t.Errorf("%+v, want every sum at the int64 limit", got)
+	}
+}
