@@ -98,7 +98,8 @@ func TestPipelinedBinaryIsOpenMPIGeneric(t *testing.T) {
 // sameAsTranscription runs c's pipelined_binary and the transcription of
 // Open MPI's loops (transcribe: ranks, root, count, segment) on 7 rank
 // counts and 6 segmentings, eager and rendezvous segments, on the
-// analytic and the flow network, and compares the ranks' finish times.
+// analytic and the flow network, with and without OS noise, and compares
+// the ranks' finish times.
 func sameAsTranscription(t *testing.T, c collectives.Collective, host sim.HostParams, transcribe func(p, root int, count, seg int64) []sim.Program) {
 	t.Helper()
 	alg, err := collectives.Lookup(c, "pipelined_binary")
@@ -112,12 +113,24 @@ func sameAsTranscription(t *testing.T, c collectives.Collective, host sim.HostPa
 			if err != nil {
 				t.Fatal(err)
 			}
-			for name, net := range map[string]sim.NetworkFactory{"analytic": crossbarNet(t, p), "flow": crossbarFlow(t, p)} {
-				got, err := sim.Execute(sim.New(1), s, sim.Config{Network: net, Host: host})
+			// With OS noise too: the receives' posting then decides when
+			// segments move (without it, posting a receive a step early
+			// changed nothing these runs could see).
+			noise, err := sim.PeriodicNoise(7*sim.Microsecond, 3*sim.Microsecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, cfg := range map[string]sim.Config{
+				"analytic":        {Network: crossbarNet(t, p), Host: host},
+				"flow":            {Network: crossbarFlow(t, p), Host: host},
+				"analytic, noisy": {Network: crossbarNet(t, p), Host: host, Noise: noise},
+				"flow, noisy":     {Network: crossbarFlow(t, p), Host: host, Noise: noise},
+			} {
+				got, err := sim.Execute(sim.New(1), s, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", transcribe(p, root, c.count, c.seg), 1), sim.Config{Network: net, Host: host})
+				want, err := sim.Execute(sim.New(1), sim.FromPrograms("generic", transcribe(p, root, c.count, c.seg), 1), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

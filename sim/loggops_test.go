@@ -172,8 +172,8 @@ func TestNoiseTrace(t *testing.T) {
 	}
 	// The last line marks the period: a duration there, which would be
 	// dropped, is refused at its line.
-	if _, err := sim.ParseNoise(strings.NewReader("0\t100\n# comment\n1000\t50\n"), "last.txt"); err == nil || !strings.Contains(err.Error(), "last.txt:3:") || !strings.Contains(err.Error(), "<period><TAB>0") {
-		t.Errorf("a trace whose last line has a duration: %v, want an error at last.txt:3 saying how to end it", err)
+	if _, err := sim.ParseNoise(strings.NewReader("0\t100\n# comment\n1000\t50\n# the end\n\n"), "last.txt"); err == nil || !strings.Contains(err.Error(), "last.txt:3:") || !strings.Contains(err.Error(), "<period><TAB>0") {
+		t.Errorf("a trace whose last line has a duration (comments after it): %v, want an error at last.txt:3 saying how to end it", err)
 	}
 }
 

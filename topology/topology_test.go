@@ -460,4 +460,18 @@ func TestDOTCountsParallelLinks(t *testing.T) {
 	if got := parallelLabel([]float64{1e9, 2e9}); got != "1GB/s + 2GB/s" {
 		t.Errorf("unequal parallel links: %q", got)
 	}
+	// A failed link is not drawn: one of a pair of cables down leaves
+	// its edge one link.
+	global := slices.IndexFunc(df.Links(), func(l Link) bool { return l.Bandwidth == 4.7e9 })
+	failed, err := df.WithoutLinks([]int{global})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = failed.DOT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), `"2 x 4.7GB/s"`); n != strings.Count(text, `"2 x 4.7GB/s"`)-1 {
+		t.Errorf("one global link failed: %d edges of 2 x 4.7GB/s, want one fewer than %d:\n%s", n, strings.Count(text, `"2 x 4.7GB/s"`), out)
+	}
 }

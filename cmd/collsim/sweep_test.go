@@ -350,7 +350,7 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if _, stderr, code := collsim(t, "merge", filepath.Join(dir, "part-1.csv"), filepath.Join(dir, "other.csv"), filepath.Join(dir, "part-3.csv")); code != 1 || !strings.Contains(stderr, "merge the parts of one sweep") {
 		t.Errorf("parts of two sweeps: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := collsim(t, "sweep", other, "-q", "-o", partial, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or GOAL file it names changed") {
+	if _, stderr, code := collsim(t, "sweep", other, "-q", "-o", partial, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or noise-trace file it names changed") {
 		t.Errorf("resuming another sweep's output: exit %d: %s", code, stderr)
 	}
 }
@@ -712,24 +712,26 @@ func TestSweepSizesInBytes(t *testing.T) {
 	}
 }
 
-// TestSweepMachineFileInHash: a sweep's hash covers what its machine
-// file holds, so that rows run before the file changed are not resumed
-// into rows run after it (a new user's trial: a file whose bandwidth was
-// edited between an interrupted run and its resume gave half the rows of
-// each machine under one hash, exit 0).
+// TestSweepMachineFileInHash: a sweep's hash covers what its machine and
+// noise-trace files hold, in the base and in the axes, so that rows run
+// before such a file changed are not resumed into rows run after it (a
+// new user's trial: a file whose bandwidth was edited between an
+// interrupted run and its resume gave half the rows of each machine under
+// one hash, exit 0).
 func TestSweepMachineFileInHash(t *testing.T) {
 	file := writeSweep(t, `
 base: {machine: m.yaml, ranks: 4, verify: "off"}
 axes:
   size: [1KiB, 1MiB]
 `)
-	machine := filepath.Join(filepath.Dir(file), "m.yaml")
+	dir := filepath.Dir(file)
+	machine := filepath.Join(dir, "m.yaml")
 	text, err := os.ReadFile("testdata/tapered-16.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(machine, text, 0o644)
-	hash := func() string {
+	hash := func(file string) string {
 		out, stderr, code := collsim(t, "sweep", file, "--dry-run")
 		if code != 0 {
 			t.Fatalf("dry run: exit %d: %s", code, stderr)
@@ -740,20 +742,38 @@ axes:
 		}
 		return m[1]
 	}
-	before := hash()
-	out := filepath.Join(filepath.Dir(file), "out.csv")
+	before := hash(file)
+	out := filepath.Join(dir, "out.csv")
 	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	os.WriteFile(machine, append(text, []byte("# an edit that changes nothing still changes the file\n")...), 0o644)
-	if after := hash(); after == before {
+	edited := append(slices.Clone(text), []byte("# an edit that changes nothing still changes the file\n")...)
+	os.WriteFile(machine, edited, 0o644)
+	if after := hash(file); after == before {
 		t.Fatalf("the machine file changed and the sweep's hash did not (%s)", after)
 	}
-	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or GOAL file it names changed") {
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", out, "--resume"); code != 1 || !strings.Contains(stderr, "a machine or noise-trace file it names changed") {
 		t.Errorf("resume after the machine file changed: exit %d, want 1 saying the sweep changed: %s", code, stderr)
 	}
 	os.WriteFile(machine, text, 0o644)
-	if after := hash(); after != before {
+	if after := hash(file); after != before {
 		t.Errorf("the machine file restored: hash %s, was %s", after, before)
+	}
+
+	// A machine among an axis's values, and a noise trace (run takes its
+	// path as written: here an absolute one).
+	trace := filepath.Join(dir, "noise.txt")
+	os.WriteFile(trace, []byte("0\t100\n1000\t0\n"), 0o644)
+	axes := filepath.Join(dir, "axes.yaml")
+	os.WriteFile(axes, []byte("base: {ranks: 4, verify: \"off\", noise-trace: "+trace+"}\naxes:\n  machine: [small, m.yaml]\n"), 0o644)
+	before = hash(axes)
+	os.WriteFile(machine, edited, 0o644)
+	if after := hash(axes); after == before {
+		t.Errorf("a machine file among the axis's values changed and the hash did not")
+	}
+	os.WriteFile(machine, text, 0o644)
+	os.WriteFile(trace, []byte("0\t200\n1000\t0\n"), 0o644)
+	if after := hash(axes); after == before {
+		t.Errorf("the noise trace changed and the hash did not")
 	}
 }

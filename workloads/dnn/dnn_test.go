@@ -502,6 +502,21 @@ func TestTensorParallelKeepsSharedParamsWhole(t *testing.T) {
 		t.Errorf("tp 2: %d parameters a rank, want %d", got, want)
 	}
 
+	// BERT's encoder adds token types (2 x 8) and the embedding's layer
+	// norm (16) to the embedding, and the pooler (8 x 8 + 8), a plain
+	// linear, to the head: all kept whole, 128 + 460 + 88 = 676 a rank.
+	bert, err := dnn.GPT(dnn.Transformer{Name: "tiny-bert", Layers: 1, Hidden: 8, Heads: 2, Seq: 4, Vocab: 16, Encoder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb := dnn.Job{Model: bert, Device: device, Strategy: dnn.Strategy{TP: 2}}
+	if err := jb.Check(0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jb.Memory()[0].Params, int64((64+32+16+16)+460+(64+8+16)); got != want {
+		t.Errorf("tiny BERT on tp 2: %d parameters a rank, want %d", got, want)
+	}
+
 	// The data-parallel gradient allreduce carries the same share: a layer
 	// of 3 Mi parameters, 1 Mi of them whole, is 2 Mi a rank on tp 2
 	// (16-bit gradients: 4 MiB), after its compute (1 ms forward and 2 ms
@@ -658,5 +673,62 @@ func TestMemorySaturates(t *testing.T) {
 	got := j.Memory()[0]
 	if got.Params != math.MaxInt64 || got.Weights != math.MaxInt64 || got.Optimizer != math.MaxInt64 || got.Total != math.MaxInt64 {
 		t.Errorf("%+v, want every sum at the int64 limit", got)
+	}
+}
+
+// The tied copy's other paths, counted in the ops a rank of the last
+// stage sends: with dp 2 its data-parallel exchange carries the copy's
+// gradients too (a ring allreduce on 2 ranks sends the bucket's bytes:
+// 2 MiB more for 1 Mi 16-bit gradients), and the stages' allreduce of
+// the copies is pipeline communication (free when pp is). A tied layer
+// without tp keeps the whole copy on tp 2 ranks.
+func TestTiedCopyPaths(t *testing.T) {
+	model := func(tied int64, tp bool) *dnn.Model {
+		l := dnn.Layer{Name: "l", Kind: "transformer", Params: 1 << 20, FwdFLOPs: 1e9, ActBytes: 1 << 10, OutBytes: 1 << 10, TP: true, TPFwd: 1}
+		logits := l
+		logits.Name, logits.Params, logits.Tied, logits.TP, logits.TPFwd = "logits", 0, tied, tp, 0
+		return &dnn.Model{Name: "tied", Layers: []dnn.Layer{l, l, l, logits}}
+	}
+	sent := func(m *dnn.Model, s dnn.Strategy, rank int, kind string) int64 {
+		j := dnn.Job{Model: m, Device: device, Strategy: s}
+		comp, err := j.Composition(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		of := dnn.FreeTags(map[string]bool{kind: true})
+		var n int64
+		for _, op := range sim.Materialize(comp.Schedule())[rank] {
+			if op.Kind == sim.OpSend && of(op.Tag) {
+				n += op.Bytes
+			}
+		}
+		return n
+	}
+	// dp 2, pp 2 (ranks: dp innermost after tp; rank 2 is on the last stage).
+	s := dnn.Strategy{DP: 2, PP: 2, Order: "dp,tp,pp", Algorithms: map[string]string{"allreduce": "ring"}}
+	if got := sent(model(1<<20, true), s, 2, dnn.KindDP) - sent(model(0, true), s, 2, dnn.KindDP); got != 2<<20 {
+		t.Errorf("the last stage's data-parallel exchange: %d bytes more with the copy, want 2 MiB", got)
+	}
+	// The stages' allreduce of the copies is among pp's messages: 2 MiB
+	// of gradients on 2 ranks, a ring sending 2 MiB.
+	if got := sent(model(1<<20, true), s, 2, dnn.KindPP) - sent(model(0, true), s, 2, dnn.KindPP); got != 2<<20 {
+		t.Errorf("the last stage's pipeline messages: %d bytes more with the copy, want the 2 MiB allreduce", got)
+	}
+	// tp 2: a tied layer with tp holds half the copy; one without, all.
+	// With tp the four layers take equal time and the last stage is a
+	// layer and the logits: half of each, 1 Mi; without, the logits take
+	// twice a halved layer's time and are the last stage alone: the whole
+	// copy, 1 Mi (halved, it would be 0.5 Mi).
+	for _, c := range []struct {
+		tp   bool
+		want int64
+	}{{true, 1<<19 + 1<<19}, {false, 1 << 20}} {
+		j := dnn.Job{Model: model(1<<20, c.tp), Device: device, Strategy: dnn.Strategy{TP: 2, PP: 2}}
+		if err := j.Check(0); err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Memory()[1].Params; got != c.want {
+			t.Errorf("tied layer with tp %v on tp 2: the last stage holds %d parameters, want %d", c.tp, got, c.want)
+		}
 	}
 }

@@ -62,7 +62,7 @@ type Layer struct {
 	TPBytes int64
 	// Tied is the number of parameters this layer shares with the model's
 	// first layer (GPT's and BERT's logits reuse the word embedding, split
-	// by vocabulary over tp as the embedding is). Where the two layers are
+	// by vocabulary over tp where this layer has TP). Where the two layers are
 	// on different pipeline stages, this layer's stage keeps a copy, with
 	// its gradients and optimizer state, and after the data-parallel
 	// exchange the two stages allreduce the copies' gradients, as

@@ -70,7 +70,7 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 			return nil, fmt.Errorf("%s:%d: %w; remove the row (or the file) to resume", name, lineNo, err)
 		}
 		if k.sweep != s.Hash || k.points != s.Points() {
-			return nil, fmt.Errorf("%s:%d: a row of sweep %s (%d points); %s is sweep %s (%d points) now: it or a machine or GOAL file it names changed, so the rows would not match it. Give another -o, or remove the file to start again", name, lineNo, k.sweep, k.points, s.File, s.Hash, s.Points())
+			return nil, fmt.Errorf("%s:%d: a row of sweep %s (%d points); %s is sweep %s (%d points) now: it or a machine or noise-trace file it names changed, so the rows would not match it. Give another -o, or remove the file to start again", name, lineNo, k.sweep, k.points, s.File, s.Hash, s.Points())
 		}
 		if !pl.InShard(k.point) {
 			return nil, fmt.Errorf("%s:%d: point %d is not in shard %d/%d; resume with the --shard the file was written with", name, lineNo, k.point, pl.Shard, pl.Shards)

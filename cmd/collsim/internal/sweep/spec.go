@@ -469,10 +469,10 @@ func (s *Spec) hash() string {
 	for _, d := range s.dims {
 		fmt.Fprintf(h, "dim %v\n", d)
 	}
-	// What the named machine and GOAL files hold, not only their names:
-	// a machine file edited between an interrupted sweep and its resume
-	// (or between the tasks of a Slurm array) gave rows of two machines
-	// in one file under one hash (a new user's trial).
+	// What the named machine and noise-trace files hold, not only their
+	// names: a machine file edited between an interrupted sweep and its
+	// resume (or between the tasks of a Slurm array) gave rows of two
+	// machines in one file under one hash (a new user's trial).
 	for _, v := range s.inputFiles() {
 		data, err := configs.ReadFile(v, configs.MaxConfigBytes, "an input file")
 		if err != nil {
@@ -484,16 +484,16 @@ func (s *Spec) hash() string {
 }
 
 // inputFiles are the files the points read, by path: every machine that is
-// not built in and every GOAL schedule, in base and axes, once each, in
-// order.
+// not built in and every noise trace, in base and axes, once each, in
+// order. (A noise trace a machine config names is not among them.)
 func (s *Spec) inputFiles() []string {
 	var out []string
 	add := func(key string, v *yaml.Node) {
-		if (key != "machine" && key != "goal") || v.Kind != yaml.ScalarNode || v.Value == "" {
+		if (key != "machine" && key != "noise-trace") || v.Kind != yaml.ScalarNode || v.Value == "" {
 			return
 		}
 		// A machine's path is relative to the sweep file's folder; a
-		// GOAL file's goes to collsim run as it is written.
+		// trace's goes to collsim run as it is written.
 		path := v.Value
 		if key == "machine" {
 			if slices.Contains(configs.Builtins(), path) {
