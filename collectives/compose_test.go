@@ -27,14 +27,33 @@ func (s *items) Next(out []collectives.Item) []collectives.Item {
 	return out
 }
 
-func crossbarNet(t testing.TB, ranks int) sim.NetworkFactory {
+// crossbar is a crossbar of ranks hosts (1 GB/s, 1 us), a rank a host.
+func crossbar(t testing.TB, ranks int) (*topology.Topology, []int32) {
 	t.Helper()
 	cross, err := topology.Crossbar(ranks, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
+	return cross, place
+}
+
+func crossbarNet(t testing.TB, ranks int) sim.NetworkFactory {
+	t.Helper()
+	cross, place := crossbar(t, ranks)
 	net, err := network.Analytic(network.AnalyticConfig{Topology: cross, Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
+
+// crossbarFlow is crossbarNet's machine on the flow network, where a
+// rank's messages share its link.
+func crossbarFlow(t testing.TB, ranks int) sim.NetworkFactory {
+	t.Helper()
+	cross, place := crossbar(t, ranks)
+	net, err := network.Flow(network.FlowConfig{Topology: cross, Placement: place})
 	if err != nil {
 		t.Fatal(err)
 	}

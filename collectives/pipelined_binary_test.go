@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/collectives"
-	"github.com/collsim/collsim/network"
 	"github.com/collsim/collsim/sim"
-	"github.com/collsim/collsim/topology"
 )
 
 // heapChildren are relative rank v's children in the binary tree of p
@@ -140,20 +138,6 @@ func sameAsTranscription(t *testing.T, c collectives.Collective, host sim.HostPa
 			}
 		}
 	}
-}
-
-func crossbarFlow(t testing.TB, ranks int) sim.NetworkFactory {
-	t.Helper()
-	cross, err := topology.Crossbar(ranks, topology.LinkSpec{Bandwidth: 1e9, Latency: 1e-6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	place, _ := topology.Place(topology.PlaceBlock, ranks, ranks, 1, 0)
-	net, err := network.Flow(network.FlowConfig{Topology: cross, Placement: place})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net
 }
 
 // openMPIGenericReduce writes the programs of Open MPI's
