@@ -219,6 +219,32 @@ func TestReportSplitsLeftoverAxes(t *testing.T) {
 	if strings.Contains(string(html), "the rows differ in") {
 		t.Error("the report still draws rows of two collectives as one line")
 	}
+
+	// At most 8 sets of figures: algorithm is the series, collective the
+	// panels; of the two axes left, of 3 values each, machine splits (3
+	// sets) and ranks, which would make 9, is drawn through its mean,
+	// said so; algo, of one value, never splits.
+	b.Reset()
+	b.WriteString("collective,algorithm,machine,ranks,algo,size,time_s\n")
+	for _, c := range []string{"allreduce", "alltoall", "bcast"} {
+		for _, a := range []string{"ring", "bruck", "linear"} {
+			for _, m := range []string{"a", "b", "c"} {
+				for _, r := range []int{8, 16, 32} {
+					for i, s := range []int{8, 1024, 65536} {
+						fmt.Fprintf(&b, "%s,%s,%s,%d,ring,%d,%g\n", c, a, m, r, s, float64(r*(i+1))*1e-6)
+					}
+				}
+			}
+		}
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	if _, stderr, code := collsim(t, "report", in, "-o", out, "--x", "size"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html, _ = os.ReadFile(out)
+	if n := strings.Count(string(html), "<h2>time_s against size"); n != 3 || strings.Contains(string(html), "algo=ring") || !strings.Contains(string(html), "the rows differ in") {
+		t.Errorf("two leftover axes of 3 values: %d sets of time plots (want 3, split by machine, ranks averaged and said so; none by the one-valued algo)", n)
+	}
 }
 
 // A sweep whose every point failed still gets its report, the errors in

@@ -314,6 +314,11 @@ func TestSweepWorkersResumeShards(t *testing.T) {
 	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", bad, "--resume"); code != 1 || !strings.Contains(stderr, "bad.csv:31: not a row of collsim sweep output") {
 		t.Errorf("resume of a garbage row: exit %d: %s", code, stderr)
 	}
+	crlf := filepath.Join(dir, "crlf.csv")
+	os.WriteFile(crlf, []byte(strings.ReplaceAll(strings.Join(lines[:30], ""), "\n", "\r\n")), 0o644)
+	if _, stderr, code := collsim(t, "sweep", file, "-q", "-o", crlf, "--resume"); code != 1 || !strings.Contains(stderr, "crlf.csv:1: its lines end in CR LF") {
+		t.Errorf("resume of a CR LF file: exit %d: %s", code, stderr)
+	}
 	edited := strings.Replace(strings.Join(lines[:30], ""), ",ring,", `,ri"ng,`, 1)
 	os.WriteFile(bad, []byte(edited), 0o644)
 	if _, stderr, code := collsim(t, "merge", bad); code != 1 || !strings.Contains(stderr, "a quote inside an unquoted field") {

@@ -42,6 +42,11 @@ func (s *Spec) resume(name, format string, pl *Plan) (map[int]bool, error) {
 		if !bytes.HasSuffix(line, []byte{'\n'}) {
 			break // cut short: truncated below
 		}
+		if bytes.HasSuffix(line, []byte("\r\n")) {
+			// (It was "its columns are not this sweep's": a new user's
+			// trial.)
+			return nil, fmt.Errorf("%s:%d: its lines end in CR LF (saved by a Windows editor?), and a resumed sweep appends LF lines; convert it (dos2unix %s) or give another -o", name, lineNo, name)
+		}
 		if format == CSV && lineNo == 1 && !bytes.HasPrefix(line, []byte("{")) {
 			w := &writer{format: CSV, cols: s.Columns()}
 			var want bytes.Buffer
