@@ -586,9 +586,9 @@ type pipelinedBinary struct {
 	k, nseg    int
 	// The receives of the two segments before k, and the sends of the one
 	// before k (-1 and nil: none).
-	recvs       [2]int32 // [k-1, k-2]
-	sent, sent2 []int32  // the sends of k-1 and of k-2
-	next        int32    // segment k's receive, posted a step ahead
+	recvs [2]int32 // [k-1, k-2]
+	sent  []int32
+	next  int32 // segment k's receive, posted a step ahead
 }
 
 func newPipelinedBinary(p Params, r int) *pipelinedBinary {

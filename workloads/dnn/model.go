@@ -116,6 +116,13 @@ func (l *Layer) tiedCopy(tp, first int) int64 {
 	return l.tiedShare(tp)
 }
 
+// heldParams returns the parameters of l a rank holds on a stage whose
+// first layer is first: its share, and its copy of the tied weights where
+// it keeps one.
+func (l *Layer) heldParams(tp, first int) int64 {
+	return l.DeviceParams(tp) + l.tiedCopy(tp, first)
+}
+
 // gathered returns the parameters of l that ZeRO-3 gathers whole on a
 // rank before l computes: its share and the tied weights it uses, which
 // DeepSpeed gathers with every module that uses them (on the first

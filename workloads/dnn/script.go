@@ -3,6 +3,8 @@ package dnn
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/collsim/collsim/collectives"
 	"github.com/collsim/collsim/sim"
@@ -73,12 +75,9 @@ func (j *Job) Composition(free map[string]bool) (collectives.Composition, error)
 	bounds := j.stages()
 	mp := j.mapping()
 	tiedLayer, tiedStage := -1, -1
-	for i, l := range j.Model.Layers {
-		for st := range j.Strategy.PP {
-			if l.Tied > 0 && bounds[st] <= i && i < bounds[st+1] {
-				tiedLayer, tiedStage = i, st
-			}
-		}
+	if i := slices.IndexFunc(j.Model.Layers, func(l Layer) bool { return l.Tied > 0 }); i >= 0 {
+		// The stage whose layers, from bounds[st], hold layer i.
+		tiedLayer, tiedStage = i, sort.SearchInts(bounds, i+1)-1
 	}
 	return collectives.Composition{
 		Name:  j.Model.Name,
@@ -328,11 +327,8 @@ func (rs *rankScript) layerPass(w *workloads.Writer, i int, backward bool, after
 	return last
 }
 
-// params are the parameters of layer l the rank holds: its share, and
-// its copy of the tied weights where it keeps one.
-func (rs *rankScript) params(l *Layer) int64 {
-	return l.DeviceParams(rs.j.Strategy.TP) + l.tiedCopy(rs.j.Strategy.TP, rs.lo)
-}
+// params are the parameters of layer l the rank holds (heldParams).
+func (rs *rankScript) params(l *Layer) int64 { return l.heldParams(rs.j.Strategy.TP, rs.lo) }
 
 func (rs *rankScript) gather(w *workloads.Writer, i int) int32 {
 	l := rs.layer(i)

@@ -463,7 +463,7 @@ func (j *Job) Memory() []Memory {
 			if l.TP {
 				div = int64(s.TP)
 			}
-			params = addSat(params, l.DeviceParams(s.TP)+l.tiedCopy(s.TP, bounds[st]))
+			params = addSat(params, l.heldParams(s.TP, bounds[st]))
 			if g := l.gathered(s.TP); g > largest[0] {
 				largest = [2]int64{g, largest[0]}
 			} else {

@@ -26,13 +26,10 @@ type noiseOptions struct {
 	network                 string
 }
 
-// The study's baselines: Open MPI's segmented binary-tree bcast and
-// reduce (ompi_coll_base_bcast_intra_generic,
+// noiseBaseline is the study's baseline for bcast and reduce: Open MPI's
+// segmented binary trees (ompi_coll_base_bcast_intra_generic,
 // ompi_coll_base_reduce_generic).
-const (
-	noiseBcastBaseline  = "pipelined_binary"
-	noiseReduceBaseline = "pipelined_binary"
-)
+const noiseBaseline = "pipelined_binary"
 
 func newNoise(streams *cmdutil.IO) *cobra.Command {
 	o := &noiseOptions{}
@@ -110,14 +107,11 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	machineNoise := m.Noise != nil
 	m.Noise = nil // the study's noise, rate by rate, replaces the machine's own
 	cases := []struct{ base, adapt collectives.Algorithm }{}
-	for c, base := range map[collectives.Collective]string{collectives.Bcast: noiseBcastBaseline, collectives.Reduce: noiseReduceBaseline} {
-		b, _ := collectives.Lookup(c, base)
+	for _, c := range []collectives.Collective{collectives.Bcast, collectives.Reduce} {
+		b, _ := collectives.Lookup(c, noiseBaseline)
 		a, _ := collectives.Lookup(c, "adapt")
 		cases = append(cases, struct{ base, adapt collectives.Algorithm }{b, a})
 	}
-	slices.SortFunc(cases, func(a, b struct{ base, adapt collectives.Algorithm }) int {
-		return strings.Compare(string(a.base.Collective), string(b.base.Collective))
-	})
 	fmt.Fprintf(streams.Out, "OS noise on %s (%s network): %d ranks, %s, o = %s per message, detours of %s (%s)\n", m.Name, o.network, ps[0], configs.FormatBytes(ss[0]), o.overhead, o.detour, map[bool]string{false: "periodic", true: "random intervals"}[o.random])
 	if machineNoise {
 		fmt.Fprintf(streams.Out, "(%s's own noise is left out: each row has only the study's)\n", m.Name)
@@ -175,7 +169,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 	// What differs between the two reduces without noise: how long a
 	// segment, once reduced, waits for its send up.
 	var waits [2]float64
-	for i, name := range []string{noiseReduceBaseline, "adapt"} {
+	for i, name := range []string{noiseBaseline, "adapt"} {
 		a, _ := collectives.Lookup(collectives.Reduce, name)
 		params, err := collsim.Call(collectives.Reduce, ps[0], ss[0], o.elem, 0)
 		if err != nil {
@@ -186,7 +180,7 @@ func runNoise(streams *cmdutil.IO, o *noiseOptions) error {
 		}
 	}
 	fmt.Fprintf(streams.Out, "reduce without noise: a segment leaves for the parent %s after its last reduction on average (%s: %s), on the ranks with a parent and children\n",
-		cmdutil.Seconds(waits[1]), noiseReduceBaseline, cmdutil.Seconds(waits[0]))
+		cmdutil.Seconds(waits[1]), noiseBaseline, cmdutil.Seconds(waits[0]))
 	plotted := withoutNoiseLines(lines)
 	if plotted == nil {
 		return nil
